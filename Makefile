@@ -1,0 +1,45 @@
+# Strongroom: `make run` serves the site with demo data; `make test` runs the whole suite.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+
+.PHONY: run test lint bench install chromium clean-store
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e ".[test,bench]"
+	touch $@
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(PY) manage.py serve
+
+# Browser tests need Debian's Chromium; install it when missing and we may (root).
+chromium:
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+test: $(TEST_STAMP) chromium
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) manage.py buildmessages
+	$(PY) -m pytest
+
+lint: $(TEST_STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+bench: $(TEST_STAMP)
+	$(PY) -m bench
+
+clean-store:
+	rm -rf var/

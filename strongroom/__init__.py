@@ -1,0 +1,1 @@
+"""Strongroom: a booking website whose whole state lives in Redis or Valkey."""

@@ -1,0 +1,99 @@
+"""Strict parsing of environment variables for the settings module.
+
+A malformed value stops start-up with a message naming the variable; a missing one
+takes the documented default.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import zoneinfo
+from collections.abc import Callable
+from typing import TypeVar
+
+from django.core.exceptions import ImproperlyConfigured
+
+T = TypeVar("T")
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _parse(name: str, default: T, parser: Callable[[str], T], expected: str) -> T:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        return parser(raw.strip())
+    except (ValueError, TypeError, zoneinfo.ZoneInfoNotFoundError) as exc:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not valid: expected {expected}.") from exc
+
+
+def env_str(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    def parse(raw: str) -> bool:
+        if raw.lower() in _TRUE:
+            return True
+        if raw.lower() in _FALSE:
+            return False
+        raise ValueError(raw)
+
+    return _parse(name, default, parse, "one of 1/0, true/false, yes/no, on/off")
+
+
+def env_int(name: str, default: int, *, minimum: int, maximum: int) -> int:
+    def parse(raw: str) -> int:
+        value = int(raw)
+        if not minimum <= value <= maximum:
+            raise ValueError(raw)
+        return value
+
+    return _parse(name, default, parse, f"a whole number from {minimum} to {maximum}")
+
+
+def env_date(name: str, default: dt.date) -> dt.date:
+    return _parse(name, default, dt.date.fromisoformat, "a date as YYYY-MM-DD")
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    def parse(raw: str) -> list[str]:
+        return [item.strip() for item in raw.split(",") if item.strip()]
+
+    return _parse(name, default, parse, "a comma-separated list")
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    def parse(raw: str) -> str:
+        if raw not in choices:
+            raise ValueError(raw)
+        return raw
+
+    return _parse(name, default, parse, "one of " + ", ".join(choices))
+
+
+def env_timezone(name: str, default: str) -> str:
+    def parse(raw: str) -> str:
+        zoneinfo.ZoneInfo(raw)
+        return raw
+
+    return _parse(name, default, parse, "an IANA time zone such as Asia/Shanghai")
+
+
+def env_redis_url(name: str) -> str | None:
+    def parse(raw: str) -> str | None:
+        if not raw:
+            return None
+        if not raw.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError(raw)
+        return raw
+
+    return _parse(name, None, parse, "a redis://, rediss:// or unix:// URL")
+
+
+def coming_december(today: dt.date) -> tuple[dt.date, dt.date]:
+    """The default season: December 1 to 31 of this year (the coming or current December)."""
+    return dt.date(today.year, 12, 1), dt.date(today.year, 12, 31)

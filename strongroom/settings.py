@@ -1,0 +1,159 @@
+"""Strongroom's one settings module: every value comes from the environment (see README)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.translation import gettext_lazy as _
+
+from strongroom.conf import (
+    coming_december,
+    env_bool,
+    env_choice,
+    env_date,
+    env_int,
+    env_list,
+    env_redis_url,
+    env_str,
+    env_timezone,
+)
+from strongroom.embedded import url_for
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = env_str("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off (or set DEBUG=1).")
+    SECRET_KEY = "strongroom-development-only-key-do-not-use-in-production"  # noqa: S105
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+# --- The store -----------------------------------------------------------------------------
+# REDIS_URL points at any Redis 7+ or Valkey; unset, an embedded Valkey runs under DATA_DIR.
+REDIS_URL = env_redis_url("REDIS_URL")
+STRONGROOM_DATA_DIR = Path(env_str("STRONGROOM_DATA_DIR", str(BASE_DIR / "var"))).resolve()
+STRONGROOM_KEY_PREFIX = env_str("STRONGROOM_KEY_PREFIX", "sr")
+if not STRONGROOM_KEY_PREFIX.isalnum():
+    raise ImproperlyConfigured("STRONGROOM_KEY_PREFIX must be letters and digits only.")
+# "aof": a booking is confirmed only after WAITAOF says it is on disk; "none": trust the server.
+STRONGROOM_DURABILITY = env_choice("STRONGROOM_DURABILITY", "aof", ("aof", "none"))
+
+# --- The domain ------------------------------------------------------------------------------
+TIME_ZONE = env_timezone("TIME_ZONE", "Asia/Shanghai")
+_season_start, _season_end = coming_december(dt.date.today())
+STRONGROOM_SEASON_START = env_date("STRONGROOM_SEASON_START", _season_start)
+STRONGROOM_SEASON_END = env_date("STRONGROOM_SEASON_END", _season_end)
+if STRONGROOM_SEASON_END < STRONGROOM_SEASON_START:
+    raise ImproperlyConfigured("STRONGROOM_SEASON_END is before STRONGROOM_SEASON_START.")
+if (STRONGROOM_SEASON_END - STRONGROOM_SEASON_START).days > 365:
+    raise ImproperlyConfigured("A season is at most 366 days (STRONGROOM_SEASON_START/END).")
+STRONGROOM_ROOM_COUNT = env_int("STRONGROOM_ROOM_COUNT", 300, minimum=1, maximum=999)
+
+# --- Django ----------------------------------------------------------------------------------
+INSTALLED_APPS = [
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "strongroom",
+    "accounts",
+    "booking",
+    "catalog",
+    "dashboard",
+]
+
+MIDDLEWARE = [
+    "strongroom.middleware.StoreGuardMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "strongroom.urls"
+WSGI_APPLICATION = "strongroom.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "django.contrib.messages.context_processors.messages",
+                "strongroom.context_processors.site",
+            ],
+        },
+    },
+]
+
+# No SQL database: every bit of state lives in the store.
+DATABASES: dict[str, dict[str, str]] = {}
+
+# Sessions live in the store through our own backend on the shared connection (see
+# strongroom/sessions.py): one pool, one key family, no pickling.
+SESSION_ENGINE = "strongroom.sessions"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_SECURE = not DEBUG and env_bool("SECURE_COOKIES", True)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+CSRF_COOKIE_HTTPONLY = True
+SESSION_COOKIE_AGE = 14 * 24 * 3600
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
+
+# The cache (disposable data only) shares the store; its keys come from the keyspace module.
+# django-redis keeps its own small pool; the URL is the store's (the embedded socket when unset).
+CACHES = {
+    "default": {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": REDIS_URL or url_for(STRONGROOM_DATA_DIR),
+        "KEY_FUNCTION": "strongroom.keyspace.cache_key",
+        "TIMEOUT": 300,
+        "OPTIONS": {"IGNORE_EXCEPTIONS": True},
+    }
+}
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", _("English")), ("zh-hans", _("Simplified Chinese"))]
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = STRONGROOM_DATA_DIR / "static"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        )
+    },
+}
+WHITENOISE_USE_FINDERS = DEBUG
+
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_PROXY", False) else None
+)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0, maximum=2 * 365 * 86400)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+}

@@ -1,0 +1,232 @@
+"""The connection to the store, the server-side function libraries, and durable calls.
+
+Every module takes the client as a parameter; `get_store()` is where views get it from.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import redis
+from django.apps import apps
+from django.conf import settings
+
+from strongroom import embedded
+
+# Errors that mean "the store is not there right now", as opposed to a bug.
+UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError)
+
+
+class StoreUnavailable(Exception):
+    """The store did not answer; pages show the 503 page."""
+
+
+class RoundTrips:
+    """Counts the times a request is sent to the store (one pipeline is one round trip)."""
+
+    count = 0
+
+
+class _CountingMixin:
+    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        RoundTrips.count += 1
+        super().send_packed_command(command, check_health)  # type: ignore[misc]
+
+
+class CountingConnection(_CountingMixin, redis.Connection):
+    pass
+
+
+class CountingUnixConnection(_CountingMixin, redis.UnixDomainSocketConnection):
+    pass
+
+
+class CountingSSLConnection(_CountingMixin, redis.SSLConnection):
+    pass
+
+
+_COUNTING = {
+    redis.Connection: CountingConnection,
+    redis.UnixDomainSocketConnection: CountingUnixConnection,
+    redis.SSLConnection: CountingSSLConnection,
+}
+
+_lock = threading.Lock()
+_client: redis.Redis | None = None
+_last_restart = 0.0
+
+
+def is_embedded() -> bool:
+    return settings.REDIS_URL is None
+
+
+def store_url() -> str:
+    """REDIS_URL, or the embedded server's URL (starting it if need be)."""
+    if settings.REDIS_URL:
+        return settings.REDIS_URL
+    return embedded.ensure_running(settings.STRONGROOM_DATA_DIR)
+
+
+def connect(url: str) -> redis.Redis:
+    """A client for `url` whose connections count round trips."""
+    pool = redis.ConnectionPool.from_url(
+        url, decode_responses=True, socket_timeout=5, socket_connect_timeout=2, max_connections=200
+    )
+    pool.connection_class = _COUNTING.get(pool.connection_class, pool.connection_class)
+    return redis.Redis(connection_pool=pool)
+
+
+def get_store() -> redis.Redis:
+    """The process-wide client; the first call starts the embedded server and loads functions."""
+    global _client
+    if _client is None:
+        with _lock:
+            if _client is None:
+                try:
+                    client = connect(store_url())
+                    load_functions(client)
+                except UNAVAILABLE as exc:
+                    raise StoreUnavailable(str(exc)) from exc
+                _client = client
+    return _client
+
+
+def reset_store() -> None:
+    """Forget the process-wide client (tests, and after a fork)."""
+    global _client
+    with _lock:
+        if _client is not None:
+            _client.close()
+        _client = None
+
+
+def recover() -> None:
+    """After a store error: restart the embedded server if it died (at most once a second)."""
+    global _last_restart
+    if not is_embedded() or time.monotonic() - _last_restart < 1.0:
+        return
+    _last_restart = time.monotonic()
+    try:
+        embedded.ensure_running(settings.STRONGROOM_DATA_DIR)
+    except (OSError, RuntimeError):
+        return
+    client = _client
+    if client is not None:
+        # Functions live in the AOF, but a server restarted on empty data has none.
+        try:
+            load_functions(client)
+        except UNAVAILABLE:
+            return
+
+
+# --- Server-side function libraries --------------------------------------------------------
+
+
+def function_sources() -> list[Path]:
+    """Every `<app>/lua/*.lua` library of the installed apps, in app order."""
+    sources: list[Path] = []
+    for app in apps.get_app_configs():
+        sources.extend(sorted(Path(app.path).glob("lua/*.lua")))
+    return sources
+
+
+def load_functions(client: redis.Redis) -> None:
+    """Load (or replace) every function library; also proves the server runs Lua."""
+    for source in function_sources():
+        client.function_load(source.read_text(), replace=True)
+
+
+def fcall(client: redis.Redis, function: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
+    """FCALL `function`, loading the libraries once if the server has lost them."""
+    try:
+        return client.fcall(function, len(keys), *keys, *args)
+    except redis.ResponseError as exc:
+        if "Function not found" not in str(exc):
+            raise
+        load_functions(client)
+        return client.fcall(function, len(keys), *keys, *args)
+
+
+_waitaof_supported: bool | None = None
+
+
+def waitaof_supported(client: redis.Redis) -> bool:
+    """Whether the server has WAITAOF (Redis 7.2+, Valkey 8+); asked once per process."""
+    global _waitaof_supported
+    if _waitaof_supported is None:
+        try:
+            client.execute_command("WAITAOF", 0, 0, 1)
+            _waitaof_supported = True
+        except redis.ResponseError:
+            _waitaof_supported = False
+    return _waitaof_supported
+
+
+class NotDurable(Exception):
+    """The write happened but the server could not confirm it reached the disk in time."""
+
+
+def durable_fcall(
+    client: redis.Redis,
+    function: str,
+    keys: Sequence[str],
+    args: Sequence[Any],
+    *,
+    timeout_ms: int = 2000,
+) -> Any:
+    """FCALL then WAITAOF on the same connection, in one round trip.
+
+    WAITAOF inside a script returns at once, so it follows the call in a pipeline (one
+    connection, one round trip). Without WAITAOF the server must run `appendfsync always`.
+    """
+    if settings.STRONGROOM_DURABILITY == "none" or not waitaof_supported(client):
+        return fcall(client, function, keys, args)
+    for attempt in (1, 2):
+        pipe = client.pipeline(transaction=False)
+        pipe.fcall(function, len(keys), *keys, *args)
+        pipe.execute_command("WAITAOF", 1, 0, timeout_ms)
+        result, synced = pipe.execute(raise_on_error=False)
+        if isinstance(result, redis.ResponseError):
+            if "Function not found" in str(result) and attempt == 1:
+                load_functions(client)
+                continue
+            raise result
+        if isinstance(synced, Exception):
+            raise synced
+        if int(synced[0]) < 1:
+            raise NotDurable(function)
+        return result
+    raise AssertionError("unreachable")
+
+
+def check(client: redis.Redis) -> dict[str, str]:
+    """Start-up check: the server answers and runs Lua. Returns server name and version."""
+    client.ping()
+    if client.eval("return 1", 0) != 1:
+        raise StoreUnavailable("the store does not run Lua scripts")
+    load_functions(client)
+    info = client.info("server")
+    name = "valkey" if "valkey_version" in info else "redis"
+    return {"server": name, "version": str(info.get(f"{name}_version", info["redis_version"]))}
+
+
+@contextlib.contextmanager
+def round_trips() -> Iterator[RoundTripTally]:
+    """Count the store round trips made inside the block (a budget, not a timer)."""
+    tally = RoundTripTally()
+    start = RoundTrips.count
+    try:
+        yield tally
+    finally:
+        tally.count = RoundTrips.count - start
+
+
+@dataclass
+class RoundTripTally:
+    count: int = 0

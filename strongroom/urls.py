@@ -1,0 +1,17 @@
+"""The site's URLs: one prefix per app."""
+
+from django.urls import include, path
+
+from strongroom import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("healthz", views.healthz, name="healthz"),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("accounts/", include("accounts.urls")),
+    path("book/", include("booking.urls")),
+    path("catalog/", include("catalog.urls")),
+    path("staff/", include("dashboard.urls")),
+]
+
+handler500 = "strongroom.views.server_error"

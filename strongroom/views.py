@@ -1,0 +1,32 @@
+"""The site's own pages: home, health check, error pages."""
+
+from __future__ import annotations
+
+import sys
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+
+from strongroom.middleware import store_unavailable_response
+from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    return render(request, "strongroom/home.html")
+
+
+def healthz(request: HttpRequest) -> HttpResponse:
+    """One round trip: the store answers PING."""
+    try:
+        get_store().ping()
+    except (*UNAVAILABLE, StoreUnavailable):
+        return JsonResponse({"store": "unavailable"}, status=503)
+    return JsonResponse({"store": "ok"})
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: a store outage raised in middleware still gets the 503 page."""
+    error = sys.exc_info()[1]
+    if isinstance(error, (*UNAVAILABLE, StoreUnavailable)):
+        return store_unavailable_response(request)
+    return render(request, "500.html", status=500)

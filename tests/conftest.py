@@ -1,0 +1,138 @@
+"""The test harness: a real embedded Valkey for the session, flushed before every test; the
+real site served by gunicorn on a free port; Debian's Chromium driven by Playwright."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from django.conf import settings
+from django.core.management import call_command
+
+from strongroom import embedded, store
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The data directory of the session's embedded Valkey (the same code `make run` uses)."""
+    data_dir = tmp_path_factory.mktemp("store")
+    url = embedded.ensure_running(data_dir)
+    settings.REDIS_URL = url
+    settings.CACHES["default"]["LOCATION"] = url
+    # In-process requests use plain static storage; the served site (below) collects static.
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+    store.reset_store()
+    call_command("buildmessages", verbosity=0)
+    yield data_dir
+    store.reset_store()
+    embedded.stop(data_dir)
+
+
+@pytest.fixture(autouse=True)
+def r(store_dir: Path) -> redis.Redis:
+    """The store, empty at the start of every test (functions stay loaded)."""
+    client = store.get_store()
+    client.flushall()
+    return client
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def site_env(store_url: str, data_dir: Path, **extra: str) -> dict[str, str]:
+    """The environment of a served site under test: production mode on the test store."""
+    env = {**os.environ, "REDIS_URL": store_url, "STRONGROOM_DATA_DIR": str(data_dir)}
+    env.update({"DEBUG": "0", "SECURE_COOKIES": "0", **extra})
+    return env
+
+
+def serve_site(env: dict[str, str], *, workers: int = 2) -> tuple[subprocess.Popen[bytes], str]:
+    """Start gunicorn as users run it; return the process and its base URL once it answers."""
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
+        cwd=ROOT, env=env, check=True,
+    )  # fmt: skip
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "gunicorn", "strongroom.wsgi", "--bind", f"127.0.0.1:{port}",
+            "--workers", str(workers), "--config", "python:strongroom.gunicorn_conf",
+        ],
+        cwd=ROOT, env=env,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return process, base
+        except OSError:
+            if process.poll() is not None:
+                raise RuntimeError("the site did not start") from None
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("the site did not answer in 30 s")
+
+
+@pytest.fixture(scope="session")
+def live_site(store_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The real site served by gunicorn on a free port, on the session's store."""
+    process, base = serve_site(site_env(str(settings.REDIS_URL), tmp_path_factory.mktemp("site")))
+    yield base
+    process.terminate()
+    process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """Debian's Chromium, headless, driven by Playwright."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium as root")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: object, live_site: str) -> Iterator[object]:
+    """A fresh browser context (no cookies) and page on the live site."""
+    context = browser.new_context(base_url=live_site, locale="en-US")  # type: ignore[attr-defined]
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def screenshot_dir() -> Path:
+    """Where browser tests leave screenshots (ignored by git)."""
+    path = ROOT / "screenshots"
+    path.mkdir(exist_ok=True)
+    return path
