@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from strongroom.middleware import store_unavailable_response
-from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store
+from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store, recover
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -20,6 +20,7 @@ def healthz(request: HttpRequest) -> HttpResponse:
     try:
         get_store().ping()
     except (*UNAVAILABLE, StoreUnavailable):
+        recover()
         return JsonResponse({"store": "unavailable"}, status=503)
     return JsonResponse({"store": "ok"})
 
