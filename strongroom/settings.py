@@ -53,6 +53,25 @@ if (STRONGROOM_SEASON_END - STRONGROOM_SEASON_START).days > 365:
     raise ImproperlyConfigured("A season is at most 366 days (STRONGROOM_SEASON_START/END).")
 STRONGROOM_ROOM_COUNT = env_int("STRONGROOM_ROOM_COUNT", 300, minimum=1, maximum=999)
 
+# --- booking -------------------------------------------------------------------------------
+# Pickup: the grace after a booking's last hour, and the per-room wrong-code throttle.
+STRONGROOM_PICKUP_GRACE_MINUTES = env_int(
+    "STRONGROOM_PICKUP_GRACE_MINUTES", 15, minimum=0, maximum=180
+)
+STRONGROOM_PICKUP_MAX_FAILURES = env_int(
+    "STRONGROOM_PICKUP_MAX_FAILURES", 10, minimum=1, maximum=1000
+)
+STRONGROOM_PICKUP_WINDOW_SECONDS = env_int(
+    "STRONGROOM_PICKUP_WINDOW_SECONDS", 600, minimum=1, maximum=86400
+)
+STRONGROOM_PICKUP_LOCK_SECONDS = env_int(
+    "STRONGROOM_PICKUP_LOCK_SECONDS", 600, minimum=1, maximum=86400
+)
+# A hold keeps slots for one buyer while they finish the form (seconds).
+STRONGROOM_HOLD_SECONDS = env_int("STRONGROOM_HOLD_SECONDS", 600, minimum=5, maximum=3600)
+# Audit entries kept per room (capped stream, approximate trimming).
+STRONGROOM_AUDIT_MAXLEN = env_int("STRONGROOM_AUDIT_MAXLEN", 1000, minimum=10, maximum=1_000_000)
+
 # --- Django ----------------------------------------------------------------------------------
 INSTALLED_APPS = [
     "django.contrib.messages",
