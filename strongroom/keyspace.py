@@ -137,6 +137,111 @@ def cache_key(key: str, key_prefix: str, version: int) -> str:
 
 # --- booking -------------------------------------------------------------------------------
 
+# Every key of one room shares the tag {room:NNN}: a claim, hold, cancel, pickup or flush touches
+# the room's bitmap, registry, record, ledger, codes, holds and audit at once, in one slot.
+# Booking ids start with the room number, which is all it takes to find a record's tag.
+BOOKING_INVENTORY = declare(
+    "booking-inventory",
+    "{room:<room>}:inv:<cls>:<season>",
+    type="string",
+    holds="one bit per slot of one class in one room for the season starting <season>: A bit "
+    "day, B bit day*24+hour, C bit (day*100+box-1)*24+hour",
+    app="booking",
+    why="a bitmap is the bit limit itself (class C: 31*24*100 bits = 9,300 bytes a room); a "
+    "calendar is one GET, a day one GETRANGE, occupancy one BITCOUNT; created by the first claim "
+    "and deleted when a cancel empties it, so empty costs zero keys",
+)
+BOOKING_REGISTRY = declare(
+    "booking-registry",
+    "{room:<room>}:inventories",
+    type="set",
+    holds="the inventory keys of the room that exist",
+    app="booking",
+    why="staff list and flush inventory without KEYS; kept by the same function that creates "
+    "or deletes a bitmap, so it never drifts; per room so it shares the claim's slot",
+)
+BOOKING_RECORD = declare(
+    "booking-record",
+    "{room:<room>}:booking:<booking_id>",
+    type="hash",
+    holds="one booking: owner, class, room, dates, hours, boxes, created, status, code MAC, "
+    "sealed code, collected days, cancel details",
+    app="booking",
+    why="written by the claim function with the bits it takes, so a record without its slots "
+    "(or slots without a record) cannot exist; its existence makes a retried claim idempotent",
+)
+BOOKING_LEDGER = declare(
+    "booking-ledger",
+    "{room:<room>}:ledger",
+    type="set",
+    holds="every booking id of the room, any status",
+    app="booking",
+    why="finds the records without KEYS (rebuildindexes, flush); in the claim's slot, so it is "
+    "exact",
+)
+BOOKING_CODES = declare(
+    "booking-codes",
+    "{room:<room>}:codes",
+    type="hash",
+    holds="HMAC of a pickup code -> booking id",
+    app="booking",
+    why="a pickup knows room + code, not the booking: one HGET finds it without storing codes",
+)
+BOOKING_HOLDS = declare(
+    "booking-holds",
+    "{room:<room>}:holds",
+    type="hash",
+    holds="hold id -> 'expiry ms|owner|class|days|start|end|boxes'; key PEXPIREs with its last "
+    "hold",
+    app="booking",
+    why="holds are few and short; the claim function checks each unexpired one against its "
+    "request and drops expired ones, so abandoned holds free themselves and the key vanishes",
+)
+BOOKING_PICKUP_FAILURES = declare(
+    "booking-pickup-failures",
+    "{room:<room>}:pickup:failures",
+    type="zset",
+    holds="failed pickup attempts of the room scored by epoch ms (the site's clock)",
+    app="booking",
+    why="a sliding window: trim by score, count with ZCARD, all inside the pickup function",
+)
+BOOKING_PICKUP_LOCK = declare(
+    "booking-pickup-lock",
+    "{room:<room>}:pickup:lock",
+    type="string",
+    holds="epoch ms until which the room's pickup is locked; PX expiry",
+    app="booking",
+    why="present only while locked; the server drops it when the lock ends",
+)
+BOOKING_AUDIT = declare(
+    "booking-audit",
+    "{room:<room>}:audit",
+    type="stream",
+    holds="claims, holds, cancels, pickups (and failed ones), flushes of the room: kind, actor, "
+    "booking, detail, at; capped with MAXLEN ~",
+    app="booking",
+    why="appended inside the same function as the action, so an action and its entry cannot "
+    "part; per room to stay in the action's slot (the reader merges the rooms)",
+)
+BOOKING_BY_PERSON = declare(
+    "booking-by-person",
+    "{owner:<owner_id>}:bookings",
+    type="zset",
+    holds="a person's booking ids scored by created epoch ms",
+    app="booking",
+    why="'my bookings, newest first' is one ZRANGE REV; written right after the claim, "
+    "rebuilt by rebuildindexes",
+)
+BOOKING_BY_DATE = declare(
+    "booking-by-date",
+    "{bookings}:by-date",
+    type="zset",
+    holds="'<booking id>/<date>' per booked day, score YYYY*10^7 + day-of-year*10^4 + class*10^3 "
+    "+ room (11 digits, < 2^53)",
+    app="booking",
+    why="a composite score: a range of days, or one day and one class, is one ZRANGEBYSCORE",
+)
+
 # --- catalog -------------------------------------------------------------------------------
 
 # --- dashboard -----------------------------------------------------------------------------
