@@ -135,6 +135,94 @@ def cache_key(key: str, key_prefix: str, version: int) -> str:
 
 # --- accounts ------------------------------------------------------------------------------
 
+# Everything about people shares the tag {people}: sign-up touches the name map, the id counter,
+# the person and the names-by-id hash at once, and a login touches the person, the recent list
+# and the leaderboard at once, so both stay single-slot (cluster-ready).
+PERSON = declare(
+    "person",
+    "{people}:person:<person_id>",
+    type="hash",
+    holds="one person: username (as typed), name_key, password (Django hash), is_staff, joined, "
+    "logins (count), last_login (epoch ms)",
+    app="accounts",
+    why="a hash per person: one key, fields read and written singly (HINCRBY logins) or together "
+    "(HMGET), compact (listpack) for a handful of small fields",
+)
+PERSON_BY_NAME = declare(
+    "person-by-name",
+    "{people}:by-name",
+    type="hash",
+    holds="normalised username (NFKC + casefold) -> person id",
+    app="accounts",
+    why="people know their name, not their id; one hash, so the sign-up function claims a name "
+    "with HSET after HEXISTS inside one atomic call",
+)
+PERSON_NAMES = declare(
+    "person-names",
+    "{people}:names",
+    type="hash",
+    holds="person id -> username as typed",
+    app="accounts",
+    why="lets the recent-logins and leaderboard reads fetch every name with one HMGET, in the "
+    "same server-side call (one round trip)",
+)
+PERSON_LAST_ID = declare(
+    "person-last-id",
+    "{people}:last-id",
+    type="string",
+    holds="the highest person id handed out",
+    app="accounts",
+)
+LOGINS_RECENT = declare(
+    "logins-recent",
+    "{people}:logins:recent",
+    type="list",
+    holds="'<person id>:<epoch ms>' per login, newest first, trimmed to STRONGROOM_RECENT_LOGINS",
+    app="accounts",
+    why="LPUSH + LTRIM keeps the newest N; the newest N is one LRANGE",
+)
+LOGINS_TOP = declare(
+    "logins-top",
+    "{people}:logins:top",
+    type="zset",
+    holds="person id scored by login count",
+    app="accounts",
+    why="ZINCRBY per login; the people who log in most are one ZRANGE ... REV",
+)
+LOGIN_FAILURES = declare(
+    "login-failures",
+    "{throttle:<pair>}:login:failures",
+    type="zset",
+    holds="failed logins of one (username, client) pair, scored by epoch ms; pair is a salted "
+    "hash, so no name or IP address is stored",
+    app="accounts",
+    why="a window of timestamps the site passes in (not server TTLs), so a frozen clock can test it",
+)
+LOGIN_LOCK = declare(
+    "login-lock",
+    "{throttle:<pair>}:login:lock",
+    type="string",
+    holds="epoch ms until which the (username, client) pair may not log in",
+    app="accounts",
+)
+VISITS_VIEWS = declare(
+    "visits-views",
+    "{visits}:views:<day>",
+    type="string",
+    holds="page views on one day (site time zone), INCR; expires after STRONGROOM_VISITS_KEEP_DAYS",
+    app="accounts",
+)
+VISITS_VISITORS = declare(
+    "visits-visitors",
+    "{visits}:visitors:<day>",
+    type="hyperloglog",
+    holds="unique visitors on one day: person ids, session keys or salted hashes of IP + user "
+    "agent (never the raw IP); expires after STRONGROOM_VISITS_KEEP_DAYS",
+    app="accounts",
+    why="a HyperLogLog counts distinct visitors in at most 12 KB a day, within about 1 %",
+)
+
+
 # --- booking -------------------------------------------------------------------------------
 
 # Every key of one room shares the tag {room:NNN}: a claim, hold, cancel, pickup or flush touches
@@ -243,5 +331,69 @@ BOOKING_BY_DATE = declare(
 )
 
 # --- catalog -------------------------------------------------------------------------------
+
+# Every catalog key shares the `{cat}` hash tag: filters combine tag sets with SINTER / SUNION /
+# SDIFF and sort with ZINTERSTORE, which Redis Cluster only allows within one slot.
+CATALOG_BOOK = declare(
+    "catalog_book",
+    "{cat}:book:<book_id>",
+    type="hash",
+    holds="one book: title, author, year, description, tags (a JSON list), version, edit token",
+    app="catalog",
+    why="read and written whole; the tag list lets an edit find the tag sets it must leave",
+)
+CATALOG_TAG = declare(
+    "catalog_tag",
+    "{cat}:tag:<tag>",
+    type="set",
+    holds="the ids of the books that carry one tag (the tag name is percent-escaped)",
+    app="catalog",
+    why="AND / OR / NOT are SINTER / SUNION / SDIFF; an empty set vanishes with its tag",
+)
+CATALOG_TAGS = declare(
+    "catalog_tags",
+    "{cat}:tags",
+    type="zset",
+    holds="every tag in use, scored by its number of books",
+    app="catalog",
+    why="lists tags with counts and picks the most popular tags for facets in one command",
+)
+CATALOG_BOOKS = declare(
+    "catalog_books",
+    "{cat}:books",
+    type="set",
+    holds="the ids of every book (the universe a NOT-only query subtracts from)",
+    app="catalog",
+)
+CATALOG_BY_TITLE = declare(
+    "catalog_by_title",
+    "{cat}:by-title",
+    type="zset",
+    holds="book id scored by its position in title order (gapped ranks, renumbered when full)",
+    app="catalog",
+    why="ZINTERSTORE with a result set sorts it by title without reading the books",
+)
+CATALOG_TITLE_LEX = declare(
+    "catalog_title_lex",
+    "{cat}:title-lex",
+    type="zset",
+    holds="`<casefolded title>\\0<book id>` at score 0, to find a new title's neighbours",
+    app="catalog",
+)
+CATALOG_BY_YEAR = declare(
+    "catalog_by_year",
+    "{cat}:by-year",
+    type="zset",
+    holds="book id scored by its year",
+    app="catalog",
+)
+CATALOG_SCRATCH = declare(
+    "catalog_scratch",
+    "{cat}:scratch:<query>:<part>",
+    type="set/zset",
+    holds="a result page's intermediate sets; deleted by the same call, expire in seconds anyway",
+    app="catalog",
+)
+
 
 # --- dashboard -----------------------------------------------------------------------------

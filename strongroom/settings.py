@@ -87,8 +87,11 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "strongroom.middleware.StoreGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "strongroom.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "accounts.middleware.PersonMiddleware",
+    "accounts.middleware.VisitMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -168,7 +171,40 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_PROXY", False) else None
 )
-SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0, maximum=2 * 365 * 86400)
+SECURE_HSTS_SECONDS = env_int(
+    "SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000, minimum=0, maximum=2 * 365 * 86400
+)
+
+# --- accounts ------------------------------------------------------------------------------
+# No django.contrib.auth models: people live in the store; Django's hashers and validators
+# are used directly (accounts/services.py).
+AUTH_PASSWORD_VALIDATORS = [
+    {
+        "NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator",
+        "OPTIONS": {"user_attributes": ("username",)},
+    },
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 10},
+    },
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "accounts:login"
+# The recent-logins list keeps the newest N logins.
+STRONGROOM_RECENT_LOGINS = env_int("STRONGROOM_RECENT_LOGINS", 100, minimum=1, maximum=100_000)
+# Login throttle: LIMIT failures within WINDOW minutes lock a (username, client) pair for LOCK.
+STRONGROOM_LOGIN_FAILURE_LIMIT = env_int(
+    "STRONGROOM_LOGIN_FAILURE_LIMIT", 5, minimum=1, maximum=100
+)
+STRONGROOM_LOGIN_FAILURE_WINDOW_MINUTES = env_int(
+    "STRONGROOM_LOGIN_FAILURE_WINDOW_MINUTES", 15, minimum=1, maximum=24 * 60
+)
+STRONGROOM_LOGIN_LOCK_MINUTES = env_int(
+    "STRONGROOM_LOGIN_LOCK_MINUTES", 15, minimum=1, maximum=24 * 60
+)
+# Daily visit counters expire this many days after their day.
+STRONGROOM_VISITS_KEEP_DAYS = env_int("STRONGROOM_VISITS_KEEP_DAYS", 90, minimum=1, maximum=3660)
 
 LOGGING = {
     "version": 1,
@@ -176,3 +212,11 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
 }
+
+# --- catalog -------------------------------------------------------------------------------
+# Books per result page; the most used tags offered as facets (plus the tags in the query);
+# facet counts above the limit show as "limit+" (SINTERCARD LIMIT keeps big results cheap).
+CATALOG_PAGE_SIZE = env_int("CATALOG_PAGE_SIZE", 20, minimum=1, maximum=100)
+CATALOG_FACET_TAGS = env_int("CATALOG_FACET_TAGS", 100, minimum=1, maximum=1000)
+CATALOG_FACET_LIMIT = env_int("CATALOG_FACET_LIMIT", 1000, minimum=0, maximum=1_000_000)
+CATALOG_MAX_QUERY_TAGS = env_int("CATALOG_MAX_QUERY_TAGS", 20, minimum=1, maximum=100)

@@ -1,0 +1,252 @@
+#!lua name=catalog
+
+-- The catalog's server-side functions. Every key arrives in KEYS[]; nothing here builds a name.
+-- Fixed keys of the edit functions: 1 book hash, 2 all-books set, 3 tag registry (zset of
+-- counts), 4 title order (zset), 5 title lex index (zset), 6 year order (zset).
+
+local GAP = 1024
+
+local function id_of(lex_member)
+  return string.match(lex_member, "%z([^%z]*)$")
+end
+
+local function num(value)
+  return string.format("%.17g", value)
+end
+
+-- Give every book a fresh, evenly spaced title score (rare: only when a gap is used up).
+local function renumber_titles(by_title, title_lex)
+  local members = redis.call("ZRANGE", title_lex, 0, -1)
+  for i, member in ipairs(members) do
+    redis.call("ZADD", by_title, i * GAP, id_of(member))
+  end
+end
+
+-- Insert a book into title order: its score lies between its neighbours' scores.
+local function place_title(by_title, title_lex, sort_key, book_id)
+  local member = sort_key .. "\0" .. book_id
+  redis.call("ZADD", title_lex, 0, member)
+  local rank = redis.call("ZRANK", title_lex, member)
+  local before, after
+  if rank > 0 then
+    local m = redis.call("ZRANGE", title_lex, rank - 1, rank - 1)[1]
+    before = tonumber(redis.call("ZSCORE", by_title, id_of(m)))
+  end
+  local m = redis.call("ZRANGE", title_lex, rank + 1, rank + 1)[1]
+  if m then
+    after = tonumber(redis.call("ZSCORE", by_title, id_of(m)))
+  end
+  local score
+  if before == nil and after == nil then
+    score = 0
+  elseif before == nil then
+    score = after - GAP
+  elseif after == nil then
+    score = before + GAP
+  else
+    score = tonumber(num((before + after) / 2))
+    if score <= before or score >= after then
+      renumber_titles(by_title, title_lex)
+      return
+    end
+  end
+  redis.call("ZADD", by_title, num(score), book_id)
+end
+
+-- Keep the registry equal to the tag set's size; a tag with no books leaves the registry.
+local function recount(registry, tag_key, name)
+  local count = redis.call("SCARD", tag_key)
+  if count == 0 then
+    redis.call("ZREM", registry, name)
+  else
+    redis.call("ZADD", registry, count, name)
+  end
+end
+
+-- KEYS: the 6 fixed keys, then the book's current tag sets, then its new tag sets.
+-- ARGV: id, expected version ("" adds a new book), edit token, title, author, year,
+--       description, title sort key, tags JSON, n_old, n_new, old names..., new names...
+-- Replies {"ok", version} | {"done", version} (this token already applied) |
+--         {"stale", version} | {"exists"} | {"missing"}. Checks everything before writing.
+local function book_save(keys, args)
+  local book, books, registry, by_title, title_lex, by_year =
+    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6]
+  local book_id, expected, token = args[1], args[2], args[3]
+  local n_old, n_new = tonumber(args[10]), tonumber(args[11])
+  local exists = redis.call("EXISTS", book) == 1
+  local current = redis.call("HMGET", book, "ver", "token", "sort")
+  if exists and current[2] == token then
+    return {"done", current[1]}
+  end
+  if expected == "" then
+    if exists then
+      return {"exists"}
+    end
+    if n_old ~= 0 then
+      return redis.error_reply("ERR a new book has no current tags")
+    end
+  else
+    if not exists then
+      return {"missing"}
+    end
+    if current[1] ~= expected then
+      return {"stale", current[1]}
+    end
+  end
+
+  local old, new = {}, {}
+  for i = 1, n_old do
+    old[args[11 + i]] = keys[6 + i]
+  end
+  for i = 1, n_new do
+    new[args[11 + n_old + i]] = keys[6 + n_old + i]
+  end
+  for name, tag_key in pairs(old) do
+    if new[name] == nil then
+      redis.call("SREM", tag_key, book_id)
+      recount(registry, tag_key, name)
+    end
+  end
+  for name, tag_key in pairs(new) do
+    if old[name] == nil then
+      redis.call("SADD", tag_key, book_id)
+      recount(registry, tag_key, name)
+    end
+  end
+
+  local sort_key = args[8]
+  if current[3] ~= sort_key then
+    if current[3] then
+      redis.call("ZREM", title_lex, current[3] .. "\0" .. book_id)
+    end
+    place_title(by_title, title_lex, sort_key, book_id)
+  end
+  redis.call("ZADD", by_year, args[6], book_id)
+  redis.call("SADD", books, book_id)
+  local version = tonumber(current[1] or "0") + 1
+  redis.call("HSET", book, "id", book_id, "title", args[4], "author", args[5], "year", args[6],
+    "description", args[7], "sort", sort_key, "tags", args[9], "ver", version, "token", token)
+  return {"ok", tostring(version)}
+end
+
+-- KEYS: the 6 fixed keys, then the book's current tag sets.
+-- ARGV: id, expected version, n_old, old names...
+-- Replies {"ok"} | {"gone"} (nothing to delete: already deleted) | {"stale", version}.
+local function book_delete(keys, args)
+  local book, books, registry, by_title, title_lex, by_year =
+    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6]
+  local book_id, expected, n_old = args[1], args[2], tonumber(args[3])
+  if redis.call("EXISTS", book) == 0 then
+    return {"gone"}
+  end
+  local current = redis.call("HMGET", book, "ver", "sort")
+  if current[1] ~= expected then
+    return {"stale", current[1]}
+  end
+  for i = 1, n_old do
+    redis.call("SREM", keys[6 + i], book_id)
+    recount(registry, keys[6 + i], args[3 + i])
+  end
+  redis.call("ZREM", title_lex, current[2] .. "\0" .. book_id)
+  redis.call("ZREM", by_title, book_id)
+  redis.call("ZREM", by_year, book_id)
+  redis.call("SREM", books, book_id)
+  redis.call("DEL", book)
+  return {"ok"}
+end
+
+-- Drop the tag sets that do not exist (unknown tags), remembering their positions.
+local function known_keys(keys, first, count, unknown)
+  local found = {}
+  for i = first, first + count - 1 do
+    if redis.call("EXISTS", keys[i]) == 1 then
+      table.insert(found, keys[i])
+    else
+      table.insert(unknown, i)
+    end
+  end
+  return found
+end
+
+-- One result page. KEYS: 1 all-books set, 2 tag registry, 3 title order, 4 year order,
+-- 5 scratch result, 6 scratch any, 7 scratch sorted, then the AND, OR and NOT tag sets.
+-- ARGV: n_and, n_or, n_not, sort ("title" | "year" | "-year"), offset, count, ttl ms, top n.
+-- Reply: {total, result key index (0: every book), page ids, unknown key indexes,
+--         top tags as name, count, name, count...}. The scratch result (KEYS[5]) is left
+-- with a short expiry for the caller's facet counts, which follow in the same request.
+local function query(keys, args)
+  local books, registry, by_title, by_year = keys[1], keys[2], keys[3], keys[4]
+  local result, scratch_any, sorted = keys[5], keys[6], keys[7]
+  local n_and, n_or, n_not = tonumber(args[1]), tonumber(args[2]), tonumber(args[3])
+  local sort, offset, count = args[4], tonumber(args[5]), tonumber(args[6])
+  local ttl, top_n = tonumber(args[7]), tonumber(args[8])
+
+  local unknown = {}
+  local all_of = known_keys(keys, 8, n_and, unknown)
+  local any_of = known_keys(keys, 8 + n_and, n_or, unknown)
+  local none_of = known_keys(keys, 8 + n_and + n_or, n_not, unknown)
+
+  local result_index
+  if #all_of == 0 and #any_of == 0 and #none_of == 0 then
+    result_index = 0
+  elseif #all_of == 1 and #any_of == 0 and #none_of == 0 then
+    -- one tag is its own result: no copy
+    for i = 8, 7 + n_and do
+      if keys[i] == all_of[1] then
+        result_index = i
+      end
+    end
+  else
+    result_index = 5
+    local base
+    if #any_of > 0 then
+      redis.call("SUNIONSTORE", scratch_any, unpack(any_of))
+      redis.call("PEXPIRE", scratch_any, ttl)
+      table.insert(all_of, scratch_any)
+    end
+    if #all_of > 0 then
+      redis.call("SINTERSTORE", result, unpack(all_of))
+    else
+      redis.call("SDIFFSTORE", result, books, unpack(none_of))
+      none_of = {}
+    end
+    if #none_of > 0 then
+      redis.call("SDIFFSTORE", result, result, unpack(none_of))
+    end
+    redis.call("DEL", scratch_any)
+    redis.call("PEXPIRE", result, ttl)
+  end
+
+  local ids, total
+  local reverse = sort == "-year"
+  if result_index == 0 and sort == "title" then
+    total = redis.call("ZCARD", by_title)
+    ids = redis.call("ZRANGE", by_title, offset, offset + count - 1)
+  else
+    local source = result_index == 0 and books or keys[result_index]
+    total = redis.call("SCARD", source)
+    if total == 0 or offset >= total then
+      ids = {}
+    else
+      if sort == "title" then
+        redis.call("ZINTERSTORE", sorted, 2, source, by_title, "WEIGHTS", 0, 1)
+      else
+        -- year first, then title within a year
+        redis.call("ZINTERSTORE", sorted, 3, source, by_year, by_title,
+          "WEIGHTS", 0, 10000000000, 1)
+      end
+      if reverse then
+        ids = redis.call("ZRANGE", sorted, offset, offset + count - 1, "REV")
+      else
+        ids = redis.call("ZRANGE", sorted, offset, offset + count - 1)
+      end
+      redis.call("DEL", sorted)
+    end
+  end
+  local top = redis.call("ZRANGE", registry, 0, top_n - 1, "REV", "WITHSCORES")
+  return {total, result_index, ids, unknown, top}
+end
+
+redis.register_function{function_name = "catalog_book_save", callback = book_save}
+redis.register_function{function_name = "catalog_book_delete", callback = book_delete}
+redis.register_function{function_name = "catalog_query", callback = query}

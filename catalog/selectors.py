@@ -1,0 +1,163 @@
+"""Catalog reads: one book, the tag list, and a result page with its facets."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+
+import redis
+from django.conf import settings
+
+from catalog.rules import Book
+from strongroom import keyspace
+from strongroom.store import fcall
+
+SORTS = ("title", "year", "-year")
+SCRATCH_TTL_MS = 10_000
+
+
+def book_from_hash(data: dict[str, str]) -> Book | None:
+    """A Book from its stored hash (None for a missing one)."""
+    if not data:
+        return None
+    return Book(
+        id=data["id"],
+        title=data["title"],
+        author=data["author"],
+        year=int(data["year"]),
+        description=data.get("description", ""),
+        tags=tuple(json.loads(data.get("tags") or "[]")),
+        version=data.get("ver", "0"),
+    )
+
+
+def book_get(*, client: redis.Redis, book_id: str) -> Book | None:
+    """One book, or None."""
+    return book_from_hash(client.hgetall(keyspace.CATALOG_BOOK.key(book_id=book_id)))
+
+
+def tags_with_counts(*, client: redis.Redis, limit: int = -1) -> list[tuple[str, int]]:
+    """Tags in use with their number of books, most used first (then by name)."""
+    stop = -1 if limit < 0 else limit - 1
+    rows = client.zrange(keyspace.CATALOG_TAGS.key(), 0, stop, desc=True, withscores=True)
+    return [(name, int(score)) for name, score in rows]
+
+
+@dataclass(frozen=True)
+class Query:
+    """A browse query: tags that must all match, tags of which one must match, tags excluded."""
+
+    all_of: tuple[str, ...] = ()
+    any_of: tuple[str, ...] = ()
+    none_of: tuple[str, ...] = ()
+    sort: str = "title"
+    page: int = 1
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        return (*self.all_of, *self.any_of, *self.none_of)
+
+    @property
+    def is_filtered(self) -> bool:
+        return bool(self.tags)
+
+
+@dataclass(frozen=True)
+class Facet:
+    """A tag and how many books of the current result carry it (`capped`: at least that)."""
+
+    tag: str
+    count: int
+    capped: bool = False
+
+
+@dataclass
+class ResultPage:
+    """One page of a query's result with the facets of the whole result."""
+
+    query: Query
+    total: int
+    books: list[Book]
+    facets: list[Facet]
+    unknown: list[str] = field(default_factory=list)
+    page_size: int = 20
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.page_size))
+
+    @property
+    def page_out_of_range(self) -> bool:
+        return self.query.page > self.pages
+
+
+def catalog_page(
+    *,
+    client: redis.Redis,
+    query: Query,
+    page_size: int | None = None,
+    facet_tags: int | None = None,
+    facet_limit: int | None = None,
+) -> ResultPage:
+    """A result page in at most two round trips, whatever the page size or number of tags.
+
+    First one function call computes the result (SINTER / SUNION / SDIFF into scratch keys
+    that expire by themselves), sorts and pages it, and names the most used tags; then one
+    pipeline reads the page's books and counts facets with SINTERCARD, and drops the scratch.
+    """
+    size = page_size or settings.CATALOG_PAGE_SIZE
+    top_n = facet_tags or settings.CATALOG_FACET_TAGS
+    limit = settings.CATALOG_FACET_LIMIT if facet_limit is None else facet_limit
+    scratch = uuid.uuid4().hex
+    scratch_keys = [
+        keyspace.CATALOG_SCRATCH.key(query=scratch, part=part)
+        for part in ("result", "any", "sorted")
+    ]
+    groups = (query.all_of, query.any_of, query.none_of)
+    tag_keys = [keyspace.CATALOG_TAG.key(tag=tag) for group in groups for tag in group]
+    keys = [
+        keyspace.CATALOG_BOOKS.key(),
+        keyspace.CATALOG_TAGS.key(),
+        keyspace.CATALOG_BY_TITLE.key(),
+        keyspace.CATALOG_BY_YEAR.key(),
+        *scratch_keys,
+        *tag_keys,
+    ]
+    offset = (query.page - 1) * size
+    args = [*(len(group) for group in groups), query.sort, offset, size, SCRATCH_TTL_MS, top_n]
+    total, result_index, ids, unknown_indexes, top = fcall(client, "catalog_query", keys, args)
+
+    top_counts = [(top[i], int(float(top[i + 1]))) for i in range(0, len(top), 2)]
+    unknown = [query.tags[index - 8] for index in unknown_indexes]
+    candidates = [name for name, _count in top_counts]
+    candidates += [tag for tag in query.tags if tag not in candidates and tag not in unknown]
+
+    pipe = client.pipeline(transaction=False)
+    for book_id in ids:
+        pipe.hgetall(keyspace.CATALOG_BOOK.key(book_id=book_id))
+    count_facets = result_index != 0 and total > 0
+    if count_facets:
+        result_key = keys[result_index - 1]
+        for name in candidates:
+            pipe.sintercard(2, [result_key, keyspace.CATALOG_TAG.key(tag=name)], limit=limit)
+    if result_index == 5:
+        pipe.unlink(scratch_keys[0])
+    replies = pipe.execute() if len(pipe) else []
+
+    books = [book for book in map(book_from_hash, replies[: len(ids)]) if book is not None]
+    if count_facets:
+        counted = zip(candidates, replies[len(ids) : len(ids) + len(candidates)], strict=True)
+        facets = [
+            Facet(name, int(count), capped=bool(limit) and int(count) >= limit)
+            for name, count in counted
+            if int(count) > 0
+        ]
+    elif result_index == 0 and total > 0:
+        facets = [Facet(name, count) for name, count in top_counts]
+    else:
+        facets = []
+    facets.sort(key=lambda facet: (-facet.count, facet.tag))
+    return ResultPage(
+        query=query, total=int(total), books=books, facets=facets, unknown=unknown, page_size=size
+    )

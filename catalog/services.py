@@ -1,0 +1,199 @@
+"""Catalog writes: add, edit and delete a book with its tags, each one server-side function."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+
+import redis
+
+from catalog.rules import Book, InvalidBook, check_book, sort_key
+from catalog.selectors import book_get
+from strongroom import keyspace
+from strongroom.store import durable_fcall, load_functions
+
+
+class BookMissing(Exception):
+    """The book is not (or no longer) in the catalog."""
+
+
+class BookStale(Exception):
+    """Someone changed the book since the form was shown; nothing was written."""
+
+
+class BookExists(Exception):
+    """A different book already has this id; nothing was written."""
+
+
+def new_book_id() -> str:
+    """A client-made id, so that a retried add recognises its own earlier success."""
+    return uuid.uuid4().hex
+
+
+def fixed_keys(book_id: str) -> list[str]:
+    """The keys every edit of `book_id` touches, in the order the Lua functions expect."""
+    return [
+        keyspace.CATALOG_BOOK.key(book_id=book_id),
+        keyspace.CATALOG_BOOKS.key(),
+        keyspace.CATALOG_TAGS.key(),
+        keyspace.CATALOG_BY_TITLE.key(),
+        keyspace.CATALOG_TITLE_LEX.key(),
+        keyspace.CATALOG_BY_YEAR.key(),
+    ]
+
+
+def tag_keys(tags: Iterable[str]) -> list[str]:
+    """The set key of each tag (names are escaped by the keyspace)."""
+    return [keyspace.CATALOG_TAG.key(tag=tag) for tag in tags]
+
+
+def save_call(
+    *,
+    book_id: str,
+    expected_version: str,
+    token: str,
+    title: str,
+    author: str,
+    year: int,
+    description: str,
+    tags: Sequence[str],
+    old_tags: Sequence[str],
+) -> tuple[list[str], list[object]]:
+    """Keys and arguments of `catalog_book_save` (also pipelined by bulk loads)."""
+    keys = [*fixed_keys(book_id), *tag_keys(old_tags), *tag_keys(tags)]
+    args: list[object] = [
+        book_id, expected_version, token, title, author, year, description, sort_key(title),
+        json.dumps(list(tags), ensure_ascii=False), len(old_tags), len(tags), *old_tags, *tags,
+    ]  # fmt: skip
+    return keys, args
+
+
+def book_add(
+    *,
+    client: redis.Redis,
+    book_id: str,
+    title: str,
+    author: str,
+    year: int,
+    description: str = "",
+    tags: Sequence[str],
+    token: str | None = None,
+) -> str:
+    """Add a book under a client-made id; adding the same id again with the same token is a
+    no-op. Returns the book's version. Raises InvalidBook or BookExists."""
+    check_book(title=title, author=author, year=year, description=description, tags=list(tags))
+    keys, args = save_call(
+        book_id=book_id, expected_version="", token=token or book_id, title=title,
+        author=author, year=year, description=description, tags=tags, old_tags=(),
+    )  # fmt: skip
+    reply = durable_fcall(client, "catalog_book_save", keys, args)
+    if reply[0] == "exists":
+        raise BookExists(book_id)
+    return str(reply[1])
+
+
+def book_edit(
+    *,
+    client: redis.Redis,
+    book_id: str,
+    expected_version: str,
+    token: str,
+    title: str,
+    author: str,
+    year: int,
+    description: str = "",
+    tags: Sequence[str],
+) -> str:
+    """Change a book and its tags in one step, if nobody changed it since `expected_version`.
+
+    `token` is made when the form is shown: sending the same edit twice applies it once.
+    Returns the new version. Raises InvalidBook, BookMissing or BookStale.
+    """
+    check_book(title=title, author=author, year=year, description=description, tags=list(tags))
+    current = book_get(client=client, book_id=book_id)
+    if current is None:
+        raise BookMissing(book_id)
+    keys, args = save_call(
+        book_id=book_id, expected_version=expected_version, token=token, title=title,
+        author=author, year=year, description=description, tags=tags, old_tags=current.tags,
+    )  # fmt: skip
+    reply = durable_fcall(client, "catalog_book_save", keys, args)
+    if reply[0] == "missing":
+        raise BookMissing(book_id)
+    if reply[0] == "stale":
+        raise BookStale(book_id)
+    return str(reply[1])
+
+
+def book_delete(*, client: redis.Redis, book_id: str, expected_version: str | None = None) -> bool:
+    """Delete a book and take it out of every tag set. False if it was already gone.
+
+    With `expected_version`, refuses (BookStale) when the book changed since then.
+    """
+    for _attempt in range(5):
+        current = book_get(client=client, book_id=book_id)
+        if current is None:
+            return False
+        version = expected_version or current.version
+        keys = [*fixed_keys(book_id), *tag_keys(current.tags)]
+        args = [book_id, version, len(current.tags), *current.tags]
+        reply = durable_fcall(client, "catalog_book_delete", keys, args)
+        if reply[0] == "ok":
+            return True
+        if reply[0] == "gone":
+            return False
+        if expected_version is not None:
+            raise BookStale(book_id)
+    raise BookStale(book_id)
+
+
+def books_load(*, client: redis.Redis, books: Iterable[Book], chunk: int = 1000) -> int:
+    """Add many books, pipelined `chunk` at a time; books already there are left alone.
+
+    Each book's token is its id, so loading the same file twice adds nothing. Returns the
+    number of books added.
+    """
+    added = 0
+    batch: list[Book] = []
+
+    def flush() -> None:
+        nonlocal added
+        pipe = client.pipeline(transaction=False)
+        for book in batch:
+            keys, args = save_call(
+                book_id=book.id, expected_version="", token=book.id, title=book.title,
+                author=book.author, year=book.year, description=book.description,
+                tags=book.tags, old_tags=(),
+            )  # fmt: skip
+            pipe.fcall("catalog_book_save", len(keys), *keys, *args)
+        for reply in pipe.execute():
+            added += reply[0] == "ok"
+        batch.clear()
+
+    if not client.function_list(library="catalog"):
+        load_functions(client)  # a pipeline cannot reload them halfway
+    for book in books:
+        check_book(
+            title=book.title, author=book.author, year=book.year,
+            description=book.description, tags=list(book.tags),
+        )  # fmt: skip
+        batch.append(book)
+        if len(batch) >= chunk:
+            flush()
+    if batch:
+        flush()
+    return added
+
+
+__all__ = [
+    "BookExists",
+    "BookMissing",
+    "BookStale",
+    "InvalidBook",
+    "book_add",
+    "book_delete",
+    "book_edit",
+    "books_load",
+    "new_book_id",
+]
