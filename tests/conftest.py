@@ -8,14 +8,17 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import redis
 from django.conf import settings
 from django.core.management import call_command
+from django.test import Client
 
+from accounts.people import Person
 from strongroom import embedded, store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -136,3 +139,84 @@ def screenshot_dir() -> Path:
     path = ROOT / "screenshots"
     path.mkdir(exist_ok=True)
     return path
+
+
+# --- people (accounts) ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Someone:
+    """A created Person and the password they log in with (attributes pass through)."""
+
+    person: Person
+    password: str
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.person, name)
+
+
+_hash_cache: dict[str, str] = {}
+
+
+def person_make(
+    client: redis.Redis, username: str, *, is_staff: bool = False, password: str = ""
+) -> Someone:
+    """Store a person quickly: each password is hashed once per test session, not per test."""
+    from django.contrib.auth.hashers import make_password
+
+    from accounts.services import person_register
+
+    password = password or f"{username}-pass-Wq7z"
+    if password not in _hash_cache:
+        _hash_cache[password] = make_password(password)
+    person = person_register(
+        client=client, username=username, password_hash=_hash_cache[password], is_staff=is_staff
+    )
+    return Someone(person=person, password=password)
+
+
+@pytest.fixture
+def buyer(r: redis.Redis) -> Someone:
+    return person_make(r, "Buyer_Anna")
+
+
+@pytest.fixture
+def second_buyer(r: redis.Redis) -> Someone:
+    return person_make(r, "buyer.bo")
+
+
+@pytest.fixture
+def staff(r: redis.Redis) -> Someone:
+    return person_make(r, "Curator", is_staff=True)
+
+
+@pytest.fixture
+def client_for(r: redis.Redis) -> Callable[[Someone | Person], Client]:
+    """A function: person -> a django.test.Client signed in as them (a real store session)."""
+    from django.contrib.sessions.backends.base import SessionBase
+
+    from accounts.selectors import person_with_password
+    from accounts.sessions import session_sign_in
+    from strongroom.sessions import SessionStore
+
+    def make(someone: Someone | Person) -> Client:
+        person = someone.person if isinstance(someone, Someone) else someone
+        found = person_with_password(client=r, person_id=person.id)
+        assert found is not None, f"{person} is not in the store"
+        session: SessionBase = SessionStore()
+        session_sign_in(session, person=found[0], password_hash=found[1])
+        session.save()
+        client = Client()
+        client.cookies[settings.SESSION_COOKIE_NAME] = session.session_key
+        return client
+
+    return make
+
+
+def browser_login(page: object, person: Someone) -> None:
+    """Log in through the real login form of the live site (Playwright `page`)."""
+    page.goto("/accounts/login/")  # type: ignore[attr-defined]
+    page.fill("input[name=username]", person.username)  # type: ignore[attr-defined]
+    page.fill("input[name=password]", person.password)  # type: ignore[attr-defined]
+    with page.expect_navigation():  # type: ignore[attr-defined]
+        page.click("form[action='/accounts/login/'] button[type=submit]")  # type: ignore[attr-defined]

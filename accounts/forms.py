@@ -1,0 +1,116 @@
+"""Forms: they parse and check input; the writes happen in services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth.password_validation import (
+    password_validators_help_texts,
+    validate_password,
+)
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
+
+from accounts.names import USERNAME_HELP, USERNAME_INPUT_MAX_LENGTH, username_validate
+from accounts.people import Person
+
+PASSWORD_MAX_LENGTH = 256
+
+
+def _password_field(label: str, *, autocomplete: str, help_text: str = "") -> forms.CharField:
+    return forms.CharField(
+        label=label,
+        strip=False,
+        max_length=PASSWORD_MAX_LENGTH,
+        help_text=help_text,
+        widget=forms.PasswordInput(attrs={"autocomplete": autocomplete}),
+    )
+
+
+def _username_field() -> forms.CharField:
+    # No max_length on the input itself: a longer name must reach the validator's clear message.
+    return forms.CharField(
+        label=_("Username"),
+        strip=False,
+        help_text=USERNAME_HELP,
+        widget=forms.TextInput(
+            attrs={
+                "autocomplete": "username",
+                "autocapitalize": "none",
+                "spellcheck": "false",
+                "maxlength": str(USERNAME_INPUT_MAX_LENGTH),
+            }
+        ),
+    )
+
+
+def _password_rules() -> str:
+    return " ".join(str(text) for text in password_validators_help_texts())
+
+
+class SignupForm(forms.Form):
+    """Username, password and its confirmation."""
+
+    username = _username_field()
+    password1 = _password_field(_("Password"), autocomplete="new-password")
+    password2 = _password_field(_("Password again"), autocomplete="new-password")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["password1"].help_text = _password_rules()
+
+    def clean_username(self) -> str:
+        return username_validate(self.cleaned_data["username"])
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        first, second = data.get("password1"), data.get("password2")
+        if first and second and first != second:
+            self.add_error("password2", _("The two passwords differ."))
+        elif first and "username" in data:
+            try:
+                validate_password(first, user=Person(id=0, username=data["username"]))
+            except ValidationError as error:
+                self.add_error("password1", error)
+        return data
+
+
+class LoginForm(forms.Form):
+    """Username and password; no rules shown or checked beyond presence and size."""
+
+    username = forms.CharField(
+        label=_("Username"),
+        strip=False,
+        max_length=USERNAME_INPUT_MAX_LENGTH,
+        widget=forms.TextInput(
+            attrs={"autocomplete": "username", "autocapitalize": "none", "spellcheck": "false"}
+        ),
+    )
+    password = _password_field(_("Password"), autocomplete="current-password")
+    next = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
+
+
+class PasswordChangeForm(forms.Form):
+    """The current password, then the new one twice."""
+
+    old_password = _password_field(_("Current password"), autocomplete="current-password")
+    new_password1 = _password_field(_("New password"), autocomplete="new-password")
+    new_password2 = _password_field(_("New password again"), autocomplete="new-password")
+
+    def __init__(self, *args: Any, person: Person, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.person = person
+        self.fields["new_password1"].help_text = _password_rules()
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        first, second = data.get("new_password1"), data.get("new_password2")
+        if first and second and first != second:
+            self.add_error("new_password2", _("The two passwords differ."))
+        elif first:
+            try:
+                validate_password(first, user=self.person)
+            except ValidationError as error:
+                self.add_error("new_password1", error)
+        return data

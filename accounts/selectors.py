@@ -1,0 +1,189 @@
+"""Reads about people: finding a person, checking a password, and the login and visit records
+the staff dashboard shows. Every public read is one round trip."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import redis
+from django.utils import timezone
+
+from accounts.names import name_key
+from accounts.people import Person
+from accounts.throttle import ThrottlePair
+from strongroom.keyspace import (
+    LOGINS_RECENT,
+    LOGINS_TOP,
+    PERSON,
+    PERSON_BY_NAME,
+    PERSON_NAMES,
+    VISITS_VIEWS,
+    VISITS_VISITORS,
+)
+from strongroom.store import fcall
+
+MAX_LIST = 1000
+_PERSON_FIELDS = ("username", "is_staff", "password")
+
+
+def _person_from(person_id: int, username: str | None, is_staff: str | None) -> Person | None:
+    if username is None:
+        return None
+    return Person(id=person_id, username=username, is_staff=is_staff == "1")
+
+
+def moment_from_ms(value: str | int | None) -> dt.datetime | None:
+    """An aware datetime (UTC) from epoch milliseconds, or None."""
+    if value in (None, ""):
+        return None
+    return dt.datetime.fromtimestamp(int(value) / 1000, tz=dt.UTC)
+
+
+def person_get(*, client: redis.Redis, person_id: int) -> Person | None:
+    """The person with this id, or None."""
+    username, is_staff = client.hmget(PERSON.key(person_id=person_id), "username", "is_staff")
+    return _person_from(person_id, username, is_staff)
+
+
+def person_with_password(*, client: redis.Redis, person_id: int) -> tuple[Person, str] | None:
+    """The person and their password hash (for sign-in and the session check), or None."""
+    username, is_staff, password = client.hmget(PERSON.key(person_id=person_id), *_PERSON_FIELDS)
+    person = _person_from(person_id, username, is_staff)
+    if person is None or password is None:
+        return None
+    return person, password
+
+
+def person_id_find(*, client: redis.Redis, username: str) -> int | None:
+    """The id of the person with this name (any case, any width), or None."""
+    value = client.hget(PERSON_BY_NAME.key(), name_key(username))
+    return int(value) if value is not None else None
+
+
+def person_find(*, client: redis.Redis, username: str) -> Person | None:
+    """The person with this name (any case, any width), or None."""
+    person_id = person_id_find(client=client, username=username)
+    return None if person_id is None else person_get(client=client, person_id=person_id)
+
+
+def person_count(*, client: redis.Redis) -> int:
+    """How many people have signed up."""
+    return int(client.hlen(PERSON_BY_NAME.key()))
+
+
+@dataclass(frozen=True)
+class LoginEntry:
+    """One login on the recent list."""
+
+    person_id: int
+    username: str
+    at: dt.datetime
+
+
+@dataclass(frozen=True)
+class LoginRank:
+    """One person on the most-logins leaderboard."""
+
+    person_id: int
+    username: str
+    logins: int
+
+
+@dataclass(frozen=True)
+class LoginSummary:
+    """One person's login count and last login."""
+
+    person_id: int
+    username: str
+    logins: int
+    last_login: dt.datetime | None
+
+
+def logins_recent(*, client: redis.Redis, limit: int = 20) -> list[LoginEntry]:
+    """The newest `limit` logins, newest first, with names (one round trip)."""
+    limit = max(1, min(limit, MAX_LIST))
+    flat = fcall(
+        client, "accounts_recent_logins", [LOGINS_RECENT.key(), PERSON_NAMES.key()], [limit]
+    )
+    entries = []
+    for entry, username in zip(flat[::2], flat[1::2], strict=True):
+        person_id, at = entry.split(":", 1)
+        moment = moment_from_ms(at)
+        assert moment is not None
+        entries.append(LoginEntry(person_id=int(person_id), username=username, at=moment))
+    return entries
+
+
+def logins_top(*, client: redis.Redis, limit: int = 10) -> list[LoginRank]:
+    """The `limit` people with the most logins, most first, with names (one round trip)."""
+    limit = max(1, min(limit, MAX_LIST))
+    flat = fcall(client, "accounts_top_logins", [LOGINS_TOP.key(), PERSON_NAMES.key()], [limit])
+    return [
+        LoginRank(person_id=int(pid), username=name, logins=int(float(score)))
+        for pid, score, name in zip(flat[::3], flat[1::3], flat[2::3], strict=True)
+    ]
+
+
+def login_summary(*, client: redis.Redis, person_id: int) -> LoginSummary | None:
+    """One person's login count and last login (one round trip), or None if no such person."""
+    username, logins, last = client.hmget(
+        PERSON.key(person_id=person_id), "username", "logins", "last_login"
+    )
+    if username is None:
+        return None
+    return LoginSummary(
+        person_id=person_id,
+        username=username,
+        logins=int(logins or 0),
+        last_login=moment_from_ms(last),
+    )
+
+
+@dataclass(frozen=True)
+class DayVisits:
+    """Page views and unique visitors on one day (site time zone)."""
+
+    day: dt.date
+    views: int
+    visitors: int
+
+
+MAX_VISIT_DAYS = 366
+
+
+def visits_by_day(*, client: redis.Redis, start: dt.date, end: dt.date) -> list[DayVisits]:
+    """Views and unique visitors for every day from start to end inclusive (one round trip).
+
+    Raises ValueError for a reversed or over-long range.
+    """
+    if end < start:
+        raise ValueError("the range ends before it starts")
+    days = [start + dt.timedelta(days=n) for n in range((end - start).days + 1)]
+    if len(days) > MAX_VISIT_DAYS:
+        raise ValueError(f"a range is at most {MAX_VISIT_DAYS} days")
+    pipe = client.pipeline(transaction=False)
+    for day in days:
+        pipe.get(VISITS_VIEWS.key(day=day.isoformat()))
+        pipe.pfcount(VISITS_VISITORS.key(day=day.isoformat()))
+    replies = pipe.execute()
+    return [
+        DayVisits(day=day, views=int(views or 0), visitors=int(visitors))
+        for day, views, visitors in zip(days, replies[::2], replies[1::2], strict=True)
+    ]
+
+
+def visits_today(*, client: redis.Redis) -> DayVisits:
+    """Today's views and unique visitors (site time zone)."""
+    today = timezone.localdate()
+    return visits_by_day(client=client, start=today, end=today)[0]
+
+
+def login_lock_until(*, client: redis.Redis, pair: ThrottlePair) -> tuple[int, bool]:
+    """The end of a (username, client) pair's lock in epoch ms (0 if none), and whether the pair
+    has recent failures; one round trip."""
+    pipe = client.pipeline(transaction=False)
+    pipe.get(pair.lock_key)
+    pipe.exists(pair.failures_key)
+    lock, failures = pipe.execute()
+    return int(lock or 0), bool(failures)

@@ -1,0 +1,213 @@
+"""Writes about people: sign-up, passwords, staff, login records, the login throttle."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+
+import redis
+from django.conf import settings
+from django.contrib.auth.hashers import check_password, make_password
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
+
+from accounts.names import name_key, username_validate
+from accounts.people import Person
+from accounts.selectors import login_lock_until, person_id_find, person_with_password
+from accounts.throttle import ThrottlePair
+from strongroom.keyspace import (
+    LOGINS_RECENT,
+    LOGINS_TOP,
+    PERSON,
+    PERSON_BY_NAME,
+    PERSON_LAST_ID,
+    PERSON_NAMES,
+)
+from strongroom.store import durable_fcall, fcall
+
+_SIGNUP_ATTEMPTS = 100
+
+
+class NameTaken(ValidationError):
+    """Someone already has this username (in any case or width)."""
+
+    def __init__(self) -> None:
+        super().__init__(_("This username is taken. Please choose another."), code="taken")
+
+
+class PersonNotFound(Exception):
+    """No person has this id."""
+
+
+def now_ms() -> int:
+    """The site's clock in epoch milliseconds (time.time, so frozen clocks apply)."""
+    return int(time.time() * 1000)
+
+
+def _password_check_user(username: str) -> object:
+    """What the similarity validator compares a password with."""
+    return Person(id=0, username=username)
+
+
+def person_create(
+    *, client: redis.Redis, username: str, password: str, is_staff: bool = False
+) -> Person:
+    """Validate, hash and store a new person; raises ValidationError (NameTaken if taken).
+
+    Nothing is written unless every check passes.
+    """
+    username_validate(username)
+    validate_password(password, user=_password_check_user(username))
+    return person_register(
+        client=client,
+        username=username,
+        password_hash=make_password(password),
+        is_staff=is_staff,
+    )
+
+
+def person_register(
+    *, client: redis.Redis, username: str, password_hash: str, is_staff: bool = False
+) -> Person:
+    """Store a person whose password is already hashed (person_create, fixtures, imports).
+
+    One server-side function claims the name and writes the person; of two sign-ups of one
+    name at the same moment exactly one wins. Raises NameTaken for the other.
+    """
+    username_validate(username)
+    key = name_key(username)
+    last_id = client.get(PERSON_LAST_ID.key())
+    proposal = int(last_id or 0) + 1
+    for _attempt in range(_SIGNUP_ATTEMPTS):
+        status, value = durable_fcall(
+            client,
+            "accounts_signup",
+            [
+                PERSON_BY_NAME.key(),
+                PERSON_NAMES.key(),
+                PERSON.key(person_id=proposal),
+                PERSON_LAST_ID.key(),
+            ],
+            [key, username, password_hash, int(is_staff), now_ms(), proposal],
+        )
+        if status == "ok":
+            return Person(id=int(value), username=username, is_staff=is_staff)
+        if status == "taken":
+            raise NameTaken
+        proposal = int(value) + 1
+    raise RuntimeError("sign-up could not get an id: too much contention")
+
+
+def password_set(*, client: redis.Redis, person_id: int, password: str) -> str:
+    """Validate and store a new password; returns the new hash (for the session check)."""
+    username = client.hget(PERSON.key(person_id=person_id), "username")
+    if username is None:
+        raise PersonNotFound(person_id)
+    validate_password(password, user=_password_check_user(username))
+    encoded = make_password(password)
+    client.hset(PERSON.key(person_id=person_id), "password", encoded)
+    return encoded
+
+
+def staff_set(*, client: redis.Redis, person_id: int, is_staff: bool) -> Person:
+    """Grant or revoke staff; raises PersonNotFound for an unknown id."""
+    key = PERSON.key(person_id=person_id)
+    pipe = client.pipeline(transaction=True)
+    pipe.exists(key)
+    pipe.hget(key, "username")
+    exists, username = pipe.execute()
+    if not exists:
+        raise PersonNotFound(person_id)
+    # HSET only on an existing hash: a check-then-write that cannot create a stray person.
+    client.hset(key, "is_staff", int(is_staff))
+    return Person(id=person_id, username=username, is_staff=is_staff)
+
+
+def login_record(*, client: redis.Redis, person_id: int, at_ms: int | None = None) -> None:
+    """Record one login in one round trip (MULTI/EXEC, all keys in {people})."""
+    at = now_ms() if at_ms is None else at_ms
+    person = PERSON.key(person_id=person_id)
+    recent = LOGINS_RECENT.key()
+    pipe = client.pipeline(transaction=True)
+    pipe.hincrby(person, "logins", 1)
+    pipe.hset(person, "last_login", at)
+    pipe.lpush(recent, f"{person_id}:{at}")
+    pipe.ltrim(recent, 0, settings.STRONGROOM_RECENT_LOGINS - 1)
+    pipe.zincrby(LOGINS_TOP.key(), 1, str(person_id))
+    pipe.execute()
+
+
+# --- the login throttle ------------------------------------------------------------------------
+
+
+def login_failure_record(
+    *, client: redis.Redis, pair: ThrottlePair, at_ms: int | None = None
+) -> int:
+    """Count one failed login; returns the end of the lock (epoch ms) if it locked, else 0."""
+    at = now_ms() if at_ms is None else at_ms
+    ends = fcall(
+        client,
+        "accounts_login_failure",
+        [pair.failures_key, pair.lock_key],
+        [
+            at,
+            settings.STRONGROOM_LOGIN_FAILURE_WINDOW_MINUTES * 60_000,
+            settings.STRONGROOM_LOGIN_FAILURE_LIMIT,
+            settings.STRONGROOM_LOGIN_LOCK_MINUTES * 60_000,
+            uuid.uuid4().hex,
+        ],
+    )
+    return int(ends)
+
+
+def login_failures_clear(*, client: redis.Redis, pair: ThrottlePair) -> None:
+    """Forget the failures of a pair after a successful login."""
+    client.delete(pair.failures_key)
+
+
+# --- signing in ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoginOutcome:
+    """What a login attempt came to: a person (with their hash), a lock, or a plain failure."""
+
+    person: Person | None = None
+    password_hash: str = ""
+    locked_until_ms: int = 0
+
+    @property
+    def locked(self) -> bool:
+        return self.locked_until_ms > 0
+
+
+def login_attempt(
+    *, client: redis.Redis, username: str, password: str, client_id: str
+) -> LoginOutcome:
+    """Check a name and password under the throttle; record the login or the failure.
+
+    An unknown name and a wrong password look and cost the same (a hash is computed either way).
+    """
+    pair = ThrottlePair.of(username=username, client_id=client_id)
+    at = now_ms()
+    locked_until, has_failures = login_lock_until(client=client, pair=pair)
+    if locked_until > at:
+        return LoginOutcome(locked_until_ms=locked_until)
+    person_id = person_id_find(client=client, username=username)
+    found = None if person_id is None else person_with_password(client=client, person_id=person_id)
+    if found is None:
+        make_password(password)  # the same work as a real check: no timing hint
+        return _login_failed(client=client, pair=pair, at=at)
+    person, encoded = found
+    if not check_password(password, encoded):
+        return _login_failed(client=client, pair=pair, at=at)
+    login_record(client=client, person_id=person.id, at_ms=at)
+    if has_failures:
+        login_failures_clear(client=client, pair=pair)
+    return LoginOutcome(person=person, password_hash=encoded)
+
+
+def _login_failed(*, client: redis.Redis, pair: ThrottlePair, at: int) -> LoginOutcome:
+    return LoginOutcome(locked_until_ms=login_failure_record(client=client, pair=pair, at_ms=at))
