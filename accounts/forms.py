@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
 from accounts.names import USERNAME_HELP, USERNAME_INPUT_MAX_LENGTH, username_validate
+from accounts.passwords import PasswordSubject
 from accounts.people import Person
 
 PASSWORD_MAX_LENGTH = 256
@@ -70,7 +71,7 @@ class SignupForm(forms.Form):
             self.add_error("password2", _("The two passwords differ."))
         elif first and "username" in data:
             try:
-                validate_password(first, user=Person(id=0, username=data["username"]))
+                validate_password(first, user=PasswordSubject(username=data["username"]))
             except ValidationError as error:
                 self.add_error("password1", error)
         return data
@@ -110,7 +111,7 @@ class PasswordChangeForm(forms.Form):
             self.add_error("new_password2", _("The two passwords differ."))
         elif first:
             try:
-                validate_password(first, user=self.person)
+                validate_password(first, user=PasswordSubject(username=self.person.username))
             except ValidationError as error:
                 self.add_error("new_password1", error)
         return data

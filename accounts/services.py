@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
 from accounts.names import name_key, username_validate
+from accounts.passwords import PasswordSubject
 from accounts.people import Person
 from accounts.selectors import login_lock_until, person_id_find, person_with_password
 from accounts.throttle import ThrottlePair
@@ -46,9 +47,9 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def _password_check_user(username: str) -> object:
+def _password_check_user(username: str) -> PasswordSubject:
     """What the similarity validator compares a password with."""
-    return Person(id=0, username=username)
+    return PasswordSubject(username=username)
 
 
 def person_create(

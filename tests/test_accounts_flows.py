@@ -1,0 +1,208 @@
+"""Sign-up, log in, log out and password change through the real views and the real store."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+from django.conf import settings
+from django.test import Client
+
+from accounts.people import Person
+from accounts.selectors import login_summary, person_find, person_get
+from accounts.services import NameTaken, person_create
+from strongroom.keyspace import PERSON, PERSON_BY_NAME, SESSION, family_of
+
+GOOD_PASSWORD = "correct-horse-battery-9"
+
+
+def signup(client: Client, username: str, password: str = GOOD_PASSWORD, again: str | None = None):
+    return client.post(
+        "/accounts/signup/",
+        {"username": username, "password1": password, "password2": again or password},
+    )
+
+
+def login(client: Client, username: str, password: str, next_url: str = ""):
+    return client.post(
+        "/accounts/login/", {"username": username, "password": password, "next": next_url}
+    )
+
+
+def session_key(client: Client) -> str | None:
+    cookie = client.cookies.get(settings.SESSION_COOKIE_NAME)
+    return cookie.value if cookie else None
+
+
+def test_signup_creates_the_person_signs_them_in_and_shows_the_name_as_typed(r: redis.Redis):
+    client = Client()
+    response = signup(client, "Zoë_Li")
+    assert response.status_code == 302
+    person = person_find(client=r, username="zoë_li")
+    assert person == Person(id=1, username="Zoë_Li", is_staff=False)
+    page = client.get("/accounts/me/")
+    assert page.status_code == 200
+    assert "Zoë_Li" in page.content.decode()
+    assert page.context["request"].user == person
+
+
+def test_signup_mapping_ignores_case_and_width(r: redis.Redis):
+    assert signup(Client(), "Anna").status_code == 302
+    for twin in ("anna", "ANNA", "Ａｎｎａ"):
+        response = signup(Client(), twin)
+        assert response.status_code == 200
+        assert "This username is taken" in response.content.decode()
+    assert r.hlen(PERSON_BY_NAME.key()) == 1
+
+
+def test_signup_with_mismatched_or_weak_passwords_writes_nothing(r: redis.Redis):
+    before = r.dbsize()
+    response = signup(Client(), "newcomer", GOOD_PASSWORD, "something-else-42")
+    assert "The two passwords differ." in response.content.decode()
+    response = signup(Client(), "newcomer", "12345678")
+    assert response.status_code == 200
+    assert "too short" in response.content.decode()
+    response = signup(Client(), "newcomer", "newcomer1234")
+    assert "too similar" in response.content.decode()
+    assert r.dbsize() == before
+    assert person_find(client=r, username="newcomer") is None
+
+
+def test_person_create_refuses_a_taken_name_with_name_taken(r: redis.Redis):
+    person_create(client=r, username="Mei", password=GOOD_PASSWORD)
+    keys_before = r.dbsize()
+    with pytest.raises(NameTaken):
+        person_create(client=r, username="MEI", password=GOOD_PASSWORD)
+    assert r.dbsize() == keys_before
+
+
+def test_login_rotates_the_session_and_counts_one_login(r: redis.Redis, buyer):
+    client = Client()
+    client.get("/accounts/login/")
+    client.session.save()  # an anonymous session exists before logging in
+    before = session_key(client)
+    assert before and r.exists(SESSION.key(session_key=before))
+    response = login(client, buyer.username.upper(), buyer.password)
+    assert response.status_code == 302
+    after = session_key(client)
+    assert after and after != before
+    assert not r.exists(SESSION.key(session_key=before))
+    summary = login_summary(client=r, person_id=buyer.id)
+    assert summary is not None and summary.logins == 1 and summary.last_login is not None
+
+
+def test_wrong_password_and_unknown_name_read_the_same(r: redis.Redis, buyer):
+    wrong = login(Client(), buyer.username, "not-the-password")
+    unknown = login(Client(), "nobody-here", "not-the-password")
+    assert wrong.status_code == unknown.status_code == 400
+    message = "The username or the password is wrong."
+    assert message in wrong.content.decode() and message in unknown.content.decode()
+    assert login_summary(client=r, person_id=buyer.id).logins == 0
+
+
+def test_logout_is_post_only_and_deletes_the_session(r: redis.Redis, buyer, client_for):
+    client = client_for(buyer)
+    key = session_key(client)
+    assert r.exists(SESSION.key(session_key=key))
+    assert client.get("/accounts/logout/").status_code == 405
+    assert client.get("/accounts/me/").status_code == 200
+    response = client.post("/accounts/logout/")
+    assert response.status_code == 302
+    assert not r.exists(SESSION.key(session_key=key))
+    assert client.get("/accounts/me/").status_code == 302
+
+
+def test_forms_need_the_csrf_token(r: redis.Redis, buyer):
+    client = Client(enforce_csrf_checks=True)
+    assert login(client, buyer.username, buyer.password).status_code == 403
+    assert signup(client, "csrfless").status_code == 403
+    assert person_find(client=r, username="csrfless") is None
+
+
+def test_password_change_needs_the_current_password_and_ends_other_sessions(
+    r: redis.Redis, buyer, client_for
+):
+    here, elsewhere = client_for(buyer), client_for(buyer)
+    new = "a-brand-new-secret-77"
+    refused = here.post(
+        "/accounts/password/",
+        {"old_password": "wrong", "new_password1": new, "new_password2": new},
+    )
+    assert refused.status_code == 400
+    assert "Your current password is wrong." in refused.content.decode()
+    changed = here.post(
+        "/accounts/password/",
+        {"old_password": buyer.password, "new_password1": new, "new_password2": new},
+    )
+    assert changed.status_code == 302
+    assert here.get("/accounts/me/").status_code == 200
+    assert elsewhere.get("/accounts/me/").status_code == 302
+    assert login(Client(), buyer.username, buyer.password).status_code == 400
+    assert login(Client(), buyer.username, new).status_code == 302
+
+
+def test_password_change_page_needs_login():
+    response = Client().get("/accounts/password/")
+    assert response.status_code == 302
+    assert response["Location"] == "/accounts/login/?next=%2Faccounts%2Fpassword%2F"
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ["a:b", "{x}", "*", "two words", " lead", "line\nbreak", "x" * 300, "smile😀", "", "...",
+     "tab\there", "null\x00byte", "sr:{people}:by-name"],
+)  # fmt: skip
+def test_hostile_usernames_get_a_form_error_and_write_no_key(r: redis.Redis, hostile: str):
+    client = Client()
+    client.get("/accounts/signup/")
+    keys_before = sorted(r.scan_iter(count=1000))
+    response = signup(client, hostile)
+    assert response.status_code == 200
+    assert response.context["form"].errors.get("username"), hostile
+    assert sorted(r.scan_iter(count=1000)) == keys_before
+    assert not any(family_of(key) is PERSON for key in r.scan_iter(count=1000))
+
+
+def test_cjk_and_accented_names_are_welcome(r: redis.Redis):
+    for name in ("王小明", "José.M", "ナナ-7"):
+        assert signup(Client(), name).status_code == 302, name
+    assert [person_get(client=r, person_id=i).username for i in (1, 2, 3)] == [
+        "王小明",
+        "José.M",
+        "ナナ-7",
+    ]
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["https://evil.example/", "//evil.example/x", "https:evil.example", "/\\evil.example",
+     "javascript:alert(1)", "http://testserver.evil.example/"],
+)  # fmt: skip
+def test_login_refuses_to_redirect_off_site(buyer, target: str):
+    response = login(Client(), buyer.username, buyer.password, next_url=target)
+    assert response.status_code == 302
+    assert response["Location"] == "/"
+
+
+def test_login_follows_next_on_this_site(buyer):
+    response = login(Client(), buyer.username, buyer.password, next_url="/accounts/me/?tab=1")
+    assert response["Location"] == "/accounts/me/?tab=1"
+
+
+def test_signup_refuses_an_off_site_next(r: redis.Redis):
+    response = Client().post(
+        "/accounts/signup/?next=https://evil.example/",
+        {"username": "fresh", "password1": GOOD_PASSWORD, "password2": GOOD_PASSWORD},
+    )
+    assert response["Location"] == "/"
+
+
+def test_session_cookie_flags(buyer):
+    response = login(Client(), buyer.username, buyer.password)
+    cookie = response.cookies[settings.SESSION_COOKIE_NAME]
+    assert cookie["httponly"] and cookie["samesite"] == "Lax"
+
+
+def test_pages_are_translated_into_chinese():
+    client = Client(headers={"accept-language": "zh-hans"})
+    assert "登录" in client.get("/accounts/login/").content.decode()
+    assert "用户名" in client.get("/accounts/signup/").content.decode()
