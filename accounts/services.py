@@ -81,6 +81,7 @@ def person_register(
     key = name_key(username)
     last_id = client.get(PERSON_LAST_ID.key())
     proposal = int(last_id or 0) + 1
+    token = uuid.uuid4().hex
     for _attempt in range(_SIGNUP_ATTEMPTS):
         status, value = durable_fcall(
             client,
@@ -91,7 +92,7 @@ def person_register(
                 PERSON.key(person_id=proposal),
                 PERSON_LAST_ID.key(),
             ],
-            [key, username, password_hash, int(is_staff), now_ms(), proposal],
+            [key, username, password_hash, int(is_staff), now_ms(), proposal, token],
         )
         if status == "ok":
             return Person(id=int(value), username=username, is_staff=is_staff)

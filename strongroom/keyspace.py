@@ -143,7 +143,7 @@ PERSON = declare(
     "{people}:person:<person_id>",
     type="hash",
     holds="one person: username (as typed), name_key, password (Django hash), is_staff, joined, "
-    "logins (count), last_login (epoch ms)",
+    "logins (count), last_login (epoch ms), signup_token (lets a retried sign-up see its success)",
     app="accounts",
     why="a hash per person: one key, fields read and written singly (HINCRBY logins) or together "
     "(HMGET), compact (listpack) for a handful of small fields",

@@ -2,16 +2,17 @@
 
 -- Sign-up: claim a name and write the person, all or nothing.
 -- KEYS: by-name hash, names-by-id hash, person hash (for ARGV id), last-id string
--- ARGV: name_key, username, password_hash, is_staff (0|1), joined_ms, id
--- The id is proposed by the caller (last-id + 1), so a retried call recognises its own success.
+-- ARGV: name_key, username, password_hash, is_staff (0|1), joined_ms, id, signup token
+-- The caller proposes the id (last-id + 1) and a unique token; a retried call (redis-py retries
+-- after a lost reply) finds its own token on the person and reports success again.
 -- Returns {"ok", id} | {"taken", ""} | {"retry", last_id}
 local function signup(keys, args)
   local by_name, names, person, last_id = keys[1], keys[2], keys[3], keys[4]
-  local name_key, username, password, is_staff, joined, id =
-    args[1], args[2], args[3], args[4], args[5], args[6]
+  local name_key, username, password, is_staff, joined, id, token =
+    args[1], args[2], args[3], args[4], args[5], args[6], args[7]
   local owner = redis.call('HGET', by_name, name_key)
   if owner then
-    if owner == id and redis.call('HGET', person, 'name_key') == name_key then
+    if owner == id and redis.call('HGET', person, 'signup_token') == token then
       return {'ok', id}
     end
     return {'taken', ''}
@@ -22,7 +23,7 @@ local function signup(keys, args)
   end
   redis.call('SET', last_id, id)
   redis.call('HSET', person, 'username', username, 'name_key', name_key, 'password', password,
-    'is_staff', is_staff, 'joined', joined, 'logins', 0)
+    'is_staff', is_staff, 'joined', joined, 'logins', 0, 'signup_token', token)
   redis.call('HSET', by_name, name_key, id)
   redis.call('HSET', names, id, username)
   return {'ok', id}

@@ -1,0 +1,101 @@
+"""Two sign-ups of one name at the same moment: exactly one wins, every time."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import redis
+from django.conf import settings
+from django.contrib.auth.hashers import make_password
+
+from accounts.names import name_key
+from accounts.services import NameTaken, person_register
+from strongroom.keyspace import PERSON, PERSON_BY_NAME, PERSON_LAST_ID, PERSON_NAMES, family_of
+from strongroom.store import connect
+
+ROUNDS = 20
+THREADS = 8
+
+
+def race(attempt, threads: int = THREADS) -> list[object]:
+    """Run `attempt(i)` in `threads` threads released together by a barrier."""
+    barrier = threading.Barrier(threads)
+
+    def run(i: int) -> object:
+        barrier.wait()
+        try:
+            return attempt(i)
+        except NameTaken as taken:
+            return taken
+
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(run, range(threads)))
+
+
+def test_concurrent_signups_of_one_name_have_exactly_one_winner(r: redis.Redis):
+    encoded = make_password("race-password-1")
+    clients = [connect(_url(r)) for _ in range(THREADS)]
+    for round_no in range(ROUNDS):
+        name = f"Racer{round_no}"
+        spellings = [name, name.lower(), name.upper(), f"Ｒacer{round_no}"]
+
+        def attempt(i: int, spellings: list[str] = spellings) -> object:
+            return person_register(
+                client=clients[i], username=spellings[i % len(spellings)], password_hash=encoded
+            )
+
+        results = race(attempt)
+        winners = [result for result in results if not isinstance(result, NameTaken)]
+        assert len(winners) == 1, (round_no, results)
+        assert r.hget(PERSON_BY_NAME.key(), name_key(name)) == str(winners[0].id)
+    people = [key for key in r.scan_iter(count=1000) if family_of(key) is PERSON]
+    assert len(people) == ROUNDS
+    assert r.hlen(PERSON_BY_NAME.key()) == r.hlen(PERSON_NAMES.key()) == ROUNDS
+    assert int(r.get(PERSON_LAST_ID.key())) == ROUNDS
+
+
+def test_concurrent_signups_of_different_names_all_win_with_distinct_ids(r: redis.Redis):
+    encoded = make_password("race-password-1")
+    clients = [connect(_url(r)) for _ in range(THREADS)]
+    people = race(
+        lambda i: person_register(client=clients[i], username=f"solo{i}", password_hash=encoded)
+    )
+    assert sorted(person.id for person in people) == list(range(1, THREADS + 1))
+
+
+def naive_signup(client: redis.Redis, username: str, gate: threading.Barrier) -> bool:
+    """The flaw we must not copy: check in the application, then write."""
+    taken = client.hexists(PERSON_BY_NAME.key(), name_key(username))
+    gate.wait()  # every thread has checked before any writes: the window made wide
+    if taken:
+        return False
+    person_id = client.incr(PERSON_LAST_ID.key())
+    client.hset(PERSON_BY_NAME.key(), name_key(username), person_id)
+    return True
+
+
+def test_control_the_naive_check_then_write_lets_several_win(r: redis.Redis):
+    """Proves the race test can fail: the same race against read-then-write has many winners."""
+    clients = [connect(_url(r)) for _ in range(THREADS)]
+    gate = threading.Barrier(THREADS)
+    wins = race(lambda i: naive_signup(clients[i], "Racer", gate))
+    assert wins.count(True) > 1
+
+
+def _url(r: redis.Redis) -> str:
+    return str(settings.REDIS_URL)
+
+
+def test_a_retried_signup_call_reports_its_own_success_once(r: redis.Redis):
+    """redis-py may send a call twice; the second run must not create a second person."""
+    from strongroom.store import fcall
+
+    keys = [PERSON_BY_NAME.key(), PERSON_NAMES.key(), PERSON.key(person_id=1), PERSON_LAST_ID.key()]
+    args = [name_key("Twice"), "Twice", "hash", 0, 1, 1, "token-a"]
+    assert fcall(r, "accounts_signup", keys, args) == ["ok", "1"]
+    assert fcall(r, "accounts_signup", keys, args) == ["ok", "1"]
+    other = [*args[:-1], "token-b"]
+    assert fcall(r, "accounts_signup", keys, other) == ["taken", ""]
+    assert r.get(PERSON_LAST_ID.key()) == "1"
+    assert r.hlen(PERSON_BY_NAME.key()) == 1
