@@ -1,0 +1,81 @@
+"""The keys of one room and the composite score of the date index (names come from keyspace)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from booking.domain import CLASS_DIGIT, format_room, season_key
+from strongroom import keyspace as ks
+
+# score = YYYY * 10^7 + day of year * 10^4 + class digit * 10^3 + room: 11 digits < 2^53.
+YEAR_FACTOR = 10**7
+DAY_FACTOR = 10**4
+CLASS_FACTOR = 10**3
+
+
+@dataclass(frozen=True)
+class RoomKeys:
+    """Every key of one room (they share the hash tag {room:NNN})."""
+
+    room: int
+
+    @property
+    def tag(self) -> str:
+        return format_room(self.room)
+
+    def inventory(self, cls: str, season: str | None = None) -> str:
+        return ks.BOOKING_INVENTORY.key(room=self.tag, cls=cls, season=season or season_key())
+
+    @property
+    def registry(self) -> str:
+        return ks.BOOKING_REGISTRY.key(room=self.tag)
+
+    def record(self, booking_id: str) -> str:
+        return ks.BOOKING_RECORD.key(room=self.tag, booking_id=booking_id)
+
+    @property
+    def ledger(self) -> str:
+        return ks.BOOKING_LEDGER.key(room=self.tag)
+
+    @property
+    def codes(self) -> str:
+        return ks.BOOKING_CODES.key(room=self.tag)
+
+    @property
+    def holds(self) -> str:
+        return ks.BOOKING_HOLDS.key(room=self.tag)
+
+    @property
+    def pickup_failures(self) -> str:
+        return ks.BOOKING_PICKUP_FAILURES.key(room=self.tag)
+
+    @property
+    def pickup_lock(self) -> str:
+        return ks.BOOKING_PICKUP_LOCK.key(room=self.tag)
+
+    @property
+    def audit(self) -> str:
+        return ks.BOOKING_AUDIT.key(room=self.tag)
+
+
+def person_index(owner_id: str) -> str:
+    return ks.BOOKING_BY_PERSON.key(owner_id=owner_id)
+
+
+def date_index() -> str:
+    return ks.BOOKING_BY_DATE.key()
+
+
+def date_score(date: dt.date, cls: str | None = None, room: int = 0) -> int:
+    """The composite score: date first, then class (A=1, B=2, C=3), then room."""
+    day = date.year * YEAR_FACTOR + date.timetuple().tm_yday * DAY_FACTOR
+    return day + (CLASS_DIGIT[cls] * CLASS_FACTOR if cls else 0) + room
+
+
+def date_member(booking_id: str, date: dt.date) -> str:
+    return f"{booking_id}/{date.isoformat()}"
+
+
+def member_booking_id(member: str) -> str:
+    return member.split("/", 1)[0]

@@ -1,0 +1,457 @@
+#!lua name=booking
+
+-- The treasure inventory. Every function receives all its keys in KEYS[] (one room's hash tag),
+-- checks everything before its first write, and recognises its own earlier success by the
+-- client-made id, because redis-py may send a call twice.
+--
+-- Slots live in one bitmap per (room, class, season), read and written as BITFIELD fields:
+--   class A: field u1  at bit day                          (mask 1)
+--   class B: field u24 at bit day*24                       (hour h is bit day*24 + h)
+--   class C: field u24 at bit (day*100 + box - 1)*24       (hour h is that + h)
+-- A u24 field is big-endian, so hour h is value bit 2^(23-h).
+--
+-- A request travels as: cls, days "3,4", hour start, hour end, boxes "1,2" (empty for A/B).
+
+local FULL = 16777215 -- 2^24 - 1
+
+local function split(text)
+  local out = {}
+  if text == nil or text == '' then
+    return out
+  end
+  for part in string.gmatch(text, '[^,]+') do
+    out[#out + 1] = part
+  end
+  return out
+end
+
+local function split_numbers(text)
+  local out = {}
+  for i, part in ipairs(split(text)) do
+    out[i] = tonumber(part)
+  end
+  return out
+end
+
+local function hour_mask(first, last)
+  local mask = 0
+  for hour = first, last - 1 do
+    mask = mask + 2 ^ (23 - hour)
+  end
+  return mask
+end
+
+-- The fields a request covers: a list of {offset, mask, day, box} and the BITFIELD type.
+local function fields_of(cls, days, hstart, hend, boxes)
+  local fields = {}
+  if cls == 'A' then
+    for _, day in ipairs(days) do
+      fields[#fields + 1] = {day, 1, day, 0}
+    end
+    return fields, 'u1'
+  end
+  local mask = hour_mask(hstart, hend)
+  if cls == 'B' then
+    for _, day in ipairs(days) do
+      fields[#fields + 1] = {day * 24, mask, day, 0}
+    end
+  else
+    for _, day in ipairs(days) do
+      for _, box in ipairs(boxes) do
+        fields[#fields + 1] = {(day * 100 + box - 1) * 24, mask, day, box}
+      end
+    end
+  end
+  return fields, 'u24'
+end
+
+-- Current values of the fields, one BITFIELD_RO call per 1000 fields.
+local function read_fields(key, fields, kind)
+  local values = {}
+  local batch = 1000
+  for first = 1, #fields, batch do
+    local args = {}
+    for i = first, math.min(first + batch - 1, #fields) do
+      args[#args + 1] = 'GET'
+      args[#args + 1] = kind
+      args[#args + 1] = fields[i][1]
+    end
+    local got = redis.call('BITFIELD_RO', key, unpack(args))
+    for i, value in ipairs(got) do
+      values[first + i - 1] = value
+    end
+  end
+  return values
+end
+
+local function write_fields(key, fields, kind, values)
+  local batch = 1000
+  for first = 1, #fields, batch do
+    local args = {}
+    for i = first, math.min(first + batch - 1, #fields) do
+      args[#args + 1] = 'SET'
+      args[#args + 1] = kind
+      args[#args + 1] = fields[i][1]
+      args[#args + 1] = values[i]
+    end
+    redis.call('BITFIELD', key, unpack(args))
+  end
+end
+
+-- A hold's value: "expiry ms|owner|cls|days|hstart|hend|boxes".
+local function parse_hold(value)
+  local p = {}
+  for part in string.gmatch(value .. '|', '([^|]*)|') do
+    p[#p + 1] = part
+  end
+  return {
+    expiry = tonumber(p[1]), owner = p[2], cls = p[3], days = split_numbers(p[4]),
+    hstart = tonumber(p[5]) or 0, hend = tonumber(p[6]) or 0, boxes = split_numbers(p[7]),
+  }
+end
+
+local function as_set(list)
+  local set = {}
+  for _, item in ipairs(list) do
+    set[item] = true
+  end
+  return set
+end
+
+-- Slots of other buyers' unexpired holds that overlap the request: "day:box:mask:1" entries.
+-- Also returns the ids of expired holds (to drop on a successful write).
+local function held_conflicts(holds_key, owner, cls, days, hstart, hend, boxes, now)
+  local conflicts, expired = {}, {}
+  local flat = redis.call('HGETALL', holds_key)
+  local my_days, my_boxes = as_set(days), as_set(boxes)
+  for i = 1, #flat, 2 do
+    local id, hold = flat[i], parse_hold(flat[i + 1])
+    if hold.expiry <= now then
+      expired[#expired + 1] = id
+    elseif hold.owner ~= owner and hold.cls == cls then
+      local mask = 1
+      if cls ~= 'A' then
+        local first, last = math.max(hstart, hold.hstart), math.min(hend, hold.hend)
+        mask = first < last and hour_mask(first, last) or 0
+      end
+      if mask ~= 0 then
+        for _, day in ipairs(hold.days) do
+          if my_days[day] then
+            if cls == 'C' then
+              for _, box in ipairs(hold.boxes) do
+                if my_boxes[box] then
+                  conflicts[#conflicts + 1] = day .. ':' .. box .. ':' .. mask .. ':1'
+                end
+              end
+            else
+              conflicts[#conflicts + 1] = day .. ':0:' .. mask .. ':1'
+            end
+          end
+        end
+      end
+    end
+  end
+  return conflicts, expired
+end
+
+-- Booked slots that overlap the request: "day:box:mask:0" entries, plus the current values.
+local function booked_conflicts(inv_key, fields, kind)
+  local values = read_fields(inv_key, fields, kind)
+  local conflicts = {}
+  for i, field in ipairs(fields) do
+    local overlap = bit.band(values[i], field[2])
+    if overlap ~= 0 then
+      conflicts[#conflicts + 1] = field[3] .. ':' .. field[4] .. ':' .. overlap .. ':0'
+    end
+  end
+  return conflicts, values
+end
+
+local function audit(stream, maxlen, kind, actor, booking, room, detail, now)
+  redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', 'kind', kind, 'actor', actor,
+    'booking', booking, 'room', room, 'detail', detail, 'at', now)
+end
+
+local function append(list, more)
+  for _, item in ipairs(more) do
+    list[#list + 1] = item
+  end
+  return list
+end
+
+-- Claim: take every slot of the request, or nothing.
+-- KEYS: inventory, registry, record, ledger, codes, holds, audit
+-- ARGV: owner, cls, season, days, hstart, hend, boxes, booking id, now ms, code mac,
+--       sealed code, dates (ISO csv), hold id ('' for none), audit maxlen, room
+-- Returns {'ok', <record as flat hash>} | {'taken', 'day:box:mask:held', ...}
+--       | {'id_in_use'} | {'code_clash'}
+local function claim(keys, args)
+  local inv, registry, record, ledger, codes, holds, stream =
+    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7]
+  local owner, cls, season = args[1], args[2], args[3]
+  local days, hstart, hend = split_numbers(args[4]), tonumber(args[5]), tonumber(args[6])
+  local boxes, id, now = split_numbers(args[7]), args[8], tonumber(args[9])
+  local mac, sealed, dates, hold_id, maxlen, room =
+    args[10], args[11], args[12], args[13], args[14], args[15]
+
+  if redis.call('EXISTS', record) == 1 then
+    if redis.call('HGET', record, 'owner') == owner then
+      return {'ok', redis.call('HGETALL', record)}
+    end
+    return {'id_in_use'}
+  end
+  if redis.call('HEXISTS', codes, mac) == 1 then
+    return {'code_clash'}
+  end
+  local fields, kind = fields_of(cls, days, hstart, hend, boxes)
+  local taken, values = booked_conflicts(inv, fields, kind)
+  local held, expired = held_conflicts(holds, owner, cls, days, hstart, hend, boxes, now)
+  append(taken, held)
+  if #taken > 0 then
+    return {'taken', unpack(taken)}
+  end
+
+  local updated = {}
+  for i, field in ipairs(fields) do
+    updated[i] = bit.bor(values[i], field[2])
+  end
+  write_fields(inv, fields, kind, updated)
+  redis.call('SADD', registry, inv)
+  redis.call('HSET', record, 'id', id, 'owner', owner, 'cls', cls, 'room', room,
+    'season', season, 'days', args[4], 'dates', dates, 'hstart', hstart, 'hend', hend,
+    'boxes', args[7], 'created', now, 'status', 'confirmed', 'code_mac', mac,
+    'code_sealed', sealed, 'collected', '', 'inv', inv)
+  redis.call('SADD', ledger, id)
+  redis.call('HSET', codes, mac, id)
+  if hold_id ~= '' then
+    local value = redis.call('HGET', holds, hold_id)
+    if value and parse_hold(value).owner == owner then
+      expired[#expired + 1] = hold_id
+    end
+  end
+  if #expired > 0 then
+    redis.call('HDEL', holds, unpack(expired))
+  end
+  audit(stream, maxlen, 'claim', owner, id, room, cls .. ' ' .. dates, now)
+  return {'ok', redis.call('HGETALL', record)}
+end
+
+-- Hold: keep the request's slots for one buyer until expiry (other buyers see them taken).
+-- KEYS: inventory, holds, audit
+-- ARGV: owner, cls, days, hstart, hend, boxes, hold id, now ms, ttl ms, audit maxlen, room
+-- Returns {'ok', expiry ms} | {'taken', ...} | {'id_in_use'}
+local function hold(keys, args)
+  local inv, holds, stream = keys[1], keys[2], keys[3]
+  local owner, cls = args[1], args[2]
+  local days, hstart, hend = split_numbers(args[3]), tonumber(args[4]), tonumber(args[5])
+  local boxes, id, now, ttl = split_numbers(args[6]), args[7], tonumber(args[8]), tonumber(args[9])
+  local maxlen, room = args[10], args[11]
+
+  local existing = redis.call('HGET', holds, id)
+  if existing then
+    local old = parse_hold(existing)
+    if old.owner ~= owner then
+      return {'id_in_use'}
+    end
+    if old.expiry > now then
+      return {'ok', tostring(old.expiry)}
+    end
+  end
+  local fields, kind = fields_of(cls, days, hstart, hend, boxes)
+  local taken = booked_conflicts(inv, fields, kind)
+  local held, expired = held_conflicts(holds, owner, cls, days, hstart, hend, boxes, now)
+  append(taken, held)
+  if #taken > 0 then
+    return {'taken', unpack(taken)}
+  end
+
+  if #expired > 0 then
+    redis.call('HDEL', holds, unpack(expired))
+  end
+  local expiry = now + ttl
+  local value = table.concat({expiry, owner, cls, args[3], hstart, hend, args[6]}, '|')
+  redis.call('HSET', holds, id, value)
+  if redis.call('PTTL', holds) < ttl then
+    redis.call('PEXPIRE', holds, ttl)
+  end
+  audit(stream, maxlen, 'hold', owner, id, room, cls, now)
+  return {'ok', tostring(expiry)}
+end
+
+-- Release a hold of its owner. KEYS: holds. ARGV: hold id, owner. Returns 1 | 0.
+local function hold_release(keys, args)
+  local value = redis.call('HGET', keys[1], args[1])
+  if value and parse_hold(value).owner == args[2] then
+    redis.call('HDEL', keys[1], args[1])
+    return 1
+  end
+  return 0
+end
+
+-- Cancel: free exactly the booking's own slots.
+-- KEYS: record, inventory, registry, audit
+-- ARGV: actor, is staff (1|0), today ISO, reason, now ms, audit maxlen
+-- Returns {'cancelled', <record>} | {outcome} with outcome not_found, forbidden,
+--   already_cancelled, collected, started, stale
+local function cancel(keys, args)
+  local record, inv, registry, stream = keys[1], keys[2], keys[3], keys[4]
+  local actor, is_staff, today, reason, now, maxlen =
+    args[1], args[2] == '1', args[3], args[4], tonumber(args[5]), args[6]
+  if redis.call('EXISTS', record) == 0 then
+    return {'not_found'}
+  end
+  local r = redis.call('HMGET', record, 'owner', 'status', 'collected', 'dates', 'inv', 'cls',
+    'days', 'hstart', 'hend', 'boxes', 'id', 'room')
+  local owner, status, collected, dates = r[1], r[2], r[3], r[4]
+  if actor ~= owner and not is_staff then
+    return {'forbidden'}
+  end
+  if status == 'cancelled' then
+    return {'already_cancelled'}
+  end
+  if status == 'collected' or (collected and collected ~= '') then
+    return {'collected'}
+  end
+  if not is_staff and today >= split(dates)[1] then
+    return {'started'}
+  end
+  if r[5] ~= inv then
+    return {'stale'}
+  end
+
+  local fields, kind = fields_of(r[6], split_numbers(r[7]), tonumber(r[8]), tonumber(r[9]),
+    split_numbers(r[10]))
+  local values = read_fields(inv, fields, kind)
+  local updated = {}
+  for i, field in ipairs(fields) do
+    updated[i] = bit.band(values[i], bit.bnot(field[2]))
+  end
+  write_fields(inv, fields, kind, updated)
+  if redis.call('BITCOUNT', inv) == 0 then
+    redis.call('DEL', inv)
+    redis.call('SREM', registry, inv)
+  end
+  redis.call('HSET', record, 'status', 'cancelled', 'cancelled_at', now, 'cancelled_by', actor,
+    'cancel_reason', reason)
+  audit(stream, maxlen, 'cancel', actor, r[11], r[12], reason, now)
+  return {'cancelled', redis.call('HGETALL', record)}
+end
+
+-- Pickup: open the safe with room + code, once per booked day, within the booked hours.
+-- KEYS: lock, failures, codes, record (of ARGV booking id; any key of the room if none), audit
+-- ARGV: code mac, booking id (''), now ms, today ISO, minute of day, grace minutes,
+--       max failures, window ms, lock ms, attempt id, audit maxlen, room
+-- Returns {'collected', <record>} | {'locked', until ms} | {'wrong_code', failures left}
+--       | {'retry', booking id} | {outcome, <record>} for cancelled, already_collected,
+--         wrong_day, wrong_hour
+local function pickup(keys, args)
+  local lock, failures, codes, record, stream = keys[1], keys[2], keys[3], keys[4], keys[5]
+  local mac, expected, now, today = args[1], args[2], tonumber(args[3]), args[4]
+  local minute, grace = tonumber(args[5]), tonumber(args[6])
+  local max_failures, window, lock_ms = tonumber(args[7]), tonumber(args[8]), tonumber(args[9])
+  local attempt, maxlen, room = args[10], args[11], args[12]
+
+  local locked_until = redis.call('GET', lock)
+  if locked_until then
+    return {'locked', locked_until}
+  end
+  local id = redis.call('HGET', codes, mac)
+  if not id then
+    redis.call('ZADD', failures, now, attempt)
+    redis.call('ZREMRANGEBYSCORE', failures, '-inf', '(' .. tostring(now - window))
+    redis.call('PEXPIRE', failures, window)
+    local count = redis.call('ZCARD', failures)
+    audit(stream, maxlen, 'pickup_failed', '', '', room, 'wrong code', now)
+    if count >= max_failures then
+      local until_ms = tostring(now + lock_ms)
+      redis.call('SET', lock, until_ms, 'PX', lock_ms)
+      redis.call('DEL', failures)
+      return {'locked', until_ms}
+    end
+    return {'wrong_code', tostring(max_failures - count)}
+  end
+  if id ~= expected then
+    return {'retry', id}
+  end
+
+  local r = redis.call('HMGET', record, 'status', 'dates', 'collected', 'cls', 'hstart', 'hend')
+  local status, dates, collected = r[1], split(r[2]), split(r[3])
+  if status == 'cancelled' then
+    return {'cancelled', redis.call('HGETALL', record)}
+  end
+  if status == 'collected' or as_set(collected)[today] then
+    return {'already_collected', redis.call('HGETALL', record)}
+  end
+  if not as_set(dates)[today] then
+    return {'wrong_day', redis.call('HGETALL', record)}
+  end
+  if r[4] ~= 'A' then
+    local first, last = tonumber(r[5]) * 60, tonumber(r[6]) * 60 + grace
+    if minute < first or minute >= last then
+      return {'wrong_hour', redis.call('HGETALL', record)}
+    end
+  end
+
+  collected[#collected + 1] = today
+  table.sort(collected)
+  local fields = {'collected', table.concat(collected, ','), 'collected_at', now}
+  if #collected == #dates then
+    fields[#fields + 1] = 'status'
+    fields[#fields + 1] = 'collected'
+  end
+  redis.call('HSET', record, unpack(fields))
+  audit(stream, maxlen, 'pickup', redis.call('HGET', record, 'owner'), id, room, today, now)
+  return {'collected', redis.call('HGETALL', record)}
+end
+
+-- Flush one room: delete exactly its registered inventory keys and cancel its confirmed
+-- bookings. The caller passes what it read; if the room changed meanwhile, nothing happens.
+-- KEYS: registry, ledger, holds, audit, inventory keys (ARGV n_inv), record keys (ARGV n_rec)
+-- ARGV: actor, reason, now ms, audit maxlen, n_inv, n_rec, room
+-- Returns {'ok', keys removed, bookings cancelled} | {'retry'}
+local function flush_room(keys, args)
+  local registry, ledger, holds, stream = keys[1], keys[2], keys[3], keys[4]
+  local actor, reason, now, maxlen = args[1], args[2], tonumber(args[3]), args[4]
+  local n_inv, n_rec, room = tonumber(args[5]), tonumber(args[6]), args[7]
+  if redis.call('SCARD', registry) ~= n_inv or redis.call('SCARD', ledger) ~= n_rec then
+    return {'retry'}
+  end
+  for i = 5, 4 + n_inv do
+    if redis.call('SISMEMBER', registry, keys[i]) == 0 then
+      return {'retry'}
+    end
+  end
+  local records = {}
+  for i = 5 + n_inv, 4 + n_inv + n_rec do
+    local id = redis.call('HGET', keys[i], 'id')
+    if not id or redis.call('SISMEMBER', ledger, id) == 0 then
+      return {'retry'}
+    end
+    records[#records + 1] = keys[i]
+  end
+
+  local cancelled = 0
+  for _, record in ipairs(records) do
+    if redis.call('HGET', record, 'status') == 'confirmed' then
+      redis.call('HSET', record, 'status', 'cancelled', 'cancelled_at', now, 'cancelled_by',
+        actor, 'cancel_reason', reason)
+      cancelled = cancelled + 1
+    end
+  end
+  for i = 5, 4 + n_inv do
+    redis.call('DEL', keys[i])
+  end
+  redis.call('DEL', registry, holds)
+  if n_inv > 0 or cancelled > 0 then
+    audit(stream, maxlen, 'flush', actor, '', room,
+      reason .. ' (' .. n_inv .. ' keys, ' .. cancelled .. ' bookings)', now)
+  end
+  return {'ok', n_inv, cancelled}
+end
+
+redis.register_function{function_name = 'booking_claim', callback = claim}
+redis.register_function{function_name = 'booking_hold', callback = hold}
+redis.register_function{function_name = 'booking_hold_release', callback = hold_release}
+redis.register_function{function_name = 'booking_cancel', callback = cancel}
+redis.register_function{function_name = 'booking_pickup', callback = pickup}
+redis.register_function{function_name = 'booking_flush_room', callback = flush_room}

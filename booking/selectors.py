@@ -1,0 +1,420 @@
+"""Reads of the booking engine. Availability reads are one round trip each (one pipeline)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import redis
+from django.conf import settings
+
+from booking.domain import (
+    BOXES_PER_ROOM,
+    CLASSES,
+    HOURS_PER_DAY,
+    SLOTS_PER_DAY,
+    Booking,
+    Hold,
+    SlotRequest,
+    booking_from_hash,
+    booking_id_room,
+    day_refusal,
+    from_ms,
+    hour_mask,
+    in_season,
+    room_count,
+    season_day,
+    season_days,
+    season_end,
+    season_start,
+    site_today,
+    to_ms,
+)
+from booking.keys import (
+    CLASS_FACTOR,
+    DAY_FACTOR,
+    RoomKeys,
+    date_index,
+    date_score,
+    member_booking_id,
+    person_index,
+)
+from strongroom import keyspace as ks
+
+FULL = (1 << HOURS_PER_DAY) - 1
+
+
+@dataclass(frozen=True)
+class DayAvailability:
+    date: dt.date
+    state: str  # "available" | "sold_out" | "not_bookable"
+    reason: str = ""  # "" | "past" | "today" | "outside_season"
+
+
+@dataclass(frozen=True)
+class DayOccupancy:
+    date: dt.date
+    booked: int
+    capacity: int
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    cls: str
+    days: tuple[DayOccupancy, ...]
+    booked: int
+    capacity: int
+
+
+@dataclass(frozen=True)
+class InventoryKey:
+    key: str
+    room: int
+    cls: str
+    season: str
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    id: str
+    at: dt.datetime
+    kind: str
+    actor: str
+    booking_id: str
+    room: int
+    detail: str
+
+
+def _check(cls: str, room: int) -> None:
+    if cls not in CLASSES:
+        raise ValueError(f"no class {cls!r}")
+    if isinstance(room, bool) or not isinstance(room, int) or not 1 <= room <= room_count():
+        raise ValueError(f"no room {room!r}")
+
+
+def _field_offsets(cls: str, day: int, boxes: Sequence[int]) -> list[int]:
+    if cls == "A":
+        return [day]
+    if cls == "B":
+        return [day * HOURS_PER_DAY]
+    return [(day * BOXES_PER_ROOM + box - 1) * HOURS_PER_DAY for box in boxes]
+
+
+def _parse_hold_value(value: str) -> tuple[int, str, str, list[int], int, int, list[int]]:
+    expiry, owner, cls, days, start, end, boxes = value.split("|")
+    return (
+        int(float(expiry)),
+        owner,
+        cls,
+        [int(d) for d in days.split(",") if d],
+        int(start or 0),
+        int(end or 0),
+        [int(b) for b in boxes.split(",") if b],
+    )
+
+
+def _held_masks(
+    holds: dict[str, str], cls: str, owner_id: str | None, now_ms: int
+) -> dict[tuple[int, int], int]:
+    """(day, box) -> hour mask (1 for A) held by other buyers' unexpired holds."""
+    held: dict[tuple[int, int], int] = {}
+    for value in holds.values():
+        expiry, owner, hold_cls, days, start, end, boxes = _parse_hold_value(value)
+        if expiry <= now_ms or hold_cls != cls or (owner_id is not None and owner == owner_id):
+            continue
+        mask = 1 if cls == "A" else hour_mask(start, end)
+        for day in days:
+            for box in boxes if cls == "C" else [0]:
+                held[(day, box)] = held.get((day, box), 0) | mask
+    return held
+
+
+def _read(
+    client: redis.Redis,
+    cls: str,
+    room: int,
+    days: Sequence[int],
+    boxes: Sequence[int],
+    owner_id: str | None,
+    now: dt.datetime | None,
+) -> dict[tuple[int, int], int]:
+    """(day, box) -> taken mask (booked or held by others), in one round trip."""
+    keys = RoomKeys(room)
+    kind = "u1" if cls == "A" else "u24"
+    positions = [(day, box) for day in days for box in (boxes if cls == "C" else [0])]
+    pipe = client.pipeline(transaction=False)
+    if positions:
+        args: list[object] = []
+        for day, box in positions:
+            offset = _field_offsets(cls, day, [box] if cls == "C" else [])[0]
+            args += ["GET", kind, offset]
+        pipe.execute_command("BITFIELD_RO", keys.inventory(cls), *args)
+    pipe.hgetall(keys.holds)
+    replies = pipe.execute()
+    values = replies[0] if positions else []
+    holds = replies[-1]
+    held = _held_masks(holds, cls, owner_id, to_ms(now or dt.datetime.now(tz=dt.UTC)))
+    return {
+        pos: int(value) | held.get(pos, 0) for pos, value in zip(positions, values, strict=True)
+    }
+
+
+def _day_available(
+    cls: str,
+    taken: dict[tuple[int, int], int],
+    day: int,
+    hours: tuple[int, int] | None,
+    boxes: Sequence[int] | None,
+) -> bool:
+    if cls == "A":
+        return taken[(day, 0)] == 0
+    if cls == "B":
+        value = taken[(day, 0)]
+        return value & hour_mask(*hours) == 0 if hours else value != FULL
+    values = [taken[(day, box)] for box in (boxes or range(1, BOXES_PER_ROOM + 1))]
+    if boxes:
+        if hours:
+            return all(v & hour_mask(*hours) == 0 for v in values)
+        busy = 0
+        for v in values:
+            busy |= v
+        return busy != FULL
+    if hours:
+        return any(v & hour_mask(*hours) == 0 for v in values)
+    return any(v != FULL for v in values)
+
+
+def season_availability(
+    *,
+    client: redis.Redis,
+    cls: str,
+    room: int,
+    hours: tuple[int, int] | None = None,
+    boxes: Sequence[int] | None = None,
+    owner_id: str | None = None,
+    now: dt.datetime | None = None,
+    start: dt.date | None = None,
+    end: dt.date | None = None,
+) -> list[DayAvailability]:
+    """Every season day (or every day from `start` to `end`) as available, sold out or not
+    bookable (past, today, outside season) for this class, room (+ hours, + boxes)."""
+    _check(cls, room)
+    if hours is not None and not (0 <= hours[0] < hours[1] <= HOURS_PER_DAY):
+        raise ValueError(f"bad hour range {hours!r}")
+    if boxes and not all(1 <= b <= BOXES_PER_ROOM for b in boxes):
+        raise ValueError(f"bad boxes {boxes!r}")
+    if cls == "A":
+        hours, boxes = None, None
+    if cls != "C":
+        boxes = None
+    first, last = start or season_start(), end or season_end()
+    dates = [first + dt.timedelta(days=i) for i in range((last - first).days + 1)]
+    today = site_today(now)
+    bookable = [d for d in dates if not day_refusal(d, today)]
+    all_boxes = list(range(1, BOXES_PER_ROOM + 1))
+    taken = _read(
+        client, cls, room, [season_day(d) for d in bookable], boxes or all_boxes, owner_id, now
+    )
+    result = []
+    for date in dates:
+        reason = day_refusal(date, today)
+        if reason:
+            result.append(DayAvailability(date, "not_bookable", reason))
+        elif _day_available(cls, taken, season_day(date), hours, boxes):
+            result.append(DayAvailability(date, "available"))
+        else:
+            result.append(DayAvailability(date, "sold_out"))
+    return result
+
+
+def free_hours(
+    *,
+    client: redis.Redis,
+    room: int,
+    date: dt.date,
+    cls: str,
+    owner_id: str | None = None,
+    now: dt.datetime | None = None,
+) -> list[int]:
+    """The hours of `date` still free for class B, or (class C) with at least one free box."""
+    _check(cls, room)
+    if cls == "A":
+        raise ValueError("class A is booked by the day")
+    if not in_season(date):
+        return []
+    boxes = list(range(1, BOXES_PER_ROOM + 1)) if cls == "C" else [0]
+    taken = _read(client, cls, room, [season_day(date)], boxes, owner_id, now)
+    free = 0
+    for value in taken.values():
+        free |= ~value & FULL
+    return [hour for hour in range(HOURS_PER_DAY) if free & (1 << (23 - hour))]
+
+
+def free_boxes(
+    *,
+    client: redis.Redis,
+    room: int,
+    date: dt.date,
+    hours: tuple[int, int],
+    owner_id: str | None = None,
+    now: dt.datetime | None = None,
+) -> list[int]:
+    """The class C boxes of `date` free for every hour of [start, end)."""
+    _check("C", room)
+    if not 0 <= hours[0] < hours[1] <= HOURS_PER_DAY:
+        raise ValueError(f"bad hour range {hours!r}")
+    if not in_season(date):
+        return []
+    mask = hour_mask(*hours)
+    day = season_day(date)
+    taken = _read(client, "C", room, [day], range(1, BOXES_PER_ROOM + 1), owner_id, now)
+    return [box for (_, box), value in sorted(taken.items()) if value & mask == 0]
+
+
+def occupancy_per_day(*, client: redis.Redis, cls: str) -> Occupancy:
+    """Booked slots per season day over all rooms, and season totals, counted from the
+    inventory bitmaps with BITCOUNT (one pipeline)."""
+    if cls not in CLASSES:
+        raise ValueError(f"no class {cls!r}")
+    width = SLOTS_PER_DAY[cls]
+    days = season_days()
+    rooms = range(1, room_count() + 1)
+    pipe = client.pipeline(transaction=False)
+    for room in rooms:
+        key = RoomKeys(room).inventory(cls)
+        for index in range(len(days)):
+            pipe.execute_command("BITCOUNT", key, index * width, (index + 1) * width - 1, "BIT")
+    counts = pipe.execute()
+    per_day = [0] * len(days)
+    for i, count in enumerate(counts):
+        per_day[i % len(days)] += int(count)
+    capacity = width * len(rooms)
+    rows = tuple(DayOccupancy(d, n, capacity) for d, n in zip(days, per_day, strict=True))
+    return Occupancy(cls, rows, sum(per_day), capacity * len(days))
+
+
+def booking_get(*, client: redis.Redis, booking_id: str) -> Booking | None:
+    """One booking, or None (also for a malformed id)."""
+    room = booking_id_room(booking_id)
+    if room is None:
+        return None
+    return booking_from_hash(client.hgetall(RoomKeys(room).record(booking_id)))
+
+
+def _bookings(client: redis.Redis, ids: Sequence[str]) -> list[Booking]:
+    pipe = client.pipeline(transaction=False)
+    wanted = [(i, booking_id_room(i)) for i in ids]
+    for booking_id, room in wanted:
+        if room is not None:
+            pipe.hgetall(RoomKeys(room).record(booking_id))
+    return [b for b in (booking_from_hash(h) for h in pipe.execute()) if b is not None]
+
+
+def bookings_of(
+    *, client: redis.Redis, owner_id: str, limit: int = 50, offset: int = 0
+) -> list[Booking]:
+    """A person's bookings, newest first (the person index, then the records)."""
+    ids = client.zrange(person_index(owner_id), offset, offset + limit - 1, desc=True)
+    return _bookings(client, ids)
+
+
+def bookings_between(
+    *,
+    client: redis.Redis,
+    start: dt.date,
+    end: dt.date,
+    cls: str | None = None,
+    limit: int = 500,
+) -> list[Booking]:
+    """Bookings with a day from `start` to `end` (and of class `cls`), by date, class, room.
+    One ZRANGEBYSCORE (one per day when a class is given, in one pipeline), then the records."""
+    if cls is not None and cls not in CLASSES:
+        raise ValueError(f"no class {cls!r}")
+    if end < start:
+        return []
+    pipe = client.pipeline(transaction=False)
+    if cls is None:
+        low = date_score(start)
+        high = date_score(end) + DAY_FACTOR - 1
+        pipe.zrangebyscore(date_index(), low, high)
+    else:
+        for i in range((end - start).days + 1):
+            day = date_score(start + dt.timedelta(days=i), cls)
+            pipe.zrangebyscore(date_index(), day, day + CLASS_FACTOR - 1)
+    ids: dict[str, None] = {}
+    for members in pipe.execute():
+        for member in members:
+            ids.setdefault(member_booking_id(member))
+            if len(ids) >= limit:
+                break
+    return _bookings(client, list(ids)[:limit])
+
+
+def hold_get(*, client: redis.Redis, hold_id: str, now: dt.datetime | None = None) -> Hold | None:
+    """A live hold, or None when expired, released or unknown."""
+    room = booking_id_room(hold_id)
+    if room is None:
+        return None
+    value = client.hget(RoomKeys(room).holds, hold_id)
+    if value is None:
+        return None
+    expiry, owner, cls, days, start, end, boxes = _parse_hold_value(value)
+    if expiry <= to_ms(now or dt.datetime.now(tz=dt.UTC)):
+        return None
+    dates = tuple(season_start() + dt.timedelta(days=d) for d in days)
+    request = SlotRequest(cls, room, dates, None if cls == "A" else (start, end), tuple(boxes))
+    expires = from_ms(expiry)
+    assert expires is not None
+    return Hold(hold_id, owner, request, expires)
+
+
+def inventory_keys(*, client: redis.Redis) -> list[InventoryKey]:
+    """The registry: every inventory key that exists, by room and class (one pipeline)."""
+    rooms = range(1, room_count() + 1)
+    pipe = client.pipeline(transaction=False)
+    for room in rooms:
+        pipe.smembers(RoomKeys(room).registry)
+    found = []
+    for members in pipe.execute():
+        for key in sorted(members):
+            parts = ks.BOOKING_INVENTORY.parse(key)
+            found.append(InventoryKey(key, int(parts["room"]), parts["cls"], parts["season"]))
+    return found
+
+
+def audit_entries(
+    *, client: redis.Redis, kind: str | None = None, count: int = 50
+) -> list[AuditEntry]:
+    """The newest audit entries of every room, merged newest first (one pipeline). With a
+    kind, up to 10 x count entries per room are scanned for it."""
+    count = max(1, min(int(count), 1000))
+    per_room = count if kind is None else min(count * 10, settings.STRONGROOM_AUDIT_MAXLEN)
+    rooms = range(1, room_count() + 1)
+    pipe = client.pipeline(transaction=False)
+    for room in rooms:
+        pipe.xrevrange(RoomKeys(room).audit, count=per_room)
+    entries = []
+    for room, stream in zip(rooms, pipe.execute(), strict=True):
+        for entry_id, fields in stream:
+            if kind is not None and fields.get("kind") != kind:
+                continue
+            at = from_ms(fields.get("at")) or dt.datetime.fromtimestamp(0, tz=dt.UTC)
+            entries.append(
+                AuditEntry(
+                    entry_id,
+                    at,
+                    fields.get("kind", ""),
+                    fields.get("actor", ""),
+                    fields.get("booking", ""),
+                    room,
+                    fields.get("detail", ""),
+                )
+            )
+
+    def order(entry: AuditEntry) -> tuple[int, int, int]:
+        ms, seq = entry.id.split("-")
+        return (to_ms(entry.at), int(ms), int(seq))
+
+    entries.sort(key=order, reverse=True)
+    return entries[:count]
