@@ -58,7 +58,13 @@ def test_recent_list_is_trimmed_to_the_setting(r: redis.Redis, buyer, second_buy
         login_record(client=r, person_id=person.id, at_ms=1_000 + n)
     assert r.llen(LOGINS_RECENT.key()) == 5
     recent = logins_recent(client=r, limit=50)
-    assert [round(entry.at.timestamp() * 1000) for entry in recent] == [1011, 1010, 1009, 1008, 1007]
+    assert [round(entry.at.timestamp() * 1000) for entry in recent] == [
+        1011,
+        1010,
+        1009,
+        1008,
+        1007,
+    ]
     assert logins_top(client=r, limit=1)[0].username == buyer.username
 
 

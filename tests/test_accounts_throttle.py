@@ -1,0 +1,118 @@
+"""The login throttle: 5 failures in 15 minutes lock a (username, client) pair for 15 minutes."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+import redis
+import time_machine
+from django.test import Client
+
+from accounts.selectors import login_summary
+from accounts.services import person_create
+from accounts.throttle import ThrottlePair
+from strongroom.keyspace import LOGIN_FAILURES, LOGIN_LOCK, family_of
+
+T0 = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.UTC)
+LOCKED = "Too many failed logins for this username from your connection."
+
+
+@pytest.fixture(autouse=True)
+def fast_hashing(settings) -> None:
+    """Dozens of password checks here: a fast hasher keeps the module quick (Django's advice)."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+class Someone:
+    def __init__(self, person, password: str) -> None:
+        self.id, self.username, self.password = person.id, person.username, password
+
+
+@pytest.fixture
+def buyer(r: redis.Redis) -> Someone:
+    password = "throttle-test-pass-1"
+    return Someone(person_create(client=r, username="Tess", password=password), password)
+
+
+@pytest.fixture
+def second_buyer(r: redis.Redis) -> Someone:
+    password = "throttle-test-pass-2"
+    return Someone(person_create(client=r, username="Theo", password=password), password)
+
+
+def attempt(username: str, password: str, *, ip: str = "203.0.113.7"):
+    return Client(REMOTE_ADDR=ip).post(
+        "/accounts/login/", {"username": username, "password": password}
+    )
+
+
+def fail(username: str, times: int, **kwargs) -> list[int]:
+    return [attempt(username, "wrong-password", **kwargs).status_code for _ in range(times)]
+
+
+def test_five_failures_lock_the_pair_even_for_the_right_password(r: redis.Redis, buyer):
+    with time_machine.travel(T0, tick=False):
+        assert fail(buyer.username, 4) == [400] * 4
+        locked = attempt(buyer.username, "wrong-password")
+        assert locked.status_code == 429
+        assert LOCKED in locked.content.decode()
+        assert "15 minutes" in locked.content.decode()
+        right = attempt(buyer.username, buyer.password)
+        assert right.status_code == 429
+        assert LOCKED in right.content.decode()
+    assert login_summary(client=r, person_id=buyer.id).logins == 0
+
+
+def test_an_unknown_name_locks_the_same_way_so_the_lock_reveals_nothing(r: redis.Redis, buyer):
+    with time_machine.travel(T0, tick=False):
+        known = fail(buyer.username, 6)
+        unknown = fail("no-such-person", 6)
+    assert known == unknown == [400, 400, 400, 400, 429, 429]
+
+
+def test_the_lock_is_per_pair(buyer, second_buyer):
+    with time_machine.travel(T0, tick=False):
+        fail(buyer.username, 5)
+        assert attempt(buyer.username, buyer.password, ip="198.51.100.1").status_code == 302
+        assert attempt(second_buyer.username, second_buyer.password).status_code == 302
+        assert attempt(buyer.username.upper(), buyer.password).status_code == 429
+
+
+def test_the_lock_expires_after_15_minutes(r: redis.Redis, buyer):
+    with time_machine.travel(T0, tick=False) as clock:
+        fail(buyer.username, 5)
+        clock.shift(dt.timedelta(minutes=14, seconds=59))
+        late = attempt(buyer.username, buyer.password)
+        assert late.status_code == 429
+        assert "1 minute." in late.content.decode()
+        clock.shift(dt.timedelta(seconds=1))
+        assert attempt(buyer.username, buyer.password).status_code == 302
+    assert login_summary(client=r, person_id=buyer.id).logins == 1
+
+
+def test_failures_older_than_the_window_do_not_count(buyer):
+    with time_machine.travel(T0, tick=False) as clock:
+        fail(buyer.username, 4)
+        clock.shift(dt.timedelta(minutes=15, seconds=1))
+        assert fail(buyer.username, 4) == [400] * 4
+        assert attempt(buyer.username, buyer.password).status_code == 302
+
+
+def test_a_successful_login_clears_the_failures(r: redis.Redis, buyer):
+    with time_machine.travel(T0, tick=False):
+        fail(buyer.username, 4)
+        assert attempt(buyer.username, buyer.password).status_code == 302
+        assert fail(buyer.username, 4) == [400] * 4
+    pair = ThrottlePair.of(username=buyer.username, client_id="203.0.113.7")
+    assert r.zcard(pair.failures_key) == 4
+
+
+def test_throttle_keys_hold_no_name_or_address_and_expire(r: redis.Redis, buyer):
+    fail(buyer.username, 5)
+    keys = list(r.scan_iter(count=1000))
+    throttle = [key for key in keys if family_of(key) in (LOGIN_FAILURES, LOGIN_LOCK)]
+    assert throttle
+    for key in throttle:
+        assert buyer.username.lower() not in key.lower() and "203.0.113.7" not in key
+        assert 0 < r.pttl(key) <= 15 * 60_000
