@@ -1,0 +1,171 @@
+"""Visit records: page views and unique visitors per day, one round trip, never failing a page."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from pathlib import Path
+
+import pytest
+import redis
+import time_machine
+from django.conf import settings
+from django.test import Client
+
+from accounts import visits
+from accounts.selectors import visits_by_day, visits_today
+from strongroom import embedded
+from strongroom.keyspace import VISITS_VIEWS, VISITS_VISITORS
+from strongroom.sessions import SessionStore
+from strongroom.store import connect, round_trips
+
+# 10:00 in Shanghai on 2026-11-20 (the site's day), 02:00 UTC.
+NOON_ISH = dt.datetime(2026, 11, 20, 2, 0, tzinfo=dt.UTC)
+DAY = dt.date(2026, 11, 20)
+
+
+def anonymous(agent: str = "Firefox", ip: str = "203.0.113.9") -> Client:
+    return Client(REMOTE_ADDR=ip, HTTP_USER_AGENT=agent)
+
+
+def with_session(agent: str = "Firefox") -> Client:
+    session = SessionStore()
+    session["seen"] = True
+    session.save()
+    client = anonymous(agent)
+    client.cookies[settings.SESSION_COOKIE_NAME] = session.session_key
+    return client
+
+
+def today(r: redis.Redis) -> tuple[int, int]:
+    counts = visits_today(client=r)
+    return counts.views, counts.visitors
+
+
+@pytest.fixture(autouse=True)
+def frozen_day():
+    with time_machine.travel(NOON_ISH, tick=False):
+        yield
+
+
+def test_anonymous_visitors_count_by_address_and_agent(r: redis.Redis):
+    first = anonymous()
+    assert first.get("/").status_code == 200
+    first.get("/accounts/login/")
+    anonymous().get("/")  # same address, same browser: the same visitor
+    anonymous(agent="Chrome").get("/")
+    anonymous(ip="198.51.100.4").get("/")
+    assert today(r) == (5, 3)
+
+
+def test_anonymous_visitors_with_a_session_count_by_session(r: redis.Redis):
+    one, two = with_session(), with_session()
+    for client in (one, two, one):
+        assert client.get("/").status_code == 200
+    assert today(r) == (3, 2)
+
+
+def test_a_signed_in_person_is_one_visitor_on_every_device(r: redis.Redis, buyer, client_for):
+    phone, laptop = client_for(buyer), client_for(buyer)
+    phone.get("/")
+    laptop.get("/accounts/me/")
+    phone.get("/accounts/me/")
+    anonymous().get("/")
+    assert today(r) == (4, 2)
+
+
+def test_only_successful_html_page_views_count(r: redis.Redis, buyer):
+    client = anonymous()
+    client.get("/no-such-page/")
+    client.post("/accounts/login/", {"username": buyer.username, "password": "wrong"})
+    client.get("/healthz")
+    assert today(r) == (0, 0)
+
+
+def test_visit_counters_expire_after_the_configured_days(r: redis.Redis, settings):
+    settings.STRONGROOM_VISITS_KEEP_DAYS = 7
+    anonymous().get("/")
+    for key in (VISITS_VIEWS.key(day=DAY.isoformat()), VISITS_VISITORS.key(day=DAY.isoformat())):
+        assert 7 * 86400 < r.ttl(key) <= 8 * 86400
+
+
+def test_the_raw_address_never_reaches_the_store():
+    visitor = visits.visitor_id(
+        person_id=None, session_key=None, ip="203.0.113.9", user_agent="Firefox", day=DAY
+    )
+    assert "203.0.113.9" not in visitor and visitor.startswith("a:")
+    next_day = visits.visitor_id(
+        person_id=None,
+        session_key=None,
+        ip="203.0.113.9",
+        user_agent="Firefox",
+        day=DAY + dt.timedelta(days=1),
+    )
+    assert next_day != visitor  # the salt changes daily: visitors cannot be followed across days
+
+
+def test_days_use_the_site_time_zone(r: redis.Redis):
+    with time_machine.travel(dt.datetime(2026, 11, 20, 16, 30, tzinfo=dt.UTC), tick=False):
+        anonymous().get("/")  # 00:30 on the 21st in Shanghai
+    rows = visits_by_day(client=r, start=DAY, end=DAY + dt.timedelta(days=1))
+    assert [(row.day, row.views) for row in rows] == [(DAY, 0), (DAY + dt.timedelta(days=1), 1)]
+
+
+def test_a_date_range_is_one_round_trip(r: redis.Redis):
+    anonymous().get("/")
+    anonymous(agent="Chrome").get("/")
+    with round_trips() as trips:
+        rows = visits_by_day(client=r, start=DAY - dt.timedelta(days=29), end=DAY)
+    assert trips.count == 1
+    assert len(rows) == 30 and (rows[-1].views, rows[-1].visitors) == (2, 2)
+    assert sum(row.views for row in rows[:-1]) == 0
+
+
+def test_a_reversed_or_huge_range_is_refused(r: redis.Redis):
+    with pytest.raises(ValueError):
+        visits_by_day(client=r, start=DAY, end=DAY - dt.timedelta(days=1))
+    with pytest.raises(ValueError):
+        visits_by_day(client=r, start=DAY, end=DAY + dt.timedelta(days=400))
+
+
+def test_an_anonymous_page_view_costs_one_round_trip(r: redis.Redis):
+    client = anonymous()
+    with round_trips() as trips:
+        assert client.get("/").status_code == 200
+    assert trips.count == 1
+
+
+def test_a_signed_in_page_view_costs_three_round_trips(r: redis.Redis, buyer, client_for):
+    """The session, the person (request.user in the page header), the visit record."""
+    client = client_for(buyer)
+    with round_trips() as trips:
+        assert client.get("/").status_code == 200
+    assert trips.count == 3
+
+
+@pytest.fixture
+def dead_store(tmp_path: Path):
+    """A real client whose server has been stopped."""
+    data_dir = tmp_path / "gone"
+    data_dir.mkdir()
+    url = embedded.ensure_running(data_dir)
+    client = connect(url)
+    client.ping()
+    embedded.stop(data_dir)
+    yield client
+    client.close()
+
+
+def test_a_page_still_renders_when_the_visit_write_fails(
+    r: redis.Redis, buyer, client_for, dead_store, monkeypatch, caplog
+):
+    with pytest.raises(redis.ConnectionError):
+        dead_store.ping()
+    monkeypatch.setattr(visits, "visits_client", lambda: dead_store)
+    with caplog.at_level(logging.WARNING, logger="accounts.middleware"):
+        assert anonymous().get("/").status_code == 200
+        page = client_for(buyer).get("/accounts/me/")
+    assert page.status_code == 200
+    assert buyer.username in page.content.decode()
+    assert "visit not recorded" in caplog.text
+    assert today(r) == (0, 0)
