@@ -21,6 +21,8 @@ from typing import Any
 from cryptography.fernet import Fernet, InvalidToken
 from django.conf import settings
 from django.utils import timezone
+from django.utils.functional import lazy
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 CLASSES = ("A", "B", "C")
@@ -33,11 +35,11 @@ SLOTS_PER_DAY = {"A": 1, "B": HOURS_PER_DAY, "C": HOURS_PER_DAY * BOXES_PER_ROOM
 
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L look-alikes
 CODE_LENGTH = 10
-_ID_RE = re.compile(r"(\d{3})-[a-z2-7]{26}")
+_ID_RE = re.compile(r"([0-9]{3})-[a-z2-7]{26}")
 _OWNER_RE = re.compile(r"[A-Za-z0-9_.@+-]{1,64}")
-_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_HOUR_RE = re.compile(r"(\d{1,2})(?::(\d{2}))?")
-_NUMBER_RE = re.compile(r"\d{1,4}")
+_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_HOUR_RE = re.compile(r"([0-9]{1,2})(?::([0-9]{2}))?")
+_NUMBER_RE = re.compile(r"[0-9]{1,4}")
 _SHOWN = 24  # at most this many characters of a bad value are echoed in a message
 
 
@@ -267,20 +269,32 @@ def code_unseal(sealed: str) -> str:
 # --- Validation -----------------------------------------------------------------------------
 
 
+def _interpolate(message: str, params: dict[str, Any]) -> str:
+    return gettext(message) % params
+
+
+_interpolate_lazy = lazy(_interpolate, str)
+
+
+def _msg(message: str, **params: Any) -> Any:
+    """A message translated when shown (not when made), with its values filled in."""
+    return _interpolate_lazy(message, params)
+
+
 def _shown(value: object) -> str:
     text = str(value)
     return text if len(text) <= _SHOWN else text[:_SHOWN] + "…"
 
 
 def _blank(value: object) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip())
+    return value is None or (isinstance(value, str) and not value.strip(" "))
 
 
 def _parse_class(cls: object, errors: list[Any]) -> str | None:
-    text = cls.strip().upper() if isinstance(cls, str) else None
+    text = cls.strip(" ").upper() if isinstance(cls, str) else None
     if text in CLASSES:
         return text
-    errors.append(_("Choose a class: A, B or C (not “%(value)s”).") % {"value": _shown(cls)})
+    errors.append(_msg("Choose a class: A, B or C (not “%(value)s”).", value=_shown(cls)))
     return None
 
 
@@ -289,18 +303,24 @@ def _parse_room(room: object, errors: list[Any]) -> int | None:
     number: int | None = None
     if isinstance(room, int) and not isinstance(room, bool):
         number = room
-    elif isinstance(room, str) and _NUMBER_RE.fullmatch(room.strip()):
-        number = int(room.strip())
+    elif isinstance(room, str) and _NUMBER_RE.fullmatch(room.strip(" ")):
+        number = int(room.strip(" "))
     if number is None:
         errors.append(
-            _("The room must be a number from 001 to %(last)s (not “%(value)s”).")
-            % {"last": format_room(count), "value": _shown(room)}
+            _msg(
+                "The room must be a number from 001 to %(last)s (not “%(value)s”).",
+                last=format_room(count),
+                value=_shown(room),
+            )
         )
         return None
     if not 1 <= number <= count:
         errors.append(
-            _("Room %(room)s does not exist: rooms are 001 to %(last)s.")
-            % {"room": number, "last": format_room(count)}
+            _msg(
+                "Room %(room)s does not exist: rooms are 001 to %(last)s.",
+                room=number,
+                last=format_room(count),
+            )
         )
         return None
     return number
@@ -310,7 +330,7 @@ def _as_list(value: object) -> list[object]:
     if value is None:
         return []
     if isinstance(value, str):
-        return [part for part in value.split(",") if part.strip()]
+        return [part for part in value.split(",") if part.strip(" ")]
     if isinstance(value, Iterable):
         return list(value)
     return [value]
@@ -321,12 +341,12 @@ def _parse_date(value: object, errors: list[Any]) -> dt.date | None:
         value = value.date()
     if isinstance(value, dt.date):
         return value
-    if isinstance(value, str) and _DATE_RE.fullmatch(value.strip()):
+    if isinstance(value, str) and _DATE_RE.fullmatch(value.strip(" ")):
         try:
-            return dt.date.fromisoformat(value.strip())
+            return dt.date.fromisoformat(value.strip(" "))
         except ValueError:
             pass
-    errors.append(_("“%(value)s” is not a date (use YYYY-MM-DD).") % {"value": _shown(value)})
+    errors.append(_msg("“%(value)s” is not a date (use YYYY-MM-DD).", value=_shown(value)))
     return None
 
 
@@ -338,14 +358,18 @@ def check_dates(dates: Iterable[dt.date], now: dt.datetime | None = None) -> lis
         reason = day_refusal(date, today)
         if reason == "outside_season":
             errors.append(
-                _("%(date)s is outside the season (%(start)s to %(end)s).")
-                % {"date": date.isoformat(), "start": season_start(), "end": season_end()}
+                _msg(
+                    "%(date)s is outside the season (%(start)s to %(end)s).",
+                    date=date.isoformat(),
+                    start=season_start(),
+                    end=season_end(),
+                )
             )
         elif reason == "past":
-            errors.append(_("%(date)s is in the past.") % {"date": date.isoformat()})
+            errors.append(_msg("%(date)s is in the past.", date=date.isoformat()))
         elif reason == "today":
             errors.append(
-                _("%(date)s is today: book at least one day ahead.") % {"date": date.isoformat()}
+                _msg("%(date)s is today: book at least one day ahead.", date=date.isoformat())
             )
     return errors
 
@@ -356,7 +380,7 @@ def _parse_dates(dates: object, now: dt.datetime | None, errors: list[Any]) -> t
         errors.append(_("Choose at least one date."))
         return ()
     if len(raw) > MAX_DATES:
-        errors.append(_("At most %(count)s dates per booking.") % {"count": MAX_DATES})
+        errors.append(_msg("At most %(count)s dates per booking.", count=MAX_DATES))
         return ()
     parsed = [d for d in (_parse_date(v, errors) for v in raw) if d is not None]
     unique = tuple(sorted(set(parsed)))
@@ -367,22 +391,23 @@ def _parse_dates(dates: object, now: dt.datetime | None, errors: list[Any]) -> t
 def _parse_hour(value: object, *, is_end: bool, errors: list[Any]) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool):
         hour, minutes = value, 0
-    elif isinstance(value, str) and (match := _HOUR_RE.fullmatch(value.strip())):
+    elif isinstance(value, str) and (match := _HOUR_RE.fullmatch(value.strip(" "))):
         hour, minutes = int(match.group(1)), int(match.group(2) or 0)
     else:
-        errors.append(
-            _("“%(value)s” is not an hour (use 00:00 to 24:00).") % {"value": _shown(value)}
-        )
+        errors.append(_msg("“%(value)s” is not an hour (use 00:00 to 24:00).", value=_shown(value)))
         return None
     if not 0 <= hour <= HOURS_PER_DAY or minutes >= 60:
         errors.append(
-            _("%(value)s is not an hour of the day (00:00 to 24:00).") % {"value": _shown(value)}
+            _msg("%(value)s is not an hour of the day (00:00 to 24:00).", value=_shown(value))
         )
         return None
     if minutes:
         errors.append(
-            _("Hours start on the hour (%(hour)02d:00, not %(value)s).")
-            % {"hour": hour, "value": _shown(value)}
+            _msg(
+                "Hours start on the hour (%(hour)02d:00, not %(value)s).",
+                hour=hour,
+                value=_shown(value),
+            )
         )
         return None
     if hour == HOURS_PER_DAY and minutes == 0 and not is_end:
@@ -397,7 +422,7 @@ def _parse_hours(cls: str, start: object, end: object, errors: list[Any]) -> tup
             errors.append(_("Class A is booked by the day: leave the hours empty."))
         return None
     if _blank(start) or _blank(end):
-        errors.append(_("Class %(cls)s needs an hour range (from, to).") % {"cls": cls})
+        errors.append(_msg("Class %(cls)s needs an hour range (from, to).", cls=cls))
         return None
     first = _parse_hour(start, is_end=False, errors=errors)
     last = _parse_hour(end, is_end=True, errors=errors)
@@ -405,14 +430,20 @@ def _parse_hours(cls: str, start: object, end: object, errors: list[Any]) -> tup
         return None
     if last == first:
         errors.append(
-            _("The hour range %(start)02d:00 to %(end)02d:00 is empty: the end must be later.")
-            % {"start": first, "end": last}
+            _msg(
+                "The hour range %(start)02d:00 to %(end)02d:00 is empty: the end must be later.",
+                start=first,
+                end=last,
+            )
         )
         return None
     if last < first:
         errors.append(
-            _("The hour range %(start)02d:00 to %(end)02d:00 ends before it starts.")
-            % {"start": first, "end": last}
+            _msg(
+                "The hour range %(start)02d:00 to %(end)02d:00 ends before it starts.",
+                start=first,
+                end=last,
+            )
         )
         return None
     return first, last
@@ -422,9 +453,7 @@ def _parse_boxes(cls: str, boxes: object, errors: list[Any]) -> tuple[int, ...]:
     raw = _as_list(boxes)
     if cls != "C":
         if raw:
-            errors.append(
-                _("Class %(cls)s has no boxes: boxes are for class C only.") % {"cls": cls}
-            )
+            errors.append(_msg("Class %(cls)s has no boxes: boxes are for class C only.", cls=cls))
         return ()
     if not raw:
         errors.append(_("Choose at least one box (1 to 100)."))
@@ -437,14 +466,12 @@ def _parse_boxes(cls: str, boxes: object, errors: list[Any]) -> tuple[int, ...]:
         number: int | None = None
         if isinstance(value, int) and not isinstance(value, bool):
             number = value
-        elif isinstance(value, str) and _NUMBER_RE.fullmatch(value.strip()):
-            number = int(value.strip())
+        elif isinstance(value, str) and _NUMBER_RE.fullmatch(value.strip(" ")):
+            number = int(value.strip(" "))
         if number is None:
-            errors.append(
-                _("“%(value)s” is not a box number (1 to 100).") % {"value": _shown(value)}
-            )
+            errors.append(_msg("“%(value)s” is not a box number (1 to 100).", value=_shown(value)))
         elif not 1 <= number <= BOXES_PER_ROOM:
-            errors.append(_("Box %(box)s does not exist: boxes are 1 to 100.") % {"box": number})
+            errors.append(_msg("Box %(box)s does not exist: boxes are 1 to 100.", box=number))
         else:
             parsed.add(number)
     return tuple(sorted(parsed))

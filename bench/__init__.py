@@ -1,0 +1,1 @@
+"""Benchmarks: `python -m bench.<name>`; figures are quoted in the README."""
