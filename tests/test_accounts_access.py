@@ -1,0 +1,147 @@
+"""request.user, the access decorators, staff commands, and the demo people."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+import redis
+from django.conf import settings
+from django.core.management import CommandError, call_command
+from django.http import HttpRequest, HttpResponse
+from django.test import Client, RequestFactory
+
+from accounts import demo
+from accounts.access import login_required, staff_required
+from accounts.middleware import PersonMiddleware
+from accounts.people import ANONYMOUS, AnonymousPerson, Person
+from accounts.selectors import person_count, person_find, person_get
+from accounts.services import PersonNotFound, staff_set
+from accounts.sessions import session_person
+from strongroom.sessions import SessionStore
+
+
+@login_required
+def members_view(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(f"hello {request.user.username}")
+
+
+@staff_required
+def staff_view(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("the staff secret")
+
+
+def request_as(client: Client, path: str = "/somewhere/?x=1") -> HttpRequest:
+    """A request carrying `client`'s session, with request.user set as the middleware would."""
+    request = RequestFactory().get(path)
+    cookie = client.cookies.get(settings.SESSION_COOKIE_NAME)
+    request.session = SessionStore(cookie.value if cookie else None)
+    PersonMiddleware(lambda req: HttpResponse())(request)
+    return request
+
+
+def test_people_and_the_anonymous_person():
+    person = Person(id=7, username="Anna", is_staff=True)
+    assert person.is_authenticated and not person.is_anonymous and person.display_name == "Anna"
+    assert not ANONYMOUS.is_authenticated and ANONYMOUS.is_anonymous and not ANONYMOUS.is_staff
+    assert ANONYMOUS.id is None and isinstance(ANONYMOUS, AnonymousPerson)
+
+
+def test_request_user_is_the_person_or_anonymous(r, buyer, staff, client_for):
+    assert request_as(Client()).user.is_anonymous
+    assert request_as(client_for(buyer)).user == buyer.person
+    assert request_as(client_for(staff)).user.is_staff
+
+
+def test_templates_see_request_user(buyer, client_for):
+    page = client_for(buyer).get("/")
+    assert buyer.username in page.content.decode()
+    assert "Log out" in page.content.decode()
+
+
+def test_login_required_sends_anonymous_visitors_to_login_with_next(buyer, client_for):
+    response = members_view(request_as(Client()))
+    assert response.status_code == 302
+    assert response["Location"] == "/accounts/login/?next=%2Fsomewhere%2F%3Fx%3D1"
+    assert members_view(request_as(client_for(buyer))).content == b"hello Buyer_Anna"
+
+
+def test_staff_required_refuses_buyers_with_403_and_admits_staff(buyer, staff, client_for):
+    assert staff_view(request_as(Client())).status_code == 302
+    refused = staff_view(request_as(client_for(buyer)))
+    assert refused.status_code == 403
+    assert "the staff secret" not in refused.content.decode()
+    assert "This page is for staff only." in refused.content.decode()
+    assert staff_view(request_as(client_for(staff))).content == b"the staff secret"
+
+
+def test_revoking_staff_takes_effect_on_the_next_request(r, staff, client_for):
+    client = client_for(staff)
+    assert request_as(client).user.is_staff
+    staff_set(client=r, person_id=staff.id, is_staff=False)
+    assert not request_as(client).user.is_staff
+
+
+def test_a_session_of_a_vanished_person_is_anonymous(r, buyer, client_for):
+    client = client_for(buyer)
+    r.flushall()
+    assert session_person(request_as(client).session, client=r) == ANONYMOUS
+
+
+def test_staff_set_refuses_an_unknown_id_and_writes_nothing(r):
+    with pytest.raises(PersonNotFound):
+        staff_set(client=r, person_id=99, is_staff=True)
+    assert r.dbsize() == 0
+
+
+def test_createstaff_takes_the_password_from_the_environment(r, monkeypatch):
+    monkeypatch.setenv("STRONGROOM_STAFF_PASSWORD", "a-long-staff-secret-5")
+    out = io.StringIO()
+    call_command("createstaff", "Keeper", stdout=out)
+    keeper = person_find(client=r, username="keeper")
+    assert keeper == Person(id=keeper.id, username="Keeper", is_staff=True)
+    assert "Keeper" in out.getvalue()
+    response = Client().post(
+        "/accounts/login/", {"username": "Keeper", "password": "a-long-staff-secret-5"}
+    )
+    assert response.status_code == 302
+
+
+def test_createstaff_refuses_bad_names_and_weak_passwords(r, monkeypatch):
+    monkeypatch.setenv("STRONGROOM_STAFF_PASSWORD", "a-long-staff-secret-5")
+    with pytest.raises(CommandError, match="letters, digits"):
+        call_command("createstaff", "bad name")
+    monkeypatch.setenv("STRONGROOM_STAFF_PASSWORD", "short")
+    with pytest.raises(CommandError, match="too short"):
+        call_command("createstaff", "Keeper")
+    assert r.dbsize() == 0
+
+
+def test_staff_command_grants_and_revokes(r, buyer):
+    out = io.StringIO()
+    call_command("staff", buyer.username.lower(), "--grant", stdout=out)
+    assert person_get(client=r, person_id=buyer.id).is_staff
+    call_command("staff", buyer.username, "--revoke", stdout=out)
+    assert not person_get(client=r, person_id=buyer.id).is_staff
+    with pytest.raises(CommandError, match="No person"):
+        call_command("staff", "nobody", "--grant")
+
+
+def test_demo_is_idempotent_and_prints_the_same_credentials(
+    r: redis.Redis, settings, tmp_path, monkeypatch
+):
+    settings.STRONGROOM_DATA_DIR = tmp_path
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    first = demo.load_demo(r)
+    second = demo.load_demo(r)
+    assert first == second
+    assert person_count(client=r) == 1 + len(demo.DEMO_BUYERS)
+    curator = person_find(client=r, username=demo.DEMO_STAFF)
+    assert curator is not None and curator.is_staff
+    staff_line = next(line for line in first if line.startswith("staff login"))
+    password = staff_line.rsplit(" / ", 1)[1]
+    assert len(password) >= 12
+    assert password in (tmp_path / demo.CREDENTIALS_FILE).read_text()
+    assert (tmp_path / demo.CREDENTIALS_FILE).stat().st_mode & 0o077 == 0
+    login = Client().post("/accounts/login/", {"username": demo.DEMO_STAFF, "password": password})
+    assert login.status_code == 302
