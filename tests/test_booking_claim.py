@@ -1,0 +1,367 @@
+"""Claims, holds, availability, indexes, audit, flush: on the real store."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+import redis
+from django.core.management import call_command
+
+from booking import selectors
+from booking.domain import booking_new_id, hold_new_id
+from booking.keys import RoomKeys, date_score
+from booking.services import (
+    booking_cancel,
+    booking_claim,
+    booking_hold,
+    booking_hold_release,
+    inventory_flush,
+)
+from strongroom.store import round_trips
+from tests.booking_support import BUYER, NOW, SECOND_BUYER, STAFF, claim, day, product_keys, request
+
+
+def test_a_claim_confirms_a_booking_with_every_field(r: redis.Redis) -> None:
+    req = request("C", room=12, dates=(3, 4), hour_start="08:00", hour_end="12:00", boxes="5,6")
+    result = claim(r, req)
+    assert result.ok and not result.taken
+    booking = result.booking
+    assert booking is not None
+    assert (booking.owner_id, booking.cls, booking.room, booking.room_label) == (
+        BUYER, "C", 12, "012",
+    )  # fmt: skip
+    assert booking.dates == (day(3), day(4)) and booking.hours == (8, 12)
+    assert booking.boxes == (5, 6) and booking.status == "confirmed"
+    assert booking.created_at == NOW
+    assert len(booking.pickup_code()) == 10
+    assert selectors.booking_get(client=r, booking_id=booking.id) == booking
+
+
+def test_a_claim_is_one_durable_call_plus_one_index_write(r: redis.Redis) -> None:
+    req = request("B", hour_start=8, hour_end=10)
+    with round_trips() as trips:
+        assert claim(r, req).ok
+    assert trips.count == 2
+
+
+def test_the_second_buyer_of_the_same_hour_is_refused_with_the_taken_slots(
+    r: redis.Redis,
+) -> None:
+    assert claim(r, request("B", hour_start=8, hour_end=12)).ok
+    before = {k: r.dump(k) for k in product_keys(r)}
+    result = claim(r, request("B", hour_start=11, hour_end=14), owner=SECOND_BUYER)
+    assert not result.ok and result.booking is None
+    assert [(s.date, s.hour, s.box, s.held) for s in result.taken] == [(day(3), 11, None, False)]
+    assert {k: r.dump(k) for k in product_keys(r)} == before, "a refusal writes nothing"
+    assert claim(r, request("B", hour_start=12, hour_end=14), owner=SECOND_BUYER).ok
+
+
+def test_classes_and_rooms_and_boxes_are_independent_inventories(r: redis.Redis) -> None:
+    assert claim(r, request("A")).ok
+    assert not claim(r, request("A"), owner=SECOND_BUYER).ok
+    assert claim(r, request("A", room=8), owner=SECOND_BUYER).ok
+    assert claim(r, request("B", hour_start=0, hour_end=24), owner=SECOND_BUYER).ok
+    assert claim(r, request("C", hour_start=0, hour_end=24, boxes=[1])).ok
+    taken = claim(r, request("C", hour_start=5, hour_end=6, boxes=[1, 2]), owner=SECOND_BUYER)
+    assert [(s.hour, s.box) for s in taken.taken] == [(5, 1)]
+    assert claim(r, request("C", hour_start=5, hour_end=6, boxes=[2]), owner=SECOND_BUYER).ok
+
+
+def test_a_multi_slot_claim_is_all_or_nothing(r: redis.Redis) -> None:
+    assert claim(r, request("A", dates=(5,))).ok
+    result = claim(r, request("A", dates=(3, 4, 5, 6)), owner=SECOND_BUYER)
+    assert not result.ok and [s.date for s in result.taken] == [day(5)]
+    days = selectors.season_availability(client=r, cls="A", room=7, now=NOW)
+    assert [d.state for d in days[2:6]] == ["available", "available", "sold_out", "available"]
+
+
+def test_a_retried_claim_with_the_same_id_returns_the_same_booking(r: redis.Redis) -> None:
+    req = request("C", hour_start=8, hour_end=9, boxes=[1])
+    booking_id = booking_new_id(room=7)
+    first = booking_claim(client=r, owner_id=BUYER, request=req, booking_id=booking_id, now=NOW)
+    again = booking_claim(client=r, owner_id=BUYER, request=req, booking_id=booking_id, now=NOW)
+    assert first.ok and again.ok and again.booking == first.booking
+    assert again.booking is not None and first.booking is not None
+    assert again.booking.pickup_code() == first.booking.pickup_code()
+    assert len(selectors.bookings_of(client=r, owner_id=BUYER)) == 1
+    assert r.scard(RoomKeys(7).ledger) == 1 and r.hlen(RoomKeys(7).codes) == 1
+    assert selectors.occupancy_per_day(client=r, cls="C").booked == 1
+    assert len(selectors.audit_entries(client=r, kind="claim")) == 1
+
+
+def test_another_owner_cannot_reuse_a_booking_id(r: redis.Redis) -> None:
+    booking_id = booking_new_id(room=7)
+    booking_claim(client=r, owner_id=BUYER, request=request(), booking_id=booking_id, now=NOW)
+    with pytest.raises(ValueError, match="another owner"):
+        booking_claim(
+            client=r, owner_id=SECOND_BUYER, request=request(dates=(9,)), booking_id=booking_id,
+            now=NOW,
+        )  # fmt: skip
+
+
+def test_ids_of_another_room_and_odd_owner_ids_are_refused_before_any_write(
+    r: redis.Redis,
+) -> None:
+    with pytest.raises(ValueError):
+        booking_claim(
+            client=r, owner_id=BUYER, request=request(room=7), booking_id=booking_new_id(room=8),
+            now=NOW,
+        )  # fmt: skip
+    for owner in ["", "a:b", "{x}", "a b", "*", "x" * 65, "é"]:
+        with pytest.raises(ValueError):
+            claim(r, request(), owner=owner)
+    assert product_keys(r) == []
+
+
+# --- Holds ---------------------------------------------------------------------------------
+
+
+def test_a_hold_refuses_other_buyers_and_converts_for_its_holder(r: redis.Redis) -> None:
+    req = request("C", hour_start=8, hour_end=10, boxes=[3])
+    hold_id = hold_new_id(room=7)
+    held = booking_hold(
+        client=r, owner_id=BUYER, request=req, hold_id=hold_id, ttl_seconds=60, now=NOW
+    )
+    assert held.ok and held.hold is not None
+    assert held.hold.expires_at == NOW + dt.timedelta(seconds=60)
+    assert selectors.hold_get(client=r, hold_id=hold_id, now=NOW) == held.hold
+    other = claim(r, request("C", hour_start=9, hour_end=11, boxes=[3, 4]), owner=SECOND_BUYER)
+    assert not other.ok and [(s.hour, s.box, s.held) for s in other.taken] == [(9, 3, True)]
+    second_hold = booking_hold(
+        client=r, owner_id=SECOND_BUYER, request=req, hold_id=hold_new_id(room=7), now=NOW
+    )
+    assert not second_hold.ok
+    # The holder sees it free; the other buyer sees it taken.
+    mine = selectors.free_boxes(
+        client=r, room=7, date=day(3), hours=(8, 10), owner_id=BUYER, now=NOW
+    )
+    theirs = selectors.free_boxes(
+        client=r, room=7, date=day(3), hours=(8, 10), owner_id=SECOND_BUYER, now=NOW
+    )
+    assert 3 in mine and 3 not in theirs
+    converted = claim(r, req, hold_id=hold_id)
+    assert converted.ok
+    assert selectors.hold_get(client=r, hold_id=hold_id, now=NOW) is None
+    assert not r.exists(RoomKeys(7).holds), "an empty holds hash is no key at all"
+
+
+def test_a_retried_hold_is_the_same_hold(r: redis.Redis) -> None:
+    hold_id = hold_new_id(room=7)
+    first = booking_hold(client=r, owner_id=BUYER, request=request(), hold_id=hold_id, now=NOW)
+    again = booking_hold(client=r, owner_id=BUYER, request=request(), hold_id=hold_id, now=NOW)
+    assert first == again and r.hlen(RoomKeys(7).holds) == 1
+
+
+def test_an_abandoned_hold_frees_itself_when_it_expires(r: redis.Redis) -> None:
+    hold_id = hold_new_id(room=7)
+    assert booking_hold(
+        client=r, owner_id=BUYER, request=request(), hold_id=hold_id, ttl_seconds=30, now=NOW
+    ).ok
+    assert not claim(r, request(), owner=SECOND_BUYER).ok
+    later = NOW + dt.timedelta(seconds=31)
+    assert selectors.hold_get(client=r, hold_id=hold_id, now=later) is None
+    result = booking_claim(
+        client=r, owner_id=SECOND_BUYER, request=request(), booking_id=booking_new_id(room=7),
+        now=later,
+    )  # fmt: skip
+    assert result.ok
+    assert 0 < r.pttl(RoomKeys(7).holds) <= 30_000 or not r.exists(RoomKeys(7).holds)
+
+
+def test_the_server_drops_the_holds_key_when_the_last_hold_expires(r: redis.Redis) -> None:
+    import time
+
+    booking_hold(
+        client=r, owner_id=BUYER, request=request(), hold_id=hold_new_id(room=7), ttl_seconds=1,
+    )  # fmt: skip
+    assert r.exists(RoomKeys(7).holds)
+    time.sleep(1.1)
+    assert not r.exists(RoomKeys(7).holds)
+
+
+def test_a_hold_can_be_released_by_its_owner_only(r: redis.Redis) -> None:
+    hold_id = hold_new_id(room=7)
+    booking_hold(client=r, owner_id=BUYER, request=request(), hold_id=hold_id, now=NOW)
+    assert not booking_hold_release(client=r, owner_id=SECOND_BUYER, hold_id=hold_id)
+    assert booking_hold_release(client=r, owner_id=BUYER, hold_id=hold_id)
+    assert claim(r, request(), owner=SECOND_BUYER).ok
+
+
+# --- Availability ----------------------------------------------------------------------------
+
+
+def test_season_availability_marks_every_day_and_says_why(r: redis.Redis) -> None:
+    at = dt.datetime(2026, 12, 2, 23, 59, tzinfo=NOW.tzinfo)
+    for hours in ((0, 8), (8, 24)):
+        assert claim(r, request("B", dates=(10,), hour_start=hours[0], hour_end=hours[1])).ok
+    assert claim(r, request("B", dates=(11,), hour_start=8, hour_end=9)).ok
+    with round_trips() as trips:
+        days = selectors.season_availability(client=r, cls="B", room=7, now=at)
+    assert trips.count == 1
+    assert len(days) == 31 and days[0].date == day(1) and days[-1].date == day(31)
+    states = {d.date.day: (d.state, d.reason) for d in days}
+    assert states[1] == ("not_bookable", "past")
+    assert states[2] == ("not_bookable", "today")
+    assert states[3] == ("available", "")
+    assert states[10] == ("sold_out", "")
+    assert states[11] == ("available", "")
+    narrowed = selectors.season_availability(client=r, cls="B", room=7, hours=(8, 10), now=at)
+    assert narrowed[10].state == "sold_out"
+    month = selectors.season_availability(
+        client=r, cls="B", room=7, now=at, start=dt.date(2026, 11, 30), end=dt.date(2027, 1, 1)
+    )
+    assert month[0].reason == "outside_season" and month[-1].reason == "outside_season"
+
+
+def test_class_c_availability_by_box_and_hours(r: redis.Redis) -> None:
+    assert claim(r, request("C", hour_start=0, hour_end=24, boxes=list(range(1, 100)))).ok
+    days = {d.date: d.state for d in selectors.season_availability(client=r, cls="C", room=7)}
+    assert days[day(3)] == "available", "box 100 is still free"
+    box1 = selectors.season_availability(client=r, cls="C", room=7, boxes=[1], now=NOW)
+    assert {d.date: d.state for d in box1}[day(3)] == "sold_out"
+    assert claim(r, request("C", hour_start=8, hour_end=9, boxes=[100])).ok
+    assert selectors.free_boxes(client=r, room=7, date=day(3), hours=(9, 10)) == [100]
+    assert selectors.free_boxes(client=r, room=7, date=day(3), hours=(8, 10)) == []
+    hours = selectors.free_hours(client=r, room=7, date=day(3), cls="C")
+    assert hours == [h for h in range(24) if h != 8]
+
+
+def test_free_hours_of_class_b_in_one_round_trip(r: redis.Redis) -> None:
+    assert claim(r, request("B", hour_start=8, hour_end=12)).ok
+    with round_trips() as trips:
+        hours = selectors.free_hours(client=r, room=7, date=day(3), cls="B")
+    assert trips.count == 1
+    assert hours == [*range(8), *range(12, 24)]
+
+
+def test_occupancy_counts_booked_slots_per_day_from_the_bitmaps(r: redis.Redis) -> None:
+    claim(r, request("C", room=1, dates=(3, 4), hour_start=8, hour_end=12, boxes=[1, 2]))
+    claim(r, request("C", room=300, dates=(4,), hour_start=0, hour_end=1, boxes=[100]))
+    with round_trips() as trips:
+        occupancy = selectors.occupancy_per_day(client=r, cls="C")
+    assert trips.count == 1
+    per_day = {row.date.day: row.booked for row in occupancy.days}
+    assert per_day[3] == 8 and per_day[4] == 9 and per_day[5] == 0
+    assert occupancy.booked == 17
+    assert occupancy.capacity == 300 * 31 * 24 * 100
+    assert occupancy.days[0].capacity == 300 * 24 * 100
+
+
+# --- Indexes and audit ------------------------------------------------------------------------
+
+
+def test_bookings_of_a_person_newest_first(r: redis.Redis) -> None:
+    ids = []
+    for n in range(3):
+        at = NOW + dt.timedelta(minutes=n)
+        result = booking_claim(
+            client=r, owner_id=BUYER, request=request(dates=(3 + n,)),
+            booking_id=booking_new_id(room=7), now=at,
+        )  # fmt: skip
+        assert result.booking is not None
+        ids.append(result.booking.id)
+    claim(r, request(room=9), owner=SECOND_BUYER)
+    assert [b.id for b in selectors.bookings_of(client=r, owner_id=BUYER)] == ids[::-1]
+    assert [b.id for b in selectors.bookings_of(client=r, owner_id=BUYER, limit=1, offset=1)] == [
+        ids[1]
+    ]
+
+
+def test_the_date_index_answers_ranges_and_day_plus_class(r: redis.Redis) -> None:
+    a = claim(r, request("A", room=200, dates=(5, 6))).booking
+    b = claim(r, request("B", room=3, dates=(5,), hour_start=1, hour_end=2)).booking
+    c = claim(r, request("C", room=1, dates=(7,), hour_start=1, hour_end=2, boxes=[1])).booking
+    assert a and b and c
+    assert date_score(day(5), "B", 3) == 20263392003
+    assert date_score(dt.date(2026, 12, 31), "C", 999) < 2**53
+    between = selectors.bookings_between(client=r, start=day(5), end=day(7))
+    assert [x.id for x in between] == [a.id, b.id, c.id]
+    assert [x.id for x in selectors.bookings_between(client=r, start=day(6), end=day(6))] == [a.id]
+    only_b = selectors.bookings_between(client=r, start=day(1), end=day(31), cls="B")
+    assert [x.id for x in only_b] == [b.id]
+    assert selectors.bookings_between(client=r, start=day(8), end=day(31)) == []
+
+
+def test_rebuildindexes_restores_lost_indexes_from_the_records(r: redis.Redis) -> None:
+    made = [claim(r, request(dates=(d,), room=d)).booking for d in (3, 4, 5)]
+    before_person = selectors.bookings_of(client=r, owner_id=BUYER)
+    before_dates = selectors.bookings_between(client=r, start=day(1), end=day(31))
+    # A crash right after the claims: the indexes outside the room's slot never got written.
+    for key in r.scan_iter(match="sr:{owner:*"):
+        r.delete(key)
+    r.delete("sr:{bookings}:by-date")
+    assert selectors.bookings_of(client=r, owner_id=BUYER) == []
+    call_command("rebuildindexes", verbosity=0)
+    assert selectors.bookings_of(client=r, owner_id=BUYER) == before_person
+    assert selectors.bookings_between(client=r, start=day(1), end=day(31)) == before_dates
+    assert len(made) == 3
+
+
+def test_every_claim_cancel_and_pickup_is_audited_newest_first(r: redis.Redis) -> None:
+    booking = claim(r, request()).booking
+    assert booking is not None
+    booking_cancel(client=r, booking_id=booking.id, actor_id=STAFF, actor_is_staff=True,
+                   reason="testing", now=NOW)  # fmt: skip
+    entries = selectors.audit_entries(client=r)
+    assert [(e.kind, e.actor, e.booking_id, e.room) for e in entries] == [
+        ("cancel", STAFF, booking.id, 7),
+        ("claim", BUYER, booking.id, 7),
+    ]
+    assert entries[0].detail == "testing" and entries[0].at == NOW
+    assert [e.kind for e in selectors.audit_entries(client=r, kind="claim")] == ["claim"]
+
+
+def test_the_audit_stream_is_capped(r: redis.Redis, settings: object) -> None:
+    settings.STRONGROOM_AUDIT_MAXLEN = 10  # type: ignore[attr-defined]
+    settings.STRONGROOM_DURABILITY = "none"  # type: ignore[attr-defined]  # speed only
+    for box in range(1, 101):
+        for hours in ((0, 12), (12, 24)):
+            claim(r, request("C", hour_start=hours[0], hour_end=hours[1], boxes=[box]))
+    assert r.xlen(RoomKeys(7).audit) < 200
+    assert len(selectors.audit_entries(client=r, count=1000)) == r.xlen(RoomKeys(7).audit)
+
+
+# --- Registry and flush -------------------------------------------------------------------
+
+
+def test_empty_inventory_costs_no_keys_and_the_registry_lists_what_exists(
+    r: redis.Redis,
+) -> None:
+    assert selectors.inventory_keys(client=r) == []
+    booking = claim(r, request("B", hour_start=1, hour_end=2)).booking
+    claim(r, request("A", room=300))
+    keys = selectors.inventory_keys(client=r)
+    assert [(k.room, k.cls, k.season) for k in keys] == [
+        (7, "B", "2026-12-01"),
+        (300, "A", "2026-12-01"),
+    ]
+    assert all(r.exists(k.key) for k in keys)
+    assert booking is not None
+    booking_cancel(client=r, booking_id=booking.id, actor_id=BUYER, actor_is_staff=False, now=NOW)
+    assert [k.room for k in selectors.inventory_keys(client=r)] == [300]
+    assert not r.exists(RoomKeys(7).inventory("B")) and not r.exists(RoomKeys(7).registry)
+
+
+def test_flush_removes_exactly_the_registered_keys_and_cancels_confirmed_bookings(
+    r: redis.Redis,
+) -> None:
+    kept = claim(r, request("A", room=5)).booking
+    cancelled_before = claim(r, request("A", room=6)).booking
+    assert kept and cancelled_before
+    booking_cancel(client=r, booking_id=cancelled_before.id, actor_id=BUYER, actor_is_staff=False,
+                   now=NOW)  # fmt: skip
+    claim(r, request("C", room=5, hour_start=1, hour_end=3, boxes=[4]))
+    r.set("sr:{room:005}:stranger", "not inventory")
+    registered = {k.key for k in selectors.inventory_keys(client=r)}
+    result = inventory_flush(client=r, actor_id=STAFF, reason="end of season")
+    assert result.keys_removed == len(registered) == 2
+    assert result.bookings_cancelled == 2
+    assert not any(r.exists(k) for k in registered)
+    assert r.get("sr:{room:005}:stranger") == "not inventory"
+    assert selectors.inventory_keys(client=r) == []
+    flushed = selectors.booking_get(client=r, booking_id=kept.id)
+    assert flushed is not None and flushed.status == "cancelled"
+    assert flushed.cancel_reason == "end of season" and flushed.cancelled_by == STAFF
+    assert any(e.kind == "flush" for e in selectors.audit_entries(client=r))
+    assert claim(r, request("A", room=5), owner=SECOND_BUYER).ok
