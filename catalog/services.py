@@ -173,11 +173,13 @@ def books_load(*, client: redis.Redis, books: Iterable[Book], chunk: int = 1000)
 
     if not client.function_list(library="catalog"):
         load_functions(client)  # a pipeline cannot reload them halfway
-    for book in books:
+    books = list(books)
+    for book in books:  # refuse a bad file before writing any of it
         check_book(
             title=book.title, author=book.author, year=book.year,
             description=book.description, tags=list(book.tags),
         )  # fmt: skip
+    for book in books:
         batch.append(book)
         if len(batch) >= chunk:
             flush()

@@ -1,0 +1,193 @@
+"""Input of the catalog pages: the browse query from the URL, and the staff book form."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlencode
+
+from django import forms
+from django.conf import settings
+from django.http import QueryDict
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from catalog import rules
+from catalog.rules import InvalidBook
+from catalog.selectors import SORTS, Query
+
+# A query value longer than this is refused outright (20 tags of 40 characters fit easily).
+MAX_PARAM_LENGTH = 1000
+MAX_PAGE = 1_000_000
+GROUPS = (("all", "all_of"), ("any", "any_of"), ("not", "none_of"))
+_PAGE = re.compile(r"[0-9]{1,7}")
+BOOK_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def shorten(text: str, length: int = 30) -> str:
+    """Text fit for a message: control characters shown as `?`, long text cut."""
+    shown = "".join("?" if rules.has_control_chars(char) else char for char in text)
+    return shown if len(shown) <= length else shown[: length - 1] + "…"
+
+
+@dataclass
+class ParsedQuery:
+    """The query a URL asks for, and what had to be said about its input."""
+
+    query: Query
+    problems: list[str] = field(default_factory=list)
+
+
+def browse_query_parse(params: QueryDict) -> ParsedQuery:
+    """Read `?all=…&any=…&not=…&sort=…&page=…`; bad parts are dropped with a message."""
+    problems: list[str] = []
+    groups: dict[str, list[str]] = {"all_of": [], "any_of": [], "none_of": []}
+    seen = 0
+    dropped = 0
+    limit = settings.CATALOG_MAX_QUERY_TAGS
+    for param, group in GROUPS:
+        for value in params.getlist(param):
+            if len(value) > MAX_PARAM_LENGTH:
+                problems.append(
+                    _("A tag list longer than %(max)d characters was ignored.")
+                    % {"max": MAX_PARAM_LENGTH}
+                )
+                continue
+            for part in rules.TAG_SEPARATORS.split(value):
+                if not part.strip():
+                    continue
+                try:
+                    tag = rules.clean_tag(part)
+                except InvalidBook as exc:
+                    problems.append(
+                        _("“%(tag)s” is not a valid tag: %(reason)s")
+                        % {"tag": shorten(part), "reason": exc}
+                    )
+                    continue
+                if tag in groups[group]:
+                    continue
+                if seen >= limit:
+                    dropped += 1
+                    continue
+                seen += 1
+                groups[group].append(tag)
+    if dropped:
+        problems.append(
+            _("A query has at most %(max)d tags; %(count)d more were ignored.")
+            % {"max": limit, "count": dropped}
+        )
+    sort = params.get("sort", "title")
+    if sort not in SORTS:
+        problems.append(_("Unknown sort order; sorted by title instead."))
+        sort = "title"
+    page = 1
+    raw_page = params.get("page", "1")
+    if _PAGE.fullmatch(raw_page) and 1 <= int(raw_page) <= MAX_PAGE:
+        page = int(raw_page)
+    else:
+        problems.append(
+            _("“%(page)s” is not a page number; showing page 1.") % {"page": shorten(raw_page)}
+        )
+    query = Query(
+        all_of=tuple(groups["all_of"]),
+        any_of=tuple(groups["any_of"]),
+        none_of=tuple(groups["none_of"]),
+        sort=sort,
+        page=page,
+    )
+    return ParsedQuery(query=query, problems=problems)
+
+
+def query_string(query: Query, **changes: object) -> str:
+    """The URL query of `query` with `changes` (fields of Query), page 1 unless given."""
+    values = {
+        "all_of": query.all_of,
+        "any_of": query.any_of,
+        "none_of": query.none_of,
+        "sort": query.sort,
+        "page": 1,
+    }
+    values.update(changes)
+    pairs: list[tuple[str, object]] = []
+    for param, group in GROUPS:
+        pairs.extend((param, tag) for tag in values[group])  # type: ignore[attr-defined]
+    if values["sort"] != "title":
+        pairs.append(("sort", values["sort"]))
+    if values["page"] != 1:
+        pairs.append(("page", values["page"]))
+    return "?" + urlencode(pairs) if pairs else "?"
+
+
+class BookForm(forms.Form):
+    """A book as staff type it; tags are one comma separated field."""
+
+    title = forms.CharField(label=gettext_lazy("Title"), max_length=rules.MAX_TITLE)
+    author = forms.CharField(
+        label=gettext_lazy("Author(s)"),
+        max_length=rules.MAX_AUTHOR,
+        help_text=gettext_lazy("Several authors: separate them with commas."),
+    )
+    year = forms.IntegerField(
+        label=gettext_lazy("Year"), min_value=rules.MIN_YEAR, max_value=rules.MAX_YEAR
+    )
+    description = forms.CharField(
+        label=gettext_lazy("Description"),
+        required=False,
+        max_length=rules.MAX_DESCRIPTION,
+        widget=forms.Textarea(attrs={"rows": 4}),
+    )
+    tags = forms.CharField(
+        label=gettext_lazy("Tags"),
+        required=False,
+        max_length=(rules.MAX_TAG_LENGTH + 2) * rules.MAX_TAGS_PER_BOOK,
+        help_text=gettext_lazy("Separate tags with commas, e.g. “ruby, web”."),
+    )
+
+    def clean_title(self) -> str:
+        return self._one_line("title")
+
+    def clean_author(self) -> str:
+        return self._one_line("author")
+
+    def _one_line(self, name: str) -> str:
+        value = self.cleaned_data[name].strip()
+        if rules.has_control_chars(value):
+            raise forms.ValidationError(_("Use one line without control characters."))
+        return value
+
+    def clean_year(self) -> int:
+        raw = str(self.data.get(self.add_prefix("year"), "")).strip()
+        if not re.fullmatch(r"-?[0-9]+", raw):
+            raise forms.ValidationError(_("Type the year with the digits 0-9."))
+        return int(self.cleaned_data["year"])
+
+    def clean_tags(self) -> list[str]:
+        try:
+            tags = rules.split_tags(self.cleaned_data["tags"])
+        except InvalidBook as exc:
+            raise forms.ValidationError(str(exc)) from exc
+        if len(tags) > rules.MAX_TAGS_PER_BOOK:
+            raise forms.ValidationError(
+                _("A book has at most %(max)d tags.") % {"max": rules.MAX_TAGS_PER_BOOK}
+            )
+        return tags
+
+
+class StampField(forms.RegexField):
+    """A hidden id, version or token carried by a form (letters, digits, `_` and `-`)."""
+
+    def __init__(self) -> None:
+        super().__init__(regex=BOOK_ID, widget=forms.HiddenInput)
+
+
+class BookAddForm(BookForm):
+    book_id = StampField()
+
+
+class BookEditForm(BookForm):
+    version = forms.RegexField(regex=re.compile(r"[0-9]{1,12}"), widget=forms.HiddenInput)
+    token = StampField()
+
+
+class BookDeleteForm(forms.Form):
+    version = forms.RegexField(regex=re.compile(r"[0-9]{1,12}"), widget=forms.HiddenInput)

@@ -1,0 +1,229 @@
+"""Catalog pages: browse (anyone), book detail (anyone), and staff editing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+
+from accounts.access import staff_required
+from catalog import forms, services
+from catalog.rules import Book, InvalidBook
+from catalog.selectors import ResultPage, book_get, catalog_page
+from strongroom.store import get_store
+
+
+def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
+    """What the browse templates show: the result, its facets as links, pages and messages."""
+    query = result.query
+    notes = list(problems)
+    if result.unknown:
+        notes.append(
+            _("No book has the tag(s) %(tags)s; they were left out of the query.")
+            % {"tags": ", ".join(f"“{forms.shorten(tag)}”" for tag in result.unknown)}
+        )
+    if result.page_out_of_range and result.total:
+        notes.append(
+            _("Page %(page)d does not exist: this result has %(pages)d page(s).")
+            % {"page": query.page, "pages": result.pages}
+        )
+    known = [tag for tag in query.tags if tag not in result.unknown]
+    chosen = [
+        {"tag": tag, "kind": kind, "remove_url": forms.query_string(query, **{group: rest})}
+        for kind, group, tags in (
+            ("all", "all_of", query.all_of),
+            ("any", "any_of", query.any_of),
+            ("not", "none_of", query.none_of),
+        )
+        for tag in tags
+        if tag in known
+        for rest in [tuple(t for t in tags if t != tag)]
+    ]
+    facets = [
+        {
+            "tag": facet.tag,
+            "count": facet.count,
+            "capped": facet.capped,
+            "narrow_url": forms.query_string(query, all_of=(*query.all_of, facet.tag)),
+            "exclude_url": forms.query_string(query, none_of=(*query.none_of, facet.tag)),
+        }
+        for facet in result.facets
+        if facet.tag not in query.all_of and facet.tag not in query.none_of
+    ]
+    books = [
+        {
+            "book": book,
+            "tags": [
+                {
+                    "tag": tag,
+                    "on": tag in query.all_of,
+                    "url": forms.query_string(query, all_of=(*query.all_of, tag)),
+                }
+                for tag in book.tags
+            ],
+        }
+        for book in result.books
+    ]
+    page = query.page
+    return {
+        "books": books,
+        "result": result,
+        "query": query,
+        "notes": notes,
+        "chosen": chosen,
+        "facets": facets,
+        "form_values": {
+            "all": ", ".join(query.all_of),
+            "any": ", ".join(query.any_of),
+            "not": ", ".join(query.none_of),
+        },
+        "sorts": [
+            {"value": value, "label": label, "url": forms.query_string(query, sort=value)}
+            for value, label in (
+                ("title", _("Title")),
+                ("year", _("Oldest first")),
+                ("-year", _("Newest first")),
+            )
+        ],
+        "first": (page - 1) * result.page_size + 1,
+        "last": (page - 1) * result.page_size + len(result.books),
+        "prev_url": forms.query_string(query, page=page - 1) if 1 < page <= result.pages else "",
+        "next_url": forms.query_string(query, page=page + 1) if page < result.pages else "",
+        "last_page_url": forms.query_string(query, page=result.pages),
+        "clear_url": forms.query_string(query, all_of=(), any_of=(), none_of=()),
+    }
+
+
+def browse(request: HttpRequest) -> HttpResponse:
+    """The catalog: AND / OR / NOT tag filters, sorted, paged, with facet counts."""
+    parsed = forms.browse_query_parse(request.GET)
+    result = catalog_page(client=get_store(), query=parsed.query)
+    context = browse_context(result, parsed.problems)
+    partial = request.htmx and not request.htmx.history_restore_request  # type: ignore[attr-defined]
+    template = "catalog/_region.html" if partial else "catalog/browse.html"
+    return render(request, template, context)
+
+
+def get_book_or_404(book_id: str) -> Book:
+    if not forms.BOOK_ID.fullmatch(book_id):
+        raise Http404(_("No such book."))
+    book = book_get(client=get_store(), book_id=book_id)
+    if book is None:
+        raise Http404(_("No such book."))
+    return book
+
+
+def book_detail(request: HttpRequest, book_id: str) -> HttpResponse:
+    """One book with its tags as links to the books that share them."""
+    book = get_book_or_404(book_id)
+    tags = [
+        {"tag": tag, "url": forms.query_string(forms.Query(all_of=(tag,)))} for tag in book.tags
+    ]
+    return render(request, "catalog/book.html", {"book": book, "tags": tags})
+
+
+@staff_required
+def staff_list(request: HttpRequest) -> HttpResponse:
+    """Staff: every book (filterable like the browse page) with edit and delete links."""
+    parsed = forms.browse_query_parse(request.GET)
+    result = catalog_page(client=get_store(), query=parsed.query, page_size=50)
+    return render(request, "catalog/staff_list.html", browse_context(result, parsed.problems))
+
+
+def initial_of(book: Book) -> dict[str, object]:
+    return {
+        "title": book.title,
+        "author": book.author,
+        "year": book.year,
+        "description": book.description,
+        "tags": ", ".join(book.tags),
+    }
+
+
+@staff_required
+def book_add(request: HttpRequest) -> HttpResponse:
+    """Staff: add a book. The form carries a client-made id, so a resent form adds it once."""
+    if request.method == "POST":
+        form = forms.BookAddForm(request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                services.book_add(
+                    client=get_store(), book_id=data["book_id"], title=data["title"],
+                    author=data["author"], year=data["year"], description=data["description"],
+                    tags=data["tags"],
+                )  # fmt: skip
+            except InvalidBook as exc:
+                form.add_error(None, str(exc))
+            except services.BookExists:
+                form.add_error(None, _("This form was already used for another book."))
+            else:
+                messages.success(request, _("“%(title)s” was added.") % {"title": data["title"]})
+                return HttpResponseRedirect(reverse("catalog:book", args=[data["book_id"]]))
+    else:
+        form = forms.BookAddForm(initial={"book_id": services.new_book_id()})
+    return render(request, "catalog/book_form.html", {"form": form, "adding": True})
+
+
+@staff_required
+def book_edit(request: HttpRequest, book_id: str) -> HttpResponse:
+    """Staff: change a book and its tags, refused if someone else changed it meanwhile."""
+    book = get_book_or_404(book_id)
+    if request.method == "POST":
+        form = forms.BookEditForm(request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                services.book_edit(
+                    client=get_store(), book_id=book_id, expected_version=data["version"],
+                    token=data["token"], title=data["title"], author=data["author"],
+                    year=data["year"], description=data["description"], tags=data["tags"],
+                )  # fmt: skip
+            except InvalidBook as exc:
+                form.add_error(None, str(exc))
+            except services.BookStale:
+                form.add_error(
+                    None,
+                    _(
+                        "Someone changed this book while you were editing it. Nothing was "
+                        "saved: open the book again to see the current version."
+                    ),
+                )
+            except services.BookMissing as exc:
+                raise Http404(_("No such book.")) from exc
+            else:
+                messages.success(request, _("“%(title)s” was saved.") % {"title": data["title"]})
+                return HttpResponseRedirect(reverse("catalog:book", args=[book_id]))
+    else:
+        form = forms.BookEditForm(
+            initial={**initial_of(book), "version": book.version, "token": services.new_book_id()}
+        )
+    return render(request, "catalog/book_form.html", {"form": form, "book": book})
+
+
+@staff_required
+def book_delete(request: HttpRequest, book_id: str) -> HttpResponse:
+    """Staff: confirm, then delete a book and take it out of every tag."""
+    if request.method == "POST":
+        form = forms.BookDeleteForm(request.POST)
+        if not forms.BOOK_ID.fullmatch(book_id) or not form.is_valid():
+            raise Http404(_("No such book."))
+        try:
+            deleted = services.book_delete(
+                client=get_store(), book_id=book_id, expected_version=form.cleaned_data["version"]
+            )
+        except services.BookStale:
+            messages.error(request, _("Someone changed this book meanwhile; it was not deleted."))
+            return HttpResponseRedirect(reverse("catalog:book", args=[book_id]))
+        if deleted:
+            messages.success(request, _("The book was deleted."))
+        else:
+            messages.info(request, _("The book was already deleted."))
+        return HttpResponseRedirect(reverse("catalog:staff_list"))
+    book = get_book_or_404(book_id)
+    form = forms.BookDeleteForm(initial={"version": book.version})
+    return render(request, "catalog/book_delete.html", {"form": form, "book": book})
