@@ -319,10 +319,10 @@ def _pickup_room(room: int | str) -> int | None:
     if isinstance(room, bool):
         return None
     if isinstance(room, str):
-        room = room.strip()
-        if not room.isdigit() or len(room) > 4:
+        text = room.strip(" ")
+        if not (text.isascii() and text.isdigit() and len(text) <= 4):
             return None
-        room = int(room)
+        room = int(text)
     return room if isinstance(room, int) and 1 <= room <= room_count() else None
 
 

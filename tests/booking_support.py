@@ -38,3 +38,20 @@ def claim(client: redis.Redis, req: SlotRequest, owner: str = BUYER, **extra: An
 
 def product_keys(client: redis.Redis) -> list[str]:
     return sorted(client.scan_iter(match="sr:*", count=1000))
+
+
+def snapshot(client: redis.Redis) -> dict[str, object]:
+    """Every product key with its type and content (order-independent), to prove no write."""
+    content: dict[str, object] = {}
+    for key in product_keys(client):
+        kind = client.type(key)
+        readers = {
+            "hash": client.hgetall,
+            "set": client.smembers,
+            "zset": lambda k: client.zrange(k, 0, -1, withscores=True),
+            "stream": client.xrange,
+            "list": lambda k: client.lrange(k, 0, -1),
+        }
+        value = readers[kind](key) if kind in readers else client.dump(key)
+        content[key] = (kind, value)
+    return content

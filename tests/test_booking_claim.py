@@ -19,7 +19,17 @@ from booking.services import (
     inventory_flush,
 )
 from strongroom.store import round_trips
-from tests.booking_support import BUYER, NOW, SECOND_BUYER, STAFF, claim, day, product_keys, request
+from tests.booking_support import (
+    BUYER,
+    NOW,
+    SECOND_BUYER,
+    STAFF,
+    claim,
+    day,
+    product_keys,
+    request,
+    snapshot,
+)
 
 
 def test_a_claim_confirms_a_booking_with_every_field(r: redis.Redis) -> None:
@@ -49,11 +59,11 @@ def test_the_second_buyer_of_the_same_hour_is_refused_with_the_taken_slots(
     r: redis.Redis,
 ) -> None:
     assert claim(r, request("B", hour_start=8, hour_end=12)).ok
-    before = {k: r.dump(k) for k in product_keys(r)}
+    before = snapshot(r)
     result = claim(r, request("B", hour_start=11, hour_end=14), owner=SECOND_BUYER)
     assert not result.ok and result.booking is None
     assert [(s.date, s.hour, s.box, s.held) for s in result.taken] == [(day(3), 11, None, False)]
-    assert {k: r.dump(k) for k in product_keys(r)} == before, "a refusal writes nothing"
+    assert snapshot(r) == before, "a refusal writes nothing"
     assert claim(r, request("B", hour_start=12, hour_end=14), owner=SECOND_BUYER).ok
 
 
