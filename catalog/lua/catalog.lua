@@ -43,12 +43,13 @@ local function place_title(by_title, title_lex, sort_key, book_id)
     score = after - GAP
   elseif after == nil then
     score = before + GAP
+  elseif after - before < 2 then
+    -- Keep neighbours at least one apart: the year order adds titles to year * 1e10,
+    -- where smaller differences would be lost.
+    renumber_titles(by_title, title_lex)
+    return
   else
-    score = tonumber(num((before + after) / 2))
-    if score <= before or score >= after then
-      renumber_titles(by_title, title_lex)
-      return
-    end
+    score = (before + after) / 2
   end
   redis.call("ZADD", by_title, num(score), book_id)
 end
@@ -231,9 +232,10 @@ local function query(keys, args)
       if sort == "title" then
         redis.call("ZINTERSTORE", sorted, 2, source, by_title, "WEIGHTS", 0, 1)
       else
-        -- year first, then title within a year
+        -- year first, then title A to Z within a year (also when the years run backwards)
+        local title_weight = reverse and -1 or 1
         redis.call("ZINTERSTORE", sorted, 3, source, by_year, by_title,
-          "WEIGHTS", 0, 10000000000, 1)
+          "WEIGHTS", 0, 10000000000, title_weight)
       end
       if reverse then
         ids = redis.call("ZRANGE", sorted, offset, offset + count - 1, "REV")
