@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 
 import pytest
@@ -152,7 +153,7 @@ def test_title_order_survives_running_out_of_gaps(r: redis.Redis) -> None:
         books_load(client=r, books=[book])
     assert_catalog_exact(r)
     scores = [s for _, s in r.zrange(keyspace.CATALOG_BY_TITLE.key(), 0, -1, withscores=True)]
-    assert min(b - a for a, b in zip(scores, scores[1:])) >= 1
+    assert min(b - a for a, b in itertools.pairwise(scores)) >= 1
     titles = [b.title for b in catalog_page(client=r, query=Query(), page_size=100).books]
     assert titles == sorted(titles)
     by_year = catalog_page(client=r, query=Query(sort="-year"), page_size=100).books

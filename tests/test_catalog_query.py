@@ -42,7 +42,8 @@ def load(r: redis.Redis, rows: list[tuple[str, int, list[str]]]) -> list[Book]:
     r.flushall()
     books = [
         # Titles are distinct (a number per book) so that every order is fully determined.
-        Book(id=f"b{i}", title=f"{word} {i:03d}", author="X", year=year, description="", tags=tuple(tags))
+        Book(id=f"b{i}", title=f"{word} {i:03d}", author="X", year=year, description="",
+             tags=tuple(tags))
         for i, (word, year, tags) in enumerate(rows)
     ]  # fmt: skip
     books_load(client=r, books=books)
