@@ -151,6 +151,11 @@ def season_days() -> list[dt.date]:
     return [start + dt.timedelta(days=i) for i in range((season_end() - start).days + 1)]
 
 
+def season_bytes(cls: str) -> int:
+    """The size of one room's bitmap of class `cls` for the whole season."""
+    return -(-len(season_days()) * SLOTS_PER_DAY[cls] // 8)
+
+
 def season_day(date: dt.date) -> int:
     """The day number of `date` in the season (0 = first day)."""
     return (date - season_start()).days

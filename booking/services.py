@@ -37,6 +37,7 @@ from booking.domain import (
     hold_new_id,
     local_now,
     room_count,
+    season_bytes,
     season_key,
     slots_from_reply,
     to_ms,
@@ -177,6 +178,7 @@ def booking_claim(
             hold_id or "",
             settings.STRONGROOM_AUDIT_MAXLEN,
             format_room(request.room),
+            season_bytes(request.cls),
         ]
         reply = durable_fcall(client, "booking_claim", keys, args)
         if reply[0] != "code_clash":

@@ -182,7 +182,9 @@ end
 -- Claim: take every slot of the request, or nothing.
 -- KEYS: inventory, registry, record, ledger, codes, holds, audit
 -- ARGV: owner, cls, season, days, hstart, hend, boxes, booking id, now ms, code mac,
---       sealed code, dates (ISO csv), hold id ('' for none), audit maxlen, room
+--       sealed code, dates (ISO csv), hold id ('' for none), audit maxlen, room,
+--       bitmap bytes of a whole season (a new bitmap is made at its full size at once: an exact
+--       allocation, where growing bit by bit would over-allocate)
 -- Returns {'ok', <record as flat hash>} | {'taken', 'day:box:mask:held', ...}
 --       | {'id_in_use'} | {'code_clash'}
 local function claim(keys, args)
@@ -214,6 +216,9 @@ local function claim(keys, args)
   local updated = {}
   for i, field in ipairs(fields) do
     updated[i] = bit.bor(values[i], field[2])
+  end
+  if redis.call('EXISTS', inv) == 0 then
+    redis.call('SET', inv, string.rep('\0', tonumber(args[16])))
   end
   write_fields(inv, fields, kind, updated)
   redis.call('SADD', registry, inv)
