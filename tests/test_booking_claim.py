@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import pytest
 import redis
@@ -375,3 +376,10 @@ def test_flush_removes_exactly_the_registered_keys_and_cancels_confirmed_booking
     assert flushed.cancel_reason == "end of season" and flushed.cancelled_by == STAFF
     assert any(e.kind == "flush" for e in selectors.audit_entries(client=r))
     assert claim(r, request("A", room=5), owner=SECOND_BUYER).ok
+
+
+def test_demo_bookings_load_once_however_often_loaddemo_runs(r: redis.Redis) -> None:
+    call_command("loaddemo", stdout=open(os.devnull, "w"))  # noqa: SIM115
+    first = selectors.bookings_between(client=r, start=day(1), end=day(31))
+    call_command("loaddemo", stdout=open(os.devnull, "w"))  # noqa: SIM115
+    assert first and selectors.bookings_between(client=r, start=day(1), end=day(31)) == first
