@@ -22,6 +22,9 @@ MAX_PAGE = 1_000_000
 GROUPS = (("all", "all_of"), ("any", "any_of"), ("not", "none_of"))
 _PAGE = re.compile(r"[0-9]{1,7}")
 BOOK_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# RegexField searches: anchored patterns for whole values.
+STAMP = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
+VERSION = re.compile(r"^[0-9]{1,12}\Z")
 
 
 def shorten(text: str, length: int = 30) -> str:
@@ -177,7 +180,7 @@ class StampField(forms.RegexField):
     """A hidden id, version or token carried by a form (letters, digits, `_` and `-`)."""
 
     def __init__(self) -> None:
-        super().__init__(regex=BOOK_ID, widget=forms.HiddenInput)
+        super().__init__(regex=STAMP, widget=forms.HiddenInput)
 
 
 class BookAddForm(BookForm):
@@ -185,9 +188,9 @@ class BookAddForm(BookForm):
 
 
 class BookEditForm(BookForm):
-    version = forms.RegexField(regex=re.compile(r"[0-9]{1,12}"), widget=forms.HiddenInput)
+    version = forms.RegexField(regex=VERSION, widget=forms.HiddenInput)
     token = StampField()
 
 
 class BookDeleteForm(forms.Form):
-    version = forms.RegexField(regex=re.compile(r"[0-9]{1,12}"), widget=forms.HiddenInput)
+    version = forms.RegexField(regex=VERSION, widget=forms.HiddenInput)

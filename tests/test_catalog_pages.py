@@ -1,0 +1,217 @@
+"""The catalog pages: browsing with bad input, book pages, staff editing and its access."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from urllib.parse import urlencode
+
+import pytest
+import redis
+from django.test import Client
+
+from catalog.demo import load_demo, read_books
+from catalog.selectors import Query, book_get, catalog_page, tags_with_counts
+from tests.catalog_support import add, assert_catalog_exact
+
+
+@pytest.fixture
+def shelf(r: redis.Redis) -> redis.Redis:
+    add(r, "trpl", "The Ruby Programming Language", 2008, "ruby")
+    add(r, "ror", "Ruby on Rails", 2006, "ruby", "web")
+    add(r, "erl", "Programming Erlang", 2007, "erlang")
+    add(r, "odd", "Odd Tags", 2020, "a:b", "机器学习")
+    return r
+
+
+def browse(params: list[tuple[str, str]] | str, **headers: str) -> str:
+    query = params if isinstance(params, str) else urlencode(params)
+    response = Client().get(f"/catalog/?{query}", **headers)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_browse_combines_and_or_not_from_the_url(shelf: redis.Redis) -> None:
+    page = browse([("any", "ruby"), ("any", "erlang"), ("not", "web")])
+    assert "The Ruby Programming Language" in page and "Programming Erlang" in page
+    assert "Ruby on Rails" not in page
+    assert "2 books" in page
+
+
+def test_facets_are_links_that_narrow_or_exclude(shelf: redis.Redis) -> None:
+    page = browse([("all", "ruby")])
+    assert 'href="?all=ruby&amp;all=web"' in page
+    assert 'href="?all=ruby&amp;not=web"' in page
+    assert 'class="facet__count">1<' in page
+
+
+def test_unknown_tags_are_named_and_the_rest_of_the_query_still_runs(shelf: redis.Redis) -> None:
+    page = browse([("all", "ruby"), ("all", "cobol")])
+    assert "No book has the tag(s) “cobol”" in page
+    assert "Ruby on Rails" in page and "2 books" in page
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ("all=" + ",".join(f"t{i}" for i in range(25)), "A query has at most 20 tags; 5 more"),
+        ("all=a%0Ab", "is not a valid tag: A tag cannot contain line breaks"),
+        ("all=" + "x" * 41, "A tag has at most 40 characters"),
+        ("all=" + "x" * 1001, "A tag list longer than 1000 characters was ignored"),
+        ("page=99", "Page 99 does not exist: this result has 1 page(s)."),
+        ("page=0", "is not a page number; showing page 1."),
+        ("page=%D9%A3", "is not a page number; showing page 1."),
+        ("page=99999999999", "is not a page number; showing page 1."),
+        ("sort=%7Bx%7D", "Unknown sort order; sorted by title instead."),
+    ],
+)
+def test_bad_queries_get_a_clear_message_never_an_error(
+    shelf: redis.Redis, params: str, message: str
+) -> None:
+    assert message in browse(params)
+
+
+def test_hostile_tags_in_urls_are_just_tags(shelf: redis.Redis) -> None:
+    page = browse([("all", "a:b")])
+    assert "Odd Tags" in page and "1 book" in page
+    page = browse([("all", "机器学习")])
+    assert "Odd Tags" in page
+    assert "Odd Tags" not in browse([("not", "{x}"), ("not", "*"), ("all", "a:b"), ("not", "a:b")])
+
+
+def test_htmx_requests_get_only_the_results_region(shelf: redis.Redis) -> None:
+    page = browse("all=ruby", HTTP_HX_REQUEST="true")
+    assert page.lstrip().startswith('<div id="catalog"') and "<html" not in page
+    assert "<html" in browse(
+        "all=ruby", HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true"
+    )
+
+
+def test_the_browse_page_speaks_chinese(shelf: redis.Redis) -> None:
+    client = Client()
+    client.cookies["django_language"] = "zh-hans"
+    page = client.get("/catalog/?all=cobol").content.decode()
+    assert "书目" in page and "没有书带有标签" in page
+
+
+def test_book_page_shows_tags_as_links(shelf: redis.Redis) -> None:
+    page = Client().get("/catalog/book/ror/").content.decode()
+    assert "Ruby on Rails" in page and 'href="/catalog/?all=web"' in page
+    assert Client().get("/catalog/book/nope/").status_code == 404
+    assert Client().get("/catalog/book/a:b%7B/").status_code == 404
+
+
+STAFF_PAGES = [
+    "/catalog/staff/",
+    "/catalog/staff/add/",
+    "/catalog/staff/ror/edit/",
+    "/catalog/staff/ror/delete/",
+]
+
+
+@pytest.mark.parametrize("url", STAFF_PAGES)
+def test_staff_pages_send_visitors_to_login_and_refuse_buyers(
+    shelf: redis.Redis, url: str, buyer: object, staff: object, client_for: Callable[..., Client]
+) -> None:
+    anonymous = Client().get(url)
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith("/accounts/login/")
+    assert client_for(buyer).get(url).status_code == 403
+    assert client_for(buyer).post(url, {"version": "1"}).status_code == 403
+    assert client_for(staff).get(url).status_code == 200
+    assert book_get(client=shelf, book_id="ror") is not None
+
+
+def form_of(response: object) -> dict[str, str]:
+    """The initial values of a rendered book form (hidden fields included)."""
+    form = response.context["form"]  # type: ignore[attr-defined]
+    return {name: str(form[name].value() or "") for name in form.fields}
+
+
+def test_staff_add_a_book_once_even_if_the_form_is_sent_twice(
+    r: redis.Redis, staff: object, client_for: Callable[..., Client]
+) -> None:
+    client = client_for(staff)
+    data = form_of(client.get("/catalog/staff/add/"))
+    data |= {"title": "Programming Erlang", "author": "Joe Armstrong", "year": "2007",
+             "tags": "Erlang, concurrency，机器学习"}  # fmt: skip
+    first = client.post("/catalog/staff/add/", data)
+    assert first.status_code == 302
+    assert client.post("/catalog/staff/add/", data).status_code == 302
+    assert dict(tags_with_counts(client=r)) == {"erlang": 1, "concurrency": 1, "机器学习": 1}
+    assert catalog_page(client=r, query=Query()).total == 1
+    assert "Programming Erlang" in client.get(first["Location"]).content.decode()
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        ({"tags": "ok, line\nbreak"}, "A tag cannot contain line breaks"),
+        ({"tags": "x" * 41}, "A tag has at most 40 characters"),
+        ({"tags": ", ".join(f"t{i}" for i in range(21))}, "A book has at most 20 tags"),
+        ({"year": "1700"}, "greater than or equal to 1800"),
+        ({"year": "２０２０"}, "Type the year with the digits 0-9"),
+        ({"title": "two\nlines"}, "Use one line"),
+        ({"title": ""}, "This field is required"),
+        ({"book_id": "a:b"}, "This form is out of date"),
+    ],
+)
+def test_staff_add_refuses_bad_input_and_writes_nothing(
+    r: redis.Redis,
+    staff: object,
+    client_for: Callable[..., Client],
+    change: dict[str, str],
+    error: str,
+) -> None:
+    client = client_for(staff)
+    data = form_of(client.get("/catalog/staff/add/"))
+    data |= {"title": "T", "author": "A", "year": "2000", "tags": "x"} | change
+    response = client.post("/catalog/staff/add/", data)
+    assert response.status_code == 200
+    assert error in response.content.decode()
+    assert catalog_page(client=r, query=Query()).total == 0
+
+
+def test_staff_edit_changes_tags_and_refuses_a_stale_form(
+    shelf: redis.Redis, staff: object, client_for: Callable[..., Client]
+) -> None:
+    client = client_for(staff)
+    data = form_of(client.get("/catalog/staff/ror/edit/"))
+    assert data["tags"] == "ruby, web"
+    stale = dict(data)
+    assert (
+        client.post("/catalog/staff/ror/edit/", data | {"tags": "ruby, rails"}).status_code == 302
+    )
+    response = client.post("/catalog/staff/ror/edit/", stale | {"token": "other", "tags": "perl"})
+    assert "Someone changed this book" in response.content.decode()
+    assert book_get(client=shelf, book_id="ror").tags == ("ruby", "rails")  # type: ignore[union-attr]
+    assert "web" not in dict(tags_with_counts(client=shelf))
+    assert_catalog_exact(shelf)
+
+
+def test_staff_delete_takes_the_book_out_of_every_tag(
+    shelf: redis.Redis, staff: object, client_for: Callable[..., Client]
+) -> None:
+    client = client_for(staff)
+    version = form_of(client.get("/catalog/staff/erl/delete/"))["version"]
+    response = client.post("/catalog/staff/erl/delete/", {"version": version})
+    assert response.status_code == 302 and response["Location"] == "/catalog/staff/"
+    assert book_get(client=shelf, book_id="erl") is None
+    assert "erlang" not in dict(tags_with_counts(client=shelf))
+    assert client.post("/catalog/staff/erl/delete/", {"version": version}).status_code == 302
+    assert_catalog_exact(shelf)
+
+
+def test_demo_data_is_real_books_loaded_once(r: redis.Redis) -> None:
+    books = read_books()
+    assert len(books) >= 300
+    assert len({(b.title, b.year) for b in books}) == len(books)
+    assert load_demo(r)[0].startswith(f"{len(books)} of {len(books)}")
+    assert load_demo(r)[0].startswith(f"0 of {len(books)}")
+    assert catalog_page(client=r, query=Query()).total == len(books)
+    found = {
+        b.title: b.tags
+        for b in catalog_page(client=r, query=Query(any_of=("ruby", "erlang")), page_size=100).books
+    }
+    assert found["The Ruby Programming Language"] == ("ruby",)
+    assert set(found["Ruby on Rails: Up and Running"]) == {"ruby", "web"}
+    assert "erlang" in found["Programming Erlang: Software for a Concurrent World"]
+    assert_catalog_exact(r)
