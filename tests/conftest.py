@@ -42,6 +42,8 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     settings.REDIS_URL = url
     settings.CACHES["default"]["LOCATION"] = url
     # In-process requests use plain static storage; the served site (below) collects static.
+    settings.STATIC_ROOT = data_dir / "static"
+    settings.STATIC_ROOT.mkdir()
     settings.STORAGES = {
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
