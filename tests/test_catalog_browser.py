@@ -1,0 +1,132 @@
+"""The catalog in Chromium: narrowing by clicking facets and excluding a tag, with and without
+JavaScript, on a phone; staff editing through the real forms."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import redis
+
+from catalog.rules import Book
+from catalog.selectors import book_get
+from catalog.services import books_load
+from tests.conftest import browser_login
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"width": 390, "height": 844}
+SHELF = [
+    ("trpl", "The Ruby Programming Language", 2008, ("ruby",)),
+    ("ror", "Ruby on Rails", 2006, ("ruby", "web")),
+    ("awdr", "Agile Web Development with Rails", 2005, ("ruby", "web", "agile")),
+    ("erl", "Programming Erlang", 2007, ("erlang", "concurrency")),
+    ("ml", "统计学习方法", 2012, ("machine-learning", "机器学习")),
+]
+
+
+def shelve(r: redis.Redis) -> None:
+    books_load(
+        client=r,
+        books=[
+            Book(id=i, title=t, author="Someone", year=y, description="", tags=tags)
+            for i, t, y, tags in SHELF
+        ],
+    )
+
+
+def facet(page: object, tag: str, part: str) -> object:
+    """The link `part` (facet__tag or facet__exclude) of the facet for `tag`."""
+    name = page.locator(".facet__tag", has_text=re.compile(f"^{re.escape(tag)}$"))  # type: ignore[attr-defined]
+    return page.locator(".facet", has=name).locator(f".{part}")  # type: ignore[attr-defined]
+
+
+def heading(page: object) -> str:
+    return page.locator("#results-heading").inner_text().strip()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["htmx", "no-js"])
+def test_narrow_by_clicking_facets_then_exclude_a_tag(
+    browser: object, live_site: str, r: redis.Redis, screenshot_dir: object, javascript: bool
+) -> None:
+    shelve(r)
+    context = browser.new_context(  # type: ignore[attr-defined]
+        base_url=live_site, viewport=PHONE, locale="en-US", java_script_enabled=javascript
+    )
+    page = context.new_page()
+    errors: list[str] = []
+    page.on(
+        "console",
+        lambda m: (
+            errors.append(m.text)
+            if m.type == "error" and not m.location["url"].endswith("/favicon.ico")
+            else None
+        ),
+    )
+    page.goto("/catalog/")
+    assert heading(page) == "5 books"
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+    facet(page, "ruby", "facet__tag").click()
+    page.wait_for_url(re.compile(r"/catalog/\?all=ruby$"))
+    page.wait_for_function(
+        "document.querySelector('#results-heading').innerText.trim() == '3 books'"
+    )
+    assert facet(page, "web", "facet__count").inner_text() == "2"
+
+    facet(page, "web", "facet__tag").click()
+    page.wait_for_url(re.compile(r"\?all=ruby&all=web$"))
+    page.wait_for_function(
+        "document.querySelector('#results-heading').innerText.trim() == '2 books'"
+    )
+    assert page.locator("#q-all").input_value() == "ruby, web"
+
+    page.locator(".chip--all", has_text="web").locator(".chip__remove").click()
+    page.wait_for_url(re.compile(r"\?all=ruby$"))
+    facet(page, "web", "facet__exclude").click()
+    page.wait_for_url(re.compile(r"\?all=ruby&not=web$"))
+    page.wait_for_function(
+        "document.querySelector('#results-heading').innerText.trim() == '1 book'"
+    )
+    assert page.locator(".book__title").all_inner_texts() == ["The Ruby Programming Language"]
+    assert page.locator(".chip--not .chip__tag").inner_text() == "web"
+
+    page.go_back()
+    page.wait_for_url(re.compile(r"\?all=ruby$"))
+    page.wait_for_function(
+        "document.querySelector('#results-heading').innerText.trim() == '3 books'"
+    )
+    assert errors == [], errors  # e.g. a CSP violation
+    # Last: Playwright's screenshot adds a style of its own that the CSP would report.
+    page.screenshot(path=f"{screenshot_dir}/catalog-phone-{'js' if javascript else 'nojs'}.png")
+    context.close()
+
+
+def test_the_query_form_and_a_chinese_tag(page: object, r: redis.Redis) -> None:
+    shelve(r)
+    page.goto("/catalog/")  # type: ignore[attr-defined]
+    page.fill("#q-any", "机器学习, erlang")  # type: ignore[attr-defined]
+    page.fill("#q-not", "concurrency")  # type: ignore[attr-defined]
+    page.click("button:has-text('Show books')")  # type: ignore[attr-defined]
+    page.wait_for_function(
+        "document.querySelector('#results-heading').innerText.trim() == '1 book'"
+    )  # type: ignore[attr-defined]
+    page.click("text=统计学习方法")  # type: ignore[attr-defined]
+    page.wait_for_url(re.compile(r"/catalog/book/ml/$"))  # type: ignore[attr-defined]
+    page.click("a.tag:has-text('机器学习')")  # type: ignore[attr-defined]
+    page.wait_for_function(
+        "document.querySelector('#results-heading').innerText.trim() == '1 book'"
+    )  # type: ignore[attr-defined]
+
+
+def test_staff_edit_a_books_tags_in_the_browser(
+    page: object, r: redis.Redis, staff: object
+) -> None:
+    shelve(r)
+    browser_login(page, staff)  # type: ignore[arg-type]
+    page.goto("/catalog/book/ror/")  # type: ignore[attr-defined]
+    page.click("a:has-text('Edit')")  # type: ignore[attr-defined]
+    page.fill("#id_tags", "ruby, rails, web")  # type: ignore[attr-defined]
+    page.click("button:has-text('Save')")  # type: ignore[attr-defined]
+    page.wait_for_selector("text=“Ruby on Rails” was saved.")  # type: ignore[attr-defined]
+    assert book_get(client=r, book_id="ror").tags == ("ruby", "rails", "web")  # type: ignore[union-attr]
