@@ -418,3 +418,122 @@ def audit_entries(
 
     entries.sort(key=order, reverse=True)
     return entries[:count]
+
+
+@dataclass(frozen=True)
+class DayInventory:
+    """The booked slots of one class on one day in every room: room -> one 24-bit hour mask per
+    box (class C: 100 of them, box 1 first), one mask for class B, and 0/1 for class A."""
+
+    cls: str
+    date: dt.date
+    rooms: dict[int, tuple[int, ...]]
+
+
+def day_inventory(*, client: redis.Redis, cls: str, date: dt.date) -> DayInventory:
+    """What is booked of one class on one season day, room by room (one pipeline of
+    BITFIELD_RO per room; an absent bitmap reads as all free)."""
+    if cls not in CLASSES:
+        raise ValueError(f"no class {cls!r}")
+    if not in_season(date):
+        raise ValueError(f"{date} is outside the season")
+    day = season_day(date)
+    kind = "u1" if cls == "A" else "u24"
+    offsets = _field_offsets(cls, day, range(1, BOXES_PER_ROOM + 1))
+    rooms = range(1, room_count() + 1)
+    pipe = client.pipeline(transaction=False)
+    for room in rooms:
+        args: list[object] = []
+        for offset in offsets:
+            args += ["GET", kind, offset]
+        pipe.execute_command("BITFIELD_RO", RoomKeys(room).inventory(cls), *args)
+    masks = {
+        room: tuple(int(v) for v in values)
+        for room, values in zip(rooms, pipe.execute(), strict=True)
+    }
+    return DayInventory(cls, date, masks)
+
+
+def _dates_checked(cls: str, room: int, dates: Sequence[dt.date]) -> list[int]:
+    _check(cls, room)
+    return [season_day(d) for d in sorted(set(dates)) if in_season(d)]
+
+
+def taken_hours(
+    *,
+    client: redis.Redis,
+    cls: str,
+    room: int,
+    dates: Sequence[dt.date],
+    boxes: Sequence[int] | None = None,
+    owner_id: str | None = None,
+    now: dt.datetime | None = None,
+) -> list[int]:
+    """Hours that cannot be booked on every one of `dates` (booked or held by others), in one
+    round trip. B: the safe is taken. C with boxes: one of the boxes is taken; C without boxes:
+    every box is taken. Days outside the season are ignored."""
+    if cls == "A":
+        raise ValueError("class A is booked by the day")
+    days = _dates_checked(cls, room, dates)
+    if boxes and not all(1 <= b <= BOXES_PER_ROOM for b in boxes):
+        raise ValueError(f"bad boxes {boxes!r}")
+    if not days:
+        return []
+    chosen = list(boxes) if cls == "C" and boxes else list(range(1, BOXES_PER_ROOM + 1))
+    taken = _read(client, cls, room, days, chosen, owner_id, now)
+    busy = 0
+    for day in days:
+        if cls == "B":
+            busy |= taken[(day, 0)]
+        elif boxes:
+            for box in chosen:
+                busy |= taken[(day, box)]
+        else:
+            every = FULL
+            for box in chosen:
+                every &= taken[(day, box)]
+            busy |= every
+    return [hour for hour in range(HOURS_PER_DAY) if busy & (1 << (23 - hour))]
+
+
+def taken_boxes(
+    *,
+    client: redis.Redis,
+    room: int,
+    dates: Sequence[dt.date],
+    hours: tuple[int, int] | None = None,
+    owner_id: str | None = None,
+    now: dt.datetime | None = None,
+) -> list[int]:
+    """Class C boxes that cannot be booked on every one of `dates`: taken during `hours`, or
+    (no hours chosen yet) taken all day; one round trip."""
+    if hours is not None and not (0 <= hours[0] < hours[1] <= HOURS_PER_DAY):
+        raise ValueError(f"bad hour range {hours!r}")
+    days = _dates_checked("C", room, dates)
+    if not days:
+        return []
+    mask = hour_mask(*hours) if hours else FULL
+    taken = _read(client, "C", room, days, range(1, BOXES_PER_ROOM + 1), owner_id, now)
+    return sorted(
+        {box for (_, box), value in taken.items() if (value & mask if hours else value == FULL)}
+    )
+
+
+def booking_audit(*, client: redis.Redis, booking_id: str) -> list[AuditEntry]:
+    """The audit entries of one booking (its room's stream), newest first; [] for a bad id."""
+    room = booking_id_room(booking_id)
+    if room is None:
+        return []
+    found = []
+    stream = client.xrevrange(RoomKeys(room).audit, count=settings.STRONGROOM_AUDIT_MAXLEN)
+    for entry_id, fields in stream:
+        if fields.get("booking") != booking_id:
+            continue
+        at = from_ms(fields.get("at")) or dt.datetime.fromtimestamp(0, tz=dt.UTC)
+        found.append(
+            AuditEntry(
+                entry_id, at, fields.get("kind", ""), fields.get("actor", ""), booking_id, room,
+                fields.get("detail", ""),
+            )
+        )  # fmt: skip
+    return found

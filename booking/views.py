@@ -1,0 +1,348 @@
+"""Booking pages: pick and book (with a hold while confirming), my bookings, the pickup kiosk.
+
+Views parse, call one engine function (booking.services / booking.selectors) and render. The
+booking page's state lives in its URL (?cls=B&room=7&start=8&end=12&date=...), so it works by
+plain GET re-renders; htmx only swaps the parts (fragment URLs below) and pushes the same URL.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from accounts.access import login_required
+from booking import forms, pages
+from booking.domain import (
+    Booking,
+    InvalidRequest,
+    Slot,
+    booking_id_room,
+    booking_new_id,
+    code_display,
+    format_room,
+    hold_new_id,
+    local_now,
+    room_count,
+    season_end,
+    season_start,
+    site_today,
+)
+from booking.selectors import booking_get, bookings_of, hold_get
+from booking.services import (
+    booking_cancel,
+    booking_claim,
+    booking_hold,
+    booking_hold_release,
+    booking_pickup,
+)
+from strongroom.store import get_store
+
+HOLD_SESSION_KEY = "booking_hold_id"
+
+
+def _owner(request: HttpRequest) -> str | None:
+    user = request.user
+    return str(user.id) if user.is_authenticated else None  # type: ignore[union-attr]
+
+
+def _page_url(choices: forms.Choices) -> str:
+    query = choices.query()
+    return reverse("booking:book") + (f"?{query}" if query else "")
+
+
+def _context(
+    request: HttpRequest,
+    choices: forms.Choices,
+    problems: list[Any],
+    *,
+    taken: tuple[Slot, ...] | list[Slot] = (),
+) -> dict[str, Any]:
+    client, owner = get_store(), _owner(request)
+    complete_errors = forms.request_errors(choices) if choices.complete else []
+    return {
+        "choices": choices,
+        "problems": problems,
+        "taken": pages.slots_described(taken),
+        "classes": pages.class_lines(),
+        "month": pages.month_build(client=client, choices=choices, owner_id=owner),
+        "hours": pages.hour_row(client=client, choices=choices, owner_id=owner)
+        if choices.cls in ("B", "C")
+        else [],
+        "boxes": pages.box_grid(client=client, choices=choices, owner_id=owner)
+        if choices.cls == "C"
+        else [],
+        "complete_errors": complete_errors,
+        "page_url": _page_url(choices),
+        "hour_starts": list(range(24)),
+        "room_labels": [format_room(n) for n in range(1, room_count() + 1)],
+        "hold_minutes": max(1, settings.STRONGROOM_HOLD_SECONDS // 60),
+        "hour_ends": list(range(1, 25)),
+        "season_start": season_start(),
+        "season_end": season_end(),
+    }
+
+
+def _choices_or_redirect(
+    request: HttpRequest,
+) -> tuple[forms.Choices, list[Any], forms.Choices | None]:
+    choices, problems = forms.choices_from(request.GET)
+    return choices, problems, forms.choices_changed(choices, request.GET)
+
+
+@require_GET
+def book(request: HttpRequest) -> HttpResponse:
+    """The booking page: pickers, calendar, summary. A pressed button (day, hour, box) comes
+    back as a redirect to the page's clean URL."""
+    choices, problems, changed = _choices_or_redirect(request)
+    if changed is not None and not problems:
+        return HttpResponseRedirect(_page_url(changed))
+    return render(request, "booking/book.html", _context(request, changed or choices, problems))
+
+
+def _fragment(request: HttpRequest, template: str) -> HttpResponse:
+    choices, problems, changed = _choices_or_redirect(request)
+    choices = changed or choices
+    response = render(request, template, _context(request, choices, problems))
+    response["HX-Push-Url"] = _page_url(choices)
+    return response
+
+
+@require_GET
+def panel(request: HttpRequest) -> HttpResponse:
+    """Fragment: the pickers, calendar and summary (htmx swaps it after any picker change)."""
+    return _fragment(request, "booking/_panel.html")
+
+
+@require_GET
+def calendar(request: HttpRequest) -> HttpResponse:
+    """Fragment: the month calendar alone (month navigation)."""
+    choices, _problems = forms.choices_from(request.GET)
+    client, owner = get_store(), _owner(request)
+    context = {
+        "choices": choices,
+        "month": pages.month_build(client=client, choices=choices, owner_id=owner),
+    }
+    response = render(request, "booking/_calendar.html", context)
+    response["HX-Push-Url"] = _page_url(choices)
+    return response
+
+
+def _refused(
+    request: HttpRequest,
+    choices: forms.Choices,
+    problems: list[Any],
+    *,
+    status: int,
+    taken: tuple[Slot, ...] = (),
+) -> HttpResponse:
+    """The booking page again, the buyer's choices kept, with why it did not work."""
+    context = _context(request, choices, problems, taken=taken)
+    return render(request, "booking/book.html", context, status=status)
+
+
+def _posted_request(request: HttpRequest) -> tuple[forms.Choices, Any, list[Any]]:
+    choices, problems = forms.choices_from(request.POST)
+    if problems:
+        return choices, None, problems
+    try:
+        return choices, choices.slot_request(), []
+    except InvalidRequest as refused:
+        return choices, None, refused.errors
+
+
+def _release_previous(request: HttpRequest, owner: str) -> None:
+    previous = request.session.pop(HOLD_SESSION_KEY, None)
+    if isinstance(previous, str) and booking_id_room(previous) is not None:
+        booking_hold_release(client=get_store(), owner_id=owner, hold_id=previous)
+
+
+@require_POST
+@login_required
+def hold(request: HttpRequest) -> HttpResponse:
+    """Hold the chosen slots for a few minutes, then show them for confirmation."""
+    owner = _owner(request)
+    assert owner is not None
+    choices, slot_request, problems = _posted_request(request)
+    if slot_request is None:
+        return _refused(request, choices, problems, status=400)
+    _release_previous(request, owner)
+    hold_id = hold_new_id(room=slot_request.room)
+    result = booking_hold(client=get_store(), owner_id=owner, request=slot_request, hold_id=hold_id)
+    if not result.ok:
+        message = _("Someone was faster: these slots are no longer free.")
+        return _refused(request, choices, [message], status=409, taken=result.taken)
+    request.session[HOLD_SESSION_KEY] = hold_id
+    return HttpResponseRedirect(reverse("booking:confirm", args=[hold_id]))
+
+
+def _choices_of(slot_request: Any) -> forms.Choices:
+    hours = slot_request.hours or (None, None)
+    return forms.Choices(
+        cls=slot_request.cls,
+        room=slot_request.room,
+        dates=slot_request.dates,
+        start=hours[0],
+        end=hours[1],
+        boxes=slot_request.boxes,
+    )
+
+
+@require_GET
+@login_required
+def confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
+    """The held slots, the time left, and the Book button (the booking id is made here)."""
+    owner = _owner(request)
+    held = hold_get(client=get_store(), hold_id=hold_id) if booking_id_room(hold_id) else None
+    if held is not None and held.owner_id != owner:
+        raise Http404
+    if held is None:
+        messages.warning(
+            request, _("That hold has ended (it lasts a few minutes): please choose again.")
+        )
+        return HttpResponseRedirect(reverse("booking:book"))
+    choices = _choices_of(held.request)
+    context = {
+        "hold": held,
+        "choices": choices,
+        "booking_id": booking_new_id(room=held.request.room),
+        "expires_local": timezone.localtime(held.expires_at),
+        "page_url": _page_url(choices),
+    }
+    return render(request, "booking/confirm.html", context)
+
+
+@require_POST
+@login_required
+def release(request: HttpRequest) -> HttpResponse:
+    """Give the hold back and return to the pickers with the same choices."""
+    owner = _owner(request)
+    assert owner is not None
+    hold_id = request.POST.get("hold_id", "")
+    if booking_id_room(hold_id) is not None:
+        booking_hold_release(client=get_store(), owner_id=owner, hold_id=hold_id)
+    if request.session.get(HOLD_SESSION_KEY) == hold_id:
+        del request.session[HOLD_SESSION_KEY]
+    choices, _problems = forms.choices_from(request.POST)
+    return HttpResponseRedirect(_page_url(choices))
+
+
+@require_POST
+@login_required
+def claim(request: HttpRequest) -> HttpResponse:
+    """Book. The booking id was made with the form, so a second click returns the same booking."""
+    owner = _owner(request)
+    assert owner is not None
+    choices, slot_request, problems = _posted_request(request)
+    if slot_request is None:
+        return _refused(request, choices, problems, status=400)
+    booking_id = request.POST.get("booking_id", "")
+    hold_id = request.POST.get("hold_id", "")
+    if booking_id_room(booking_id) != slot_request.room:
+        message = _("This form is out of date: check your choices and book again.")
+        return _refused(request, choices, [message], status=400)
+    if booking_id_room(hold_id) != slot_request.room:
+        hold_id = ""
+    try:
+        result = booking_claim(
+            client=get_store(),
+            owner_id=owner,
+            request=slot_request,
+            booking_id=booking_id,
+            hold_id=hold_id or None,
+        )
+    except ValueError:
+        message = _("This form is out of date: check your choices and book again.")
+        return _refused(request, choices, [message], status=400)
+    if not result.ok or result.booking is None:
+        message = _("Someone was faster: these slots are no longer free.")
+        return _refused(request, choices, [message], status=409, taken=result.taken)
+    if request.session.get(HOLD_SESSION_KEY) == hold_id:
+        request.session.pop(HOLD_SESSION_KEY, None)
+    return HttpResponseRedirect(reverse("booking:done", args=[result.booking.id]))
+
+
+def _own_booking(request: HttpRequest, booking_id: str) -> Booking:
+    """The signed-in person's booking, or 404 (other people's bookings do not exist here)."""
+    found = booking_get(client=get_store(), booking_id=booking_id)
+    if found is None or found.owner_id != _owner(request):
+        raise Http404
+    return found
+
+
+def _shown(booking: Booking, today: dt.date) -> dict[str, Any]:
+    return {
+        "booking": booking,
+        "code": code_display(booking.pickup_code()),
+        "upcoming": booking.status == "confirmed" and booking.dates[-1] >= today,
+        "cancellable": booking.status == "confirmed" and booking.dates[0] > today,
+        "created_local": timezone.localtime(booking.created_at),
+    }
+
+
+@require_GET
+@login_required
+def done(request: HttpRequest, booking_id: str) -> HttpResponse:
+    """The confirmation: the booking and its pickup code, large, with the pickup rules."""
+    booking = _own_booking(request, booking_id)
+    context = {
+        **_shown(booking, site_today()),
+        "grace": settings.STRONGROOM_PICKUP_GRACE_MINUTES,
+        "failures": settings.STRONGROOM_PICKUP_MAX_FAILURES,
+        "lock_minutes": max(1, settings.STRONGROOM_PICKUP_LOCK_SECONDS // 60),
+    }
+    return render(request, "booking/done.html", context)
+
+
+@require_GET
+@login_required
+def mine(request: HttpRequest) -> HttpResponse:
+    """My bookings: upcoming first (soonest first), then the rest (newest first)."""
+    owner = _owner(request)
+    assert owner is not None
+    today = site_today()
+    rows = [_shown(b, today) for b in bookings_of(client=get_store(), owner_id=owner)]
+    upcoming = sorted((r for r in rows if r["upcoming"]), key=lambda r: r["booking"].dates[0])
+    others = [r for r in rows if not r["upcoming"]]
+    return render(request, "booking/mine.html", {"upcoming": upcoming, "others": others})
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def cancel(request: HttpRequest, booking_id: str) -> HttpResponse:
+    """GET: are you sure? POST: cancel (the engine refuses on or after the first day)."""
+    booking = _own_booking(request, booking_id)
+    if request.method == "GET":
+        return render(request, "booking/cancel.html", _shown(booking, site_today()))
+    owner = _owner(request)
+    assert owner is not None
+    result = booking_cancel(
+        client=get_store(), booking_id=booking.id, actor_id=owner, actor_is_staff=False
+    )
+    if result.ok:
+        messages.success(request, result.message)
+    else:
+        messages.error(request, result.message)
+    return HttpResponseRedirect(reverse("booking:mine"))
+
+
+@require_http_methods(["GET", "POST"])
+def pickup(request: HttpRequest) -> HttpResponse:
+    """The kiosk at the safe: room + code opens the safe, or says why not."""
+    context: dict[str, Any] = {"room": "", "now_local": local_now()}
+    if request.method == "POST":
+        room = request.POST.get("room", "")[:8]
+        code = request.POST.get("code", "")[:64]
+        result = booking_pickup(client=get_store(), room=room, code=code)
+        context.update(room=room, result=result)
+        if result.locked_until is not None:
+            context["locked_local"] = timezone.localtime(result.locked_until)
+    return render(request, "booking/pickup.html", context)

@@ -1,0 +1,48 @@
+// Booking pages: a countdown for a hold and a copy button for the pickup code.
+// Both only add to what the server already shows (the hold's end time, the code as text).
+(function () {
+  "use strict";
+
+  function pad(n) { return (n < 10 ? "0" : "") + n; }
+
+  function startCountdown(box) {
+    var until = document.querySelector("[data-expires]");
+    var clock = box.querySelector("[data-countdown-clock]");
+    if (!until || !clock) { return; }
+    var end = parseInt(until.getAttribute("data-expires"), 10) * 1000;
+    if (!end) { return; }
+    box.hidden = false;
+    function tick() {
+      var left = Math.max(0, Math.round((end - Date.now()) / 1000));
+      clock.textContent = pad(Math.floor(left / 60)) + ":" + pad(left % 60);
+      if (left === 0) {
+        box.textContent = box.getAttribute("data-expired-text");
+        return;
+      }
+      window.setTimeout(tick, 1000);
+    }
+    tick();
+  }
+
+  function startCopy(button) {
+    var target = document.getElementById(button.getAttribute("data-copy"));
+    if (!target || !navigator.clipboard) { return; }
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      navigator.clipboard.writeText(target.textContent.trim()).then(function () {
+        button.textContent = button.getAttribute("data-copied-text");
+      });
+    });
+  }
+
+  function init() {
+    document.querySelectorAll("[data-countdown]").forEach(startCountdown);
+    document.querySelectorAll("[data-copy]").forEach(startCopy);
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", init);
+  } else {
+    init();
+  }
+})();
