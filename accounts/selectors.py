@@ -187,3 +187,12 @@ def login_lock_until(*, client: redis.Redis, pair: ThrottlePair) -> tuple[int, b
     pipe.exists(pair.failures_key)
     lock, failures = pipe.execute()
     return int(lock or 0), bool(failures)
+
+
+def person_names(*, client: redis.Redis, person_ids: list[int]) -> dict[int, str]:
+    """The usernames of these people (one HMGET, one round trip); unknown ids are left out."""
+    ids = sorted({int(pid) for pid in person_ids})
+    if not ids:
+        return {}
+    names = client.hmget(PERSON_NAMES.key(), [str(pid) for pid in ids])
+    return {pid: name for pid, name in zip(ids, names, strict=True) if name is not None}

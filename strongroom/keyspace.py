@@ -397,3 +397,14 @@ CATALOG_SCRATCH = declare(
 
 
 # --- dashboard -----------------------------------------------------------------------------
+
+STAFF_AUDIT = declare(
+    "staff-audit",
+    "{staff}:audit",
+    type="stream",
+    holds="staff actions taken in the dashboard (grant or revoke staff, flush the season's "
+    "inventory): kind, actor, subject, detail, at; capped with MAXLEN ~",
+    app="dashboard",
+    why="a stream is an append-only log read newest first with XREVRANGE; actions on rooms keep "
+    "their own per-room booking-audit streams, the dashboard merges both",
+)

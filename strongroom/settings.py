@@ -220,3 +220,13 @@ CATALOG_PAGE_SIZE = env_int("CATALOG_PAGE_SIZE", 20, minimum=1, maximum=100)
 CATALOG_FACET_TAGS = env_int("CATALOG_FACET_TAGS", 100, minimum=1, maximum=1000)
 CATALOG_FACET_LIMIT = env_int("CATALOG_FACET_LIMIT", 1000, minimum=0, maximum=1_000_000)
 CATALOG_MAX_QUERY_TAGS = env_int("CATALOG_MAX_QUERY_TAGS", 20, minimum=1, maximum=100)
+
+# --- dashboard -----------------------------------------------------------------------------
+# At most this many bookings are read for the overview or one bookings filter (a notice says
+# when the cap was reached); bookings per page of the staff list.
+STRONGROOM_DASHBOARD_SCAN_LIMIT = env_int(
+    "STRONGROOM_DASHBOARD_SCAN_LIMIT", 20_000, minimum=100, maximum=1_000_000
+)
+STRONGROOM_DASHBOARD_PAGE_SIZE = env_int(
+    "STRONGROOM_DASHBOARD_PAGE_SIZE", 50, minimum=5, maximum=500
+)

@@ -1,0 +1,98 @@
+"""A small server-side SVG bar chart: geometry computed here, drawn by a template."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    value: int
+    x: float
+    y: float
+    width: float
+    height: float
+    label_x: float
+    show_label: bool
+
+
+@dataclass(frozen=True)
+class Tick:
+    value: int
+    y: float
+
+
+@dataclass(frozen=True)
+class BarChart:
+    """What `templates/dashboard/_bar_chart.html` draws: an SVG and the same numbers as a table."""
+
+    chart_id: str
+    title: str
+    value_label: str
+    width: int
+    height: int
+    plot_left: int
+    plot_bottom: int
+    plot_top: int
+    bars: tuple[Bar, ...]
+    ticks: tuple[Tick, ...]
+
+    @property
+    def total(self) -> int:
+        return sum(bar.value for bar in self.bars)
+
+
+def _nice_top(peak: int) -> int:
+    """A round axis maximum at or above `peak` (1, 2, 5 x 10^n)."""
+    if peak <= 0:
+        return 1
+    step = 1
+    while True:
+        for factor in (1, 2, 5):
+            if step * factor >= peak:
+                return step * factor
+        step *= 10
+
+
+def bar_chart(
+    *,
+    chart_id: str,
+    title: str,
+    value_label: str,
+    points: Sequence[tuple[str, int]],
+    width: int = 720,
+    height: int = 220,
+    label_every: int = 0,
+) -> BarChart:
+    """Lay out one bar per point (label, value) on a 0..nice maximum axis with 5 ticks."""
+    left, right, top, bottom = 40, 8, 10, height - 28
+    plot_width = width - left - right
+    peak = max((value for _, value in points), default=0)
+    axis_top = _nice_top(peak)
+    slot = plot_width / max(1, len(points))
+    every = label_every or max(1, -(-len(points) // 12))
+    bars = []
+    for index, (label, value) in enumerate(points):
+        bar_height = (bottom - top) * max(0, value) / axis_top
+        x = left + index * slot + slot * 0.15
+        bars.append(
+            Bar(
+                label=label,
+                value=value,
+                x=round(x, 2),
+                y=round(bottom - bar_height, 2),
+                width=round(slot * 0.7, 2),
+                height=round(bar_height, 2),
+                label_x=round(left + index * slot + slot / 2, 2),
+                show_label=index % every == 0,
+            )
+        )
+    ticks = tuple(
+        Tick(value=axis_top * i // 4, y=round(bottom - (bottom - top) * i / 4, 2))
+        for i in range(5)
+        if axis_top * i % 4 == 0 or axis_top >= 4
+    )
+    return BarChart(chart_id, title, value_label, width, height, left, bottom, top, tuple(bars),
+                    ticks)  # fmt: skip

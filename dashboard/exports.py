@@ -1,0 +1,77 @@
+"""The current bookings filter as CSV and as iCalendar (RFC 5545, via the icalendar package)."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+from collections.abc import Iterable
+
+from icalendar import Calendar, Event
+
+from booking.domain import Booking, site_zone
+
+CSV_COLUMNS = (
+    "booking_id", "class", "room", "dates", "hours", "boxes", "status", "owner_id", "owner",
+    "created_at", "cancelled_at", "cancel_reason",
+)  # fmt: skip
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: object) -> str:
+    """A spreadsheet-safe cell: text that a spreadsheet would run as a formula gets a quote."""
+    text = str(value)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def _hours(booking: Booking) -> str:
+    return f"{booking.hours[0]:02d}:00-{booking.hours[1]:02d}:00" if booking.hours else ""
+
+
+def bookings_csv(bookings: Iterable[Booking], names: dict[int, str]) -> str:
+    """One row per booking, a header first."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    for b in bookings:
+        owner = names.get(int(b.owner_id), "") if b.owner_id.isdigit() else ""
+        writer.writerow(
+            _cell(v)
+            for v in (
+                b.id, b.cls, b.room_label, " ".join(d.isoformat() for d in b.dates), _hours(b),
+                " ".join(str(x) for x in b.boxes), b.status, b.owner_id, owner,
+                b.created_at.isoformat(), b.cancelled_at.isoformat() if b.cancelled_at else "",
+                b.cancel_reason,
+            )
+        )  # fmt: skip
+    return out.getvalue()
+
+
+def bookings_ics(bookings: Iterable[Booking], names: dict[int, str], *, host: str) -> bytes:
+    """One VEVENT per booked day (UID `<booking id>-<date>@host`); class A is an all-day event,
+    B and C run over their hours in the site's time zone (written in UTC)."""
+    calendar = Calendar()
+    calendar.add("prodid", "-//Strongroom//staff dashboard//EN")
+    calendar.add("version", "2.0")
+    zone = site_zone()
+    stamp = dt.datetime.now(tz=dt.UTC).replace(microsecond=0)
+    for b in bookings:
+        owner = names.get(int(b.owner_id), b.owner_id) if b.owner_id.isdigit() else b.owner_id
+        for date in b.dates:
+            event = Event()
+            event.add("uid", f"{b.id}-{date.isoformat()}@{host}")
+            event.add("dtstamp", stamp)
+            if b.hours is None:
+                event.add("dtstart", date)
+                event.add("dtend", date + dt.timedelta(days=1))
+            else:
+                start = dt.datetime.combine(date, dt.time(), tzinfo=zone)
+                event.add("dtstart", (start + dt.timedelta(hours=b.hours[0])).astimezone(dt.UTC))
+                event.add("dtend", (start + dt.timedelta(hours=b.hours[1])).astimezone(dt.UTC))
+            boxes = f", boxes {','.join(str(x) for x in b.boxes)}" if b.boxes else ""
+            event.add("summary", f"Class {b.cls}, room {b.room_label}{boxes}")
+            event.add("description", f"Booking {b.id}; {b.status}; booked by {owner}")
+            event.add("status", "CANCELLED" if b.status == "cancelled" else "CONFIRMED")
+            event.add("x-strongroom-booking", b.id)
+            calendar.add_component(event)
+    return calendar.to_ical()

@@ -1,0 +1,191 @@
+"""Forms of the staff dashboard: every query string and POST body is parsed here."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.utils.translation import gettext_lazy as _
+
+from booking.domain import CLASSES, season_end, season_start
+from dashboard.selectors import AUDIT_KINDS, STATUSES, BookingFilter
+
+NAME_MAX = 64
+REASON_MAX = 500
+_FORBIDDEN = set("\x00\r\n")
+
+
+def _clean_text(value: str, *, label: Any) -> str:
+    text = " ".join(value.split())
+    if any(ch in _FORBIDDEN or ord(ch) < 32 for ch in value if ch not in "\t\r\n"):
+        raise forms.ValidationError(_("%(field)s contains control characters.") % {"field": label})
+    return text
+
+
+def _season_date(value: dt.date | None) -> dt.date | None:
+    if value is not None and not season_start() <= value <= season_end():
+        raise forms.ValidationError(
+            _("Choose a date in the season, %(start)s to %(end)s.")
+            % {"start": season_start().isoformat(), "end": season_end().isoformat()}
+        )
+    return value
+
+
+def class_choices(blank: bool) -> list[tuple[str, Any]]:
+    labels = {"A": _("A (finest)"), "B": _("B (fine)"), "C": _("C (value)")}
+    choices: list[tuple[str, Any]] = [("", _("any class"))] if blank else []
+    return choices + [(cls, labels[cls]) for cls in CLASSES]
+
+
+class BookingFilterForm(forms.Form):
+    """The bookings list's filter (GET). Unset dates mean the whole season."""
+
+    start = forms.DateField(
+        label=_("From"), required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    end = forms.DateField(
+        label=_("To"), required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    cls = forms.ChoiceField(label=_("Class"), required=False, choices=())
+    room = forms.IntegerField(label=_("Room"), required=False, min_value=1)
+    status = forms.ChoiceField(label=_("Status"), required=False, choices=())
+    person = forms.CharField(label=_("Person"), required=False, max_length=NAME_MAX)
+    hour = forms.IntegerField(label=_("Hour"), required=False, min_value=0, max_value=23)
+    page = forms.IntegerField(required=False, min_value=1, max_value=100_000,
+                              widget=forms.HiddenInput)  # fmt: skip
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["cls"].choices = class_choices(blank=True)
+        status_labels = {
+            "confirmed": _("confirmed"), "collected": _("collected"), "cancelled": _("cancelled"),
+        }  # fmt: skip
+        self.fields["status"].choices = [("", _("any status"))] + [
+            (s, status_labels[s]) for s in STATUSES
+        ]
+        self.fields["room"].widget.attrs.update(
+            {"min": 1, "max": settings.STRONGROOM_ROOM_COUNT, "inputmode": "numeric"}
+        )
+
+    def clean_start(self) -> dt.date | None:
+        return _season_date(self.cleaned_data.get("start"))
+
+    def clean_end(self) -> dt.date | None:
+        return _season_date(self.cleaned_data.get("end"))
+
+    def clean_room(self) -> int | None:
+        room = self.cleaned_data.get("room")
+        if room is not None and room > settings.STRONGROOM_ROOM_COUNT:
+            raise forms.ValidationError(
+                _("Rooms are numbered 1 to %(count)s.") % {"count": settings.STRONGROOM_ROOM_COUNT}
+            )
+        return room
+
+    def clean_person(self) -> str:
+        return _clean_text(self.cleaned_data.get("person", ""), label=_("Person"))
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        start, end = data.get("start"), data.get("end")
+        if start and end and end < start:
+            self.add_error("end", _("The range ends before it starts."))
+        return data
+
+    def booking_filter(self, owner_id: str | None) -> BookingFilter:
+        """The validated filter (call after is_valid())."""
+        data = self.cleaned_data
+        return BookingFilter(
+            start=data.get("start") or season_start(),
+            end=data.get("end") or season_end(),
+            cls=data.get("cls") or None,
+            room=data.get("room"),
+            status=data.get("status") or None,
+            owner_id=owner_id,
+            hour=data.get("hour"),
+        )
+
+
+class CancelForm(forms.Form):
+    reason = forms.CharField(label=_("Reason"), max_length=REASON_MAX,
+                             widget=forms.Textarea(attrs={"rows": 3}))  # fmt: skip
+
+    def clean_reason(self) -> str:
+        text = _clean_text(self.cleaned_data["reason"], label=_("Reason"))
+        if not text:
+            raise forms.ValidationError(_("Give a reason: it goes into the audit log."))
+        return text
+
+
+class MapForm(forms.Form):
+    """The occupancy map's choice (GET): a season day, a class, a floor, an hour range (C)."""
+
+    date = forms.DateField(
+        label=_("Date"), required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    cls = forms.ChoiceField(label=_("Class"), required=False, choices=())
+    floor = forms.IntegerField(label=_("Floor"), required=False, min_value=1, max_value=999)
+    hour_start = forms.IntegerField(label=_("From hour"), required=False, min_value=0, max_value=23)
+    hour_end = forms.IntegerField(label=_("To hour"), required=False, min_value=1,
+                                  max_value=24)  # fmt: skip
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["cls"].choices = class_choices(blank=False)
+
+    def clean_date(self) -> dt.date | None:
+        return _season_date(self.cleaned_data.get("date"))
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        start, end = data.get("hour_start"), data.get("hour_end")
+        if start is not None and end is not None and end <= start:
+            self.add_error("hour_end", _("The hour range ends before it starts."))
+        return data
+
+
+class PersonSearchForm(forms.Form):
+    q = forms.CharField(label=_("Name"), max_length=NAME_MAX, required=False)
+
+    def clean_q(self) -> str:
+        return _clean_text(self.cleaned_data.get("q", ""), label=_("Name"))
+
+
+class StaffSetForm(forms.Form):
+    is_staff = forms.ChoiceField(choices=[("1", "1"), ("0", "0")])
+
+
+class FlushForm(forms.Form):
+    confirmation = forms.CharField(
+        label=_("Type the season's name to confirm"), max_length=NAME_MAX
+    )
+    reason = forms.CharField(label=_("Reason"), max_length=REASON_MAX, required=False,
+                             widget=forms.Textarea(attrs={"rows": 2}))  # fmt: skip
+
+    def clean_reason(self) -> str:
+        return _clean_text(self.cleaned_data.get("reason", ""), label=_("Reason"))
+
+
+class AuditFilterForm(forms.Form):
+    kind = forms.ChoiceField(label=_("Kind"), required=False, choices=())
+    count = forms.TypedChoiceField(label=_("Show"), required=False, coerce=int,
+                                   choices=[(50, "50"), (200, "200"), (1000, "1000")],
+                                   empty_value=50)  # fmt: skip
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["kind"].choices = [("", _("all kinds"))] + [
+            (kind, kind_label(kind)) for kind in AUDIT_KINDS
+        ]
+
+
+def kind_label(kind: str) -> Any:
+    """The shown name of an audit kind."""
+    labels = {
+        "claim": _("claim"), "cancel": _("cancel"), "pickup": _("pickup"),
+        "pickup_failed": _("failed pickup"), "flush": _("room flush"), "hold": _("hold"),
+        "staff_grant": _("staff granted"), "staff_revoke": _("staff revoked"),
+        "season_flush": _("season flush"),
+    }  # fmt: skip
+    return labels.get(kind, kind)

@@ -1,0 +1,111 @@
+"""Writes of the staff dashboard: staff actions and their audit trail.
+
+Actions on rooms (cancel, flush) are audited by the booking engine inside its functions; the
+dashboard adds one entry per staff action to its own stream (keyspace family staff-audit).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import redis
+from django.conf import settings
+
+from accounts.people import Person
+from accounts.services import staff_set
+from booking.domain import to_ms
+from booking.services import FlushResult, inventory_flush
+from dashboard.season import season_name
+from strongroom.keyspace import STAFF_AUDIT
+
+DETAIL_LIMIT = 500
+STAFF_KINDS = ("staff_grant", "staff_revoke", "season_flush")
+
+
+class SelfRevokeRefused(Exception):
+    """A staff member may not revoke their own staff rights (nobody could give them back)."""
+
+
+class WrongSeasonName(Exception):
+    """The typed confirmation is not the season's name."""
+
+
+def staff_audit_record(
+    *,
+    client: redis.Redis,
+    kind: str,
+    actor_id: str,
+    subject: str = "",
+    detail: str = "",
+    now: dt.datetime | None = None,
+) -> str:
+    """Append one staff action to the staff audit stream; returns the entry id."""
+    if kind not in STAFF_KINDS:
+        raise ValueError(f"no staff action {kind!r}")
+    at = to_ms(now or dt.datetime.now(tz=dt.UTC))
+    fields = {
+        "kind": kind,
+        "actor": str(actor_id),
+        "subject": str(subject)[:DETAIL_LIMIT],
+        "detail": " ".join(str(detail).split())[:DETAIL_LIMIT],
+        "at": at,
+    }
+    return client.xadd(
+        STAFF_AUDIT.key(), fields, maxlen=settings.STRONGROOM_AUDIT_MAXLEN, approximate=True
+    )
+
+
+def staff_grant_set(
+    *, client: redis.Redis, actor: Person, person_id: int, is_staff: bool
+) -> Person:
+    """Grant or revoke staff for a person and audit it; raises accounts' PersonNotFound for an
+    unknown id and SelfRevokeRefused when staff would lock themselves out."""
+    if not is_staff and person_id == actor.id:
+        raise SelfRevokeRefused
+    person = staff_set(client=client, person_id=person_id, is_staff=is_staff)
+    staff_audit_record(
+        client=client,
+        kind="staff_grant" if is_staff else "staff_revoke",
+        actor_id=str(actor.id),
+        subject=str(person_id),
+        detail=person.username,
+    )
+    return person
+
+
+@dataclass(frozen=True)
+class SeasonFlush:
+    """What a season flush did."""
+
+    season: str
+    keys_removed: int
+    bookings_cancelled: int
+
+
+def season_flush(
+    *, client: redis.Redis, actor: Person, confirmation: str, reason: str
+) -> SeasonFlush:
+    """Flush the season's inventory after the season's name was typed: remove exactly the
+    registered inventory keys and cancel the confirmed bookings with the reason (the booking
+    engine's inventory_flush, room by room), and audit it. Raises WrongSeasonName."""
+    name = season_name()
+    if not isinstance(confirmation, str) or confirmation.strip() != name:
+        raise WrongSeasonName
+    reason = " ".join(str(reason).split())[:DETAIL_LIMIT]
+    booking_reason = (
+        f"season {name} flushed by staff: {reason}"
+        if reason
+        else (f"season {name} flushed by staff")
+    )
+    result: FlushResult = inventory_flush(
+        client=client, actor_id=str(actor.id), reason=booking_reason
+    )
+    staff_audit_record(
+        client=client,
+        kind="season_flush",
+        actor_id=str(actor.id),
+        subject=name,
+        detail=f"{reason} ({result.keys_removed} keys, {result.bookings_cancelled} bookings)",
+    )
+    return SeasonFlush(name, result.keys_removed, result.bookings_cancelled)

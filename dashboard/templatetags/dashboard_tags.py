@@ -1,0 +1,16 @@
+"""Small template helpers of the dashboard."""
+
+from __future__ import annotations
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def name_of(names: dict[int, str], person_id: object) -> str:
+    """The username of a person id (given as text or int), or ''."""
+    text = str(person_id)
+    if not (text.isascii() and text.isdigit()):
+        return ""
+    return names.get(int(text), "")
