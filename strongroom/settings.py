@@ -175,6 +175,10 @@ SECURE_HSTS_SECONDS = env_int(
     "SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000, minimum=0, maximum=2 * 365 * 86400
 )
 
+# --- bench ---------------------------------------------------------------------------------
+# `make bench` serves two reference views under /bench/ (Django's floor); never in production.
+STRONGROOM_BENCH_VIEWS = env_bool("STRONGROOM_BENCH_VIEWS", False)
+
 # --- accounts ------------------------------------------------------------------------------
 # No django.contrib.auth models: people live in the store; Django's hashers and validators
 # are used directly (accounts/services.py).

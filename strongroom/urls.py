@@ -1,5 +1,6 @@
 """The site's URLs: one prefix per app."""
 
+from django.conf import settings
 from django.urls import include, path
 
 from strongroom import views
@@ -13,5 +14,9 @@ urlpatterns = [
     path("catalog/", include("catalog.urls")),
     path("staff/", include("dashboard.urls")),
 ]
+
+# --- bench --- The benchmark's reference views exist only when STRONGROOM_BENCH_VIEWS=1.
+if settings.STRONGROOM_BENCH_VIEWS:
+    urlpatterns.append(path("bench/", include("bench.urls")))
 
 handler500 = "strongroom.views.server_error"

@@ -1,0 +1,19 @@
+"""`make bench` / `python -m bench`: the site benchmark, then how to run the others."""
+
+from __future__ import annotations
+
+import sys
+
+from bench import site
+
+OTHERS = """
+Other benchmarks (each on its own embedded store in a temporary directory):
+  python -m bench.booking           claims/s per durability, round trips, season memory, race
+  python -m bench.accounts_bench    login and visit writes, dashboard reads (round trips, time)
+  python -m bench.site --help       options of this one (seconds, connections, workers, rows)
+"""
+
+if __name__ == "__main__":
+    code = site.main(sys.argv[1:])
+    print(OTHERS)
+    sys.exit(code)
