@@ -33,7 +33,7 @@ class PersonMiddleware:
 def _counts_as_page_view(request: HttpRequest, response: HttpResponse) -> bool:
     if request.method not in ("GET", "HEAD") or not 200 <= response.status_code < 300:
         return False
-    if request.path.startswith(("/static/", "/healthz")):
+    if request.path.startswith(("/static/", "/healthz", "/bench/")):
         return False
     return response.get("Content-Type", "").startswith("text/html")
 
