@@ -15,6 +15,9 @@ from strongroom.store import fcall
 
 SORTS = ("title", "year", "-year")
 SCRATCH_TTL_MS = 10_000
+# Positions (1-based, as in Lua's KEYS) in the key list of `catalog_query`.
+SCRATCH_RESULT_KEY = 6
+FIRST_TAG_KEY = 9
 
 
 def book_from_hash(data: dict[str, str]) -> Book | None:
@@ -121,6 +124,7 @@ def catalog_page(
         keyspace.CATALOG_TAGS.key(),
         keyspace.CATALOG_BY_TITLE.key(),
         keyspace.CATALOG_BY_YEAR.key(),
+        keyspace.CATALOG_BY_YEAR_DESC.key(),
         *scratch_keys,
         *tag_keys,
     ]
@@ -129,7 +133,7 @@ def catalog_page(
     total, result_index, ids, unknown_indexes, top = fcall(client, "catalog_query", keys, args)
 
     top_counts = [(top[i], int(float(top[i + 1]))) for i in range(0, len(top), 2)]
-    unknown = [query.tags[index - 8] for index in unknown_indexes]
+    unknown = [query.tags[index - FIRST_TAG_KEY] for index in unknown_indexes]
     candidates = [name for name, _count in top_counts]
     candidates += [tag for tag in query.tags if tag not in candidates and tag not in unknown]
 
@@ -141,7 +145,7 @@ def catalog_page(
         result_key = keys[result_index - 1]
         for name in candidates:
             pipe.sintercard(2, [result_key, keyspace.CATALOG_TAG.key(tag=name)], limit=limit)
-    if result_index == 5:
+    if result_index == SCRATCH_RESULT_KEY:
         pipe.unlink(scratch_keys[0])
     replies = pipe.execute() if len(pipe) else []
 

@@ -40,6 +40,7 @@ def fixed_keys(book_id: str) -> list[str]:
         keyspace.CATALOG_BY_TITLE.key(),
         keyspace.CATALOG_TITLE_LEX.key(),
         keyspace.CATALOG_BY_YEAR.key(),
+        keyspace.CATALOG_BY_YEAR_DESC.key(),
     ]
 
 

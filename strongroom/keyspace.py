@@ -384,7 +384,15 @@ CATALOG_BY_YEAR = declare(
     "catalog_by_year",
     "{cat}:by-year",
     type="zset",
-    holds="book id scored by its year",
+    holds="book id scored by year * 1e10 + its title score: oldest first, A to Z within a year",
+    app="catalog",
+    why="a result page walks it in order (or intersects it) without reading the books",
+)
+CATALOG_BY_YEAR_DESC = declare(
+    "catalog_by_year_desc",
+    "{cat}:by-year-desc",
+    type="zset",
+    holds="book id scored by -year * 1e10 + its title score: newest first, A to Z within a year",
     app="catalog",
 )
 CATALOG_SCRATCH = declare(

@@ -55,9 +55,13 @@ def assert_catalog_exact(client: redis.Redis) -> None:
     assert registry == {tag: float(len(ids)) for tag, ids in expected.items()}
     ids = {book.id for book in books}
     assert client.smembers(keyspace.CATALOG_BOOKS.key()) == ids
-    assert set(client.zrange(keyspace.CATALOG_BY_YEAR.key(), 0, -1)) == ids
     by_title = client.zrange(keyspace.CATALOG_BY_TITLE.key(), 0, -1)
     assert by_title == [b.id for b in sorted(books, key=lambda b: (sort_key(b.title), b.id))]
+    rank = {book_id: i for i, book_id in enumerate(by_title)}
+    oldest = client.zrange(keyspace.CATALOG_BY_YEAR.key(), 0, -1)
+    assert oldest == [b.id for b in sorted(books, key=lambda b: (b.year, rank[b.id]))]
+    newest = client.zrange(keyspace.CATALOG_BY_YEAR_DESC.key(), 0, -1)
+    assert newest == [b.id for b in sorted(books, key=lambda b: (-b.year, rank[b.id]))]
     assert client.zcard(keyspace.CATALOG_TITLE_LEX.key()) == len(books)
 
 

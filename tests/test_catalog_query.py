@@ -159,3 +159,20 @@ def test_a_page_past_the_end_is_empty_and_says_how_many_pages(r: redis.Redis) ->
     result = catalog_page(client=r, query=Query(all_of=("x",), page=5), page_size=2)
     assert result.books == [] and result.total == 3 and result.pages == 2
     assert result.page_out_of_range
+
+
+def test_dense_results_walk_the_order_and_sparse_ones_intersect_it_with_the_same_answer(
+    r: redis.Redis,
+) -> None:
+    # "dense" is on 30 of 40 books (the page is found by walking the sort order), "sparse"
+    # on 3 (the result is intersected with the order); both must agree with brute force.
+    rows = [
+        (WORDS[i % len(WORDS)], 2000 + i % 4, ["dense"] * (i % 4 != 0) + ["sparse"] * (i % 13 == 1))
+        for i in range(40)
+    ]
+    books = load(r, rows)
+    for tag in ("dense", "sparse"):
+        for sort in ("title", "year", "-year"):
+            query = Query(all_of=(tag,), sort=sort)
+            ids, _total = all_pages(r, query, 4)
+            assert ids == [book.id for book in brute_force(books, query)], (tag, sort)

@@ -2,9 +2,13 @@
 
 -- The catalog's server-side functions. Every key arrives in KEYS[]; nothing here builds a name.
 -- Fixed keys of the edit functions: 1 book hash, 2 all-books set, 3 tag registry (zset of
--- counts), 4 title order (zset), 5 title lex index (zset), 6 year order (zset).
+-- counts), 4 title order, 5 title lex index, 6 oldest-first order, 7 newest-first order.
+--
+-- Orders are zsets scanned ascending. A title's score is its gapped rank (neighbours at least
+-- 1 apart); the year orders add it to +/- year * 1e10, so books of one year stay A to Z.
 
 local GAP = 1024
+local YEAR = 10000000000
 
 local function id_of(lex_member)
   return string.match(lex_member, "%z([^%z]*)$")
@@ -14,16 +18,27 @@ local function num(value)
   return string.format("%.17g", value)
 end
 
+-- Set a book's place in both year orders from its year and title score.
+local function place_year(by_year, by_year_desc, book_id, year, title_score)
+  redis.call("ZADD", by_year, num(year * YEAR + title_score), book_id)
+  redis.call("ZADD", by_year_desc, num(-year * YEAR + title_score), book_id)
+end
+
 -- Give every book a fresh, evenly spaced title score (rare: only when a gap is used up).
-local function renumber_titles(by_title, title_lex)
+local function renumber_titles(by_title, title_lex, by_year, by_year_desc)
   local members = redis.call("ZRANGE", title_lex, 0, -1)
   for i, member in ipairs(members) do
-    redis.call("ZADD", by_title, i * GAP, id_of(member))
+    local book_id = id_of(member)
+    redis.call("ZADD", by_title, i * GAP, book_id)
+    local placed = redis.call("ZSCORE", by_year, book_id)
+    if placed then
+      place_year(by_year, by_year_desc, book_id, math.floor(tonumber(placed) / YEAR + 0.5), i * GAP)
+    end
   end
 end
 
 -- Insert a book into title order: its score lies between its neighbours' scores.
-local function place_title(by_title, title_lex, sort_key, book_id)
+local function place_title(by_title, title_lex, by_year, by_year_desc, sort_key, book_id)
   local member = sort_key .. "\0" .. book_id
   redis.call("ZADD", title_lex, 0, member)
   local rank = redis.call("ZRANK", title_lex, member)
@@ -46,7 +61,7 @@ local function place_title(by_title, title_lex, sort_key, book_id)
   elseif after - before < 2 then
     -- Keep neighbours at least one apart: the year order adds titles to year * 1e10,
     -- where smaller differences would be lost.
-    renumber_titles(by_title, title_lex)
+    renumber_titles(by_title, title_lex, by_year, by_year_desc)
     return
   else
     score = (before + after) / 2
@@ -64,14 +79,14 @@ local function recount(registry, tag_key, name)
   end
 end
 
--- KEYS: the 6 fixed keys, then the book's current tag sets, then its new tag sets.
+-- KEYS: the 7 fixed keys, then the book's current tag sets, then its new tag sets.
 -- ARGV: id, expected version ("" adds a new book), edit token, title, author, year,
 --       description, title sort key, tags JSON, n_old, n_new, old names..., new names...
 -- Replies {"ok", version} | {"done", version} (this token already applied) |
 --         {"stale", version} | {"exists"} | {"missing"}. Checks everything before writing.
 local function book_save(keys, args)
-  local book, books, registry, by_title, title_lex, by_year =
-    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6]
+  local book, books, registry, by_title, title_lex, by_year, by_year_desc =
+    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7]
   local book_id, expected, token = args[1], args[2], args[3]
   local n_old, n_new = tonumber(args[10]), tonumber(args[11])
   local exists = redis.call("EXISTS", book) == 1
@@ -97,10 +112,10 @@ local function book_save(keys, args)
 
   local old, new = {}, {}
   for i = 1, n_old do
-    old[args[11 + i]] = keys[6 + i]
+    old[args[11 + i]] = keys[7 + i]
   end
   for i = 1, n_new do
-    new[args[11 + n_old + i]] = keys[6 + n_old + i]
+    new[args[11 + n_old + i]] = keys[7 + n_old + i]
   end
   for name, tag_key in pairs(old) do
     if new[name] == nil then
@@ -120,9 +135,10 @@ local function book_save(keys, args)
     if current[3] then
       redis.call("ZREM", title_lex, current[3] .. "\0" .. book_id)
     end
-    place_title(by_title, title_lex, sort_key, book_id)
+    place_title(by_title, title_lex, by_year, by_year_desc, sort_key, book_id)
   end
-  redis.call("ZADD", by_year, args[6], book_id)
+  local title_score = tonumber(redis.call("ZSCORE", by_title, book_id))
+  place_year(by_year, by_year_desc, book_id, tonumber(args[6]), title_score)
   redis.call("SADD", books, book_id)
   local version = tonumber(current[1] or "0") + 1
   redis.call("HSET", book, "id", book_id, "title", args[4], "author", args[5], "year", args[6],
@@ -130,12 +146,12 @@ local function book_save(keys, args)
   return {"ok", tostring(version)}
 end
 
--- KEYS: the 6 fixed keys, then the book's current tag sets.
+-- KEYS: the 7 fixed keys, then the book's current tag sets.
 -- ARGV: id, expected version, n_old, old names...
 -- Replies {"ok"} | {"gone"} (nothing to delete: already deleted) | {"stale", version}.
 local function book_delete(keys, args)
-  local book, books, registry, by_title, title_lex, by_year =
-    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6]
+  local book, books, registry, by_title, title_lex, by_year, by_year_desc =
+    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7]
   local book_id, expected, n_old = args[1], args[2], tonumber(args[3])
   if redis.call("EXISTS", book) == 0 then
     return {"gone"}
@@ -145,12 +161,13 @@ local function book_delete(keys, args)
     return {"stale", current[1]}
   end
   for i = 1, n_old do
-    redis.call("SREM", keys[6 + i], book_id)
-    recount(registry, keys[6 + i], args[3 + i])
+    redis.call("SREM", keys[7 + i], book_id)
+    recount(registry, keys[7 + i], args[3 + i])
   end
   redis.call("ZREM", title_lex, current[2] .. "\0" .. book_id)
   redis.call("ZREM", by_title, book_id)
   redis.call("ZREM", by_year, book_id)
+  redis.call("ZREM", by_year_desc, book_id)
   redis.call("SREM", books, book_id)
   redis.call("DEL", book)
   return {"ok"}
@@ -169,37 +186,74 @@ local function known_keys(keys, first, count, unknown)
   return found
 end
 
--- One result page. KEYS: 1 all-books set, 2 tag registry, 3 title order, 4 year order,
--- 5 scratch result, 6 scratch any, 7 scratch sorted, then the AND, OR and NOT tag sets.
--- ARGV: n_and, n_or, n_not, sort ("title" | "year" | "-year"), offset, count, ttl ms, top n.
+-- Walk `order` from its start, keeping the members of `source`, until a page is full.
+-- Cheap when the result is a large share of the catalog: about (offset + count) / share reads.
+local function scan_page(order, source, offset, count, expected_reads)
+  local ids, skipped, position = {}, 0, 0
+  local batch = math.max(64, math.min(1000, expected_reads))
+  while #ids < count do
+    local chunk = redis.call("ZRANGE", order, position, position + batch - 1)
+    if #chunk == 0 then
+      break
+    end
+    local member = redis.call("SMISMEMBER", source, unpack(chunk))
+    for i = 1, #chunk do
+      if member[i] == 1 then
+        if skipped < offset then
+          skipped = skipped + 1
+        elseif #ids < count then
+          table.insert(ids, chunk[i])
+        end
+      end
+    end
+    position = position + batch
+  end
+  return ids
+end
+
+-- Intersect the result with `order` (ZINTERSTORE) and read the page: for small shares.
+local function sort_page(order, source, sorted, offset, count)
+  redis.call("ZINTERSTORE", sorted, 2, source, order, "WEIGHTS", 0, 1)
+  local ids = redis.call("ZRANGE", sorted, offset, offset + count - 1)
+  redis.call("DEL", sorted)
+  return ids
+end
+
+-- One result page. KEYS: 1 all-books set, 2 tag registry, 3 title order, 4 oldest-first order,
+-- 5 newest-first order, 6 scratch result, 7 scratch any, 8 scratch sorted, then the AND, OR
+-- and NOT tag sets. ARGV: n_and, n_or, n_not, sort ("title" | "year" | "-year"), offset,
+-- count, scratch ttl ms, top n.
 -- Reply: {total, result key index (0: every book), page ids, unknown key indexes,
---         top tags as name, count, name, count...}. The scratch result (KEYS[5]) is left
+--         top tags as name, count, name, count...}. The scratch result (KEYS[6]) is left
 -- with a short expiry for the caller's facet counts, which follow in the same request.
+local FIRST_TAG = 9
+
 local function query(keys, args)
-  local books, registry, by_title, by_year = keys[1], keys[2], keys[3], keys[4]
-  local result, scratch_any, sorted = keys[5], keys[6], keys[7]
+  local books, registry = keys[1], keys[2]
+  local orders = {title = keys[3], year = keys[4], ["-year"] = keys[5]}
+  local result, scratch_any, sorted = keys[6], keys[7], keys[8]
   local n_and, n_or, n_not = tonumber(args[1]), tonumber(args[2]), tonumber(args[3])
-  local sort, offset, count = args[4], tonumber(args[5]), tonumber(args[6])
+  local order = orders[args[4]] or keys[3]
+  local offset, count = tonumber(args[5]), tonumber(args[6])
   local ttl, top_n = tonumber(args[7]), tonumber(args[8])
 
   local unknown = {}
-  local all_of = known_keys(keys, 8, n_and, unknown)
-  local any_of = known_keys(keys, 8 + n_and, n_or, unknown)
-  local none_of = known_keys(keys, 8 + n_and + n_or, n_not, unknown)
+  local all_of = known_keys(keys, FIRST_TAG, n_and, unknown)
+  local any_of = known_keys(keys, FIRST_TAG + n_and, n_or, unknown)
+  local none_of = known_keys(keys, FIRST_TAG + n_and + n_or, n_not, unknown)
 
   local result_index
   if #all_of == 0 and #any_of == 0 and #none_of == 0 then
     result_index = 0
   elseif #all_of == 1 and #any_of == 0 and #none_of == 0 then
     -- one tag is its own result: no copy
-    for i = 8, 7 + n_and do
+    for i = FIRST_TAG, FIRST_TAG + n_and - 1 do
       if keys[i] == all_of[1] then
         result_index = i
       end
     end
   else
-    result_index = 5
-    local base
+    result_index = 6
     if #any_of > 0 then
       redis.call("SUNIONSTORE", scratch_any, unpack(any_of))
       redis.call("PEXPIRE", scratch_any, ttl)
@@ -219,30 +273,22 @@ local function query(keys, args)
   end
 
   local ids, total
-  local reverse = sort == "-year"
-  if result_index == 0 and sort == "title" then
-    total = redis.call("ZCARD", by_title)
-    ids = redis.call("ZRANGE", by_title, offset, offset + count - 1)
+  local everything = redis.call("ZCARD", keys[3])
+  if result_index == 0 then
+    total = everything
+    ids = redis.call("ZRANGE", order, offset, offset + count - 1)
   else
-    local source = result_index == 0 and books or keys[result_index]
+    local source = keys[result_index]
     total = redis.call("SCARD", source)
     if total == 0 or offset >= total then
       ids = {}
     else
-      if sort == "title" then
-        redis.call("ZINTERSTORE", sorted, 2, source, by_title, "WEIGHTS", 0, 1)
+      local expected_reads = math.ceil((offset + count) * everything / total)
+      if expected_reads <= total then
+        ids = scan_page(order, source, offset, count, expected_reads)
       else
-        -- year first, then title A to Z within a year (also when the years run backwards)
-        local title_weight = reverse and -1 or 1
-        redis.call("ZINTERSTORE", sorted, 3, source, by_year, by_title,
-          "WEIGHTS", 0, 10000000000, title_weight)
+        ids = sort_page(order, source, sorted, offset, count)
       end
-      if reverse then
-        ids = redis.call("ZRANGE", sorted, offset, offset + count - 1, "REV")
-      else
-        ids = redis.call("ZRANGE", sorted, offset, offset + count - 1)
-      end
-      redis.call("DEL", sorted)
     end
   end
   local top = redis.call("ZRANGE", registry, 0, top_n - 1, "REV", "WITHSCORES")
