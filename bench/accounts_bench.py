@@ -76,26 +76,43 @@ def main() -> None:
             lambda i: visits.visit_record(client=client, day=day, visitor=f"p:{i}"),
             5000,
         ),
-        measure("recent 100 logins with names", lambda i: selectors.logins_recent(
-            client=client, limit=100), 1000),  # fmt: skip
-        measure("top 10 by logins with names", lambda i: selectors.logins_top(
-            client=client, limit=10), 1000),  # fmt: skip
-        measure("one person's count and last login", lambda i: selectors.login_summary(
-            client=client, person_id=people[i % 200].id), 1000),  # fmt: skip
-        measure("visits for 30 days", lambda i: selectors.visits_by_day(
-            client=client, start=day - dt.timedelta(days=29), end=day), 1000),  # fmt: skip
+        measure(
+            "recent 100 logins with names",
+            lambda i: selectors.logins_recent(client=client, limit=100),
+            1000,
+        ),
+        measure(
+            "top 10 by logins with names",
+            lambda i: selectors.logins_top(client=client, limit=10),
+            1000,
+        ),
+        measure(
+            "one person's count and last login",
+            lambda i: selectors.login_summary(client=client, person_id=people[i % 200].id),
+            1000,
+        ),
+        measure(
+            "visits for 30 days",
+            lambda i: selectors.visits_by_day(
+                client=client, start=day - dt.timedelta(days=29), end=day
+            ),
+            1000,
+        ),
     ]
     web = Client(REMOTE_ADDR="203.0.113.1", HTTP_USER_AGENT="bench")
     rows.append(measure("page view, anonymous (GET /)", lambda i: web.get("/"), 300))
     signed_in = Client()
     signed_in.post("/accounts/login/", {"username": "bench0", "password": "bench-password-1"})
     rows.append(measure("page view, signed in (GET /)", lambda i: signed_in.get("/"), 300))
-    rows.append(measure(
-        "login request (POST, PBKDF2 check included)",
-        lambda i: Client().post("/accounts/login/", {
-            "username": f"bench{i % 200}", "password": "bench-password-1"}),
-        20,
-    ))  # fmt: skip
+    rows.append(
+        measure(
+            "login request (POST, PBKDF2 check included)",
+            lambda i: Client().post(
+                "/accounts/login/", {"username": f"bench{i % 200}", "password": "bench-password-1"}
+            ),
+            20,
+        )
+    )
     print("| operation | median µs | p99 µs | round trips |")
     print("|---|---:|---:|---:|")
     for name, median, p99, trips in rows:
