@@ -1,0 +1,488 @@
+"""Booking pages in process (Django test client, real store, frozen clock): pickers and calendar,
+hold -> confirm -> book, conflicts, my bookings and cancel, the pickup kiosk, bad input."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+from django.test import Client
+
+from booking.domain import booking_new_id
+from booking.keys import RoomKeys
+from booking.selectors import bookings_of, free_hours, taken_boxes, taken_hours
+from booking.services import booking_cancel, booking_hold
+from strongroom.store import round_trips
+from tests.booking_support import NOW, SHANGHAI, claim, day, request, snapshot
+
+B_8_12 = {"cls": "B", "room": "7", "start": "8", "end": "12", "date": "2026-12-08"}
+
+
+@pytest.fixture(autouse=True)
+def frozen() -> Iterator[None]:
+    with time_machine.travel(NOW, tick=False):
+        yield
+
+
+def html(response: Any) -> str:
+    return response.content.decode()
+
+
+def hidden(page: str, name: str) -> str:
+    match = re.search(rf'name="{name}" value="([^"]+)"', page)
+    assert match, f"no hidden {name}"
+    return match.group(1)
+
+
+def day_button(page: str, date: str) -> str:
+    match = re.search(
+        rf'<button type="submit" name="toggle" value="{date}".*?</button>', page, re.S
+    )
+    assert match, f"no button for {date}"
+    return match.group(0)
+
+
+def hold_and_confirm(client: Client, data: dict[str, str]) -> dict[str, str]:
+    """POST the choices to hold, follow to the confirmation; return the Book form's fields."""
+    response = client.post("/book/hold/", data)
+    assert response.status_code == 302, html(response)
+    assert response["Location"].startswith("/book/confirm/")
+    page = html(client.get(response["Location"]))
+    return {**data, "booking_id": hidden(page, "booking_id"), "hold_id": hidden(page, "hold_id")}
+
+
+def owner(someone: Any) -> str:
+    return str(someone.id)
+
+
+# --- the booking page and its fragments ---------------------------------------------------
+
+
+def test_anyone_may_look_and_is_asked_to_log_in_to_book(client: Client) -> None:
+    page = html(client.get("/book/", B_8_12))
+    assert "Log in to book" in page
+    assert "/accounts/login/?next=/book/%3Fcls%3DB" in page
+    assert 'action="/book/hold/"' not in page
+
+
+def test_anonymous_hold_goes_to_login_and_writes_nothing(client: Client, r: redis.Redis) -> None:
+    before = snapshot(r)
+    response = client.post("/book/hold/", B_8_12)
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    assert snapshot(r) == before
+
+
+def test_calendar_marks_sold_out_and_not_bookable_days(r: redis.Redis, client: Client) -> None:
+    assert claim(r, request("A", dates=(3,))).ok
+    page = html(client.get("/book/parts/calendar/", {"cls": "A", "room": "7"}))
+    sold = day_button(page, "2026-12-03")
+    assert "Sold out" in sold and "disabled" in sold and 'aria-disabled="true"' in sold
+    assert "day--sold_out" in sold
+    free = day_button(page, "2026-12-04")
+    assert "disabled" not in free and "day--available" in free
+    # Another room is not affected.
+    other = html(client.get("/book/parts/calendar/", {"cls": "A", "room": "8"}))
+    assert "disabled" not in day_button(other, "2026-12-03")
+
+
+def test_calendar_shows_today_and_past_as_not_bookable(client: Client) -> None:
+    with time_machine.travel(dt.datetime(2026, 12, 10, 9, 0, tzinfo=SHANGHAI), tick=False):
+        page = html(client.get("/book/parts/calendar/", {"cls": "A", "room": "7"}))
+    assert "Today" in day_button(page, "2026-12-10")
+    assert "Past" in day_button(page, "2026-12-09")
+    assert "disabled" in day_button(page, "2026-12-09")
+    assert "disabled" not in day_button(page, "2026-12-11")
+
+
+def test_weeks_start_on_sunday_in_english_and_monday_in_chinese(client: Client) -> None:
+    english = html(client.get("/book/parts/calendar/", HTTP_ACCEPT_LANGUAGE="en"))
+    chinese = html(client.get("/book/parts/calendar/", HTTP_ACCEPT_LANGUAGE="zh-hans"))
+    first = r'<thead><tr><th scope="col"><abbr title="([^"]+)">'
+    assert re.search(first, english).group(1) == "Sunday"
+    assert re.search(first, chinese).group(1) == "星期一"
+    # December 2026 starts on a Tuesday: two empty cells in English, one in Chinese.
+    assert english.split("<tbody>")[1].split("</tr>")[0].count("<td></td>") == 2
+    assert chinese.split("<tbody>")[1].split("</tr>")[0].count("<td></td>") == 1
+
+
+def test_chinese_calendar_marks_a_sold_out_day_with_que(r: redis.Redis, client: Client) -> None:
+    assert claim(r, request("A", dates=(5,))).ok
+    page = html(
+        client.get("/book/parts/calendar/", {"cls": "A", "room": "7"}, HTTP_ACCEPT_LANGUAGE="zh")
+    )
+    assert "缺" in day_button(page, "2026-12-05")
+    assert "缺" not in day_button(page, "2026-12-06")
+
+
+def test_calendar_fragment_costs_one_round_trip_of_its_own(
+    r: redis.Redis, client: Client, client_for: Any, buyer: Any
+) -> None:
+    assert claim(r, request("C", dates=(3,), hour_start=8, hour_end=12, boxes=[5])).ok
+    query = {"cls": "C", "room": "7", "start": "8", "end": "12", "box": "5"}
+    # The site's middleware (session, person, visit record) has a fixed cost per request:
+    # measured on a page that reads nothing of the booking engine.
+    for who in (client, client_for(buyer)):
+        who.get("/book/pickup/")
+        with round_trips() as baseline:
+            who.get("/book/pickup/")
+        with round_trips() as trips:
+            response = who.get("/book/parts/calendar/", query)
+        assert "disabled" in day_button(html(response), "2026-12-03")
+        assert trips.count == baseline.count + 1, (trips.count, baseline.count)
+        assert trips.count <= 4
+
+
+def test_hour_row_and_box_grid_disable_taken_slots(r: redis.Redis, client: Client) -> None:
+    assert claim(r, request("C", dates=(8,), hour_start=8, hour_end=12, boxes=[5])).ok
+    page = html(
+        client.get(
+            "/book/", {"cls": "C", "room": "7", "date": "2026-12-08", "start": "9", "end": "10"}
+        )
+    )
+    box5 = re.search(r'name="pick_box" value="5".*?</button>', page, re.S).group(0)
+    box6 = re.search(r'name="pick_box" value="6".*?</button>', page, re.S).group(0)
+    assert "disabled" in box5 and "disabled" not in box6
+    # Hours for box 5 alone: 08..11 taken; for all boxes nothing is taken (99 boxes are free).
+    page5 = html(client.get("/book/", {"cls": "C", "room": "7", "date": "2026-12-08", "box": "5"}))
+    hour8 = re.search(r'name="hour" value="8".*?</button>', page5, re.S).group(0)
+    hour12 = re.search(r'name="hour" value="12".*?</button>', page5, re.S).group(0)
+    assert "disabled" in hour8 and "disabled" not in hour12
+
+
+def test_buttons_change_the_choices_and_redirect_to_a_clean_url(client: Client) -> None:
+    base = {"cls": "B", "room": "7", "date": "2026-12-08"}
+    first = client.get("/book/", {**base, "hour": "8"})
+    assert first.status_code == 302
+    assert first["Location"] == "/book/?cls=B&room=7&start=8&end=9&date=2026-12-08"
+    second = client.get("/book/", {**base, "start": "8", "end": "9", "hour": "11"})
+    assert "start=8&end=12" in second["Location"]
+    toggled = client.get("/book/", {**base, "toggle": "2026-12-09"})
+    assert "date=2026-12-08&date=2026-12-09" in toggled["Location"]
+    removed = client.get("/book/", {**base, "toggle": "2026-12-08"})
+    assert "date=" not in removed["Location"]
+    boxes = client.get("/book/", {"cls": "C", "room": "7", "pick_box": "42"})
+    assert "box=42" in boxes["Location"]
+
+
+def test_panel_fragment_answers_htmx_with_the_page_url_to_push(client: Client) -> None:
+    response = client.get(
+        "/book/parts/panel/", {"cls": "B", "room": "7", "hour": "8"}, HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 200
+    assert response["HX-Push-Url"] == "/book/?cls=B&room=7&start=8&end=9"
+    page = html(response)
+    assert page.lstrip().startswith('<div id="booking-panel"') and "<html" not in page
+
+
+# --- hold, book, conflicts ----------------------------------------------------------------
+
+
+def test_buyer_holds_then_books_and_sees_the_code(
+    r: redis.Redis, client_for: Any, buyer: Any
+) -> None:
+    client = client_for(buyer)
+    form = hold_and_confirm(client, B_8_12)
+    confirm = html(client.get(f"/book/confirm/{form['hold_id']}/"))
+    assert "Held for you until" in confirm and 'data-expires="' in confirm
+    response = client.post("/book/claim/", form)
+    assert response.status_code == 302
+    done = html(client.get(response["Location"]))
+    code = re.search(r'id="pickup-code">([A-Z0-9]{5}-[A-Z0-9]{5})<', done).group(1)
+    booking = bookings_of(client=r, owner_id=owner(buyer))[0]
+    assert code.replace("-", "") == booking.pickup_code()
+    assert "How to pick up" in done
+    # The hold is converted: nothing of it is left.
+    assert r.hlen(RoomKeys(7).holds) == 0
+
+
+def test_double_click_on_book_books_once(r: redis.Redis, client_for: Any, buyer: Any) -> None:
+    client = client_for(buyer)
+    form = hold_and_confirm(client, B_8_12)
+    with round_trips() as trips:
+        first = client.post("/book/claim/", form)
+    second = client.post("/book/claim/", form)
+    assert first["Location"] == second["Location"]
+    assert len(bookings_of(client=r, owner_id=owner(buyer))) == 1
+    # Session read + claim (FCALL+WAITAOF) + index pipeline + session write.
+    assert trips.count <= 5, trips.count
+
+
+def test_booking_post_round_trips(r: redis.Redis, client_for: Any, buyer: Any) -> None:
+    client = client_for(buyer)
+    form = hold_and_confirm(client, B_8_12)
+    with round_trips() as baseline:
+        client.get("/book/pickup/")
+    with round_trips() as trips:
+        response = client.post("/book/claim/", form)
+    assert response.status_code == 302
+    # The claim: FCALL + WAITAOF in one pipeline, then the index pipeline; at most one more
+    # for the session write that forgets the converted hold. The rest is the middleware's.
+    assert 2 <= trips.count - baseline.count <= 3, (trips.count, baseline.count)
+    assert trips.count <= 5
+
+
+def test_conflict_keeps_the_choices_names_the_slots_and_refreshes_the_calendar(
+    r: redis.Redis, client_for: Any, buyer: Any, second_buyer: Any
+) -> None:
+    late = client_for(second_buyer)
+    form = {**B_8_12, "booking_id": booking_new_id(room=7)}
+    assert claim(r, request("B", dates=(8,), hour_start=10, hour_end=14), owner=owner(buyer)).ok
+    response = late.post("/book/claim/", form)
+    assert response.status_code == 409
+    page = html(response)
+    assert "Someone was faster" in page
+    assert "10:00–12:00" in page  # the taken hours, named
+    assert 'value="B" checked' in page and 'value="007"' in page  # the choices kept
+    hour10 = re.search(r'name="hour" value="10".*?</button>', page, re.S).group(0)
+    assert "disabled" in hour10
+    assert bookings_of(client=r, owner_id=owner(second_buyer)) == []
+
+
+def test_a_hold_keeps_the_slots_from_another_buyer(
+    r: redis.Redis, client_for: Any, buyer: Any, second_buyer: Any
+) -> None:
+    hold_and_confirm(client_for(buyer), B_8_12)
+    other = client_for(second_buyer)
+    page = html(other.get("/book/", B_8_12))
+    hour9 = re.search(r'name="hour" value="9".*?</button>', page, re.S).group(0)
+    assert "disabled" in hour9
+    refused = other.post("/book/hold/", B_8_12)
+    assert refused.status_code == 409
+    assert "held by another buyer" in html(refused)
+    # The holder sees the slots as free for them.
+    mine = html(client_for(buyer).get("/book/", B_8_12))
+    assert "disabled" not in re.search(r'name="hour" value="9".*?</button>', mine, re.S).group(0)
+
+
+def test_an_abandoned_hold_frees_itself(
+    r: redis.Redis, client_for: Any, buyer: Any, second_buyer: Any
+) -> None:
+    form = hold_and_confirm(client_for(buyer), B_8_12)
+    with time_machine.travel(NOW + dt.timedelta(minutes=11), tick=False):
+        other = client_for(second_buyer)
+        assert other.post("/book/hold/", B_8_12).status_code == 302
+        gone = client_for(buyer).get(f"/book/confirm/{form['hold_id']}/")
+        assert gone.status_code == 302 and gone["Location"] == "/book/"
+
+
+def test_release_gives_the_hold_back(
+    r: redis.Redis, client_for: Any, buyer: Any, second_buyer: Any
+) -> None:
+    client = client_for(buyer)
+    form = hold_and_confirm(client, B_8_12)
+    response = client.post("/book/hold/release/", form)
+    assert response.status_code == 302 and "cls=B" in response["Location"]
+    assert client_for(second_buyer).post("/book/hold/", B_8_12).status_code == 302
+
+
+def test_class_a_books_several_days(r: redis.Redis, client_for: Any, buyer: Any) -> None:
+    client = client_for(buyer)
+    data = {"cls": "A", "room": "12", "date": ["2026-12-04", "2026-12-06"]}
+    form = hold_and_confirm(client, data)
+    assert client.post("/book/claim/", form).status_code == 302
+    booking = bookings_of(client=r, owner_id=owner(buyer))[0]
+    assert booking.dates == (day(4), day(6)) and booking.room == 12
+
+
+# --- bad input ----------------------------------------------------------------------------
+
+HOSTILE = ["{room:007}", "*", "a b", "7\n8", "🗝️", "x" * 500, "-1", "301", "0", "1e3", "７"]
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_hostile_query_values_are_named_and_never_a_500(client: Client, value: str) -> None:
+    for name in ("cls", "room", "start", "end", "box", "date", "month", "toggle", "hour"):
+        response = client.get("/book/", {"cls": "C", "room": "7", name: value})
+        assert response.status_code in (200, 302), (name, value)
+    page = html(client.get("/book/", {"room": value}))
+    assert "errorlist" in page
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("room", "301", "no room"),
+        ("room", "{*}", "no room"),
+        ("start", "25", "Hours run from"),
+        ("end", "8", "must end after it starts"),
+        ("date", "2026-11-22", "outside the season"),
+        ("date", "2027-02-30", "is not a date"),
+        ("cls", "D", "no class"),
+    ],
+)
+def test_hostile_posts_are_refused_with_a_message_and_write_nothing(
+    r: redis.Redis, client_for: Any, buyer: Any, field: str, value: str, message: str
+) -> None:
+    client = client_for(buyer)
+    before = snapshot(r)
+    for url in ("/book/hold/", "/book/claim/"):
+        data = {**B_8_12, field: value, "booking_id": booking_new_id(room=7)}
+        response = client.post(url, data)
+        assert response.status_code == 400, (url, response.status_code)
+        assert message in html(response)
+    assert snapshot(r) == before
+
+
+def test_box_out_of_range_and_a_foreign_booking_id_are_refused(
+    r: redis.Redis, client_for: Any, buyer: Any
+) -> None:
+    client = client_for(buyer)
+    before = snapshot(r)
+    c = {"cls": "C", "room": "7", "start": "8", "end": "9", "date": "2026-12-08"}
+    assert client.post("/book/hold/", {**c, "box": "101"}).status_code == 400
+    wrong_room = {**c, "box": "5", "booking_id": booking_new_id(room=8)}
+    page = client.post("/book/claim/", wrong_room)
+    assert page.status_code == 400 and "out of date" in html(page)
+    assert (
+        client.post("/book/claim/", {**c, "box": "5", "booking_id": "007-{x}"}).status_code == 400
+    )
+    assert snapshot(r) == before
+
+
+def test_someone_elses_booking_id_in_the_form_is_refused(
+    r: redis.Redis, client_for: Any, buyer: Any, second_buyer: Any
+) -> None:
+    theirs = claim(r, request("B", dates=(9,), hour_start=1, hour_end=2), owner=owner(buyer))
+    assert theirs.ok and theirs.booking is not None
+    form = {**B_8_12, "booking_id": theirs.booking.id}
+    response = client_for(second_buyer).post("/book/claim/", form)
+    assert response.status_code == 400
+    assert bookings_of(client=r, owner_id=owner(second_buyer)) == []
+
+
+def test_missing_csrf_token_is_a_403_page(r: redis.Redis, client_for: Any, buyer: Any) -> None:
+    client = client_for(buyer)
+    client.handler.enforce_csrf_checks = True
+    before = snapshot(r)
+    for url in ("/book/hold/", "/book/claim/", "/book/pickup/"):
+        response = client.post(url, {**B_8_12, "booking_id": booking_new_id(room=7)})
+        assert response.status_code == 403
+        assert "<html" in html(response)
+    assert snapshot(r) == before
+
+
+def test_other_peoples_bookings_and_holds_are_not_found(
+    r: redis.Redis, client_for: Any, buyer: Any, second_buyer: Any
+) -> None:
+    result = claim(r, request("B", dates=(9,), hour_start=1, hour_end=2), owner=owner(buyer))
+    assert result.booking is not None
+    booking_id = result.booking.id
+    hold = booking_hold(
+        client=r,
+        owner_id=owner(buyer),
+        request=request("A", dates=(20,)),
+        hold_id=booking_new_id(room=7),
+    )
+    assert hold.hold is not None
+    other = client_for(second_buyer)
+    assert other.get(f"/book/done/{booking_id}/").status_code == 404
+    assert other.get(f"/book/mine/{booking_id}/cancel/").status_code == 404
+    assert other.post(f"/book/mine/{booking_id}/cancel/").status_code == 404
+    assert other.get(f"/book/confirm/{hold.hold.id}/").status_code == 404
+    assert other.get("/book/done/not-an-id/").status_code == 404
+    assert result.booking.pickup_code() not in html(other.get("/book/mine/"))
+    assert bookings_of(client=r, owner_id=owner(buyer))[0].status == "confirmed"
+
+
+# --- my bookings and cancel ---------------------------------------------------------------
+
+
+def test_my_bookings_lists_upcoming_first_with_code_and_cancels(
+    r: redis.Redis, client_for: Any, buyer: Any
+) -> None:
+    me = owner(buyer)
+    late = claim(r, request("A", dates=(20,)), owner=me).booking
+    soon = claim(r, request("B", dates=(8,), hour_start=8, hour_end=12), owner=me).booking
+    gone = claim(r, request("A", room=9, dates=(4,)), owner=me).booking
+    assert late and soon and gone
+    booking_cancel(client=r, booking_id=gone.id, actor_id=me, actor_is_staff=False, now=NOW)
+    client = client_for(buyer)
+    page = html(client.get("/book/mine/"))
+    assert page.index(soon.id) < page.index(late.id) < page.index(gone.id)
+    assert soon.pickup_code()[:5] in page
+    confirm = client.get(f"/book/mine/{soon.id}/cancel/")
+    assert "Cancel this booking?" in html(confirm)
+    assert 8 not in free_hours(client=r, room=7, date=day(8), cls="B")
+    response = client.post(f"/book/mine/{soon.id}/cancel/", follow=True)
+    assert "The booking is cancelled" in html(response)
+    assert 8 in free_hours(client=r, room=7, date=day(8), cls="B")
+
+
+def test_cancel_after_the_cut_off_is_refused_with_a_message(
+    r: redis.Redis, client_for: Any, buyer: Any
+) -> None:
+    booking = claim(r, request("A", dates=(8,)), owner=owner(buyer)).booking
+    assert booking is not None
+    with time_machine.travel(dt.datetime(2026, 12, 8, 9, 0, tzinfo=SHANGHAI), tick=False):
+        client = client_for(buyer)
+        assert "Too late to cancel online" in html(client.get("/book/mine/"))
+        response = client.post(f"/book/mine/{booking.id}/cancel/", follow=True)
+    assert "only before their first day" in html(response)
+    assert bookings_of(client=r, owner_id=owner(buyer))[0].status == "confirmed"
+
+
+# --- pickup kiosk -------------------------------------------------------------------------
+
+
+def test_pickup_opens_once_then_says_why_not(r: redis.Redis, client: Client) -> None:
+    booking = claim(r, request("B", dates=(8,), hour_start=8, hour_end=12)).booking
+    assert booking is not None
+    code = booking.pickup_code()
+    at = dt.datetime(2026, 12, 8, 9, 30, tzinfo=SHANGHAI)
+    with time_machine.travel(at, tick=False):
+        opened = html(client.post("/book/pickup/", {"room": "007", "code": code.lower()}))
+        again = html(client.post("/book/pickup/", {"room": "7", "code": code}))
+        wrong = html(client.post("/book/pickup/", {"room": "7", "code": "AAAAA-BBBBB"}))
+        hostile = client.post("/book/pickup/", {"room": "{7}*", "code": "x\n" * 40})
+    assert "pickup-result--open" in opened and ">Open<" in opened
+    assert "already been collected" in again and "pickup-result--refused" in again
+    assert "does not open a safe" in wrong
+    assert hostile.status_code == 200 and "Enter the room number" in html(hostile)
+    with time_machine.travel(at.replace(hour=16), tick=False):
+        late = html(client.post("/book/pickup/", {"room": "7", "code": code}))
+    assert "not for this hour" in late or "already been collected" in late
+
+
+def test_pickup_on_the_wrong_day_cancelled_and_locked(r: redis.Redis, client: Client) -> None:
+    booking = claim(r, request("A", dates=(8,))).booking
+    cancelled = claim(r, request("A", room=8, dates=(8,))).booking
+    assert booking and cancelled
+    booking_cancel(client=r, booking_id=cancelled.id, actor_id="101", actor_is_staff=False, now=NOW)
+    with time_machine.travel(dt.datetime(2026, 12, 7, 10, 0, tzinfo=SHANGHAI), tick=False):
+        assert "not for today" in html(
+            client.post("/book/pickup/", {"room": "7", "code": booking.pickup_code()})
+        )
+    with time_machine.travel(dt.datetime(2026, 12, 8, 10, 0, tzinfo=SHANGHAI), tick=False):
+        assert "was cancelled" in html(
+            client.post("/book/pickup/", {"room": "8", "code": cancelled.pickup_code()})
+        )
+        for _ in range(10):
+            client.post("/book/pickup/", {"room": "7", "code": "AAAAA-BBBBB"})
+        locked = html(client.post("/book/pickup/", {"room": "7", "code": booking.pickup_code()}))
+    assert "locked for a while" in locked and "Try again after" in locked
+
+
+# --- the selectors the pages added --------------------------------------------------------
+
+
+def test_taken_hours_and_boxes_cover_every_chosen_day_in_one_round_trip(r: redis.Redis) -> None:
+    assert claim(r, request("B", dates=(8,), hour_start=8, hour_end=10)).ok
+    assert claim(r, request("B", dates=(9,), hour_start=20, hour_end=21)).ok
+    assert claim(r, request("C", dates=(8,), hour_start=8, hour_end=10, boxes=[3, 4])).ok
+    with round_trips() as trips:
+        hours = taken_hours(client=r, cls="B", room=7, dates=[day(8), day(9)])
+    assert hours == [8, 9, 20] and trips.count == 1
+    assert taken_hours(client=r, cls="C", room=7, dates=[day(8)]) == []
+    assert taken_hours(client=r, cls="C", room=7, dates=[day(8)], boxes=[4, 9]) == [8, 9]
+    with round_trips() as trips:
+        boxes = taken_boxes(client=r, room=7, dates=[day(8), day(9)], hours=(9, 11))
+    assert boxes == [3, 4] and trips.count == 1
+    assert taken_boxes(client=r, room=7, dates=[day(8)], hours=(10, 11)) == []
+    assert taken_boxes(client=r, room=7, dates=[day(8)]) == []
+    with pytest.raises(ValueError):
+        taken_hours(client=r, cls="A", room=7, dates=[day(8)])
