@@ -134,11 +134,10 @@ def password_change(request: HttpRequest) -> HttpResponse:
                 request_sign_in(request, person=found[0], password_hash=encoded)
                 messages.success(request, _("Your password has been changed."))
                 return redirect("accounts:profile")
-    summary = login_summary(client=client, person_id=person.id)
     return render(
         request,
         "accounts/password_change.html",
-        {"form": form, "summary": summary},
+        {"form": form},
         status=400 if form.errors else 200,
     )
 

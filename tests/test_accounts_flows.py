@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import redis
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.test import Client
 
 from accounts.people import Person
@@ -206,3 +207,28 @@ def test_pages_are_translated_into_chinese():
     client = Client(headers={"accept-language": "zh-hans"})
     assert "登录" in client.get("/accounts/login/").content.decode()
     assert "用户名" in client.get("/accounts/signup/").content.decode()
+
+
+@pytest.mark.parametrize("hostile", ["a:b", "{x}", "*", "a b", "a\nb", "x" * 300, "😀", ""])
+def test_person_create_refuses_hostile_names_without_writing(r: redis.Redis, hostile: str):
+    with pytest.raises(ValidationError):
+        person_create(client=r, username=hostile, password=GOOD_PASSWORD)
+    assert r.dbsize() == 0
+
+
+def test_oversized_passwords_are_refused_without_writing(r: redis.Redis):
+    response = signup(Client(), "longpass", "p" * 10_000)
+    assert response.status_code == 200
+    assert response.context["form"].errors["password1"]
+    assert r.dbsize() == 0
+
+
+def test_signup_page_states_the_username_rules():
+    page = Client().get("/accounts/signup/").content.decode()
+    assert "1 to 30 characters" in page and "_ . -" in page and "No spaces" in page
+
+
+def test_hostile_names_at_login_are_a_plain_failure(buyer):
+    for hostile in ("a:b", "{people}", "*", "x" * 300):
+        response = login(Client(), hostile, "whatever-password")
+        assert response.status_code == 400
