@@ -196,7 +196,8 @@ LOGIN_FAILURES = declare(
     holds="failed logins of one (username, client) pair, scored by epoch ms; pair is a salted "
     "hash, so no name or IP address is stored",
     app="accounts",
-    why="a window of timestamps the site passes in (not server TTLs), so a frozen clock can test it",
+    why="a window of timestamps the site passes in (not server TTLs), so a frozen clock can "
+    "test it",
 )
 LOGIN_LOCK = declare(
     "login-lock",
