@@ -8,6 +8,7 @@ import os
 import pytest
 import redis
 from django.core.management import call_command
+from redis.crc import key_slot
 
 from booking import selectors
 from booking.domain import booking_new_id, hold_new_id
@@ -19,6 +20,7 @@ from booking.services import (
     booking_hold_release,
     inventory_flush,
 )
+from strongroom import keyspace
 from strongroom.store import round_trips
 from tests.booking_support import (
     BUYER,
@@ -40,8 +42,11 @@ def test_a_claim_confirms_a_booking_with_every_field(r: redis.Redis) -> None:
     booking = result.booking
     assert booking is not None
     assert (booking.owner_id, booking.cls, booking.room, booking.room_label) == (
-        BUYER, "C", 12, "012",
-    )  # fmt: skip
+        BUYER,
+        "C",
+        12,
+        "012",
+    )
     assert booking.dates == (day(3), day(4)) and booking.hours == (8, 12)
     assert booking.boxes == (5, 6) and booking.status == "confirmed"
     assert booking.created_at == NOW
@@ -106,9 +111,12 @@ def test_another_owner_cannot_reuse_a_booking_id(r: redis.Redis) -> None:
     booking_claim(client=r, owner_id=BUYER, request=request(), booking_id=booking_id, now=NOW)
     with pytest.raises(ValueError, match="another owner"):
         booking_claim(
-            client=r, owner_id=SECOND_BUYER, request=request(dates=(9,)), booking_id=booking_id,
+            client=r,
+            owner_id=SECOND_BUYER,
+            request=request(dates=(9,)),
+            booking_id=booking_id,
             now=NOW,
-        )  # fmt: skip
+        )
 
 
 def test_ids_of_another_room_and_odd_owner_ids_are_refused_before_any_write(
@@ -116,9 +124,12 @@ def test_ids_of_another_room_and_odd_owner_ids_are_refused_before_any_write(
 ) -> None:
     with pytest.raises(ValueError):
         booking_claim(
-            client=r, owner_id=BUYER, request=request(room=7), booking_id=booking_new_id(room=8),
+            client=r,
+            owner_id=BUYER,
+            request=request(room=7),
+            booking_id=booking_new_id(room=8),
             now=NOW,
-        )  # fmt: skip
+        )
     for owner in ["", "a:b", "{x}", "a b", "*", "x" * 65, "é"]:
         with pytest.raises(ValueError):
             claim(r, request(), owner=owner)
@@ -173,9 +184,12 @@ def test_an_abandoned_hold_frees_itself_when_it_expires(r: redis.Redis) -> None:
     later = NOW + dt.timedelta(seconds=31)
     assert selectors.hold_get(client=r, hold_id=hold_id, now=later) is None
     result = booking_claim(
-        client=r, owner_id=SECOND_BUYER, request=request(), booking_id=booking_new_id(room=7),
+        client=r,
+        owner_id=SECOND_BUYER,
+        request=request(),
+        booking_id=booking_new_id(room=7),
         now=later,
-    )  # fmt: skip
+    )
     assert result.ok
     assert 0 < r.pttl(RoomKeys(7).holds) <= 30_000 or not r.exists(RoomKeys(7).holds)
 
@@ -184,8 +198,12 @@ def test_the_server_drops_the_holds_key_when_the_last_hold_expires(r: redis.Redi
     import time
 
     booking_hold(
-        client=r, owner_id=BUYER, request=request(), hold_id=hold_new_id(room=7), ttl_seconds=1,
-    )  # fmt: skip
+        client=r,
+        owner_id=BUYER,
+        request=request(),
+        hold_id=hold_new_id(room=7),
+        ttl_seconds=1,
+    )
     assert r.exists(RoomKeys(7).holds)
     time.sleep(1.1)
     assert not r.exists(RoomKeys(7).holds)
@@ -267,9 +285,12 @@ def test_bookings_of_a_person_newest_first(r: redis.Redis) -> None:
     for n in range(3):
         at = NOW + dt.timedelta(minutes=n)
         result = booking_claim(
-            client=r, owner_id=BUYER, request=request(dates=(3 + n,)),
-            booking_id=booking_new_id(room=7), now=at,
-        )  # fmt: skip
+            client=r,
+            owner_id=BUYER,
+            request=request(dates=(3 + n,)),
+            booking_id=booking_new_id(room=7),
+            now=at,
+        )
         assert result.booking is not None
         ids.append(result.booking.id)
     claim(r, request(room=9), owner=SECOND_BUYER)
@@ -312,8 +333,14 @@ def test_rebuildindexes_restores_lost_indexes_from_the_records(r: redis.Redis) -
 def test_every_claim_cancel_and_pickup_is_audited_newest_first(r: redis.Redis) -> None:
     booking = claim(r, request()).booking
     assert booking is not None
-    booking_cancel(client=r, booking_id=booking.id, actor_id=STAFF, actor_is_staff=True,
-                   reason="testing", now=NOW)  # fmt: skip
+    booking_cancel(
+        client=r,
+        booking_id=booking.id,
+        actor_id=STAFF,
+        actor_is_staff=True,
+        reason="testing",
+        now=NOW,
+    )
     entries = selectors.audit_entries(client=r)
     assert [(e.kind, e.actor, e.booking_id, e.room) for e in entries] == [
         ("cancel", STAFF, booking.id, 7),
@@ -360,8 +387,9 @@ def test_flush_removes_exactly_the_registered_keys_and_cancels_confirmed_booking
     kept = claim(r, request("A", room=5)).booking
     cancelled_before = claim(r, request("A", room=6)).booking
     assert kept and cancelled_before
-    booking_cancel(client=r, booking_id=cancelled_before.id, actor_id=BUYER, actor_is_staff=False,
-                   now=NOW)  # fmt: skip
+    booking_cancel(
+        client=r, booking_id=cancelled_before.id, actor_id=BUYER, actor_is_staff=False, now=NOW
+    )
     claim(r, request("C", room=5, hour_start=1, hour_end=3, boxes=[4]))
     r.set("sr:{room:005}:stranger", "not inventory")
     registered = {k.key for k in selectors.inventory_keys(client=r)}
@@ -383,3 +411,34 @@ def test_demo_bookings_load_once_however_often_loaddemo_runs(r: redis.Redis) -> 
     first = selectors.bookings_between(client=r, start=day(1), end=day(31))
     call_command("loaddemo", stdout=open(os.devnull, "w"))  # noqa: SIM115
     assert first and selectors.bookings_between(client=r, start=day(1), end=day(31)) == first
+
+
+def test_every_key_the_engine_writes_is_a_declared_booking_family(r: redis.Redis) -> None:
+    from booking.services import booking_pickup
+
+    booking = claim(r, request("C", hour_start=1, hour_end=2, boxes=[1])).booking
+    assert booking is not None
+    booking_hold(client=r, owner_id=BUYER, request=request(), hold_id=hold_new_id(room=7), now=NOW)
+    for _ in range(10):
+        booking_pickup(client=r, room=7, code="ABCDEFGHJK", now=NOW)
+    for key in product_keys(r):
+        family = keyspace.family_of(key)
+        assert family is not None and family.app == "booking", key
+
+
+def test_all_keys_of_one_room_share_one_cluster_slot() -> None:
+    keys = RoomKeys(7)
+    room_keys = [
+        keys.inventory("A"),
+        keys.inventory("C"),
+        keys.registry,
+        keys.record("007-x"),
+        keys.ledger,
+        keys.codes,
+        keys.holds,
+        keys.pickup_failures,
+        keys.pickup_lock,
+        keys.audit,
+    ]
+    assert len({key_slot(k.encode()) for k in room_keys}) == 1
+    assert key_slot(RoomKeys(8).ledger.encode()) != key_slot(keys.ledger.encode())
