@@ -1,0 +1,454 @@
+"""The staff dashboard: access rules, the overview's figures, filters, details, people, audit."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable
+
+import pytest
+import redis
+import time_machine
+from django.test import Client
+
+from accounts.selectors import person_get
+from accounts.services import login_record
+from booking.domain import SLOTS_PER_DAY
+from booking.selectors import booking_get
+from dashboard.selectors import STAFF_AUDIT
+from strongroom.store import round_trips
+from tests.booking_support import claim, request
+from tests.conftest import Someone
+from tests.dashboard_support import (
+    DEC3,
+    booking_links,
+    chart_numbers,
+    figure,
+    world_make,
+)
+
+GET_PAGES = [
+    "/staff/",
+    "/staff/occupancy/",
+    "/staff/occupancy/?cls=C&floor=1&hour_start=8&hour_end=12",
+    "/staff/bookings/",
+    "/staff/bookings/export.csv",
+    "/staff/bookings/export.ics",
+    "/staff/bookings/{booking}/",
+    "/staff/people/",
+    "/staff/people/{person}/",
+    "/staff/catalog/",
+    "/staff/keyspace/",
+    "/staff/audit/",
+]
+POST_PAGES = [
+    "/staff/bookings/{booking}/cancel/",
+    "/staff/people/{person}/staff/",
+    "/staff/keyspace/flush/",
+]
+
+
+@pytest.fixture
+def one_booking(r: redis.Redis, buyer: Someone) -> str:
+    result = claim(r, request("B", 7, (3,), hour_start=8, hour_end=12), owner=str(buyer.id))
+    assert result.booking is not None
+    return result.booking.id
+
+
+def _url(template: str, booking: str, person: Someone) -> str:
+    return template.format(booking=booking, person=person.id)
+
+
+@pytest.mark.parametrize("page", GET_PAGES)
+def test_anonymous_visitors_are_sent_to_the_login_page(
+    page: str, one_booking: str, buyer: Someone
+) -> None:
+    url = _url(page, one_booking, buyer)
+    response = Client().get(url)
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/?next=")
+
+
+@pytest.mark.parametrize("page", GET_PAGES)
+def test_buyers_get_403_and_staff_get_the_page(
+    page: str,
+    one_booking: str,
+    buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    url = _url(page, one_booking, buyer)
+    assert client_for(buyer).get(url).status_code == 403
+    assert client_for(staff).get(url).status_code == 200
+
+
+@pytest.mark.parametrize("page", POST_PAGES)
+def test_posts_are_staff_only_and_change_nothing_otherwise(
+    page: str,
+    one_booking: str,
+    buyer: Someone,
+    client_for: Callable[[Someone], Client],
+    r: redis.Redis,
+) -> None:
+    url = _url(page, one_booking, buyer)
+    data = {"reason": "x", "is_staff": "1", "confirmation": "2026-12"}
+    anonymous = Client().post(url, data)
+    assert anonymous.status_code == 302 and "/accounts/login/" in anonymous["Location"]
+    assert client_for(buyer).post(url, data).status_code == 403
+    booking = booking_get(client=r, booking_id=one_booking)
+    assert booking is not None and booking.status == "confirmed"
+    person = person_get(client=r, person_id=buyer.id)
+    assert person is not None and not person.is_staff
+
+
+def test_the_overview_figures_equal_counts_from_the_booking_records(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    world = world_make(r, buyer, second_buyer, staff)
+    records = world.fresh(r)
+    today = DEC3.date()
+    with time_machine.travel(DEC3, tick=False):
+        html = client_for(staff).get("/staff/").content.decode()
+    for cls in "ABC":
+        mine = [b for b in records if b.cls == cls]
+        active = [b for b in mine if b.status != "cancelled"]
+        booked = 0
+        for b in active:
+            hours = (b.hours[1] - b.hours[0]) if b.hours else 1
+            booked += len(b.dates) * hours * max(1, len(b.boxes))
+        capacity = SLOTS_PER_DAY[cls] * 300 * 31
+        assert figure(html, cls, "for_today") == str(sum(today in b.dates for b in active))
+        made_today = sum(b.created_at.astimezone(DEC3.tzinfo).date() == today for b in active)
+        assert figure(html, cls, "made_today") == str(made_today)
+        assert figure(html, cls, "season") == str(len(active))
+        assert figure(html, cls, "cancelled") == str(len(mine) - len(active))
+        assert figure(html, cls, "booked") == str(booked)
+        assert figure(html, cls, "capacity") == str(capacity)
+    # The figures are not all zero: the world has something in every column.
+    assert figure(html, "A", "cancelled") == "1" and figure(html, "B", "made_today") == "1"
+    assert figure(html, "C", "booked") == str(2 * 3 + 24)
+    per_day = chart_numbers(html, "chart-bookings")
+    for n in range(1, 32):
+        date = dt.date(2026, 12, n)
+        expected = sum(date in b.dates for b in records if b.status != "cancelled")
+        assert per_day[date.strftime("%m-%d")] == expected
+    # Today's pickups: A room 5 (all day), B room 7 from 08:00, C room 7 from 09:00.
+    section = html[html.index('id="pickups"') :]
+    due = {b.id for b in records if b.status == "confirmed" and today in b.dates}
+    assert booking_links(section) == due and len(due) == 3
+
+
+def test_the_overview_charts_page_views_and_unique_visitors(
+    staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    with time_machine.travel(DEC3, tick=False):
+        client = client_for(staff)
+        for _ in range(3):
+            client.get("/catalog/")
+        Client().get("/")
+        html = client.get("/staff/").content.decode()
+    views = chart_numbers(html, "chart-views")
+    visitors = chart_numbers(html, "chart-visitors")
+    assert views["12-03"] >= 4 and visitors["12-03"] == 2
+    assert views["12-01"] == 0 and visitors["12-01"] == 0
+
+
+def test_the_overview_takes_a_constant_number_of_round_trips(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    client = client_for(staff)
+    world_make(r, buyer, second_buyer, staff)
+    with time_machine.travel(DEC3, tick=False), round_trips() as small:
+        assert client.get("/staff/").status_code == 200
+    for room in range(20, 60):
+        claim(r, request("B", room, (3, 8), hour_start=1, hour_end=23), owner=str(buyer.id))
+    with time_machine.travel(DEC3, tick=False), round_trips() as busy:
+        assert client.get("/staff/").status_code == 200
+    # The session, the visit, 2 for the bookings, 3 occupancy pipelines, 1 for the visits
+    # chart, 1 for the pickups' names: the same for 6 bookings as for 46.
+    assert busy.count == small.count
+    assert busy.count <= 10, busy.count
+
+
+def test_bookings_filter_by_range_class_room_status_and_person(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    world = world_make(r, buyer, second_buyer, staff)
+    records = world.fresh(r)
+    client = client_for(staff)
+
+    def ids(query: str) -> set[str]:
+        response = client.get("/staff/bookings/?" + query)
+        assert response.status_code == 200
+        return booking_links(response.content.decode())
+
+    def where(test: Callable[[object], bool]) -> set[str]:
+        return {b.id for b in records if test(b)}
+
+    d3, d4 = dt.date(2026, 12, 3), dt.date(2026, 12, 4)
+    assert ids("start=2026-12-03&end=2026-12-03") == where(lambda b: d3 in b.dates)
+    assert ids("start=2026-12-04&end=2026-12-31") == where(lambda b: any(d >= d4 for d in b.dates))
+    assert ids("cls=C") == where(lambda b: b.cls == "C")
+    assert ids("room=7") == where(lambda b: b.room == 7)
+    assert ids("status=cancelled") == {world.cancelled_id}
+    assert ids(f"person={second_buyer.username.upper()}") == where(
+        lambda b: b.owner_id == str(second_buyer.id)
+    )
+    assert ids("cls=B&room=7&hour=9") == where(lambda b: b.cls == "B" and b.room == 7)
+    assert ids("cls=B&room=7&hour=12") == set()
+
+
+def test_bookings_are_paged(
+    r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client],
+    settings: object,
+) -> None:  # fmt: skip
+    settings.STRONGROOM_DASHBOARD_PAGE_SIZE = 5  # type: ignore[attr-defined]
+    made = {
+        claim(r, request("A", room, (9,)), owner=str(buyer.id)).booking.id  # type: ignore[union-attr]
+        for room in range(1, 13)
+    }
+    client = client_for(staff)
+    seen: set[str] = set()
+    for page in (1, 2, 3):
+        html = client.get(f"/staff/bookings/?cls=A&page={page}").content.decode()
+        shown = booking_links(html)
+        assert len(shown) == (5 if page < 3 else 2)
+        seen |= shown
+        assert f"Page {page} of 3" in html
+    assert seen == made
+    late = client.get("/staff/bookings/?cls=A&page=9")
+    assert late.status_code == 200 and "There is no page 9" in late.content.decode()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "start=2027-01-05",
+        "start=2026-12-10&end=2026-12-01",
+        "start=2026-13-45",
+        "room=999",
+        "room=-1",
+        "room=%7Bx%7D",
+        "cls=Z",
+        "status=lost",
+        "hour=25",
+        "page=0",
+        "page=abc",
+        "person=" + "x" * 200,
+        "person=%7Broom%3A007%7D%3A*%0Aevil",
+        "person=%F0%9F%92%8E",
+    ],
+)
+def test_bad_filters_give_a_message_not_a_500(
+    query: str, staff: Someone, client_for: Callable[[Someone], Client], one_booking: str
+) -> None:
+    for url in ("/staff/bookings/?", "/staff/bookings/export.csv?", "/staff/bookings/export.ics?"):
+        response = client_for(staff).get(url + query)
+        assert response.status_code in (200, 400)
+        if response["Content-Type"].startswith("text/html"):
+            html = response.content.decode()
+            assert 'class="errorlist"' in html or "Nobody is called" in html
+            assert one_booking not in html
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/staff/bookings/nope/",
+        "/staff/bookings/007-aaaaaaaaaaaaaaaaaaaaaaaaaa/",
+        "/staff/bookings/%7Broom%3A007%7D/",
+        "/staff/people/424242/",
+    ],
+)
+def test_unknown_ids_get_a_clear_404(
+    url: str, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    response = client_for(staff).get(url)
+    assert response.status_code == 404
+    assert "There is no" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["date=2027-02-01", "date=yesterday", "cls=D", "floor=0", "floor=99",
+     "cls=C&hour_start=12&hour_end=8", "cls=C&hour_start=-3", "floor=%00"],
+)  # fmt: skip
+def test_bad_map_choices_give_a_message_not_a_500(
+    query: str, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    response = client_for(staff).get("/staff/occupancy/?" + query)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'class="errorlist"' in html or "no such floor" in html
+
+
+def test_the_map_shows_booked_cells_and_links_to_their_bookings(
+    r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    b = claim(r, request("B", 7, (3,), hour_start=8, hour_end=12), owner=str(buyer.id))
+    c = claim(r, request("C", 30, (3,), hour_start=9, hour_end=10, boxes="4"), owner=str(buyer.id))
+    assert b.ok and c.ok
+    client = client_for(staff)
+    html = client.get("/staff/occupancy/?date=2026-12-03&cls=B&floor=1").content.decode()
+    rows = re.search(
+        r'<table class="heatmap heatmap--detail" id="heat-rooms">(.*?)</table>', html, re.S
+    )
+    assert rows
+    room7 = re.search(r'<th scope="row">007</th>(.*?)</tr>', rows.group(1), re.S)
+    assert room7
+    levels = re.findall(r'class="heat heat-(\d)"', room7.group(1))
+    assert levels == ["0"] * 8 + ["4"] * 4 + ["0"] * 12
+    link = "/staff/bookings/?start=2026-12-03&amp;end=2026-12-03&amp;cls=B&amp;room=7&amp;hour=9"
+    assert link in room7.group(1)
+    assert b.booking is not None
+    assert b.booking.id in booking_links(client.get(link.replace("&amp;", "&")).content.decode())
+    c_html = client.get(
+        "/staff/occupancy/?date=2026-12-03&cls=C&floor=2&hour_start=9&hour_end=11"
+    ).content.decode()
+    room30 = re.search(r'<th scope="row">030</th>(.*?)</tr>', c_html, re.S)
+    assert room30
+    cells = re.findall(r'class="heat heat-(\d)"', room30.group(1))
+    assert len(cells) == 100 and cells[3] == "2" and cells.count("0") == 99
+    a_html = client.get("/staff/occupancy/?date=2026-12-03&cls=A").content.decode()
+    assert a_html.count('<td class="heat heat-4">') == 0
+    claim(r, request("A", 30, (3,)), owner=str(buyer.id))
+    a_html = client.get("/staff/occupancy/?date=2026-12-03&cls=A").content.decode()
+    assert a_html.count('<td class="heat heat-4">') == 1
+    assert "cls=A&amp;room=30" in a_html
+
+
+def test_staff_cancel_a_booking_with_a_reason_that_reaches_the_audit_log(
+    r: redis.Redis, one_booking: str, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    client = client_for(staff)
+    refused = client.post(f"/staff/bookings/{one_booking}/cancel/", {"reason": "   "})
+    assert refused.status_code == 400
+    assert booking_get(client=r, booking_id=one_booking).status == "confirmed"  # type: ignore[union-attr]
+    done = client.post(
+        f"/staff/bookings/{one_booking}/cancel/", {"reason": "Safe 7 is\nbeing repaired"}
+    )
+    assert done.status_code == 302
+    booking = booking_get(client=r, booking_id=one_booking)
+    assert booking is not None and booking.status == "cancelled"
+    assert booking.cancel_reason == "Safe 7 is being repaired"
+    assert booking.cancelled_by == str(staff.id)
+    log = client.get("/staff/audit/?kind=cancel").content.decode()
+    assert "Safe 7 is being repaired" in log and one_booking in log and staff.username in log
+    detail = client.get(f"/staff/bookings/{one_booking}/").content.decode()
+    assert "Safe 7 is being repaired" in detail and 'id="cancel-form"' not in detail
+    again = client.post(f"/staff/bookings/{one_booking}/cancel/", {"reason": "twice"})
+    assert again.status_code == 302
+    assert "already cancelled" in client.get(again["Location"]).content.decode()
+
+
+def test_posts_without_csrf_are_refused(
+    r: redis.Redis, one_booking: str, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    client = client_for(staff)
+    client.handler.enforce_csrf_checks = True
+    response = client.post(f"/staff/bookings/{one_booking}/cancel/", {"reason": "no token"})
+    assert response.status_code == 403
+    assert booking_get(client=r, booking_id=one_booking).status == "confirmed"  # type: ignore[union-attr]
+
+
+def test_people_recent_logins_top_visitors_and_search(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    base = 1_795_000_000_000
+    for i, someone in enumerate([buyer, second_buyer, buyer, buyer]):
+        login_record(client=r, person_id=someone.id, at_ms=base + i * 60_000)
+    claim(r, request("A", 9, (12,)), owner=str(buyer.id))
+    client = client_for(staff)
+    html = client.get("/staff/people/").content.decode()
+    recent = re.search(r'id="recent-logins">(.*?)</table>', html, re.S).group(1)  # type: ignore[union-attr]
+    names = re.findall(r">([^<>]+)</a></td>", recent)
+    assert names == [buyer.username, buyer.username, second_buyer.username, buyer.username]
+    top = re.search(r'id="top-logins">(.*?)</table>', html, re.S).group(1)  # type: ignore[union-attr]
+    assert re.findall(r">([^<>]+)</a></td><td>(\d+)</td>", top) == [
+        (buyer.username, "3"), (second_buyer.username, "1"),
+    ]  # fmt: skip
+    found = client.get("/staff/people/", {"q": "  buyer_anna "})
+    assert found.status_code == 302 and found["Location"] == f"/staff/people/{buyer.id}/"
+    page = client.get(found["Location"]).content.decode()
+    assert '<dd id="login-count">3</dd>' in page
+    assert len(booking_links(page)) == 1
+    missing = client.get("/staff/people/", {"q": "{nobody}:*"}).content.decode()
+    assert "Nobody is called" in missing
+
+
+def test_granting_and_revoking_staff_is_audited_and_self_revoke_refused(
+    r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    client = client_for(staff)
+    assert client.post(f"/staff/people/{buyer.id}/staff/", {"is_staff": "1"}).status_code == 302
+    assert person_get(client=r, person_id=buyer.id).is_staff  # type: ignore[union-attr]
+    assert client.post(f"/staff/people/{buyer.id}/staff/", {"is_staff": "0"}).status_code == 302
+    assert not person_get(client=r, person_id=buyer.id).is_staff  # type: ignore[union-attr]
+    own = client.post(f"/staff/people/{staff.id}/staff/", {"is_staff": "0"})
+    assert own.status_code == 302
+    assert "cannot revoke your own" in client.get(own["Location"]).content.decode()
+    assert person_get(client=r, person_id=staff.id).is_staff  # type: ignore[union-attr]
+    assert client.post("/staff/people/99999/staff/", {"is_staff": "1"}).status_code == 404
+    kinds = [fields["kind"] for _id, fields in r.xrange(STAFF_AUDIT.key())]
+    assert kinds == ["staff_grant", "staff_revoke"]
+    log = client.get("/staff/audit/?kind=staff_grant").content.decode()
+    assert 'data-kind="staff_grant"' in log and 'data-kind="staff_revoke"' not in log
+    assert buyer.username in log
+
+
+def test_the_audit_log_is_newest_first_and_filtered_by_kind(
+    r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    first = claim(r, request("A", 1, (3,)), owner=str(buyer.id))
+    claim(r, request("A", 2, (4,)), owner=str(buyer.id))
+    assert first.booking is not None
+    client = client_for(staff)
+    client.post(f"/staff/bookings/{first.booking.id}/cancel/", {"reason": "r"})
+    html = client.get("/staff/audit/").content.decode()
+    kinds = re.findall(r'data-kind="(\w+)"', html)
+    assert kinds[0] == "cancel" and sorted(kinds) == ["cancel", "claim", "claim"]
+    only = re.findall(r'data-kind="(\w+)"', client.get("/staff/audit/?kind=claim").content.decode())
+    assert only == ["claim", "claim"]
+    bad = client.get("/staff/audit/?kind=%7Bevil%7D")
+    assert bad.status_code == 200 and 'class="errorlist"' in bad.content.decode()
+
+
+def test_the_catalog_section_links_to_the_catalog_staff_pages(
+    staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    html = client_for(staff).get("/staff/catalog/").content.decode()
+    assert 'href="/catalog/staff/"' in html and 'href="/catalog/staff/add/"' in html
+
+
+def test_pages_speak_simplified_chinese(
+    staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    client = client_for(staff)
+    client.cookies["django_language"] = "zh-hans"
+    html = client.get("/staff/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "概览" in html and "占用" in html
+
+
+def test_no_inline_styles_or_scripts_on_dashboard_pages(
+    one_booking: str, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    client = client_for(staff)
+    for page in GET_PAGES[:3] + GET_PAGES[6:]:
+        html = client.get(_url(page, one_booking, buyer)).content.decode()
+        assert "style=" not in html and "<script>" not in html and "onclick" not in html
