@@ -170,7 +170,8 @@ def person_make(
 
     password = password or f"{username}-pass-Wq7z"
     if password not in _hash_cache:
-        _hash_cache[password] = make_password(password)
+        # Always Django's default hasher, so the served site (default settings) accepts it.
+        _hash_cache[password] = make_password(password, hasher="pbkdf2_sha256")
     person = person_register(
         client=client, username=username, password_hash=_hash_cache[password], is_staff=is_staff
     )

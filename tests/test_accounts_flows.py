@@ -16,6 +16,16 @@ from strongroom.keyspace import PERSON, PERSON_BY_NAME, SESSION, family_of
 GOOD_PASSWORD = "correct-horse-battery-9"
 
 
+@pytest.fixture(autouse=True)
+def fast_hashing(settings) -> None:
+    """New passwords get a fast hasher here (Django's advice for tests); the fixtures' PBKDF2
+    hashes still verify, because PBKDF2 stays on the list."""
+    settings.PASSWORD_HASHERS = [
+        "django.contrib.auth.hashers.MD5PasswordHasher",
+        "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    ]
+
+
 def signup(client: Client, username: str, password: str = GOOD_PASSWORD, again: str | None = None):
     return client.post(
         "/accounts/signup/",
