@@ -72,3 +72,15 @@ def test_keyspace_command_counts_live_keys(r: redis.Redis, capsys: pytest.Captur
     assert int(session_row.split()[4]) > 700
     undeclared = next(line for line in out.splitlines() if line.startswith("(undeclared)"))
     assert undeclared.split()[3] == "1"
+
+
+def test_escape_part_fast_path_matches_percent_encoding_exactly() -> None:
+    """Parts that need no escaping skip `quote`; every part still escapes exactly as before."""
+    from urllib.parse import quote
+
+    from strongroom.keyspace import escape_part
+
+    samples = ["007", "abc-DEF_1.2~", "", "a b", "%41", "x:y", "{t}", "*", "é", "٣", "ǅ", "\n"]
+    samples += ["😀", "2026-12-01", "ｆｕｌｌ", "a\u200bb", 42, -7]
+    for value in samples:
+        assert escape_part(value) == quote(str(value), safe=""), value

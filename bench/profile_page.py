@@ -1,0 +1,82 @@
+"""Profile one page on the site benchmark's data set: `python -m bench.profile_page PATH`.
+
+Loads the same data set as `make bench` into an embedded store in a temporary directory, then
+requests PATH through Django's test client in production mode (DEBUG=0, the manifest static
+storage) as an anonymous visitor, a buyer or a staff member, and prints pyinstrument's profile
+of `--requests` requests, the mean time per request and the store round trips per request.
+
+    python -m bench.profile_page '/catalog/?all=web,algorithms' --as buyer
+    python -m bench.profile_page /staff/ --as staff --requests 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import secrets
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench import site
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Load the data set, then profile PATH."""
+    parser = argparse.ArgumentParser(prog="python -m bench.profile_page", description=__doc__)
+    parser.add_argument("path")
+    parser.add_argument("--as", dest="who", choices=("anonymous", "buyer", "staff"))
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--htmx", action="store_true", help="send HX-Request: true")
+    parser.add_argument("--flat", action="store_true", help="a flat profile (self time)")
+    args = parser.parse_args(argv)
+
+    data_dir = Path(tempfile.mkdtemp(prefix="sr-bench-profile-"))
+    try:
+        site.configure(data_dir, secrets.token_urlsafe(40))
+        from django.conf import settings
+        from django.core.management import call_command
+        from django.test import Client
+        from pyinstrument import Profiler
+
+        from strongroom import store
+
+        settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
+        call_command("collectstatic", interactive=False, verbosity=0)
+        client = store.get_store()
+        data = site.load_data(client, random.Random(20261201))
+        web = Client(headers={"HX-Request": "true"} if args.htmx else {})
+        who = args.who or "anonymous"
+        if who != "anonymous":
+            person = data.staff if who == "staff" else data.buyers[0]
+            name, value = site.session_cookie(client, person).split("=", 1)
+            web.cookies[name] = value
+        first = web.get(args.path)
+        if first.status_code != 200:
+            print(f"GET {args.path} answered {first.status_code}", file=sys.stderr)
+            return 1
+        for _ in range(20):
+            web.get(args.path)
+        with store.round_trips() as trips:
+            web.get(args.path)
+        started = time.perf_counter()
+        profiler = Profiler(interval=0.0005)
+        profiler.start()
+        for _ in range(args.requests):
+            web.get(args.path)
+        profiler.stop()
+        mean_ms = (time.perf_counter() - started) / args.requests * 1000
+        print(profiler.output_text(unicode=True, color=False, flat=args.flat))
+        print(f"{args.path}: {mean_ms:.2f} ms per request (profiled), {trips.count} round trips")
+    finally:
+        from strongroom import embedded
+
+        embedded.stop(data_dir)
+        shutil.rmtree(data_dir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
