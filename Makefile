@@ -32,6 +32,8 @@ test: $(TEST_STAMP) chromium
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) manage.py buildmessages
+	# axe-core (package-lock.json) for the booking pages' accessibility check in the browser.
+	test -f node_modules/axe-core/axe.min.js || npm ci --no-audit --no-fund
 	$(PY) -m pytest
 
 lint: $(TEST_STAMP)
