@@ -18,6 +18,8 @@ SCRATCH_TTL_MS = 10_000
 # Positions (1-based, as in Lua's KEYS) in the key list of `catalog_query`.
 SCRATCH_RESULT_KEY = 6
 FIRST_TAG_KEY = 9
+# What one more SINTERCARD in the pipeline costs (client and server), in membership checks.
+COMMAND_COST = 100
 
 
 def book_from_hash(data: dict[str, str]) -> Book | None:
@@ -95,6 +97,38 @@ class ResultPage:
         return self.query.page > self.pages
 
 
+def facet_candidates(
+    *,
+    popular: list[tuple[str, int]],
+    chosen: list[str],
+    total: int,
+    everything: int,
+    limit: int,
+    budget: int,
+) -> list[str]:
+    """The tags whose facet counts a result page asks for: the query's own tags, then the
+    most used tags while the estimated work stays within `budget` set-membership checks.
+
+    SINTERCARD walks the smaller set and stops after `limit` matches; assuming tags are
+    independent, that is about min(smaller, limit * everything / larger) checks per tag, plus
+    the cost of one more command. A small result gets all `popular` tags; a big one the most
+    used tags the budget allows.
+    """
+    candidates = list(chosen)
+    spent = 0
+    for name, count in popular:
+        if name in candidates:
+            continue
+        smaller, larger = sorted((total, count))
+        cost = smaller if not limit else min(smaller, limit * everything // max(larger, 1) + 1)
+        cost += COMMAND_COST
+        if spent + cost > budget:
+            break
+        spent += cost
+        candidates.append(name)
+    return candidates
+
+
 def catalog_page(
     *,
     client: redis.Redis,
@@ -102,16 +136,19 @@ def catalog_page(
     page_size: int | None = None,
     facet_tags: int | None = None,
     facet_limit: int | None = None,
+    facet_budget: int | None = None,
 ) -> ResultPage:
     """A result page in at most two round trips, whatever the page size or number of tags.
 
     First one function call computes the result (SINTER / SUNION / SDIFF into scratch keys
     that expire by themselves), sorts and pages it, and names the most used tags; then one
-    pipeline reads the page's books and counts facets with SINTERCARD, and drops the scratch.
+    pipeline reads the page's books, counts facets with SINTERCARD (see `facet_candidates`)
+    and drops the scratch.
     """
     size = page_size or settings.CATALOG_PAGE_SIZE
     top_n = facet_tags or settings.CATALOG_FACET_TAGS
     limit = settings.CATALOG_FACET_LIMIT if facet_limit is None else facet_limit
+    budget = settings.CATALOG_FACET_BUDGET if facet_budget is None else facet_budget
     scratch = uuid.uuid4().hex
     scratch_keys = [
         keyspace.CATALOG_SCRATCH.key(query=scratch, part=part)
@@ -130,17 +167,23 @@ def catalog_page(
     ]
     offset = (query.page - 1) * size
     args = [*(len(group) for group in groups), query.sort, offset, size, SCRATCH_TTL_MS, top_n]
-    total, result_index, ids, unknown_indexes, top = fcall(client, "catalog_query", keys, args)
+    reply = fcall(client, "catalog_query", keys, args)
+    total, result_index, ids, unknown_indexes, top, everything = reply
 
-    top_counts = [(top[i], int(float(top[i + 1]))) for i in range(0, len(top), 2)]
+    popular = [(top[i], int(float(top[i + 1]))) for i in range(0, len(top), 2)]
     unknown = [query.tags[index - FIRST_TAG_KEY] for index in unknown_indexes]
-    candidates = [name for name, _count in top_counts]
-    candidates += [tag for tag in query.tags if tag not in candidates and tag not in unknown]
+    chosen = [tag for tag in query.tags if tag not in unknown]
+    count_facets = result_index != 0 and total > 0
+    candidates: list[str] = []
+    if count_facets:
+        candidates = facet_candidates(
+            popular=popular, chosen=chosen, total=total, everything=everything, limit=limit,
+            budget=budget,
+        )  # fmt: skip
 
     pipe = client.pipeline(transaction=False)
     for book_id in ids:
         pipe.hgetall(keyspace.CATALOG_BOOK.key(book_id=book_id))
-    count_facets = result_index != 0 and total > 0
     if count_facets:
         result_key = keys[result_index - 1]
         for name in candidates:
@@ -158,7 +201,7 @@ def catalog_page(
             if int(count) > 0
         ]
     elif result_index == 0 and total > 0:
-        facets = [Facet(name, count) for name, count in top_counts]
+        facets = [Facet(name, count) for name, count in popular]
     else:
         facets = []
     facets.sort(key=lambda facet: (-facet.count, facet.tag))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
@@ -53,7 +54,7 @@ def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
         }
         for facet in result.facets
         if facet.tag not in query.all_of and facet.tag not in query.none_of
-    ]
+    ][: settings.CATALOG_FACETS_SHOWN]
     books = [
         {
             "book": book,

@@ -176,3 +176,13 @@ def test_dense_results_walk_the_order_and_sparse_ones_intersect_it_with_the_same
             query = Query(all_of=(tag,), sort=sort)
             ids, _total = all_pages(r, query, 4)
             assert ids == [book.id for book in brute_force(books, query)], (tag, sort)
+
+
+def test_a_small_facet_budget_counts_fewer_tags_but_always_the_querys_own(r: redis.Redis) -> None:
+    for i in range(30):
+        add(r, f"b{i}", f"Book {i}", 2000, "big", *(["mid"] if i % 2 else []), f"own{i % 3}")
+    query = Query(all_of=("big",), any_of=("own2",))
+    generous = catalog_page(client=r, query=query, facet_budget=10_000)
+    assert {f.tag: f.count for f in generous.facets} == {"big": 10, "own2": 10, "mid": 5}
+    stingy = catalog_page(client=r, query=query, facet_budget=0)
+    assert {f.tag: f.count for f in stingy.facets} == {"big": 10, "own2": 10}

@@ -224,7 +224,7 @@ end
 -- and NOT tag sets. ARGV: n_and, n_or, n_not, sort ("title" | "year" | "-year"), offset,
 -- count, scratch ttl ms, top n.
 -- Reply: {total, result key index (0: every book), page ids, unknown key indexes,
---         top tags as name, count, name, count...}. The scratch result (KEYS[6]) is left
+--         top tags as name, count, name, count..., number of books in the catalog}. The scratch result (KEYS[6]) is left
 -- with a short expiry for the caller's facet counts, which follow in the same request.
 local FIRST_TAG = 9
 
@@ -292,7 +292,7 @@ local function query(keys, args)
     end
   end
   local top = redis.call("ZRANGE", registry, 0, top_n - 1, "REV", "WITHSCORES")
-  return {total, result_index, ids, unknown, top}
+  return {total, result_index, ids, unknown, top, everything}
 end
 
 redis.register_function{function_name = "catalog_book_save", callback = book_save}
