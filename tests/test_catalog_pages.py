@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from urllib.parse import urlencode
 
 import pytest
 import redis
+from django.core.management import CommandError, call_command
 from django.test import Client
 
 from catalog.demo import load_demo, read_books
@@ -215,3 +217,20 @@ def test_demo_data_is_real_books_loaded_once(r: redis.Redis) -> None:
     assert set(found["Ruby on Rails: Up and Running"]) == {"ruby", "web"}
     assert "erlang" in found["Programming Erlang: Software for a Concurrent World"]
     assert_catalog_exact(r)
+
+
+def test_loadbooks_adds_a_file_once_and_refuses_a_bad_one(r: redis.Redis, tmp_path) -> None:
+    good = tmp_path / "books.psv"
+    good.write_text("# two books\nA Book | An Author | 1999 | x, y\nB Book | B Author | 2001 | y\n")
+    out = io.StringIO()
+    call_command("loadbooks", str(good), stdout=out)
+    call_command("loadbooks", str(good), stdout=out)
+    assert out.getvalue().splitlines() == ["2 of 2 books added", "0 of 2 books added"]
+    bad = tmp_path / "bad.psv"
+    bad.write_text("C Book | C Author | 2001 | z\nD Book | D Author | 1066 | z\n")
+    with pytest.raises(CommandError, match="The year is between 1800 and 2100"):
+        call_command("loadbooks", str(bad))
+    with pytest.raises(CommandError, match="expected 4 or 5 fields"):
+        (tmp_path / "short.psv").write_text("Only a title\n")
+        call_command("loadbooks", str(tmp_path / "short.psv"))
+    assert dict(tags_with_counts(client=r)) == {"y": 2, "x": 1}
