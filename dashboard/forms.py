@@ -53,6 +53,7 @@ class BookingFilterForm(forms.Form):
     status = forms.ChoiceField(label=_("Status"), required=False, choices=())
     person = forms.CharField(label=_("Person"), required=False, max_length=NAME_MAX)
     hour = forms.IntegerField(label=_("Hour"), required=False, min_value=0, max_value=23)
+    box = forms.IntegerField(label=_("Box"), required=False, min_value=1, max_value=100)
     page = forms.IntegerField(required=False, min_value=1, max_value=100_000,
                               widget=forms.HiddenInput)  # fmt: skip
 
@@ -104,6 +105,7 @@ class BookingFilterForm(forms.Form):
             status=data.get("status") or None,
             owner_id=owner_id,
             hour=data.get("hour"),
+            box=data.get("box"),
         )
 
 

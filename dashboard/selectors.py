@@ -157,6 +157,7 @@ class BookingFilter:
     status: str | None = None
     owner_id: str | None = None
     hour: int | None = None
+    box: int | None = None
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,8 @@ def _matches(booking: Booking, wanted: BookingFilter) -> bool:
     if wanted.status is not None and booking.status != wanted.status:
         return False
     if wanted.owner_id is not None and booking.owner_id != wanted.owner_id:
+        return False
+    if wanted.box is not None and wanted.box not in booking.boxes:
         return False
     return wanted.hour is None or (
         booking.hours is not None and booking.hours[0] <= wanted.hour < booking.hours[1]

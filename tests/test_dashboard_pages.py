@@ -244,6 +244,8 @@ def test_bookings_are_paged(
         "cls=Z",
         "status=lost",
         "hour=25",
+        "box=101",
+        "box=0",
         "page=0",
         "page=abc",
         "person=" + "x" * 200,
@@ -270,6 +272,9 @@ def test_bad_filters_give_a_message_not_a_500(
         "/staff/bookings/007-aaaaaaaaaaaaaaaaaaaaaaaaaa/",
         "/staff/bookings/%7Broom%3A007%7D/",
         "/staff/people/424242/",
+        "/staff/bookings/999-aaaaaaaaaaaaaaaaaaaaaaaaaa/",
+        "/staff/bookings/000-aaaaaaaaaaaaaaaaaaaaaaaaaa/",
+        "/staff/bookings/007-AAAAAAAAAAAAAAAAAAAAAAAAAA/",
     ],
 )
 def test_unknown_ids_get_a_clear_404(
@@ -321,6 +326,12 @@ def test_the_map_shows_booked_cells_and_links_to_their_bookings(
     assert room30
     cells = re.findall(r'class="heat heat-(\d)"', room30.group(1))
     assert len(cells) == 100 and cells[3] == "2" and cells.count("0") == 99
+    box_link = "cls=C&amp;room=30&amp;box=4"
+    assert box_link in room30.group(1)
+    assert c.booking is not None
+    box_query = "/staff/bookings/?start=2026-12-03&end=2026-12-03&cls=C&room=30"
+    assert booking_links(client.get(box_query + "&box=4").content.decode()) == {c.booking.id}
+    assert booking_links(client.get(box_query + "&box=5").content.decode()) == set()
     a_html = client.get("/staff/occupancy/?date=2026-12-03&cls=A").content.decode()
     assert a_html.count('<td class="heat heat-4">') == 0
     claim(r, request("A", 30, (3,)), owner=str(buyer.id))
@@ -452,3 +463,48 @@ def test_no_inline_styles_or_scripts_on_dashboard_pages(
     for page in GET_PAGES[:3] + GET_PAGES[6:]:
         html = client.get(_url(page, one_booking, buyer)).content.decode()
         assert "style=" not in html and "<script>" not in html and "onclick" not in html
+
+
+@pytest.mark.parametrize(
+    ("path", "data"),
+    [
+        ("/staff/bookings/{booking}/cancel/", {"reason": "x" * 501}),
+        ("/staff/bookings/{booking}/cancel/", {"reason": "bad\x00byte"}),
+        ("/staff/bookings/{booking}/cancel/", {}),
+        ("/staff/people/{person}/staff/", {"is_staff": "2"}),
+        ("/staff/people/{person}/staff/", {}),
+        ("/staff/keyspace/flush/", {"confirmation": "2026-12", "reason": "r" * 501}),
+        ("/staff/keyspace/flush/", {"confirmation": "\U0001f48e" * 70}),
+    ],
+)
+def test_bad_posts_write_nothing_and_explain(
+    path: str,
+    data: dict[str, str],
+    r: redis.Redis,
+    one_booking: str,
+    buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    from tests.booking_support import snapshot
+
+    before = snapshot(r)
+    client = client_for(staff)
+    response = client.post(_url(path, one_booking, buyer), data)
+    assert response.status_code in (302, 400)
+    shown = client.get(response["Location"]) if response.status_code == 302 else response
+    html = shown.content.decode()
+    assert 'class="errorlist"' in html or "message--error" in html
+    after = snapshot(r)
+    # The session of the signed-in staff member may be touched; nothing else is.
+    changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+    assert all(":session:" in k or ":visits" in k or "{visits}" in k for k in changed), changed
+
+
+def test_a_booking_id_of_an_unknown_room_cannot_be_cancelled(
+    staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    response = client_for(staff).post(
+        "/staff/bookings/999-aaaaaaaaaaaaaaaaaaaaaaaaaa/cancel/", {"reason": "x"}
+    )
+    assert response.status_code == 404
