@@ -109,8 +109,7 @@ def logins_recent(*, client: redis.Redis, limit: int = 20) -> list[LoginEntry]:
     entries = []
     for entry, username in zip(flat[::2], flat[1::2], strict=True):
         person_id, at = entry.split(":", 1)
-        moment = moment_from_ms(at)
-        assert moment is not None
+        moment = dt.datetime.fromtimestamp(int(at) / 1000, tz=dt.UTC)
         entries.append(LoginEntry(person_id=int(person_id), username=username, at=moment))
     return entries
 
