@@ -43,7 +43,7 @@ from booking.domain import (
     to_ms,
 )
 from booking.keys import RoomKeys, date_index, date_member, date_score, person_index
-from strongroom.store import durable_fcall, fcall
+from strongroom.store import NotDurable, durable_fcall, fcall, load_functions, waitaof_supported
 
 __all__ = [
     "CancelResult",
@@ -426,53 +426,76 @@ def indexes_rebuild(*, client: redis.Redis) -> int:
 # --- Flush ----------------------------------------------------------------------------------
 
 
-def inventory_flush(*, client: redis.Redis, actor_id: str, reason: str) -> FlushResult:
-    """Remove exactly the registered inventory keys and cancel the confirmed bookings, room by
-    room (each room atomically); holds go too."""
-    reason = " ".join(str(reason).split())[:_REASON_LIMIT]
-    removed = cancelled = 0
-    rooms = list(range(1, room_count() + 1))
+def _flush_room_call(
+    room: int, registered: set[str], ledger: set[str], actor_id: str, reason: str, now_ms: int
+) -> list[object]:
+    """FCALL arguments of booking_flush_room for what was read of one room."""
+    keys = RoomKeys(room)
+    record_keys = [keys.record(booking_id) for booking_id in sorted(ledger)]
+    all_keys = [keys.registry, keys.ledger, keys.holds, keys.audit, *sorted(registered)]
+    all_keys += record_keys
+    args = [
+        actor_id,
+        reason,
+        now_ms,
+        settings.STRONGROOM_AUDIT_MAXLEN,
+        len(registered),
+        len(record_keys),
+        format_room(room),
+    ]
+    return ["booking_flush_room", len(all_keys), *all_keys, *args]
+
+
+def _read_rooms(client: redis.Redis, rooms: Sequence[int]) -> dict[int, tuple[set[str], set[str]]]:
+    """Registry and ledger of each room (one pipeline); rooms with neither are left out."""
     pipe = client.pipeline(transaction=False)
     for room in rooms:
         pipe.smembers(RoomKeys(room).registry)
         pipe.smembers(RoomKeys(room).ledger)
     replies = pipe.execute()
-    now_ms = to_ms(dt.datetime.now(tz=dt.UTC))
+    found = {}
     for index, room in enumerate(rooms):
         registered, ledger = replies[2 * index], replies[2 * index + 1]
-        for _attempt in range(5):
-            if not registered and not ledger:
-                break
-            keys = RoomKeys(room)
-            record_keys = [keys.record(booking_id) for booking_id in sorted(ledger)]
-            args = [
-                actor_id,
-                reason,
-                now_ms,
-                settings.STRONGROOM_AUDIT_MAXLEN,
-                len(registered),
-                len(record_keys),
-                format_room(room),
-            ]
-            reply = durable_fcall(
-                client,
-                "booking_flush_room",
-                [
-                    keys.registry,
-                    keys.ledger,
-                    keys.holds,
-                    keys.audit,
-                    *sorted(registered),
-                    *record_keys,
-                ],
-                args,
+        if registered or ledger:
+            found[room] = (registered, ledger)
+    return found
+
+
+def inventory_flush(*, client: redis.Redis, actor_id: str, reason: str) -> FlushResult:
+    """Remove exactly the registered inventory keys and cancel the confirmed bookings, each
+    room atomically (holds go too). All rooms' calls and one WAITAOF share one pipeline; a room
+    that changed between the read and its call is read and flushed again."""
+    reason = " ".join(str(reason).split())[:_REASON_LIMIT]
+    removed = cancelled = 0
+    now_ms = to_ms(dt.datetime.now(tz=dt.UTC))
+    pending = _read_rooms(client, range(1, room_count() + 1))
+    durable = settings.STRONGROOM_DURABILITY == "aof" and waitaof_supported(client)
+    for _attempt in range(5):
+        if not pending:
+            return FlushResult(removed, cancelled)
+        order = sorted(pending)
+        pipe = client.pipeline(transaction=False)
+        for room in order:
+            pipe.execute_command(
+                "FCALL", *_flush_room_call(room, *pending[room], actor_id, reason, now_ms)
             )
+        if durable:
+            pipe.execute_command("WAITAOF", 1, 0, 2000)
+        try:
+            replies = pipe.execute()
+        except redis.ResponseError as exc:
+            if "Function not found" not in str(exc):
+                raise
+            load_functions(client)
+            continue
+        if durable and int(replies[-1][0]) < 1:
+            raise NotDurable("booking_flush_room")
+        changed = []
+        for room, reply in zip(order, replies, strict=False):
             if reply[0] == "ok":
                 removed += int(reply[1])
                 cancelled += int(reply[2])
-                break
-            registered = client.smembers(keys.registry)
-            ledger = client.smembers(keys.ledger)
-        else:
-            raise RuntimeError(f"room {room} kept changing during the flush")
-    return FlushResult(removed, cancelled)
+            else:
+                changed.append(room)
+        pending = _read_rooms(client, changed) if changed else {}
+    raise RuntimeError("rooms kept changing during the flush")

@@ -442,3 +442,39 @@ def test_all_keys_of_one_room_share_one_cluster_slot() -> None:
     ]
     assert len({key_slot(k.encode()) for k in room_keys}) == 1
     assert key_slot(RoomKeys(8).ledger.encode()) != key_slot(keys.ledger.encode())
+
+
+def test_flushing_many_rooms_is_two_round_trips(r: redis.Redis, settings: object) -> None:
+    for room in range(1, 41):
+        settings.STRONGROOM_DURABILITY = "none"  # type: ignore[attr-defined]  # quick set-up
+        claim(r, request("A", room=room))
+    settings.STRONGROOM_DURABILITY = "aof"  # type: ignore[attr-defined]
+    with round_trips() as trips:
+        result = inventory_flush(client=r, actor_id=STAFF, reason="season over")
+    assert trips.count == 2 and result.keys_removed == 40 and result.bookings_cancelled == 40
+
+
+def test_a_room_that_changed_since_it_was_read_is_not_flushed_blindly(r: redis.Redis) -> None:
+    booking = claim(r, request("A")).booking
+    assert booking is not None
+    keys = RoomKeys(7)
+    before = snapshot(r)
+    # What a flush would send had it read the room before this booking existed.
+    stale = r.fcall(
+        "booking_flush_room",
+        4 + 1,
+        keys.registry,
+        keys.ledger,
+        keys.holds,
+        keys.audit,
+        keys.inventory("A"),
+        STAFF,
+        "stale",
+        0,
+        1000,
+        1,
+        0,
+        "007",
+    )
+    assert stale == ["retry"]
+    assert snapshot(r) == before
