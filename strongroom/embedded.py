@@ -3,6 +3,11 @@
 The first process that needs the store starts it (under a file lock, so two processes never
 start two servers); later ones find it answering on its Unix socket and reuse it; a dead one
 is started again on the same data, which the append-only file keeps.
+
+The server fsyncs its append-only file before it answers a write (`appendfsync always`): a
+booking is confirmed only once it is on disk, and with `everysec` the WAITAOF that confirms it
+waits for the next background fsync (about 100 ms here) instead of about 1 ms. Writes of
+concurrent clients share one fsync per event-loop turn.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ def url_for(data_dir: Path) -> str:
     return f"unix://{socket_path(data_dir)}"
 
 
-def config_text(data_dir: Path, *, fsync_always: bool = False) -> str:
+def config_text(data_dir: Path, *, appendfsync: str = "always") -> str:
     """The server's configuration: AOF on, a log file, a Unix socket and no TCP port."""
     lines = {
         "daemonize": "yes",
@@ -51,7 +56,7 @@ def config_text(data_dir: Path, *, fsync_always: bool = False) -> str:
         "unixsocket": str(socket_path(data_dir)),
         "unixsocketperm": "700",
         "appendonly": "yes",
-        "appendfsync": "always" if fsync_always else "everysec",
+        "appendfsync": appendfsync,
         "save": '""',
         "maxclients": "2000",
     }
@@ -89,20 +94,20 @@ def _locked(data_dir: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def ensure_running(data_dir: Path) -> str:
+def ensure_running(data_dir: Path, *, appendfsync: str = "always") -> str:
     """Start the embedded server of `data_dir` unless one answers already; return its URL."""
     data_dir.mkdir(parents=True, exist_ok=True)
     if answers(data_dir):
         return url_for(data_dir)
     with _locked(data_dir):
         if not answers(data_dir):
-            _start(data_dir)
+            _start(data_dir, appendfsync)
     return url_for(data_dir)
 
 
-def _start(data_dir: Path) -> None:
+def _start(data_dir: Path, appendfsync: str) -> None:
     conf = data_dir / "valkey.conf"
-    conf.write_text(config_text(data_dir))
+    conf.write_text(config_text(data_dir, appendfsync=appendfsync))
     # With daemonize the server forks into its own session and this call returns at once,
     # so a Ctrl-C aimed at the site does not reach the store: `stop` shuts it down cleanly.
     subprocess.run([str(get_binary_path()), str(conf)], check=True, timeout=START_TIMEOUT_S)

@@ -41,6 +41,10 @@ if not STRONGROOM_KEY_PREFIX.isalnum():
     raise ImproperlyConfigured("STRONGROOM_KEY_PREFIX must be letters and digits only.")
 # "aof": a booking is confirmed only after WAITAOF says it is on disk; "none": trust the server.
 STRONGROOM_DURABILITY = env_choice("STRONGROOM_DURABILITY", "aof", ("aof", "none"))
+# The embedded server's fsync policy: "always" answers a write only once it is on disk.
+STRONGROOM_EMBEDDED_APPENDFSYNC = env_choice(
+    "STRONGROOM_EMBEDDED_APPENDFSYNC", "always", ("always", "everysec")
+)
 
 # --- The domain ------------------------------------------------------------------------------
 TIME_ZONE = env_timezone("TIME_ZONE", "Asia/Shanghai")

@@ -66,11 +66,17 @@ def is_embedded() -> bool:
     return settings.REDIS_URL is None
 
 
+def _ensure_embedded() -> str:
+    return embedded.ensure_running(
+        settings.STRONGROOM_DATA_DIR, appendfsync=settings.STRONGROOM_EMBEDDED_APPENDFSYNC
+    )
+
+
 def store_url() -> str:
     """REDIS_URL, or the embedded server's URL (starting it if need be)."""
     if settings.REDIS_URL:
         return settings.REDIS_URL
-    return embedded.ensure_running(settings.STRONGROOM_DATA_DIR)
+    return _ensure_embedded()
 
 
 def connect(url: str) -> redis.Redis:
@@ -113,7 +119,7 @@ def recover() -> None:
         return
     _last_restart = time.monotonic()
     try:
-        embedded.ensure_running(settings.STRONGROOM_DATA_DIR)
+        _ensure_embedded()
     except (OSError, RuntimeError):
         return
     client = _client
