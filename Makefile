@@ -23,9 +23,10 @@ run: $(STAMP)
 	$(PY) manage.py serve
 
 # Browser tests need Debian's Chromium; install it when missing and we may (root).
+# (with a CJK font, so screenshots of the Chinese pages show their text).
 chromium:
-	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ]; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	@if { [ ! -x /usr/bin/chromium ] || [ ! -d /usr/share/fonts/opentype/noto ]; } && [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; \
 	fi
 
 test: $(TEST_STAMP) chromium
