@@ -272,8 +272,8 @@ def main() -> None:
         )
 
         modes = [
-            ("durable: WAITAOF, appendfsync everysec (default)", "aof", "everysec"),
-            ("durable: WAITAOF, appendfsync always", "aof", "always"),
+            ("durable: WAITAOF, appendfsync always (the embedded default)", "aof", "always"),
+            ("durable: WAITAOF, appendfsync everysec", "aof", "everysec"),
             ("not durable: STRONGROOM_DURABILITY=none", "none", "everysec"),
         ]
         for label, durability, fsync in modes:
@@ -285,7 +285,7 @@ def main() -> None:
             for name, rate in figures.items():
                 print(f"  {name:<26} {rate:>9,.0f}")
         settings.STRONGROOM_DURABILITY = "aof"
-        client.config_set("appendfsync", "everysec")
+        client.config_set("appendfsync", "always")
         print(
             f"Strongroom round trips per claim: {round_trips_per_claim(client, strongroom_claim)}"
             " (FCALL+WAITAOF pipelined, then the index pipeline)"
