@@ -21,6 +21,8 @@ local rooms = tonumber(os.getenv("SR_ROOMS") or "1")
 local box_first = tonumber(os.getenv("SR_BOX_FIRST") or "51")
 local box_count = tonumber(os.getenv("SR_BOX_COUNT") or "50")
 local slot_start = tonumber(os.getenv("SR_SLOT_START") or "0")
+-- An error status that is the expected answer of the row (409 on the contended slot).
+expected_error = tonumber(os.getenv("SR_EXPECTED_ERROR") or "0")
 
 local days = {}
 for day in (os.getenv("SR_DAYS") or ""):gmatch("[^,]+") do
@@ -41,7 +43,7 @@ for line in (os.getenv("SR_IDENTITIES") or ""):gmatch("[^\n]+") do
   identities[#identities + 1] = { cookie = cookie, token = token }
 end
 
-local alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+local alphabet = "abcdefghijklmnopqrstuvwxyz234567"
 local threads = {}
 
 function setup(thread)
@@ -92,7 +94,7 @@ if mode == "post" then
       values.hour_end = tostring(hour + 1)
       values.box = tostring(box)
     end
-    local body = body_template:gsub("{(%w+)}", function(name)
+    local body = body_template:gsub("{([%w_]+)}", function(name)
       return values[name] or ("{" .. name .. "}")
     end)
     local request_headers = {}
@@ -117,11 +119,21 @@ function response(status, response_headers, body)
   else
     s5 = s5 + 1
   end
+  if status == 409 then
+    conflicts = (conflicts or 0) + 1
+  end
+  -- The first client or server error of each thread is shown (what went wrong, not just how often).
+  if status >= 400 and status ~= expected_error and not shown then
+    shown = true
+    io.stderr:write(string.format("SRBAD %d %s\n", status, body:sub(1, 20000)))
+  end
 end
 
 function done(summary, latency, requests)
   local c = { 0, 0, 0, 0, 0 }
+  local conflicts = 0
   for _, thread in ipairs(threads) do
+    conflicts = conflicts + (thread:get("conflicts") or 0)
     c[1] = c[1] + (thread:get("s1") or 0)
     c[2] = c[2] + (thread:get("s2") or 0)
     c[3] = c[3] + (thread:get("s3") or 0)
@@ -132,9 +144,9 @@ function done(summary, latency, requests)
   io.write(string.format(
     'SRJSON {"requests": %d, "duration_us": %d, "p50_us": %d, "p90_us": %d, "p99_us": %d, '
       .. '"max_us": %d, "connect": %d, "read": %d, "write": %d, "timeout": %d, '
-      .. '"s1xx": %d, "s2xx": %d, "s3xx": %d, "s4xx": %d, "s5xx": %d}\n',
+      .. '"s1xx": %d, "s2xx": %d, "s3xx": %d, "s4xx": %d, "s5xx": %d, "s409": %d}\n',
     summary.requests, summary.duration, latency:percentile(50), latency:percentile(90),
     latency:percentile(99), latency.max, e.connect, e.read, e.write, e.timeout,
-    c[1], c[2], c[3], c[4], c[5]
+    c[1], c[2], c[3], c[4], c[5], conflicts
   ))
 end
