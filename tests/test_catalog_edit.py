@@ -195,3 +195,19 @@ def test_any_sequence_of_edits_keeps_every_index_exact(
         elif op == "delete":
             book_delete(client=r, book_id=book_id)
         assert_catalog_exact(r)
+
+
+def test_a_malformed_call_is_refused_before_any_write(r: redis.Redis) -> None:
+    from catalog.services import save_call
+    from strongroom.store import fcall
+
+    keys, args = save_call(
+        book_id="b1", expected_version="", token="t", title="T", author="A", year=2000,
+        description="", tags=["x", "y"], old_tags=(),
+    )  # fmt: skip
+    args[5] = "not a year"
+    with pytest.raises(redis.ResponseError, match="malformed call"):
+        fcall(r, "catalog_book_save", keys, args)
+    with pytest.raises(redis.ResponseError, match="malformed call"):
+        fcall(r, "catalog_book_save", keys[:-1], [*args[:5], 2000, *args[6:]])
+    assert r.dbsize() == 0

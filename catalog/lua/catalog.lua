@@ -89,6 +89,11 @@ local function book_save(keys, args)
     keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7]
   local book_id, expected, token = args[1], args[2], args[3]
   local n_old, n_new = tonumber(args[10]), tonumber(args[11])
+  local year = tonumber(args[6])
+  if not (n_old and n_new and year) or #keys ~= 7 + n_old + n_new
+      or #args ~= 11 + n_old + n_new then
+    return redis.error_reply("ERR catalog_book_save: malformed call")
+  end
   local exists = redis.call("EXISTS", book) == 1
   local current = redis.call("HMGET", book, "ver", "token", "sort")
   if exists and current[2] == token then
@@ -138,7 +143,7 @@ local function book_save(keys, args)
     place_title(by_title, title_lex, by_year, by_year_desc, sort_key, book_id)
   end
   local title_score = tonumber(redis.call("ZSCORE", by_title, book_id))
-  place_year(by_year, by_year_desc, book_id, tonumber(args[6]), title_score)
+  place_year(by_year, by_year_desc, book_id, year, title_score)
   redis.call("SADD", books, book_id)
   local version = tonumber(current[1] or "0") + 1
   redis.call("HSET", book, "id", book_id, "title", args[4], "author", args[5], "year", args[6],
@@ -153,6 +158,9 @@ local function book_delete(keys, args)
   local book, books, registry, by_title, title_lex, by_year, by_year_desc =
     keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7]
   local book_id, expected, n_old = args[1], args[2], tonumber(args[3])
+  if not n_old or #keys ~= 7 + n_old or #args ~= 3 + n_old then
+    return redis.error_reply("ERR catalog_book_delete: malformed call")
+  end
   if redis.call("EXISTS", book) == 0 then
     return {"gone"}
   end
