@@ -19,8 +19,11 @@ $(TEST_STAMP): $(STAMP) pyproject.toml
 
 install: $(STAMP)
 
+# A local secret key is made once and kept in var/; the demo is served over plain HTTP on
+# loopback, so its cookies are not marked Secure (set SECURE_COOKIES=1 behind TLS).
 run: $(STAMP)
-	$(PY) manage.py serve
+	@mkdir -p var && { test -s var/secret-key || $(PY) -c "import secrets; print(secrets.token_urlsafe(50))" > var/secret-key; }
+	SECRET_KEY="$${SECRET_KEY:-$$(cat var/secret-key)}" SECURE_COOKIES="$${SECURE_COOKIES:-0}" $(PY) manage.py serve
 
 # Browser tests need Debian's Chromium; install it when missing and we may (root).
 # (with a CJK font, so screenshots of the Chinese pages show their text).
@@ -32,7 +35,6 @@ chromium:
 test: $(TEST_STAMP) chromium
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(PY) manage.py buildmessages
 	# axe-core (package-lock.json) for the booking pages' accessibility check in the browser.
 	test -f node_modules/axe-core/axe.min.js || npm ci --no-audit --no-fund
 	$(PY) -m pytest
