@@ -8,6 +8,13 @@ worker_class = "sync"
 timeout = 30
 graceful_timeout = 10
 keepalive = 5
+# Whether a request came over HTTPS is Django's call alone (BEHIND_PROXY in settings.py, which
+# trusts X-Forwarded-Proto). gunicorn would otherwise trust scheme headers from any local peer
+# by itself, so a proxy that passes a client's own X-Forwarded-Proto through would let that
+# client claim HTTPS while BEHIND_PROXY is off.
+secure_scheme_headers: dict[str, str] = {}
+forwarded_allow_ips = "127.0.0.1"
+forwarder_headers = ""
 
 
 def post_fork(server: Any, worker: Any) -> None:
