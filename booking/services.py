@@ -38,6 +38,7 @@ from booking.domain import (
     local_now,
     room_count,
     season_bytes,
+    season_days,
     season_key,
     slots_from_reply,
     to_ms,
@@ -131,6 +132,12 @@ def _recheck(request: SlotRequest, now: dt.datetime | None) -> None:
         raise InvalidRequest(errors)
 
 
+def _refuse_invalid(function: str, reply: list[Any]) -> None:
+    # The function refused a malformed request before any write: a SlotRequest built by hand.
+    if reply[0] == "invalid":
+        raise ValueError(f"{function} refused a malformed request ({reply[1]})")
+
+
 def booking_claim(
     *,
     client: redis.Redis,
@@ -179,12 +186,14 @@ def booking_claim(
             settings.STRONGROOM_AUDIT_MAXLEN,
             format_room(request.room),
             season_bytes(request.cls),
+            len(season_days()),
         ]
         reply = durable_fcall(client, "booking_claim", keys, args)
         if reply[0] != "code_clash":
             break
     else:
         raise RuntimeError("no free pickup code after several attempts")
+    _refuse_invalid("booking_claim", reply)
     if reply[0] == "id_in_use":
         raise ValueError(f"booking id {booking_id!r} belongs to another owner")
     if reply[0] == "taken":
@@ -227,10 +236,12 @@ def booking_hold(
         ttl * 1000,
         settings.STRONGROOM_AUDIT_MAXLEN,
         format_room(request.room),
+        len(season_days()),
     ]
     reply = fcall(
         client, "booking_hold", [room.inventory(request.cls), room.holds, room.audit], args
     )
+    _refuse_invalid("booking_hold", reply)
     if reply[0] == "id_in_use":
         raise ValueError(f"hold id {hold_id!r} belongs to another owner")
     if reply[0] == "taken":

@@ -98,6 +98,52 @@ local function write_fields(key, fields, kind, values)
   end
 end
 
+-- The request of a call, checked whole before anything is read or written: a class other than
+-- A/B/C, a day outside the season, a duplicate, an hour range outside 0..24, a box outside
+-- 1..100 (or any box on A/B, any hour on A) is refused. Python validates first; this guards the
+-- bitmap against every other caller, because a stray offset would silently grow or corrupt it.
+-- Returns cls, days, hstart, hend, boxes or nil, reason.
+local function integers(text, low, high, limit)
+  local out, seen = {}, {}
+  for _, part in ipairs(split(text)) do
+    local n = tonumber(part)
+    if not n or n ~= math.floor(n) or n < low or n > high or seen[n] or #out >= limit then
+      return nil
+    end
+    seen[n] = true
+    out[#out + 1] = n
+  end
+  return out
+end
+
+local function checked_request(cls, days_text, hstart_text, hend_text, boxes_text, season_days)
+  local n_days = tonumber(season_days)
+  if cls ~= 'A' and cls ~= 'B' and cls ~= 'C' then
+    return nil, 'class'
+  end
+  if not n_days or n_days < 1 then
+    return nil, 'season'
+  end
+  local days = integers(days_text, 0, n_days - 1, n_days)
+  if not days or #days == 0 then
+    return nil, 'days'
+  end
+  local hstart, hend = tonumber(hstart_text), tonumber(hend_text)
+  if cls == 'A' then
+    if hstart ~= 0 or hend ~= 0 then
+      return nil, 'hours'
+    end
+  elseif not hstart or not hend or hstart ~= math.floor(hstart) or hend ~= math.floor(hend)
+      or hstart < 0 or hstart >= hend or hend > 24 then
+    return nil, 'hours'
+  end
+  local boxes = integers(boxes_text, 1, 100, 100)
+  if not boxes or (cls == 'C') ~= (#boxes > 0) then
+    return nil, 'boxes'
+  end
+  return cls, days, hstart, hend, boxes
+end
+
 -- A hold's value: "expiry ms|owner|cls|days|hstart|hend|boxes".
 local function parse_hold(value)
   local p = {}
@@ -184,17 +230,23 @@ end
 -- ARGV: owner, cls, season, days, hstart, hend, boxes, booking id, now ms, code mac,
 --       sealed code, dates (ISO csv), hold id ('' for none), audit maxlen, room,
 --       bitmap bytes of a whole season (a new bitmap is made at its full size at once: an exact
---       allocation, where growing bit by bit would over-allocate)
+--       allocation, where growing bit by bit would over-allocate), days in the season
 -- Returns {'ok', <record as flat hash>} | {'taken', 'day:box:mask:held', ...}
---       | {'id_in_use'} | {'code_clash'}
+--       | {'id_in_use'} | {'code_clash'} | {'invalid', what}
 local function claim(keys, args)
   local inv, registry, record, ledger, codes, holds, stream =
     keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7]
-  local owner, cls, season = args[1], args[2], args[3]
-  local days, hstart, hend = split_numbers(args[4]), tonumber(args[5]), tonumber(args[6])
-  local boxes, id, now = split_numbers(args[7]), args[8], tonumber(args[9])
+  local owner, season, id, now = args[1], args[3], args[8], tonumber(args[9])
   local mac, sealed, dates, hold_id, maxlen, room =
     args[10], args[11], args[12], args[13], args[14], args[15]
+  local cls, days, hstart, hend, boxes = checked_request(args[2], args[4], args[5], args[6],
+    args[7], args[17])
+  if not cls then
+    return {'invalid', days}
+  end
+  if owner == '' or id == '' or not now or not tonumber(args[16]) then
+    return {'invalid', 'call'}
+  end
 
   if redis.call('EXISTS', record) == 1 then
     if redis.call('HGET', record, 'owner') == owner then
@@ -244,14 +296,21 @@ end
 
 -- Hold: keep the request's slots for one buyer until expiry (other buyers see them taken).
 -- KEYS: inventory, holds, audit
--- ARGV: owner, cls, days, hstart, hend, boxes, hold id, now ms, ttl ms, audit maxlen, room
--- Returns {'ok', expiry ms} | {'taken', ...} | {'id_in_use'}
+-- ARGV: owner, cls, days, hstart, hend, boxes, hold id, now ms, ttl ms, audit maxlen, room,
+--       days in the season
+-- Returns {'ok', expiry ms} | {'taken', ...} | {'id_in_use'} | {'invalid', what}
 local function hold(keys, args)
   local inv, holds, stream = keys[1], keys[2], keys[3]
-  local owner, cls = args[1], args[2]
-  local days, hstart, hend = split_numbers(args[3]), tonumber(args[4]), tonumber(args[5])
-  local boxes, id, now, ttl = split_numbers(args[6]), args[7], tonumber(args[8]), tonumber(args[9])
+  local owner, id, now, ttl = args[1], args[7], tonumber(args[8]), tonumber(args[9])
   local maxlen, room = args[10], args[11]
+  local cls, days, hstart, hend, boxes = checked_request(args[2], args[3], args[4], args[5],
+    args[6], args[12])
+  if not cls then
+    return {'invalid', days}
+  end
+  if owner == '' or id == '' or not now or not ttl or ttl < 1 then
+    return {'invalid', 'call'}
+  end
 
   local existing = redis.call('HGET', holds, id)
   if existing then

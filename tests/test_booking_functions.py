@@ -1,0 +1,108 @@
+"""The Redis Functions on their own: malformed calls write nothing, retried calls do not act twice.
+
+These call FCALL directly, as a second caller (or a redis-py retry) would, so they prove what the
+functions guarantee by themselves, not what the Python layer happens to check first.
+"""
+
+from __future__ import annotations
+
+import pytest
+import redis
+
+from booking.domain import booking_new_id, code_mac, code_seal, season_bytes, to_ms
+from booking.keys import RoomKeys
+from booking.services import booking_hold
+from strongroom.store import fcall
+from tests.booking_support import BUYER, NOW, request, snapshot
+
+ROOM = RoomKeys(7)
+
+# A valid class C claim of box 5, 08:00-10:00 on day 2 (December 3); each case breaks one part.
+GOOD = {"cls": "C", "days": "2", "hstart": "8", "hend": "10", "boxes": "5"}
+MALFORMED = [
+    {"cls": "X"},
+    {"cls": "c"},
+    {"cls": ""},
+    {"days": ""},
+    {"days": "-1"},
+    {"days": "31"},
+    {"days": "2.5"},
+    {"days": "2,2"},
+    {"days": ",".join(str(d) for d in range(31)) + ",0"},
+    {"days": "1e9"},
+    {"hstart": "25", "hend": "26"},
+    {"hstart": "10", "hend": "8"},
+    {"hstart": "8", "hend": "8"},
+    {"hstart": "-1"},
+    {"hend": "25"},
+    {"hstart": ""},
+    {"boxes": ""},
+    {"boxes": "0"},
+    {"boxes": "101"},
+    {"boxes": "5,5"},
+    {"boxes": ",".join(str(b) for b in range(1, 102))},
+    {"cls": "B"},  # a box on class B
+    {"cls": "A", "boxes": ""},  # hours on class A
+]
+
+
+def claim_args(part: dict[str, str], booking_id: str) -> list[object]:
+    values = {**GOOD, **part}
+    return [
+        BUYER, values["cls"], "2026-12-01", values["days"], values["hstart"], values["hend"],
+        values["boxes"], booking_id, to_ms(NOW), code_mac(7, "ABCDEFGHJK"),
+        code_seal("ABCDEFGHJK"), "2026-12-03", "", 1000, "007", season_bytes("C"), 31,
+    ]  # fmt: skip
+
+
+def claim_keys(cls: str, booking_id: str) -> list[str]:
+    return [
+        ROOM.inventory(cls if cls in ("A", "B", "C") else "C"), ROOM.registry,
+        ROOM.record(booking_id), ROOM.ledger, ROOM.codes, ROOM.holds, ROOM.audit,
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "part", MALFORMED, ids=lambda p: ",".join(f"{k}={v[:12]}" for k, v in p.items())
+)
+def test_a_malformed_claim_is_refused_by_the_function_before_any_write(
+    r: redis.Redis, part: dict[str, str]
+) -> None:
+    before = snapshot(r)
+    booking_id = booking_new_id(room=7)
+    reply = fcall(r, "booking_claim", claim_keys(part.get("cls", "C"), booking_id),
+                  claim_args(part, booking_id))  # fmt: skip
+    assert reply[0] == "invalid"
+    assert snapshot(r) == before
+
+
+@pytest.mark.parametrize(
+    "part", MALFORMED, ids=lambda p: ",".join(f"{k}={v[:12]}" for k, v in p.items())
+)
+def test_a_malformed_hold_is_refused_by_the_function_before_any_write(
+    r: redis.Redis, part: dict[str, str]
+) -> None:
+    values = {**GOOD, **part}
+    before = snapshot(r)
+    args = [
+        BUYER, values["cls"], values["days"], values["hstart"], values["hend"], values["boxes"],
+        booking_new_id(room=7), to_ms(NOW), 60_000, 1000, "007", 31,
+    ]  # fmt: skip
+    reply = fcall(r, "booking_hold", [ROOM.inventory("C"), ROOM.holds, ROOM.audit], args)
+    assert reply[0] == "invalid"
+    assert snapshot(r) == before
+
+
+def test_the_valid_call_the_cases_start_from_is_accepted(r: redis.Redis) -> None:
+    booking_id = booking_new_id(room=7)
+    reply = fcall(r, "booking_claim", claim_keys("C", booking_id), claim_args({}, booking_id))
+    assert reply[0] == "ok"
+
+
+def test_a_hand_built_request_is_a_programming_error_and_writes_nothing(r: redis.Redis) -> None:
+    good = request("C", hour_start=8, hour_end=10, boxes="5")
+    bad = type(good)("C", 7, good.dates, (8, 10), ())
+    before = snapshot(r)
+    with pytest.raises(ValueError):
+        booking_hold(client=r, owner_id=BUYER, request=bad, hold_id=booking_new_id(room=7), now=NOW)
+    assert snapshot(r) == before
