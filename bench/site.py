@@ -838,7 +838,9 @@ an embedded {info["server"]} {info["version"]} (AOF with
 `STRONGROOM_DURABILITY={settings.STRONGROOM_DURABILITY}`), driven by wrk with
 {args.connections} connections; {args.warmup:.0f} s warm-up then {args.seconds:.0f} s measured
 per row. "vs base template" is the row's requests/s as a share of the reference row
-that renders the site's base template without touching the store.
+that renders the site's base template without touching the store; "alone ms" is one request on
+the idle server (the check made before each row); p50 and p99 include the wait behind the other
+connections' requests (32 clients on a few workers).
 
 - Machine: {before["cpus"]} CPUs ({before["model"]}), Python {before["python"]}; load average
   before the run {before["load"]}.{shared}
