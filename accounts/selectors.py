@@ -7,6 +7,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 import redis
+from redis.client import Pipeline
 from django.utils import timezone
 
 from accounts.names import name_key
@@ -48,7 +49,20 @@ def person_get(*, client: redis.Redis, person_id: int) -> Person | None:
 
 def person_with_password(*, client: redis.Redis, person_id: int) -> tuple[Person, str] | None:
     """The person and their password hash (for sign-in and the session check), or None."""
-    username, is_staff, password = client.hmget(PERSON.key(person_id=person_id), *_PERSON_FIELDS)
+    reply = client.hmget(PERSON.key(person_id=person_id), *_PERSON_FIELDS)
+    return person_with_password_parse(person_id=person_id, reply=reply)
+
+
+def person_with_password_queue(pipe: Pipeline, *, person_id: int) -> None:
+    """Queue the one command of `person_with_password` on a pipeline shared with other reads."""
+    pipe.hmget(PERSON.key(person_id=person_id), *_PERSON_FIELDS)
+
+
+def person_with_password_parse(
+    *, person_id: int, reply: list[str | None]
+) -> tuple[Person, str] | None:
+    """The answer of `person_with_password` from the reply of its queued command."""
+    username, is_staff, password = reply
     person = _person_from(person_id, username, is_staff)
     if person is None or password is None:
         return None

@@ -55,7 +55,17 @@ def session_person(session: Any, *, client: redis.Redis) -> Person | AnonymousPe
     person_id = session_person_id(session)
     if person_id is None:
         return ANONYMOUS
-    found = person_with_password(client=client, person_id=person_id)
+    return session_person_settle(
+        session, found=person_with_password(client=client, person_id=person_id)
+    )
+
+
+def session_person_settle(
+    session: Any, *, found: tuple[Person, str] | None
+) -> Person | AnonymousPerson:
+    """The person of a session from a `person_with_password` answer read by the caller (the
+    middleware reads it in the same round trip as the visit record): anonymous, and the session
+    ended, when the person is gone or their password changed since this session signed in."""
     check = session.get(SESSION_PERSON_CHECK) or ""
     if found is None or not constant_time_compare(check, password_check_value(found[1])):
         session.flush()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import redis
+from redis.client import Pipeline
 from django.conf import settings
 from django.utils.crypto import salted_hmac
 
@@ -30,14 +31,37 @@ def visitor_id(
     return "a:" + salted_hmac("strongroom.accounts.visit.address", raw).hexdigest()[:24]
 
 
-def visit_record(*, client: redis.Redis, day: dt.date, visitor: str) -> None:
-    """Count one page view and one (possibly repeated) visitor of `day`: one round trip."""
+def _keep_seconds() -> int:
+    return (settings.STRONGROOM_VISITS_KEEP_DAYS + 1) * 86400
+
+
+VISIT_COMMANDS = 4
+
+
+def visit_queue(pipe: Pipeline, *, day: dt.date, visitor: str) -> None:
+    """Queue the VISIT_COMMANDS commands of one visit record on `pipe` (so that a signed-in
+    page view can send them with the person read: one round trip for both)."""
     views = VISITS_VIEWS.key(day=day.isoformat())
     visitors = VISITS_VISITORS.key(day=day.isoformat())
-    keep = (settings.STRONGROOM_VISITS_KEEP_DAYS + 1) * 86400
-    pipe = client.pipeline(transaction=False)
+    keep = _keep_seconds()
     pipe.incr(views)
     pipe.expire(views, keep)
     pipe.pfadd(visitors, visitor)
     pipe.expire(visitors, keep)
+
+
+def visit_record(*, client: redis.Redis, day: dt.date, visitor: str) -> None:
+    """Count one page view and one (possibly repeated) visitor of `day`: one round trip."""
+    pipe = client.pipeline(transaction=False)
+    visit_queue(pipe, day=day, visitor=visitor)
+    pipe.execute()
+
+
+def visit_withdraw(*, client: redis.Redis, day: dt.date) -> None:
+    """Take back one page view of `day` that was counted before its response turned out not to
+    be a page (an error, a redirect, a download). The visitor stays counted: they did come."""
+    views = VISITS_VIEWS.key(day=day.isoformat())
+    pipe = client.pipeline(transaction=False)
+    pipe.decr(views)
+    pipe.expire(views, _keep_seconds())
     pipe.execute()

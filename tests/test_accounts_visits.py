@@ -135,12 +135,43 @@ def test_an_anonymous_page_view_costs_one_round_trip(r: redis.Redis):
     assert trips.count == 1
 
 
-def test_a_signed_in_page_view_costs_three_round_trips(r: redis.Redis, buyer, client_for):
-    """The session, the person (request.user in the page header), the visit record."""
+def test_a_signed_in_page_view_costs_two_round_trips(r: redis.Redis, buyer, client_for):
+    """The session, then the person (request.user in the page header) with the visit record."""
     client = client_for(buyer)
     with round_trips() as trips:
         assert client.get("/").status_code == 200
-    assert trips.count == 3
+    assert trips.count == 2
+    assert today(r) == (1, 1)
+
+
+def test_a_signed_in_request_that_is_no_page_view_takes_its_view_back(
+    r: redis.Redis, buyer, staff, client_for
+):
+    client_for(buyer).get("/no-such-page/")  # 404, rendered with the person in the header
+    client_for(staff).get("/staff/bookings/export.csv")  # a download, not a page
+    assert visits_today(client=r).views == 0
+    client_for(buyer).get("/")
+    assert visits_today(client=r).views == 1
+
+
+def test_revoked_staff_rights_end_on_the_next_page_view(r: redis.Redis, staff, client_for):
+    from accounts.services import staff_set
+
+    client = client_for(staff)
+    assert client.get("/staff/").status_code == 200
+    staff_set(client=r, person_id=staff.id, is_staff=False)
+    assert client.get("/staff/").status_code == 403
+
+
+def test_a_page_still_renders_when_the_shared_visit_write_fails(
+    r: redis.Redis, buyer, client_for, caplog
+):
+    r.hset(VISITS_VIEWS.key(day=DAY.isoformat()), "not", "a counter")  # INCR fails: WRONGTYPE
+    with caplog.at_level(logging.WARNING, logger="accounts.middleware"):
+        page = client_for(buyer).get("/accounts/me/")
+    assert page.status_code == 200
+    assert buyer.username in page.content.decode()
+    assert "visit not recorded" in caplog.text
 
 
 @pytest.fixture
