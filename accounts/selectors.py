@@ -7,8 +7,8 @@ import datetime as dt
 from dataclasses import dataclass
 
 import redis
-from redis.client import Pipeline
 from django.utils import timezone
+from redis.client import Pipeline
 
 from accounts.names import name_key
 from accounts.people import Person

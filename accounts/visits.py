@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime as dt
 
 import redis
-from redis.client import Pipeline
 from django.conf import settings
 from django.utils.crypto import salted_hmac
+from redis.client import Pipeline
 
 from strongroom.keyspace import VISITS_VIEWS, VISITS_VISITORS
 from strongroom.store import get_store
