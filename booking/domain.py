@@ -37,6 +37,7 @@ CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L look-alikes
 CODE_LENGTH = 10
 _ID_RE = re.compile(r"([0-9]{3})-[a-z2-7]{26}")
 _OWNER_RE = re.compile(r"[A-Za-z0-9_.@+-]{1,64}")
+_REQUEST_ID_RE = re.compile(r"[A-Za-z0-9_-]{16,64}")
 _DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _HOUR_RE = re.compile(r"([0-9]{1,2})(?::([0-9]{2}))?")
 _NUMBER_RE = re.compile(r"[0-9]{1,4}")
@@ -213,6 +214,16 @@ def booking_id_room(booking_id: object) -> int | None:
         return None
     room = int(match.group(1))
     return room if 1 <= room <= room_count() else None
+
+
+def request_id_new() -> str:
+    """A fresh id for one cancel or pickup request (a form carries it, so a repeat is seen)."""
+    return secrets.token_urlsafe(16)
+
+
+def request_id_valid(value: object) -> bool:
+    """Whether `value` can be a request id: 16 to 64 URL-safe characters (it comes from forms)."""
+    return isinstance(value, str) and _REQUEST_ID_RE.fullmatch(value) is not None
 
 
 def check_owner_id(owner_id: object) -> str:

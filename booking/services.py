@@ -7,7 +7,6 @@ confirmed changes go through `durable_fcall` (FCALL + WAITAOF, one round trip).
 from __future__ import annotations
 
 import datetime as dt
-import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +35,8 @@ from booking.domain import (
     from_ms,
     hold_new_id,
     local_now,
+    request_id_new,
+    request_id_valid,
     room_count,
     season_bytes,
     season_days,
@@ -277,11 +278,17 @@ def booking_cancel(
     actor_is_staff: bool,
     reason: str = "",
     now: dt.datetime | None = None,
+    request_id: str | None = None,
 ) -> CancelResult:
-    """Cancel a booking: the owner before its first day, staff any time before collection."""
+    """Cancel a booking: the owner before its first day, staff any time before collection.
+
+    `request_id` (made by the caller, e.g. carried by the confirmation form) lets a repeat of
+    the same request, a double click or a retry, answer "cancelled" again rather than
+    "already cancelled"; without one, each call makes its own (redis-py retries stay safe)."""
     room = booking_id_room(booking_id)
     if room is None or not isinstance(actor_id, str) or not actor_id:
         return CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"])
+    request_id = request_id if request_id_valid(request_id) else request_id_new()
     keys = RoomKeys(room)
     today = local_now(now).date().isoformat()
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
@@ -297,6 +304,7 @@ def booking_cancel(
             reason,
             now_ms,
             settings.STRONGROOM_AUDIT_MAXLEN,
+            request_id,
         ]
         reply = durable_fcall(
             client,
@@ -340,10 +348,20 @@ def _pickup_room(room: int | str) -> int | None:
 
 
 def booking_pickup(
-    *, client: redis.Redis, room: int | str, code: str, now: dt.datetime | None = None
+    *,
+    client: redis.Redis,
+    room: int | str,
+    code: str,
+    now: dt.datetime | None = None,
+    attempt_id: str | None = None,
 ) -> PickupResult:
     """Collect a booking with room + code: on a booked day, within its hours + grace, once a day.
-    Wrong codes are throttled per room."""
+    Wrong codes are throttled per room.
+
+    `attempt_id` (made by the caller, e.g. carried by the kiosk form) makes a repeat of the same
+    attempt harmless: the person who just collected sees "collected" again and a wrong code is
+    counted once; without one, each call makes its own (redis-py retries stay safe)."""
+    attempt = attempt_id if request_id_valid(attempt_id) else request_id_new()
     number = _pickup_room(room)
     typed = code if isinstance(code, str) and len(code) <= 64 else ""
     if number is None or not typed.strip():
@@ -365,7 +383,7 @@ def booking_pickup(
             settings.STRONGROOM_PICKUP_MAX_FAILURES,
             settings.STRONGROOM_PICKUP_WINDOW_SECONDS * 1000,
             settings.STRONGROOM_PICKUP_LOCK_SECONDS * 1000,
-            secrets.token_hex(8),
+            attempt,
             settings.STRONGROOM_AUDIT_MAXLEN,
             format_room(number),
         ]

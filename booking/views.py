@@ -31,6 +31,7 @@ from booking.domain import (
     format_room,
     hold_new_id,
     local_now,
+    request_id_new,
     room_count,
     season_end,
     season_start,
@@ -321,11 +322,17 @@ def cancel(request: HttpRequest, booking_id: str) -> HttpResponse:
     """GET: are you sure? POST: cancel (the engine refuses on or after the first day)."""
     booking = _own_booking(request, booking_id)
     if request.method == "GET":
-        return render(request, "booking/cancel.html", _shown(booking, site_today()))
+        context = {**_shown(booking, site_today()), "request_id": request_id_new()}
+        return render(request, "booking/cancel.html", context)
     owner = _owner(request)
     assert owner is not None
+    # The form's request id: a double click on "Yes, cancel" reports success twice.
     result = booking_cancel(
-        client=get_store(), booking_id=booking.id, actor_id=owner, actor_is_staff=False
+        client=get_store(),
+        booking_id=booking.id,
+        actor_id=owner,
+        actor_is_staff=False,
+        request_id=request.POST.get("request_id") or None,
     )
     if result.ok:
         messages.success(request, result.message)
@@ -337,11 +344,18 @@ def cancel(request: HttpRequest, booking_id: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def pickup(request: HttpRequest) -> HttpResponse:
     """The kiosk at the safe: room + code opens the safe, or says why not."""
-    context: dict[str, Any] = {"room": "", "now_local": local_now()}
+    context: dict[str, Any] = {"room": "", "now_local": local_now(), "attempt": request_id_new()}
     if request.method == "POST":
         room = request.POST.get("room", "")[:8]
         code = request.POST.get("code", "")[:64]
-        result = booking_pickup(client=get_store(), room=room, code=code)
+        # The form's attempt id: a double press of "Open" neither counts a wrong code twice
+        # nor tells the person who just opened the safe that it was "already collected".
+        result = booking_pickup(
+            client=get_store(),
+            room=room,
+            code=code,
+            attempt_id=request.POST.get("attempt") or None,
+        )
         context.update(room=room, result=result)
         if result.locked_until is not None:
             context["locked_local"] = timezone.localtime(result.locked_until)

@@ -6,14 +6,17 @@ functions guarantee by themselves, not what the Python layer happens to check fi
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 import redis
 
+from booking import selectors
 from booking.domain import booking_new_id, code_mac, code_seal, season_bytes, to_ms
 from booking.keys import RoomKeys
-from booking.services import booking_hold
+from booking.services import booking_cancel, booking_hold, booking_pickup
 from strongroom.store import fcall
-from tests.booking_support import BUYER, NOW, request, snapshot
+from tests.booking_support import BUYER, NOW, SHANGHAI, claim, request, snapshot
 
 ROOM = RoomKeys(7)
 
@@ -106,3 +109,75 @@ def test_a_hand_built_request_is_a_programming_error_and_writes_nothing(r: redis
     with pytest.raises(ValueError):
         booking_hold(client=r, owner_id=BUYER, request=bad, hold_id=booking_new_id(room=7), now=NOW)
     assert snapshot(r) == before
+
+
+# --- retries: the same request twice acts once and answers the same ------------------------
+
+ON_THE_DAY = dt.datetime(2026, 12, 3, 9, 0, tzinfo=SHANGHAI)
+ATTEMPT = "kiosk-attempt-0001"
+
+
+def audit_kinds(r: redis.Redis) -> list[str]:
+    return [entry.kind for entry in selectors.audit_entries(client=r)]
+
+
+def test_a_repeated_pickup_tells_the_person_who_collected_that_it_opened(r: redis.Redis) -> None:
+    booking = claim(r, request("A")).booking
+    assert booking is not None
+    code = booking.pickup_code()
+    first = booking_pickup(client=r, room=7, code=code, now=ON_THE_DAY, attempt_id=ATTEMPT)
+    again = booking_pickup(client=r, room=7, code=code, now=ON_THE_DAY, attempt_id=ATTEMPT)
+    assert first.ok and again.ok and again.outcome == "collected"
+    assert again.booking is not None and again.booking.collected_dates == (booking.dates[0],)
+    assert audit_kinds(r).count("pickup") == 1
+    other = booking_pickup(client=r, room=7, code=code, now=ON_THE_DAY)
+    assert other.outcome == "already_collected"
+
+
+def test_a_repeated_wrong_code_is_counted_once(r: redis.Redis) -> None:
+    first = booking_pickup(client=r, room=7, code="ABCDEFGHJK", now=ON_THE_DAY, attempt_id=ATTEMPT)
+    again = booking_pickup(client=r, room=7, code="ABCDEFGHJK", now=ON_THE_DAY, attempt_id=ATTEMPT)
+    assert first.outcome == again.outcome == "wrong_code"
+    assert r.zcard(RoomKeys(7).pickup_failures) == 1
+    assert audit_kinds(r).count("pickup_failed") == 1
+
+
+def test_one_attempt_id_cannot_hide_many_guesses(r: redis.Redis) -> None:
+    outcomes = [
+        booking_pickup(
+            client=r, room=7, code=f"ABCDEFGH{c}K", now=ON_THE_DAY, attempt_id=ATTEMPT
+        ).outcome
+        for c in "23456789AB"
+    ]
+    assert outcomes == ["wrong_code"] * 9 + ["locked"]
+
+
+def test_a_repeated_cancel_reports_cancelled_and_others_already_cancelled(r: redis.Redis) -> None:
+    booking = claim(r, request("A")).booking
+    assert booking is not None
+    results = [
+        booking_cancel(
+            client=r,
+            booking_id=booking.id,
+            actor_id=BUYER,
+            actor_is_staff=False,
+            now=NOW,
+            request_id="cancel-request-0001",
+        )
+        for _ in range(2)
+    ]
+    assert [(res.ok, res.outcome) for res in results] == [(True, "cancelled")] * 2
+    assert audit_kinds(r).count("cancel") == 1
+    other = booking_cancel(
+        client=r, booking_id=booking.id, actor_id=BUYER, actor_is_staff=False, now=NOW
+    )
+    assert other.outcome == "already_cancelled"
+
+
+@pytest.mark.parametrize("bad", ["", "short", "x" * 65, "has space here!!", "{tag}:star*abcdefgh"])
+def test_odd_request_ids_are_replaced_not_trusted(r: redis.Redis, bad: str) -> None:
+    booking = claim(r, request("A")).booking
+    assert booking is not None
+    kwargs = {"booking_id": booking.id, "actor_id": BUYER, "actor_is_staff": False, "now": NOW}
+    assert booking_cancel(client=r, request_id=bad, **kwargs).ok
+    assert booking_cancel(client=r, request_id=bad, **kwargs).outcome == "already_cancelled"

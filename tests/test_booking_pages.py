@@ -426,7 +426,36 @@ def test_cancel_after_the_cut_off_is_refused_with_a_message(
     assert bookings_of(client=r, owner_id=owner(buyer))[0].status == "confirmed"
 
 
+def test_a_double_click_on_yes_cancel_reports_success_both_times(
+    r: redis.Redis, client_for: Any, buyer: Any
+) -> None:
+    booking = claim(r, request("A", dates=(8,)), owner=owner(buyer)).booking
+    assert booking is not None
+    client = client_for(buyer)
+    form = html(client.get(f"/book/mine/{booking.id}/cancel/"))
+    data = {"request_id": hidden(form, "request_id")}
+    first = html(client.post(f"/book/mine/{booking.id}/cancel/", data, follow=True))
+    second = html(client.post(f"/book/mine/{booking.id}/cancel/", data, follow=True))
+    assert "The booking is cancelled" in first and "The booking is cancelled" in second
+    assert "already cancelled" not in second
+
+
 # --- pickup kiosk -------------------------------------------------------------------------
+
+
+def test_a_double_press_at_the_kiosk_opens_and_says_open_twice(
+    r: redis.Redis, client: Client
+) -> None:
+    booking = claim(r, request("A", dates=(8,))).booking
+    assert booking is not None
+    with time_machine.travel(dt.datetime(2026, 12, 8, 9, 0, tzinfo=SHANGHAI), tick=False):
+        form = html(client.get("/book/pickup/"))
+        data = {"room": "7", "code": booking.pickup_code(), "attempt": hidden(form, "attempt")}
+        first = html(client.post("/book/pickup/", data))
+        second = html(client.post("/book/pickup/", data))
+        assert hidden(first, "attempt") != data["attempt"]  # the next try is a new attempt
+    assert "pickup-result--open" in first and "pickup-result--open" in second
+    assert "already been collected" not in second
 
 
 def test_pickup_opens_once_then_says_why_not(r: redis.Redis, client: Client) -> None:

@@ -355,23 +355,28 @@ end
 
 -- Cancel: free exactly the booking's own slots.
 -- KEYS: record, inventory, registry, audit
--- ARGV: actor, is staff (1|0), today ISO, reason, now ms, audit maxlen
+-- ARGV: actor, is staff (1|0), today ISO, reason, now ms, audit maxlen, request id
 -- Returns {'cancelled', <record>} | {outcome} with outcome not_found, forbidden,
 --   already_cancelled, collected, started, stale
+-- The request id (made by the caller) is kept in the record: a retry of the very call that
+-- cancelled answers 'cancelled' again, any other call 'already_cancelled'.
 local function cancel(keys, args)
   local record, inv, registry, stream = keys[1], keys[2], keys[3], keys[4]
-  local actor, is_staff, today, reason, now, maxlen =
-    args[1], args[2] == '1', args[3], args[4], tonumber(args[5]), args[6]
+  local actor, is_staff, today, reason, now, maxlen, request =
+    args[1], args[2] == '1', args[3], args[4], tonumber(args[5]), args[6], args[7] or ''
   if redis.call('EXISTS', record) == 0 then
     return {'not_found'}
   end
   local r = redis.call('HMGET', record, 'owner', 'status', 'collected', 'dates', 'inv', 'cls',
-    'days', 'hstart', 'hend', 'boxes', 'id', 'room')
+    'days', 'hstart', 'hend', 'boxes', 'id', 'room', 'cancel_request')
   local owner, status, collected, dates = r[1], r[2], r[3], r[4]
   if actor ~= owner and not is_staff then
     return {'forbidden'}
   end
   if status == 'cancelled' then
+    if request ~= '' and r[13] == request then
+      return {'cancelled', redis.call('HGETALL', record)}
+    end
     return {'already_cancelled'}
   end
   if status == 'collected' or (collected and collected ~= '') then
@@ -397,7 +402,7 @@ local function cancel(keys, args)
     redis.call('SREM', registry, inv)
   end
   redis.call('HSET', record, 'status', 'cancelled', 'cancelled_at', now, 'cancelled_by', actor,
-    'cancel_reason', reason)
+    'cancel_reason', reason, 'cancel_request', request)
   audit(stream, maxlen, 'cancel', actor, r[11], r[12], reason, now)
   return {'cancelled', redis.call('HGETALL', record)}
 end
@@ -409,6 +414,9 @@ end
 -- Returns {'collected', <record>} | {'locked', until ms} | {'wrong_code', failures left}
 --       | {'retry', booking id} | {outcome, <record>} for cancelled, already_collected,
 --         wrong_day, wrong_hour
+-- The attempt id (made by the caller) makes a retry harmless: a wrong code is counted once per
+-- attempt and code (so one id cannot hide many guesses), and the attempt that collected is kept
+-- in the record, so its retry answers 'collected' instead of 'already_collected'.
 local function pickup(keys, args)
   local lock, failures, codes, record, stream = keys[1], keys[2], keys[3], keys[4], keys[5]
   local mac, expected, now, today = args[1], args[2], tonumber(args[3]), args[4]
@@ -422,7 +430,11 @@ local function pickup(keys, args)
   end
   local id = redis.call('HGET', codes, mac)
   if not id then
-    redis.call('ZADD', failures, now, attempt)
+    local failure = attempt .. '|' .. mac
+    if redis.call('ZSCORE', failures, failure) then
+      return {'wrong_code', tostring(max_failures - redis.call('ZCARD', failures))}
+    end
+    redis.call('ZADD', failures, now, failure)
     redis.call('ZREMRANGEBYSCORE', failures, '-inf', '(' .. tostring(now - window))
     redis.call('PEXPIRE', failures, window)
     local count = redis.call('ZCARD', failures)
@@ -439,8 +451,12 @@ local function pickup(keys, args)
     return {'retry', id}
   end
 
-  local r = redis.call('HMGET', record, 'status', 'dates', 'collected', 'cls', 'hstart', 'hend')
+  local r = redis.call('HMGET', record, 'status', 'dates', 'collected', 'cls', 'hstart', 'hend',
+    'pickup_attempt')
   local status, dates, collected = r[1], split(r[2]), split(r[3])
+  if r[7] == attempt .. '|' .. today then
+    return {'collected', redis.call('HGETALL', record)}
+  end
   if status == 'cancelled' then
     return {'cancelled', redis.call('HGETALL', record)}
   end
@@ -459,7 +475,8 @@ local function pickup(keys, args)
 
   collected[#collected + 1] = today
   table.sort(collected)
-  local fields = {'collected', table.concat(collected, ','), 'collected_at', now}
+  local fields = {'collected', table.concat(collected, ','), 'collected_at', now,
+    'pickup_attempt', attempt .. '|' .. today}
   if #collected == #dates then
     fields[#fields + 1] = 'status'
     fields[#fields + 1] = 'collected'
