@@ -29,6 +29,7 @@ from strongroom.keyspace import (
 from strongroom.store import durable_fcall, fcall
 
 _SIGNUP_ATTEMPTS = 100
+_NO_PERSON_ID = 0  # ids start at 1
 
 
 class NameTaken(ValidationError):
@@ -198,8 +199,9 @@ def login_attempt(
     if locked_until > at:
         return LoginOutcome(locked_until_ms=locked_until)
     person_id = person_id_find(client=client, username=username)
-    found = None if person_id is None else person_with_password(client=client, person_id=person_id)
-    if found is None:
+    # An unknown name still reads a person (id 0 is never handed out): the same round trips.
+    found = person_with_password(client=client, person_id=person_id or _NO_PERSON_ID)
+    if person_id is None or found is None:
         make_password(password)  # the same work as a real check: no timing hint
         return _login_failed(client=client, pair=pair, at=at)
     person, encoded = found

@@ -116,3 +116,28 @@ def test_throttle_keys_hold_no_name_or_address_and_expire(r: redis.Redis, buyer)
     for key in throttle:
         assert buyer.username.lower() not in key.lower() and "203.0.113.7" not in key
         assert 0 < r.pttl(key) <= 15 * 60_000
+
+
+def test_an_unknown_name_costs_the_same_round_trips_as_a_wrong_password(r: redis.Redis, buyer):
+    """A name that exists must not be told apart by how long a failed login takes."""
+    from accounts.services import login_attempt
+    from strongroom.store import round_trips
+
+    costs = []
+    for name in (buyer.username, "nobody-by-this-name"):
+        with round_trips() as trips:
+            outcome = login_attempt(
+                client=r, username=name, password="wrong-password", client_id="198.51.100.7"
+            )
+        assert outcome.person is None and not outcome.locked
+        costs.append(trips.count)
+    assert costs[0] == costs[1]
+
+
+def test_the_throttle_counts_case_and_width_variants_of_a_name_as_one(buyer):
+    client = Client(REMOTE_ADDR="198.51.100.8")
+    for name in ("Tess", "TESS", "ｔｅｓｓ", "tEsS", "Ｔｅｓｓ"):
+        client.post("/accounts/login/", {"username": name, "password": "wrong"})
+    page = client.post("/accounts/login/", {"username": "tess", "password": buyer.password})
+    assert page.status_code == 429
+    assert LOCKED in page.content.decode()
