@@ -20,6 +20,7 @@ from django.utils import timezone
 from django.utils.functional import SimpleLazyObject
 
 from accounts import visits
+from accounts.clients import client_address
 from accounts.people import ANONYMOUS, AnonymousPerson, Person
 from accounts.selectors import person_with_password_parse, person_with_password_queue
 from accounts.sessions import session_person_id, session_person_settle
@@ -52,7 +53,7 @@ def _visitor(request: HttpRequest, day: dt.date) -> str:
     return visits.visitor_id(
         person_id=session_person_id(request.session),
         session_key=request.session.session_key,
-        ip=request.META.get("REMOTE_ADDR", ""),
+        ip=client_address(request),
         user_agent=request.META.get("HTTP_USER_AGENT", "")[:500],
         day=day,
     )

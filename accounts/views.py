@@ -18,6 +18,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import services
 from accounts.access import login_required
+from accounts.clients import client_address
 from accounts.forms import LoginForm, PasswordChangeForm, SignupForm
 from accounts.selectors import login_summary, person_with_password
 from accounts.sessions import request_sign_in, request_sign_out
@@ -31,10 +32,6 @@ def safe_next(request: HttpRequest, candidate: str | None) -> str:
     ):
         return candidate
     return reverse("home")
-
-
-def _client_id(request: HttpRequest) -> str:
-    return request.META.get("REMOTE_ADDR", "") or "unknown"
 
 
 @sensitive_post_parameters("password1", "password2")
@@ -74,7 +71,7 @@ def login(request: HttpRequest) -> HttpResponse:
             client=get_store(),
             username=form.cleaned_data["username"],
             password=form.cleaned_data["password"],
-            client_id=_client_id(request),
+            client_id=client_address(request),
         )
         if outcome.person is not None:
             request_sign_in(request, person=outcome.person, password_hash=outcome.password_hash)

@@ -211,6 +211,10 @@ STRONGROOM_LOGIN_FAILURE_WINDOW_MINUTES = env_int(
 STRONGROOM_LOGIN_LOCK_MINUTES = env_int(
     "STRONGROOM_LOGIN_LOCK_MINUTES", 15, minimum=1, maximum=24 * 60
 )
+# Behind the proxy (BEHIND_PROXY=1) every request comes from the proxy's address: the client's
+# own is the last X-Forwarded-For entry, the one the proxy appended (earlier ones are the
+# client's claims). Used for the login throttle and anonymous visitors.
+STRONGROOM_CLIENT_FROM_FORWARDED_FOR = env_bool("BEHIND_PROXY", False)
 # Daily visit counters expire this many days after their day.
 STRONGROOM_VISITS_KEEP_DAYS = env_int("STRONGROOM_VISITS_KEEP_DAYS", 90, minimum=1, maximum=3660)
 

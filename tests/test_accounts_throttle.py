@@ -141,3 +141,23 @@ def test_the_throttle_counts_case_and_width_variants_of_a_name_as_one(buyer):
     page = client.post("/accounts/login/", {"username": "tess", "password": buyer.password})
     assert page.status_code == 429
     assert LOCKED in page.content.decode()
+
+
+def test_behind_the_proxy_one_client_cannot_lock_a_name_for_everyone(buyer, settings):
+    """Every request arrives from the proxy's address; the client is the entry it appended."""
+    settings.STRONGROOM_CLIENT_FROM_FORWARDED_FOR = True
+    proxy = {"REMOTE_ADDR": "127.0.0.1"}
+    attacker = Client(**proxy, HTTP_X_FORWARDED_FOR="203.0.113.66")
+    for fake in ("198.51.100.1", "198.51.100.2", "", "x", "198.51.100.3", "198.51.100.4"):
+        # The client's own claims come first; the proxy's entry is the last one.
+        attacker.defaults["HTTP_X_FORWARDED_FOR"] = f"{fake}, 203.0.113.66"
+        attacker.post("/accounts/login/", {"username": buyer.username, "password": "wrong"})
+    assert (
+        LOCKED
+        in attacker.post(
+            "/accounts/login/", {"username": buyer.username, "password": buyer.password}
+        ).content.decode()
+    )
+    victim = Client(**proxy, HTTP_X_FORWARDED_FOR="198.51.100.20")
+    page = victim.post("/accounts/login/", {"username": buyer.username, "password": buyer.password})
+    assert page.status_code == 302
