@@ -112,6 +112,12 @@ class LoginSummary:
     username: str
     logins: int
     last_login: dt.datetime | None
+    is_staff: bool = False
+
+    @property
+    def person(self) -> Person:
+        """The person this summary is about (read in the same round trip)."""
+        return Person(id=self.person_id, username=self.username, is_staff=self.is_staff)
 
 
 def logins_recent(*, client: redis.Redis, limit: int = 20) -> list[LoginEntry]:
@@ -140,8 +146,8 @@ def logins_top(*, client: redis.Redis, limit: int = 10) -> list[LoginRank]:
 
 def login_summary(*, client: redis.Redis, person_id: int) -> LoginSummary | None:
     """One person's login count and last login (one round trip), or None if no such person."""
-    username, logins, last = client.hmget(
-        PERSON.key(person_id=person_id), "username", "logins", "last_login"
+    username, logins, last, is_staff = client.hmget(
+        PERSON.key(person_id=person_id), "username", "logins", "last_login", "is_staff"
     )
     if username is None:
         return None
@@ -150,6 +156,7 @@ def login_summary(*, client: redis.Redis, person_id: int) -> LoginSummary | None
         username=username,
         logins=int(logins or 0),
         last_login=moment_from_ms(last),
+        is_staff=is_staff == "1",
     )
 
 

@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.access import staff_required
-from accounts.selectors import login_summary, logins_recent, logins_top, person_find, person_get
+from accounts.selectors import login_summary, logins_recent, logins_top, person_id_find
 from accounts.services import PersonNotFound
 from booking.domain import booking_id_room, season_end, season_start, site_today
 from booking.selectors import booking_get, bookings_of, inventory_keys
@@ -144,11 +144,11 @@ def _filtered(request: HttpRequest) -> tuple[BookingFilterForm, FilteredBookings
     name = form.cleaned_data.get("person")
     client = get_store()
     if name:
-        person = person_find(client=client, username=name)
-        if person is None:
+        found_id = person_id_find(client=client, username=name)
+        if found_id is None:
             messages.warning(request, _("Nobody is called “%(name)s”.") % {"name": name})
             return form, FilteredBookings([], False)
-        owner_id = str(person.id)
+        owner_id = str(found_id)
     return form, bookings_filtered(client=client, wanted=form.booking_filter(owner_id))
 
 
@@ -277,9 +277,9 @@ def people(request: HttpRequest) -> HttpResponse:
     client = get_store()
     form = PersonSearchForm(request.GET or None)
     if form.is_bound and form.is_valid() and form.cleaned_data["q"]:
-        person = person_find(client=client, username=form.cleaned_data["q"])
-        if person is not None:
-            return HttpResponseRedirect(reverse("dashboard:person", args=[person.id]))
+        found_id = person_id_find(client=client, username=form.cleaned_data["q"])
+        if found_id is not None:
+            return HttpResponseRedirect(reverse("dashboard:person", args=[found_id]))
         messages.warning(
             request, _("Nobody is called “%(name)s”.") % {"name": form.cleaned_data["q"]}
         )
@@ -299,12 +299,12 @@ def people(request: HttpRequest) -> HttpResponse:
 def person_detail(request: HttpRequest, person_id: int) -> HttpResponse:
     """One person: login count, last login, bookings, staff rights."""
     client = get_store()
-    person = person_get(client=client, person_id=person_id)
-    if person is None:
+    summary = login_summary(client=client, person_id=person_id)
+    if summary is None:
         return _not_found(request, _("There is no person with this id."))
     context = {
-        "person": person,
-        "summary": login_summary(client=client, person_id=person_id),
+        "person": summary.person,
+        "summary": summary,
         "bookings": bookings_of(client=client, owner_id=str(person_id), limit=100),
         "section": "people",
     }

@@ -508,3 +508,28 @@ def test_a_booking_id_of_an_unknown_room_cannot_be_cancelled(
         "/staff/bookings/999-aaaaaaaaaaaaaaaaaaaaaaaaaa/cancel/", {"reason": "x"}
     )
     assert response.status_code == 404
+
+
+def test_a_person_is_read_once_per_page(
+    r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    """The person page, the name search and the person filter each read the person once:
+    an id lookup needs no second read of the person's hash."""
+    claim(r, request("A", 9, (12,)), owner=str(buyer.id))
+    client = client_for(staff)
+    pages = {
+        # session; staff member with the visit; login summary (with is_staff); bookings (2)
+        f"/staff/people/{buyer.id}/": 5,
+        # session; staff member with the visit; the name's id; the redirect's view taken back
+        f"/staff/people/?q={buyer.username}": 4,
+        # session; staff member with the visit; the name's id; bookings (2); names
+        f"/staff/bookings/?person={buyer.username}": 6,
+    }
+    for path, expected in pages.items():
+        client.get(path)
+        with round_trips() as trips:
+            assert client.get(path).status_code in (200, 302)
+        assert trips.count == expected, (path, trips.count)
+    page = client.get(f"/staff/people/{buyer.id}/").content.decode()
+    assert buyer.username in page and "staff</span>" not in page
+    assert "staff</span>" in client.get(f"/staff/people/{staff.id}/").content.decode()
