@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import unicodedata
 from collections.abc import Iterable
 
 from icalendar import Calendar, Event
@@ -15,13 +16,23 @@ CSV_COLUMNS = (
     "booking_id", "class", "room", "dates", "hours", "boxes", "status", "owner_id", "owner",
     "created_at", "cancelled_at", "cancel_reason",
 )  # fmt: skip
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_START = ("=", "+", "-", "@", "|", "%")
+# Blanks and control characters a spreadsheet may skip before it sees a formula sign.
+_SKIPPED = " \t\r\n\x0b\x0c\u3000"
+# Excel reads a CSV file as UTF-8 only when it starts with a byte order mark; without it the
+# Chinese names come out as mojibake.
+CSV_BOM = "\ufeff"
 
 
-def _cell(value: object) -> str:
-    """A spreadsheet-safe cell: text that a spreadsheet would run as a formula gets a quote."""
+def csv_cell(value: object) -> str:
+    """A spreadsheet-safe cell: text that a spreadsheet would run as a formula gets a quote.
+
+    The test looks past leading blanks, and folds full-width signs (U+FF1D, U+FF0B) to ASCII
+    with NFKC, since some spreadsheets read them as the ASCII ones.
+    """
     text = str(value)
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    head = unicodedata.normalize("NFKC", text[:32]).lstrip(_SKIPPED)
+    return "'" + text if head.startswith(_FORMULA_START) else text
 
 
 def _hours(booking: Booking) -> str:
@@ -29,14 +40,15 @@ def _hours(booking: Booking) -> str:
 
 
 def bookings_csv(bookings: Iterable[Booking], names: dict[int, str]) -> str:
-    """One row per booking, a header first."""
+    """One row per booking, a header first, after the byte order mark Excel needs."""
     out = io.StringIO()
+    out.write(CSV_BOM)
     writer = csv.writer(out)
     writer.writerow(CSV_COLUMNS)
     for b in bookings:
         owner = names.get(int(b.owner_id), "") if b.owner_id.isdigit() else ""
         writer.writerow(
-            _cell(v)
+            csv_cell(v)
             for v in (
                 b.id, b.cls, b.room_label, " ".join(d.isoformat() for d in b.dates), _hours(b),
                 " ".join(str(x) for x in b.boxes), b.status, b.owner_id, owner,

@@ -13,6 +13,7 @@ from django.test import Client
 from icalendar import Calendar
 
 from booking.services import booking_cancel
+from dashboard.exports import csv_cell
 from tests.booking_support import SHANGHAI, claim, request
 from tests.conftest import Someone
 from tests.dashboard_support import world_make
@@ -33,7 +34,8 @@ def test_csv_export_holds_exactly_the_filtered_bookings(
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/csv")
     assert "attachment" in response["Content-Disposition"]
-    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert response.content.startswith("\ufeff".encode())  # Excel: this file is UTF-8
+    rows = list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
     expected = {
         b.id for b in records
         if b.cls == "B" and any(dt.date(2026, 12, 3) <= d <= dt.date(2026, 12, 5) for d in b.dates)
@@ -56,9 +58,16 @@ def test_csv_cells_cannot_run_as_spreadsheet_formulas(
         client=r, booking_id=result.booking.id, actor_id=str(staff.id), actor_is_staff=True,
         reason='=HYPERLINK("http://evil.example")',
     )  # fmt: skip
-    body = client_for(staff).get("/staff/bookings/export.csv").content.decode()
+    body = client_for(staff).get("/staff/bookings/export.csv").content.decode("utf-8-sig")
     (row,) = list(csv.DictReader(io.StringIO(body)))
     assert row["cancel_reason"] == '\'=HYPERLINK("http://evil.example")'
+
+
+def test_csv_cells_hiding_a_formula_behind_blanks_or_full_width_signs_are_quoted() -> None:
+    for text in (" =1+1", "\t=1+1", "\n@SUM(A1)", "＝HYPERLINK(1)", "＋1", "－1", "\u3000=1", "|x"):
+        assert csv_cell(text) == "'" + text, text
+    for text in ("anna", "1-2", "a=b", "中文", ""):
+        assert csv_cell(text) == text
 
 
 def test_ics_export_parses_and_has_one_event_per_booked_day_of_the_filter(
