@@ -212,6 +212,26 @@ def test_class_c_box_grid_reflects_a_booking(
     assert hour_button(page, 8).is_disabled() and hour_button(page, 12).is_enabled()
 
 
+def test_keyboard_focus_stays_on_the_pressed_control_after_each_swap(new_page: Any) -> None:
+    page = new_page()
+    page.goto(f"/book/?cls=B&room=7&date={DAY.isoformat()}")
+    page.evaluate("window.stillTheSamePage = true")
+    focused = "document.activeElement.id"
+    page.focus("#hour-cell-8")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"start=8"))
+    page.wait_for_function(f"{focused} === 'hour-cell-8'")
+    page.focus("#class-C")
+    page.keyboard.press("ArrowDown")  # radios: the arrow picks the next class (wraps to A)
+    page.wait_for_url(re.compile(r"cls=A"))
+    page.wait_for_function(f"{focused} === 'class-A'")
+    day_button(page, DAY).focus()
+    page.keyboard.press("Enter")  # the chosen day again: it is taken off the choice
+    page.wait_for_url(lambda url: "date=" not in url)
+    page.wait_for_function(f"{focused} === 'day-{DAY.isoformat()}'")
+    assert page.evaluate("window.stillTheSamePage") is True
+
+
 def test_booking_works_without_javascript(new_page: Any, buyer: Any, r: redis.Redis) -> None:
     page = new_page(javascript=False)
     browser_login(page, buyer)
