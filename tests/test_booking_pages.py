@@ -13,10 +13,10 @@ import redis
 import time_machine
 from django.test import Client
 
-from booking.domain import booking_new_id
+from booking.domain import booking_new_id, code_display
 from booking.keys import RoomKeys
 from booking.selectors import bookings_of, free_hours, taken_boxes, taken_hours
-from booking.services import booking_cancel, booking_hold
+from booking.services import booking_cancel, booking_hold, booking_pickup
 from strongroom.store import round_trips
 from tests.booking_support import NOW, SHANGHAI, claim, day, request, snapshot
 
@@ -198,6 +198,24 @@ def test_buyer_holds_then_books_and_sees_the_code(
     assert "How to pick up" in done
     # The hold is converted: nothing of it is left.
     assert r.hlen(RoomKeys(7).holds) == 0
+
+
+def test_a_cancelled_or_collected_booking_page_shows_no_code_and_no_pickup_rules(
+    r: redis.Redis, client_for: Any, buyer: Any
+) -> None:
+    me = owner(buyer)
+    gone = claim(r, request("A", dates=(8,)), owner=me).booking
+    used = claim(r, request("A", room=8, dates=(8,)), owner=me).booking
+    assert gone is not None and used is not None
+    booking_cancel(client=r, booking_id=gone.id, actor_id=me, actor_is_staff=False, now=NOW)
+    at = dt.datetime(2026, 12, 8, 9, 0, tzinfo=SHANGHAI)
+    assert booking_pickup(client=r, room=8, code=used.pickup_code(), now=at).ok
+    client = client_for(buyer)
+    for booking, line in ((gone, "This booking was cancelled."), (used, "already been collected")):
+        page = html(client.get(f"/book/done/{booking.id}/"))
+        assert line in page and booking.id in page
+        assert code_display(booking.pickup_code()) not in page
+        assert "How to pick up" not in page and "Copy the code" not in page
 
 
 def test_double_click_on_book_books_once(r: redis.Redis, client_for: Any, buyer: Any) -> None:
