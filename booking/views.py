@@ -15,7 +15,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -344,7 +344,10 @@ def cancel(request: HttpRequest, booking_id: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def pickup(request: HttpRequest) -> HttpResponse:
     """The kiosk at the safe: room + code opens the safe, or says why not."""
-    context: dict[str, Any] = {"room": "", "now_local": local_now(), "attempt": request_id_new()}
+    now = local_now()
+    # DATETIME_FORMAT ends in "p.m." in English, and the sentence adds its own full stop.
+    kiosk_time = f"{formats.date_format(now, 'DATE_FORMAT')} {formats.time_format(now, 'H:i')}"
+    context: dict[str, Any] = {"room": "", "kiosk_time": kiosk_time, "attempt": request_id_new()}
     if request.method == "POST":
         room = request.POST.get("room", "")[:8]
         code = request.POST.get("code", "")[:64]

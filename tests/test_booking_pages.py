@@ -461,6 +461,13 @@ def test_a_double_click_on_yes_cancel_reports_success_both_times(
 # --- pickup kiosk -------------------------------------------------------------------------
 
 
+def test_the_kiosk_shows_its_time_in_one_clean_sentence(client: Client) -> None:
+    page = html(client.get("/book/pickup/"))
+    assert "Kiosk time: Nov. 21, 2026 10:00." in page and "m.." not in page
+    chinese = html(client.get("/book/pickup/", HTTP_ACCEPT_LANGUAGE="zh-hans"))
+    assert "终端时间：2026年11月21日 10:00。" in chinese
+
+
 def test_a_double_press_at_the_kiosk_opens_and_says_open_twice(
     r: redis.Redis, client: Client
 ) -> None:
