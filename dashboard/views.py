@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -34,6 +35,7 @@ from dashboard.forms import (
 from dashboard.season import season_name
 from dashboard.selectors import (
     FilteredBookings,
+    HeatMap,
     LogEntry,
     audit_log,
     booking_trail,
@@ -126,8 +128,22 @@ def occupancy(request: HttpRequest) -> HttpResponse:
         )
         if data.get("floor") and heat.floor is None:
             messages.warning(request, _("There is no such floor; choose one from the summary."))
-    context = {"form": form, "heat": heat, "section": "occupancy"}
+    context = {
+        "form": form,
+        "heat": heat,
+        # Every cell link of the detail map starts with this; the cell adds room, hour or box.
+        "bookings_of_day": _bookings_of_day(heat),
+        "section": "occupancy",
+    }
     return _page(request, "occupancy.html", context)
+
+
+def _bookings_of_day(heat: HeatMap | None) -> str:
+    if heat is None:
+        return ""
+    day = heat.date.isoformat()
+    query = urlencode({"start": day, "end": day, "cls": heat.cls})
+    return f"{reverse('dashboard:bookings')}?{query}"
 
 
 # --- bookings ----------------------------------------------------------------------------------

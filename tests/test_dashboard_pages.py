@@ -533,3 +533,21 @@ def test_a_person_is_read_once_per_page(
     page = client.get(f"/staff/people/{buyer.id}/").content.decode()
     assert buyer.username in page and "staff</span>" not in page
     assert "staff</span>" in client.get(f"/staff/people/{staff.id}/").content.decode()
+
+
+def test_a_class_c_floor_map_links_only_booked_cells_and_stays_light(
+    r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    """2,500 cells: a free cell has no bookings to list, so no link (no tab stop, no bytes)."""
+    c = claim(r, request("C", 30, (3,), hour_start=9, hour_end=10, boxes="4"), owner=str(buyer.id))
+    assert c.ok
+    response = client_for(staff).get("/staff/occupancy/?date=2026-12-03&cls=C&floor=2")
+    html = response.content.decode()
+    detail = re.search(r'id="heat-rooms">(.*?)</table>', html, re.S)
+    assert detail
+    assert detail.group(1).count('<td class="heat heat-') == 2500
+    links = re.findall(r'<a href="([^"]+)"', detail.group(1))
+    assert links == [
+        "/staff/bookings/?start=2026-12-03&amp;end=2026-12-03&amp;cls=C&amp;room=30&amp;box=4"
+    ]
+    assert len(response.content) < 150_000, len(response.content)
