@@ -218,6 +218,18 @@ def test_a_cancelled_or_collected_booking_page_shows_no_code_and_no_pickup_rules
         assert "How to pick up" not in page and "Copy the code" not in page
 
 
+def test_the_hold_countdown_is_a_timer_not_a_live_region_read_every_second(
+    client_for: Any, buyer: Any
+) -> None:
+    client = client_for(buyer)
+    form = hold_and_confirm(client, B_8_12)
+    confirm = html(client.get(f"/book/confirm/{form['hold_id']}/"))
+    assert re.search(r'role="timer" data-countdown-clock', confirm)
+    timer = confirm[confirm.index('class="hold-timer"') : confirm.index('role="timer"')]
+    assert "role=" not in timer and "aria-live" not in timer
+    assert re.search(r'role="status" data-countdown-status data-expired-text="[^"]+"', confirm)
+
+
 def test_double_click_on_book_books_once(r: redis.Redis, client_for: Any, buyer: Any) -> None:
     client = client_for(buyer)
     form = hold_and_confirm(client, B_8_12)

@@ -8,7 +8,8 @@
   function startCountdown(box) {
     var until = document.querySelector("[data-expires]");
     var clock = box.querySelector("[data-countdown-clock]");
-    if (!until || !clock) { return; }
+    var status = document.querySelector("[data-countdown-status]");
+    if (!until || !clock || !status) { return; }
     var end = parseInt(until.getAttribute("data-expires"), 10) * 1000;
     if (!end) { return; }
     box.hidden = false;
@@ -16,7 +17,8 @@
       var left = Math.max(0, Math.round((end - Date.now()) / 1000));
       clock.textContent = pad(Math.floor(left / 60)) + ":" + pad(left % 60);
       if (left === 0) {
-        box.textContent = box.getAttribute("data-expired-text");
+        box.hidden = true;
+        status.textContent = status.getAttribute("data-expired-text");
         return;
       }
       window.setTimeout(tick, 1000);
