@@ -70,6 +70,13 @@ def test_anyone_may_look_and_is_asked_to_log_in_to_book(client: Client) -> None:
     assert 'action="/book/hold/"' not in page
 
 
+def test_the_room_picker_names_the_building_s_last_room(client: Client, settings: Any) -> None:
+    settings.STRONGROOM_ROOM_COUNT = 120
+    page = html(client.get("/book/"))
+    assert "Room number (001 to 120)" in page and '<option value="120">' in page
+    assert '<option value="121">' not in page
+
+
 def test_anonymous_hold_goes_to_login_and_writes_nothing(client: Client, r: redis.Redis) -> None:
     before = snapshot(r)
     response = client.post("/book/hold/", B_8_12)
