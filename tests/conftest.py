@@ -223,3 +223,14 @@ def browser_login(page: object, person: Someone) -> None:
     page.fill("input[name=password]", person.password)  # type: ignore[attr-defined]
     with page.expect_navigation():  # type: ignore[attr-defined]
         page.click("form[action='/accounts/login/'] button[type=submit]")  # type: ignore[attr-defined]
+
+
+# --- dashboard ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def world(r: redis.Redis, buyer: Someone, second_buyer: Someone, staff: Someone) -> object:
+    """The dashboard tests' small booking world (tests/dashboard_support.py: World)."""
+    from tests.dashboard_support import world_make
+
+    return world_make(r, buyer, second_buyer, staff)

@@ -9,18 +9,17 @@ import redis
 from booking.selectors import booking_get
 from tests.booking_support import claim, request
 from tests.conftest import Someone, browser_login
-from tests.dashboard_support import world_make
+from tests.dashboard_support import World
 
 
 def test_staff_filter_open_cancel_with_a_reason_and_find_it_in_the_audit_log(
     page: object,
     r: redis.Redis,
+    world: World,
     buyer: Someone,
-    second_buyer: Someone,
     staff: Someone,
     screenshot_dir: Path,
 ) -> None:
-    world_make(r, buyer, second_buyer, staff)
     target = claim(r, request("B", 42, (20,), hour_start=14, hour_end=16), owner=str(buyer.id))
     assert target.booking is not None
     booking_id = target.booking.id

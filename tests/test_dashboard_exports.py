@@ -16,17 +16,16 @@ from booking.services import booking_cancel
 from dashboard.exports import csv_cell
 from tests.booking_support import SHANGHAI, claim, request
 from tests.conftest import Someone
-from tests.dashboard_support import world_make
+from tests.dashboard_support import World
 
 
 def test_csv_export_holds_exactly_the_filtered_bookings(
     r: redis.Redis,
+    world: World,
     buyer: Someone,
-    second_buyer: Someone,
     staff: Someone,
     client_for: Callable[[Someone], Client],
 ) -> None:
-    world = world_make(r, buyer, second_buyer, staff)
     records = world.fresh(r)
     response = client_for(staff).get(
         "/staff/bookings/export.csv", {"start": "2026-12-03", "end": "2026-12-05", "cls": "B"}
@@ -72,12 +71,10 @@ def test_csv_cells_hiding_a_formula_behind_blanks_or_full_width_signs_are_quoted
 
 def test_ics_export_parses_and_has_one_event_per_booked_day_of_the_filter(
     r: redis.Redis,
-    buyer: Someone,
-    second_buyer: Someone,
+    world: World,
     staff: Someone,
     client_for: Callable[[Someone], Client],
 ) -> None:
-    world = world_make(r, buyer, second_buyer, staff)
     records = world.fresh(r)
     response = client_for(staff).get(
         "/staff/bookings/export.ics", {"start": "2026-12-03", "end": "2026-12-04"}

@@ -11,7 +11,7 @@ from booking.selectors import booking_get, inventory_keys
 from strongroom import keyspace as ks
 from tests.booking_support import product_keys
 from tests.conftest import Someone
-from tests.dashboard_support import world_make
+from tests.dashboard_support import World
 
 
 def _inventory_keys(client: redis.Redis) -> list[str]:
@@ -19,13 +19,8 @@ def _inventory_keys(client: redis.Redis) -> list[str]:
 
 
 def test_the_keyspace_page_lists_families_counts_and_the_registry(
-    r: redis.Redis,
-    buyer: Someone,
-    second_buyer: Someone,
-    staff: Someone,
-    client_for: Callable[[Someone], Client],
+    r: redis.Redis, world: World, staff: Someone, client_for: Callable[[Someone], Client]
 ) -> None:
-    world_make(r, buyer, second_buyer, staff)
     html = client_for(staff).get("/staff/keyspace/").content.decode()
     for name in ks.FAMILIES:
         assert f'data-family="{name}"' in html
@@ -39,12 +34,10 @@ def test_the_keyspace_page_lists_families_counts_and_the_registry(
 
 def test_a_wrong_confirmation_flushes_nothing(
     r: redis.Redis,
-    buyer: Someone,
-    second_buyer: Someone,
+    world: World,
     staff: Someone,
     client_for: Callable[[Someone], Client],
 ) -> None:
-    world = world_make(r, buyer, second_buyer, staff)
     before = _inventory_keys(r)
     client = client_for(staff)
     for typed in ("", "2026-11", "2026-12x", "{2026-12}", "2026 12", "2026-12\n2027"):
@@ -58,12 +51,11 @@ def test_a_wrong_confirmation_flushes_nothing(
 
 def test_the_right_confirmation_removes_every_inventory_key_and_cancels_with_the_reason(
     r: redis.Redis,
+    world: World,
     buyer: Someone,
-    second_buyer: Someone,
     staff: Someone,
     client_for: Callable[[Someone], Client],
 ) -> None:
-    world = world_make(r, buyer, second_buyer, staff)
     confirmed = [b.id for b in world.fresh(r) if b.status == "confirmed"]
     others = [k for k in product_keys(r) if not ks.BOOKING_INVENTORY.matches(k)]
     client = client_for(staff)

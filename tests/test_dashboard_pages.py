@@ -21,10 +21,10 @@ from tests.booking_support import claim, request
 from tests.conftest import Someone
 from tests.dashboard_support import (
     DEC3,
+    World,
     booking_links,
     chart_numbers,
     figure,
-    world_make,
 )
 
 GET_PAGES = [
@@ -103,12 +103,10 @@ def test_posts_are_staff_only_and_change_nothing_otherwise(
 
 def test_the_overview_figures_equal_counts_from_the_booking_records(
     r: redis.Redis,
-    buyer: Someone,
-    second_buyer: Someone,
+    world: World,
     staff: Someone,
     client_for: Callable[[Someone], Client],
 ) -> None:
-    world = world_make(r, buyer, second_buyer, staff)
     records = world.fresh(r)
     today = DEC3.date()
     with time_machine.travel(DEC3, tick=False):
@@ -159,13 +157,12 @@ def test_the_overview_charts_page_views_and_unique_visitors(
 
 def test_the_overview_takes_a_constant_number_of_round_trips(
     r: redis.Redis,
+    world: World,
     buyer: Someone,
-    second_buyer: Someone,
     staff: Someone,
     client_for: Callable[[Someone], Client],
 ) -> None:
     client = client_for(staff)
-    world_make(r, buyer, second_buyer, staff)
     with time_machine.travel(DEC3, tick=False), round_trips() as small:
         assert client.get("/staff/").status_code == 200
     for room in range(20, 60):
@@ -180,12 +177,11 @@ def test_the_overview_takes_a_constant_number_of_round_trips(
 
 def test_bookings_filter_by_range_class_room_status_and_person(
     r: redis.Redis,
-    buyer: Someone,
+    world: World,
     second_buyer: Someone,
     staff: Someone,
     client_for: Callable[[Someone], Client],
 ) -> None:
-    world = world_make(r, buyer, second_buyer, staff)
     records = world.fresh(r)
     client = client_for(staff)
 
