@@ -177,7 +177,12 @@ def hold(request: HttpRequest) -> HttpResponse:
         return _refused(request, choices, problems, status=400)
     _release_previous(request, owner)
     hold_id = hold_new_id(room=slot_request.room)
-    result = booking_hold(client=get_store(), owner_id=owner, request=slot_request, hold_id=hold_id)
+    try:
+        result = booking_hold(
+            client=get_store(), owner_id=owner, request=slot_request, hold_id=hold_id
+        )
+    except InvalidRequest as refused:  # midnight passed since the form was read
+        return _refused(request, choices, refused.errors, status=400)
     if not result.ok:
         message = _("Someone was faster: these slots are no longer free.")
         return _refused(request, choices, [message], status=409, taken=result.taken)
@@ -260,6 +265,8 @@ def claim(request: HttpRequest) -> HttpResponse:
             booking_id=booking_id,
             hold_id=hold_id or None,
         )
+    except InvalidRequest as refused:  # midnight passed since the form was read
+        return _refused(request, choices, refused.errors, status=400)
     except ValueError:
         message = _("This form is out of date: check your choices and book again.")
         return _refused(request, choices, [message], status=400)

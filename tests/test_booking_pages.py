@@ -237,6 +237,30 @@ def test_the_hold_countdown_is_a_timer_not_a_live_region_read_every_second(
     assert re.search(r'role="status" data-countdown-status data-expired-text="[^"]+"', confirm)
 
 
+@pytest.mark.parametrize("step", ["hold", "claim"])
+def test_midnight_between_reading_the_form_and_booking_is_a_message_not_a_500(
+    r: redis.Redis, client_for: Any, buyer: Any, monkeypatch: pytest.MonkeyPatch, step: str
+) -> None:
+    from booking import views
+
+    evening = dt.datetime(2026, 12, 7, 23, 59, 59, tzinfo=SHANGHAI)
+    client = client_for(buyer)
+    with time_machine.travel(evening, tick=False) as clock:
+        form = hold_and_confirm(client, B_8_12) if step == "claim" else B_8_12
+        engine = getattr(views, f"booking_{step}")
+
+        def after_midnight(**kwargs: Any) -> Any:
+            clock.move_to(evening + dt.timedelta(seconds=1))  # the form said "tomorrow"
+            return engine(**kwargs)
+
+        monkeypatch.setattr(views, f"booking_{step}", after_midnight)
+        before = snapshot(r)
+        response = client.post(f"/book/{step}/", form)
+    assert response.status_code == 400
+    assert "is today: book at least one day ahead" in html(response)
+    assert snapshot(r) == before
+
+
 def test_double_click_on_book_books_once(r: redis.Redis, client_for: Any, buyer: Any) -> None:
     client = client_for(buyer)
     form = hold_and_confirm(client, B_8_12)
