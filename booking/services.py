@@ -386,6 +386,7 @@ def booking_pickup(
             attempt,
             settings.STRONGROOM_AUDIT_MAXLEN,
             format_room(number),
+            (moment.date() - dt.timedelta(days=1)).isoformat(),
         ]
         record_key = keys.record(booking_id or "-")
         reply = durable_fcall(

@@ -143,6 +143,39 @@ def test_the_grace_period_follows_the_last_hour(r: redis.Redis, settings: object
     assert booking_pickup(client=r, room=7, code=code, now=at(3, 12, 14)).ok
 
 
+def test_the_grace_after_hours_ending_at_midnight_runs_into_the_next_day(
+    r: redis.Redis, settings: object
+) -> None:
+    settings.STRONGROOM_PICKUP_GRACE_MINUTES = 15  # type: ignore[attr-defined]
+    booking = booked(r, hour_start=22, hour_end=24)
+    code = booking.pickup_code()
+    assert booking_pickup(client=r, room=7, code=code, now=at(4, 0, 15)).outcome == "wrong_day"
+    done = booking_pickup(client=r, room=7, code=code, now=at(4, 0, 14))
+    assert done.ok and done.booking is not None
+    assert done.booking.collected_dates == (day(3),) and done.booking.status == "collected"
+    assert booking_pickup(client=r, room=7, code=code, now=at(4, 0, 14)).outcome == (
+        "already_collected"
+    )
+
+
+def test_last_night_s_grace_wins_over_tonight_s_hours_not_begun(
+    r: redis.Redis, settings: object
+) -> None:
+    settings.STRONGROOM_PICKUP_GRACE_MINUTES = 15  # type: ignore[attr-defined]
+    booking = booked(r, dates=(3, 4), hour_start=23, hour_end=24)
+    code = booking.pickup_code()
+    first = booking_pickup(client=r, room=7, code=code, now=at(4, 0, 5))
+    assert first.ok and first.booking is not None
+    assert first.booking.collected_dates == (day(3),) and first.booking.status == "confirmed"
+    # Still in last night's grace: that day is the one asked for, and it is collected.
+    assert booking_pickup(client=r, room=7, code=code, now=at(4, 0, 6)).outcome == (
+        "already_collected"
+    )
+    assert booking_pickup(client=r, room=7, code=code, now=at(4, 0, 15)).outcome == "wrong_hour"
+    second = booking_pickup(client=r, room=7, code=code, now=at(4, 23, 30))
+    assert second.ok and second.booking is not None and second.booking.status == "collected"
+
+
 def test_class_a_is_collected_any_time_of_its_day(r: redis.Redis) -> None:
     booking = booked(r, "A")
     assert booking_pickup(client=r, room=7, code=booking.pickup_code(), now=at(3, 23, 59)).ok

@@ -410,7 +410,7 @@ end
 -- Pickup: open the safe with room + code, once per booked day, within the booked hours.
 -- KEYS: lock, failures, codes, record (of ARGV booking id; any key of the room if none), audit
 -- ARGV: code mac, booking id (''), now ms, today ISO, minute of day, grace minutes,
---       max failures, window ms, lock ms, attempt id, audit maxlen, room
+--       max failures, window ms, lock ms, attempt id, audit maxlen, room, yesterday ISO
 -- Returns {'collected', <record>} | {'locked', until ms} | {'wrong_code', failures left}
 --       | {'retry', booking id} | {outcome, <record>} for cancelled, already_collected,
 --         wrong_day, wrong_hour
@@ -422,7 +422,7 @@ local function pickup(keys, args)
   local mac, expected, now, today = args[1], args[2], tonumber(args[3]), args[4]
   local minute, grace = tonumber(args[5]), tonumber(args[6])
   local max_failures, window, lock_ms = tonumber(args[7]), tonumber(args[8]), tonumber(args[9])
-  local attempt, maxlen, room = args[10], args[11], args[12]
+  local attempt, maxlen, room, yesterday = args[10], args[11], args[12], args[13]
 
   local locked_until = redis.call('GET', lock)
   if locked_until then
@@ -460,20 +460,31 @@ local function pickup(keys, args)
   if status == 'cancelled' then
     return {'cancelled', redis.call('HGETALL', record)}
   end
-  if status == 'collected' or as_set(collected)[today] then
+  if status == 'collected' then
     return {'already_collected', redis.call('HGETALL', record)}
   end
-  if not as_set(dates)[today] then
-    return {'wrong_day', redis.call('HGETALL', record)}
-  end
-  if r[4] ~= 'A' then
-    local first, last = tonumber(r[5]) * 60, tonumber(r[6]) * 60 + grace
-    if minute < first or minute >= last then
+  -- The booked day this pickup is for: today within its hours (+ grace), or yesterday while the
+  -- grace after hours that end at midnight runs on into today.
+  local booked, done = as_set(dates), as_set(collected)
+  local first, last = (tonumber(r[5]) or 0) * 60, (tonumber(r[6]) or 0) * 60 + grace
+  local day
+  if booked[today] and (r[4] == 'A' or (minute >= first and minute < last)) then
+    day = today
+  elseif r[4] ~= 'A' and booked[yesterday] and minute < last - 1440 then
+    day = yesterday
+  elseif booked[today] then
+    day = done[today] and today or nil
+    if not day then
       return {'wrong_hour', redis.call('HGETALL', record)}
     end
+  else
+    return {'wrong_day', redis.call('HGETALL', record)}
+  end
+  if done[day] then
+    return {'already_collected', redis.call('HGETALL', record)}
   end
 
-  collected[#collected + 1] = today
+  collected[#collected + 1] = day
   table.sort(collected)
   local fields = {'collected', table.concat(collected, ','), 'collected_at', now,
     'pickup_attempt', attempt .. '|' .. today}
@@ -482,7 +493,7 @@ local function pickup(keys, args)
     fields[#fields + 1] = 'collected'
   end
   redis.call('HSET', record, unpack(fields))
-  audit(stream, maxlen, 'pickup', redis.call('HGET', record, 'owner'), id, room, today, now)
+  audit(stream, maxlen, 'pickup', redis.call('HGET', record, 'owner'), id, room, day, now)
   return {'collected', redis.call('HGETALL', record)}
 end
 
