@@ -830,6 +830,14 @@ def results_text(
     from django.conf import settings
 
     shared = f"\n- Note: {args.note}" if args.note else ""
+    after = os.getloadavg()[0]
+    busy = max(float(before["load"].split()[0]), after)
+    if busy > 0.5 * int(before["cpus"]):
+        shared += (
+            f"\n- The machine was busy with other work (1-minute load average {busy:.1f} on "
+            f"{before['cpus']} CPUs, this run's own load included at the end: {after:.1f}): "
+            "compare rows within this run rather than with other runs."
+        )
     return f"""# Site benchmark, {started:%Y-%m-%d %H:%M %Z}
 
 `make bench` (`python -m bench.site`): gunicorn (sync workers) serving the site with `DEBUG=0` on
