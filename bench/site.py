@@ -830,13 +830,12 @@ def results_text(
     from django.conf import settings
 
     shared = f"\n- Note: {args.note}" if args.note else ""
-    after = os.getloadavg()[0]
-    busy = max(float(before["load"].split()[0]), after)
+    busy = float(before["load"].split()[0])
     if busy > 0.5 * int(before["cpus"]):
         shared += (
-            f"\n- The machine was busy with other work (1-minute load average {busy:.1f} on "
-            f"{before['cpus']} CPUs, this run's own load included at the end: {after:.1f}): "
-            "compare rows within this run rather than with other runs."
+            f"\n- The machine was busy with other work when the run started (1-minute load "
+            f"average {busy:.1f} on {before['cpus']} CPUs): compare rows within this run "
+            "rather than with other runs."
         )
     return f"""# Site benchmark, {started:%Y-%m-%d %H:%M %Z}
 
