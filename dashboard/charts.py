@@ -16,6 +16,7 @@ class Bar:
     height: float
     label_x: float
     show_label: bool
+    minor_label: bool = False  # every other shown label: left out where space is short
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,16 @@ def _nice_top(peak: int) -> int:
         step *= 10
 
 
+def _tick_step(axis_top: int) -> int:
+    """A round whole step (1, 2, 25 or 5 x 10^n) dividing `axis_top` into at most 5 parts, so
+    that every tick sits exactly at the value it shows (5 in 4 parts would show 1.25 as 1)."""
+    for parts in (5, 4, 2, 1):
+        step, rest = divmod(axis_top, parts)
+        if not rest and str(step).rstrip("0") in ("1", "2", "25", "5"):
+            return step
+    return axis_top
+
+
 def bar_chart(
     *,
     chart_id: str,
@@ -66,7 +77,7 @@ def bar_chart(
     height: int = 220,
     label_every: int = 0,
 ) -> BarChart:
-    """Lay out one bar per point (label, value) on a 0..nice maximum axis with 5 ticks."""
+    """Lay out one bar per point (label, value) on a 0..nice maximum axis with whole ticks."""
     left, right, top, bottom = 40, 8, 10, height - 28
     plot_width = width - left - right
     peak = max((value for _, value in points), default=0)
@@ -87,12 +98,13 @@ def bar_chart(
                 height=round(bar_height, 2),
                 label_x=round(left + index * slot + slot / 2, 2),
                 show_label=index % every == 0,
+                minor_label=index % (2 * every) == every,
             )
         )
+    step = _tick_step(axis_top)
     ticks = tuple(
-        Tick(value=axis_top * i // 4, y=round(bottom - (bottom - top) * i / 4, 2))
-        for i in range(5)
-        if axis_top * i % 4 == 0 or axis_top >= 4
+        Tick(value=value, y=round(bottom - (bottom - top) * value / axis_top, 2))
+        for value in range(0, axis_top + 1, step)
     )
     return BarChart(chart_id, title, value_label, width, height, left, bottom, top, tuple(bars),
                     ticks)  # fmt: skip

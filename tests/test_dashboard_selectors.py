@@ -97,3 +97,17 @@ def test_occupancy_map_summary_counts_match_the_detail(r: redis.Redis) -> None:
 
 def test_the_season_is_named_by_its_month() -> None:
     assert season_name() == "2026-12"
+
+
+@pytest.mark.parametrize("peak", [*range(0, 60), 99, 100, 101, 150, 199, 201, 480, 999, 12_345])
+def test_every_chart_tick_sits_at_the_value_it_shows(peak: int) -> None:
+    chart = bar_chart(chart_id="c", title="t", value_label="v", points=[("a", peak)])
+    span = chart.plot_bottom - chart.plot_top
+    axis_top = chart.ticks[-1].value
+    assert axis_top >= peak and 2 <= len(chart.ticks) <= 6
+    assert chart.ticks[0].value == 0
+    for tick in chart.ticks:
+        shown_at = (chart.plot_bottom - tick.y) / span * axis_top
+        assert shown_at == pytest.approx(tick.value, abs=0.01)
+    (bar,) = chart.bars
+    assert bar.height / span * axis_top == pytest.approx(peak, rel=1e-3, abs=0.01)
