@@ -347,10 +347,18 @@ class LogEntry:
     detail: str
 
 
-def staff_audit_entries(*, client: redis.Redis, count: int = 50) -> list[LogEntry]:
-    """The newest staff actions (one XREVRANGE)."""
+def staff_audit_entries(
+    *, client: redis.Redis, count: int = 50, kind: str | None = None
+) -> list[LogEntry]:
+    """The newest `count` staff actions, of one kind if given (one XREVRANGE).
+
+    With a kind the whole stream is read (it is capped at STRONGROOM_AUDIT_MAXLEN entries): the
+    newest `count` entries may hold none of that kind while older ones do.
+    """
     entries = []
-    for _entry_id, fields in client.xrevrange(STAFF_AUDIT.key(), count=count):
+    for _entry_id, fields in client.xrevrange(STAFF_AUDIT.key(), count=None if kind else count):
+        if kind is not None and fields.get("kind") != kind:
+            continue
         entries.append(
             LogEntry(
                 at=from_ms(fields.get("at")) or dt.datetime.fromtimestamp(0, tz=dt.UTC),
@@ -362,7 +370,7 @@ def staff_audit_entries(*, client: redis.Redis, count: int = 50) -> list[LogEntr
                 detail=fields.get("detail", ""),
             )
         )
-    return entries
+    return entries[:count]
 
 
 def _from_booking(entry: AuditEntry) -> LogEntry:
@@ -380,10 +388,7 @@ def audit_log(
     if kind is None or kind in BOOKING_KINDS:
         merged += [_from_booking(e) for e in audit_entries(client=client, kind=kind, count=count)]
     if kind is None or kind in STAFF_KINDS:
-        merged += [
-            e for e in staff_audit_entries(client=client, count=count)
-            if kind is None or e.kind == kind
-        ]  # fmt: skip
+        merged += staff_audit_entries(client=client, count=count, kind=kind)
     merged.sort(key=lambda e: e.at, reverse=True)
     return merged[:count]
 

@@ -111,3 +111,15 @@ def test_every_chart_tick_sits_at_the_value_it_shows(peak: int) -> None:
         assert shown_at == pytest.approx(tick.value, abs=0.01)
     (bar,) = chart.bars
     assert bar.height / span * axis_top == pytest.approx(peak, rel=1e-3, abs=0.01)
+
+
+def test_a_staff_kind_filter_finds_entries_older_than_the_newest_page(r: redis.Redis) -> None:
+    from dashboard.selectors import audit_log
+    from dashboard.services import staff_audit_record
+
+    staff_audit_record(client=r, kind="staff_grant", actor_id="1", subject="2", detail="bo")
+    for n in range(60):
+        staff_audit_record(client=r, kind="staff_revoke", actor_id="1", subject=str(n + 3))
+    grants = audit_log(client=r, kind="staff_grant", count=50)
+    assert [(e.kind, e.subject) for e in grants] == [("staff_grant", "2")]
+    assert len(audit_log(client=r, kind="staff_revoke", count=50)) == 50
