@@ -24,7 +24,7 @@ from booking.domain import (
     site_today,
 )
 from booking.forms import Choices
-from booking.selectors import season_availability, taken_boxes, taken_hours
+from booking.selectors import DayAvailability, panel_availability, season_availability
 
 
 @dataclass(frozen=True)
@@ -90,33 +90,22 @@ def first_weekday() -> int:
     return (django_first - 1) % 7
 
 
-def month_build(
-    *,
-    client: redis.Redis,
-    choices: Choices,
-    owner_id: str | None,
-    now: dt.datetime | None = None,
-) -> Month:
-    """The month's table; with a class and room, each day's availability (one round trip)."""
+def _month_bounds(choices: Choices, now: dt.datetime | None) -> tuple[dt.date, dt.date, dt.date]:
+    """The month shown, and the part of it inside the season (first and last day)."""
     first = month_shown(choices, now)
     last = (first + dt.timedelta(days=32)).replace(day=1) - dt.timedelta(days=1)
-    start, end = max(first, season_start()), min(last, season_end())
-    states: dict[dt.date, tuple[str, str]] = {}
-    checked = bool(choices.cls and choices.room)
-    if checked:
-        assert choices.room is not None
-        for day in season_availability(
-            client=client,
-            cls=choices.cls,
-            room=choices.room,
-            hours=choices.hours,
-            boxes=choices.boxes or None,
-            owner_id=owner_id,
-            now=now,
-            start=start,
-            end=end,
-        ):
-            states[day.date] = (day.state, day.reason)
+    return first, max(first, season_start()), min(last, season_end())
+
+
+def _month_table(
+    choices: Choices,
+    first: dt.date,
+    availability: list[DayAvailability] | None,
+    now: dt.datetime | None,
+) -> Month:
+    """The month's table from the days' availability (None: no class and room picked yet)."""
+    states = {day.date: (day.state, day.reason) for day in availability or []}
+    checked = availability is not None
     today = site_today(now)
     weekday_first = first_weekday()
     weeks = []
@@ -150,6 +139,32 @@ def month_build(
     )
 
 
+def month_build(
+    *,
+    client: redis.Redis,
+    choices: Choices,
+    owner_id: str | None,
+    now: dt.datetime | None = None,
+) -> Month:
+    """The month's table alone (month navigation); with a class and room, each day's
+    availability (one round trip)."""
+    first, start, end = _month_bounds(choices, now)
+    availability = None
+    if choices.cls and choices.room:
+        availability = season_availability(
+            client=client,
+            cls=choices.cls,
+            room=choices.room,
+            hours=choices.hours,
+            boxes=choices.boxes or None,
+            owner_id=owner_id,
+            now=now,
+            start=start,
+            end=end,
+        )
+    return _month_table(choices, first, availability, now)
+
+
 @dataclass(frozen=True)
 class Cell:
     """One hour of the hour row or one box of the box grid."""
@@ -163,48 +178,55 @@ class Cell:
         return f"{self.number:02d}"
 
 
-def hour_row(
-    *, client: redis.Redis, choices: Choices, owner_id: str | None, now: dt.datetime | None = None
-) -> list[Cell]:
-    """00..23; hours taken on a chosen date (for the chosen boxes) are marked (one round trip
-    when dates are chosen, none otherwise)."""
-    taken: set[int] = set()
-    if choices.cls in ("B", "C") and choices.room and choices.dates:
-        taken = set(
-            taken_hours(
-                client=client,
-                cls=choices.cls,
-                room=choices.room,
-                dates=choices.dates,
-                boxes=choices.boxes or None,
-                owner_id=owner_id,
-                now=now,
-            )
-        )
-    hours = choices.hours
-    return [
-        Cell(h, h in taken, hours is not None and hours[0] <= h < hours[1])
-        for h in range(HOURS_PER_DAY)
-    ]
+@dataclass(frozen=True)
+class Panel:
+    """The pickers' state: the month table, the hour row (B/C) and the box grid (C)."""
+
+    month: Month
+    hours: list[Cell]
+    boxes: list[Cell]
 
 
-def box_grid(
-    *, client: redis.Redis, choices: Choices, owner_id: str | None, now: dt.datetime | None = None
-) -> list[Cell]:
-    """Boxes 1..100; boxes taken on a chosen date during the chosen hours are marked."""
-    taken: set[int] = set()
-    if choices.cls == "C" and choices.room and choices.dates:
-        taken = set(
-            taken_boxes(
-                client=client,
-                room=choices.room,
-                dates=choices.dates,
-                hours=choices.hours,
-                owner_id=owner_id,
-                now=now,
-            )
+def panel_build(
+    *,
+    client: redis.Redis,
+    choices: Choices,
+    owner_id: str | None,
+    now: dt.datetime | None = None,
+) -> Panel:
+    """The calendar, the hour row and the box grid from one read of the room (one round trip
+    once a class and room are picked, none before). Hours and boxes are marked taken on the
+    chosen dates (for the chosen boxes, during the chosen hours)."""
+    first, start, end = _month_bounds(choices, now)
+    found = None
+    if choices.cls and choices.room:
+        found = panel_availability(
+            client=client,
+            cls=choices.cls,
+            room=choices.room,
+            start=start,
+            end=end,
+            dates=choices.dates,
+            hours=choices.hours,
+            boxes=choices.boxes or None,
+            owner_id=owner_id,
+            now=now,
         )
-    return [Cell(b, b in taken, b in choices.boxes) for b in range(1, BOXES_PER_ROOM + 1)]
+    hours_taken = set(found.taken_hours if found else ())
+    boxes_taken = set(found.taken_boxes if found else ())
+    chosen = choices.hours
+    return Panel(
+        month=_month_table(choices, first, found.days if found else None, now),
+        hours=[
+            Cell(h, h in hours_taken, chosen is not None and chosen[0] <= h < chosen[1])
+            for h in range(HOURS_PER_DAY)
+        ]
+        if choices.cls in ("B", "C")
+        else [],
+        boxes=[Cell(b, b in boxes_taken, b in choices.boxes) for b in range(1, BOXES_PER_ROOM + 1)]
+        if choices.cls == "C"
+        else [],
+    )
 
 
 def slots_described(slots: tuple[Slot, ...] | list[Slot]) -> list[str]:

@@ -43,6 +43,7 @@ from booking.keys import (
 from strongroom import keyspace as ks
 
 FULL = (1 << HOURS_PER_DAY) - 1
+ALL_BOXES = tuple(range(1, BOXES_PER_ROOM + 1))
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,45 @@ def _day_available(
     return any(v != FULL for v in values)
 
 
+def _availability_args(
+    cls: str, room: int, hours: tuple[int, int] | None, boxes: Sequence[int] | None
+) -> tuple[tuple[int, int] | None, Sequence[int] | None]:
+    """Check a calendar's class, room, hours and boxes; drop what the class does not use."""
+    _check(cls, room)
+    if hours is not None and not (0 <= hours[0] < hours[1] <= HOURS_PER_DAY):
+        raise ValueError(f"bad hour range {hours!r}")
+    if boxes and not all(1 <= b <= BOXES_PER_ROOM for b in boxes):
+        raise ValueError(f"bad boxes {boxes!r}")
+    if cls == "A":
+        hours = None
+    return hours, (boxes or None) if cls == "C" else None
+
+
+def _calendar_dates(start: dt.date | None, end: dt.date | None) -> list[dt.date]:
+    first, last = start or season_start(), end or season_end()
+    return [first + dt.timedelta(days=i) for i in range((last - first).days + 1)]
+
+
+def _days_from(
+    cls: str,
+    taken: dict[tuple[int, int], int],
+    dates: Sequence[dt.date],
+    today: dt.date,
+    hours: tuple[int, int] | None,
+    boxes: Sequence[int] | None,
+) -> list[DayAvailability]:
+    result = []
+    for date in dates:
+        reason = day_refusal(date, today)
+        if reason:
+            result.append(DayAvailability(date, "not_bookable", reason))
+        elif _day_available(cls, taken, season_day(date), hours, boxes):
+            result.append(DayAvailability(date, "available"))
+        else:
+            result.append(DayAvailability(date, "sold_out"))
+    return result
+
+
 def season_availability(
     *,
     client: redis.Redis,
@@ -199,33 +239,12 @@ def season_availability(
 ) -> list[DayAvailability]:
     """Every season day (or every day from `start` to `end`) as available, sold out or not
     bookable (past, today, outside season) for this class, room (+ hours, + boxes)."""
-    _check(cls, room)
-    if hours is not None and not (0 <= hours[0] < hours[1] <= HOURS_PER_DAY):
-        raise ValueError(f"bad hour range {hours!r}")
-    if boxes and not all(1 <= b <= BOXES_PER_ROOM for b in boxes):
-        raise ValueError(f"bad boxes {boxes!r}")
-    if cls == "A":
-        hours, boxes = None, None
-    if cls != "C":
-        boxes = None
-    first, last = start or season_start(), end or season_end()
-    dates = [first + dt.timedelta(days=i) for i in range((last - first).days + 1)]
+    hours, boxes = _availability_args(cls, room, hours, boxes)
+    dates = _calendar_dates(start, end)
     today = site_today(now)
-    bookable = [d for d in dates if not day_refusal(d, today)]
-    all_boxes = list(range(1, BOXES_PER_ROOM + 1))
-    taken = _read(
-        client, cls, room, [season_day(d) for d in bookable], boxes or all_boxes, owner_id, now
-    )
-    result = []
-    for date in dates:
-        reason = day_refusal(date, today)
-        if reason:
-            result.append(DayAvailability(date, "not_bookable", reason))
-        elif _day_available(cls, taken, season_day(date), hours, boxes):
-            result.append(DayAvailability(date, "available"))
-        else:
-            result.append(DayAvailability(date, "sold_out"))
-    return result
+    bookable = [season_day(d) for d in dates if not day_refusal(d, today)]
+    taken = _read(client, cls, room, bookable, boxes or ALL_BOXES, owner_id, now)
+    return _days_from(cls, taken, dates, today, hours, boxes)
 
 
 def free_hours(
@@ -459,6 +478,38 @@ def _dates_checked(cls: str, room: int, dates: Sequence[dt.date]) -> list[int]:
     return [season_day(d) for d in sorted(set(dates)) if in_season(d)]
 
 
+def _hours_from(
+    cls: str, taken: dict[tuple[int, int], int], days: Sequence[int], boxes: Sequence[int] | None
+) -> list[int]:
+    busy = 0
+    for day in days:
+        if cls == "B":
+            busy |= taken[(day, 0)]
+        elif boxes:
+            for box in boxes:
+                busy |= taken[(day, box)]
+        else:
+            every = FULL
+            for box in ALL_BOXES:
+                every &= taken[(day, box)]
+            busy |= every
+    return [hour for hour in range(HOURS_PER_DAY) if busy & (1 << (23 - hour))]
+
+
+def _boxes_from(
+    taken: dict[tuple[int, int], int], days: Sequence[int], hours: tuple[int, int] | None
+) -> list[int]:
+    mask = hour_mask(*hours) if hours else FULL
+    wanted = set(days)
+    return sorted(
+        {
+            box
+            for (day, box), value in taken.items()
+            if day in wanted and (value & mask if hours else value == FULL)
+        }
+    )
+
+
 def taken_hours(
     *,
     client: redis.Redis,
@@ -479,21 +530,9 @@ def taken_hours(
         raise ValueError(f"bad boxes {boxes!r}")
     if not days:
         return []
-    chosen = list(boxes) if cls == "C" and boxes else list(range(1, BOXES_PER_ROOM + 1))
+    chosen = list(boxes) if cls == "C" and boxes else ALL_BOXES
     taken = _read(client, cls, room, days, chosen, owner_id, now)
-    busy = 0
-    for day in days:
-        if cls == "B":
-            busy |= taken[(day, 0)]
-        elif boxes:
-            for box in chosen:
-                busy |= taken[(day, box)]
-        else:
-            every = FULL
-            for box in chosen:
-                every &= taken[(day, box)]
-            busy |= every
-    return [hour for hour in range(HOURS_PER_DAY) if busy & (1 << (23 - hour))]
+    return _hours_from(cls, taken, days, boxes if cls == "C" else None)
 
 
 def taken_boxes(
@@ -512,10 +551,44 @@ def taken_boxes(
     days = _dates_checked("C", room, dates)
     if not days:
         return []
-    mask = hour_mask(*hours) if hours else FULL
-    taken = _read(client, "C", room, days, range(1, BOXES_PER_ROOM + 1), owner_id, now)
-    return sorted(
-        {box for (_, box), value in taken.items() if (value & mask if hours else value == FULL)}
+    return _boxes_from(_read(client, "C", room, days, ALL_BOXES, owner_id, now), days, hours)
+
+
+@dataclass(frozen=True)
+class PanelAvailability:
+    """What the booking page shows at once: each day from `start` to `end` (the calendar), and
+    for the chosen dates the taken hours (B/C, else []) and the taken boxes (C, else [])."""
+
+    days: list[DayAvailability]
+    taken_hours: list[int]
+    taken_boxes: list[int]
+
+
+def panel_availability(
+    *,
+    client: redis.Redis,
+    cls: str,
+    room: int,
+    start: dt.date,
+    end: dt.date,
+    dates: Sequence[dt.date] = (),
+    hours: tuple[int, int] | None = None,
+    boxes: Sequence[int] | None = None,
+    owner_id: str | None = None,
+    now: dt.datetime | None = None,
+) -> PanelAvailability:
+    """`season_availability`, `taken_hours` and `taken_boxes` of one page from ONE read of the
+    room's bitmap (the three would read it three times)."""
+    hours, boxes = _availability_args(cls, room, hours, boxes)
+    calendar = _calendar_dates(start, end)
+    today = site_today(now)
+    chosen = _dates_checked(cls, room, dates)
+    bookable = {season_day(d) for d in calendar if not day_refusal(d, today)}
+    taken = _read(client, cls, room, sorted(bookable | set(chosen)), ALL_BOXES, owner_id, now)
+    return PanelAvailability(
+        days=_days_from(cls, taken, calendar, today, hours, boxes),
+        taken_hours=_hours_from(cls, taken, chosen, boxes) if cls != "A" and chosen else [],
+        taken_boxes=_boxes_from(taken, chosen, hours) if cls == "C" and chosen else [],
     )
 
 

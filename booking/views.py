@@ -67,20 +67,16 @@ def _context(
     *,
     taken: tuple[Slot, ...] | list[Slot] = (),
 ) -> dict[str, Any]:
-    client, owner = get_store(), _owner(request)
+    panel = pages.panel_build(client=get_store(), choices=choices, owner_id=_owner(request))
     complete_errors = forms.request_errors(choices) if choices.complete else []
     return {
         "choices": choices,
         "problems": problems,
         "taken": pages.slots_described(taken),
         "classes": pages.class_lines(),
-        "month": pages.month_build(client=client, choices=choices, owner_id=owner),
-        "hours": pages.hour_row(client=client, choices=choices, owner_id=owner)
-        if choices.cls in ("B", "C")
-        else [],
-        "boxes": pages.box_grid(client=client, choices=choices, owner_id=owner)
-        if choices.cls == "C"
-        else [],
+        "month": panel.month,
+        "hours": panel.hours,
+        "boxes": panel.boxes,
         "complete_errors": complete_errors,
         "page_url": _page_url(choices),
         "hour_starts": list(range(24)),

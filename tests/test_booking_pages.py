@@ -144,6 +144,26 @@ def test_calendar_fragment_costs_one_round_trip_of_its_own(
         assert trips.count <= 4
 
 
+def test_the_whole_booking_page_reads_the_room_once(
+    r: redis.Redis, client: Client, client_for: Any, buyer: Any
+) -> None:
+    assert claim(r, request("C", dates=(8,), hour_start=8, hour_end=12, boxes=[5])).ok
+    query = {"cls": "C", "room": "7", "date": "2026-12-08", "start": "9", "end": "10", "box": "6"}
+    for who in (client, client_for(buyer)):
+        for path in ("/book/", "/book/parts/panel/"):
+            who.get("/book/pickup/")
+            with round_trips() as baseline:
+                who.get("/book/pickup/")
+            with round_trips() as trips:
+                page = html(who.get(path, query))
+            # calendar, hour row and box grid all come from the same single read
+            assert trips.count == baseline.count + 1, (path, trips.count, baseline.count)
+            box5 = re.search(r'name="pick_box" value="5".*?</button>', page, re.S).group(0)
+            hour9 = re.search(r'name="hour" value="9".*?</button>', page, re.S).group(0)
+            assert "disabled" in box5 and "disabled" not in hour9
+            assert "disabled" not in day_button(page, "2026-12-08")
+
+
 def test_hour_row_and_box_grid_disable_taken_slots(r: redis.Redis, client: Client) -> None:
     assert claim(r, request("C", dates=(8,), hour_start=8, hour_end=12, boxes=[5])).ok
     page = html(

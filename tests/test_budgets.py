@@ -39,10 +39,10 @@ BUDGETS: dict[str, int] = {
     "healthz": 1,  # PING
     # Booking (a claim is 2: FCALL + WAITAOF in one pipeline, then the index pipeline)
     "booking page, empty": 3,
-    "booking page, class C picked": 6,
-    "booking page, anonymous": 4,
+    "booking page, class C picked": 3,
+    "booking page, anonymous": 2,
     "calendar fragment": 4,
-    "panel fragment": 6,
+    "panel fragment": 3,
     "my bookings (3)": 5,
     "my bookings (30)": 5,
     "booking done page": 4,
@@ -51,7 +51,7 @@ BUDGETS: dict[str, int] = {
     "hold POST": 5,
     "confirm page": 4,
     "booking POST": 4,
-    "booking POST, slot taken": 6,  # the refusal re-renders the booking page
+    "booking POST, slot taken": 4,  # the refusal re-renders the booking page
     # Catalog
     "catalog browse": 3,
     "catalog, 2 tags": 3,
