@@ -10,6 +10,7 @@ import redis
 
 from catalog.rules import Book, InvalidBook, check_book, sort_key
 from catalog.selectors import book_get
+from dashboard.services import staff_audit_record
 from strongroom import keyspace
 from strongroom.store import durable_fcall, load_functions
 
@@ -80,9 +81,13 @@ def book_add(
     description: str = "",
     tags: Sequence[str],
     token: str | None = None,
+    audit_actor: str | None = None,
 ) -> str:
     """Add a book under a client-made id; adding the same id again with the same token is a
-    no-op. Returns the book's version. Raises InvalidBook or BookExists."""
+    no-op. Returns the book's version. Raises InvalidBook or BookExists.
+
+    With `audit_actor` (a staff member's id) the first application goes to the staff audit log;
+    a resent form does not log the add again."""
     check_book(title=title, author=author, year=year, description=description, tags=list(tags))
     keys, args = save_call(
         book_id=book_id, expected_version="", token=token or book_id, title=title,
@@ -91,6 +96,8 @@ def book_add(
     reply = durable_fcall(client, "catalog_book_save", keys, args)
     if reply[0] == "exists":
         raise BookExists(book_id)
+    if reply[0] == "ok":
+        _audit(client, audit_actor, "book_add", book_id, title)
     return str(reply[1])
 
 
@@ -105,11 +112,13 @@ def book_edit(
     year: int,
     description: str = "",
     tags: Sequence[str],
+    audit_actor: str | None = None,
 ) -> str:
     """Change a book and its tags in one step, if nobody changed it since `expected_version`.
 
-    `token` is made when the form is shown: sending the same edit twice applies it once.
-    Returns the new version. Raises InvalidBook, BookMissing or BookStale.
+    `token` is made when the form is shown: sending the same edit twice applies it once (and
+    with `audit_actor`, logs it once). Returns the new version. Raises InvalidBook, BookMissing
+    or BookStale.
     """
     check_book(title=title, author=author, year=year, description=description, tags=list(tags))
     current = book_get(client=client, book_id=book_id)
@@ -124,13 +133,22 @@ def book_edit(
         raise BookMissing(book_id)
     if reply[0] == "stale":
         raise BookStale(book_id)
+    if reply[0] == "ok":
+        _audit(client, audit_actor, "book_edit", book_id, title)
     return str(reply[1])
 
 
-def book_delete(*, client: redis.Redis, book_id: str, expected_version: str | None = None) -> bool:
+def book_delete(
+    *,
+    client: redis.Redis,
+    book_id: str,
+    expected_version: str | None = None,
+    audit_actor: str | None = None,
+) -> bool:
     """Delete a book and take it out of every tag set. False if it was already gone.
 
-    With `expected_version`, refuses (BookStale) when the book changed since then.
+    With `expected_version`, refuses (BookStale) when the book changed since then. With
+    `audit_actor`, the deletion (not a repeat of it) goes to the staff audit log.
     """
     for _attempt in range(5):
         current = book_get(client=client, book_id=book_id)
@@ -141,12 +159,19 @@ def book_delete(*, client: redis.Redis, book_id: str, expected_version: str | No
         args = [book_id, version, len(current.tags), *current.tags]
         reply = durable_fcall(client, "catalog_book_delete", keys, args)
         if reply[0] == "ok":
+            _audit(client, audit_actor, "book_delete", book_id, current.title)
             return True
         if reply[0] == "gone":
             return False
         if expected_version is not None:
             raise BookStale(book_id)
     raise BookStale(book_id)
+
+
+def _audit(client: redis.Redis, actor: str | None, kind: str, book_id: str, title: str) -> None:
+    # After the edit, under another hash tag: a crash in between loses the entry, never the edit.
+    if actor is not None:
+        staff_audit_record(client=client, kind=kind, actor_id=actor, subject=book_id, detail=title)
 
 
 def books_load(*, client: redis.Redis, books: Iterable[Book], chunk: int = 1000) -> int:

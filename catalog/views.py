@@ -156,7 +156,7 @@ def book_add(request: HttpRequest) -> HttpResponse:
                 services.book_add(
                     client=get_store(), book_id=data["book_id"], title=data["title"],
                     author=data["author"], year=data["year"], description=data["description"],
-                    tags=data["tags"],
+                    tags=data["tags"], audit_actor=str(request.user.id),
                 )  # fmt: skip
             except InvalidBook as exc:
                 form.add_error(None, str(exc))
@@ -183,6 +183,7 @@ def book_edit(request: HttpRequest, book_id: str) -> HttpResponse:
                     client=get_store(), book_id=book_id, expected_version=data["version"],
                     token=data["token"], title=data["title"], author=data["author"],
                     year=data["year"], description=data["description"], tags=data["tags"],
+                    audit_actor=str(request.user.id),
                 )  # fmt: skip
             except InvalidBook as exc:
                 form.add_error(None, str(exc))
@@ -215,7 +216,10 @@ def book_delete(request: HttpRequest, book_id: str) -> HttpResponse:
             raise Http404(_("No such book."))
         try:
             deleted = services.book_delete(
-                client=get_store(), book_id=book_id, expected_version=form.cleaned_data["version"]
+                client=get_store(),
+                book_id=book_id,
+                expected_version=form.cleaned_data["version"],
+                audit_actor=str(request.user.id),
             )
         except services.BookStale:
             messages.error(request, _("Someone changed this book meanwhile; it was not deleted."))

@@ -188,6 +188,7 @@ def kind_label(kind: str) -> Any:
         "claim": _("claim"), "cancel": _("cancel"), "pickup": _("pickup"),
         "pickup_failed": _("failed pickup"), "flush": _("room flush"), "hold": _("hold"),
         "staff_grant": _("staff granted"), "staff_revoke": _("staff revoked"),
-        "season_flush": _("season flush"),
+        "season_flush": _("season flush"), "book_add": _("book added"),
+        "book_edit": _("book edited"), "book_delete": _("book deleted"),
     }  # fmt: skip
     return labels.get(kind, kind)

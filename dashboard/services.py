@@ -20,7 +20,14 @@ from dashboard.season import season_name
 from strongroom.keyspace import STAFF_AUDIT
 
 DETAIL_LIMIT = 500
-STAFF_KINDS = ("staff_grant", "staff_revoke", "season_flush")
+STAFF_KINDS = (
+    "staff_grant",
+    "staff_revoke",
+    "season_flush",
+    "book_add",
+    "book_edit",
+    "book_delete",
+)
 
 
 class SelfRevokeRefused(Exception):

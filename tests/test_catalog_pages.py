@@ -234,3 +234,28 @@ def test_loadbooks_adds_a_file_once_and_refuses_a_bad_one(r: redis.Redis, tmp_pa
         (tmp_path / "short.psv").write_text("Only a title\n")
         call_command("loadbooks", str(tmp_path / "short.psv"))
     assert dict(tags_with_counts(client=r)) == {"y": 2, "x": 1}
+
+
+def test_staff_edits_of_the_catalog_reach_the_audit_log(
+    shelf: redis.Redis, staff: object, client_for: Callable[..., Client]
+) -> None:
+    from strongroom.keyspace import STAFF_AUDIT
+
+    client = client_for(staff)
+    added = form_of(client.get("/catalog/staff/add/"))
+    added |= {"title": "Redis in Action", "author": "Josiah L. Carlson", "year": "2013"}
+    assert client.post("/catalog/staff/add/", added | {"tags": "redis"}).status_code == 302
+    client.post("/catalog/staff/add/", added | {"tags": "redis"})  # resent: added once
+    edit = form_of(client.get("/catalog/staff/ror/edit/"))
+    assert client.post("/catalog/staff/ror/edit/", edit | {"tags": "ruby"}).status_code == 302
+    version = form_of(client.get("/catalog/staff/erl/delete/"))["version"]
+    client.post("/catalog/staff/erl/delete/", {"version": version})
+    client.post("/catalog/staff/erl/delete/", {"version": version})  # already gone: no entry
+    entries = [fields for _id, fields in shelf.xrange(STAFF_AUDIT.key())]
+    assert [(e["kind"], e["subject"], e["actor"]) for e in entries] == [
+        ("book_add", added["book_id"], str(staff.id)),  # type: ignore[attr-defined]
+        ("book_edit", "ror", str(staff.id)),  # type: ignore[attr-defined]
+        ("book_delete", "erl", str(staff.id)),  # type: ignore[attr-defined]
+    ]
+    log = client.get("/staff/audit/?kind=book_edit").content.decode()
+    assert 'data-kind="book_edit"' in log and 'data-kind="book_add"' not in log
