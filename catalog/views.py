@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 
 from accounts.access import staff_required
@@ -106,7 +107,11 @@ def browse(request: HttpRequest) -> HttpResponse:
     context = browse_context(result, parsed.problems)
     partial = request.htmx and not request.htmx.history_restore_request  # type: ignore[attr-defined]
     template = "catalog/_region.html" if partial else "catalog/browse.html"
-    return render(request, template, context)
+    response = render(request, template, context)
+    # One URL, two bodies (the page, or its results region for htmx): a cache (the browser's
+    # back button included) must keep them apart.
+    patch_vary_headers(response, ("HX-Request", "HX-History-Restore-Request"))
+    return response
 
 
 def get_book_or_404(book_id: str) -> Book:

@@ -88,6 +88,12 @@ def test_htmx_requests_get_only_the_results_region(shelf: redis.Redis) -> None:
     )
 
 
+def test_the_page_and_its_htmx_region_are_cached_apart(shelf: redis.Redis) -> None:
+    for headers in ({}, {"HTTP_HX_REQUEST": "true"}):
+        vary = Client().get("/catalog/?all=ruby", **headers)["Vary"]
+        assert "HX-Request" in vary and "HX-History-Restore-Request" in vary
+
+
 def test_the_browse_page_speaks_chinese(shelf: redis.Redis) -> None:
     client = Client()
     client.cookies["django_language"] = "zh-hans"
