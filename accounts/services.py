@@ -116,15 +116,13 @@ def password_set(*, client: redis.Redis, person_id: int, password: str) -> str:
 
 def staff_set(*, client: redis.Redis, person_id: int, is_staff: bool) -> Person:
     """Grant or revoke staff; raises PersonNotFound for an unknown id."""
-    key = PERSON.key(person_id=person_id)
-    pipe = client.pipeline(transaction=True)
-    pipe.exists(key)
-    pipe.hget(key, "username")
-    exists, username = pipe.execute()
-    if not exists:
+    # One function checks that the person exists and sets the flag (one round trip, durable:
+    # a revocation that was confirmed stays revoked).
+    username = durable_fcall(
+        client, "accounts_staff_set", [PERSON.key(person_id=person_id)], [int(is_staff)]
+    )
+    if username is None:
         raise PersonNotFound(person_id)
-    # HSET only on an existing hash: a check-then-write that cannot create a stray person.
-    client.hset(key, "is_staff", int(is_staff))
     return Person(id=person_id, username=username, is_staff=is_staff)
 
 

@@ -18,7 +18,9 @@ from accounts.people import ANONYMOUS, AnonymousPerson, Person
 from accounts.selectors import person_count, person_find, person_get
 from accounts.services import PersonNotFound, staff_set
 from accounts.sessions import session_person
+from strongroom.keyspace import PERSON
 from strongroom.sessions import SessionStore
+from strongroom.store import round_trips
 
 
 @login_required
@@ -145,3 +147,10 @@ def test_demo_is_idempotent_and_prints_the_same_credentials(
     assert (tmp_path / demo.CREDENTIALS_FILE).stat().st_mode & 0o077 == 0
     login = Client().post("/accounts/login/", {"username": demo.DEMO_STAFF, "password": password})
     assert login.status_code == 302
+
+
+def test_staff_set_is_one_durable_round_trip(r, buyer):
+    with round_trips() as trips:
+        person = staff_set(client=r, person_id=buyer.id, is_staff=True)
+    assert trips.count == 1 and person.is_staff and person.username == buyer.username
+    assert r.hget(PERSON.key(person_id=buyer.id), "is_staff") == "1"

@@ -86,7 +86,18 @@ local function top_logins(keys, args)
   return out
 end
 
+-- Grant or revoke staff on an existing person only (never creating a stray hash).
+-- KEYS: person hash; ARGV: is_staff (0|1). Returns the username, or false for no such person.
+-- Setting a flag to a value is idempotent: a repeated call changes nothing more.
+local function staff_set(keys, args)
+  local username = redis.call('HGET', keys[1], 'username')
+  if not username then return false end
+  redis.call('HSET', keys[1], 'is_staff', args[1])
+  return username
+end
+
 redis.register_function{function_name='accounts_signup', callback=signup}
+redis.register_function{function_name='accounts_staff_set', callback=staff_set}
 redis.register_function{function_name='accounts_login_failure', callback=login_failure}
 redis.register_function{function_name='accounts_recent_logins', callback=recent_logins,
   flags={'no-writes'}}
