@@ -785,6 +785,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"{row.label}: warm-up {args.warmup:.0f} s, then {args.seconds:.0f} s")
             stored = bookings_stored(client)
             warm = runner.run(row, args.warmup) if args.warmup > 0 else {"s3xx": 0}
+            runner.settle()  # a slow page's warm-up leaves a queue that would eat the run
             row.result = runner.run(row, args.seconds)
             runner.settle()
             if row.slots == "distinct":
