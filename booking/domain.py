@@ -297,7 +297,8 @@ def _msg(message: str, **params: Any) -> Any:
     return _interpolate_lazy(message, params)
 
 
-def _shown(value: object) -> str:
+def shown_value(value: object) -> str:
+    """A bad value as echoed in a message: its first characters only."""
     text = str(value)
     return text if len(text) <= _SHOWN else text[:_SHOWN] + "…"
 
@@ -310,7 +311,7 @@ def _parse_class(cls: object, errors: list[Any]) -> str | None:
     text = cls.strip(" ").upper() if isinstance(cls, str) else None
     if text in CLASSES:
         return text
-    errors.append(_msg("Choose a class: A, B or C (not “%(value)s”).", value=_shown(cls)))
+    errors.append(_msg("Choose a class: A, B or C (not “%(value)s”).", value=shown_value(cls)))
     return None
 
 
@@ -326,7 +327,7 @@ def _parse_room(room: object, errors: list[Any]) -> int | None:
             _msg(
                 "The room must be a number from 001 to %(last)s (not “%(value)s”).",
                 last=format_room(count),
-                value=_shown(room),
+                value=shown_value(room),
             )
         )
         return None
@@ -362,7 +363,7 @@ def _parse_date(value: object, errors: list[Any]) -> dt.date | None:
             return dt.date.fromisoformat(value.strip(" "))
         except ValueError:
             pass
-    errors.append(_msg("“%(value)s” is not a date (use YYYY-MM-DD).", value=_shown(value)))
+    errors.append(_msg("“%(value)s” is not a date (use YYYY-MM-DD).", value=shown_value(value)))
     return None
 
 
@@ -410,11 +411,13 @@ def _parse_hour(value: object, *, is_end: bool, errors: list[Any]) -> int | None
     elif isinstance(value, str) and (match := _HOUR_RE.fullmatch(value.strip(" "))):
         hour, minutes = int(match.group(1)), int(match.group(2) or 0)
     else:
-        errors.append(_msg("“%(value)s” is not an hour (use 00:00 to 24:00).", value=_shown(value)))
+        errors.append(
+            _msg("“%(value)s” is not an hour (use 00:00 to 24:00).", value=shown_value(value))
+        )
         return None
     if not 0 <= hour <= HOURS_PER_DAY or minutes >= 60:
         errors.append(
-            _msg("%(value)s is not an hour of the day (00:00 to 24:00).", value=_shown(value))
+            _msg("%(value)s is not an hour of the day (00:00 to 24:00).", value=shown_value(value))
         )
         return None
     if minutes:
@@ -422,7 +425,7 @@ def _parse_hour(value: object, *, is_end: bool, errors: list[Any]) -> int | None
             _msg(
                 "Hours start on the hour (%(hour)02d:00, not %(value)s).",
                 hour=hour,
-                value=_shown(value),
+                value=shown_value(value),
             )
         )
         return None
@@ -485,7 +488,9 @@ def _parse_boxes(cls: str, boxes: object, errors: list[Any]) -> tuple[int, ...]:
         elif isinstance(value, str) and _NUMBER_RE.fullmatch(value.strip(" ")):
             number = int(value.strip(" "))
         if number is None:
-            errors.append(_msg("“%(value)s” is not a box number (1 to 100).", value=_shown(value)))
+            errors.append(
+                _msg("“%(value)s” is not a box number (1 to 100).", value=shown_value(value))
+            )
         elif not 1 <= number <= BOXES_PER_ROOM:
             errors.append(_msg("Box %(box)s does not exist: boxes are 1 to 100.", box=number))
         else:

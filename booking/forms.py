@@ -24,6 +24,7 @@ from booking.domain import (
     format_room,
     in_season,
     room_count,
+    shown_value,
     slot_request_parse,
 )
 
@@ -113,10 +114,6 @@ def _one(data: Mapping[str, Any], name: str) -> str:
     return values[-1].strip(" ") if values else ""
 
 
-def _shown(text: str) -> str:
-    return text if len(text) <= 24 else text[:24] + "…"
-
-
 def _hour(text: str, *, is_end: bool) -> int | None:
     match = _HOUR.fullmatch(text)
     if match is None:
@@ -168,7 +165,7 @@ def choices_from(
     cls = _one(data, "cls").upper() if "cls" not in long else ""
     if cls and cls not in CLASSES:
         problems.append(
-            _("There is no class “%(value)s”: choose A, B or C.") % {"value": _shown(cls)}
+            _("There is no class “%(value)s”: choose A, B or C.") % {"value": shown_value(cls)}
         )
         cls = ""
 
@@ -177,7 +174,7 @@ def choices_from(
     if room_text and room is None:
         problems.append(
             _("There is no room “%(value)s”: rooms are 001 to %(last)s.")
-            % {"value": _shown(room_text), "last": format_room(room_count())}
+            % {"value": shown_value(room_text), "last": format_room(room_count())}
         )
 
     start = end = None
@@ -198,7 +195,8 @@ def choices_from(
             box = _number(text.strip(" "), 1, BOXES_PER_ROOM)
             if box is None:
                 problems.append(
-                    _("There is no box “%(value)s”: boxes are 1 to 100.") % {"value": _shown(text)}
+                    _("There is no box “%(value)s”: boxes are 1 to 100.")
+                    % {"value": shown_value(text)}
                 )
             elif box not in boxes:
                 boxes.append(box)
@@ -209,7 +207,7 @@ def choices_from(
             day = _date(text.strip(" "))
             if day is None:
                 problems.append(
-                    _("“%(value)s” is not a date (use YYYY-MM-DD).") % {"value": _shown(text)}
+                    _("“%(value)s” is not a date (use YYYY-MM-DD).") % {"value": shown_value(text)}
                 )
             elif day not in dates:
                 dates.append(day)

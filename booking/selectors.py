@@ -402,6 +402,20 @@ def inventory_keys(*, client: redis.Redis) -> list[InventoryKey]:
     return found
 
 
+def _audit_entry(entry_id: str, fields: dict[str, str], room: int) -> AuditEntry:
+    """One stream entry as written by the functions' `audit` (missing fields read as empty)."""
+    at = from_ms(fields.get("at")) or dt.datetime.fromtimestamp(0, tz=dt.UTC)
+    return AuditEntry(
+        entry_id,
+        at,
+        fields.get("kind", ""),
+        fields.get("actor", ""),
+        fields.get("booking", ""),
+        room,
+        fields.get("detail", ""),
+    )
+
+
 def audit_entries(
     *, client: redis.Redis, kind: str | None = None, count: int = 50
 ) -> list[AuditEntry]:
@@ -413,23 +427,12 @@ def audit_entries(
     pipe = client.pipeline(transaction=False)
     for room in rooms:
         pipe.xrevrange(RoomKeys(room).audit, count=per_room)
-    entries = []
-    for room, stream in zip(rooms, pipe.execute(), strict=True):
-        for entry_id, fields in stream:
-            if kind is not None and fields.get("kind") != kind:
-                continue
-            at = from_ms(fields.get("at")) or dt.datetime.fromtimestamp(0, tz=dt.UTC)
-            entries.append(
-                AuditEntry(
-                    entry_id,
-                    at,
-                    fields.get("kind", ""),
-                    fields.get("actor", ""),
-                    fields.get("booking", ""),
-                    room,
-                    fields.get("detail", ""),
-                )
-            )
+    entries = [
+        _audit_entry(entry_id, fields, room)
+        for room, stream in zip(rooms, pipe.execute(), strict=True)
+        for entry_id, fields in stream
+        if kind is None or fields.get("kind") == kind
+    ]
 
     def order(entry: AuditEntry) -> tuple[int, int, int]:
         ms, seq = entry.id.split("-")
@@ -597,16 +600,9 @@ def booking_audit(*, client: redis.Redis, booking_id: str) -> list[AuditEntry]:
     room = booking_id_room(booking_id)
     if room is None:
         return []
-    found = []
     stream = client.xrevrange(RoomKeys(room).audit, count=settings.STRONGROOM_AUDIT_MAXLEN)
-    for entry_id, fields in stream:
-        if fields.get("booking") != booking_id:
-            continue
-        at = from_ms(fields.get("at")) or dt.datetime.fromtimestamp(0, tz=dt.UTC)
-        found.append(
-            AuditEntry(
-                entry_id, at, fields.get("kind", ""), fields.get("actor", ""), booking_id, room,
-                fields.get("detail", ""),
-            )
-        )  # fmt: skip
-    return found
+    return [
+        _audit_entry(entry_id, fields, room)
+        for entry_id, fields in stream
+        if fields.get("booking") == booking_id
+    ]
