@@ -44,7 +44,14 @@ from booking.domain import (
     slots_from_reply,
     to_ms,
 )
-from booking.keys import RoomKeys, date_index, date_member, date_score, person_index
+from booking.keys import (
+    RoomKeys,
+    date_index,
+    date_member,
+    date_score,
+    member_booking_id,
+    person_index,
+)
 from strongroom.store import NotDurable, durable_fcall, fcall, load_functions, waitaof_supported
 
 __all__ = [
@@ -437,19 +444,45 @@ def _records(client: redis.Redis, ids_by_room: dict[int, Sequence[str]]) -> list
 
 
 def indexes_rebuild(*, client: redis.Redis) -> int:
-    """Rebuild the person and date indexes from the booking records (found via the ledgers)."""
+    """Rebuild the person and date indexes from the booking records (found via the ledgers).
+
+    Safe while people book: entries are only added, and an entry is removed only when its
+    booking record does not exist. (Deleting the indexes and writing them again would drop the
+    entries of a claim made between the read and the delete.) A claim writes its record before
+    its index entries, so a live booking's entry is never removed."""
     pipe = client.pipeline(transaction=False)
     rooms = range(1, room_count() + 1)
     for room in rooms:
         pipe.smembers(RoomKeys(room).ledger)
     ids_by_room = {room: sorted(ids) for room, ids in zip(rooms, pipe.execute(), strict=True)}
     bookings = _records(client, ids_by_room)
-    pipe = client.pipeline(transaction=False)
-    pipe.delete(date_index())
-    for owner in {b.owner_id for b in bookings}:
-        pipe.delete(person_index(owner))
-    pipe.execute()
     indexes_write(client=client, bookings=bookings)
+    owners = sorted({b.owner_id for b in bookings})
+    pipe = client.pipeline(transaction=False)
+    pipe.zrange(date_index(), 0, -1)
+    for owner in owners:
+        pipe.zrange(person_index(owner), 0, -1)
+    dated, *personal = pipe.execute()
+    known = {b.id for b in bookings}
+    suspects = {member_booking_id(m) for m in dated} | {i for ids in personal for i in ids}
+    suspects = sorted(suspects - known)
+    pipe = client.pipeline(transaction=False)
+    for booking_id in suspects:
+        room = booking_id_room(booking_id)
+        if room is None:  # not even an id: nothing can hold it
+            pipe.echo("0")
+        else:
+            pipe.exists(RoomKeys(room).record(booking_id))
+    gone = {i for i, found in zip(suspects, pipe.execute(), strict=True) if not int(found)}
+    if gone:
+        pipe = client.pipeline(transaction=False)
+        stale = [m for m in dated if member_booking_id(m) in gone]
+        if stale:
+            pipe.zrem(date_index(), *stale)
+        for owner, ids in zip(owners, personal, strict=True):
+            if gone.intersection(ids):
+                pipe.zrem(person_index(owner), *gone.intersection(ids))
+        pipe.execute()
     return len(bookings)
 
 

@@ -12,7 +12,7 @@ from redis.crc import key_slot
 
 from booking import selectors
 from booking.domain import booking_new_id, hold_new_id
-from booking.keys import RoomKeys, date_score
+from booking.keys import RoomKeys, date_index, date_member, date_score, person_index
 from booking.services import (
     booking_cancel,
     booking_claim,
@@ -328,6 +328,35 @@ def test_rebuildindexes_restores_lost_indexes_from_the_records(r: redis.Redis) -
     assert selectors.bookings_of(client=r, owner_id=BUYER) == before_person
     assert selectors.bookings_between(client=r, start=day(1), end=day(31)) == before_dates
     assert len(made) == 3
+
+
+def test_rebuildindexes_keeps_a_claim_made_while_it_runs_and_drops_dead_entries(
+    r: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from booking import services
+
+    old = claim(r, request(dates=(3,), room=3)).booking
+    assert old is not None
+    dead = "009-" + "a" * 26  # entries of a booking whose record does not exist
+    r.zadd(date_index(), {date_member(dead, day(9)): date_score(day(9), "A", 9)})
+    r.zadd(person_index(BUYER), {dead: 1})
+    during: list[object] = []
+    read_records = services._records
+
+    def records_then_someone_books(*args: object, **kwargs: object) -> object:
+        found = read_records(*args, **kwargs)  # type: ignore[arg-type]
+        during.append(claim(r, request(dates=(4,), room=4)).booking)
+        return found
+
+    monkeypatch.setattr(services, "_records", records_then_someone_books)
+    assert services.indexes_rebuild(client=r) == 1
+    [new] = during
+    assert new is not None
+    mine = selectors.bookings_of(client=r, owner_id=BUYER)
+    assert {b.id for b in mine} == {old.id, new.id}
+    between = selectors.bookings_between(client=r, start=day(1), end=day(31))
+    assert [b.id for b in between] == [old.id, new.id]
+    assert r.zcard(date_index()) == 2 and r.zcard(person_index(BUYER)) == 2
 
 
 def test_every_claim_cancel_and_pickup_is_audited_newest_first(r: redis.Redis) -> None:
