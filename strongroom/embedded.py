@@ -45,8 +45,12 @@ def url_for(data_dir: Path) -> str:
     return f"unix://{socket_path(data_dir)}"
 
 
-def config_text(data_dir: Path, *, appendfsync: str = "always") -> str:
-    """The server's configuration: AOF on, a log file, a Unix socket and no TCP port."""
+def config_text(data_dir: Path, *, appendfsync: str = "always", cluster: bool = False) -> str:
+    """The server's configuration: AOF on, a log file, a Unix socket and no TCP port.
+
+    `cluster` starts it in cluster mode as the only node, owning every slot: the test suite runs
+    so, which makes any multi-key command across hash tags fail with CROSSSLOT, as on a cluster.
+    """
     lines = {
         "daemonize": "yes",
         "dir": str(data_dir),
@@ -60,6 +64,9 @@ def config_text(data_dir: Path, *, appendfsync: str = "always") -> str:
         "save": '""',
         "maxclients": "2000",
     }
+    if cluster:
+        lines["cluster-enabled"] = "yes"
+        lines["cluster-config-file"] = str(data_dir / "nodes.conf")
     return "".join(f"{name} {value}\n" for name, value in lines.items())
 
 
@@ -94,20 +101,36 @@ def _locked(data_dir: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def ensure_running(data_dir: Path, *, appendfsync: str = "always") -> str:
+def ensure_running(data_dir: Path, *, appendfsync: str = "always", cluster: bool = False) -> str:
     """Start the embedded server of `data_dir` unless one answers already; return its URL."""
     data_dir.mkdir(parents=True, exist_ok=True)
     if answers(data_dir):
         return url_for(data_dir)
     with _locked(data_dir):
         if not answers(data_dir):
-            _start(data_dir, appendfsync)
+            _start(data_dir, config_text(data_dir, appendfsync=appendfsync, cluster=cluster))
+            if cluster:
+                _own_every_slot(data_dir)
     return url_for(data_dir)
 
 
-def _start(data_dir: Path, appendfsync: str) -> None:
+def _own_every_slot(data_dir: Path) -> None:
+    client = _probe_client(socket_path(data_dir), timeout=5)
+    try:
+        if "cluster_slots_assigned:0" in client.execute_command("CLUSTER", "INFO").decode():
+            client.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while b"cluster_state:ok" not in client.execute_command("CLUSTER", "INFO"):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the embedded Valkey in {data_dir} did not form a cluster")
+            time.sleep(0.05)
+    finally:
+        client.close()
+
+
+def _start(data_dir: Path, config: str) -> None:
     conf = data_dir / "valkey.conf"
-    conf.write_text(config_text(data_dir, appendfsync=appendfsync))
+    conf.write_text(config)
     # With daemonize the server forks into its own session and this call returns at once,
     # so a Ctrl-C aimed at the site does not reach the store: `stop` shuts it down cleanly.
     subprocess.run([str(get_binary_path()), str(conf)], check=True, timeout=START_TIMEOUT_S)

@@ -38,7 +38,9 @@ CHROMIUM_ARGS = [
 def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The data directory of the session's embedded Valkey (the same code `make run` uses)."""
     data_dir = tmp_path_factory.mktemp("store")
-    url = embedded.ensure_running(data_dir)
+    # Cluster mode, one node owning every slot: a multi-key command whose keys do not share a
+    # hash tag fails with CROSSSLOT here, exactly as it would on Redis Cluster.
+    url = embedded.ensure_running(data_dir, cluster=True)
     settings.REDIS_URL = url
     settings.CACHES["default"]["LOCATION"] = url
     # In-process requests use plain static storage; the served site (below) collects static.

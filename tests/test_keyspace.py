@@ -84,3 +84,12 @@ def test_escape_part_fast_path_matches_percent_encoding_exactly() -> None:
     samples += ["😀", "2026-12-01", "ｆｕｌｌ", "a\u200bb", 42, -7]
     for value in samples:
         assert escape_part(value) == quote(str(value), safe=""), value
+
+
+def test_the_suites_store_refuses_commands_across_hash_tags(r: redis.Redis) -> None:
+    """The whole suite runs on a one-node cluster, so a cross-tag command anywhere fails it."""
+    assert int(r.info("cluster")["cluster_enabled"]) == 1
+    with pytest.raises(redis.ResponseError, match="same slot"):
+        r.sinter("sr:{a}:x", "sr:{b}:y")
+    with pytest.raises(redis.ResponseError, match="same slot"):
+        r.fcall("booking_claim", 2, "sr:{room:001}:x", "sr:{room:002}:y")
