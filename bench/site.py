@@ -289,8 +289,9 @@ def _catalog_books_key() -> str:
 def load_bookings(
     client: Any, rng: random.Random, buyers: list[Any]
 ) -> tuple[list[dt.date], int, dict[str, float]]:
-    """Book about a third of class A room-days, a fifth of class B hours, and hours of class C
-    boxes 1-50 in every room (boxes 51-100 stay free for the POST row)."""
+    """Book about a third of class A room-days, 1-4 hours on half of the class B room-days, and
+    two hours of 1-3 of boxes 1-50 on 30% of class C room-days (boxes 51-100 stay free for the
+    POST row)."""
     from booking.domain import SlotRequest, booking_new_id, day_refusal, season_days, site_today
     from booking.services import booking_claim
 
@@ -827,42 +828,52 @@ def results_text(
     block: str, started: dt.datetime, before: dict[str, str], info: dict[str, str], workers: int,
     place: Placement, args: argparse.Namespace, data: DataSet, load_seconds: float,
 ) -> str:  # fmt: skip
-    """The dated results file: conditions, data set, the table."""
+    """The dated results file: conditions, data set, the table (one line per paragraph)."""
     from django.conf import settings
 
-    shared = f"\n- Note: {args.note}" if args.note else ""
+    share = data.booked_share
     busy = float(before["load"].split()[0])
+    lines = [
+        f"# Site benchmark, {started:%Y-%m-%d %H:%M %Z}",
+        "",
+        "`make bench` (`python -m bench.site`): gunicorn (sync workers) serving the site with "
+        f"`DEBUG=0` on an embedded {info['server']} {info['version']} (AOF, `appendfsync "
+        f"{settings.STRONGROOM_EMBEDDED_APPENDFSYNC}`, `STRONGROOM_DURABILITY="
+        f"{settings.STRONGROOM_DURABILITY}`), driven by wrk with {args.connections} connections; "
+        f"{args.warmup:.0f} s warm-up, then {args.seconds:.0f} s measured per row.",
+        "",
+        '"vs base template" is the row\'s requests/s as a share of the reference row that '
+        'renders the site\'s base template without touching the store. "alone ms" is one '
+        "request on the idle server (the check made before each row); p50 and p99 include the "
+        f"wait behind the other connections' requests ({args.connections} clients on "
+        f"{workers} workers).",
+        "",
+        f"- Machine: {before['cpus']} CPUs ({before['model']}), Python {before['python']}; "
+        f"load average before the run {before['load']}.",
+    ]
     if busy > 0.5 * int(before["cpus"]):
-        shared += (
-            f"\n- The machine was busy with other work when the run started (1-minute load "
+        lines.append(
+            "- The machine was busy with other work when the run started (1-minute load "
             f"average {busy:.1f} on {before['cpus']} CPUs): compare rows within this run "
             "rather than with other runs."
         )
-    return f"""# Site benchmark, {started:%Y-%m-%d %H:%M %Z}
-
-`make bench` (`python -m bench.site`): gunicorn (sync workers) serving the site with `DEBUG=0` on
-an embedded {info["server"]} {info["version"]} (AOF with
-`appendfsync {settings.STRONGROOM_EMBEDDED_APPENDFSYNC}`,
-`STRONGROOM_DURABILITY={settings.STRONGROOM_DURABILITY}`), driven by wrk with
-{args.connections} connections; {args.warmup:.0f} s warm-up then {args.seconds:.0f} s measured
-per row. "vs base template" is the row's requests/s as a share of the reference row
-that renders the site's base template without touching the store; "alone ms" is one request on
-the idle server (the check made before each row); p50 and p99 include the wait behind the other
-connections' requests (32 clients on a few workers).
-
-- Machine: {before["cpus"]} CPUs ({before["model"]}), Python {before["python"]}; load average
-  before the run {before["load"]}.{shared}
-- Server: {workers} gunicorn workers; {place.note}.
-- Data set (loaded in {load_seconds:.0f} s): {len(data.buyers)} buyers and 1 staff member plus the
-  demo people; {data.books:,} books ({data.tags} tags; the demo catalog plus {GENERATED_BOOKS:,}
-  generated); {data.bookings:,} bookings over {settings.STRONGROOM_ROOM_COUNT} rooms and
-  {len(data.bookable_days)} bookable days (about {data.booked_share.get("A", 0):.0%} of class A
-  room-days, {data.booked_share.get("B", 0):.0%} of class B room-hours, class C boxes 1-50).
-- Logged-in rows rotate over {POSTING_BUYERS} buyers' sessions (the dashboard: one staff
-  session); POST rows carry each buyer's CSRF cookie and token.
-
-{block}
-"""
+    if args.note:
+        lines.append(f"- Note: {args.note}")
+    lines += [
+        f"- Server: {workers} gunicorn workers; {place.note}.",
+        f"- Data set (loaded in {load_seconds:.0f} s): {len(data.buyers)} buyers and one staff "
+        f"member plus the demo people; {data.books:,} books with {data.tags} tags (the demo "
+        f"catalog plus {GENERATED_BOOKS:,} generated); {data.bookings:,} bookings over "
+        f"{settings.STRONGROOM_ROOM_COUNT} rooms and {len(data.bookable_days)} bookable days "
+        f"({share.get('A', 0):.0%} of class A room-days, {share.get('B', 0):.0%} of class B "
+        "room-hours, class C: 1-3 of boxes 1-50 for two hours on 30% of room-days).",
+        f"- Logged-in rows rotate over {POSTING_BUYERS} buyers' sessions (the dashboard: one "
+        "staff session); POST rows carry each buyer's CSRF cookie and token.",
+        "",
+        block,
+        "",
+    ]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
