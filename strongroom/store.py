@@ -159,19 +159,25 @@ def fcall(client: redis.Redis, function: str, keys: Sequence[str], args: Sequenc
         return client.fcall(function, len(keys), *keys, *args)
 
 
-_waitaof_supported: bool | None = None
+_WAITAOF_ATTRIBUTE = "_strongroom_waitaof"
 
 
 def waitaof_supported(client: redis.Redis) -> bool:
-    """Whether the server has WAITAOF (Redis 7.2+, Valkey 8+); asked once per process."""
-    global _waitaof_supported
-    if _waitaof_supported is None:
+    """Whether the server has WAITAOF (Redis 7.2+, Valkey 8+); asked once per connection pool.
+
+    The answer is kept on the client's pool, so one process talking to two servers (say
+    Valkey 8 and Redis 7.0) gets each server's own answer.
+    """
+    pool = client.connection_pool
+    known: bool | None = getattr(pool, _WAITAOF_ATTRIBUTE, None)
+    if known is None:
         try:
             client.execute_command("WAITAOF", 0, 0, 1)
-            _waitaof_supported = True
+            known = True
         except redis.ResponseError:
-            _waitaof_supported = False
-    return _waitaof_supported
+            known = False
+        setattr(pool, _WAITAOF_ATTRIBUTE, known)
+    return known
 
 
 class NotDurable(Exception):
