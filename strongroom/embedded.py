@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import socket
 import subprocess
 import tempfile
 import time
@@ -67,7 +68,15 @@ def config_text(data_dir: Path, *, appendfsync: str = "always", cluster: bool = 
     if cluster:
         lines["cluster-enabled"] = "yes"
         lines["cluster-config-file"] = str(data_dir / "nodes.conf")
+        # With no TCP port the bus would take port 10000 and collide with a second test session.
+        lines["cluster-port"] = str(_free_port())
     return "".join(f"{name} {value}\n" for name, value in lines.items())
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def answers(data_dir: Path) -> bool:
