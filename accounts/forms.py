@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
-from django.contrib.auth.password_validation import (
-    password_validators_help_texts,
-    validate_password,
-)
+from django.contrib.auth.password_validation import password_validators_help_texts
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
 from accounts.names import USERNAME_HELP, USERNAME_INPUT_MAX_LENGTH, username_validate
-from accounts.passwords import PasswordSubject
+from accounts.passwords import password_validate
 from accounts.people import Person
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 PASSWORD_MAX_LENGTH = 256
 
 
-def _password_field(label: str, *, autocomplete: str, help_text: str = "") -> forms.CharField:
+def _password_field(
+    label: StrOrPromise, *, autocomplete: str, help_text: str = ""
+) -> forms.CharField:
     return forms.CharField(
         label=label,
         strip=False,
@@ -71,7 +73,7 @@ class SignupForm(forms.Form):
             self.add_error("password2", _("The two passwords differ."))
         elif first and "username" in data:
             try:
-                validate_password(first, user=PasswordSubject(username=data["username"]))
+                password_validate(first, username=data["username"])
             except ValidationError as error:
                 self.add_error("password1", error)
         return data
@@ -111,7 +113,7 @@ class PasswordChangeForm(forms.Form):
             self.add_error("new_password2", _("The two passwords differ."))
         elif first:
             try:
-                validate_password(first, user=PasswordSubject(username=self.person.username))
+                password_validate(first, username=self.person.username)
             except ValidationError as error:
                 self.add_error("new_password1", error)
         return data

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.contrib.auth.password_validation import validate_password
 from django.utils.translation import gettext_lazy as _
 
 
@@ -25,3 +26,10 @@ class PasswordSubject:
 
     username: str
     _meta = _Meta()
+
+
+def password_validate(password: str, *, username: str) -> None:
+    """Run Django's password validators for `username`; raises ValidationError."""
+    # The validators only read attributes of `user` (username, _meta); django-stubs ask for a
+    # user model instance, which this site does not have.
+    validate_password(password, user=PasswordSubject(username=username))  # type: ignore[arg-type]

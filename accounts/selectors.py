@@ -22,7 +22,7 @@ from strongroom.keyspace import (
     VISITS_VIEWS,
     VISITS_VISITORS,
 )
-from strongroom.store import fcall
+from strongroom.store import fcall, text_values
 
 MAX_LIST = 1000
 _PERSON_FIELDS = ("username", "is_staff", "password")
@@ -43,13 +43,15 @@ def moment_from_ms(value: str | int | None) -> dt.datetime | None:
 
 def person_get(*, client: redis.Redis, person_id: int) -> Person | None:
     """The person with this id, or None."""
-    username, is_staff = client.hmget(PERSON.key(person_id=person_id), "username", "is_staff")
+    username, is_staff = text_values(
+        client.hmget(PERSON.key(person_id=person_id), "username", "is_staff")
+    )
     return _person_from(person_id, username, is_staff)
 
 
 def person_with_password(*, client: redis.Redis, person_id: int) -> tuple[Person, str] | None:
     """The person and their password hash (for sign-in and the session check), or None."""
-    reply = client.hmget(PERSON.key(person_id=person_id), *_PERSON_FIELDS)
+    reply = text_values(client.hmget(PERSON.key(person_id=person_id), *_PERSON_FIELDS))
     return person_with_password_parse(person_id=person_id, reply=reply)
 
 
@@ -146,8 +148,10 @@ def logins_top(*, client: redis.Redis, limit: int = 10) -> list[LoginRank]:
 
 def login_summary(*, client: redis.Redis, person_id: int) -> LoginSummary | None:
     """One person's login count and last login (one round trip), or None if no such person."""
-    username, logins, last, is_staff = client.hmget(
-        PERSON.key(person_id=person_id), "username", "logins", "last_login", "is_staff"
+    username, logins, last, is_staff = text_values(
+        client.hmget(
+            PERSON.key(person_id=person_id), "username", "logins", "last_login", "is_staff"
+        )
     )
     if username is None:
         return None
@@ -214,5 +218,5 @@ def person_names(*, client: redis.Redis, person_ids: list[int]) -> dict[int, str
     ids = sorted({int(pid) for pid in person_ids})
     if not ids:
         return {}
-    names = client.hmget(PERSON_NAMES.key(), [str(pid) for pid in ids])
+    names = text_values(client.hmget(PERSON_NAMES.key(), [str(pid) for pid in ids]))
     return {pid: name for pid, name in zip(ids, names, strict=True) if name is not None}

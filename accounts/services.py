@@ -9,12 +9,11 @@ from dataclasses import dataclass
 import redis
 from django.conf import settings
 from django.contrib.auth.hashers import check_password, make_password
-from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
 from accounts.names import name_key, username_validate
-from accounts.passwords import PasswordSubject
+from accounts.passwords import password_validate
 from accounts.people import Person
 from accounts.selectors import login_lock_until, person_id_find, person_with_password
 from accounts.throttle import ThrottlePair
@@ -26,7 +25,7 @@ from strongroom.keyspace import (
     PERSON_LAST_ID,
     PERSON_NAMES,
 )
-from strongroom.store import durable_fcall, fcall
+from strongroom.store import durable_fcall, fcall, text
 
 _SIGNUP_ATTEMPTS = 100
 _NO_PERSON_ID = 0  # ids start at 1
@@ -48,11 +47,6 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def _password_check_user(username: str) -> PasswordSubject:
-    """What the similarity validator compares a password with."""
-    return PasswordSubject(username=username)
-
-
 def person_create(
     *, client: redis.Redis, username: str, password: str, is_staff: bool = False
 ) -> Person:
@@ -61,7 +55,7 @@ def person_create(
     Nothing is written unless every check passes.
     """
     username_validate(username)
-    validate_password(password, user=_password_check_user(username))
+    password_validate(password, username=username)
     return person_register(
         client=client,
         username=username,
@@ -108,7 +102,7 @@ def password_set(*, client: redis.Redis, person_id: int, password: str) -> str:
     username = client.hget(PERSON.key(person_id=person_id), "username")
     if username is None:
         raise PersonNotFound(person_id)
-    validate_password(password, user=_password_check_user(username))
+    password_validate(password, username=text(username))
     encoded = make_password(password)
     client.hset(PERSON.key(person_id=person_id), "password", encoded)
     return encoded

@@ -17,7 +17,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import services
-from accounts.access import login_required
+from accounts.access import login_required, signed_in_person
 from accounts.clients import client_address
 from accounts.forms import LoginForm, PasswordChangeForm, SignupForm
 from accounts.selectors import login_summary, person_with_password
@@ -112,7 +112,7 @@ def logout(request: HttpRequest) -> HttpResponse:
 def password_change(request: HttpRequest) -> HttpResponse:
     """Change one's password; other sessions of this person end, this one stays signed in."""
     client = get_store()
-    person = request.user
+    person = signed_in_person(request)
     form = PasswordChangeForm(request.POST or None, person=person)
     if request.method == "POST" and form.is_valid():
         found = person_with_password(client=client, person_id=person.id)
@@ -142,5 +142,5 @@ def password_change(request: HttpRequest) -> HttpResponse:
 @login_required
 def profile(request: HttpRequest) -> HttpResponse:
     """One's own account: name, login count, last login."""
-    summary = login_summary(client=get_store(), person_id=request.user.id)
+    summary = login_summary(client=get_store(), person_id=signed_in_person(request).id)
     return render(request, "accounts/profile.html", {"summary": summary})

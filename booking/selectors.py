@@ -41,6 +41,7 @@ from booking.keys import (
     person_index,
 )
 from strongroom import keyspace as ks
+from strongroom.store import text, text_hash, text_list, text_stream
 
 FULL = (1 << HOURS_PER_DAY) - 1
 ALL_BOXES = tuple(range(1, BOXES_PER_ROOM + 1))
@@ -318,7 +319,7 @@ def booking_get(*, client: redis.Redis, booking_id: str) -> Booking | None:
     room = booking_id_room(booking_id)
     if room is None:
         return None
-    return booking_from_hash(client.hgetall(RoomKeys(room).record(booking_id)))
+    return booking_from_hash(text_hash(client.hgetall(RoomKeys(room).record(booking_id))))
 
 
 def _bookings(client: redis.Redis, ids: Sequence[str]) -> list[Booking]:
@@ -335,7 +336,7 @@ def bookings_of(
 ) -> list[Booking]:
     """A person's bookings, newest first (the person index, then the records)."""
     ids = client.zrange(person_index(owner_id), offset, offset + limit - 1, desc=True)
-    return _bookings(client, ids)
+    return _bookings(client, text_list(ids))
 
 
 def bookings_between(
@@ -378,7 +379,7 @@ def hold_get(*, client: redis.Redis, hold_id: str, now: dt.datetime | None = Non
     value = client.hget(RoomKeys(room).holds, hold_id)
     if value is None:
         return None
-    expiry, owner, cls, days, start, end, boxes = _parse_hold_value(value)
+    expiry, owner, cls, days, start, end, boxes = _parse_hold_value(text(value))
     if expiry <= to_ms(now or dt.datetime.now(tz=dt.UTC)):
         return None
     dates = tuple(season_start() + dt.timedelta(days=d) for d in days)
@@ -600,7 +601,9 @@ def booking_audit(*, client: redis.Redis, booking_id: str) -> list[AuditEntry]:
     room = booking_id_room(booking_id)
     if room is None:
         return []
-    stream = client.xrevrange(RoomKeys(room).audit, count=settings.STRONGROOM_AUDIT_MAXLEN)
+    stream = text_stream(
+        client.xrevrange(RoomKeys(room).audit, count=settings.STRONGROOM_AUDIT_MAXLEN)
+    )
     return [
         _audit_entry(entry_id, fields, room)
         for entry_id, fields in stream

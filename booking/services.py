@@ -52,7 +52,15 @@ from booking.keys import (
     member_booking_id,
     person_index,
 )
-from strongroom.store import NotDurable, durable_fcall, fcall, load_functions, waitaof_supported
+from strongroom.store import (
+    NotDurable,
+    durable_fcall,
+    fcall,
+    load_functions,
+    text_or_none,
+    text_values,
+    waitaof_supported,
+)
 
 __all__ = [
     "CancelResult",
@@ -301,8 +309,8 @@ def booking_cancel(
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     reason = " ".join(str(reason).split())[:_REASON_LIMIT]
     for _attempt in range(3):
-        record = client.hmget(keys.record(booking_id), ["cls", "season"])
-        if record[0] is None:
+        cls, season = text_values(client.hmget(keys.record(booking_id), ["cls", "season"]))
+        if cls is None:
             return CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"])
         args = [
             actor_id,
@@ -318,7 +326,7 @@ def booking_cancel(
             "booking_cancel",
             [
                 keys.record(booking_id),
-                keys.inventory(record[0], record[1]),
+                keys.inventory(cls, season),
                 keys.registry,
                 keys.audit,
             ],
@@ -378,7 +386,7 @@ def booking_pickup(
     normal = code_normalise(typed)
     # A malformed code is a wrong code too (it counts towards the lock), never a lookup hint.
     mac = code_mac(number, normal) if normal else "malformed"
-    booking_id = client.hget(keys.codes, mac) or ""
+    booking_id = text_or_none(client.hget(keys.codes, mac)) or ""
     for _attempt in range(3):
         args = [
             mac,
@@ -454,7 +462,9 @@ def indexes_rebuild(*, client: redis.Redis) -> int:
     rooms = range(1, room_count() + 1)
     for room in rooms:
         pipe.smembers(RoomKeys(room).ledger)
-    ids_by_room = {room: sorted(ids) for room, ids in zip(rooms, pipe.execute(), strict=True)}
+    ids_by_room: dict[int, Sequence[str]] = {
+        room: sorted(ids) for room, ids in zip(rooms, pipe.execute(), strict=True)
+    }
     bookings = _records(client, ids_by_room)
     indexes_write(client=client, bookings=bookings)
     owners = sorted({b.owner_id for b in bookings})
@@ -464,15 +474,15 @@ def indexes_rebuild(*, client: redis.Redis) -> int:
         pipe.zrange(person_index(owner), 0, -1)
     dated, *personal = pipe.execute()
     known = {b.id for b in bookings}
-    suspects = {member_booking_id(m) for m in dated} | {i for ids in personal for i in ids}
-    suspects = sorted(suspects - known)
+    indexed = {member_booking_id(m) for m in dated} | {i for ids in personal for i in ids}
+    suspects = sorted(indexed - known)
     pipe = client.pipeline(transaction=False)
     for booking_id in suspects:
-        room = booking_id_room(booking_id)
-        if room is None:  # not even an id: nothing can hold it
+        suspect_room = booking_id_room(booking_id)
+        if suspect_room is None:  # not even an id: nothing can hold it
             pipe.echo("0")
         else:
-            pipe.exists(RoomKeys(room).record(booking_id))
+            pipe.exists(RoomKeys(suspect_room).record(booking_id))
     gone = {i for i, found in zip(suspects, pipe.execute(), strict=True) if not int(found)}
     if gone:
         pipe = client.pipeline(transaction=False)

@@ -19,7 +19,7 @@ from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.access import login_required
+from accounts.access import login_required, request_person
 from booking import forms, pages
 from booking.domain import (
     Booking,
@@ -51,8 +51,8 @@ HOLD_SESSION_KEY = "booking_hold_id"
 
 
 def _owner(request: HttpRequest) -> str | None:
-    user = request.user
-    return str(user.id) if user.is_authenticated else None  # type: ignore[union-attr]
+    person = request_person(request)
+    return str(person.id) if person.is_authenticated else None
 
 
 def _page_url(choices: forms.Choices) -> str:

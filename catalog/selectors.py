@@ -11,7 +11,7 @@ from django.conf import settings
 
 from catalog.rules import Book
 from strongroom import keyspace
-from strongroom.store import fcall
+from strongroom.store import fcall, text_hash, text_scored
 
 SORTS = ("title", "year", "-year")
 SCRATCH_TTL_MS = 10_000
@@ -39,13 +39,15 @@ def book_from_hash(data: dict[str, str]) -> Book | None:
 
 def book_get(*, client: redis.Redis, book_id: str) -> Book | None:
     """One book, or None."""
-    return book_from_hash(client.hgetall(keyspace.CATALOG_BOOK.key(book_id=book_id)))
+    return book_from_hash(text_hash(client.hgetall(keyspace.CATALOG_BOOK.key(book_id=book_id))))
 
 
 def tags_with_counts(*, client: redis.Redis, limit: int = -1) -> list[tuple[str, int]]:
     """Tags in use with their number of books, most used first (then by name)."""
     stop = -1 if limit < 0 else limit - 1
-    rows = client.zrange(keyspace.CATALOG_TAGS.key(), 0, stop, desc=True, withscores=True)
+    rows = text_scored(
+        client.zrange(keyspace.CATALOG_TAGS.key(), 0, stop, desc=True, withscores=True)
+    )
     return [(name, int(score)) for name, score in rows]
 
 

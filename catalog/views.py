@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 
-from accounts.access import staff_required
+from accounts.access import signed_in_person, staff_required
 from catalog import forms, services
 from catalog.rules import Book, InvalidBook
 from catalog.selectors import ResultPage, book_get, catalog_page
@@ -161,7 +161,7 @@ def book_add(request: HttpRequest) -> HttpResponse:
                 services.book_add(
                     client=get_store(), book_id=data["book_id"], title=data["title"],
                     author=data["author"], year=data["year"], description=data["description"],
-                    tags=data["tags"], audit_actor=str(request.user.id),
+                    tags=data["tags"], audit_actor=str(signed_in_person(request).id),
                 )  # fmt: skip
             except InvalidBook as exc:
                 form.add_error(None, str(exc))
@@ -188,7 +188,7 @@ def book_edit(request: HttpRequest, book_id: str) -> HttpResponse:
                     client=get_store(), book_id=book_id, expected_version=data["version"],
                     token=data["token"], title=data["title"], author=data["author"],
                     year=data["year"], description=data["description"], tags=data["tags"],
-                    audit_actor=str(request.user.id),
+                    audit_actor=str(signed_in_person(request).id),
                 )  # fmt: skip
             except InvalidBook as exc:
                 form.add_error(None, str(exc))
@@ -224,7 +224,7 @@ def book_delete(request: HttpRequest, book_id: str) -> HttpResponse:
                 client=get_store(),
                 book_id=book_id,
                 expected_version=form.cleaned_data["version"],
-                audit_actor=str(request.user.id),
+                audit_actor=str(signed_in_person(request).id),
             )
         except services.BookStale:
             messages.error(request, _("Someone changed this book meanwhile; it was not deleted."))

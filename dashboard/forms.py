@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.conf import settings
@@ -11,6 +11,12 @@ from django.utils.translation import gettext_lazy as _
 
 from booking.domain import CLASSES, season_end, season_start
 from dashboard.selectors import AUDIT_KINDS, STATUSES, BookingFilter
+
+
+def _choice_field(form: forms.Form, name: str) -> forms.ChoiceField:
+    """A field the form's class declares as a ChoiceField (`form.fields` types it as Field)."""
+    return cast(forms.ChoiceField, form.fields[name])
+
 
 NAME_MAX = 64
 REASON_MAX = 500
@@ -59,11 +65,11 @@ class BookingFilterForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["cls"].choices = class_choices(blank=True)
+        _choice_field(self, "cls").choices = class_choices(blank=True)
         status_labels = {
             "confirmed": _("confirmed"), "collected": _("collected"), "cancelled": _("cancelled"),
         }  # fmt: skip
-        self.fields["status"].choices = [("", _("any status"))] + [
+        _choice_field(self, "status").choices = [("", _("any status"))] + [
             (s, status_labels[s]) for s in STATUSES
         ]
         self.fields["room"].widget.attrs.update(
@@ -88,7 +94,8 @@ class BookingFilterForm(forms.Form):
         return _clean_text(self.cleaned_data.get("person", ""), label=_("Person"))
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        # Form.clean returns cleaned_data (the stubs allow None, for overrides).
+        data = cast("dict[str, Any]", super().clean())
         start, end = data.get("start"), data.get("end")
         if start and end and end < start:
             self.add_error("end", _("The range ends before it starts."))
@@ -134,13 +141,14 @@ class MapForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["cls"].choices = class_choices(blank=False)
+        _choice_field(self, "cls").choices = class_choices(blank=False)
 
     def clean_date(self) -> dt.date | None:
         return _season_date(self.cleaned_data.get("date"))
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        # Form.clean returns cleaned_data (the stubs allow None, for overrides).
+        data = cast("dict[str, Any]", super().clean())
         start, end = data.get("hour_start"), data.get("hour_end")
         if start is not None and end is not None and end <= start:
             self.add_error("hour_end", _("The hour range ends before it starts."))
@@ -173,11 +181,12 @@ class AuditFilterForm(forms.Form):
     kind = forms.ChoiceField(label=_("Kind"), required=False, choices=())
     count = forms.TypedChoiceField(label=_("Show"), required=False, coerce=int,
                                    choices=[(50, "50"), (200, "200"), (1000, "1000")],
-                                   empty_value=50)  # fmt: skip
+                                   # the stubs allow only str | None: Django takes any value
+                                   empty_value=50)  # type: ignore[arg-type]  # fmt: skip
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["kind"].choices = [("", _("all kinds"))] + [
+        _choice_field(self, "kind").choices = [("", _("all kinds"))] + [
             (kind, kind_label(kind)) for kind in AUDIT_KINDS
         ]
 

@@ -30,6 +30,7 @@ from booking.selectors import (
 )
 from dashboard.services import STAFF_KINDS
 from strongroom.keyspace import STAFF_AUDIT
+from strongroom.store import text_stream
 
 ACTIVE = ("confirmed", "collected")
 STATUSES = ("confirmed", "collected", "cancelled")
@@ -356,7 +357,8 @@ def staff_audit_entries(
     newest `count` entries may hold none of that kind while older ones do.
     """
     entries = []
-    for _entry_id, fields in client.xrevrange(STAFF_AUDIT.key(), count=None if kind else count):
+    stream = text_stream(client.xrevrange(STAFF_AUDIT.key(), count=None if kind else count))
+    for _entry_id, fields in stream:
         if kind is not None and fields.get("kind") != kind:
             continue
         entries.append(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import redis
 from django.conf import settings
+from redis.typing import EncodableT, FieldT
 
 from accounts.people import Person
 from accounts.services import staff_set
@@ -18,6 +19,7 @@ from booking.domain import to_ms
 from booking.services import FlushResult, inventory_flush
 from dashboard.season import season_name
 from strongroom.keyspace import STAFF_AUDIT
+from strongroom.store import text
 
 DETAIL_LIMIT = 500
 STAFF_KINDS = (
@@ -51,15 +53,17 @@ def staff_audit_record(
     if kind not in STAFF_KINDS:
         raise ValueError(f"no staff action {kind!r}")
     at = to_ms(now or dt.datetime.now(tz=dt.UTC))
-    fields = {
+    fields: dict[FieldT, EncodableT] = {
         "kind": kind,
         "actor": str(actor_id),
         "subject": str(subject)[:DETAIL_LIMIT],
         "detail": " ".join(str(detail).split())[:DETAIL_LIMIT],
         "at": at,
     }
-    return client.xadd(
-        STAFF_AUDIT.key(), fields, maxlen=settings.STRONGROOM_AUDIT_MAXLEN, approximate=True
+    return text(
+        client.xadd(
+            STAFF_AUDIT.key(), fields, maxlen=settings.STRONGROOM_AUDIT_MAXLEN, approximate=True
+        )
     )
 
 

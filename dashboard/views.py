@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from accounts.access import staff_required
+from accounts.access import signed_in_person, staff_required
 from accounts.selectors import login_summary, logins_recent, logins_top, person_id_find
 from accounts.services import PersonNotFound
 from booking.domain import booking_id_room, season_end, season_start, site_today
@@ -273,7 +273,7 @@ def booking_cancel_view(request: HttpRequest, booking_id: str) -> HttpResponse:
     result = booking_cancel(
         client=get_store(),
         booking_id=booking_id,
-        actor_id=str(request.user.id),
+        actor_id=str(signed_in_person(request).id),
         actor_is_staff=True,
         reason=form.cleaned_data["reason"],
     )
@@ -338,7 +338,7 @@ def person_staff(request: HttpRequest, person_id: int) -> HttpResponse:
     grant = form.cleaned_data["is_staff"] == "1"
     try:
         person = staff_grant_set(
-            client=get_store(), actor=request.user, person_id=person_id, is_staff=grant
+            client=get_store(), actor=signed_in_person(request), person_id=person_id, is_staff=grant
         )
     except PersonNotFound:
         return _not_found(request, _("There is no person with this id."))
@@ -402,7 +402,7 @@ def keyspace_flush(request: HttpRequest) -> HttpResponse:
     try:
         done = season_flush(
             client=get_store(),
-            actor=request.user,
+            actor=signed_in_person(request),
             confirmation=form.cleaned_data["confirmation"],
             reason=form.cleaned_data["reason"],
         )

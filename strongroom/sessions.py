@@ -9,12 +9,16 @@ from django.contrib.sessions.backends.base import CreateError, SessionBase, Upda
 from strongroom.keyspace import SESSION
 from strongroom.store import get_store
 
+# django-stubs leave out SessionBase's private helpers that Django's own backends use
+# (_get_or_create_session_key, _get_new_session_key, _get_session): hence the ignores below.
+
 
 class SessionStore(SessionBase):
     """A session is one string with a TTL; Django signs and encodes its contents."""
 
     def _key(self, session_key: str | None = None) -> str:
-        return SESSION.key(session_key=session_key or self._get_or_create_session_key())
+        key = session_key or self._get_or_create_session_key()  # type: ignore[attr-defined]
+        return SESSION.key(session_key=key)
 
     def load(self) -> dict[str, Any]:
         if not self.session_key:
@@ -31,7 +35,7 @@ class SessionStore(SessionBase):
 
     def create(self) -> None:
         for _ in range(10):
-            self._session_key = self._get_new_session_key()
+            self._session_key = self._get_new_session_key()  # type: ignore[attr-defined]
             try:
                 self.save(must_create=True)
             except CreateError:
@@ -43,7 +47,7 @@ class SessionStore(SessionBase):
     def save(self, must_create: bool = False) -> None:
         if self.session_key is None:
             return self.create()
-        data = self.encode(self._get_session(no_load=must_create))
+        data = self.encode(self._get_session(no_load=must_create))  # type: ignore[attr-defined]
         written = get_store().set(
             self._key(self.session_key),
             data,
