@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import zoneinfo
+from collections.abc import Callable
 from typing import Any
 
 import redis
 
 from booking.domain import SlotRequest, booking_new_id, slot_request_parse
 from booking.services import ClaimResult, booking_claim
+from strongroom.store import text
 
 SHANGHAI = zoneinfo.ZoneInfo("Asia/Shanghai")
 # 10:00 in the site's zone, ten days before the tests' season (2026-12-01..31).
@@ -44,8 +46,8 @@ def snapshot(client: redis.Redis) -> dict[str, object]:
     """Every product key with its type and content (order-independent), to prove no write."""
     content: dict[str, object] = {}
     for key in product_keys(client):
-        kind = client.type(key)
-        readers = {
+        kind = text(client.type(key))
+        readers: dict[str, Callable[[str], object]] = {
             "hash": client.hgetall,
             "set": client.smembers,
             "zset": lambda k: client.zrange(k, 0, -1, withscores=True),

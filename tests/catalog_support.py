@@ -10,6 +10,7 @@ from catalog.rules import Book, sort_key
 from catalog.selectors import Query
 from catalog.services import books_load
 from strongroom import keyspace
+from strongroom.store import text_hash, text_scored
 
 
 def add(client: redis.Redis, book_id: str, title: str, year: int, *tags: str) -> None:
@@ -22,7 +23,7 @@ def stored_books(client: redis.Redis) -> list[Book]:
     """Every book hash in the store, read directly (not through the code under test)."""
     books = []
     for key in client.scan_iter(match=keyspace.CATALOG_BOOK.key(book_id="*").replace("%2A", "*")):
-        data = client.hgetall(key)
+        data = text_hash(client.hgetall(key))
         books.append(
             Book(
                 id=data["id"],
@@ -51,7 +52,7 @@ def assert_catalog_exact(client: redis.Redis) -> None:
     assert set(tag_keys) == set(expected), "a tag set is missing or left over"
     for tag, ids in expected.items():
         assert client.smembers(tag_keys[tag]) == ids, f"tag {tag!r} has the wrong books"
-    registry = dict(client.zrange(keyspace.CATALOG_TAGS.key(), 0, -1, withscores=True))
+    registry = dict(text_scored(client.zrange(keyspace.CATALOG_TAGS.key(), 0, -1, withscores=True)))
     assert registry == {tag: float(len(ids)) for tag, ids in expected.items()}
     ids = {book.id for book in books}
     assert client.smembers(keyspace.CATALOG_BOOKS.key()) == ids

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import redis
@@ -20,6 +21,11 @@ from django.test import Client
 
 from accounts.people import Person
 from strongroom import embedded, store
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+
+    from tests.dashboard_support import World
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -116,7 +122,7 @@ def live_site(store_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[object]:
+def browser() -> Iterator[Browser]:
     """Debian's Chromium, headless, driven by Playwright."""
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium as root")
@@ -129,9 +135,9 @@ def browser() -> Iterator[object]:
 
 
 @pytest.fixture
-def page(browser: object, live_site: str) -> Iterator[object]:
+def page(browser: Browser, live_site: str) -> Iterator[Page]:
     """A fresh browser context (no cookies) and page on the live site."""
-    context = browser.new_context(base_url=live_site, locale="en-US")  # type: ignore[attr-defined]
+    context = browser.new_context(base_url=live_site, locale="en-US")
     page = context.new_page()
     yield page
     context.close()
@@ -154,6 +160,18 @@ class Someone:
 
     person: Person
     password: str
+
+    @property
+    def id(self) -> int:
+        return self.person.id
+
+    @property
+    def username(self) -> str:
+        return self.person.username
+
+    @property
+    def is_staff(self) -> bool:
+        return self.person.is_staff
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.person, name)
@@ -211,6 +229,7 @@ def client_for(r: redis.Redis) -> Callable[[Someone | Person], Client]:
         session: SessionBase = SessionStore()
         session_sign_in(session, person=found[0], password_hash=found[1])
         session.save()
+        assert session.session_key is not None  # save() made one
         client = Client()
         client.cookies[settings.SESSION_COOKIE_NAME] = session.session_key
         return client
@@ -218,20 +237,20 @@ def client_for(r: redis.Redis) -> Callable[[Someone | Person], Client]:
     return make
 
 
-def browser_login(page: object, person: Someone) -> None:
+def browser_login(page: Page, person: Someone) -> None:
     """Log in through the real login form of the live site (Playwright `page`)."""
-    page.goto("/accounts/login/")  # type: ignore[attr-defined]
-    page.fill("input[name=username]", person.username)  # type: ignore[attr-defined]
-    page.fill("input[name=password]", person.password)  # type: ignore[attr-defined]
-    with page.expect_navigation():  # type: ignore[attr-defined]
-        page.click("form[action='/accounts/login/'] button[type=submit]")  # type: ignore[attr-defined]
+    page.goto("/accounts/login/")
+    page.fill("input[name=username]", person.username)
+    page.fill("input[name=password]", person.password)
+    with page.expect_navigation():
+        page.click("form[action='/accounts/login/'] button[type=submit]")
 
 
 # --- dashboard ---------------------------------------------------------------------------------
 
 
 @pytest.fixture
-def world(r: redis.Redis, buyer: Someone, second_buyer: Someone, staff: Someone) -> object:
+def world(r: redis.Redis, buyer: Someone, second_buyer: Someone, staff: Someone) -> World:
     """The dashboard tests' small booking world (tests/dashboard_support.py: World)."""
     from tests.dashboard_support import world_make
 

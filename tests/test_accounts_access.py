@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.test import Client, RequestFactory
 
 from accounts import demo
-from accounts.access import login_required, staff_required
+from accounts.access import login_required, request_person, staff_required
 from accounts.middleware import PersonMiddleware
 from accounts.people import ANONYMOUS, AnonymousPerson, Person
 from accounts.selectors import person_count, person_find, person_get
@@ -25,7 +25,7 @@ from strongroom.store import round_trips
 
 @login_required
 def members_view(request: HttpRequest) -> HttpResponse:
-    return HttpResponse(f"hello {request.user.username}")
+    return HttpResponse(f"hello {request_person(request).username}")
 
 
 @staff_required
@@ -52,7 +52,7 @@ def test_people_and_the_anonymous_person():
 def test_request_user_is_the_person_or_anonymous(r, buyer, staff, client_for):
     assert request_as(Client()).user.is_anonymous
     assert request_as(client_for(buyer)).user == buyer.person
-    assert request_as(client_for(staff)).user.is_staff
+    assert request_person(request_as(client_for(staff))).is_staff
 
 
 def test_templates_see_request_user(buyer, client_for):
@@ -79,9 +79,9 @@ def test_staff_required_refuses_buyers_with_403_and_admits_staff(buyer, staff, c
 
 def test_revoking_staff_takes_effect_on_the_next_request(r, staff, client_for):
     client = client_for(staff)
-    assert request_as(client).user.is_staff
+    assert request_person(request_as(client)).is_staff
     staff_set(client=r, person_id=staff.id, is_staff=False)
-    assert not request_as(client).user.is_staff
+    assert not request_person(request_as(client)).is_staff
 
 
 def test_a_session_of_a_vanished_person_is_anonymous(r, buyer, client_for):
@@ -101,6 +101,7 @@ def test_createstaff_takes_the_password_from_the_environment(r, monkeypatch):
     out = io.StringIO()
     call_command("createstaff", "Keeper", stdout=out)
     keeper = person_find(client=r, username="keeper")
+    assert keeper is not None
     assert keeper == Person(id=keeper.id, username="Keeper", is_staff=True)
     assert "Keeper" in out.getvalue()
     response = Client().post(
@@ -122,9 +123,11 @@ def test_createstaff_refuses_bad_names_and_weak_passwords(r, monkeypatch):
 def test_staff_command_grants_and_revokes(r, buyer):
     out = io.StringIO()
     call_command("staff", buyer.username.lower(), "--grant", stdout=out)
-    assert person_get(client=r, person_id=buyer.id).is_staff
+    granted = person_get(client=r, person_id=buyer.id)
+    assert granted is not None and granted.is_staff
     call_command("staff", buyer.username, "--revoke", stdout=out)
-    assert not person_get(client=r, person_id=buyer.id).is_staff
+    revoked = person_get(client=r, person_id=buyer.id)
+    assert revoked is not None and not revoked.is_staff
     with pytest.raises(CommandError, match="No person"):
         call_command("staff", "nobody", "--grant")
 

@@ -36,7 +36,8 @@ def test_sign_up_log_out_and_log_in_on_a_phone(
     page.wait_for_url(f"{live_site}/accounts/me/")
     person = person_find(client=r, username="小明")
     assert person is not None
-    assert login_summary(client=r, person_id=person.id).logins == 2  # sign-up, then log-in
+    summary = login_summary(client=r, person_id=person.id)
+    assert summary is not None and summary.logins == 2  # sign-up, then log-in
     context.close()
 
 

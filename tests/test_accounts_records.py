@@ -34,6 +34,7 @@ def test_three_logins_by_two_people(r: redis.Redis, buyer, second_buyer):
 
     anna = login_summary(client=r, person_id=buyer.id)
     bo = login_summary(client=r, person_id=second_buyer.id)
+    assert anna is not None and bo is not None
     assert (anna.logins, anna.last_login) == (2, T0 + dt.timedelta(minutes=2))
     assert (bo.logins, bo.last_login) == (1, T0 + dt.timedelta(minutes=1))
 
@@ -72,7 +73,8 @@ def test_recent_list_defaults_to_the_newest_100(r: redis.Redis, buyer):
     for n in range(130):
         login_record(client=r, person_id=buyer.id, at_ms=n)
     assert r.llen(LOGINS_RECENT.key()) == 100
-    assert login_summary(client=r, person_id=buyer.id).logins == 130
+    summary = login_summary(client=r, person_id=buyer.id)
+    assert summary is not None and summary.logins == 130
 
 
 def test_reads_on_an_empty_store_are_empty(r: redis.Redis):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import pytest
 import redis
@@ -61,7 +62,8 @@ def test_five_failures_lock_the_pair_even_for_the_right_password(r: redis.Redis,
         right = attempt(buyer.username, buyer.password)
         assert right.status_code == 429
         assert LOCKED in right.content.decode()
-    assert login_summary(client=r, person_id=buyer.id).logins == 0
+    summary = login_summary(client=r, person_id=buyer.id)
+    assert summary is not None and summary.logins == 0
 
 
 def test_an_unknown_name_locks_the_same_way_so_the_lock_reveals_nothing(r: redis.Redis, buyer):
@@ -88,7 +90,8 @@ def test_the_lock_expires_after_15_minutes(r: redis.Redis, buyer):
         assert "1 minute." in late.content.decode()
         clock.shift(dt.timedelta(seconds=1))
         assert attempt(buyer.username, buyer.password).status_code == 302
-    assert login_summary(client=r, person_id=buyer.id).logins == 1
+    summary = login_summary(client=r, person_id=buyer.id)
+    assert summary is not None and summary.logins == 1
 
 
 def test_failures_older_than_the_window_do_not_count(buyer):
@@ -146,7 +149,7 @@ def test_the_throttle_counts_case_and_width_variants_of_a_name_as_one(buyer):
 def test_behind_the_proxy_one_client_cannot_lock_a_name_for_everyone(buyer, settings):
     """Every request arrives from the proxy's address; the client is the entry it appended."""
     settings.STRONGROOM_CLIENT_FROM_FORWARDED_FOR = True
-    proxy = {"REMOTE_ADDR": "127.0.0.1"}
+    proxy: dict[str, Any] = {"REMOTE_ADDR": "127.0.0.1"}
     attacker = Client(**proxy, HTTP_X_FORWARDED_FOR="203.0.113.66")
     for fake in ("198.51.100.1", "198.51.100.2", "", "x", "198.51.100.3", "198.51.100.4"):
         # The client's own claims come first; the proxy's entry is the last one.

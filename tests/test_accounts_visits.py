@@ -32,6 +32,7 @@ def with_session(agent: str = "Firefox") -> Client:
     session = SessionStore()
     session["seen"] = True
     session.save()
+    assert session.session_key is not None  # save() made one
     client = anonymous(agent)
     client.cookies[settings.SESSION_COOKIE_NAME] = session.session_key
     return client

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import pytest
 import redis
@@ -25,9 +26,7 @@ from tests.booking_support import (
 )
 
 
-def booked(
-    r: redis.Redis, cls: str = "B", dates: tuple[int, ...] = (3,), **extra: object
-) -> Booking:
+def booked(r: redis.Redis, cls: str = "B", dates: tuple[int, ...] = (3,), **extra: Any) -> Booking:
     if cls == "B":
         extra = {"hour_start": 8, "hour_end": 12, **extra}
     result = claim(r, request(cls, dates=dates, **extra))

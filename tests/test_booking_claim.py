@@ -11,7 +11,7 @@ from django.core.management import call_command
 from redis.crc import key_slot
 
 from booking import selectors
-from booking.domain import booking_new_id, hold_new_id
+from booking.domain import Booking, booking_new_id, hold_new_id
 from booking.keys import RoomKeys, date_index, date_member, date_score, person_index
 from booking.services import (
     booking_cancel,
@@ -340,7 +340,7 @@ def test_rebuildindexes_keeps_a_claim_made_while_it_runs_and_drops_dead_entries(
     dead = "009-" + "a" * 26  # entries of a booking whose record does not exist
     r.zadd(date_index(), {date_member(dead, day(9)): date_score(day(9), "A", 9)})
     r.zadd(person_index(BUYER), {dead: 1})
-    during: list[object] = []
+    during: list[Booking | None] = []
     read_records = services._records
 
     def records_then_someone_books(*args: object, **kwargs: object) -> object:

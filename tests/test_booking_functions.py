@@ -7,6 +7,7 @@ functions guarantee by themselves, not what the Python layer happens to check fi
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import pytest
 import redis
@@ -178,6 +179,11 @@ def test_a_repeated_cancel_reports_cancelled_and_others_already_cancelled(r: red
 def test_odd_request_ids_are_replaced_not_trusted(r: redis.Redis, bad: str) -> None:
     booking = claim(r, request("A")).booking
     assert booking is not None
-    kwargs = {"booking_id": booking.id, "actor_id": BUYER, "actor_is_staff": False, "now": NOW}
+    kwargs: dict[str, Any] = {
+        "booking_id": booking.id,
+        "actor_id": BUYER,
+        "actor_is_staff": False,
+        "now": NOW,
+    }
     assert booking_cancel(client=r, request_id=bad, **kwargs).ok
     assert booking_cancel(client=r, request_id=bad, **kwargs).outcome == "already_cancelled"

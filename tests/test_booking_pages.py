@@ -29,6 +29,13 @@ def frozen() -> Iterator[None]:
         yield
 
 
+def search(pattern: str, text: str, flags: int = 0) -> re.Match[str]:
+    """The first match of `pattern` in `text`; fails the test when there is none."""
+    match = re.search(pattern, text, flags)
+    assert match is not None, pattern
+    return match
+
+
 def html(response: Any) -> str:
     return response.content.decode()
 
@@ -47,7 +54,7 @@ def day_button(page: str, date: str) -> str:
     return match.group(0)
 
 
-def hold_and_confirm(client: Client, data: dict[str, str]) -> dict[str, str]:
+def hold_and_confirm(client: Client, data: dict[str, Any]) -> dict[str, str]:
     """POST the choices to hold, follow to the confirmation; return the Book form's fields."""
     response = client.post("/book/hold/", data)
     assert response.status_code == 302, html(response)
@@ -110,8 +117,8 @@ def test_weeks_start_on_sunday_in_english_and_monday_in_chinese(client: Client) 
     english = html(client.get("/book/parts/calendar/", HTTP_ACCEPT_LANGUAGE="en"))
     chinese = html(client.get("/book/parts/calendar/", HTTP_ACCEPT_LANGUAGE="zh-hans"))
     first = r'<thead><tr><th scope="col"><abbr title="([^"]+)">'
-    assert re.search(first, english).group(1) == "Sunday"
-    assert re.search(first, chinese).group(1) == "星期一"
+    assert search(first, english).group(1) == "Sunday"
+    assert search(first, chinese).group(1) == "星期一"
     # December 2026 starts on a Tuesday: two empty cells in English, one in Chinese.
     assert english.split("<tbody>")[1].split("</tr>")[0].count("<td></td>") == 2
     assert chinese.split("<tbody>")[1].split("</tr>")[0].count("<td></td>") == 1
@@ -158,8 +165,8 @@ def test_the_whole_booking_page_reads_the_room_once(
                 page = html(who.get(path, query))
             # calendar, hour row and box grid all come from the same single read
             assert trips.count == baseline.count + 1, (path, trips.count, baseline.count)
-            box5 = re.search(r'name="pick_box" value="5".*?</button>', page, re.S).group(0)
-            hour9 = re.search(r'name="hour" value="9".*?</button>', page, re.S).group(0)
+            box5 = search(r'name="pick_box" value="5".*?</button>', page, re.S).group(0)
+            hour9 = search(r'name="hour" value="9".*?</button>', page, re.S).group(0)
             assert "disabled" in box5 and "disabled" not in hour9
             assert "disabled" not in day_button(page, "2026-12-08")
 
@@ -171,13 +178,13 @@ def test_hour_row_and_box_grid_disable_taken_slots(r: redis.Redis, client: Clien
             "/book/", {"cls": "C", "room": "7", "date": "2026-12-08", "start": "9", "end": "10"}
         )
     )
-    box5 = re.search(r'name="pick_box" value="5".*?</button>', page, re.S).group(0)
-    box6 = re.search(r'name="pick_box" value="6".*?</button>', page, re.S).group(0)
+    box5 = search(r'name="pick_box" value="5".*?</button>', page, re.S).group(0)
+    box6 = search(r'name="pick_box" value="6".*?</button>', page, re.S).group(0)
     assert "disabled" in box5 and "disabled" not in box6
     # Hours for box 5 alone: 08..11 taken; for all boxes nothing is taken (99 boxes are free).
     page5 = html(client.get("/book/", {"cls": "C", "room": "7", "date": "2026-12-08", "box": "5"}))
-    hour8 = re.search(r'name="hour" value="8".*?</button>', page5, re.S).group(0)
-    hour12 = re.search(r'name="hour" value="12".*?</button>', page5, re.S).group(0)
+    hour8 = search(r'name="hour" value="8".*?</button>', page5, re.S).group(0)
+    hour12 = search(r'name="hour" value="12".*?</button>', page5, re.S).group(0)
     assert "disabled" in hour8 and "disabled" not in hour12
 
 
@@ -219,7 +226,7 @@ def test_buyer_holds_then_books_and_sees_the_code(
     response = client.post("/book/claim/", form)
     assert response.status_code == 302
     done = html(client.get(response["Location"]))
-    code = re.search(r'id="pickup-code">([A-Z0-9]{5}-[A-Z0-9]{5})<', done).group(1)
+    code = search(r'id="pickup-code">([A-Z0-9]{5}-[A-Z0-9]{5})<', done).group(1)
     booking = bookings_of(client=r, owner_id=owner(buyer))[0]
     assert code.replace("-", "") == booking.pickup_code()
     assert "How to pick up" in done
@@ -251,10 +258,10 @@ def test_the_hold_countdown_is_a_timer_not_a_live_region_read_every_second(
     client = client_for(buyer)
     form = hold_and_confirm(client, B_8_12)
     confirm = html(client.get(f"/book/confirm/{form['hold_id']}/"))
-    assert re.search(r'role="timer" data-countdown-clock', confirm)
+    assert search(r'role="timer" data-countdown-clock', confirm)
     timer = confirm[confirm.index('class="hold-timer"') : confirm.index('role="timer"')]
     assert "role=" not in timer and "aria-live" not in timer
-    assert re.search(r'role="status" data-countdown-status data-expired-text="[^"]+"', confirm)
+    assert search(r'role="status" data-countdown-status data-expired-text="[^"]+"', confirm)
 
 
 @pytest.mark.parametrize("step", ["hold", "claim"])
@@ -319,7 +326,7 @@ def test_conflict_keeps_the_choices_names_the_slots_and_refreshes_the_calendar(
     assert "Someone was faster" in page
     assert "10:00–12:00" in page  # the taken hours, named
     assert 'value="B" checked' in page and 'value="007"' in page  # the choices kept
-    hour10 = re.search(r'name="hour" value="10".*?</button>', page, re.S).group(0)
+    hour10 = search(r'name="hour" value="10".*?</button>', page, re.S).group(0)
     assert "disabled" in hour10
     assert bookings_of(client=r, owner_id=owner(second_buyer)) == []
 
@@ -330,14 +337,14 @@ def test_a_hold_keeps_the_slots_from_another_buyer(
     hold_and_confirm(client_for(buyer), B_8_12)
     other = client_for(second_buyer)
     page = html(other.get("/book/", B_8_12))
-    hour9 = re.search(r'name="hour" value="9".*?</button>', page, re.S).group(0)
+    hour9 = search(r'name="hour" value="9".*?</button>', page, re.S).group(0)
     assert "disabled" in hour9
     refused = other.post("/book/hold/", B_8_12)
     assert refused.status_code == 409
     assert "held by another buyer" in html(refused)
     # The holder sees the slots as free for them.
     mine = html(client_for(buyer).get("/book/", B_8_12))
-    assert "disabled" not in re.search(r'name="hour" value="9".*?</button>', mine, re.S).group(0)
+    assert "disabled" not in search(r'name="hour" value="9".*?</button>', mine, re.S).group(0)
 
 
 def test_an_abandoned_hold_frees_itself(

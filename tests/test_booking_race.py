@@ -15,6 +15,7 @@ from booking import selectors
 from booking.domain import booking_new_id, season_day
 from booking.keys import RoomKeys
 from booking.services import booking_cancel, booking_claim
+from strongroom.store import text_list
 from tests.booking_support import NOW, STAFF, day, request
 
 THREADS = 50
@@ -94,7 +95,7 @@ def test_random_overlapping_claims_never_share_a_slot_and_bits_match_bookings(
     outcomes = [ok for per_buyer in run_together(buyer) for ok in per_buyer]
     assert 0 < sum(outcomes) < len(outcomes), "the race had both winners and losers"
 
-    ids = sorted(r.smembers(RoomKeys(5).ledger))
+    ids = sorted(text_list(list(r.smembers(RoomKeys(5).ledger))))
     assert len(ids) == sum(outcomes), "every success is one record"
     bookings = [selectors.booking_get(client=r, booking_id=i) for i in ids]
     confirmed = [b for b in bookings if b is not None and b.status == "confirmed"]

@@ -4,6 +4,8 @@ JavaScript, on a phone; staff editing through the real forms."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import redis
@@ -11,11 +13,14 @@ import redis
 from catalog.rules import Book
 from catalog.selectors import book_get
 from catalog.services import books_load
-from tests.conftest import browser_login
+from tests.conftest import Someone, browser_login
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Locator, Page, ViewportSize
 
 pytestmark = pytest.mark.browser
 
-PHONE = {"width": 390, "height": 844}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 SHELF = [
     ("trpl", "The Ruby Programming Language", 2008, ("ruby",)),
     ("ror", "Ruby on Rails", 2006, ("ruby", "web")),
@@ -35,22 +40,22 @@ def shelve(r: redis.Redis) -> None:
     )
 
 
-def facet(page: object, tag: str, part: str) -> object:
+def facet(page: Page, tag: str, part: str) -> Locator:
     """The link `part` (facet__tag or facet__exclude) of the facet for `tag`."""
-    name = page.locator(".facet__tag", has_text=re.compile(f"^{re.escape(tag)}$"))  # type: ignore[attr-defined]
-    return page.locator(".facet", has=name).locator(f".{part}")  # type: ignore[attr-defined]
+    name = page.locator(".facet__tag", has_text=re.compile(f"^{re.escape(tag)}$"))
+    return page.locator(".facet", has=name).locator(f".{part}")
 
 
-def heading(page: object) -> str:
-    return page.locator("#results-heading").inner_text().strip()  # type: ignore[attr-defined]
+def heading(page: Page) -> str:
+    return page.locator("#results-heading").inner_text().strip()
 
 
 @pytest.mark.parametrize("javascript", [True, False], ids=["htmx", "no-js"])
 def test_narrow_by_clicking_facets_then_exclude_a_tag(
-    browser: object, live_site: str, r: redis.Redis, screenshot_dir: object, javascript: bool
+    browser: Browser, live_site: str, r: redis.Redis, screenshot_dir: Path, javascript: bool
 ) -> None:
     shelve(r)
-    context = browser.new_context(  # type: ignore[attr-defined]
+    context = browser.new_context(
         base_url=live_site, viewport=PHONE, locale="en-US", java_script_enabled=javascript
     )
     page = context.new_page()
@@ -102,31 +107,29 @@ def test_narrow_by_clicking_facets_then_exclude_a_tag(
     context.close()
 
 
-def test_the_query_form_and_a_chinese_tag(page: object, r: redis.Redis) -> None:
+def test_the_query_form_and_a_chinese_tag(page: Page, r: redis.Redis) -> None:
     shelve(r)
-    page.goto("/catalog/")  # type: ignore[attr-defined]
-    page.fill("#q-any", "机器学习, erlang")  # type: ignore[attr-defined]
-    page.fill("#q-not", "concurrency")  # type: ignore[attr-defined]
-    page.click("button:has-text('Show books')")  # type: ignore[attr-defined]
+    page.goto("/catalog/")
+    page.fill("#q-any", "机器学习, erlang")
+    page.fill("#q-not", "concurrency")
+    page.click("button:has-text('Show books')")
     page.wait_for_function(
         "document.querySelector('#results-heading').innerText.trim() == '1 book'"
-    )  # type: ignore[attr-defined]
-    page.click("text=统计学习方法")  # type: ignore[attr-defined]
-    page.wait_for_url(re.compile(r"/catalog/book/ml/$"))  # type: ignore[attr-defined]
-    page.click("a.tag:has-text('机器学习')")  # type: ignore[attr-defined]
+    )
+    page.click("text=统计学习方法")
+    page.wait_for_url(re.compile(r"/catalog/book/ml/$"))
+    page.click("a.tag:has-text('机器学习')")
     page.wait_for_function(
         "document.querySelector('#results-heading').innerText.trim() == '1 book'"
-    )  # type: ignore[attr-defined]
+    )
 
 
-def test_staff_edit_a_books_tags_in_the_browser(
-    page: object, r: redis.Redis, staff: object
-) -> None:
+def test_staff_edit_a_books_tags_in_the_browser(page: Page, r: redis.Redis, staff: Someone) -> None:
     shelve(r)
-    browser_login(page, staff)  # type: ignore[arg-type]
-    page.goto("/catalog/book/ror/")  # type: ignore[attr-defined]
-    page.click("a:has-text('Edit')")  # type: ignore[attr-defined]
-    page.fill("#id_tags", "ruby, rails, web")  # type: ignore[attr-defined]
-    page.click("button:has-text('Save')")  # type: ignore[attr-defined]
-    page.wait_for_selector("text=“Ruby on Rails” was saved.")  # type: ignore[attr-defined]
+    browser_login(page, staff)
+    page.goto("/catalog/book/ror/")
+    page.click("a:has-text('Edit')")
+    page.fill("#id_tags", "ruby, rails, web")
+    page.click("button:has-text('Save')")
+    page.wait_for_selector("text=“Ruby on Rails” was saved.")
     assert book_get(client=r, book_id="ror").tags == ("ruby", "rails", "web")  # type: ignore[union-attr]

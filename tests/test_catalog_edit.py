@@ -23,6 +23,7 @@ from catalog.services import (
     books_load,
 )
 from strongroom import keyspace
+from strongroom.store import text_list, text_scored
 from tests.catalog_support import assert_catalog_exact
 
 HOSTILE = [
@@ -85,7 +86,9 @@ def test_deleting_leaves_no_id_in_any_tag_set_and_empty_tags_disappear(r: redis.
     assert dict(tags_with_counts(client=r)) == {"shared": 1}
     for key in r.scan_iter(match="*"):
         if r.type(key) in ("set", "zset"):
-            members = r.smembers(key) if r.type(key) == "set" else r.zrange(key, 0, -1)
+            members = text_list(
+                list(r.smembers(key)) if r.type(key) == "set" else r.zrange(key, 0, -1)
+            )
             assert not any(member == "b1" or member.endswith("\0b1") for member in members)
     assert_catalog_exact(r)
 
@@ -152,7 +155,8 @@ def test_title_order_survives_running_out_of_gaps(r: redis.Redis) -> None:
     for book in books:
         books_load(client=r, books=[book])
     assert_catalog_exact(r)
-    scores = [s for _, s in r.zrange(keyspace.CATALOG_BY_TITLE.key(), 0, -1, withscores=True)]
+    scored = r.zrange(keyspace.CATALOG_BY_TITLE.key(), 0, -1, withscores=True)
+    scores = [s for _, s in text_scored(scored)]
     assert min(b - a for a, b in itertools.pairwise(scores)) >= 1
     titles = [b.title for b in catalog_page(client=r, query=Query(), page_size=100).books]
     assert titles == sorted(titles)

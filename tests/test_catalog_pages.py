@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlencode
 
 import pytest
@@ -13,6 +14,7 @@ from django.test import Client
 
 from catalog.demo import load_demo, read_books
 from catalog.selectors import Query, book_get, catalog_page, tags_with_counts
+from strongroom.store import text_stream
 from tests.catalog_support import add, assert_catalog_exact
 
 
@@ -25,7 +27,7 @@ def shelf(r: redis.Redis) -> redis.Redis:
     return r
 
 
-def browse(params: list[tuple[str, str]] | str, **headers: str) -> str:
+def browse(params: list[tuple[str, str]] | str, **headers: Any) -> str:
     query = params if isinstance(params, str) else urlencode(params)
     response = Client().get(f"/catalog/?{query}", **headers)
     assert response.status_code == 200
@@ -89,7 +91,8 @@ def test_htmx_requests_get_only_the_results_region(shelf: redis.Redis) -> None:
 
 
 def test_the_page_and_its_htmx_region_are_cached_apart(shelf: redis.Redis) -> None:
-    for headers in ({}, {"HTTP_HX_REQUEST": "true"}):
+    header_sets: tuple[dict[str, Any], ...] = ({}, {"HTTP_HX_REQUEST": "true"})
+    for headers in header_sets:
         vary = Client().get("/catalog/?all=ruby", **headers)["Vary"]
         assert "HX-Request" in vary and "HX-History-Restore-Request" in vary
 
@@ -257,7 +260,7 @@ def test_staff_edits_of_the_catalog_reach_the_audit_log(
     version = form_of(client.get("/catalog/staff/erl/delete/"))["version"]
     client.post("/catalog/staff/erl/delete/", {"version": version})
     client.post("/catalog/staff/erl/delete/", {"version": version})  # already gone: no entry
-    entries = [fields for _id, fields in shelf.xrange(STAFF_AUDIT.key())]
+    entries = [fields for _id, fields in text_stream(shelf.xrange(STAFF_AUDIT.key()))]
     assert [(e["kind"], e["subject"], e["actor"]) for e in entries] == [
         ("book_add", added["book_id"], str(staff.id)),  # type: ignore[attr-defined]
         ("book_edit", "ror", str(staff.id)),  # type: ignore[attr-defined]

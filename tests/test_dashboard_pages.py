@@ -13,10 +13,10 @@ from django.test import Client
 
 from accounts.selectors import person_get
 from accounts.services import login_record
-from booking.domain import SLOTS_PER_DAY
+from booking.domain import SLOTS_PER_DAY, Booking
 from booking.selectors import booking_get
 from dashboard.selectors import STAFF_AUDIT
-from strongroom.store import round_trips
+from strongroom.store import round_trips, text_stream
 from tests.booking_support import claim, request
 from tests.conftest import Someone
 from tests.dashboard_support import (
@@ -190,7 +190,7 @@ def test_bookings_filter_by_range_class_room_status_and_person(
         assert response.status_code == 200
         return booking_links(response.content.decode())
 
-    def where(test: Callable[[object], bool]) -> set[str]:
+    def where(test: Callable[[Booking], bool]) -> set[str]:
         return {b.id for b in records if test(b)}
 
     d3, d4 = dt.date(2026, 12, 3), dt.date(2026, 12, 4)
@@ -412,7 +412,7 @@ def test_granting_and_revoking_staff_is_audited_and_self_revoke_refused(
     assert "cannot revoke your own" in client.get(own["Location"]).content.decode()
     assert person_get(client=r, person_id=staff.id).is_staff  # type: ignore[union-attr]
     assert client.post("/staff/people/99999/staff/", {"is_staff": "1"}).status_code == 404
-    kinds = [fields["kind"] for _id, fields in r.xrange(STAFF_AUDIT.key())]
+    kinds = [fields["kind"] for _id, fields in text_stream(r.xrange(STAFF_AUDIT.key()))]
     assert kinds == ["staff_grant", "staff_revoke"]
     log = client.get("/staff/audit/?kind=staff_grant").content.decode()
     assert 'data-kind="staff_grant"' in log and 'data-kind="staff_revoke"' not in log

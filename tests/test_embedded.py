@@ -10,6 +10,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import redis
@@ -33,7 +34,7 @@ def get(url: str, cookie: str = "") -> tuple[int, str]:
         return error.code, error.read().decode()
 
 
-def wait_for(check, timeout: float = 15.0) -> bool:  # type: ignore[no-untyped-def]
+def wait_for(check: Callable[[], object], timeout: float = 15.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if check():

@@ -80,7 +80,20 @@ def test_escape_part_fast_path_matches_percent_encoding_exactly() -> None:
 
     from strongroom.keyspace import escape_part
 
-    samples = ["007", "abc-DEF_1.2~", "", "a b", "%41", "x:y", "{t}", "*", "é", "٣", "ǅ", "\n"]
+    samples: list[str | int] = [
+        "007",
+        "abc-DEF_1.2~",
+        "",
+        "a b",
+        "%41",
+        "x:y",
+        "{t}",
+        "*",
+        "é",
+        "٣",
+        "ǅ",
+        "\n",
+    ]
     samples += ["😀", "2026-12-01", "ｆｕｌｌ", "a\u200bb", 42, -7]
     for value in samples:
         assert escape_part(value) == quote(str(value), safe=""), value
@@ -90,6 +103,6 @@ def test_the_suites_store_refuses_commands_across_hash_tags(r: redis.Redis) -> N
     """The whole suite runs on a one-node cluster, so a cross-tag command anywhere fails it."""
     assert int(r.info("cluster")["cluster_enabled"]) == 1
     with pytest.raises(redis.ResponseError, match="same slot"):
-        r.sinter("sr:{a}:x", "sr:{b}:y")
+        r.sinter(["sr:{a}:x", "sr:{b}:y"])
     with pytest.raises(redis.ResponseError, match="same slot"):
         r.fcall("booking_claim", 2, "sr:{room:001}:x", "sr:{room:002}:y")

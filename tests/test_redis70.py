@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -26,9 +27,10 @@ from accounts import selectors as people
 from accounts.services import login_attempt, login_record, person_create, person_register
 from accounts.visits import visit_record
 from booking import selectors
-from booking.domain import booking_new_id, hold_new_id
+from booking.domain import Booking, booking_new_id, hold_new_id
 from booking.keys import RoomKeys
 from booking.services import (
+    ClaimResult,
     booking_cancel,
     booking_claim,
     booking_hold,
@@ -94,13 +96,20 @@ def old(redis70_client: redis.Redis, settings: LazySettings) -> redis.Redis:
     return redis70_client
 
 
-def claim(client: redis.Redis, cls: str = "B", owner: str = BUYER, **extra: object) -> object:
+def claim(client: redis.Redis, cls: str = "B", owner: str = BUYER, **extra: Any) -> ClaimResult:
     if cls == "B":
         extra = {"hour_start": 8, "hour_end": 12, **extra}
     return booking_claim(
-        client=client, owner_id=owner, request=request(cls, **extra),  # type: ignore[arg-type]
-        booking_id=booking_new_id(room=int(extra.get("room", 7))), now=NOW,  # type: ignore[arg-type]
+        client=client, owner_id=owner, request=request(cls, **extra),
+        booking_id=booking_new_id(room=int(extra.get("room", 7))), now=NOW,
     )  # fmt: skip
+
+
+def booked(client: redis.Redis, cls: str = "B", owner: str = BUYER, **extra: Any) -> Booking:
+    """A confirmed booking (claim() that must succeed)."""
+    result = claim(client, cls, owner, **extra)
+    assert result.booking is not None, result
+    return result.booking
 
 
 def aof_bytes(data_dir: Path) -> bytes:
@@ -155,8 +164,8 @@ def test_a_claim_confirms_in_one_call_without_waitaof_and_is_in_the_aof(
     with store.round_trips() as trips:
         result = claim(old, "B")
     assert trips.count == 2, "the function call and the index write, no WAITAOF"
-    assert result.ok and result.booking is not None  # type: ignore[attr-defined]
-    booking = result.booking  # type: ignore[attr-defined]
+    assert result.ok and result.booking is not None
+    booking = result.booking
     assert selectors.booking_get(client=old, booking_id=booking.id) == booking
     # appendfsync always: the server wrote (and fsynced) the claim before it answered.
     assert booking.id.encode() in aof_bytes(redis70_dir)
@@ -174,7 +183,7 @@ def test_a_retried_claim_is_the_same_booking_and_a_rival_is_refused(old: redis.R
             client=old, owner_id=SECOND_BUYER, request=req, booking_id=booking_id, now=NOW
         )
     rival = claim(old, "C", owner=SECOND_BUYER, hour_start=8, hour_end=9, boxes=[1, 2])
-    assert not rival.ok and [(s.hour, s.box) for s in rival.taken] == [(8, 1)]  # type: ignore[attr-defined]
+    assert not rival.ok and [(s.hour, s.box) for s in rival.taken] == [(8, 1)]
     assert len(selectors.audit_entries(client=old, kind="claim")) == 1
 
 
@@ -198,7 +207,7 @@ def test_a_hold_keeps_slots_for_its_holder_and_converts(old: redis.Redis) -> Non
     )
     assert 3 not in theirs
     refused = claim(old, "C", owner=SECOND_BUYER, hour_start=9, hour_end=10, boxes=[3])
-    assert not refused.ok and refused.taken[0].held  # type: ignore[attr-defined]
+    assert not refused.ok and refused.taken[0].held
     assert booking_claim(
         client=old, owner_id=BUYER, request=req, booking_id=booking_new_id(room=7),
         hold_id=hold_id, now=NOW,
@@ -211,7 +220,7 @@ def test_a_hold_keeps_slots_for_its_holder_and_converts(old: redis.Redis) -> Non
 
 
 def test_cancel_frees_the_slots_and_a_second_cancel_says_so(old: redis.Redis) -> None:
-    mine = claim(old, "B", hour_start=8, hour_end=10).booking  # type: ignore[attr-defined]
+    mine = booked(old, "B", hour_start=8, hour_end=10)
     before = dt.datetime(2026, 12, 2, 12, 0, tzinfo=SHANGHAI)
     forbidden = booking_cancel(
         client=old, booking_id=mine.id, actor_id=SECOND_BUYER, actor_is_staff=False, now=before
@@ -238,7 +247,7 @@ def test_cancel_frees_the_slots_and_a_second_cancel_says_so(old: redis.Redis) ->
 def test_pickup_collects_once_and_wrong_codes_lock_the_room(
     old: redis.Redis, settings: LazySettings
 ) -> None:
-    booking = claim(old, "A").booking  # type: ignore[attr-defined]
+    booking = booked(old, "A")
     on_the_day = dt.datetime(2026, 12, 3, 9, 0, tzinfo=SHANGHAI)
     wrong = booking_pickup(client=old, room=8, code=booking.pickup_code(), now=on_the_day)
     assert wrong.outcome == "wrong_code"
@@ -256,9 +265,9 @@ def test_pickup_collects_once_and_wrong_codes_lock_the_room(
 
 
 def test_availability_occupancy_and_bookings_between(old: redis.Redis) -> None:
-    a = claim(old, "A", room=200, dates=(5, 6)).booking  # type: ignore[attr-defined]
-    b = claim(old, "B", room=3, dates=(5,)).booking  # type: ignore[attr-defined]
-    c = claim(old, "C", room=1, dates=(5, 7), hour_start=1, hour_end=3, boxes=[1, 2]).booking  # type: ignore[attr-defined]
+    a = booked(old, "A", room=200, dates=(5, 6))
+    b = booked(old, "B", room=3, dates=(5,))
+    c = booked(old, "C", room=1, dates=(5, 7), hour_start=1, hour_end=3, boxes=[1, 2])
     days = selectors.season_availability(client=old, cls="A", room=200, now=NOW)
     assert [d.state for d in days[3:7]] == ["available", "sold_out", "sold_out", "available"]
     assert selectors.free_hours(client=old, room=3, date=day(5), cls="B") == [
@@ -425,8 +434,8 @@ def test_sign_up_login_and_visits_and_their_read_side(old: redis.Redis) -> None:
 def test_dashboard_reads_of_redis_7_0(old: redis.Redis) -> None:
     anna = person_register(client=old, username="Anna_70", password_hash=make_password("x-Pw-7"))
     owner = str(anna.id)
-    a = claim(old, "A", owner=owner, room=30).booking  # type: ignore[attr-defined]
-    b = claim(old, "B", owner=owner, room=31).booking  # type: ignore[attr-defined]
+    a = booked(old, "A", owner=owner, room=30)
+    b = booked(old, "B", owner=owner, room=31)
     staff_audit_record(client=old, kind="staff_grant", actor_id=STAFF, subject=owner)
     on_the_day = dt.datetime(2026, 12, 3, 8, 0, tzinfo=SHANGHAI)
     seen = dashboard.overview(client=old, now=on_the_day)

@@ -26,6 +26,7 @@ from tests.conftest import ROOT, Someone, browser_login, person_make
 def fetch(base: str, path: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
     """One GET on the served site: status, headers (lower-case names), body."""
     parsed = urllib.parse.urlsplit(base)
+    assert parsed.hostname is not None, base
     conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=10)
     conn.request("GET", path, headers=headers)
     response = conn.getresponse()
