@@ -362,7 +362,7 @@ def fetch(
 ) -> tuple[int, dict[str, str], str]:  # fmt: skip
     """One request without following redirects: status, headers (lower-case), text."""
     parsed = urllib.parse.urlsplit(base)
-    conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=120)
+    conn = http.client.HTTPConnection(parsed.hostname or "127.0.0.1", parsed.port, timeout=120)
     sent = {**(headers or {})}
     if cookie:
         sent["Cookie"] = cookie
