@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def setup() -> None:
+def setup() -> Path:
     data_dir = tempfile.mkdtemp(prefix="sr-bench-accounts-")
     os.environ.setdefault("DEBUG", "1")
     os.environ["ALLOWED_HOSTS"] = "testserver"
@@ -26,6 +27,7 @@ def setup() -> None:
     import django
 
     django.setup()
+    return Path(data_dir)
 
 
 def measure(name: str, action: Callable[[int], object], n: int) -> tuple[str, float, float, int]:
@@ -43,7 +45,18 @@ def measure(name: str, action: Callable[[int], object], n: int) -> tuple[str, fl
 
 
 def main() -> None:
-    setup()
+    data_dir = setup()
+    try:
+        run()
+    finally:
+        from strongroom import embedded, store
+
+        store.reset_store()
+        embedded.stop(data_dir)
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def run() -> None:
     from django.contrib.auth.hashers import make_password
     from django.test import Client
 
@@ -117,7 +130,6 @@ def main() -> None:
     print("|---|---:|---:|---:|")
     for name, median, p99, trips in rows:
         print(f"| {name} | {median:.0f} | {p99:.0f} | {trips} |")
-    client.flushall()
 
 
 if __name__ == "__main__":
