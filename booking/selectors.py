@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import redis
 from django.conf import settings
+from redis.client import NEVER_DECODE
 
 from booking.domain import (
     BOXES_PER_ROOM,
@@ -132,6 +134,114 @@ def _held_masks(
     return held
 
 
+# A day's taken slots as the bitmap stores them (hour 0 in the top bit of each 24-bit mask):
+# class C 300 bytes (box 1 first), class B 3 bytes; class A is given one byte, 0 or 1.
+_DAY_BYTES = {"A": 1, "B": 3, "C": BOXES_PER_ROOM * 3}
+
+
+def _runs(days: Sequence[int]) -> list[tuple[int, int]]:
+    """Sorted season days as runs of consecutive days: (first, last) each."""
+    runs: list[tuple[int, int]] = []
+    for day in days:
+        if runs and runs[-1][1] == day - 1:
+            runs[-1] = (runs[-1][0], day)
+        else:
+            runs.append((day, day))
+    return runs
+
+
+def _held_into(cls: str, taken: dict[int, bytes], held: dict[tuple[int, int], int]) -> None:
+    """Add other buyers' held slots to the days read, in place."""
+    for (day, box), mask in held.items():
+        if day not in taken:
+            continue
+        if cls == "A":
+            taken[day] = b"\x01"
+            continue
+        at = (box - 1) * 3 if cls == "C" else 0
+        value = bytearray(taken[day])
+        value[at : at + 3] = (int.from_bytes(value[at : at + 3]) | mask).to_bytes(3)
+        taken[day] = bytes(value)
+
+
+def _read_days(
+    client: redis.Redis,
+    cls: str,
+    room: int,
+    days: Sequence[int],
+    owner_id: str | None,
+    now: dt.datetime | None,
+) -> dict[int, bytes]:
+    """Season day -> its taken slots (booked, or held by another buyer's unexpired hold) as
+    bytes (see _DAY_BYTES), in one round trip: one GETRANGE of raw bytes per run of
+    consecutive days (a month of class C is 9,300 bytes), and the room's holds."""
+    keys = RoomKeys(room)
+    width = _DAY_BYTES[cls]
+    runs = _runs(sorted(set(days)))
+    pipe = client.pipeline(transaction=False)
+    for first, last in runs:
+        if cls == "A":  # one bit per day
+            start, end = first // 8, last // 8
+        else:
+            start, end = first * width, (last + 1) * width - 1
+        raw = {NEVER_DECODE: True}  # bytes, whatever the client's decode_responses
+        pipe.execute_command("GETRANGE", keys.inventory(cls), start, end, **raw)
+    pipe.hgetall(keys.holds)
+    *chunks, holds = pipe.execute()
+    taken: dict[int, bytes] = {}
+    for (first, last), chunk in zip(runs, chunks, strict=True):
+        if cls == "A":  # a missing key or a short bitmap reads as free
+            for day in range(first, last + 1):
+                at = day // 8 - first // 8
+                taken[day] = bytes((chunk[at] >> (7 - day % 8) & 1 if at < len(chunk) else 0,))
+            continue
+        chunk = chunk.ljust((last - first + 1) * width, b"\0")
+        for day in range(first, last + 1):
+            at = (day - first) * width
+            taken[day] = chunk[at : at + width]
+    _held_into(
+        cls, taken, _held_masks(holds, cls, owner_id, to_ms(now or dt.datetime.now(tz=dt.UTC)))
+    )
+    return taken
+
+
+def _mask_of(cls: str, day: bytes, box: int) -> int:
+    """One slot's mask from a day's bytes: the hour mask of box `box` (C), of the safe (B),
+    or 0/1 (A)."""
+    if cls == "C":
+        return int.from_bytes(day[(box - 1) * 3 : box * 3])
+    return int.from_bytes(day)
+
+
+@functools.cache
+def _touch_table(part: int) -> bytes:
+    """bytes.translate table: a byte -> 1 if it has a bit of `part`, else 0."""
+    return bytes(1 if value & part else 0 for value in range(256))
+
+
+_FULL_TABLE = bytes(1 if value == 0xFF else 0 for value in range(256))
+
+
+def _boxes_touching(day: bytes, mask: int) -> bytes:
+    """Class C: one byte per box (box 1 first), non-zero when the box is taken in an hour of
+    `mask`. Computed column by column (the first, second and third byte of every box's mask)
+    with bytes.translate, so a day's 100 boxes take a few C calls, not 100 Python steps."""
+    touching = 0
+    for column in range(3):
+        part = mask >> (16 - 8 * column) & 0xFF
+        if part:
+            touching |= int.from_bytes(day[column::3].translate(_touch_table(part)))
+    return touching.to_bytes(BOXES_PER_ROOM)
+
+
+def _boxes_full(day: bytes) -> bytes:
+    """Class C: one byte per box, non-zero when the box is taken every hour of the day."""
+    full = -1
+    for column in range(3):
+        full &= int.from_bytes(day[column::3].translate(_FULL_TABLE))
+    return full.to_bytes(BOXES_PER_ROOM)
+
+
 def _read(
     client: redis.Redis,
     cls: str,
@@ -142,49 +252,36 @@ def _read(
     now: dt.datetime | None,
 ) -> dict[tuple[int, int], int]:
     """(day, box) -> taken mask (booked or held by others), in one round trip."""
-    keys = RoomKeys(room)
-    kind = "u1" if cls == "A" else "u24"
-    positions = [(day, box) for day in days for box in (boxes if cls == "C" else [0])]
-    pipe = client.pipeline(transaction=False)
-    if positions:
-        args: list[object] = []
-        for day, box in positions:
-            offset = _field_offsets(cls, day, [box] if cls == "C" else [])[0]
-            args += ["GET", kind, offset]
-        pipe.execute_command("BITFIELD_RO", keys.inventory(cls), *args)
-    pipe.hgetall(keys.holds)
-    replies = pipe.execute()
-    values = replies[0] if positions else []
-    holds = replies[-1]
-    held = _held_masks(holds, cls, owner_id, to_ms(now or dt.datetime.now(tz=dt.UTC)))
+    taken = _read_days(client, cls, room, days, owner_id, now)
     return {
-        pos: int(value) | held.get(pos, 0) for pos, value in zip(positions, values, strict=True)
+        (day, box): _mask_of(cls, taken[day], box)
+        for day in days
+        for box in (boxes if cls == "C" else [0])
     }
 
 
 def _day_available(
     cls: str,
-    taken: dict[tuple[int, int], int],
-    day: int,
+    day: bytes,
     hours: tuple[int, int] | None,
     boxes: Sequence[int] | None,
 ) -> bool:
-    if cls == "A":
-        return taken[(day, 0)] == 0
-    if cls == "B":
-        value = taken[(day, 0)]
+    if cls != "C":
+        value = _mask_of(cls, day, 0)
+        if cls == "A":
+            return value == 0
         return value & hour_mask(*hours) == 0 if hours else value != FULL
-    values = [taken[(day, box)] for box in (boxes or range(1, BOXES_PER_ROOM + 1))]
     if boxes:
         if hours:
-            return all(v & hour_mask(*hours) == 0 for v in values)
+            touching = _boxes_touching(day, hour_mask(*hours))
+            return not any(touching[box - 1] for box in boxes)
         busy = 0
-        for v in values:
-            busy |= v
+        for box in boxes:
+            busy |= _mask_of(cls, day, box)
         return busy != FULL
     if hours:
-        return any(v & hour_mask(*hours) == 0 for v in values)
-    return any(v != FULL for v in values)
+        return 0 in _boxes_touching(day, hour_mask(*hours))
+    return 0 in _boxes_full(day)
 
 
 def _availability_args(
@@ -208,7 +305,7 @@ def _calendar_dates(start: dt.date | None, end: dt.date | None) -> list[dt.date]
 
 def _days_from(
     cls: str,
-    taken: dict[tuple[int, int], int],
+    taken: dict[int, bytes],
     dates: Sequence[dt.date],
     today: dt.date,
     hours: tuple[int, int] | None,
@@ -219,7 +316,7 @@ def _days_from(
         reason = day_refusal(date, today)
         if reason:
             result.append(DayAvailability(date, "not_bookable", reason))
-        elif _day_available(cls, taken, season_day(date), hours, boxes):
+        elif _day_available(cls, taken[season_day(date)], hours, boxes):
             result.append(DayAvailability(date, "available"))
         else:
             result.append(DayAvailability(date, "sold_out"))
@@ -244,7 +341,7 @@ def season_availability(
     dates = _calendar_dates(start, end)
     today = site_today(now)
     bookable = [season_day(d) for d in dates if not day_refusal(d, today)]
-    taken = _read(client, cls, room, bookable, boxes or ALL_BOXES, owner_id, now)
+    taken = _read_days(client, cls, room, bookable, owner_id, now)
     return _days_from(cls, taken, dates, today, hours, boxes)
 
 
@@ -483,35 +580,32 @@ def _dates_checked(cls: str, room: int, dates: Sequence[dt.date]) -> list[int]:
 
 
 def _hours_from(
-    cls: str, taken: dict[tuple[int, int], int], days: Sequence[int], boxes: Sequence[int] | None
+    cls: str, taken: dict[int, bytes], days: Sequence[int], boxes: Sequence[int] | None
 ) -> list[int]:
     busy = 0
     for day in days:
         if cls == "B":
-            busy |= taken[(day, 0)]
+            busy |= _mask_of(cls, taken[day], 0)
         elif boxes:
             for box in boxes:
-                busy |= taken[(day, box)]
-        else:
-            every = FULL
-            for box in ALL_BOXES:
-                every &= taken[(day, box)]
-            busy |= every
+                busy |= _mask_of(cls, taken[day], box)
+        else:  # an hour is taken when every box is taken in it
+            for hour in range(HOURS_PER_DAY):
+                bit = 1 << (23 - hour)
+                if not busy & bit and 0 not in _boxes_touching(taken[day], bit):
+                    busy |= bit
     return [hour for hour in range(HOURS_PER_DAY) if busy & (1 << (23 - hour))]
 
 
 def _boxes_from(
-    taken: dict[tuple[int, int], int], days: Sequence[int], hours: tuple[int, int] | None
+    taken: dict[int, bytes], days: Sequence[int], hours: tuple[int, int] | None
 ) -> list[int]:
     mask = hour_mask(*hours) if hours else FULL
-    wanted = set(days)
-    return sorted(
-        {
-            box
-            for (day, box), value in taken.items()
-            if day in wanted and (value & mask if hours else value == FULL)
-        }
-    )
+    flags = 0
+    for day in days:
+        found = _boxes_touching(taken[day], mask) if hours else _boxes_full(taken[day])
+        flags |= int.from_bytes(found)
+    return [box for box, flag in enumerate(flags.to_bytes(BOXES_PER_ROOM), 1) if flag]
 
 
 def taken_hours(
@@ -534,8 +628,7 @@ def taken_hours(
         raise ValueError(f"bad boxes {boxes!r}")
     if not days:
         return []
-    chosen = list(boxes) if cls == "C" and boxes else ALL_BOXES
-    taken = _read(client, cls, room, days, chosen, owner_id, now)
+    taken = _read_days(client, cls, room, days, owner_id, now)
     return _hours_from(cls, taken, days, boxes if cls == "C" else None)
 
 
@@ -555,7 +648,7 @@ def taken_boxes(
     days = _dates_checked("C", room, dates)
     if not days:
         return []
-    return _boxes_from(_read(client, "C", room, days, ALL_BOXES, owner_id, now), days, hours)
+    return _boxes_from(_read_days(client, "C", room, days, owner_id, now), days, hours)
 
 
 @dataclass(frozen=True)
@@ -588,7 +681,7 @@ def panel_availability(
     today = site_today(now)
     chosen = _dates_checked(cls, room, dates)
     bookable = {season_day(d) for d in calendar if not day_refusal(d, today)}
-    taken = _read(client, cls, room, sorted(bookable | set(chosen)), ALL_BOXES, owner_id, now)
+    taken = _read_days(client, cls, room, sorted(bookable | set(chosen)), owner_id, now)
     return PanelAvailability(
         days=_days_from(cls, taken, calendar, today, hours, boxes),
         taken_hours=_hours_from(cls, taken, chosen, boxes) if cls != "A" and chosen else [],
