@@ -58,6 +58,10 @@ class RoomKeys:
     def audit(self) -> str:
         return ks.BOOKING_AUDIT.key(room=self.tag)
 
+    @property
+    def stats(self) -> str:
+        return ks.BOOKING_STATS.key(room=self.tag)
+
 
 def person_index(owner_id: str) -> str:
     return ks.BOOKING_BY_PERSON.key(owner_id=owner_id)

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from booking.domain import (
+    SLOTS_PER_DAY,
     Booking,
     Hold,
     InvalidRequest,
@@ -52,6 +53,7 @@ from booking.keys import (
     member_booking_id,
     person_index,
 )
+from strongroom import keyspace as ks
 from strongroom.store import (
     NotDurable,
     durable_fcall,
@@ -78,6 +80,7 @@ __all__ = [
     "indexes_rebuild",
     "indexes_write",
     "inventory_flush",
+    "stats_rebuild",
 ]
 
 _CODE_ATTEMPTS = 5
@@ -180,8 +183,10 @@ def booking_claim(
         room.codes,
         room.holds,
         room.audit,
+        room.stats,
     ]
     dates = ",".join(d.isoformat() for d in request.dates)
+    made = local_now(from_ms(now_ms)).date().isoformat()
     cls, days, start, end, boxes = _request_args(request)
     for _attempt in range(_CODE_ATTEMPTS):
         code = code_new()
@@ -203,6 +208,7 @@ def booking_claim(
             format_room(request.room),
             season_bytes(request.cls),
             len(season_days()),
+            made,
         ]
         reply = durable_fcall(client, "booking_claim", keys, args)
         if reply[0] != "code_clash":
@@ -329,6 +335,7 @@ def booking_cancel(
                 keys.inventory(cls, season),
                 keys.registry,
                 keys.audit,
+                keys.stats,
             ],
             args,
         )
@@ -407,7 +414,14 @@ def booking_pickup(
         reply = durable_fcall(
             client,
             "booking_pickup",
-            [keys.pickup_lock, keys.pickup_failures, keys.codes, record_key, keys.audit],
+            [
+                keys.pickup_lock,
+                keys.pickup_failures,
+                keys.codes,
+                record_key,
+                keys.audit,
+                keys.stats,
+            ],
             args,
         )
         if reply[0] != "retry":
@@ -467,6 +481,7 @@ def indexes_rebuild(*, client: redis.Redis) -> int:
     }
     bookings = _records(client, ids_by_room)
     indexes_write(client=client, bookings=bookings)
+    stats_rebuild(client=client)
     owners = sorted({b.owner_id for b in bookings})
     pipe = client.pipeline(transaction=False)
     pipe.zrange(date_index(), 0, -1)
@@ -506,7 +521,7 @@ def _flush_room_call(
     keys = RoomKeys(room)
     record_keys = [keys.record(booking_id) for booking_id in sorted(ledger)]
     all_keys = [keys.registry, keys.ledger, keys.holds, keys.audit, *sorted(registered)]
-    all_keys += record_keys
+    all_keys += [*record_keys, keys.stats]
     args = [
         actor_id,
         reason,
@@ -572,3 +587,65 @@ def inventory_flush(*, client: redis.Redis, actor_id: str, reason: str) -> Flush
                 changed.append(room)
         pending = _read_rooms(client, changed) if changed else {}
     raise RuntimeError("rooms kept changing during the flush")
+
+
+# --- Stats ----------------------------------------------------------------------------------
+
+
+def _stats_call(
+    room: int, registered: set[str], ledger: set[str], created: dict[str, str]
+) -> list[object]:
+    """FCALL arguments of booking_stats_rebuild for what was read of one room."""
+    keys = RoomKeys(room)
+    inventories = sorted(registered)
+    ids = sorted(ledger)
+    all_keys = [keys.stats, keys.registry, keys.ledger, *inventories]
+    all_keys += [keys.record(booking_id) for booking_id in ids]
+    args: list[object] = [len(inventories), len(ids)]
+    for key in inventories:
+        parts = ks.BOOKING_INVENTORY.parse(key)
+        args += [parts["season"], parts["cls"], SLOTS_PER_DAY[parts["cls"]]]
+    for booking_id in ids:
+        moment = from_ms(created.get(booking_id)) or dt.datetime.fromtimestamp(0, tz=dt.UTC)
+        args.append(local_now(moment).date().isoformat())
+    return ["booking_stats_rebuild", len(all_keys), *all_keys, *args]
+
+
+def stats_rebuild(*, client: redis.Redis, rooms: Sequence[int] | None = None) -> int:
+    """Recompute the stats hash of `rooms` (default: every room) from the booking records and
+    the inventory bitmaps, each room atomically (booking_stats_rebuild); a room that changed
+    between the read and its call is read again. Returns the number of records counted.
+
+    Needed once for data written before the stats existed (rebuildindexes runs it); from then
+    on the claim, cancel, pickup and flush functions keep the counters exact themselves."""
+    counted = 0
+    pending = _read_rooms(client, list(range(1, room_count() + 1)) if rooms is None else rooms)
+    for _attempt in range(5):
+        if not pending:
+            return counted
+        order = sorted(pending)
+        pipe = client.pipeline(transaction=False)
+        for room in order:
+            for booking_id in sorted(pending[room][1]):
+                pipe.hget(RoomKeys(room).record(booking_id), "created")
+        created_at = iter(pipe.execute())
+        pipe = client.pipeline(transaction=False)
+        for room in order:
+            registered, ledger = pending[room]
+            created = {i: text_or_none(next(created_at)) or "" for i in sorted(ledger)}
+            pipe.execute_command("FCALL", *_stats_call(room, registered, ledger, created))
+        try:
+            replies = pipe.execute()
+        except redis.ResponseError as exc:
+            if "Function not found" not in str(exc):
+                raise
+            load_functions(client)
+            continue
+        changed = []
+        for room, reply in zip(order, replies, strict=True):
+            if reply[0] == "ok":
+                counted += int(reply[1])
+            else:
+                changed.append(room)
+        pending = _read_rooms(client, changed) if changed else {}
+    raise RuntimeError("rooms kept changing during the stats rebuild")

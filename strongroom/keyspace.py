@@ -329,6 +329,18 @@ BOOKING_AUDIT = declare(
     why="appended inside the same function as the action, so an action and its entry cannot "
     "part; per room to stay in the action's slot (the reader merges the rooms)",
 )
+BOOKING_STATS = declare(
+    "booking-stats",
+    "{room:<room>}:stats",
+    type="hash",
+    holds="counters of the room: v (format, set once exact), slots:<season>:<cls> and "
+    "active:<season>:<cls> ('n0,n1,...' per season day: booked bits, confirmed + collected "
+    "bookings), status:<season>:<cls>:<status>, made:<season>:<cls>:<local date>",
+    app="booking",
+    why="the dashboard's figures in one HMGET per room instead of every record and 27,900 "
+    "BITCOUNTs; kept by the claim, cancel, pickup and flush functions in the same slot (so "
+    "exact and atomic with the slots); rebuildindexes recomputes it from records + bitmaps",
+)
 BOOKING_BY_PERSON = declare(
     "booking-by-person",
     "{owner:<owner_id>}:bookings",

@@ -225,17 +225,94 @@ local function append(list, more)
   return list
 end
 
+-- The room's stats hash (same tag as its slots, so counted in the same atomic call):
+--   v                          STATS_VERSION once the hash is exact (a claim into an empty
+--                              room, or booking_stats_rebuild)
+--   slots:<season>:<cls>       booked bits per season day, "n0,n1,..." (day 0 first)
+--   active:<season>:<cls>      confirmed + collected bookings per season day, same shape
+--   status:<season>:<cls>:<st> bookings of status st (confirmed, collected, cancelled)
+--   made:<season>:<cls>:<date> confirmed + collected bookings created on that local date
+-- A zero counter is removed, so the hash holds only what exists.
+local STATS_VERSION = '1'
+
+local function popcount(value)
+  local n = 0
+  while value ~= 0 do
+    n = n + bit.band(value, 1)
+    value = bit.rshift(value, 1)
+  end
+  return n
+end
+
+local function bump(stats, field, n)
+  if n ~= 0 and redis.call('HINCRBY', stats, field, n) == 0 then
+    redis.call('HDEL', stats, field)
+  end
+end
+
+-- Add deltas ({day -> n}, days listed in `order`) to a per-day field "n0,n1,...".
+local function bump_days(stats, field, order, deltas)
+  local values = split_numbers(redis.call('HGET', stats, field) or '')
+  local any = false
+  for _, day in ipairs(order) do
+    for d = #values + 1, day + 1 do
+      values[d] = 0
+    end
+    values[day + 1] = values[day + 1] + deltas[day]
+  end
+  for _, n in ipairs(values) do
+    any = any or n ~= 0
+  end
+  if any then
+    redis.call('HSET', stats, field, table.concat(values, ','))
+  else
+    redis.call('HDEL', stats, field)
+  end
+end
+
+-- What one booking adds (sign 1) or takes away (sign -1): its status, and while it is active
+-- (not cancelled) one per booked day and one on its creation date.
+local function stats_booking(stats, season, cls, days, status, made, sign)
+  bump(stats, 'status:' .. season .. ':' .. cls .. ':' .. status, sign)
+  if status == 'cancelled' then
+    return
+  end
+  local deltas = {}
+  for _, day in ipairs(days) do
+    deltas[day] = sign
+  end
+  bump_days(stats, 'active:' .. season .. ':' .. cls, days, deltas)
+  if made and made ~= '' then
+    bump(stats, 'made:' .. season .. ':' .. cls .. ':' .. made, sign)
+  end
+end
+
+-- The bits a write changed, per day: after - before, summed over the fields of each day.
+local function stats_slots(stats, season, cls, fields, before, after)
+  local order, deltas = {}, {}
+  for i, field in ipairs(fields) do
+    local day = field[3]
+    if deltas[day] == nil then
+      order[#order + 1] = day
+      deltas[day] = 0
+    end
+    deltas[day] = deltas[day] + popcount(after[i]) - popcount(before[i])
+  end
+  bump_days(stats, 'slots:' .. season .. ':' .. cls, order, deltas)
+end
+
 -- Claim: take every slot of the request, or nothing.
--- KEYS: inventory, registry, record, ledger, codes, holds, audit
+-- KEYS: inventory, registry, record, ledger, codes, holds, audit, stats
 -- ARGV: owner, cls, season, days, hstart, hend, boxes, booking id, now ms, code mac,
 --       sealed code, dates (ISO csv), hold id ('' for none), audit maxlen, room,
 --       bitmap bytes of a whole season (a new bitmap is made at its full size at once: an exact
---       allocation, where growing bit by bit would over-allocate), days in the season
+--       allocation, where growing bit by bit would over-allocate), days in the season,
+--       the local date of now (the stats' creation date)
 -- Returns {'ok', <record as flat hash>} | {'taken', 'day:box:mask:held', ...}
 --       | {'id_in_use'} | {'code_clash'} | {'invalid', what}
 local function claim(keys, args)
-  local inv, registry, record, ledger, codes, holds, stream =
-    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7]
+  local inv, registry, record, ledger, codes, holds, stream, stats =
+    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8]
   local owner, season, id, now = args[1], args[3], args[8], tonumber(args[9])
   local mac, sealed, dates, hold_id, maxlen, room =
     args[10], args[11], args[12], args[13], args[14], args[15]
@@ -244,7 +321,9 @@ local function claim(keys, args)
   if not cls then
     return {'invalid', days}
   end
-  if owner == '' or id == '' or not now or not tonumber(args[16]) then
+  local made = args[18]
+  if owner == '' or id == '' or not now or not tonumber(args[16]) or not stats
+      or not made or made == '' or #split(dates) ~= #days then
     return {'invalid', 'call'}
   end
 
@@ -278,7 +357,14 @@ local function claim(keys, args)
   redis.call('HSET', record, 'id', id, 'owner', owner, 'cls', cls, 'room', room,
     'season', season, 'days', args[4], 'dates', dates, 'hstart', hstart, 'hend', hend,
     'boxes', args[7], 'created', now, 'status', 'confirmed', 'code_mac', mac,
-    'code_sealed', sealed, 'collected', '', 'inv', inv)
+    'code_sealed', sealed, 'collected', '', 'inv', inv, 'made', made)
+  if redis.call('SCARD', ledger) == 0 and redis.call('HEXISTS', stats, 'v') == 0 then
+    -- The room's first booking: its stats start exact from here.
+    redis.call('DEL', stats)
+    redis.call('HSET', stats, 'v', STATS_VERSION)
+  end
+  stats_slots(stats, season, cls, fields, values, updated)
+  stats_booking(stats, season, cls, days, 'confirmed', made, 1)
   redis.call('SADD', ledger, id)
   redis.call('HSET', codes, mac, id)
   if hold_id ~= '' then
@@ -354,21 +440,21 @@ local function hold_release(keys, args)
 end
 
 -- Cancel: free exactly the booking's own slots.
--- KEYS: record, inventory, registry, audit
+-- KEYS: record, inventory, registry, audit, stats
 -- ARGV: actor, is staff (1|0), today ISO, reason, now ms, audit maxlen, request id
 -- Returns {'cancelled', <record>} | {outcome} with outcome not_found, forbidden,
 --   already_cancelled, collected, started, stale
 -- The request id (made by the caller) is kept in the record: a retry of the very call that
 -- cancelled answers 'cancelled' again, any other call 'already_cancelled'.
 local function cancel(keys, args)
-  local record, inv, registry, stream = keys[1], keys[2], keys[3], keys[4]
+  local record, inv, registry, stream, stats = keys[1], keys[2], keys[3], keys[4], keys[5]
   local actor, is_staff, today, reason, now, maxlen, request =
     args[1], args[2] == '1', args[3], args[4], tonumber(args[5]), args[6], args[7] or ''
   if redis.call('EXISTS', record) == 0 then
     return {'not_found'}
   end
   local r = redis.call('HMGET', record, 'owner', 'status', 'collected', 'dates', 'inv', 'cls',
-    'days', 'hstart', 'hend', 'boxes', 'id', 'room', 'cancel_request')
+    'days', 'hstart', 'hend', 'boxes', 'id', 'room', 'cancel_request', 'season', 'made')
   local owner, status, collected, dates = r[1], r[2], r[3], r[4]
   if actor ~= owner and not is_staff then
     return {'forbidden'}
@@ -388,8 +474,12 @@ local function cancel(keys, args)
   if r[5] ~= inv then
     return {'stale'}
   end
+  if not stats then
+    return {'invalid', 'call'}
+  end
 
-  local fields, kind = fields_of(r[6], split_numbers(r[7]), tonumber(r[8]), tonumber(r[9]),
+  local days = split_numbers(r[7])
+  local fields, kind = fields_of(r[6], days, tonumber(r[8]), tonumber(r[9]),
     split_numbers(r[10]))
   local values = read_fields(inv, fields, kind)
   local updated = {}
@@ -397,6 +487,9 @@ local function cancel(keys, args)
     updated[i] = bit.band(values[i], bit.bnot(field[2]))
   end
   write_fields(inv, fields, kind, updated)
+  stats_slots(stats, r[14], r[6], fields, values, updated)
+  stats_booking(stats, r[14], r[6], days, 'confirmed', r[15], -1)
+  stats_booking(stats, r[14], r[6], days, 'cancelled', r[15], 1)
   if redis.call('BITCOUNT', inv) == 0 then
     redis.call('DEL', inv)
     redis.call('SREM', registry, inv)
@@ -408,7 +501,8 @@ local function cancel(keys, args)
 end
 
 -- Pickup: open the safe with room + code, once per booked day, within the booked hours.
--- KEYS: lock, failures, codes, record (of ARGV booking id; any key of the room if none), audit
+-- KEYS: lock, failures, codes, record (of ARGV booking id; any key of the room if none), audit,
+--       stats
 -- ARGV: code mac, booking id (''), now ms, today ISO, minute of day, grace minutes,
 --       max failures, window ms, lock ms, attempt id, audit maxlen, room, yesterday ISO
 -- Returns {'collected', <record>} | {'locked', until ms} | {'wrong_code', failures left}
@@ -418,7 +512,8 @@ end
 -- attempt and code (so one id cannot hide many guesses), and the attempt that collected is kept
 -- in the record, so its retry answers 'collected' instead of 'already_collected'.
 local function pickup(keys, args)
-  local lock, failures, codes, record, stream = keys[1], keys[2], keys[3], keys[4], keys[5]
+  local lock, failures, codes, record, stream, stats =
+    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6]
   local mac, expected, now, today = args[1], args[2], tonumber(args[3]), args[4]
   local minute, grace = tonumber(args[5]), tonumber(args[6])
   local max_failures, window, lock_ms = tonumber(args[7]), tonumber(args[8]), tonumber(args[9])
@@ -452,7 +547,7 @@ local function pickup(keys, args)
   end
 
   local r = redis.call('HMGET', record, 'status', 'dates', 'collected', 'cls', 'hstart', 'hend',
-    'pickup_attempt')
+    'pickup_attempt', 'season')
   local status, dates, collected = r[1], split(r[2]), split(r[3])
   if r[7] == attempt .. '|' .. today then
     return {'collected', redis.call('HGETALL', record)}
@@ -483,6 +578,9 @@ local function pickup(keys, args)
   if done[day] then
     return {'already_collected', redis.call('HGETALL', record)}
   end
+  if not stats then
+    return {'invalid', 'call'}
+  end
 
   collected[#collected + 1] = day
   table.sort(collected)
@@ -491,6 +589,8 @@ local function pickup(keys, args)
   if #collected == #dates then
     fields[#fields + 1] = 'status'
     fields[#fields + 1] = 'collected'
+    bump(stats, 'status:' .. r[8] .. ':' .. r[4] .. ':confirmed', -1)
+    bump(stats, 'status:' .. r[8] .. ':' .. r[4] .. ':collected', 1)
   end
   redis.call('HSET', record, unpack(fields))
   audit(stream, maxlen, 'pickup', redis.call('HGET', record, 'owner'), id, room, day, now)
@@ -499,7 +599,8 @@ end
 
 -- Flush one room: delete exactly its registered inventory keys and cancel its confirmed
 -- bookings. The caller passes what it read; if the room changed meanwhile, nothing happens.
--- KEYS: registry, ledger, holds, audit, inventory keys (ARGV n_inv), record keys (ARGV n_rec)
+-- KEYS: registry, ledger, holds, audit, inventory keys (ARGV n_inv), record keys (ARGV n_rec),
+--       stats
 -- ARGV: actor, reason, now ms, audit maxlen, n_inv, n_rec, room
 -- Returns {'ok', keys removed, bookings cancelled} | {'retry'}
 local function flush_room(keys, args)
@@ -522,17 +623,30 @@ local function flush_room(keys, args)
     end
     records[#records + 1] = keys[i]
   end
+  local stats = keys[5 + n_inv + n_rec]
+  if not stats or #keys ~= 5 + n_inv + n_rec then
+    return {'invalid', 'call'}
+  end
 
   local cancelled = 0
   for _, record in ipairs(records) do
-    if redis.call('HGET', record, 'status') == 'confirmed' then
+    local r = redis.call('HMGET', record, 'status', 'season', 'cls', 'days', 'made')
+    if r[1] == 'confirmed' then
       redis.call('HSET', record, 'status', 'cancelled', 'cancelled_at', now, 'cancelled_by',
         actor, 'cancel_reason', reason)
+      stats_booking(stats, r[2], r[3], split_numbers(r[4]), 'confirmed', r[5], -1)
+      stats_booking(stats, r[2], r[3], split_numbers(r[4]), 'cancelled', r[5], 1)
       cancelled = cancelled + 1
     end
   end
   for i = 5, 4 + n_inv do
     redis.call('DEL', keys[i])
+  end
+  -- Every bitmap of the room is gone: so are its booked-slot counters.
+  for _, field in ipairs(redis.call('HKEYS', stats)) do
+    if string.sub(field, 1, 6) == 'slots:' then
+      redis.call('HDEL', stats, field)
+    end
   end
   redis.call('DEL', registry, holds)
   if n_inv > 0 or cancelled > 0 then
@@ -542,9 +656,61 @@ local function flush_room(keys, args)
   return {'ok', n_inv, cancelled}
 end
 
+-- Rebuild one room's stats from its records and bitmaps (existing data, a changed format).
+-- The caller passes what it read; if the room changed meanwhile, nothing happens.
+-- KEYS: stats, registry, ledger, inventory keys (ARGV n_inv), record keys (ARGV n_rec)
+-- ARGV: n_inv, n_rec, per inventory key: season, cls, bits per day; per record: the local
+--       date of its creation (kept in the record as 'made' where it is missing)
+-- Returns {'ok', records counted} | {'retry'} | {'invalid', 'call'}
+local function stats_rebuild(keys, args)
+  local stats, registry, ledger = keys[1], keys[2], keys[3]
+  local n_inv, n_rec = tonumber(args[1]), tonumber(args[2])
+  if not n_inv or not n_rec or #keys ~= 3 + n_inv + n_rec or #args ~= 2 + 3 * n_inv + n_rec then
+    return {'invalid', 'call'}
+  end
+  if redis.call('SCARD', registry) ~= n_inv or redis.call('SCARD', ledger) ~= n_rec then
+    return {'retry'}
+  end
+  for i = 4, 3 + n_inv do
+    if redis.call('SISMEMBER', registry, keys[i]) == 0 then
+      return {'retry'}
+    end
+  end
+  for i = 4 + n_inv, 3 + n_inv + n_rec do
+    local id = redis.call('HGET', keys[i], 'id')
+    if not id or redis.call('SISMEMBER', ledger, id) == 0 then
+      return {'retry'}
+    end
+  end
+
+  redis.call('DEL', stats)
+  for j = 1, n_rec do
+    local record = keys[3 + n_inv + j]
+    redis.call('HSETNX', record, 'made', args[2 + 3 * n_inv + j])
+    local r = redis.call('HMGET', record, 'season', 'cls', 'days', 'status', 'made')
+    stats_booking(stats, r[1], r[2], split_numbers(r[3]), r[4], r[5], 1)
+  end
+  for i = 1, n_inv do
+    local inv, season, cls = keys[3 + i], args[3 * i], args[3 * i + 1]
+    local width = tonumber(args[3 * i + 2])
+    local order, deltas = {}, {}
+    for day = 0, math.floor(redis.call('STRLEN', inv) * 8 / width) - 1 do
+      local n = redis.call('BITCOUNT', inv, day * width, (day + 1) * width - 1, 'BIT')
+      if n > 0 then
+        order[#order + 1] = day
+        deltas[day] = n
+      end
+    end
+    bump_days(stats, 'slots:' .. season .. ':' .. cls, order, deltas)
+  end
+  redis.call('HSET', stats, 'v', STATS_VERSION)
+  return {'ok', n_rec}
+end
+
 redis.register_function{function_name = 'booking_claim', callback = claim}
 redis.register_function{function_name = 'booking_hold', callback = hold}
 redis.register_function{function_name = 'booking_hold_release', callback = hold_release}
 redis.register_function{function_name = 'booking_cancel', callback = cancel}
 redis.register_function{function_name = 'booking_pickup', callback = pickup}
 redis.register_function{function_name = 'booking_flush_room', callback = flush_room}
+redis.register_function{function_name = 'booking_stats_rebuild', callback = stats_rebuild}
