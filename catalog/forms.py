@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from urllib.parse import urlencode
+from urllib.parse import quote_plus, urlencode
 
 from django import forms
 from django.conf import settings
@@ -91,24 +91,29 @@ def browse_query_parse(params: QueryDict) -> ParsedQuery:
         problems.append(
             _("“%(page)s” is not a page number; showing page 1.") % {"page": shorten(raw_page)}
         )
+    shown = params.get("facets", "")
+    if shown not in ("", "all"):
+        problems.append(_("Unknown tag list choice; showing the most used tags."))
     query = Query(
         all_of=tuple(groups["all_of"]),
         any_of=tuple(groups["any_of"]),
         none_of=tuple(groups["none_of"]),
         sort=sort,
         page=page,
+        all_facets=shown == "all",
     )
     return ParsedQuery(query=query, problems=problems)
 
 
-def query_string(query: Query, **changes: object) -> str:
-    """The URL query of `query` with `changes` (fields of Query), page 1 unless given."""
+def query_pairs(query: Query, **changes: object) -> list[tuple[str, object]]:
+    """The URL parameters of `query` with `changes` (fields of Query), page 1 unless given."""
     values = {
         "all_of": query.all_of,
         "any_of": query.any_of,
         "none_of": query.none_of,
         "sort": query.sort,
         "page": 1,
+        "all_facets": query.all_facets,
     }
     values.update(changes)
     pairs: list[tuple[str, object]] = []
@@ -118,7 +123,42 @@ def query_string(query: Query, **changes: object) -> str:
         pairs.append(("sort", values["sort"]))
     if values["page"] != 1:
         pairs.append(("page", values["page"]))
+    if values["all_facets"]:
+        pairs.append(("facets", "all"))
+    return pairs
+
+
+def query_string(query: Query, **changes: object) -> str:
+    """The URL query of `query` with `changes` (fields of Query), page 1 unless given."""
+    pairs = query_pairs(query, **changes)
     return "?" + urlencode(pairs) if pairs else "?"
+
+
+@dataclass(frozen=True)
+class TagLink:
+    """Links that add one tag to a group of a query (page 1), built without urlencode per tag:
+    `link(tag)` equals `query_string(query, <group>=(*<group>, tag))`."""
+
+    head: str
+    tail: str
+
+    @classmethod
+    def adding_to(cls, query: Query, group: str) -> TagLink:
+        """Links that add a tag to `group` ("all_of", "any_of" or "none_of") of `query`."""
+        index = [g for _p, g in GROUPS].index(group)
+        param = GROUPS[index][0]
+        pairs = query_pairs(query)
+        # Parameters come in the order all, any, not, then the rest: the new tag goes last
+        # among its own group's tags.
+        cut = sum(len(getattr(query, g)) for _p, g in GROUPS[: index + 1])
+        before, after = urlencode(pairs[:cut]), urlencode(pairs[cut:])
+        return cls(
+            head=f"?{before}&{param}=" if before else f"?{param}=",
+            tail=f"&{after}" if after else "",
+        )
+
+    def __call__(self, tag: str) -> str:
+        return self.head + quote_plus(tag) + self.tail
 
 
 class BookForm(forms.Form):

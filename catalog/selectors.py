@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from dataclasses import dataclass, field
@@ -42,6 +43,16 @@ def book_get(*, client: redis.Redis, book_id: str) -> Book | None:
     return book_from_hash(text_hash(client.hgetall(keyspace.CATALOG_BOOK.key(book_id=book_id))))
 
 
+@functools.lru_cache(maxsize=4096)
+def _tag_key(prefix: str, name: str) -> str:
+    return keyspace.CATALOG_TAG.key(tag=name)
+
+
+def tag_key(name: str) -> str:
+    """The key of a tag's set (remembered: a result page names up to 150 of them)."""
+    return _tag_key(settings.STRONGROOM_KEY_PREFIX, name)
+
+
 def tags_with_counts(*, client: redis.Redis, limit: int = -1) -> list[tuple[str, int]]:
     """Tags in use with their number of books, most used first (then by name)."""
     stop = -1 if limit < 0 else limit - 1
@@ -60,6 +71,8 @@ class Query:
     none_of: tuple[str, ...] = ()
     sort: str = "title"
     page: int = 1
+    # Show every counted facet rather than the most useful few (`?facets=all`).
+    all_facets: bool = False
 
     @property
     def tags(self) -> tuple[str, ...]:
@@ -144,8 +157,8 @@ def catalog_page(
 
     First one function call computes the result (SINTER / SUNION / SDIFF into scratch keys
     that expire by themselves), sorts and pages it, and names the most used tags; then one
-    pipeline reads the page's books, counts facets with SINTERCARD (see `facet_candidates`)
-    and drops the scratch.
+    pipeline reads the page's books and calls `catalog_facets`, which counts the facets with
+    SINTERCARD (see `facet_candidates`) and drops the scratch.
     """
     size = page_size or settings.CATALOG_PAGE_SIZE
     top_n = facet_tags or settings.CATALOG_FACET_TAGS
@@ -157,7 +170,7 @@ def catalog_page(
         for part in ("result", "any", "sorted")
     ]
     groups = (query.all_of, query.any_of, query.none_of)
-    tag_keys = [keyspace.CATALOG_TAG.key(tag=tag) for group in groups for tag in group]
+    tag_keys = [tag_key(tag) for group in groups for tag in group]
     keys = [
         keyspace.CATALOG_BOOKS.key(),
         keyspace.CATALOG_TAGS.key(),
@@ -186,17 +199,18 @@ def catalog_page(
     pipe = client.pipeline(transaction=False)
     for book_id in ids:
         pipe.hgetall(keyspace.CATALOG_BOOK.key(book_id=book_id))
+    scratch_made = result_index == SCRATCH_RESULT_KEY
     if count_facets:
-        result_key = keys[result_index - 1]
-        for name in candidates:
-            pipe.sintercard(2, [result_key, keyspace.CATALOG_TAG.key(tag=name)], limit=limit)
-    if result_index == SCRATCH_RESULT_KEY:
+        # One call counts every facet (SINTERCARD each) and drops the scratch result.
+        facet_keys = [keys[result_index - 1], *map(tag_key, candidates)]
+        pipe.fcall("catalog_facets", len(facet_keys), *facet_keys, limit, int(scratch_made))
+    elif scratch_made:
         pipe.unlink(scratch_keys[0])
     replies = pipe.execute() if len(pipe) else []
 
     books = [book for book in map(book_from_hash, replies[: len(ids)]) if book is not None]
     if count_facets:
-        counted = zip(candidates, replies[len(ids) : len(ids) + len(candidates)], strict=True)
+        counted = zip(candidates, replies[len(ids)], strict=True)
         facets = [
             Facet(name, int(count), capped=bool(limit) and int(count) >= limit)
             for name, count in counted

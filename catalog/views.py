@@ -15,8 +15,26 @@ from django.utils.translation import gettext as _
 from accounts.access import signed_in_person, staff_required
 from catalog import forms, services
 from catalog.rules import Book, InvalidBook
-from catalog.selectors import ResultPage, book_get, catalog_page
+from catalog.selectors import Facet, ResultPage, book_get, catalog_page
 from strongroom.store import get_store
+
+
+def shown_facets(result: ResultPage) -> tuple[list[Facet], int]:
+    """The facets a result page lists, and how many more a "more tags" link would add.
+
+    Tags the query requires or excludes are left out (they are chips above). The page lists
+    the `CATALOG_FACETS_SHOWN` biggest counts plus the query's own "any of" tags, or every
+    counted facet when the query asks for all (`?facets=all`).
+    """
+    query = result.query
+    left_out = {*query.all_of, *query.none_of}
+    candidates = [facet for facet in result.facets if facet.tag not in left_out]
+    if query.all_facets:
+        return candidates, 0
+    limit = settings.CATALOG_FACETS_SHOWN
+    own = set(query.any_of)
+    shown = [facet for i, facet in enumerate(candidates) if i < limit or facet.tag in own]
+    return shown, len(candidates) - len(shown)
 
 
 def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
@@ -45,27 +63,28 @@ def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
         if tag in known
         for rest in [tuple(t for t in tags if t != tag)]
     ]
-    facets = [
+    facets, hidden = shown_facets(result)
+    narrow = forms.TagLink.adding_to(query, "all_of")
+    exclude = forms.TagLink.adding_to(query, "none_of")
+    exclude_label = _("Exclude %(tag)s")
+    facet_rows = [
         {
             "tag": facet.tag,
-            "count": facet.count,
-            "capped": facet.capped,
-            "narrow_url": forms.query_string(query, all_of=(*query.all_of, facet.tag)),
-            "exclude_url": forms.query_string(query, none_of=(*query.none_of, facet.tag)),
+            "count": f"{facet.count}+" if facet.capped else str(facet.count),
+            "narrow_url": narrow(facet.tag),
+            "exclude_url": exclude(facet.tag),
+            "exclude_label": exclude_label % {"tag": facet.tag},
         }
-        for facet in result.facets
-        if facet.tag not in query.all_of and facet.tag not in query.none_of
-    ][: settings.CATALOG_FACETS_SHOWN]
+        for facet in facets
+    ]
+    book_url = reverse("catalog:book", args=["-"])[:-2]
+    chosen_all = set(query.all_of)
     books = [
         {
             "book": book,
+            "url": f"{book_url}{book.id}/",
             "tags": [
-                {
-                    "tag": tag,
-                    "on": tag in query.all_of,
-                    "url": forms.query_string(query, all_of=(*query.all_of, tag)),
-                }
-                for tag in book.tags
+                {"tag": tag, "on": tag in chosen_all, "url": narrow(tag)} for tag in book.tags
             ],
         }
         for book in result.books
@@ -77,7 +96,15 @@ def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
         "query": query,
         "notes": notes,
         "chosen": chosen,
-        "facets": facets,
+        "facets": facet_rows,
+        "hidden_facets": hidden,
+        "not_label": _("not"),
+        "more_facets_url": forms.query_string(query, all_facets=True, page=page) if hidden else "",
+        "fewer_facets_url": (
+            forms.query_string(query, all_facets=False, page=page)
+            if query.all_facets and len(facets) > settings.CATALOG_FACETS_SHOWN
+            else ""
+        ),
         "form_values": {
             "all": ", ".join(query.all_of),
             "any": ", ".join(query.any_of),

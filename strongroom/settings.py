@@ -229,12 +229,13 @@ LOGGING = {
 # Books per result page. Facets: at most CATALOG_FACET_TAGS of the most used tags (plus the
 # query's own), as many as an estimated CATALOG_FACET_BUDGET set-membership checks allow
 # (a small result gets them all); counts above CATALOG_FACET_LIMIT show as "limit+"
-# (SINTERCARD LIMIT keeps big results cheap). The page shows CATALOG_FACETS_SHOWN at most.
+# (SINTERCARD LIMIT keeps big results cheap). The page lists the CATALOG_FACETS_SHOWN biggest
+# counts (plus the query's own tags) and links to all of them (`?facets=all`).
 CATALOG_PAGE_SIZE = env_int("CATALOG_PAGE_SIZE", 20, minimum=1, maximum=100)
 CATALOG_FACET_TAGS = env_int("CATALOG_FACET_TAGS", 150, minimum=1, maximum=10_000)
 CATALOG_FACET_BUDGET = env_int("CATALOG_FACET_BUDGET", 100_000, minimum=0, maximum=10**9)
 CATALOG_FACET_LIMIT = env_int("CATALOG_FACET_LIMIT", 1000, minimum=0, maximum=1_000_000)
-CATALOG_FACETS_SHOWN = env_int("CATALOG_FACETS_SHOWN", 60, minimum=1, maximum=10_000)
+CATALOG_FACETS_SHOWN = env_int("CATALOG_FACETS_SHOWN", 30, minimum=1, maximum=10_000)
 CATALOG_MAX_QUERY_TAGS = env_int("CATALOG_MAX_QUERY_TAGS", 20, minimum=1, maximum=100)
 
 # --- dashboard -----------------------------------------------------------------------------

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
 import pytest
 import redis
+from django.conf import LazySettings
 from django.core.management import CommandError, call_command
 from django.test import Client
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from catalog.demo import load_demo, read_books
+from catalog.forms import TagLink, query_string
 from catalog.selectors import Query, book_get, catalog_page, tags_with_counts
 from strongroom.store import text_stream
 from tests.catalog_support import add, assert_catalog_exact
@@ -268,3 +274,50 @@ def test_staff_edits_of_the_catalog_reach_the_audit_log(
     ]
     log = client.get("/staff/audit/?kind=book_edit").content.decode()
     assert 'data-kind="book_edit"' in log and 'data-kind="book_add"' not in log
+
+
+HOSTILE = st.text(st.characters(codec="utf-8"), min_size=1, max_size=12)
+
+
+@hypothesis_settings(max_examples=200, deadline=None)
+@given(
+    query=st.builds(
+        Query,
+        all_of=st.lists(HOSTILE, max_size=3).map(tuple),
+        any_of=st.lists(HOSTILE, max_size=3).map(tuple),
+        none_of=st.lists(HOSTILE, max_size=3).map(tuple),
+        sort=st.sampled_from(["title", "year", "-year"]),
+        page=st.integers(min_value=1, max_value=3),
+        all_facets=st.booleans(),
+    ),
+    tag=HOSTILE,
+    group=st.sampled_from(["all_of", "any_of", "none_of"]),
+)
+def test_facet_links_equal_the_query_string_of_the_narrowed_query(
+    query: Query, tag: str, group: str
+) -> None:
+    link = TagLink.adding_to(query, group)
+    assert link(tag) == query_string(query, **{group: (*getattr(query, group), tag)})
+
+
+def test_the_page_lists_the_biggest_facets_and_links_to_the_rest(
+    r: redis.Redis, settings: LazySettings
+) -> None:
+    for i in range(12):
+        add(r, f"b{i}", f"Book {i}", 2000, "all", *(f"t{j}" for j in range(i + 1)))
+    settings.CATALOG_FACETS_SHOWN = 4
+    page = browse("all=all&any=t0&any=t11")
+    listed = re.findall(r'class="facet__tag"[^>]*>([^<]+)<', page)
+    # The four biggest counts (t0..t3: 12, 11, 10, 9 books), then the query's own t11.
+    assert listed == ["t0", "t1", "t2", "t3", "t11"]
+    assert "7 more tags" in page and 'href="?all=all&amp;any=t0&amp;any=t11&amp;facets=all"' in page
+    page = browse("all=all&any=t0&any=t11&facets=all")
+    listed = re.findall(r'class="facet__tag"[^>]*>([^<]+)<', page)
+    assert listed == [f"t{j}" for j in range(12)]
+    assert "more tags" not in page and "Fewer tags" in page
+    assert 'href="?all=all&amp;any=t0&amp;any=t11&amp;all=t5&amp;facets=all"' not in page
+    assert 'href="?all=all&amp;all=t5&amp;any=t0&amp;any=t11&amp;facets=all"' in page
+
+
+def test_an_odd_facets_choice_gets_a_message(shelf: redis.Redis) -> None:
+    assert "Unknown tag list choice" in browse("all=ruby&facets=%7Bx%7D")

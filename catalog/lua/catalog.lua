@@ -303,6 +303,26 @@ local function query(keys, args)
   return {total, result_index, ids, unknown, top, everything}
 end
 
+-- Facet counts of a result. KEYS: 1 the result set, then one tag set per facet asked for.
+-- ARGV: SINTERCARD limit (0: exact), "1" to drop the result set afterwards (a scratch key).
+-- Reply: one count per tag set, in KEYS order. One reply for every facet keeps the client's
+-- work small whatever the number of tags.
+local function facets(keys, args)
+  local limit, drop = tonumber(args[1]), args[2] == "1"
+  if not limit or limit < 0 then
+    return redis.error_reply("ERR catalog_facets: malformed call")
+  end
+  local result, counts = keys[1], {}
+  for i = 2, #keys do
+    counts[i - 1] = redis.call("SINTERCARD", 2, result, keys[i], "LIMIT", limit)
+  end
+  if drop then
+    redis.call("UNLINK", result)
+  end
+  return counts
+end
+
 redis.register_function{function_name = "catalog_book_save", callback = book_save}
 redis.register_function{function_name = "catalog_book_delete", callback = book_delete}
 redis.register_function{function_name = "catalog_query", callback = query}
+redis.register_function{function_name = "catalog_facets", callback = facets}
