@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import redis
@@ -390,16 +390,28 @@ def free_boxes(
     return [box for (_, box), value in sorted(taken.items()) if value & mask == 0]
 
 
+DAY_WIDTH = 7  # digits of one day in a per-day stats field (booking.lua's DAY_WIDTH)
 STATS_VERSION = "1"  # the `v` of an exact stats hash (booking.lua's STATS_VERSION)
 STATUSES = ("confirmed", "collected", "cancelled")
 
 
-def _per_day(total: list[int], text: str | None) -> None:
-    """Add a stats field "n0,n1,..." (one count per season day) to `total`, in place."""
-    if text:
-        for index, n in enumerate(text.split(",")[: len(total)]):
-            if n != "0":
-                total[index] += int(n)
+def _days_sum(texts: Iterable[str | None], n_days: int) -> list[int]:
+    """The sum of per-day stats fields (7 decimal digits a day, day 0 first) over rooms, per
+    day: each field is read as one big integer, so 300 rooms are 300 additions (a day's sum
+    stays below 10^7, so no carry crosses into the day before)."""
+    width = n_days * DAY_WIDTH
+    total = 0
+    for field in texts:
+        if field:
+            total += int(field[:width].ljust(width, "0"))
+    digits = str(total).zfill(width)
+    return [int(digits[i : i + DAY_WIDTH]) for i in range(0, width, DAY_WIDTH)]
+
+
+@functools.lru_cache(maxsize=8)
+def _stats_keys(prefix: str, rooms: int) -> tuple[tuple[str, str], ...]:
+    """(stats, ledger) key of every room (cached: the overview builds 600 names a request)."""
+    return tuple((RoomKeys(room).stats, RoomKeys(room).ledger) for room in range(1, rooms + 1))
 
 
 def _stats_rows(client: redis.Redis, fields: Sequence[str]) -> list[list[str | None]]:
@@ -409,10 +421,9 @@ def _stats_rows(client: redis.Redis, fields: Sequence[str]) -> list[list[str | N
     from its records and bitmaps first (booking.services.stats_rebuild, once), then read again."""
     rooms = list(range(1, room_count() + 1))
     pipe = client.pipeline(transaction=False)
-    for room in rooms:
-        keys = RoomKeys(room)
-        pipe.hmget(keys.stats, ["v", *fields])
-        pipe.scard(keys.ledger)
+    for stats, ledger in _stats_keys(settings.STRONGROOM_KEY_PREFIX, len(rooms)):
+        pipe.execute_command("HMGET", stats, "v", *fields)
+        pipe.execute_command("SCARD", ledger)
     replies = pipe.execute()
     rows: list[list[str | None]] = replies[0::2]
     stale = [
@@ -445,10 +456,8 @@ def occupancy_per_day(*, client: redis.Redis, cls: str) -> Occupancy:
     `occupancy_from_bitmaps`)."""
     if cls not in CLASSES:
         raise ValueError(f"no class {cls!r}")
-    slots = [0] * len(season_days())
-    for (value,) in _stats_rows(client, [f"slots:{season_key()}:{cls}"]):
-        _per_day(slots, value)
-    return _occupancy(cls, slots)
+    rows = _stats_rows(client, [f"slots:{season_key()}:{cls}"])
+    return _occupancy(cls, _days_sum((row[0] for row in rows), len(season_days())))
 
 
 def occupancy_from_bitmaps(*, client: redis.Redis, cls: str) -> Occupancy:
@@ -512,17 +521,17 @@ def season_stats(*, client: redis.Redis, now: dt.datetime | None = None) -> Seas
     width = len(fields) // len(CLASSES)
     n_days = len(season_days())
     rows = _stats_rows(client, fields)
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(fields)
     classes = []
     for c, cls in enumerate(CLASSES):
-        slots, active = [0] * n_days, [0] * n_days
-        made, statuses = 0, dict.fromkeys(STATUSES, 0)
-        for row in rows:
-            values = row[c * width : (c + 1) * width]
-            _per_day(slots, values[0])
-            _per_day(active, values[1])
-            made += int(values[2] or 0)
-            for status, value in zip(STATUSES, values[3:], strict=True):
-                statuses[status] += int(value or 0)
+        first = c * width
+        slots = _days_sum(columns[first], n_days)
+        active = _days_sum(columns[first + 1], n_days)
+        made = sum(int(value) for value in columns[first + 2] if value)
+        statuses = {
+            status: sum(int(value) for value in columns[first + 3 + i] if value)
+            for i, status in enumerate(STATUSES)
+        }
         for_today = active[season_day(today)] if in_season(today) else 0
         classes.append(
             ClassStats(cls, _occupancy(cls, slots), tuple(active), for_today, made, statuses)

@@ -228,7 +228,7 @@ end
 -- The room's stats hash (same tag as its slots, so counted in the same atomic call):
 --   v                          STATS_VERSION once the hash is exact (a claim into an empty
 --                              room, or booking_stats_rebuild)
---   slots:<season>:<cls>       booked bits per season day, "n0,n1,..." (day 0 first)
+--   slots:<season>:<cls>       booked bits per season day (7 digits a day, day 0 first)
 --   active:<season>:<cls>      confirmed + collected bookings per season day, same shape
 --   status:<season>:<cls>:<st> bookings of status st (confirmed, collected, cancelled)
 --   made:<season>:<cls>:<date> confirmed + collected bookings created on that local date
@@ -250,21 +250,31 @@ local function bump(stats, field, n)
   end
 end
 
--- Add deltas ({day -> n}, days listed in `order`) to a per-day field "n0,n1,...".
+-- A per-day field is one 7-digit decimal number per season day, day 0 first ("0000003" +
+-- "0000012" + ...): a reader adds the fields of 300 rooms as 300 big integers (no carry
+-- crosses a day while a day's sum stays below 10^7) and cuts the sum into days.
+local DAY_WIDTH = 7
+
+-- Add deltas ({day -> n}, days listed in `order`) to a per-day field.
 local function bump_days(stats, field, order, deltas)
-  local values = split_numbers(redis.call('HGET', stats, field) or '')
-  local any = false
+  local text = redis.call('HGET', stats, field) or ''
+  local values = {}
+  for d = 1, math.floor(#text / DAY_WIDTH) do
+    values[d] = tonumber(string.sub(text, (d - 1) * DAY_WIDTH + 1, d * DAY_WIDTH))
+  end
   for _, day in ipairs(order) do
     for d = #values + 1, day + 1 do
       values[d] = 0
     end
     values[day + 1] = values[day + 1] + deltas[day]
   end
-  for _, n in ipairs(values) do
+  local any = false
+  for d, n in ipairs(values) do
     any = any or n ~= 0
+    values[d] = string.format('%07d', n)
   end
   if any then
-    redis.call('HSET', stats, field, table.concat(values, ','))
+    redis.call('HSET', stats, field, table.concat(values))
   else
     redis.call('HDEL', stats, field)
   end
