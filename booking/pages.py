@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import functools
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
 import redis
+from django.conf import settings
+from django.template.loader import render_to_string
 from django.utils import formats
 from django.utils.dates import WEEKDAYS, WEEKDAYS_ABBR
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from booking.domain import (
@@ -19,12 +25,54 @@ from booking.domain import (
     HOURS_PER_DAY,
     Slot,
     day_refusal,
+    format_room,
     season_end,
     season_start,
     site_today,
 )
 from booking.forms import Choices
 from booking.selectors import DayAvailability, panel_availability, season_availability
+
+# --- rendered pieces ------------------------------------------------------------------------
+# The booking page repeats the same small pieces on every request: 100 box buttons, 24 hour
+# buttons, 48 hour options, 31 days, 300 room suggestions. Each piece is a template of its own,
+# rendered once per language and value and remembered, so a request joins strings instead of
+# running the template engine ~200 times.
+
+
+@functools.lru_cache(maxsize=4096)
+def _piece(template: str, language: str | None, name: str, value: Hashable) -> str:
+    return render_to_string(template, {name: value}).strip()
+
+
+def piece(template: str, name: str, value: Hashable) -> SafeString:
+    """`template` rendered with `value` as `name` (a frozen dataclass, a tuple), remembered
+    per active language; with DEBUG on it is rendered each time (templates may change)."""
+    render = _piece.__wrapped__ if settings.DEBUG else _piece
+    return mark_safe(render(template, get_language(), name, value))  # noqa: S308 (rendered)
+
+
+def pieces(template: str, name: str, values: Iterable[Hashable]) -> SafeString:
+    """`piece` of every value, joined."""
+    render = _piece.__wrapped__ if settings.DEBUG else _piece
+    language = get_language()
+    return mark_safe("".join(render(template, language, name, v) for v in values))  # noqa: S308
+
+
+@functools.cache
+def room_labels(count: int) -> tuple[str, ...]:
+    """Every room's label, 001 to the last."""
+    return tuple(format_room(n) for n in range(1, count + 1))
+
+
+def room_options(count: int) -> SafeString:
+    """The room picker's <option>s (booking/_room_options.html)."""
+    return piece("booking/_room_options.html", "labels", room_labels(count))
+
+
+def hour_options(hours: range, selected: int | None) -> SafeString:
+    """The <option>s of an hour select (booking/_hour_option.html), `selected` marked."""
+    return pieces("booking/_hour_option.html", "option", ((h, h == selected) for h in hours))
 
 
 @dataclass(frozen=True)
@@ -61,6 +109,11 @@ class Month:
     checked: bool  # availability known (class and room picked)
     previous_query: str = ""
     next_query: str = ""
+
+    @property
+    def rows(self) -> list[SafeString]:
+        """Each week's seven cells as HTML (booking/_day_cell.html)."""
+        return [pieces("booking/_day_cell.html", "day", week) for week in self.weeks]
 
 
 def season_months() -> list[dt.date]:
@@ -185,6 +238,16 @@ class Panel:
     month: Month
     hours: list[Cell]
     boxes: list[Cell]
+
+    @property
+    def hour_cells(self) -> SafeString:
+        """The hour row as HTML (booking/_hour_cell.html)."""
+        return pieces("booking/_hour_cell.html", "cell", self.hours)
+
+    @property
+    def box_cells(self) -> SafeString:
+        """The box grid as HTML (booking/_box_cell.html)."""
+        return pieces("booking/_box_cell.html", "cell", self.boxes)
 
 
 def panel_build(
