@@ -40,7 +40,7 @@ from booking.selectors import DayAvailability, panel_availability, season_availa
 # running the template engine ~200 times.
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=8192)
 def _piece(template: str, language: str | None, name: str, value: Hashable) -> str:
     return render_to_string(template, {name: value}).strip()
 

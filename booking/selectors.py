@@ -47,7 +47,6 @@ from strongroom import keyspace as ks
 from strongroom.store import text, text_hash, text_list, text_stream
 
 FULL = (1 << HOURS_PER_DAY) - 1
-ALL_BOXES = tuple(range(1, BOXES_PER_ROOM + 1))
 
 
 @dataclass(frozen=True)
@@ -419,27 +418,27 @@ def _stats_rows(client: redis.Redis, fields: Sequence[str]) -> list[list[str | N
 
     A room whose hash is not exact yet (bookings written before the stats existed) is rebuilt
     from its records and bitmaps first (booking.services.stats_rebuild, once), then read again."""
-    rooms = list(range(1, room_count() + 1))
+    keys = _stats_keys(settings.STRONGROOM_KEY_PREFIX, room_count())
     pipe = client.pipeline(transaction=False)
-    for stats, ledger in _stats_keys(settings.STRONGROOM_KEY_PREFIX, len(rooms)):
+    for stats, ledger in keys:
         pipe.execute_command("HMGET", stats, "v", *fields)
         pipe.execute_command("SCARD", ledger)
     replies = pipe.execute()
     rows: list[list[str | None]] = replies[0::2]
     stale = [
-        room
-        for room, row, size in zip(rooms, rows, replies[1::2], strict=True)
+        n
+        for n, (row, size) in enumerate(zip(rows, replies[1::2], strict=True))
         if row[0] != STATS_VERSION and int(size)
     ]
     if stale:
         from booking.services import stats_rebuild
 
-        stats_rebuild(client=client, rooms=stale)
+        stats_rebuild(client=client, rooms=[n + 1 for n in stale])
         pipe = client.pipeline(transaction=False)
-        for room in stale:
-            pipe.hmget(RoomKeys(room).stats, ["v", *fields])
-        for room, row in zip(stale, pipe.execute(), strict=True):
-            rows[room - 1] = row
+        for n in stale:
+            pipe.execute_command("HMGET", keys[n][0], "v", *fields)
+        for n, row in zip(stale, pipe.execute(), strict=True):
+            rows[n] = row
     return [row[1:] for row in rows]
 
 
@@ -512,11 +511,8 @@ def season_stats(*, client: redis.Redis, now: dt.datetime | None = None) -> Seas
     season = season_key()
     fields: list[str] = []
     for cls in CLASSES:
-        fields += [
-            f"slots:{season}:{cls}",
-            f"active:{season}:{cls}",
-            f"made:{season}:{cls}:{today}",
-        ]
+        fields += [f"slots:{season}:{cls}", f"active:{season}:{cls}"]
+        fields += [f"made:{season}:{cls}:{today}"]
         fields += [f"status:{season}:{cls}:{status}" for status in STATUSES]
     width = len(fields) // len(CLASSES)
     n_days = len(season_days())
