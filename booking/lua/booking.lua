@@ -268,12 +268,14 @@ local function bump_days(stats, field, order, deltas)
     end
     values[day + 1] = values[day + 1] + deltas[day]
   end
-  local any = false
+  -- Canonical: no trailing zero days (a rebuild writes the same text as the live counting).
+  while #values > 0 and values[#values] == 0 do
+    values[#values] = nil
+  end
   for d, n in ipairs(values) do
-    any = any or n ~= 0
     values[d] = string.format('%07d', n)
   end
-  if any then
+  if #values > 0 then
     redis.call('HSET', stats, field, table.concat(values))
   else
     redis.call('HDEL', stats, field)
