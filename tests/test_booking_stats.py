@@ -28,7 +28,7 @@ from booking.services import (
     inventory_flush,
     stats_rebuild,
 )
-from strongroom.store import round_trips
+from strongroom.store import round_trips, text_hash, text_list
 from tests.booking_support import NOW, SHANGHAI, STAFF, day, request
 
 ROOMS = (3, 4, 150)
@@ -80,7 +80,7 @@ def counted(client: redis.Redis, now: dt.datetime) -> dict[str, tuple[object, ..
 
 
 def stats_hashes(client: redis.Redis) -> dict[int, dict[str, str]]:
-    return {room: client.hgetall(RoomKeys(room).stats) for room in ROOMS}
+    return {room: text_hash(client.hgetall(RoomKeys(room).stats)) for room in ROOMS}
 
 
 def assert_exact(client: redis.Redis, now: dt.datetime) -> None:
@@ -220,7 +220,7 @@ def _forget_stats(client: redis.Redis) -> None:
     for room in range(1, 301):
         keys = RoomKeys(room)
         client.delete(keys.stats)
-        for booking_id in client.smembers(keys.ledger):
+        for booking_id in text_list(list(client.smembers(keys.ledger))):
             client.hdel(keys.record(booking_id), "made")
 
 
