@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -10,6 +11,8 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 
 from accounts.access import signed_in_person, staff_required
@@ -17,6 +20,44 @@ from catalog import forms, services
 from catalog.rules import Book, InvalidBook
 from catalog.selectors import Facet, ResultPage, book_get, catalog_page
 from strongroom.store import get_store
+
+# The two long lists of a result page (up to 30 facets, ~100 tags of its books) are built here
+# rather than in template loops: a page renders in a fraction of the time. Every value is
+# escaped; the template inserts the finished list items.
+
+
+def facets_html(
+    facets: list[Facet], *, narrow: Callable[[str], str], exclude: Callable[[str], str]
+) -> SafeString:
+    """The facets' list items: the tag (a link that requires it), its count, a "not" link."""
+    not_label = escape(_("not"))
+    exclude_label = _("Exclude %(tag)s")
+    items = []
+    for facet in facets:
+        tag = escape(facet.tag)
+        count = f"{facet.count}+" if facet.capped else str(facet.count)
+        label = escape(exclude_label % {"tag": facet.tag})
+        items.append(
+            f'<li class="facet"><a class="facet__tag" href="{escape(narrow(facet.tag))}" '
+            f'rel="nofollow">{tag}</a> <span class="facet__count">{count}</span> '
+            f'<a class="facet__exclude" href="{escape(exclude(facet.tag))}" rel="nofollow" '
+            f'aria-label="{label}">{not_label}</a></li>'
+        )
+    return mark_safe("\n".join(items))  # noqa: S308 - every part is escaped above
+
+
+def tags_html(
+    tags: tuple[str, ...], *, narrow: Callable[[str], str], required: set[str]
+) -> SafeString:
+    """A book's tags as list items: links that require the tag, plain for required ones."""
+    items = [
+        f'<li><span class="tag tag--on">{escape(tag)}</span></li>'
+        if tag in required
+        else f'<li><a class="tag" href="{escape(narrow(tag))}" rel="nofollow">{escape(tag)}</a>'
+        "</li>"
+        for tag in tags
+    ]
+    return mark_safe("".join(items))  # noqa: S308 - every part is escaped above
 
 
 def shown_facets(result: ResultPage) -> tuple[list[Facet], int]:
@@ -66,26 +107,15 @@ def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
     facets, hidden = shown_facets(result)
     narrow = forms.TagLink.adding_to(query, "all_of")
     exclude = forms.TagLink.adding_to(query, "none_of")
-    exclude_label = _("Exclude %(tag)s")
-    facet_rows = [
-        {
-            "tag": facet.tag,
-            "count": f"{facet.count}+" if facet.capped else str(facet.count),
-            "narrow_url": narrow(facet.tag),
-            "exclude_url": exclude(facet.tag),
-            "exclude_label": exclude_label % {"tag": facet.tag},
-        }
-        for facet in facets
-    ]
     book_url = reverse("catalog:book", args=["-"])[:-2]
-    chosen_all = set(query.all_of)
+    facet_list = facets_html(facets, narrow=narrow, exclude=exclude)
+    required = set(query.all_of)
     books = [
         {
-            "book": book,
+            "title": book.title,
             "url": f"{book_url}{book.id}/",
-            "tags": [
-                {"tag": tag, "on": tag in chosen_all, "url": narrow(tag)} for tag in book.tags
-            ],
+            "meta": f"{book.author} · {book.year}",
+            "tags": tags_html(book.tags, narrow=narrow, required=required),
         }
         for book in result.books
     ]
@@ -96,9 +126,8 @@ def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
         "query": query,
         "notes": notes,
         "chosen": chosen,
-        "facets": facet_rows,
+        "facets": facet_list,
         "hidden_facets": hidden,
-        "not_label": _("not"),
         "more_facets_url": forms.query_string(query, all_facets=True, page=page) if hidden else "",
         "fewer_facets_url": (
             forms.query_string(query, all_facets=False, page=page)

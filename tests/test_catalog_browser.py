@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 import redis
+from playwright.sync_api import expect
 
 from catalog.rules import Book
 from catalog.selectors import book_get
@@ -74,33 +75,25 @@ def test_narrow_by_clicking_facets_then_exclude_a_tag(
 
     facet(page, "ruby", "facet__tag").click()
     page.wait_for_url(re.compile(r"/catalog/\?all=ruby$"))
-    page.wait_for_function(
-        "document.querySelector('#results-heading').innerText.trim() == '3 books'"
-    )
+    expect(page.locator("#results-heading")).to_have_text("3 books")
     assert facet(page, "web", "facet__count").inner_text() == "2"
 
     facet(page, "web", "facet__tag").click()
     page.wait_for_url(re.compile(r"\?all=ruby&all=web$"))
-    page.wait_for_function(
-        "document.querySelector('#results-heading').innerText.trim() == '2 books'"
-    )
+    expect(page.locator("#results-heading")).to_have_text("2 books")
     assert page.locator("#q-all").input_value() == "ruby, web"
 
     page.locator(".chip--all", has_text="web").locator(".chip__remove").click()
     page.wait_for_url(re.compile(r"\?all=ruby$"))
     facet(page, "web", "facet__exclude").click()
     page.wait_for_url(re.compile(r"\?all=ruby&not=web$"))
-    page.wait_for_function(
-        "document.querySelector('#results-heading').innerText.trim() == '1 book'"
-    )
+    expect(page.locator("#results-heading")).to_have_text("1 book")
     assert page.locator(".book__title").all_inner_texts() == ["The Ruby Programming Language"]
     assert page.locator(".chip--not .chip__tag").inner_text() == "web"
 
     page.go_back()
     page.wait_for_url(re.compile(r"\?all=ruby$"))
-    page.wait_for_function(
-        "document.querySelector('#results-heading').innerText.trim() == '3 books'"
-    )
+    expect(page.locator("#results-heading")).to_have_text("3 books")
     assert errors == [], errors  # e.g. a CSP violation
     # Last: Playwright's screenshot adds a style of its own that the CSP would report.
     page.screenshot(path=f"{screenshot_dir}/catalog-phone-{'js' if javascript else 'nojs'}.png")
@@ -113,15 +106,11 @@ def test_the_query_form_and_a_chinese_tag(page: Page, r: redis.Redis) -> None:
     page.fill("#q-any", "机器学习, erlang")
     page.fill("#q-not", "concurrency")
     page.click("button:has-text('Show books')")
-    page.wait_for_function(
-        "document.querySelector('#results-heading').innerText.trim() == '1 book'"
-    )
+    expect(page.locator("#results-heading")).to_have_text("1 book")
     page.click("text=统计学习方法")
     page.wait_for_url(re.compile(r"/catalog/book/ml/$"))
     page.click("a.tag:has-text('机器学习')")
-    page.wait_for_function(
-        "document.querySelector('#results-heading').innerText.trim() == '1 book'"
-    )
+    expect(page.locator("#results-heading")).to_have_text("1 book")
 
 
 def test_staff_edit_a_books_tags_in_the_browser(page: Page, r: redis.Redis, staff: Someone) -> None:

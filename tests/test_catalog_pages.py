@@ -321,3 +321,19 @@ def test_the_page_lists_the_biggest_facets_and_links_to_the_rest(
 
 def test_an_odd_facets_choice_gets_a_message(shelf: redis.Redis) -> None:
     assert "Unknown tag list choice" in browse("all=ruby&facets=%7Bx%7D")
+
+
+def test_tags_with_markup_are_escaped_in_facets_and_book_tags(r: redis.Redis) -> None:
+    add(r, "m", "Markup", 2000, "html", "<i>&\"x'")
+    page = browse([("all", "html")])
+    assert "<i>&" not in page
+    shown = "&lt;i&gt;&amp;&quot;x&#x27;"
+    assert (
+        f'class="facet__tag" href="?all=html&amp;all=%3Ci%3E%26%22x%27" rel="nofollow">{shown}<'
+        in page
+    )
+    assert f'aria-label="Exclude {shown}"' in page
+    assert (
+        f'<a class="tag" href="?all=html&amp;all=%3Ci%3E%26%22x%27" rel="nofollow">{shown}</a>'
+        in page
+    )
