@@ -270,8 +270,8 @@ BOOKING_RECORD = declare(
     "booking-record",
     "{room:<room>}:booking:<booking_id>",
     type="hash",
-    holds="one booking: owner, class, room, dates, hours, boxes, created, status, code MAC, "
-    "sealed code, collected days, cancel details",
+    holds="one booking: owner, class, room, dates, hours, boxes, created (and its local date, "
+    "made), status, code MAC, sealed code, collected days, cancel details",
     app="booking",
     why="written by the claim function with the bits it takes, so a record without its slots "
     "(or slots without a record) cannot exist; its existence makes a retried claim idempotent",
