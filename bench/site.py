@@ -29,7 +29,6 @@ import random
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -39,6 +38,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from strongroom.serving import start_site
 
 ROOT = Path(__file__).resolve().parent.parent
 WRK_SCRIPT = ROOT / "bench" / "wrk" / "site.lua"
@@ -403,39 +404,9 @@ def csrf_identity(base: str, cookie: str, path: str) -> tuple[str, str]:
 # --- the served site ----------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def serve(env: dict[str, str], workers: int) -> tuple[subprocess.Popen[bytes], str]:
     """collectstatic, then gunicorn as production runs it; returns once /healthz answers."""
-    subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
-        cwd=ROOT, env=env, check=True,
-    )  # fmt: skip
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable, "-m", "gunicorn", "strongroom.wsgi", "--bind", f"127.0.0.1:{port}",
-            "--workers", str(workers), "--config", "python:strongroom.gunicorn_conf",
-        ],
-        cwd=ROOT, env=env,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError("gunicorn exited")
-        try:
-            if fetch(base, "/healthz")[0] == 200:
-                return process, base
-        except OSError:
-            pass
-        time.sleep(0.2)
-    process.kill()
-    raise RuntimeError("the site did not answer within 60 s")
+    return start_site(env, workers=workers)
 
 
 # --- rows ---------------------------------------------------------------------------------------

@@ -4,10 +4,7 @@ real site served by gunicorn on a free port; Debian's Chromium driven by Playwri
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +18,7 @@ from django.test import Client
 
 from accounts.people import Person
 from strongroom import embedded, store
+from strongroom.serving import start_site
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -71,12 +69,6 @@ def r(store_dir: Path) -> redis.Redis:
     return client
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def site_env(store_url: str, data_dir: Path, **extra: str) -> dict[str, str]:
     """The environment of a served site under test: production mode on the test store."""
     env = {**os.environ, "REDIS_URL": store_url, "STRONGROOM_DATA_DIR": str(data_dir)}
@@ -86,30 +78,7 @@ def site_env(store_url: str, data_dir: Path, **extra: str) -> dict[str, str]:
 
 def serve_site(env: dict[str, str], *, workers: int = 2) -> tuple[subprocess.Popen[bytes], str]:
     """Start gunicorn as users run it; return the process and its base URL once it answers."""
-    subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
-        cwd=ROOT, env=env, check=True,
-    )  # fmt: skip
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable, "-m", "gunicorn", "strongroom.wsgi", "--bind", f"127.0.0.1:{port}",
-            "--workers", str(workers), "--config", "python:strongroom.gunicorn_conf",
-        ],
-        cwd=ROOT, env=env,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return process, base
-        except OSError:
-            if process.poll() is not None:
-                raise RuntimeError("the site did not start") from None
-            time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("the site did not answer in 30 s")
+    return start_site(env, workers=workers)
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from strongroom import embedded
+from strongroom.conf import env_int
+from strongroom.serving import gunicorn_command
 from strongroom.store import check, get_store, is_embedded
 
 
@@ -45,12 +47,8 @@ class Command(BaseCommand):
         if settings.DEBUG:
             command = [sys.executable, "manage.py", "runserver", bind]
         else:
-            workers = os.environ.get("WEB_CONCURRENCY", str(default_workers()))
-            command = [
-                sys.executable, "-m", "gunicorn", "strongroom.wsgi",
-                "--bind", bind, "--workers", workers, "--access-logfile", "-",
-                "--config", "python:strongroom.gunicorn_conf",
-            ]  # fmt: skip
+            workers = env_int("WEB_CONCURRENCY", default_workers(), minimum=1, maximum=256)
+            command = gunicorn_command(bind=bind, workers=workers, access_log=True)
         self.stdout.write(f"serving at http://{bind}/ (Ctrl-C stops)")
         site = subprocess.Popen(command)
         try:
