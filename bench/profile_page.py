@@ -19,9 +19,31 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+import redis
+
 from bench import site
+
+
+@dataclass
+class StoreTime:
+    total_ms: float
+    top: list[tuple[str, float]]
+
+
+def store_time(client: redis.Redis, requests: int) -> StoreTime:
+    """Milliseconds per request the server spent in each command since the last stats reset."""
+    stats = client.info("commandstats")
+    per_command = sorted(
+        (
+            (name.removeprefix("cmdstat_"), float(v["usec"]) / requests / 1000)
+            for name, v in stats.items()
+        ),
+        key=lambda row: -row[1],
+    )
+    return StoreTime(sum(ms for _, ms in per_command), per_command[:6])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,10 +84,12 @@ def main(argv: list[str] | None = None) -> int:
             web.get(args.path)
         with store.round_trips() as trips:
             web.get(args.path)
+        client.config_resetstat()
         started = time.perf_counter()
         for _ in range(args.requests):
             web.get(args.path)
         mean_ms = (time.perf_counter() - started) / args.requests * 1000
+        server = store_time(client, args.requests)
         profiler = Profiler(interval=0.0005)
         profiler.start()
         for _ in range(args.requests):
@@ -73,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
         profiler.stop()
         print(profiler.output_text(unicode=True, color=False, flat=args.flat))
         print(f"{args.path}: {mean_ms:.2f} ms per request (unprofiled), {trips.count} round trips")
+        print(f"of which the store's own time (INFO commandstats): {server.total_ms:.2f} ms")
+        for name, ms in server.top:
+            print(f"  {name:<32} {ms:6.2f} ms")
     finally:
         from strongroom import embedded
 
