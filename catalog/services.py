@@ -42,6 +42,7 @@ def fixed_keys(book_id: str) -> list[str]:
         keyspace.CATALOG_TITLE_LEX.key(),
         keyspace.CATALOG_BY_YEAR.key(),
         keyspace.CATALOG_BY_YEAR_DESC.key(),
+        keyspace.CATALOG_BOOK_TAGS.key(),
     ]
 
 
@@ -214,6 +215,32 @@ def books_load(*, client: redis.Redis, books: Iterable[Book], chunk: int = 1000)
     return added
 
 
+def book_tags_fill(*, client: redis.Redis, chunk: int = 1000) -> int:
+    """Rebuild the book-tags hash from the book hashes when it is incomplete (idempotent).
+
+    A store written before the hash existed has fewer entries than books; then every entry is
+    rewritten from its book hash (and entries of books that are gone are dropped), `chunk`
+    books per function call. Cheap when the hash is complete (one round trip). Returns the
+    number of entries written (0 when nothing needed doing).
+    """
+    hash_key, books_key = keyspace.CATALOG_BOOK_TAGS.key(), keyspace.CATALOG_BOOKS.key()
+    pipe = client.pipeline(transaction=False)
+    pipe.hlen(hash_key)
+    pipe.scard(books_key)
+    filled, count = pipe.execute()
+    if filled == count:
+        return 0
+    if not client.function_list(library="catalog"):
+        load_functions(client)
+    ids = sorted(set(client.smembers(books_key)) | set(client.hkeys(hash_key)))
+    written = 0
+    for start in range(0, len(ids), chunk):
+        part = ids[start : start + chunk]
+        keys = [hash_key, *(keyspace.CATALOG_BOOK.key(book_id=book_id) for book_id in part)]
+        written += int(durable_fcall(client, "catalog_book_tags_fill", keys, part))
+    return written
+
+
 __all__ = [
     "BookExists",
     "BookMissing",
@@ -222,6 +249,7 @@ __all__ = [
     "book_add",
     "book_delete",
     "book_edit",
+    "book_tags_fill",
     "books_load",
     "new_book_id",
 ]

@@ -39,7 +39,8 @@ def stored_books(client: redis.Redis) -> list[Book]:
 
 
 def assert_catalog_exact(client: redis.Redis) -> None:
-    """Every index agrees with the book hashes: tag sets, tag counts, id set, sort orders."""
+    """Every index agrees with the book hashes: tag sets, tag counts, id set, sort orders and
+    the book-tags hash the facet counts read."""
     books = stored_books(client)
     expected: dict[str, set[str]] = {}
     for book in books:
@@ -64,6 +65,10 @@ def assert_catalog_exact(client: redis.Redis) -> None:
     newest = client.zrange(keyspace.CATALOG_BY_YEAR_DESC.key(), 0, -1)
     assert newest == [b.id for b in sorted(books, key=lambda b: (-b.year, rank[b.id]))]
     assert client.zcard(keyspace.CATALOG_TITLE_LEX.key()) == len(books)
+    book_tags = text_hash(client.hgetall(keyspace.CATALOG_BOOK_TAGS.key()))
+    assert {book_id: tuple(json.loads(tags)) for book_id, tags in book_tags.items()} == {
+        book.id: book.tags for book in books
+    }, "the book-tags hash disagrees with the book hashes"
 
 
 def brute_force(books: list[Book], query: Query) -> list[Book]:

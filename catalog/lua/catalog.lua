@@ -2,12 +2,14 @@
 
 -- The catalog's server-side functions. Every key arrives in KEYS[]; nothing here builds a name.
 -- Fixed keys of the edit functions: 1 book hash, 2 all-books set, 3 tag registry (zset of
--- counts), 4 title order, 5 title lex index, 6 oldest-first order, 7 newest-first order.
+-- counts), 4 title order, 5 title lex index, 6 oldest-first order, 7 newest-first order,
+-- 8 book-tags hash (book id -> the book's tags as a JSON list, read by the facet counts).
 --
 -- Orders are zsets scanned ascending. A title's score is its gapped rank (neighbours at least
 -- 1 apart); the year orders add it to +/- year * 1e10, so books of one year stay A to Z.
 
 local GAP = 1024
+local FIXED = 8
 local YEAR = 10000000000
 
 local function id_of(lex_member)
@@ -79,18 +81,18 @@ local function recount(registry, tag_key, name)
   end
 end
 
--- KEYS: the 7 fixed keys, then the book's current tag sets, then its new tag sets.
+-- KEYS: the 8 fixed keys, then the book's current tag sets, then its new tag sets.
 -- ARGV: id, expected version ("" adds a new book), edit token, title, author, year,
 --       description, title sort key, tags JSON, n_old, n_new, old names..., new names...
 -- Replies {"ok", version} | {"done", version} (this token already applied) |
 --         {"stale", version} | {"exists"} | {"missing"}. Checks everything before writing.
 local function book_save(keys, args)
-  local book, books, registry, by_title, title_lex, by_year, by_year_desc =
-    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7]
+  local book, books, registry, by_title, title_lex, by_year, by_year_desc, book_tags =
+    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8]
   local book_id, expected, token = args[1], args[2], args[3]
   local n_old, n_new = tonumber(args[10]), tonumber(args[11])
   local year = tonumber(args[6])
-  if not (n_old and n_new and year) or #keys ~= 7 + n_old + n_new
+  if not (n_old and n_new and year) or #keys ~= FIXED + n_old + n_new
       or #args ~= 11 + n_old + n_new then
     return redis.error_reply("ERR catalog_book_save: malformed call")
   end
@@ -117,10 +119,10 @@ local function book_save(keys, args)
 
   local old, new = {}, {}
   for i = 1, n_old do
-    old[args[11 + i]] = keys[7 + i]
+    old[args[11 + i]] = keys[FIXED + i]
   end
   for i = 1, n_new do
-    new[args[11 + n_old + i]] = keys[7 + n_old + i]
+    new[args[11 + n_old + i]] = keys[FIXED + n_old + i]
   end
   for name, tag_key in pairs(old) do
     if new[name] == nil then
@@ -145,20 +147,21 @@ local function book_save(keys, args)
   local title_score = tonumber(redis.call("ZSCORE", by_title, book_id))
   place_year(by_year, by_year_desc, book_id, year, title_score)
   redis.call("SADD", books, book_id)
+  redis.call("HSET", book_tags, book_id, args[9])
   local version = tonumber(current[1] or "0") + 1
   redis.call("HSET", book, "id", book_id, "title", args[4], "author", args[5], "year", args[6],
     "description", args[7], "sort", sort_key, "tags", args[9], "ver", version, "token", token)
   return {"ok", tostring(version)}
 end
 
--- KEYS: the 7 fixed keys, then the book's current tag sets.
+-- KEYS: the 8 fixed keys, then the book's current tag sets.
 -- ARGV: id, expected version, n_old, old names...
 -- Replies {"ok"} | {"gone"} (nothing to delete: already deleted) | {"stale", version}.
 local function book_delete(keys, args)
-  local book, books, registry, by_title, title_lex, by_year, by_year_desc =
-    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7]
+  local book, books, registry, by_title, title_lex, by_year, by_year_desc, book_tags =
+    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8]
   local book_id, expected, n_old = args[1], args[2], tonumber(args[3])
-  if not n_old or #keys ~= 7 + n_old or #args ~= 3 + n_old then
+  if not n_old or #keys ~= FIXED + n_old or #args ~= 3 + n_old then
     return redis.error_reply("ERR catalog_book_delete: malformed call")
   end
   if redis.call("EXISTS", book) == 0 then
@@ -169,14 +172,15 @@ local function book_delete(keys, args)
     return {"stale", current[1]}
   end
   for i = 1, n_old do
-    redis.call("SREM", keys[7 + i], book_id)
-    recount(registry, keys[7 + i], args[3 + i])
+    redis.call("SREM", keys[FIXED + i], book_id)
+    recount(registry, keys[FIXED + i], args[3 + i])
   end
   redis.call("ZREM", title_lex, current[2] .. "\0" .. book_id)
   redis.call("ZREM", by_title, book_id)
   redis.call("ZREM", by_year, book_id)
   redis.call("ZREM", by_year_desc, book_id)
   redis.call("SREM", books, book_id)
+  redis.call("HDEL", book_tags, book_id)
   redis.call("DEL", book)
   return {"ok"}
 end
@@ -303,18 +307,56 @@ local function query(keys, args)
   return {total, result_index, ids, unknown, top, everything}
 end
 
--- Facet counts of a result. KEYS: 1 the result set, then one tag set per facet asked for.
--- ARGV: SINTERCARD limit (0: exact), "1" to drop the result set afterwards (a scratch key).
--- Reply: one count per tag set, in KEYS order. One reply for every facet keeps the client's
--- work small whatever the number of tags.
+-- Facet counts of a result. KEYS: 1 the result set, 2 the book-tags hash, 3 the all-books set,
+-- then one tag set per facet asked for. ARGV: SINTERCARD limit (0: exact), "1" to drop the
+-- result set afterwards (a scratch key), the largest result counted from the book-tags hash,
+-- then the facets' tag names (in the order of their sets).
+-- Reply: one count per tag set, in KEYS order, capped at the limit. A result of at most the
+-- crossover is counted by reading its books' tag lists (one HMGET; cost grows with the result);
+-- a bigger one, or a store whose book-tags hash is not complete (data written before it
+-- existed), with one SINTERCARD per tag (cost grows with the number of tags).
+local FACET_TAG = 4
+
 local function facets(keys, args)
-  local limit, drop = tonumber(args[1]), args[2] == "1"
-  if not limit or limit < 0 then
+  local limit, drop, crossover = tonumber(args[1]), args[2] == "1", tonumber(args[3])
+  local n = #keys - FACET_TAG + 1
+  if not (limit and crossover) or limit < 0 or n < 0 or #args ~= 3 + n then
     return redis.error_reply("ERR catalog_facets: malformed call")
   end
-  local result, counts = keys[1], {}
-  for i = 2, #keys do
-    counts[i - 1] = redis.call("SINTERCARD", 2, result, keys[i], "LIMIT", limit)
+  local result, book_tags, books, counts = keys[1], keys[2], keys[3], {}
+  local size = redis.call("SCARD", result)
+  if n > 0 and size <= crossover
+      and redis.call("HLEN", book_tags) == redis.call("SCARD", books) then
+    local wanted = {}
+    for i = 1, n do
+      wanted[args[3 + i]] = 0
+    end
+    local ids = redis.call("SMEMBERS", result)
+    local step = 4096  -- keep unpack() within Lua's stack
+    for first = 1, #ids, step do
+      local lists = redis.call("HMGET", book_tags, unpack(ids, first, math.min(#ids, first + step - 1)))
+      for _, list in ipairs(lists) do
+        if list then
+          for _, name in ipairs(cjson.decode(list)) do
+            local seen = wanted[name]
+            if seen then
+              wanted[name] = seen + 1
+            end
+          end
+        end
+      end
+    end
+    for i = 1, n do
+      local count = wanted[args[3 + i]]
+      if limit > 0 and count > limit then
+        count = limit
+      end
+      counts[i] = count
+    end
+  else
+    for i = 1, n do
+      counts[i] = redis.call("SINTERCARD", 2, result, keys[FACET_TAG - 1 + i], "LIMIT", limit)
+    end
   end
   if drop then
     redis.call("UNLINK", result)
@@ -322,7 +364,28 @@ local function facets(keys, args)
   return counts
 end
 
+-- Fill the book-tags hash from the book hashes (for data written before the hash existed).
+-- KEYS: 1 the book-tags hash, then book hashes. ARGV: the books' ids, in KEYS order.
+-- Reply: the number of entries written. Idempotent: a book's entry is its hash's tag list.
+local function book_tags_fill(keys, args)
+  if #keys ~= #args + 1 then
+    return redis.error_reply("ERR catalog_book_tags_fill: malformed call")
+  end
+  local written = 0
+  for i = 1, #args do
+    local tags = redis.call("HGET", keys[i + 1], "tags")
+    if tags then
+      redis.call("HSET", keys[1], args[i], tags)
+      written = written + 1
+    else
+      redis.call("HDEL", keys[1], args[i])
+    end
+  end
+  return written
+end
+
 redis.register_function{function_name = "catalog_book_save", callback = book_save}
 redis.register_function{function_name = "catalog_book_delete", callback = book_delete}
 redis.register_function{function_name = "catalog_query", callback = query}
 redis.register_function{function_name = "catalog_facets", callback = facets}
+redis.register_function{function_name = "catalog_book_tags_fill", callback = book_tags_fill}
