@@ -157,10 +157,16 @@ def _posted_request(request: HttpRequest) -> tuple[forms.Choices, Any, list[Any]
         return choices, None, refused.errors
 
 
+def _release_hold(request: HttpRequest, owner: str, hold_id: object) -> None:
+    """Give a hold back (a malformed id is ignored) and forget it in the session."""
+    if isinstance(hold_id, str) and booking_id_room(hold_id) is not None:
+        booking_hold_release(client=get_store(), owner_id=owner, hold_id=hold_id)
+    if hold_id and request.session.get(HOLD_SESSION_KEY) == hold_id:
+        del request.session[HOLD_SESSION_KEY]
+
+
 def _release_previous(request: HttpRequest, owner: str) -> None:
-    previous = request.session.pop(HOLD_SESSION_KEY, None)
-    if isinstance(previous, str) and booking_id_room(previous) is not None:
-        booking_hold_release(client=get_store(), owner_id=owner, hold_id=previous)
+    _release_hold(request, owner, request.session.get(HOLD_SESSION_KEY))
 
 
 @require_POST
@@ -229,11 +235,7 @@ def release(request: HttpRequest) -> HttpResponse:
     """Give the hold back and return to the pickers with the same choices."""
     owner = _owner(request)
     assert owner is not None
-    hold_id = request.POST.get("hold_id", "")
-    if booking_id_room(hold_id) is not None:
-        booking_hold_release(client=get_store(), owner_id=owner, hold_id=hold_id)
-    if request.session.get(HOLD_SESSION_KEY) == hold_id:
-        del request.session[HOLD_SESSION_KEY]
+    _release_hold(request, owner, request.POST.get("hold_id", ""))
     choices, _problems = forms.choices_from(request.POST)
     return HttpResponseRedirect(_page_url(choices))
 
