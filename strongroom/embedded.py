@@ -2,7 +2,10 @@
 
 The first process that needs the store starts it (under a file lock, so two processes never
 start two servers); later ones find it answering on its Unix socket and reuse it; a dead one
-is started again on the same data, which the append-only file keeps.
+is started again on the same data, which the append-only file keeps. A server that does not
+answer but whose process still exists (stopped by SIGSTOP, stuck in a long fsync, loading a big
+append-only file) is never replaced: two servers on one append-only file would each accept
+bookings the other does not know of.
 
 The server fsyncs its append-only file before it answers a write (`appendfsync always`): a
 booking is confirmed only once it is on disk, and with `everysec` the WAITAOF that confirms it
@@ -84,7 +87,7 @@ def answers(data_dir: Path) -> bool:
     path = socket_path(data_dir)
     if not path.exists():
         return False
-    client = _probe_client(path, timeout=1)
+    client = _probe_client(path, timeout=0.5)
     try:
         return bool(client.ping())
     except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
@@ -110,13 +113,23 @@ def _locked(data_dir: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+class StoreStalled(RuntimeError):
+    """The recorded server's process exists but does not answer: wait for it, never replace it."""
+
+
 def ensure_running(data_dir: Path, *, appendfsync: str = "always", cluster: bool = False) -> str:
-    """Start the embedded server of `data_dir` unless one answers already; return its URL."""
+    """Start the embedded server of `data_dir` unless one answers already; return its URL.
+
+    Raises StoreStalled when the server's process is alive but does not answer.
+    """
     data_dir.mkdir(parents=True, exist_ok=True)
     if answers(data_dir):
         return url_for(data_dir)
     with _locked(data_dir):
         if not answers(data_dir):
+            pid = live_server_pid(data_dir)
+            if pid is not None:
+                raise StoreStalled(f"the embedded Valkey (pid {pid}) does not answer")
             _start(data_dir, config_text(data_dir, appendfsync=appendfsync, cluster=cluster))
             if cluster:
                 _own_every_slot(data_dir)
@@ -159,6 +172,25 @@ def server_pid(data_dir: Path) -> int | None:
         return int((data_dir / "valkey.pid").read_text().strip())
     except (OSError, ValueError):
         return None
+
+
+def live_server_pid(data_dir: Path) -> int | None:
+    """The pid of this data directory's server when that process still exists.
+
+    A pid file left behind by a killed server may name a pid since reused by another program,
+    so the process must also be a valkey-server started on this directory's configuration.
+    """
+    pid = server_pid(data_dir)
+    if pid is None:
+        return None
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    # The server titles itself "valkey-server unixsocket:<path>".
+    if b"valkey-server" in cmdline and str(socket_path(data_dir)).encode() in cmdline:
+        return pid
+    return None
 
 
 def stop(data_dir: Path) -> bool:

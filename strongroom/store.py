@@ -19,6 +19,12 @@ from django.conf import settings
 
 from strongroom import embedded
 
+# How long a command may wait for an answer: a stalled store (SIGSTOP, a stuck disk) gets the
+# 503 page within about this long instead of holding the worker. WAITAOF's own timeout stays
+# below it, so a slow fsync is reported as "not confirmed" rather than as an outage.
+COMMAND_TIMEOUT_S = 1.5
+WAITAOF_TIMEOUT_MS = 1000
+
 # Errors that mean "the store is not there right now", as opposed to a bug.
 UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError)
 
@@ -82,7 +88,11 @@ def store_url() -> str:
 def connect(url: str) -> redis.Redis:
     """A client for `url` whose connections count round trips."""
     pool = redis.ConnectionPool.from_url(
-        url, decode_responses=True, socket_timeout=5, socket_connect_timeout=2, max_connections=200
+        url,
+        decode_responses=True,
+        socket_timeout=COMMAND_TIMEOUT_S,
+        socket_connect_timeout=COMMAND_TIMEOUT_S,
+        max_connections=200,
     )
     pool.connection_class = _COUNTING.get(pool.connection_class, pool.connection_class)
     return redis.Redis(connection_pool=pool)
@@ -113,11 +123,15 @@ def reset_store() -> None:
 
 
 def recover() -> None:
-    """After a store error: restart the embedded server if it died (at most once a second)."""
+    """After a store error: restart the embedded server if its process is gone (at most once a
+    second). A server whose process exists is only slow or stopped: it is waited for, never
+    replaced."""
     global _last_restart
     if not is_embedded() or time.monotonic() - _last_restart < 1.0:
         return
     _last_restart = time.monotonic()
+    if embedded.live_server_pid(settings.STRONGROOM_DATA_DIR) is not None:
+        return
     try:
         _ensure_embedded()
     except (OSError, RuntimeError):
@@ -231,7 +245,7 @@ def durable_fcall(
     keys: Sequence[str],
     args: Sequence[Any],
     *,
-    timeout_ms: int = 2000,
+    timeout_ms: int = WAITAOF_TIMEOUT_MS,
 ) -> Any:
     """FCALL then WAITAOF on the same connection, in one round trip.
 

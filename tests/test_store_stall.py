@@ -1,0 +1,153 @@
+"""A stalled embedded store is waited for, never replaced: one server per data directory.
+
+A stopped server (SIGSTOP, a long fsync, a paused VM) still owns its append-only file. Starting
+a second server on the same directory while it sleeps lets each accept bookings the other does
+not know of; these tests stop the real server while the real site serves and count servers and
+winners afterwards.
+"""
+
+from __future__ import annotations
+
+import http.cookiejar
+import os
+import secrets
+import signal
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+from strongroom import embedded
+from strongroom.store import connect
+from tests.conftest import person_make, serve_site, site_env
+
+BUYERS = 20
+ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz234567"
+
+
+def servers_on(data_dir: Path) -> list[int]:
+    """The pids of every valkey-server process listening on this data directory's socket."""
+    needle = str(embedded.socket_path(data_dir)).encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"valkey-server" in cmdline and needle in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+class Browser:
+    """A cookie-keeping HTTP client that logs in through the real form."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(self.jar), NoRedirect()
+        )
+
+    def request(self, path: str, form: dict[str, str] | None = None) -> tuple[int, str]:
+        data = None
+        if form is not None:
+            token = next((c.value for c in self.jar if c.name == "csrftoken"), "")
+            data = urllib.parse.urlencode({**form, "csrfmiddlewaretoken": token or ""}).encode()
+        try:
+            with self.opener.open(self.base + path, data=data, timeout=30) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    def log_in(self, username: str, password: str) -> None:
+        self.request("/accounts/login/")
+        status, _ = self.request(
+            "/accounts/login/", {"username": username, "password": password, "next": "/"}
+        )
+        assert status == 302, f"login of {username} answered {status}"
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+def wait_for(check: Callable[[], object], timeout: float = 20.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def status_of(base: str, path: str) -> int:
+    try:
+        with urllib.request.urlopen(base + path, timeout=30) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
+
+def test_a_stopped_store_is_waited_for_and_twenty_racing_buyers_get_one_booking(
+    tmp_path: Path,
+) -> None:
+    env = site_env("", tmp_path)
+    env.pop("REDIS_URL")
+    site, base = serve_site(env, workers=2)
+    try:
+        assert wait_for(lambda: status_of(base, "/healthz") == 200)
+        store = connect(embedded.url_for(tmp_path))
+        people = [person_make(store, f"racer{n:02d}") for n in range(BUYERS)]
+        browsers = []
+        for someone in people:
+            browser = Browser(base)
+            browser.log_in(someone.username, someone.password)
+            browsers.append(browser)
+        [pid] = servers_on(tmp_path)
+
+        # Stop the server for 10 s while signed-in pages and health checks keep coming.
+        os.kill(pid, signal.SIGSTOP)
+        statuses: list[int] = []
+        during: list[list[int]] = []
+        try:
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                statuses.append(browsers[0].request("/")[0])
+                statuses.append(status_of(base, "/healthz"))
+                during.append(servers_on(tmp_path))
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert 503 in statuses and 500 not in statuses, statuses
+        assert all(found == [pid] for found in during), during
+        assert wait_for(lambda: status_of(base, "/healthz") == 200)
+        assert servers_on(tmp_path) == [pid]
+
+        # Twenty buyers race for one class A room-day through the real booking form.
+        outcomes: list[int] = []
+        start = threading.Barrier(BUYERS)
+
+        def race(browser: Browser) -> None:
+            form = {"cls": "A", "room": "9", "date": "2026-12-10"}
+            form["booking_id"] = "009-" + "".join(secrets.choice(ID_ALPHABET) for _ in range(26))
+            start.wait()
+            outcomes.append(browser.request("/book/claim/", form)[0])
+
+        threads = [threading.Thread(target=race, args=(b,)) for b in browsers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert sorted(outcomes) == [302] + [409] * (BUYERS - 1), outcomes
+        assert servers_on(tmp_path) == [pid]
+        store.close()
+    finally:
+        site.terminate()
+        site.wait(timeout=15)
+        embedded.stop(tmp_path)
