@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import redis
+from django.contrib.sessions.backends.base import VALID_KEY_CHARS
 from django.http import HttpRequest
 from django.middleware.csrf import rotate_token
-from django.utils.crypto import constant_time_compare, salted_hmac
+from django.utils.crypto import constant_time_compare, get_random_string, salted_hmac
 
 from accounts.people import ANONYMOUS, AnonymousPerson, Person
 from accounts.selectors import person_with_password
@@ -30,6 +31,27 @@ def session_person_id(session: Any) -> int | None:
         return None
 
 
+# A signed-in session's key is `<32 random characters>-<person id>`: the session backend reads
+# the person along with the session (one round trip). Anonymous sessions keep a plain key.
+_KEY_PERSON_SEPARATOR = "-"
+_KEY_RANDOM_LENGTH = 32
+
+
+def session_key_new(data: dict[str, Any]) -> str:
+    """A fresh session key for a session holding `data`; it names the person signed in."""
+    key = get_random_string(_KEY_RANDOM_LENGTH, VALID_KEY_CHARS)
+    person_id = session_person_id(data)
+    return key if person_id is None else f"{key}{_KEY_PERSON_SEPARATOR}{person_id}"
+
+
+def session_key_person_id(session_key: str) -> int | None:
+    """The person id a session key names (a hint: the session's contents decide)."""
+    _, separator, tail = session_key.rpartition(_KEY_PERSON_SEPARATOR)
+    if not separator or not tail.isascii() or not tail.isdigit() or len(tail) > 18:
+        return None
+    return int(tail)
+
+
 def session_sign_in(session: Any, *, person: Person, password_hash: str) -> None:
     """Put a person in a session whose key the caller has just rotated."""
     session[SESSION_PERSON_ID] = person.id
@@ -37,9 +59,10 @@ def session_sign_in(session: Any, *, person: Person, password_hash: str) -> None
 
 
 def request_sign_in(request: HttpRequest, *, person: Person, password_hash: str) -> None:
-    """Sign in: a new session key (no fixation), a new CSRF token, the person in the session."""
-    request.session.cycle_key()
+    """Sign in: the person in the session, then a new session key (no fixation; the key names
+    the person, see `session_key_new`), a new CSRF token."""
     session_sign_in(request.session, person=person, password_hash=password_hash)
+    request.session.cycle_key()
     rotate_token(request)
     request.user = person  # type: ignore[assignment]
 

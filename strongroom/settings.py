@@ -217,6 +217,10 @@ STRONGROOM_LOGIN_LOCK_MINUTES = env_int(
 STRONGROOM_CLIENT_FROM_FORWARDED_FOR = env_bool("BEHIND_PROXY", False)
 # Daily visit counters expire this many days after their day.
 STRONGROOM_VISITS_KEEP_DAYS = env_int("STRONGROOM_VISITS_KEEP_DAYS", 90, minimum=1, maximum=3660)
+# Page views are counted in each worker's memory and written at most this often, in one pipeline
+# off the request path (a crash loses at most this much of the counts). 0: only on demand
+# (`accounts.visits.visits_flush()`), which the in-process tests use.
+STRONGROOM_VISITS_FLUSH_MS = env_int("STRONGROOM_VISITS_FLUSH_MS", 1000, minimum=0, maximum=60_000)
 
 LOGGING = {
     "version": 1,
