@@ -42,9 +42,7 @@ from dashboard.selectors import (
     bookings_filtered,
     names_of,
     occupancy_map,
-)
-from dashboard.selectors import (
-    overview as overview_read,
+    overview_recent,
 )
 from dashboard.services import SelfRevokeRefused, WrongSeasonName, season_flush, staff_grant_set
 from dashboard.templatetags.dashboard_tags import name_of
@@ -73,8 +71,10 @@ def _not_found(request: HttpRequest, message: str) -> HttpResponse:
 @require_GET
 @staff_required
 def overview(request: HttpRequest) -> HttpResponse:
-    """Bookings and occupancy per class, bookings and visits per day, today's pickups."""
-    data = overview_read(client=get_store())
+    """Bookings and occupancy per class, bookings and visits per day, today's pickups (read
+    at most STRONGROOM_OVERVIEW_CACHE_MS ago by this worker; the page says how long ago)."""
+    recent = overview_recent(client=get_store(), max_age_ms=settings.STRONGROOM_OVERVIEW_CACHE_MS)
+    data = recent.overview
     per_day = charts.bar_chart(
         chart_id="chart-bookings",
         title=_("Bookings per day of the season"),
@@ -95,6 +95,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     )
     context = {
         "data": data,
+        "recent": recent,
         "charts": [per_day, views_chart, visitors_chart],
         "section": "overview",
     }

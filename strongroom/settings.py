@@ -221,6 +221,11 @@ STRONGROOM_VISITS_KEEP_DAYS = env_int("STRONGROOM_VISITS_KEEP_DAYS", 90, minimum
 # off the request path (a crash loses at most this much of the counts). 0: only on demand
 # (`accounts.visits.visits_flush()`), which the in-process tests use.
 STRONGROOM_VISITS_FLUSH_MS = env_int("STRONGROOM_VISITS_FLUSH_MS", 1000, minimum=0, maximum=60_000)
+# The staff overview sums every room's counters: each worker keeps the result this long and
+# shows its age on the page (0: read on every request, which the in-process tests use).
+STRONGROOM_OVERVIEW_CACHE_MS = env_int(
+    "STRONGROOM_OVERVIEW_CACHE_MS", 2000, minimum=0, maximum=60_000
+)
 
 LOGGING = {
     "version": 1,

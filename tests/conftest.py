@@ -59,6 +59,8 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     # background thread writing at a moment of its own during a counted block. The served site
     # (live_site) keeps the real once-a-second thread.
     settings.STRONGROOM_VISITS_FLUSH_MS = 0
+    # The overview is read on every request here (its worker-held copy has its own test).
+    settings.STRONGROOM_OVERVIEW_CACHE_MS = 0
     store.reset_store()
     call_command("buildmessages", verbosity=0)
     yield data_dir
