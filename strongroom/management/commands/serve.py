@@ -12,12 +12,8 @@ from django.core.management.base import BaseCommand
 
 from strongroom import embedded
 from strongroom.conf import env_int
-from strongroom.serving import gunicorn_command
+from strongroom.serving import default_workers, gunicorn_command
 from strongroom.store import check, get_store, is_embedded
-
-
-def default_workers() -> int:
-    return 2 * (os.cpu_count() or 1)
 
 
 class Command(BaseCommand):
