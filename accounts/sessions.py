@@ -1,4 +1,11 @@
-"""Signing a person in and out of a Django session (no django.contrib.auth)."""
+"""Signing a person in and out of a Django session (no django.contrib.auth), and the session
+store that reads the signed-in person with the session (SESSION_ENGINE = "accounts.sessions").
+
+A signed-in session's key is `<32 random characters>-<person id>`, so loading it reads the
+person's record in the same pipeline: the request's identity costs one round trip. The id in a
+key is only a hint of what to read along: the person counts only when the session's own
+(signed) contents name the same id.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +16,12 @@ from django.contrib.sessions.backends.base import VALID_KEY_CHARS
 from django.http import HttpRequest
 from django.middleware.csrf import rotate_token
 from django.utils.crypto import constant_time_compare, get_random_string, salted_hmac
+from redis.client import Pipeline
 
 from accounts.people import ANONYMOUS, AnonymousPerson, Person
-from accounts.selectors import person_with_password
+from accounts.selectors import person_with_password, person_with_password_queue
+from strongroom import sessions
+from strongroom.store import text_values
 
 SESSION_PERSON_ID = "_person_id"
 SESSION_PERSON_CHECK = "_person_check"
@@ -50,6 +60,26 @@ def session_key_person_id(session_key: str) -> int | None:
     if not separator or not tail.isascii() or not tail.isdigit() or len(tail) > 18:
         return None
     return int(tail)
+
+
+class SessionStore(sessions.SessionStore):
+    """The site's sessions, read with the person their key names (one pipeline)."""
+
+    # (person id, HMGET reply) read with the session when its key names a person.
+    person_read: tuple[int, list[str | None]] | None = None
+    _person_hint: int | None = None
+
+    def _reads_along(self, pipe: Pipeline, session_key: str) -> None:
+        self._person_hint = session_key_person_id(session_key)
+        if self._person_hint is not None:
+            person_with_password_queue(pipe, person_id=self._person_hint)
+
+    def _read_along(self, replies: list[Any]) -> None:
+        if self._person_hint is not None:
+            self.person_read = (self._person_hint, text_values(replies[0]))
+
+    def _new_key(self, data: dict[str, Any]) -> str:
+        return session_key_new(data)
 
 
 def session_sign_in(session: Any, *, person: Person, password_hash: str) -> None:

@@ -346,8 +346,7 @@ def session_cookie(client: Any, person: Any) -> str:
     from django.conf import settings
 
     from accounts.selectors import person_with_password
-    from accounts.sessions import session_sign_in
-    from strongroom.sessions import SessionStore
+    from accounts.sessions import SessionStore, session_sign_in
 
     found = person_with_password(client=client, person_id=person.id)
     assert found is not None

@@ -21,11 +21,3 @@ def post_fork(server: Any, worker: Any) -> None:
     from strongroom.store import reset_store
 
     reset_store()
-
-
-def worker_exit(server: Any, worker: Any) -> None:
-    # Page views gathered since the last flush (at most a second) are written before the worker
-    # goes; only a hard kill loses them.
-    from accounts.visits import visits_close
-
-    visits_close()

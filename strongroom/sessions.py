@@ -1,21 +1,25 @@
 """Django sessions in the store, on the shared connection: one string key per session.
 
-A signed-in session's key ends with `-<person id>` (`accounts.sessions.session_key_new`), so
-loading it reads the person's record in the same pipeline: the request's identity costs one
-round trip. The id in a key is only a hint of what to read along: the person counts only when
-the session's own (signed) contents name the same id.
+A subclass may read more along with the session, in the same pipeline (`_reads_along`), and
+name what to read in the key it draws (`_new_key`): accounts' store reads the signed-in person
+with the session, so a request's identity is one round trip (`accounts.sessions`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.sessions.backends.base import CreateError, SessionBase, UpdateError
+from django.contrib.sessions.backends.base import (
+    VALID_KEY_CHARS,
+    CreateError,
+    SessionBase,
+    UpdateError,
+)
+from django.utils.crypto import get_random_string
+from redis.client import Pipeline
 
-from accounts.selectors import person_with_password_queue
-from accounts.sessions import session_key_new, session_key_person_id
 from strongroom.keyspace import SESSION
-from strongroom.store import get_store, text_values
+from strongroom.store import get_store
 
 # django-stubs leave out SessionBase's private helpers that Django's own backends use
 # (_get_or_create_session_key, _get_new_session_key, _get_session): hence the ignores below.
@@ -23,9 +27,6 @@ from strongroom.store import get_store, text_values
 
 class SessionStore(SessionBase):
     """A session is one string with a TTL; Django signs and encodes its contents."""
-
-    # (person id, HMGET reply) read with the session when its key names a person.
-    person_read: tuple[int, list[str | None]] | None = None
 
     def _key(self, session_key: str | None = None) -> str:
         key = session_key or self._get_or_create_session_key()  # type: ignore[attr-defined]
@@ -35,24 +36,30 @@ class SessionStore(SessionBase):
         if not self.session_key:
             self._session_key = None
             return {}
-        person_id = session_key_person_id(self.session_key)
-        if person_id is None:
-            data = get_store().get(self._key(self.session_key))
-        else:
-            pipe = get_store().pipeline(transaction=False)
-            pipe.get(self._key(self.session_key))
-            person_with_password_queue(pipe, person_id=person_id)
-            data, person = pipe.execute()
-            self.person_read = (person_id, text_values(person))
+        pipe = get_store().pipeline(transaction=False)
+        pipe.get(self._key(self.session_key))
+        self._reads_along(pipe, self.session_key)
+        data, *along = pipe.execute()
+        self._read_along(along)
         if data is None:
             self._session_key = None
             return {}
         return self.decode(data)
 
+    def _reads_along(self, pipe: Pipeline, session_key: str) -> None:
+        """Queue reads that ride with the session's GET (none here)."""
+
+    def _read_along(self, replies: list[Any]) -> None:
+        """The replies of `_reads_along`, in order."""
+
+    def _new_key(self, data: dict[str, Any]) -> str:
+        """A fresh key for a session holding `data`."""
+        return get_random_string(32, VALID_KEY_CHARS)
+
     def _get_new_session_key(self) -> str:
         # No EXISTS probe (Django's way, one round trip): create() writes with SET NX and
         # draws again on a collision.
-        return session_key_new(getattr(self, "_session_cache", {}))
+        return self._new_key(getattr(self, "_session_cache", {}))
 
     def exists(self, session_key: str) -> bool:
         return bool(get_store().exists(self._key(session_key)))

@@ -127,8 +127,9 @@ TEMPLATES = [
 DATABASES: dict[str, dict[str, str]] = {}
 
 # Sessions live in the store through our own backend on the shared connection (see
-# strongroom/sessions.py): one pool, one key family, no pickling.
-SESSION_ENGINE = "strongroom.sessions"
+# strongroom/sessions.py): one pool, one key family, no pickling; accounts' subclass reads the
+# signed-in person with the session, in one round trip.
+SESSION_ENGINE = "accounts.sessions"
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_SECURE = not DEBUG and env_bool("SECURE_COOKIES", True)

@@ -196,8 +196,7 @@ def client_for(r: redis.Redis) -> Callable[[Someone | Person], Client]:
     from django.contrib.sessions.backends.base import SessionBase
 
     from accounts.selectors import person_with_password
-    from accounts.sessions import session_sign_in
-    from strongroom.sessions import SessionStore
+    from accounts.sessions import SessionStore, session_sign_in
 
     def make(someone: Someone | Person) -> Client:
         person = someone.person if isinstance(someone, Someone) else someone

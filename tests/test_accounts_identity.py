@@ -10,8 +10,12 @@ from django.test import Client
 from django.utils.crypto import get_random_string
 
 from accounts.selectors import person_with_password
-from accounts.sessions import SESSION_PERSON_ID, session_key_person_id, session_sign_in
-from strongroom.sessions import SessionStore
+from accounts.sessions import (
+    SESSION_PERSON_ID,
+    SessionStore,
+    session_key_person_id,
+    session_sign_in,
+)
 from strongroom.store import round_trips
 from tests.conftest import Someone
 

@@ -15,9 +15,9 @@ from django.test import Client
 
 from accounts import visits
 from accounts.selectors import visits_by_day, visits_today
+from accounts.sessions import SessionStore
 from strongroom import embedded
 from strongroom.keyspace import VISITS_SHARDS, VISITS_VIEWS, VISITS_VISITORS
-from strongroom.sessions import SessionStore
 from strongroom.store import connect, round_trips
 
 # 10:00 in Shanghai on 2026-11-20 (the site's day), 02:00 UTC.
