@@ -293,8 +293,9 @@ def load_bookings(
     """Book about a third of class A room-days, 1-4 hours on half of the class B room-days, and
     two hours of 1-3 of boxes 1-50 on 30% of class C room-days (boxes 51-100 stay free for the
     POST row)."""
-    from booking.domain import SlotRequest, booking_new_id, day_refusal, season_days, site_today
-    from booking.services import booking_claim
+    from booking.claims import booking_claim
+    from booking.parser import SlotRequest
+    from booking.rules import booking_new_id, day_refusal, season_days, site_today
 
     today = site_today()
     days = [day for day in season_days() if not day_refusal(day, today)]
@@ -595,7 +596,7 @@ class Runner:
         cookie = identities[0][0] if identities else ""
         body = row.body
         if row.method == "POST":
-            from booking.domain import booking_new_id
+            from booking.rules import booking_new_id
 
             day = self.days[-1].isoformat()
             values = {"token": identities[0][1], "uid": booking_new_id(room=1).split("-", 1)[1]}

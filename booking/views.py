@@ -1,6 +1,6 @@
 """Booking pages: pick and book (with a hold while confirming), my bookings, the pickup kiosk.
 
-Views parse, call one engine function (booking.services / booking.selectors) and render. The
+Views parse, call one engine function (booking.claims, booking.pickup, booking.records, booking.availability) and render. The
 booking page's state lives in its URL (?cls=B&room=7&start=8&end=12&date=...), so it works by
 plain GET re-renders; htmx only swaps the parts (fragment URLs below) and pushes the same URL.
 """
@@ -21,13 +21,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.access import login_required, request_person
 from booking import forms, pages
-from booking.domain import (
-    Booking,
-    InvalidRequest,
-    Slot,
+from booking.claims import booking_cancel, booking_claim, booking_hold, booking_hold_release
+from booking.codes import code_display
+from booking.parser import InvalidRequest
+from booking.pickup import booking_pickup
+from booking.records import Booking, Slot, booking_get, bookings_of, hold_get
+from booking.rules import (
     booking_id_room,
     booking_new_id,
-    code_display,
     format_room,
     hold_new_id,
     local_now,
@@ -36,14 +37,6 @@ from booking.domain import (
     season_end,
     season_start,
     site_today,
-)
-from booking.selectors import booking_get, bookings_of, hold_get
-from booking.services import (
-    booking_cancel,
-    booking_claim,
-    booking_hold,
-    booking_hold_release,
-    booking_pickup,
 )
 from strongroom.store import get_store
 

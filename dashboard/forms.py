@@ -9,7 +9,7 @@ from django import forms
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
-from booking.domain import CLASSES, season_end, season_start
+from booking.rules import CLASSES, season_end, season_start
 from dashboard.selectors import AUDIT_KINDS, STATUSES, BookingFilter
 
 

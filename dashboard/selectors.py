@@ -10,24 +10,13 @@ import redis
 from django.conf import settings
 
 from accounts.selectors import DayVisits, person_names, visits_by_day
-from booking.domain import (
-    Booking,
-    from_ms,
-    local_now,
-    season_days,
-    season_end,
-    season_start,
-)
-from booking.selectors import (
-    AuditEntry,
-    Occupancy,
-    audit_entries,
-    booking_audit,
-    bookings_between,
-    day_inventory,
-    season_stats,
-)
+from booking.audit import AuditEntry, audit_entries, booking_audit
+from booking.bitmap import day_inventory
+from booking.records import Booking, bookings_between
+from booking.rules import local_now, season_days, season_end, season_start
+from booking.stats import Occupancy, season_stats
 from dashboard.services import STAFF_KINDS
+from strongroom.clock import from_ms
 from strongroom.keyspace import STAFF_AUDIT
 from strongroom.store import text_stream
 

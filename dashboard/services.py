@@ -15,9 +15,9 @@ from redis.typing import EncodableT, FieldT
 
 from accounts.people import Person
 from accounts.services import staff_set
-from booking.domain import to_ms
-from booking.services import FlushResult, inventory_flush
+from booking.maintenance import FlushResult, inventory_flush
 from dashboard.season import season_name
+from strongroom.clock import to_ms
 from strongroom.keyspace import STAFF_AUDIT
 from strongroom.store import text
 

@@ -18,9 +18,10 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.access import signed_in_person, staff_required
 from accounts.selectors import login_summary, logins_recent, logins_top, person_id_find
 from accounts.services import PersonNotFound
-from booking.domain import booking_id_room, season_end, season_start, site_today
-from booking.selectors import booking_get, bookings_of, inventory_keys
-from booking.services import booking_cancel
+from booking.bitmap import inventory_keys
+from booking.claims import booking_cancel
+from booking.records import booking_get, bookings_of
+from booking.rules import booking_id_room, season_end, season_start, site_today
 from dashboard import charts, exports
 from dashboard.forms import (
     AuditFilterForm,

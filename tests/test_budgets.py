@@ -21,8 +21,9 @@ import redis
 import time_machine
 from django.test import Client
 
-from booking.domain import booking_new_id, slot_request_parse
-from booking.services import booking_claim
+from booking.claims import booking_claim
+from booking.parser import slot_request_parse
+from booking.rules import booking_new_id
 from catalog.demo import load_demo as load_catalog
 from strongroom.store import round_trips
 from tests.booking_support import NOW

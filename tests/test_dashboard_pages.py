@@ -13,8 +13,8 @@ from django.test import Client
 
 from accounts.selectors import person_get
 from accounts.services import login_record
-from booking.domain import SLOTS_PER_DAY, Booking
-from booking.selectors import booking_get
+from booking.records import Booking, booking_get
+from booking.rules import SLOTS_PER_DAY
 from dashboard.selectors import STAFF_AUDIT
 from strongroom.store import round_trips, text_stream
 from tests.booking_support import claim, request

@@ -9,8 +9,9 @@ import pytest
 import redis
 
 from accounts.selectors import person_names
-from booking.selectors import booking_audit, day_inventory
-from booking.services import booking_cancel
+from booking.audit import booking_audit
+from booking.bitmap import day_inventory
+from booking.claims import booking_cancel
 from dashboard.charts import bar_chart
 from dashboard.season import season_name
 from dashboard.selectors import floors, hours_booked, occupancy_map
