@@ -1,8 +1,8 @@
 """Booking pages: pick and book (with a hold while confirming), my bookings, the pickup kiosk.
 
-Views parse, call one engine function (booking.claims, booking.pickup, booking.records, booking.availability) and render. The
-booking page's state lives in its URL (?cls=B&room=7&start=8&end=12&date=...), so it works by
-plain GET re-renders; htmx only swaps the parts (fragment URLs below) and pushes the same URL.
+Views parse, call one engine function (booking.claims, booking.pickup, booking.records,
+booking.availability) and render. The booking page's state lives in its URL
+(?cls=B&room=7&start=8&end=12&date=...), so it works by plain GET re-renders; htmx only swaps the parts (fragment URLs below) and pushes the same URL.
 """
 
 from __future__ import annotations
