@@ -139,6 +139,11 @@ def check_owner_id(owner_id: object) -> str:
     return owner_id
 
 
+# A booking's status, as stored and counted (booking.lua writes the same words).
+STATUSES = ("confirmed", "collected", "cancelled")
+# The kinds of entries the booking functions write into each room's audit stream.
+AUDIT_KINDS = ("claim", "cancel", "pickup", "pickup_failed", "flush", "hold")
+
 REASON_LIMIT = 500  # characters of a cancel or flush reason that are kept
 
 

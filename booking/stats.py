@@ -21,6 +21,7 @@ from booking.records import room_sets_read
 from booking.rules import (
     CLASSES,
     SLOTS_PER_DAY,
+    STATUSES,
     in_season,
     local_now,
     room_count,
@@ -35,7 +36,6 @@ from strongroom.store import load_functions, text_or_none
 
 DAY_WIDTH = 7  # digits of one day in a per-day stats field (booking.lua's DAY_WIDTH)
 STATS_VERSION = "1"  # the `v` of an exact stats hash (booking.lua's STATS_VERSION)
-STATUSES = ("confirmed", "collected", "cancelled")
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 Views parse, call one engine function (booking.claims, booking.pickup, booking.records,
 booking.availability) and render. The booking page's state lives in its URL
-(?cls=B&room=7&start=8&end=12&date=...), so it works by plain GET re-renders; htmx only swaps the parts (fragment URLs below) and pushes the same URL.
+(?cls=B&room=7&start=8&end=12&date=...), so it works by plain GET re-renders; htmx only swaps
+the parts (fragment URLs below) and pushes the same URL.
 """
 
 from __future__ import annotations

@@ -10,13 +10,13 @@ from typing import Any
 
 import redis
 
-from bench.naive_booking import naive_claim, naive_flush, naive_key
 from booking import records, stats
 from booking.claims import booking_cancel, booking_claim
 from booking.keys import RoomKeys
 from booking.rules import booking_new_id, season_day
 from strongroom.store import text_list
 from tests.booking_support import NOW, STAFF, day, request
+from tests.naive_booking import naive_claim, naive_flush, naive_key
 
 THREADS = 50
 

@@ -15,7 +15,7 @@ from accounts.selectors import person_get
 from accounts.services import login_record
 from booking.records import Booking, booking_get
 from booking.rules import SLOTS_PER_DAY
-from dashboard.selectors import STAFF_AUDIT
+from strongroom.keyspace import STAFF_AUDIT
 from strongroom.store import round_trips, text_stream
 from tests.booking_support import claim, request
 from tests.conftest import Someone

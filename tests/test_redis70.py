@@ -42,8 +42,8 @@ from booking.rules import booking_new_id, hold_new_id
 from catalog.selectors import Query, book_get, catalog_page, tags_with_counts
 from catalog.services import BookStale, book_add, book_delete, book_edit
 from dashboard import selectors as dashboard
-from dashboard.services import staff_audit_record
 from strongroom import embedded, store
+from strongroom.audit import staff_audit_entries, staff_audit_record
 from strongroom.inventory import keyspace_stats
 from tests.booking_support import BUYER, NOW, SECOND_BUYER, SHANGHAI, STAFF, day, request
 from tests.catalog_support import assert_catalog_exact
@@ -390,7 +390,7 @@ def test_catalog_add_edit_delete_and_a_query_with_and_or_not_and_facets(
     assert dict(tags_with_counts(client=old)) == {
         "ruby": 1, "rails": 1, "web": 1, "erlang": 1, "scheme": 1, "机器学习": 1, "a:b": 1
     }  # fmt: skip
-    assert [e.kind for e in dashboard.staff_audit_entries(client=old)] == ["book_delete"]
+    assert [e.kind for e in staff_audit_entries(client=old)] == ["book_delete"]
 
 
 # --- accounts -------------------------------------------------------------------------------
