@@ -13,6 +13,7 @@ import redis
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
+from booking.calls import CANCEL, CLAIM, HOLD, HOLD_RELEASE
 from booking.codes import code_mac, code_new, code_seal
 from booking.keys import RoomKeys, date_index, date_member, date_score, person_index
 from booking.parser import InvalidRequest, SlotRequest, check_dates
@@ -59,15 +60,16 @@ class CancelResult:
     booking: Booking | None = None
 
 
-def _request_args(request: SlotRequest) -> list[str]:
+def _request_args(request: SlotRequest) -> dict[str, object]:
+    """The request as the functions take it: cls, days "3,4", hstart, hend, boxes "1,2"."""
     start, end = request.hours or (0, 0)
-    return [
-        request.cls,
-        ",".join(str(d) for d in request.days),
-        str(start),
-        str(end),
-        ",".join(str(b) for b in request.boxes),
-    ]
+    return {
+        "cls": request.cls,
+        "days": ",".join(str(d) for d in request.days),
+        "hstart": str(start),
+        "hend": str(end),
+        "boxes": ",".join(str(b) for b in request.boxes),
+    }
 
 
 def _check_id(kind: str, value: str, room: int) -> None:
@@ -108,47 +110,39 @@ def booking_claim(
         _check_id("hold id", hold_id, request.room)
     room = RoomKeys(request.room)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
-    keys = [
-        room.inventory(request.cls),
-        room.registry,
-        room.record(booking_id),
-        room.ledger,
-        room.codes,
-        room.holds,
-        room.audit,
-        room.stats,
-    ]
-    dates = ",".join(d.isoformat() for d in request.dates)
-    made = local_now(from_ms(now_ms)).date().isoformat()
-    cls, days, start, end, boxes = _request_args(request)
+    keys = {
+        "inventory": room.inventory(request.cls),
+        "registry": room.registry,
+        "record": room.record(booking_id),
+        "ledger": room.ledger,
+        "codes": room.codes,
+        "holds": room.holds,
+        "audit": room.audit,
+        "stats": room.stats,
+    }
+    fixed = {
+        "owner": owner_id,
+        **_request_args(request),
+        "season": season_key(),
+        "booking_id": booking_id,
+        "now_ms": now_ms,
+        "dates": ",".join(d.isoformat() for d in request.dates),
+        "hold_id": hold_id or "",
+        "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
+        "room": format_room(request.room),
+        "season_bytes": season_bytes(request.cls),
+        "season_days": len(season_days()),
+        "made": local_now(from_ms(now_ms)).date().isoformat(),
+    }
     for _attempt in range(_CODE_ATTEMPTS):
         code = code_new()
-        args = [
-            owner_id,
-            cls,
-            season_key(),
-            days,
-            start,
-            end,
-            boxes,
-            booking_id,
-            now_ms,
-            code_mac(request.room, code),
-            code_seal(code),
-            dates,
-            hold_id or "",
-            settings.STRONGROOM_AUDIT_MAXLEN,
-            format_room(request.room),
-            season_bytes(request.cls),
-            len(season_days()),
-            made,
-        ]
-        reply = durable_fcall(client, "booking_claim", keys, args)
+        args = {**fixed, "code_mac": code_mac(request.room, code), "code_sealed": code_seal(code)}
+        reply = durable_fcall(client, CLAIM.name, *CLAIM.call(keys=keys, args=args))
         if reply[0] != "code_clash":
             break
     else:
         raise RuntimeError("no free pickup code after several attempts")
-    _refuse_invalid("booking_claim", reply)
+    _refuse_invalid(CLAIM.name, reply)
     if reply[0] == "id_in_use":
         raise ValueError(f"booking id {booking_id!r} belongs to another owner")
     if reply[0] == "taken":
@@ -178,25 +172,19 @@ def booking_hold(
         raise ValueError("a hold lasts 1 to 3600 seconds")
     room = RoomKeys(request.room)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
-    cls, days, start, end, boxes = _request_args(request)
-    args = [
-        owner_id,
-        cls,
-        days,
-        start,
-        end,
-        boxes,
-        hold_id,
-        now_ms,
-        ttl * 1000,
-        settings.STRONGROOM_AUDIT_MAXLEN,
-        format_room(request.room),
-        len(season_days()),
-    ]
-    reply = fcall(
-        client, "booking_hold", [room.inventory(request.cls), room.holds, room.audit], args
-    )
-    _refuse_invalid("booking_hold", reply)
+    keys = {"inventory": room.inventory(request.cls), "holds": room.holds, "audit": room.audit}
+    args = {
+        "owner": owner_id,
+        **_request_args(request),
+        "hold_id": hold_id,
+        "now_ms": now_ms,
+        "ttl_ms": ttl * 1000,
+        "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
+        "room": format_room(request.room),
+        "season_days": len(season_days()),
+    }
+    reply = fcall(client, HOLD.name, *HOLD.call(keys=keys, args=args))
+    _refuse_invalid(HOLD.name, reply)
     if reply[0] == "id_in_use":
         raise ValueError(f"hold id {hold_id!r} belongs to another owner")
     if reply[0] == "taken":
@@ -211,7 +199,10 @@ def booking_hold_release(*, client: redis.Redis, owner_id: str, hold_id: str) ->
     room = booking_id_room(hold_id)
     if room is None:
         return False
-    return bool(fcall(client, "booking_hold_release", [RoomKeys(room).holds], [hold_id, owner_id]))
+    call = HOLD_RELEASE.call(
+        keys={"holds": RoomKeys(room).holds}, args={"hold_id": hold_id, "owner": owner_id}
+    )
+    return bool(fcall(client, HOLD_RELEASE.name, *call))
 
 
 _CANCEL_MESSAGES = {
@@ -251,27 +242,25 @@ def booking_cancel(
         cls, season = text_values(client.hmget(keys.record(booking_id), ["cls", "season"]))
         if cls is None:
             return CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"])
-        args = [
-            actor_id,
-            "1" if actor_is_staff else "0",
-            today,
-            reason,
-            now_ms,
-            settings.STRONGROOM_AUDIT_MAXLEN,
-            request_id,
-        ]
-        reply = durable_fcall(
-            client,
-            "booking_cancel",
-            [
-                keys.record(booking_id),
-                keys.inventory(cls, season),
-                keys.registry,
-                keys.audit,
-                keys.stats,
-            ],
-            args,
+        call = CANCEL.call(
+            keys={
+                "record": keys.record(booking_id),
+                "inventory": keys.inventory(cls, season),
+                "registry": keys.registry,
+                "audit": keys.audit,
+                "stats": keys.stats,
+            },
+            args={
+                "actor": actor_id,
+                "is_staff": "1" if actor_is_staff else "0",
+                "today": today,
+                "reason": reason,
+                "now_ms": now_ms,
+                "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
+                "request_id": request_id,
+            },
         )
+        reply = durable_fcall(client, CANCEL.name, *call)
         if reply[0] != "stale":
             break
     outcome = reply[0]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import redis
 from django.conf import settings
 
+from booking.calls import FLUSH_ROOM
 from booking.claims import indexes_write
 from booking.keys import RoomKeys, date_index, member_booking_id, person_index
 from booking.records import Booking, booking_from_hash, room_sets_read
@@ -85,18 +86,25 @@ def _flush_room_call(
     """FCALL arguments of booking_flush_room for what was read of one room."""
     keys = RoomKeys(room)
     record_keys = [keys.record(booking_id) for booking_id in sorted(ledger)]
-    all_keys = [keys.registry, keys.ledger, keys.holds, keys.audit, *sorted(registered)]
-    all_keys += [*record_keys, keys.stats]
-    args = [
-        actor_id,
-        reason,
-        now_ms,
-        settings.STRONGROOM_AUDIT_MAXLEN,
-        len(registered),
-        len(record_keys),
-        format_room(room),
-    ]
-    return ["booking_flush_room", len(all_keys), *all_keys, *args]
+    all_keys, args = FLUSH_ROOM.call(
+        keys={
+            "registry": keys.registry,
+            "ledger": keys.ledger,
+            "holds": keys.holds,
+            "audit": keys.audit,
+        },
+        args={
+            "actor": actor_id,
+            "reason": reason,
+            "now_ms": now_ms,
+            "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
+            "n_inv": len(registered),
+            "n_rec": len(record_keys),
+            "room": format_room(room),
+        },
+        more_keys=[*sorted(registered), *record_keys, keys.stats],
+    )
+    return [FLUSH_ROOM.name, len(all_keys), *all_keys, *args]
 
 
 def inventory_flush(*, client: redis.Redis, actor_id: str, reason: str) -> FlushResult:

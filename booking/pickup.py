@@ -11,6 +11,7 @@ import redis
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
+from booking.calls import PICKUP
 from booking.codes import code_mac, code_normalise
 from booking.keys import RoomKeys
 from booking.records import Booking, booking_from_hash, flat_to_dict
@@ -83,35 +84,30 @@ def booking_pickup(
     mac = code_mac(number, normal) if normal else "malformed"
     booking_id = text_or_none(client.hget(keys.codes, mac)) or ""
     for _attempt in range(3):
-        args = [
-            mac,
-            booking_id,
-            to_ms(moment),
-            moment.date().isoformat(),
-            moment.hour * 60 + moment.minute,
-            settings.STRONGROOM_PICKUP_GRACE_MINUTES,
-            settings.STRONGROOM_PICKUP_MAX_FAILURES,
-            settings.STRONGROOM_PICKUP_WINDOW_SECONDS * 1000,
-            settings.STRONGROOM_PICKUP_LOCK_SECONDS * 1000,
-            attempt,
-            settings.STRONGROOM_AUDIT_MAXLEN,
-            format_room(number),
-            (moment.date() - dt.timedelta(days=1)).isoformat(),
-        ]
-        record_key = keys.record(booking_id or "-")
-        reply = durable_fcall(
-            client,
-            "booking_pickup",
-            [
-                keys.pickup_lock,
-                keys.pickup_failures,
-                keys.codes,
-                record_key,
-                keys.audit,
-                keys.stats,
-            ],
-            args,
-        )
+        args = {
+            "code_mac": mac,
+            "booking_id": booking_id,
+            "now_ms": to_ms(moment),
+            "today": moment.date().isoformat(),
+            "minute": moment.hour * 60 + moment.minute,
+            "grace_minutes": settings.STRONGROOM_PICKUP_GRACE_MINUTES,
+            "max_failures": settings.STRONGROOM_PICKUP_MAX_FAILURES,
+            "window_ms": settings.STRONGROOM_PICKUP_WINDOW_SECONDS * 1000,
+            "lock_ms": settings.STRONGROOM_PICKUP_LOCK_SECONDS * 1000,
+            "attempt_id": attempt,
+            "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
+            "room": format_room(number),
+            "yesterday": (moment.date() - dt.timedelta(days=1)).isoformat(),
+        }
+        call_keys = {
+            "lock": keys.pickup_lock,
+            "failures": keys.pickup_failures,
+            "codes": keys.codes,
+            "record": keys.record(booking_id or "-"),
+            "audit": keys.audit,
+            "stats": keys.stats,
+        }
+        reply = durable_fcall(client, PICKUP.name, *PICKUP.call(keys=call_keys, args=args))
         if reply[0] != "retry":
             break
         booking_id = reply[1]

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import redis
 
+from booking.calls import hold_value_split
 from booking.codes import code_unseal
 from booking.keys import (
     CLASS_FACTOR,
@@ -123,15 +124,17 @@ def slots_from_reply(entries: Sequence[str], request_cls: str) -> list[Slot]:
 
 
 def hold_value_parse(value: str) -> tuple[int, str, str, list[int], int, int, list[int]]:
-    expiry, owner, cls, days, start, end, boxes = value.split("|")
+    """A hold's stored value (booking.calls.HOLD_FIELDS) as expiry ms, owner, class, days,
+    hour start, hour end, boxes."""
+    f = hold_value_split(value)
     return (
-        int(float(expiry)),
-        owner,
-        cls,
-        [int(d) for d in days.split(",") if d],
-        int(start or 0),
-        int(end or 0),
-        [int(b) for b in boxes.split(",") if b],
+        int(float(f["expiry"])),
+        f["owner"],
+        f["cls"],
+        [int(d) for d in f["days"].split(",") if d],
+        int(f["hstart"] or 0),
+        int(f["hend"] or 0),
+        [int(b) for b in f["boxes"].split(",") if b],
     )
 
 

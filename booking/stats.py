@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import redis
 from django.conf import settings
 
+from booking.calls import DAY_WIDTH, STATS_REBUILD, STATS_VERSION, stats_field
 from booking.keys import RoomKeys
 from booking.records import room_sets_read
 from booking.rules import (
@@ -33,9 +34,6 @@ from booking.rules import (
 from strongroom import keyspace as ks
 from strongroom.clock import from_ms
 from strongroom.store import load_functions, text_or_none
-
-DAY_WIDTH = 7  # digits of one day in a per-day stats field (booking.lua's DAY_WIDTH)
-STATS_VERSION = "1"  # the `v` of an exact stats hash (booking.lua's STATS_VERSION)
 
 
 @dataclass(frozen=True)
@@ -120,7 +118,7 @@ def occupancy_per_day(*, client: redis.Redis, cls: str) -> Occupancy:
     `occupancy_from_bitmaps`)."""
     if cls not in CLASSES:
         raise ValueError(f"no class {cls!r}")
-    rows = _stats_rows(client, [f"slots:{season_key()}:{cls}"])
+    rows = _stats_rows(client, [stats_field("slots", season_key(), cls)])
     return _occupancy(cls, _days_sum((row[0] for row in rows), len(season_days())))
 
 
@@ -176,9 +174,9 @@ def season_stats(*, client: redis.Redis, now: dt.datetime | None = None) -> Seas
     season = season_key()
     fields: list[str] = []
     for cls in CLASSES:
-        fields += [f"slots:{season}:{cls}", f"active:{season}:{cls}"]
-        fields += [f"made:{season}:{cls}:{today}"]
-        fields += [f"status:{season}:{cls}:{status}" for status in STATUSES]
+        fields += [stats_field("slots", season, cls), stats_field("active", season, cls)]
+        fields += [stats_field("made", season, cls, today.isoformat())]
+        fields += [stats_field("status", season, cls, status) for status in STATUSES]
     width = len(fields) // len(CLASSES)
     n_days = len(season_days())
     rows = _stats_rows(client, fields)
@@ -207,16 +205,20 @@ def _stats_call(
     keys = RoomKeys(room)
     inventories = sorted(registered)
     ids = sorted(ledger)
-    all_keys = [keys.stats, keys.registry, keys.ledger, *inventories]
-    all_keys += [keys.record(booking_id) for booking_id in ids]
-    args: list[object] = [len(inventories), len(ids)]
+    more_args: list[object] = []
     for key in inventories:
         parts = ks.BOOKING_INVENTORY.parse(key)
-        args += [parts["season"], parts["cls"], SLOTS_PER_DAY[parts["cls"]]]
+        more_args += [parts["season"], parts["cls"], SLOTS_PER_DAY[parts["cls"]]]
     for booking_id in ids:
         moment = from_ms(created.get(booking_id)) or dt.datetime.fromtimestamp(0, tz=dt.UTC)
-        args.append(local_now(moment).date().isoformat())
-    return ["booking_stats_rebuild", len(all_keys), *all_keys, *args]
+        more_args.append(local_now(moment).date().isoformat())
+    all_keys, args = STATS_REBUILD.call(
+        keys={"stats": keys.stats, "registry": keys.registry, "ledger": keys.ledger},
+        args={"n_inv": len(inventories), "n_rec": len(ids)},
+        more_keys=[*inventories, *(keys.record(booking_id) for booking_id in ids)],
+        more_args=more_args,
+    )
+    return [STATS_REBUILD.name, len(all_keys), *all_keys, *args]
 
 
 def stats_rebuild(*, client: redis.Redis, rooms: Sequence[int] | None = None) -> int:
