@@ -232,7 +232,7 @@ def race(client: redis.Redis, *, naive: bool, pause: float) -> tuple[int, int, i
     if naive:
         stored = {
             DAYS.index(dt.date.fromisoformat(k)): json.loads(v)
-            for k, v in client.hgetall(naive_key("C", 1)).items()
+            for k, v in store.text_hash(client.hgetall(naive_key("C", 1))).items()
         }
         lost = sum(1 for d, b, h in seen if not stored[d][b - 1] & (1 << (23 - h)))
     else:
