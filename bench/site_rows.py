@@ -60,7 +60,7 @@ def build_rows(data: DataSet) -> list[Row]:
 
 def booking_rows(data: DataSet) -> list[Row]:
     """Booking page, calendar fragment, POST on distinct free slots and on one contended slot."""
-    page, calendar, claim = url("booking:book"), url("booking:calendar"), url("booking:claim")
+    page, calendar, claim = url("booking:pick"), url("booking:calendar"), url("booking:claim")
     if not (page and calendar and claim):
         why = "the booking pages do not exist"
         labels = ("booking page", "calendar fragment", "booking POST, distinct free slots")

@@ -64,7 +64,7 @@ def person_detail(request: HttpRequest, person_id: int) -> HttpResponse:
 
 @require_POST
 @staff_required
-def person_staff(request: HttpRequest, person_id: int) -> HttpResponse:
+def person_staff_set(request: HttpRequest, person_id: int) -> HttpResponse:
     """Grant (is_staff=1) or revoke (is_staff=0) staff; audited."""
     form = StaffSetForm(request.POST)
     if not form.is_valid():

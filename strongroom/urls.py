@@ -11,6 +11,7 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("book/", include("booking.urls")),
     path("catalog/", include("catalog.urls")),
+    path("staff/catalog/books/", include("catalog.staff_urls")),
     path("staff/", include("dashboard.urls")),
 ]
 

@@ -441,7 +441,7 @@ def test_the_catalog_section_links_to_the_catalog_staff_pages(
     staff: Someone, client_for: Callable[[Someone], Client]
 ) -> None:
     html = client_for(staff).get("/staff/catalog/").content.decode()
-    assert 'href="/catalog/staff/"' in html and 'href="/catalog/staff/add/"' in html
+    assert 'href="/staff/catalog/books/"' in html and 'href="/staff/catalog/books/add/"' in html
 
 
 def test_pages_speak_simplified_chinese(
