@@ -69,7 +69,7 @@ def _recording_render(self: Template, context: Any = None, request: Any = None) 
         _capturing.depth -= 1
 
 
-Template.render = _recording_render  # type: ignore[method-assign]
+Template.render = _recording_render  # type: ignore[method-assign, assignment]
 
 
 def _capture(request: HttpRequest, page: str, prefer: int) -> Capture:

@@ -14,9 +14,10 @@ from django.test import Client
 from accounts.selectors import person_get
 from accounts.services import login_record
 from accounts.visits import visits_flush
-from booking.domain import SLOTS_PER_DAY, Booking
-from booking.selectors import booking_get
-from dashboard.selectors import STAFF_AUDIT, overview_recent, overview_recent_forget
+from booking.records import Booking, booking_get
+from booking.rules import SLOTS_PER_DAY
+from dashboard.selectors import overview_recent, overview_recent_forget
+from strongroom.keyspace import STAFF_AUDIT
 from strongroom.store import round_trips, text_stream
 from tests.booking_support import claim, request
 from tests.conftest import Someone
@@ -470,7 +471,7 @@ def test_the_catalog_section_links_to_the_catalog_staff_pages(
     staff: Someone, client_for: Callable[[Someone], Client]
 ) -> None:
     html = client_for(staff).get("/staff/catalog/").content.decode()
-    assert 'href="/catalog/staff/"' in html and 'href="/catalog/staff/add/"' in html
+    assert 'href="/staff/catalog/books/"' in html and 'href="/staff/catalog/books/add/"' in html
 
 
 def test_pages_speak_simplified_chinese(
