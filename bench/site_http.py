@@ -76,6 +76,6 @@ def csrf_identity(base: str, cookie: str, path: str) -> tuple[str, str]:
 # --- the served site ----------------------------------------------------------------------------
 
 
-def serve(env: dict[str, str], workers: int) -> tuple[subprocess.Popen[bytes], str]:
+def serve(env: dict[str, str], workers: int, threads: int) -> tuple[subprocess.Popen[bytes], str]:
     """collectstatic, then gunicorn as production runs it; returns once /healthz answers."""
-    return start_site(env, workers=workers)
+    return start_site(env, workers=workers, threads=threads)
