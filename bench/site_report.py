@@ -72,12 +72,13 @@ def claim_note(row: Row, warm: dict[str, Any] | None, made: int, connections: in
     ok = 0 <= late <= 2 * connections
     note = f"{made} bookings stored for {wins} confirmations seen (+{late} after wrk stopped)"
     if row.slots == "race":
-        slots = sum(-(-r["requests"] // RACERS) for r in runs)
+        # Requests sent: those answered plus at most one in flight per connection and run.
+        slots = sum(-(-(r["requests"] + connections) // RACERS) for r in runs)
         refused = sum(r["s409"] for r in runs)
-        ok = ok and made <= slots + 2 * connections
+        ok = ok and made <= slots
         note = (
-            f"{slots} fresh slots raced by {RACERS} buyers each: {wins} won, {refused} refused; "
-            + note
+            f"{RACERS} buyers per fresh slot, at most {slots} slots: {wins} won, {refused} "
+            f"refused; " + note
         )
     return ("" if ok else "MISMATCH: ") + note
 

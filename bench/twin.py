@@ -24,6 +24,8 @@ from django.template.backends.django import Template
 from django.test import Client
 from django.views.decorators.csrf import csrf_exempt
 
+from booking.rules import booking_new_id
+
 # Headers of the caller that the real page also gets (what makes it a fragment, its language).
 _PASSED_HEADERS = ("HX-Request", "HX-Target", "HX-History-Restore-Request", "Accept-Language")
 
@@ -78,11 +80,16 @@ def _capture(request: HttpRequest, page: str, prefer: int) -> Capture:
     for name, value in request.COOKIES.items():
         client.cookies[name] = value
     headers = {name: request.headers[name] for name in _PASSED_HEADERS if name in request.headers}
-    for _attempt in range(3):
+    form = dict(parse_qsl(request.body.decode(), keep_blank_values=True))
+    for attempt in range(3):
         _capturing.depth, _capturing.found = 0, None
+        if attempt and "booking_id" in form:
+            # The same id again would be recognised as the first claim's retry: a new id asks
+            # for the same slot as another buyer would.
+            room = int(form["booking_id"].split("-", 1)[0])
+            form["booking_id"] = booking_new_id(room=room)
         try:
             if request.method == "POST":
-                form = dict(parse_qsl(request.body.decode(), keep_blank_values=True))
                 answer = client.post(page, form, headers=headers)
             else:
                 answer = client.get(page, headers=headers)
