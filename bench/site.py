@@ -175,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     print(block)
     if args.no_write:
         return 0
-    server_line = f"{workers} gunicorn workers x {threads} threads"
+    kind = "gthread" if threads > 1 else "sync"
+    server_line = f"{workers} {kind} workers x {threads} threads"
     report = results_text(
         block, started, before, info, server_line, place, args, data, load_seconds
     )

@@ -52,7 +52,7 @@ class Capture:
         return response
 
 
-_captures: dict[tuple[str, str, str], Capture] = {}
+_captures: dict[tuple[str, str, str, int], Capture] = {}
 _capture_lock = threading.Lock()
 _capturing = threading.local()
 _real_render = Template.render
@@ -112,10 +112,10 @@ def _capture(request: HttpRequest, page: str, prefer: int) -> Capture:
 def twin(request: HttpRequest, page: str) -> HttpResponse:
     """The page at `/<page>?<query>` rendered from answers kept in memory."""
     path = "/" + page + ("?" + request.META["QUERY_STRING"] if request.META["QUERY_STRING"] else "")
-    key = (request.method or "GET", path, request.headers.get("HX-Request", ""))
+    prefer = int(request.headers.get("X-Bench-Prefer", "0") or 0)
+    key = (request.method or "GET", path, request.headers.get("HX-Request", ""), prefer)
     held = _captures.get(key)
     if held is None:
-        prefer = int(request.headers.get("X-Bench-Prefer", "0") or 0)
         with _capture_lock:
             held = _captures.get(key) or _capture(request, path, prefer)
             _captures[key] = held
