@@ -145,6 +145,17 @@ CACHE = declare(
 )
 
 
+DEMO_LOADED = declare(
+    "demo-loaded",
+    "{site}:demo:loaded",
+    type="string",
+    holds="epoch ms at which `serve` loaded the demo data into this store (first run only)",
+    app="strongroom",
+    why="a later `make run` finds it and loads nothing again: no demo bookings re-added, no demo "
+    "staff re-granted after a revocation",
+)
+
+
 def cache_key(key: str, key_prefix: str, version: int) -> str:
     """Django's KEY_FUNCTION: cache keys come from the keyspace like every other key."""
     return CACHE.key(version=version, key=f"{key_prefix}{key}")

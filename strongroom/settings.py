@@ -46,6 +46,11 @@ STRONGROOM_EMBEDDED_APPENDFSYNC = env_choice(
     "STRONGROOM_EMBEDDED_APPENDFSYNC", "always", ("always", "everysec")
 )
 
+# Demo data (a staff member with a printed password, buyers, bookings, books): "auto" loads it
+# on the first run of an empty embedded store only, "1" on the first run of any empty store,
+# "0" never. Later runs never load it again.
+STRONGROOM_DEMO = env_choice("STRONGROOM_DEMO", "auto", ("auto", "1", "0"))
+
 # --- The domain ------------------------------------------------------------------------------
 TIME_ZONE = env_timezone("TIME_ZONE", "Asia/Shanghai")
 _season_start, _season_end = coming_december(dt.date.today())
