@@ -74,7 +74,7 @@ def stop_group(process: subprocess.Popen[bytes], sig: signal.Signals) -> None:
     assert wait_for(lambda: not group_alive(process.pid), timeout=60)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 def test_a_stop_signal_to_make_runs_process_group_leaves_no_store_running(
     tmp_path: Path, sig: signal.Signals
 ) -> None:
