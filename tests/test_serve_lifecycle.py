@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -32,7 +31,7 @@ from tests.test_store_stall import servers_on, wait_for
 
 def answers(base: str) -> bool:
     try:
-        with urllib.request.urlopen(base + "/healthz", timeout=2) as response:  # noqa: S310
+        with urllib.request.urlopen(base + "/healthz", timeout=2) as response:
             return bool(response.status == 200)
     except (OSError, urllib.error.HTTPError):
         return False
