@@ -484,13 +484,6 @@ CATALOG_BOOK_TAGS = declare(
     app="catalog",
     why="a small result's facets are counted from one HMGET instead of one SINTERCARD per tag",
 )
-CATALOG_SCRATCH = declare(
-    "catalog_scratch",
-    "{cat}:scratch:<query>:<part>",
-    type="set/zset",
-    holds="a result page's intermediate sets; deleted by the same call, expire in seconds anyway",
-    app="catalog",
-)
 
 
 # --- dashboard -----------------------------------------------------------------------------

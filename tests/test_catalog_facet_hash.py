@@ -82,22 +82,27 @@ def test_both_facet_paths_agree_with_brute_force(r: redis.Redis) -> None:
         assert by_hash.total == by_sets.total == len(brute_force(books, query))
 
 
-def sintercard_calls(client: redis.Redis) -> int:
-    return int(client.info("commandstats").get("cmdstat_sintercard", {}).get("calls", 0))
+def calls_of(client: redis.Redis, *commands: str) -> int:
+    stats = client.info("commandstats")
+    return sum(int(stats.get(f"cmdstat_{command}", {}).get("calls", 0)) for command in commands)
 
 
 def test_the_crossover_picks_the_path(r: redis.Redis) -> None:
     books_load(client=r, books=random_books(random.Random(2), 100))
-    query = Query(any_of=("t0", "t1"))
+    for query, per_tag in (
+        (Query(any_of=("t0", "t1")), ("smembers", "smismember")),
+        (Query(all_of=("t0",)), ("sintercard",)),
+    ):
+        r.config_resetstat()
+        catalog_page(client=r, query=query, facet_crossover=HASH_PATH)
+        assert calls_of(r, "hmget") > 0 and calls_of(r, *per_tag) == 0
+        r.config_resetstat()
+        catalog_page(client=r, query=query, facet_crossover=SINTERCARD_PATH)
+        assert calls_of(r, "hmget") == 0 and calls_of(r, *per_tag) > 0
     r.config_resetstat()
-    catalog_page(client=r, query=query, facet_crossover=HASH_PATH)
-    assert sintercard_calls(r) == 0
-    catalog_page(client=r, query=query, facet_crossover=SINTERCARD_PATH)
-    assert sintercard_calls(r) > 0
-    r.config_resetstat()
-    r.hdel(keyspace.CATALOG_BOOK_TAGS.key(), "b1")  # incomplete hash: SINTERCARD after all
-    catalog_page(client=r, query=query, facet_crossover=HASH_PATH)
-    assert sintercard_calls(r) > 0
+    r.hdel(keyspace.CATALOG_BOOK_TAGS.key(), "b1")  # incomplete hash: counted per tag after all
+    catalog_page(client=r, query=Query(all_of=("t0",)), facet_crossover=HASH_PATH)
+    assert calls_of(r, "hmget") == 0 and calls_of(r, "sintercard") > 0
 
 
 def test_both_facet_paths_cap_counts_at_the_same_limit(r: redis.Redis) -> None:
