@@ -18,7 +18,7 @@ def store_has_data(*, client: redis.Redis) -> bool:
 
 
 def first_run_demo(
-    *, client: redis.Redis, embedded: bool, setting: str, load: Callable[[], None]
+    *, client: redis.Redis, embedded: bool, setting: str, load: Callable[[], object]
 ) -> str:
     """Call `load` when the demo is wanted (STRONGROOM_DEMO, see README) and this store has
     never held anything; return one line saying what was done and why.

@@ -119,7 +119,8 @@ def test_the_validator_finds_errors(tmp_path: Path) -> None:
     """The control: a page with the kinds of errors fixed here is refused."""
     bad = (
         '<!DOCTYPE html><html lang="en"><head><title>x</title></head><body>'
-        '<input aria-describedby="nowhere"><time datetime="2026-12-08 10:00:00.123456+08:00">x</time>'
+        '<input aria-describedby="nowhere">'
+        '<time datetime="2026-12-08 10:00:00.123456+08:00">x</time>'
         '<ul role="status"><li>a</li></ul><a hx-get="/">y</a></body></html>'
     )
     assert len(validate({"bad": bad}, tmp_path)) >= 3
