@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts.names import name_key, username_validate
 from accounts.passwords import password_validate
 from accounts.people import Person
-from accounts.selectors import person_id_find, person_with_password
+from accounts.selectors import person_with_password
 from accounts.throttle import ThrottlePair, signup_key
 from strongroom.keyspace import (
     LOGINS_RECENT,
@@ -138,30 +138,38 @@ def login_record(*, client: redis.Redis, person_id: int, at_ms: int | None = Non
 
 
 def login_gate(
-    *, client: redis.Redis, pair: ThrottlePair, attempt: str, at_ms: int
-) -> tuple[bool, int]:
-    """Let one login attempt through the throttle, counting it as a failure until it succeeds.
+    *, client: redis.Redis, pair: ThrottlePair, attempt: str, at_ms: int, username: str
+) -> tuple[bool, int, int | None]:
+    """Let one login attempt through the throttle, counting it as a failure until it succeeds;
+    the name's person id is looked up in the same round trip.
 
-    Returns whether the password may be checked, and the end of the pair's lock (epoch ms, 0 for
-    none): the lock that refused it, or the one a wrong password now meets. One atomic call
-    checks every limit and counts: parallel attempts cannot outrun it.
+    Returns whether the password may be checked, the end of the pair's lock (epoch ms, 0 for
+    none: the lock that refused it, or the one a wrong password now meets) and the person id.
+    One atomic call checks every limit and counts: parallel attempts cannot outrun it.
     """
-    verdict, ends = fcall(
-        client,
-        "accounts_login_gate",
-        pair.gate_keys,
-        [
-            at_ms,
-            settings.STRONGROOM_LOGIN_FAILURE_WINDOW_MINUTES * 60_000,
-            settings.STRONGROOM_LOGIN_FAILURE_LIMIT,
-            settings.STRONGROOM_LOGIN_LOCK_MINUTES * 60_000,
-            settings.STRONGROOM_LOGIN_CLIENT_LIMIT,
-            settings.STRONGROOM_LOGIN_NAME_LIMIT,
-            settings.STRONGROOM_LOGIN_SLOWDOWN_SECONDS * 1000,
-            attempt,
-        ],
-    )
-    return verdict == "go", int(ends)
+    gate_args = [
+        at_ms,
+        settings.STRONGROOM_LOGIN_FAILURE_WINDOW_MINUTES * 60_000,
+        settings.STRONGROOM_LOGIN_FAILURE_LIMIT,
+        settings.STRONGROOM_LOGIN_LOCK_MINUTES * 60_000,
+        settings.STRONGROOM_LOGIN_CLIENT_LIMIT,
+        settings.STRONGROOM_LOGIN_NAME_LIMIT,
+        settings.STRONGROOM_LOGIN_SLOWDOWN_SECONDS * 1000,
+        attempt,
+    ]
+    keys = pair.gate_keys
+    pipe = client.pipeline(transaction=False)
+    pipe.fcall("accounts_login_gate", len(keys), *keys, *gate_args)
+    pipe.hget(PERSON_BY_NAME.key(), name_key(username))
+    gate, person_id = pipe.execute(raise_on_error=False)
+    if isinstance(gate, redis.ResponseError) and "Function not found" in str(gate):
+        gate = fcall(client, "accounts_login_gate", keys, gate_args)  # loads the libraries
+    if isinstance(person_id, Exception):
+        raise person_id
+    if isinstance(gate, Exception):
+        raise gate
+    verdict, ends = gate
+    return verdict == "go", int(ends), int(person_id) if person_id is not None else None
 
 
 def login_passed(*, client: redis.Redis, pair: ThrottlePair, attempt: str) -> None:
@@ -210,10 +218,11 @@ def login_attempt(
     pair = ThrottlePair.of(username=username, client_id=client_id)
     at = now_ms()
     attempt = uuid.uuid4().hex
-    may_check, locked_until = login_gate(client=client, pair=pair, attempt=attempt, at_ms=at)
+    may_check, locked_until, person_id = login_gate(
+        client=client, pair=pair, attempt=attempt, at_ms=at, username=username
+    )
     if not may_check:
         return LoginOutcome(locked_until_ms=locked_until)
-    person_id = person_id_find(client=client, username=username)
     # An unknown name still reads a person (id 0 is never handed out): the same round trips.
     found = person_with_password(client=client, person_id=person_id or _NO_PERSON_ID)
     if person_id is None or found is None:
