@@ -205,7 +205,7 @@ def catalog_page(
             *(tag_key(tag) for group in known for tag in group),
             *map(tag_key, candidates),
         ]
-        facet_args = [limit, facet_crossover, *map(len, known), *candidates]
+        facet_args = [limit, facet_crossover, *map(len, known), total, *candidates]
         pipe.fcall_ro("catalog_facets", len(facet_keys), *facet_keys, *facet_args)
     replies = pipe.execute() if len(pipe) else []
 

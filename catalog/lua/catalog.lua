@@ -272,6 +272,122 @@ local function result_list(books, all_of, any_of, none_of)
   return list
 end
 
+-- The result's size and facet counts without building it: by inclusion-exclusion, the result
+-- (AND sets) and (any OR set) and not (any NOT set) counts as a signed sum of plain
+-- intersections, each one SINTERCARD over the tag sets themselves. With up to MAX_TERMS terms
+-- (3 OR and 2 NOT tags give 28); more tags build the result in Lua instead.
+local MAX_TERMS = 32
+
+local function bits_of(mask, keys)
+  local chosen = {}
+  for i = 1, #keys do
+    if math.floor(mask / 2 ^ (i - 1)) % 2 == 1 then
+      chosen[#chosen + 1] = keys[i]
+    end
+  end
+  return chosen
+end
+
+-- Each term: {sign, sets, lower}; `lower` marks a term that alone bounds the result from below
+-- (no NOT tags, at most one OR set), so a count reaching the limit there is final.
+local function terms_of(books, all_of, any_of, none_of)
+  local n_or = #any_of
+  local or_sets = (n_or == 0) and 1 or (2 ^ n_or - 1)
+  if or_sets * 2 ^ #none_of > MAX_TERMS then
+    return nil
+  end
+  local terms = {}
+  for or_mask = (n_or == 0) and 0 or 1, 2 ^ n_or - 1 do
+    local chosen_or = bits_of(or_mask, any_of)
+    local or_sign = (#chosen_or % 2 == 1 or n_or == 0) and 1 or -1
+    for not_mask = 0, 2 ^ #none_of - 1 do
+      local chosen_not = bits_of(not_mask, none_of)
+      local sets = {}
+      for _, list in ipairs({all_of, chosen_or, chosen_not}) do
+        for _, key in ipairs(list) do
+          sets[#sets + 1] = key
+        end
+      end
+      if #sets == 0 then
+        sets = {books}
+      end
+      local sign = (#chosen_not % 2 == 0) and or_sign or -or_sign
+      local lower = #none_of == 0 and #chosen_or <= 1
+      table.insert(terms, lower and 1 or #terms + 1, {sign, sets, lower})
+    end
+  end
+  return terms
+end
+
+-- SINTERCARD of a term's sets (and `extra`, a facet's tag set), stopping at `limit` (0: exact).
+local function term_count(sets, extra, limit)
+  local call = {"SINTERCARD", #sets + (extra and 1 or 0)}
+  for _, key in ipairs(sets) do
+    call[#call + 1] = key
+  end
+  if extra then
+    call[#call + 1] = extra
+  end
+  if limit > 0 then
+    call[#call + 1] = "LIMIT"
+    call[#call + 1] = limit
+  end
+  return redis.call(unpack(call))
+end
+
+local function terms_total(terms, extra, limit)
+  local sum = 0
+  for _, term in ipairs(terms) do
+    sum = sum + term[1] * term_count(term[2], extra, limit)
+  end
+  return sum
+end
+
+-- A facet's count over the terms, capped at `limit`: first with the limit on every term (cheap);
+-- all below it are exact. A capped lower-bound term settles it; any other capped term asks for
+-- exact counts.
+local function facet_count(terms, tag, limit)
+  if limit == 0 then
+    return terms_total(terms, tag, 0)
+  end
+  local sum = 0
+  for _, term in ipairs(terms) do
+    local count = term_count(term[2], tag, limit)
+    if count >= limit then
+      if term[3] then
+        return limit
+      end
+      return math.min(limit, terms_total(terms, tag, 0))
+    end
+    sum = sum + term[1] * count
+  end
+  return math.min(limit, sum)
+end
+
+-- Which ids of `chunk` are in the result: 1 or 0 each (one SMISMEMBER per tag set).
+local function result_flags(chunk, all_of, any_of, none_of)
+  local flags = {}
+  for i = 1, #chunk do
+    flags[i] = (#any_of == 0) and 1 or 0
+  end
+  for _, key in ipairs(any_of) do
+    for i, found in ipairs(redis.call("SMISMEMBER", key, unpack(chunk))) do
+      if found == 1 then flags[i] = 1 end
+    end
+  end
+  for _, key in ipairs(all_of) do
+    for i, found in ipairs(redis.call("SMISMEMBER", key, unpack(chunk))) do
+      if found == 0 then flags[i] = 0 end
+    end
+  end
+  for _, key in ipairs(none_of) do
+    for i, found in ipairs(redis.call("SMISMEMBER", key, unpack(chunk))) do
+      if found == 1 then flags[i] = 0 end
+    end
+  end
+  return flags
+end
+
 -- Walk `order` from its start, keeping the ids for which `inside(ids)` answers 1, until a page
 -- is full. Cheap when the result is a large share of the catalog: about (offset + count) / share.
 local function scan_page(order, inside, offset, count, expected_reads)
@@ -364,15 +480,22 @@ local function query(keys, args)
     total = redis.call("SCARD", all_of[1])
   else
     result = -1
-    list = result_list(books, all_of, any_of, none_of)
-    total = #list
+    local terms = terms_of(books, all_of, any_of, none_of)
+    if terms then
+      total = terms_total(terms, nil, 0)
+    else
+      list = result_list(books, all_of, any_of, none_of)
+      total = #list
+    end
   end
 
   local ids = {}
   if total > 0 and offset < total then
     local expected_reads = math.ceil((offset + count) * everything / total)
     if expected_reads <= total then
-      if list then
+      if result == -1 and not list then
+        inside = function(chunk) return result_flags(chunk, all_of, any_of, none_of) end
+      elseif list then
         local set = as_set(list)
         inside = function(chunk)
           local member = {}
@@ -387,6 +510,9 @@ local function query(keys, args)
       end
       ids = scan_page(order, inside, offset, count, expected_reads)
     else
+      if result == -1 and not list then
+        list = result_list(books, all_of, any_of, none_of)  -- a small share: few members
+      end
       ids = sort_page(order, list or redis.call("SMEMBERS", keys[result]), offset, count)
     end
   end
@@ -449,22 +575,23 @@ end
 
 -- Facet counts of a result. KEYS: 1 the book-tags hash, 2 the all-books set, then the query's
 -- known AND, OR and NOT tag sets, then one tag set per facet asked for.
--- ARGV: SINTERCARD limit (0: exact), the largest result counted from the book-tags hash,
--- n_and, n_or, n_not, then the facets' tag names (in the order of their sets).
--- Reply: one count per facet, capped at the limit. The result is computed again as in `query`
--- (in Lua tables; nothing is stored). A result of at most the crossover is counted by reading
--- its books' tag lists (cost grows with the result); a bigger one, or a store whose book-tags
--- hash is not complete (data written before it existed), per tag with SINTERCARD or
--- membership checks that stop at the limit (cost grows with the number of tags).
+-- ARGV: limit (0: exact), the largest result counted from the book-tags hash, n_and, n_or,
+-- n_not, the result's size (from `query`), then the facets' tag names (in their sets' order).
+-- Reply: one count per facet, capped at the limit. A result of at most the crossover is built
+-- again (in Lua) and counted by reading its books' tag lists, one HMGET (cost grows with the
+-- result); a bigger one, or a store whose book-tags hash is not complete (data written before
+-- it existed), per tag by inclusion-exclusion over the tag sets with SINTERCARD ... LIMIT (cost
+-- grows with the number of tags), or with many query tags over the result built in Lua.
 local function facets(keys, args)
   local limit, crossover = tonumber(args[1]), tonumber(args[2])
   local n_and, n_or, n_not = tonumber(args[3]), tonumber(args[4]), tonumber(args[5])
-  if not (limit and crossover and n_and and n_or and n_not) or limit < 0 then
+  local total = tonumber(args[6])
+  if not (limit and crossover and n_and and n_or and n_not and total) or limit < 0 then
     return redis.error_reply("ERR catalog_facets: malformed call")
   end
   local first_facet = 3 + n_and + n_or + n_not
   local n = #keys - first_facet + 1
-  if n < 0 or #args ~= 5 + n or n_and + n_or + n_not == 0 then
+  if n < 0 or #args ~= 6 + n or n_and + n_or + n_not == 0 then
     return redis.error_reply("ERR catalog_facets: malformed call")
   end
   local book_tags, books = keys[1], keys[2]
@@ -474,42 +601,32 @@ local function facets(keys, args)
   for i = 3 + n_and + n_or, 2 + n_and + n_or + n_not do table.insert(none_of, keys[i]) end
   local names, counts = {}, {}
   for i = 1, n do
-    names[i] = args[5 + i]
+    names[i] = args[6 + i]
   end
   if n == 0 then
     return counts
   end
-  local hash_complete = redis.call("HLEN", book_tags) == redis.call("SCARD", books)
-  local pure_and = #any_of == 0 and #none_of == 0
 
-  if pure_and and #all_of == 1 then
-    local size = redis.call("SCARD", all_of[1])
-    if size <= crossover and hash_complete then
-      return count_from_hash(book_tags, redis.call("SMEMBERS", all_of[1]), names, limit)
+  if total <= crossover and redis.call("HLEN", book_tags) == redis.call("SCARD", books) then
+    local list
+    if #all_of == 1 and #any_of == 0 and #none_of == 0 then
+      list = redis.call("SMEMBERS", all_of[1])
+    else
+      list = result_list(books, all_of, any_of, none_of)
     end
-  else
-    local list = result_list(books, all_of, any_of, none_of)
-    if #list <= crossover and hash_complete then
-      return count_from_hash(book_tags, list, names, limit)
-    end
-    if not pure_and then
-      local set = as_set(list)
-      for i = 1, n do
-        counts[i] = count_in(list, set, keys[first_facet - 1 + i], limit)
-      end
-      return counts
-    end
+    return count_from_hash(book_tags, list, names, limit)
   end
-  -- An AND of tag sets: SINTERCARD counts each facet against the sets themselves.
-  local call = {"SINTERCARD", #all_of + 1}
-  for _, key in ipairs(all_of) do
-    call[#call + 1] = key
+  local terms = terms_of(books, all_of, any_of, none_of)
+  if terms then
+    for i = 1, n do
+      counts[i] = facet_count(terms, keys[first_facet - 1 + i], limit)
+    end
+    return counts
   end
-  local at = #call + 1
-  call[at + 1], call[at + 2] = "LIMIT", limit
+  local list = result_list(books, all_of, any_of, none_of)
+  local set = as_set(list)
   for i = 1, n do
-    call[at] = keys[first_facet - 1 + i]
-    counts[i] = redis.call(unpack(call))
+    counts[i] = count_in(list, set, keys[first_facet - 1 + i], limit)
   end
   return counts
 end
