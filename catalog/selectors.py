@@ -145,6 +145,18 @@ def facet_candidates(
     return candidates
 
 
+def query_keys(tag_keys: list[str]) -> list[str]:
+    """The keys of `catalog_query`: the fixed ones, then the query's tag sets."""
+    return [
+        keyspace.CATALOG_BOOKS.key(),
+        keyspace.CATALOG_TAGS.key(),
+        keyspace.CATALOG_BY_TITLE.key(),
+        keyspace.CATALOG_BY_YEAR.key(),
+        keyspace.CATALOG_BY_YEAR_DESC.key(),
+        *tag_keys,
+    ]
+
+
 def catalog_page(
     *,
     client: redis.Redis,
@@ -169,15 +181,7 @@ def catalog_page(
     limit = settings.CATALOG_FACET_LIMIT if facet_limit is None else facet_limit
     budget = settings.CATALOG_FACET_BUDGET if facet_budget is None else facet_budget
     groups = (query.all_of, query.any_of, query.none_of)
-    tag_keys = [tag_key(tag) for group in groups for tag in group]
-    keys = [
-        keyspace.CATALOG_BOOKS.key(),
-        keyspace.CATALOG_TAGS.key(),
-        keyspace.CATALOG_BY_TITLE.key(),
-        keyspace.CATALOG_BY_YEAR.key(),
-        keyspace.CATALOG_BY_YEAR_DESC.key(),
-        *tag_keys,
-    ]
+    keys = query_keys([tag_key(tag) for group in groups for tag in group])
     offset = (query.page - 1) * size
     args = [*(len(group) for group in groups), query.sort, offset, size, top_n]
     reply = fcall(client, "catalog_query", keys, args, read_only=True)

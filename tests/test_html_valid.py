@@ -99,12 +99,14 @@ def pages(r: redis.Redis, client_for: Any, buyer: Any, staff: Any, settings: Any
     for path in (
         "/staff/", "/staff/occupancy/", "/staff/bookings/", f"/staff/bookings/{booking_id}/",
         "/staff/people/", f"/staff/people/{buyer.id}/", "/staff/catalog/", "/staff/keyspace/",
-        "/staff/audit/", "/catalog/staff/", "/catalog/staff/add/",
-        f"/catalog/staff/{book_id}/edit/",
+        "/staff/audit/", "/staff/catalog/books/", "/staff/catalog/books/add/",
+        f"/staff/catalog/books/{book_id}/edit/",
     ):  # fmt: skip
         found[f"staff {path}"] = rendered(desk, path)
     found["staff book form with errors"] = rendered(
-        desk, "/catalog/staff/add/", data={"title": "", "author": "", "year": "99999", "tags": "{"}
+        desk,
+        "/staff/catalog/books/add/",
+        data={"title": "", "author": "", "year": "99999", "tags": "{"},
     )
     return found
 
