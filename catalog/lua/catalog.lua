@@ -231,36 +231,23 @@ end
 -- with the read forms SINTER / SUNION / SDIFF and membership checks; nothing is stored.
 local function result_list(books, all_of, any_of, none_of)
   local list
-  if #all_of > 0 then
-    list = redis.call("SINTER", unpack(all_of))
-    if #any_of > 0 then
-      local union_size = 0
-      for _, key in ipairs(any_of) do
-        union_size = union_size + redis.call("SCARD", key)
-      end
-      if #list <= union_size then
-        -- Keep what is in at least one OR set: check the smaller side against the sets.
-        local kept, seen = {}, {}
-        for _, key in ipairs(any_of) do
-          for _, member in ipairs(filter_by(list, key, 1)) do
-            if not seen[member] then
-              seen[member] = true
-              kept[#kept + 1] = member
-            end
-          end
+  if #all_of > 0 and #any_of > 0 then
+    -- (AND) and (B1 or B2 ...) is the union of (AND and Bi): each SINTER walks its smallest
+    -- set and returns only the common members.
+    local seen = {}
+    list = {}
+    for _, key in ipairs(any_of) do
+      local sets = {unpack(all_of)}
+      sets[#sets + 1] = key
+      for _, member in ipairs(redis.call("SINTER", unpack(sets))) do
+        if not seen[member] then
+          seen[member] = true
+          list[#list + 1] = member
         end
-        list = kept
-      else
-        local inside = as_set(list)
-        local kept = {}
-        for _, member in ipairs(redis.call("SUNION", unpack(any_of))) do
-          if inside[member] then
-            kept[#kept + 1] = member
-          end
-        end
-        list = kept
       end
     end
+  elseif #all_of > 0 then
+    list = redis.call("SINTER", unpack(all_of))
   elseif #any_of > 0 then
     list = redis.call("SUNION", unpack(any_of))
   else
@@ -321,6 +308,9 @@ end
 
 -- SINTERCARD of a term's sets (and `extra`, a facet's tag set), stopping at `limit` (0: exact).
 local function term_count(sets, extra, limit)
+  if #sets == 1 and not extra then
+    return redis.call("SCARD", sets[1])
+  end
   local call = {"SINTERCARD", #sets + (extra and 1 or 0)}
   for _, key in ipairs(sets) do
     call[#call + 1] = key
