@@ -2,11 +2,13 @@
 
 from django.urls import path
 
-from booking import views
+from booking import map_views, views
 
 app_name = "booking"
 urlpatterns = [
     path("", views.book, name="book"),
+    path("find/", map_views.building_map, name="find"),
+    path("find/parts/results/", map_views.building_map_results, name="find_results"),
     path("parts/panel/", views.panel, name="panel"),
     path("parts/calendar/", views.calendar, name="calendar"),
     path("hold/", views.hold, name="hold"),
