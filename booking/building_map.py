@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import redis
+from django.conf import settings
 from redis.client import NEVER_DECODE
 
 from booking.domain import (
@@ -18,7 +19,9 @@ from booking.domain import (
     HOURS_PER_DAY,
     from_ms,
     hour_mask,
+    room_count,
     season_day,
+    season_key,
     to_ms,
 )
 from booking.keys import RoomKeys
@@ -127,6 +130,15 @@ def _holds_by_day(
     return {day: tuple(held) for day, held in found.items()}
 
 
+@functools.lru_cache(maxsize=16)
+def _key_names(prefix: str, season: str, cls: str) -> tuple[tuple[str, str], ...]:
+    """(inventory of `cls`, holds) of every room, built once (600 names a map otherwise)."""
+    return tuple(
+        (RoomKeys(room).inventory(cls, season), RoomKeys(room).holds)
+        for room in range(1, room_count() + 1)
+    )
+
+
 def rooms_read(
     *,
     client: redis.Redis,
@@ -142,17 +154,18 @@ def rooms_read(
     days = sorted({season_day(d) for d in dates})
     runs = _runs(days)
     raw = {NEVER_DECODE: True}  # bytes, whatever the client's decode_responses
+    names = _key_names(settings.STRONGROOM_KEY_PREFIX, season_key(), cls)
     pipe = client.pipeline(transaction=False)
     for room in rooms:
-        keys = RoomKeys(room)
+        inventory, holds_key = names[room - 1]
         for first, last in runs:
             if cls == "A":
                 start, end = first // 8, last // 8
             else:
                 width = _DAY_BYTES[cls]
                 start, end = first * width, (last + 1) * width - 1
-            pipe.execute_command("GETRANGE", keys.inventory(cls), start, end, **raw)
-        pipe.hgetall(keys.holds)
+            pipe.execute_command("GETRANGE", inventory, start, end, **raw)
+        pipe.execute_command("HGETALL", holds_key)
     replies = pipe.execute()
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     wanted = set(days)
@@ -260,11 +273,16 @@ def _room_c(days: RoomDays, hours: tuple[int, int]) -> RoomState:
                 blocking.append(hold)
     flags = _box_flags(booked)
     held = {b for b in held_boxes if not flags[b - 1]}
-    free = [b for b in range(1, BOXES_PER_ROOM + 1) if not flags[b - 1] and b not in held]
+    if held:  # rare: mark the held boxes taken too
+        taken = bytearray(flags)
+        for box in held:
+            taken[box - 1] = 1
+        flags = bytes(taken)
+    free = flags.count(0)  # one byte per box, 0 when the box is free for the whole choice
     until = _earliest([h for h in blocking if held.intersection(h.boxes)]) if held else None
-    state = _state(len(free), BOXES_PER_ROOM, len(held))
-    first = free[0] if free else None
-    return RoomState(days.room, state, len(free), BOXES_PER_ROOM, len(held), until, first, ())
+    state = _state(free, BOXES_PER_ROOM, len(held))
+    first = flags.index(0) + 1 if free else None
+    return RoomState(days.room, state, free, BOXES_PER_ROOM, len(held), until, first, ())
 
 
 def room_state(days: RoomDays, cls: str, hours: tuple[int, int]) -> RoomState:

@@ -222,59 +222,69 @@ def _date_params(dates: tuple[dt.date, ...]) -> list[tuple[str, str]]:
     return [("date", d.isoformat()) for d in dates]
 
 
-def _state_text(state: RoomState) -> str:
-    if state.state == "free":
-        return _("Free")
-    if state.state == "partly":
-        return _("Partly free")
+class _Words:
+    """The words and link parts every tile of one map shares, looked up once a request (300
+    tiles would otherwise call gettext and urlencode a few thousand times)."""
+
+    def __init__(self, bmap: BuildingMap, query: MapQuery) -> None:
+        self.cls = bmap.cls
+        self.states = {"free": _("Free"), "partly": _("Partly free"), "sold_out": _("Sold out")}
+        total = bmap.rooms[0].total if bmap.rooms else 0
+        if bmap.cls == "A":
+            detail = ngettext(
+                "%(free)s of %(total)s day free", "%(free)s of %(total)s days free", total
+            )
+        elif bmap.cls == "B":
+            detail = ngettext(
+                "%(free)s of %(total)s hour free", "%(free)s of %(total)s hours free", total
+            )
+        else:
+            detail = ngettext(
+                "%(free)s of %(total)s box free", "%(free)s of %(total)s boxes free", total
+            )
+        self.detail = detail
+        self.held_until = _("Held until %(time)s")
+        self.held_some = _("%(count)s held until %(time)s")
+        self.book_box = _("Book box %(box)s")
+        self.book = reverse("booking:book") + "?"
+        self.dates = urlencode(_date_params(bmap.dates))
+        self.hours = f"start={bmap.hours[0]}&end={bmap.hours[1]}"
+        self.grid = "?" + query.query(room=None)
+        self._clocks: dict[dt.datetime, str] = {}
+
+    def clock(self, moment: dt.datetime) -> str:
+        if moment not in self._clocks:
+            self._clocks[moment] = clock(moment)
+        return self._clocks[moment]
+
+
+def _tile(words: _Words, state: RoomState) -> RoomTile:
     if state.state == "held" and state.held_until is not None:
-        return _("Held until %(time)s") % {"time": clock(state.held_until)}
-    return _("Sold out")
-
-
-def _detail(cls: str, state: RoomState) -> str:
-    if cls == "A":
-        text = ngettext(
-            "%(free)s of %(total)s day free", "%(free)s of %(total)s days free", state.total
-        )
-    elif cls == "B":
-        text = ngettext(
-            "%(free)s of %(total)s hour free", "%(free)s of %(total)s hours free", state.total
-        )
+        state_text = words.held_until % {"time": words.clock(state.held_until)}
     else:
-        text = ngettext(
-            "%(free)s of %(total)s box free", "%(free)s of %(total)s boxes free", state.total
-        )
-    line = text % {"free": state.free, "total": state.total}
+        state_text = words.states.get(state.state, words.states["sold_out"])
+    detail = words.detail % {"free": state.free, "total": state.total}
     if state.held and state.state != "held" and state.held_until is not None:
-        line += " · " + _("%(count)s held until %(time)s") % {
-            "count": state.held,
-            "time": clock(state.held_until),
-        }
-    return line
-
-
-def _tile(bmap: BuildingMap, query: MapQuery, state: RoomState) -> RoomTile:
-    room = [("room", str(state.room))]
-    dates = _date_params(bmap.dates)
-    hours = [("start", str(bmap.hours[0])), ("end", str(bmap.hours[1]))]
+        held = {"count": state.held, "time": words.clock(state.held_until)}
+        detail += " · " + words.held_some % held
     href = box_href = box_text = grid_href = ""
     bookable = state.state in ("free", "partly")
-    if bmap.cls == "A" and bookable:
-        href = _book_url([("cls", "A"), *room, *dates])
-    elif bmap.cls == "B" and bookable:
-        href = _book_url([("cls", "B"), *room, *(hours if state.state == "free" else []), *dates])
-    elif bmap.cls == "C":
-        grid_href = "?" + query.query(room=state.room) + "#room-grid"
+    if words.cls == "A" and bookable:
+        href = f"{words.book}cls=A&room={state.room}&{words.dates}"
+    elif words.cls == "B" and bookable:
+        hours = f"&{words.hours}" if state.state == "free" else ""
+        href = f"{words.book}cls=B&room={state.room}{hours}&{words.dates}"
+    elif words.cls == "C":
+        grid_href = f"{words.grid}&room={state.room}#room-grid"
         if state.first_box is not None:
-            box = [("box", str(state.first_box))]
-            box_href = _book_url([("cls", "C"), *room, *box, *hours, *dates])
-            box_text = _("Book box %(box)s") % {"box": state.first_box}
+            box = state.first_box
+            box_href = f"{words.book}cls=C&room={state.room}&box={box}&{words.hours}&{words.dates}"
+            box_text = words.book_box % {"box": box}
     return RoomTile(
         label=format_room(state.room),
         state=state.state,
-        state_text=_state_text(state),
-        detail=_detail(bmap.cls, state),
+        state_text=state_text,
+        detail=detail,
         href=href,
         grid_href=grid_href,
         box_href=box_href,
@@ -393,7 +403,8 @@ def map_context(
         owner_id=owner_id,
         now=now,
     )
-    tiles = [_tile(bmap, query, state) for state in bmap.rooms]
+    words = _Words(bmap, query)
+    tiles = [_tile(words, state) for state in bmap.rooms]
     shown = [t for t in tiles if t.state in ("free", "partly")] if query.only_free else tiles
     opened = bmap.grid_room
     grid_rows = [_grid_row(bmap, opened, row) for row in bmap.grid] if opened else []
