@@ -195,7 +195,7 @@ def _touch_table(part: int) -> bytes:
     return bytes(1 if value & part else 0 for value in range(256))
 
 
-def _boxes_touched(day: bytes, mask: int) -> int:
+def boxes_touched(day: bytes, mask: int) -> int:
     """Class C: a 100-byte big integer, byte b-1 non-zero when box b is booked in an hour of
     `mask` (three bytes.translate calls, one per byte of the boxes' 24-bit masks)."""
     touched = 0
@@ -266,7 +266,7 @@ def _room_c(days: RoomDays, hours: tuple[int, int]) -> RoomState:
     held_boxes: set[int] = set()
     blocking: list[HeldSlots] = []
     for day, value in days.booked.items():
-        booked |= _boxes_touched(value, wanted)
+        booked |= boxes_touched(value, wanted)
         for hold in days.holds.get(day, ()):
             if hold.mask & wanted:
                 held_boxes.update(hold.boxes)
