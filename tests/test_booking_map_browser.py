@@ -1,0 +1,133 @@
+"""The building map and honest, current pickers in Debian's Chromium against the served site
+(desktop and phone, English and Chinese, with and without JavaScript)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import pytest
+import redis
+from playwright.sync_api import expect
+
+from booking.domain import booking_new_id, hold_new_id, slot_request_parse
+from booking.selectors import bookings_of
+from booking.services import booking_claim, booking_hold
+from tests.conftest import browser_login
+from tests.test_booking_browser import CODE, DAY, booking_site, new_page, season
+
+pytestmark = pytest.mark.browser
+__all__ = ["booking_site", "new_page", "season"]  # fixtures shared with the booking page tests
+
+EVERY_BOX = list(range(1, 101))
+
+
+def claim(r: redis.Redis, owner: Any, cls: str, room: int, **extra: Any) -> None:
+    """A booking made by the engine, as another buyer would have made it."""
+    request = slot_request_parse(cls=cls, room=room, dates=[DAY], **extra)
+    made = booking_claim(
+        client=r, owner_id=str(owner.id), request=request, booking_id=booking_new_id(room=room)
+    )
+    assert made.ok, made
+
+
+def hold(r: redis.Redis, owner: Any, cls: str, room: int, **extra: Any) -> dt.datetime:
+    request = slot_request_parse(cls=cls, room=room, dates=[DAY], **extra)
+    made = booking_hold(
+        client=r, owner_id=str(owner.id), request=request, hold_id=hold_new_id(room=room)
+    )
+    assert made.ok and made.hold is not None
+    return made.hold.expires_at
+
+
+@pytest.mark.parametrize(
+    ("locale", "javascript", "width"),
+    [("en-US", True, 1280), ("zh-CN", True, 390), ("en-US", False, 390), ("zh-CN", False, 1280)],
+    ids=["desktop-en-js", "phone-zh-js", "phone-en-nojs", "desktop-zh-nojs"],
+)
+def test_a_buyer_finds_a_free_class_c_box_on_the_map_and_books_it_in_four_clicks(
+    new_page: Any,
+    buyer: Any,
+    second_buyer: Any,
+    r: redis.Redis,
+    locale: str,
+    javascript: bool,
+    width: int,
+) -> None:
+    # Rooms 1 to 3 are full from 10:00 to 12:00; room 4 has box 1 taken.
+    for room in (1, 2, 3):
+        claim(r, second_buyer, "C", room, hour_start=10, hour_end=12, boxes=EVERY_BOX)
+    claim(r, second_buyer, "C", 4, hour_start=10, hour_end=11, boxes=[1])
+    page = new_page(locale=locale, javascript=javascript, width=width)
+    browser_login(page, buyer)
+    page.goto("/")
+    page.locator("a[href='/book/find/']").first.click()  # the home page's first button
+    page.wait_for_url(re.compile(r"/book/find/$"))
+    clicks = 0
+    page.check("#map-class-C")
+    page.fill("#map-date", DAY.isoformat())
+    page.select_option("#map-start", "10")
+    page.select_option("#map-end", "12")
+    page.click("#map-show")
+    clicks += 1
+    page.wait_for_url(re.compile(r"cls=C"))
+    assert "sold out" in page.locator("#map-room-001").inner_text().lower() or (
+        "已满" in page.locator("#map-room-001").inner_text()
+        or "缺" in page.locator("#map-room-001").inner_text()
+    )
+    assert page.locator("#map-room-001 a.map-room__book").count() == 0
+    page.locator("#map-room-004 a.map-room__book").click()  # "Book box 2"
+    clicks += 1
+    page.wait_for_url(re.compile(r"/book/\?cls=C&room=4&box=2&start=10&end=12"))
+    page.locator("#summary form.book-form button[type=submit]").click()  # Hold and review
+    clicks += 1
+    page.wait_for_url(re.compile(r"/book/confirm/"))
+    page.locator("form[action='/book/claim/'] button[type=submit]").click()  # Book
+    clicks += 1
+    page.wait_for_url(re.compile(r"/book/done/"))
+    assert CODE.fullmatch(page.locator("#pickup-code").inner_text().strip())
+    assert clicks <= 4
+    [booking] = bookings_of(client=r, owner_id=str(buyer.id))
+    assert (booking.room, booking.boxes, booking.hours, booking.dates) == (4, (2,), (10, 12), (DAY,))
+    scroll = page.evaluate("document.documentElement.scrollWidth")
+    assert scroll <= width
+
+
+def test_the_map_tells_held_from_sold_and_opens_a_rooms_box_grid(
+    new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis
+) -> None:
+    claim(r, second_buyer, "A", 8)
+    hold(r, second_buyer, "A", 9)
+    page = new_page(javascript=False, width=390)
+    browser_login(page, buyer)
+    page.goto(f"/book/find/?cls=A&date={DAY.isoformat()}")
+    held = page.locator("#map-room-009").inner_text()
+    assert re.search(r"Held until \d\d:\d\d Shanghai time", held), held
+    assert "Sold out" in page.locator("#map-room-008").inner_text()
+    assert "Free" in page.locator("#map-room-010").inner_text()
+    claim(r, second_buyer, "C", 12, hour_start=9, hour_end=10, boxes=[5])
+    hold(r, second_buyer, "C", 12, hour_start=10, hour_end=11, boxes=[5])
+    page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=9&end=11&room=12")
+    row = page.locator("#room-grid tbody tr").nth(4)
+    cells = row.locator("td")
+    assert cells.nth(0).inner_text() == "sold out"
+    assert re.fullmatch(r"held until \d\d:\d\d Shanghai time", cells.nth(1).inner_text())
+
+
+def test_a_second_buyers_open_map_shows_the_slot_taken_within_ten_seconds(
+    new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis
+) -> None:
+    page = new_page()
+    browser_login(page, second_buyer)
+    page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=10&end=11&room=21")
+    page.evaluate("window.stillTheSamePage = true")
+    cell = page.locator("#room-grid tbody tr").nth(6).locator("td").nth(0)
+    assert cell.inner_text() == "free"
+    claim(r, buyer, "C", 21, hour_start=10, hour_end=11, boxes=[7])
+    # no reload: the results refresh themselves (htmx, every 5 s)
+    expect(page.locator("#room-grid tbody tr").nth(6).locator("td").nth(0)).to_have_text(
+        "sold out", timeout=10_000
+    )
+    assert page.evaluate("window.stillTheSamePage") is True
+    assert "99 of 100 boxes free" in page.locator("#map-room-021").inner_text()
