@@ -89,7 +89,8 @@ def test_a_buyer_finds_a_free_class_c_box_on_the_map_and_books_it_in_four_clicks
     assert CODE.fullmatch(page.locator("#pickup-code").inner_text().strip())
     assert clicks <= 4
     [booking] = bookings_of(client=r, owner_id=str(buyer.id))
-    assert (booking.room, booking.boxes, booking.hours, booking.dates) == (4, (2,), (10, 12), (DAY,))
+    made = (booking.room, booking.boxes, booking.hours, booking.dates)
+    assert made == (4, (2,), (10, 12), (DAY,))
     scroll = page.evaluate("document.documentElement.scrollWidth")
     assert scroll <= width
 
