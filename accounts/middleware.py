@@ -33,11 +33,17 @@ _STORE_ERRORS = (redis.RedisError, StoreUnavailable, OSError)
 _VISIT_DAY = "_strongroom_visit_day"
 
 
+REFRESH_HEADER = "X-Strongroom-Refresh"
+
+
 def _may_be_page_view(request: HttpRequest) -> bool:
     """What can be known before the view runs (method and path)."""
     if request.method not in ("GET", "HEAD"):
         return False
     if request.path.startswith(("/static/", "/healthz", "/bench/")):
+        return False
+    # A part of an open page refreshing itself (hx-headers on the polled element) is not a view.
+    if request.headers.get(REFRESH_HEADER):
         return False
     # Pages end in "/"; a name with a suffix is a file (export.csv, favicon.ico, robots.txt).
     return "." not in request.path.rsplit("/", 1)[-1]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ from booking.domain import (
 )
 from booking.site_time import clock, hour_range, zone_name
 
+REFRESH_SECONDS = 5  # an open map asks for its results again this often (JavaScript only)
 GROUP_WIDTH = 50  # rooms per row group: "Rooms 001-050"
 _NUMBER = re.compile(r"[0-9]{1,4}")
 
@@ -368,15 +370,39 @@ CLASS_CHOICES = (
 )
 
 
-def map_context(
+def map_stamp(bmap: BuildingMap) -> str:
+    """A short digest of what the map shows: a refresh that finds the same answers nothing."""
+    shown = repr((bmap.rooms, bmap.grid)).encode()
+    return hashlib.blake2b(shown, digest_size=8).hexdigest()
+
+
+def map_read(
     *,
     client: redis.Redis,
     query: MapQuery,
     owner_id: str | None,
     now: dt.datetime | None = None,
+) -> BuildingMap | None:
+    """The map for the query (one store round trip), or None before a class and a day are
+    chosen."""
+    if not query.ready:
+        return None
+    return building_map_read(
+        client=client,
+        cls=query.cls,
+        dates=query.dates,
+        hours=query.hours,
+        rooms=query.rooms,
+        grid_room=query.grid_room,
+        owner_id=owner_id,
+        now=now,
+    )
+
+
+def map_context(
+    *, query: MapQuery, bmap: BuildingMap | None, now: dt.datetime | None = None
 ) -> dict[str, Any]:
-    """Everything the map page and its fragment show (one store round trip once a class and a
-    day are chosen, none before)."""
+    """Everything the map page and its fragment show, from the map read for the query."""
     context: dict[str, Any] = {
         "query": query,
         "problems": list(query.problems),
@@ -390,19 +416,10 @@ def map_context(
         "max_days": MAP_MAX_DAYS,
         "zone": zone_name(),
         "bmap": None,
+        "refresh_seconds": REFRESH_SECONDS,
     }
-    if not query.ready:
+    if bmap is None:
         return context
-    bmap = building_map_read(
-        client=client,
-        cls=query.cls,
-        dates=query.dates,
-        hours=query.hours,
-        rooms=query.rooms,
-        grid_room=query.grid_room,
-        owner_id=owner_id,
-        now=now,
-    )
     words = _Words(bmap, query)
     tiles = [_tile(words, state) for state in bmap.rooms]
     shown = [t for t in tiles if t.state in ("free", "partly")] if query.only_free else tiles
@@ -410,6 +427,7 @@ def map_context(
     grid_rows = [_grid_row(bmap, opened, row) for row in bmap.grid] if opened else []
     context.update(
         bmap=bmap,
+        stamp=map_stamp(bmap),
         counts=_counts(bmap),
         groups=_groups(shown),
         shown_count=len(shown),

@@ -8,24 +8,30 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from accounts.access import request_person
-from booking.map_page import map_context, map_query_from
+from booking.building_map import BuildingMap
+from booking.map_page import MapQuery, map_context, map_query_from, map_read, map_stamp
 from strongroom.store import get_store
 
 
-def _context(request: HttpRequest) -> dict[str, object]:
+def _read(request: HttpRequest) -> tuple[MapQuery, BuildingMap | None]:
     person = request_person(request)
     owner = str(person.id) if person.is_authenticated else None
     query = map_query_from(request.GET)
-    return map_context(client=get_store(), query=query, owner_id=owner)
+    return query, map_read(client=get_store(), query=query, owner_id=owner)
 
 
 @require_GET
 def building_map(request: HttpRequest) -> HttpResponse:
     """The map page: the form, the counts, every room, the open class C room's box grid."""
-    return render(request, "booking/map.html", _context(request))
+    query, bmap = _read(request)
+    return render(request, "booking/map.html", map_context(query=query, bmap=bmap))
 
 
 @require_GET
 def building_map_results(request: HttpRequest) -> HttpResponse:
-    """Fragment: the map's results alone (htmx polls it to stay current)."""
-    return render(request, "booking/_map_results.html", _context(request))
+    """Fragment: the map's results alone. htmx polls it with the digest of what the page shows
+    (`seen`): when nothing changed the answer is an empty 204, which htmx leaves alone."""
+    query, bmap = _read(request)
+    if bmap is not None and request.GET.get("seen") == map_stamp(bmap):
+        return HttpResponse(status=204)
+    return render(request, "booking/_map_results.html", map_context(query=query, bmap=bmap))

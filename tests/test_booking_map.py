@@ -187,3 +187,30 @@ def test_hostile_map_queries_get_a_message_never_a_500(r: redis.Redis, query: st
 def test_the_home_page_and_booking_page_link_to_the_map(r: redis.Redis) -> None:
     assert 'href="/book/find/"' in Client().get("/").content.decode()
     assert 'href="/book/find/"' in Client().get("/book/").content.decode()
+
+
+def test_a_refresh_that_finds_nothing_new_is_an_empty_204(r: redis.Redis) -> None:
+    query = "?cls=C&date=2026-12-12&start=8&end=10"
+    refresh = {"X-Strongroom-Refresh": "1", "HX-Request": "true"}
+    html = page(Client(), query)
+    seen = re.search(r"seen=([0-9a-f]{16})", html)
+    assert seen is not None
+    part = f"/book/find/parts/results/{query}&seen={seen.group(1)}"
+    again = Client().get(part, headers=refresh)
+    assert again.status_code == 204 and again.content == b""
+    claim(r, request("C", room=6, dates=(12,), hour_start=8, hour_end=9, boxes=[4]))
+    changed = Client().get(part, headers=refresh)
+    assert changed.status_code == 200
+    assert "99 of 100 boxes free" in changed.content.decode()
+
+
+def test_a_refresh_is_not_counted_as_a_page_view(r: redis.Redis) -> None:
+    from accounts.selectors import visits_today
+
+    query = "/book/find/parts/results/?cls=C&date=2026-12-12&start=8&end=10"
+    before = visits_today(client=r).views
+    for _ in range(3):
+        Client().get(query, headers={"X-Strongroom-Refresh": "1", "HX-Request": "true"})
+    assert visits_today(client=r).views == before
+    Client().get(query, headers={"HX-Request": "true"})  # the control: a fragment asked for
+    assert visits_today(client=r).views == before + 1
