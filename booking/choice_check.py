@@ -116,7 +116,7 @@ def blocked_slots(days: RoomDays, wanted: Wanted) -> list[Blocked]:
     return found
 
 
-def _taken(days: RoomDays, cls: str, day: int) -> bytes:
+def slots_taken(days: RoomDays, cls: str, day: int) -> bytes:
     """The day's bytes with other buyers' holds added (what cannot be booked now)."""
     value = days.booked[day]
     holds = days.holds.get(day, ())
@@ -137,7 +137,7 @@ def _free_boxes(days: RoomDays, dates: Sequence[dt.date], mask: int) -> list[int
     """Class C boxes free for every hour of `mask` on every date (holds count as taken)."""
     touched = 0
     for date in dates:
-        touched |= boxes_touched(_taken(days, "C", season_day(date)), mask)
+        touched |= boxes_touched(slots_taken(days, "C", season_day(date)), mask)
     flags = touched.to_bytes(BOXES_PER_ROOM)
     return [box for box, flag in enumerate(flags, 1) if not flag]
 
@@ -146,14 +146,14 @@ def _fits(days: RoomDays, wanted: Wanted, hours: tuple[int, int] | None) -> tupl
     """The boxes (C; () for A/B) with which `wanted` at `hours` is free in this room, or None.
     Class C keeps the chosen boxes when they are free, else takes the nearest free ones."""
     if wanted.cls == "A":
-        open_days = all(not _taken(days, "A", season_day(d))[0] for d in wanted.dates)
+        open_days = all(not slots_taken(days, "A", season_day(d))[0] for d in wanted.dates)
         return () if open_days else None
     assert hours is not None
     mask = hour_mask(*hours)
     if wanted.cls == "B":
         busy = 0
         for date in wanted.dates:
-            busy |= int.from_bytes(_taken(days, "B", season_day(date)))
+            busy |= int.from_bytes(slots_taken(days, "B", season_day(date)))
         return () if busy & mask == 0 else None
     free = _free_boxes(days, wanted.dates, mask)
     count = max(1, len(wanted.boxes))
@@ -288,7 +288,7 @@ def day_words(
 ) -> DayWords:
     """The calendar's word for one bookable season day of this room."""
     booked = days.booked[day]
-    taken = _taken(days, cls, day)
+    taken = slots_taken(days, cls, day)
     if _everything_taken(cls, taken):
         if not _everything_taken(cls, booked):
             holds = days.holds.get(day, ())

@@ -7,18 +7,10 @@ from __future__ import annotations
 
 import datetime as dt
 
-from django.conf import settings
 from django.utils.translation import gettext as _
-from django.utils.translation import pgettext
 
 from booking.domain import local_now
-
-
-def zone_name() -> str:
-    """The site's zone as a buyer names it: its city ("Shanghai", 上海), translated when known."""
-    city = settings.TIME_ZONE.rsplit("/", 1)[-1].replace("_", " ")
-    known = {"Shanghai": pgettext("time zone city", "Shanghai"), "UTC": "UTC"}
-    return known.get(city, city)
+from strongroom.zone import zone_name
 
 
 def with_zone(text: str) -> str:

@@ -52,7 +52,11 @@ BUDGETS: dict[str, int] = {
     "hold POST": 5,
     "confirm page": 4,
     "booking POST": 4,
-    "booking POST, slot taken": 4,  # the refusal re-renders the booking page
+    # the refusal re-renders the booking page, which names the taken slots and reads the
+    # nearby rooms for the closest free alternatives (one more read, only when blocked)
+    "booking POST, slot taken": 5,
+    "booking page, choice taken (alternatives)": 4,
+    "panel fragment, polled, nothing new (204)": 3,
     # The building map: every room's bitmap bytes and holds in one pipeline (1), whatever is
     # booked or held, with or without a class C room's box grid open
     "building map, class C, signed in": 4,
@@ -288,3 +292,30 @@ def test_the_building_map_is_one_read_of_the_store(site: Site, r: redis.Redis) -
         )
         assert made.ok
     measure()
+
+
+def test_a_blocked_choice_and_a_refresh_stay_within_their_budgets(
+    site: Site, r: redis.Redis
+) -> None:
+    """The honest summary's alternatives cost one read; a refresh that finds nothing new is
+    the panel's read and no visit record."""
+    req = slot_request_parse(
+        cls="C", room=42, dates=[dt.date(2026, 12, 16)], hour_start=10, hour_end=12, boxes=[7]
+    )
+    made = booking_claim(client=r, owner_id="77", request=req, booking_id=booking_new_id(room=42))
+    assert made.ok
+    picked = "?cls=C&room=42&box=7&start=10&end=12&date=2026-12-16"
+    page = site.buyer.get("/book/" + picked).content.decode()
+    assert "Not free as chosen" in page and 'id="alternatives"' in page
+    check(
+        "booking page, choice taken (alternatives)",
+        count(lambda: site.buyer.get("/book/" + picked)),
+    )
+    stamp = re.search(r"seen=([0-9a-f]{16})", page)
+    assert stamp is not None
+    refresh = {"HX-Request": "true", "X-Strongroom-Refresh": "1"}
+    part = f"/book/parts/panel/{picked}&seen={stamp.group(1)}"
+    check(
+        "panel fragment, polled, nothing new (204)",
+        count(lambda: site.buyer.get(part, headers=refresh), expect=204),
+    )

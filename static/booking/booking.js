@@ -43,8 +43,10 @@
   function skipPoll(evt) {
     var part = evt.detail && evt.detail.elt;
     if (!part || !part.hasAttribute || !part.hasAttribute("data-poll")) { return; }
+    var region = part.getAttribute("data-poll") ?
+      document.querySelector(part.getAttribute("data-poll")) || part : part;
     var active = document.activeElement;
-    var busy = active && active !== document.body && part.contains(active) &&
+    var busy = active && active !== document.body && region.contains(active) &&
       (!active.id || /^(INPUT|SELECT|TEXTAREA)$/.test(active.tagName) &&
         !/^(radio|checkbox|submit|button)$/.test(active.type));
     if (document.hidden || busy) { evt.preventDefault(); }
