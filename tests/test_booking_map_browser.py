@@ -132,3 +132,79 @@ def test_a_second_buyers_open_map_shows_the_slot_taken_within_ten_seconds(
     )
     assert page.evaluate("window.stillTheSamePage") is True
     assert "99 of 100 boxes free" in page.locator("#map-room-021").inner_text()
+
+
+def test_a_second_buyers_open_booking_page_shows_the_slot_taken_within_ten_seconds(
+    new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis
+) -> None:
+    page = new_page(width=390)
+    browser_login(page, second_buyer)
+    page.goto(f"/book/?cls=C&room=23&box=7&start=10&end=12&date={DAY.isoformat()}")
+    page.evaluate("window.stillTheSamePage = true")
+    assert page.locator("#summary form.book-form").count() == 1  # free: Hold and review
+    claim(r, buyer, "C", 23, hour_start=11, hour_end=12, boxes=[7])
+    expect(page.locator("#choice-blocked")).to_contain_text(
+        "Taken while you were choosing", timeout=10_000
+    )
+    assert page.evaluate("window.stillTheSamePage") is True
+    assert page.locator("#summary form.book-form").count() == 0  # no Hold for a taken slot
+    assert (
+        "11:00–12:00 Shanghai time · box 7: sold out"
+        in page.locator("#choice-blocked").inner_text()
+    )
+    assert page.locator("#alternatives a").count() >= 1
+
+
+@pytest.mark.parametrize(
+    ("locale", "javascript", "width"),
+    [("en-US", True, 1280), ("zh-CN", False, 390)],
+    ids=["desktop-en-js", "phone-zh-nojs"],
+)
+def test_the_pickers_never_offer_a_hold_the_page_shows_as_taken(
+    new_page: Any,
+    buyer: Any,
+    second_buyer: Any,
+    r: redis.Redis,
+    locale: str,
+    javascript: bool,
+    width: int,
+) -> None:
+    claim(r, second_buyer, "B", 31, hour_start=8, hour_end=10)
+    claim(r, second_buyer, "A", 31)
+    hold(r, second_buyer, "C", 31, hour_start=6, hour_end=7, boxes=[3])
+    page = new_page(locale=locale, javascript=javascript, width=width)
+    browser_login(page, buyer)
+    day = DAY.isoformat()
+    choices = [
+        f"cls=B&room=31&start=6&end=10&date={day}",  # 08-09 sold: the example
+        f"cls=B&room=31&start=8&end=9&date={day}",
+        f"cls=A&room=31&date={day}",
+        f"cls=C&room=31&box=3&start=6&end=8&date={day}",  # box 3 held at 06
+        f"cls=B&room=31&start=10&end=12&date={day}",  # free: the control
+    ]
+    for query in choices:
+        page.goto(f"/book/?{query}")
+        taken_shown = (
+            page.locator("#pick-hours .cell--taken[aria-pressed=true]").count()
+            + page.locator("#choice-blocked").count()
+            + page.locator(f"#day-{day}.day--sold_out, #day-{day}.day--sold_for").count()
+            + page.locator(f"#day-{day}.day--held").count()
+        )
+        offers_hold = page.locator("#summary form.book-form").count()
+        assert offers_hold == (0 if taken_shown else 1), query
+    assert taken_shown == 0  # the control: a free choice is offered
+
+
+def test_on_the_booking_page_a_held_day_reads_held_until_and_a_sold_one_sold_out(
+    new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis
+) -> None:
+    claim(r, second_buyer, "A", 33)
+    hold(r, second_buyer, "A", 34)
+    page = new_page()
+    browser_login(page, buyer)
+    page.goto(f"/book/?cls=A&room=33&month={DAY.strftime('%Y-%m')}")
+    assert "Sold out" in page.locator(f"#day-{DAY.isoformat()}").inner_text()
+    page.goto(f"/book/?cls=A&room=34&month={DAY.strftime('%Y-%m')}")
+    held = page.locator(f"#day-{DAY.isoformat()}").inner_text()
+    assert re.search(r"Held until \d\d:\d\d Shanghai time", held), held
+    assert page.locator(f"#day-{DAY.isoformat()}").is_disabled()
