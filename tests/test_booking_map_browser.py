@@ -208,3 +208,29 @@ def test_on_the_booking_page_a_held_day_reads_held_until_and_a_sold_one_sold_out
     held = page.locator(f"#day-{DAY.isoformat()}").inner_text()
     assert re.search(r"Held until \d\d:\d\d Shanghai time", held), held
     assert page.locator(f"#day-{DAY.isoformat()}").is_disabled()
+
+
+def test_the_map_passes_the_accessibility_check_and_refreshes_within_the_csp(
+    new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis
+) -> None:
+    from tests.test_booking_browser import AXE, axe_violations
+
+    assert AXE.exists(), "run `npm ci` (make test does) to get axe-core"
+    claim(r, second_buyer, "C", 5, hour_start=10, hour_end=11, boxes=[1, 2])
+    hold(r, second_buyer, "C", 6, hour_start=10, hour_end=11, boxes=EVERY_BOX)
+    grid = f"/book/find/?cls=C&date={DAY.isoformat()}&start=9&end=12&room=5"
+    checked = new_page(axe=True, width=390)
+    for url in (grid, f"/book/find/?cls=A&date={DAY.isoformat()}&days=3&free=1", "/book/find/"):
+        checked.goto(url)
+        assert axe_violations(checked) == [], url
+    page = new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    browser_login(page, buyer)
+    page.goto(grid)
+    with page.expect_response(lambda answer: "/find/parts/results/" in answer.url, timeout=10_000):
+        pass
+    with page.expect_response(lambda answer: "/book/parts/panel/" in answer.url, timeout=10_000):
+        page.goto(f"/book/?cls=C&room=5&box=9&start=10&end=12&date={DAY.isoformat()}")
+    assert problems == [], problems
