@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -54,6 +55,7 @@ def test_a_buyer_finds_a_free_class_c_box_on_the_map_and_books_it_in_four_clicks
     locale: str,
     javascript: bool,
     width: int,
+    screenshot_dir: Path,
 ) -> None:
     # Rooms 1 to 3 are full from 10:00 to 12:00; room 4 has box 1 taken.
     for room in (1, 2, 3):
@@ -72,6 +74,7 @@ def test_a_buyer_finds_a_free_class_c_box_on_the_map_and_books_it_in_four_clicks
     page.click("#map-show")
     clicks += 1
     page.wait_for_url(re.compile(r"cls=C"))
+    page.screenshot(path=str(screenshot_dir / f"map-{locale}-{width}.png"), full_page=False)
     assert "sold out" in page.locator("#map-room-001").inner_text().lower() or (
         "已满" in page.locator("#map-room-001").inner_text()
         or "缺" in page.locator("#map-room-001").inner_text()
