@@ -24,6 +24,7 @@ from accounts.clients import client_address
 from accounts.people import ANONYMOUS, AnonymousPerson, Person
 from accounts.selectors import person_with_password_parse, person_with_password_queue
 from accounts.sessions import session_person_id, session_person_settle
+from strongroom.middleware import REFRESH_HEADER
 from strongroom.store import StoreUnavailable, get_store
 
 logger = logging.getLogger(__name__)
@@ -31,9 +32,6 @@ logger = logging.getLogger(__name__)
 _STORE_ERRORS = (redis.RedisError, StoreUnavailable, OSError)
 # Set on the request when its visit was recorded with the person read: the day it counted on.
 _VISIT_DAY = "_strongroom_visit_day"
-
-
-REFRESH_HEADER = "X-Strongroom-Refresh"
 
 
 def _may_be_page_view(request: HttpRequest) -> bool:

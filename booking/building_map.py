@@ -14,17 +14,17 @@ import redis
 from django.conf import settings
 from redis.client import NEVER_DECODE
 
-from booking.domain import (
+from booking.calls import hold_value_split
+from booking.keys import RoomKeys
+from booking.rules import (
     BOXES_PER_ROOM,
     HOURS_PER_DAY,
-    from_ms,
     hour_mask,
     room_count,
     season_day,
     season_key,
-    to_ms,
 )
-from booking.keys import RoomKeys
+from strongroom.clock import from_ms, to_ms
 from strongroom.store import text_hash
 
 FULL_DAY = (1 << HOURS_PER_DAY) - 1
@@ -112,19 +112,19 @@ def _runs(days: Sequence[int]) -> list[tuple[int, int]]:
 def _holds_by_day(
     raw: dict[str, str], cls: str, days: set[int], owner_id: str | None, now_ms: int
 ) -> dict[int, tuple[HeldSlots, ...]]:
-    """Other buyers' unexpired holds of `cls` on `days` (value: expiry|owner|cls|days|start|
-    end|boxes, as booking.lua writes it). The buyer's own holds count as free for them."""
+    """Other buyers' unexpired holds of `cls` on `days` (values as booking.calls.HOLD_FIELDS
+    names them). The buyer's own holds count as free for them."""
     found: dict[int, list[HeldSlots]] = {}
     for value in raw.values():
-        parts = value.split("|")
-        if len(parts) != 7 or parts[2] != cls:
+        hold = hold_value_split(value)
+        if hold["cls"] != cls:
             continue
-        expiry = int(float(parts[0]))
-        if expiry <= now_ms or (owner_id is not None and parts[1] == owner_id):
+        expiry = int(float(hold["expiry"]))
+        if expiry <= now_ms or (owner_id is not None and hold["owner"] == owner_id):
             continue
-        mask = 1 if cls == "A" else hour_mask(int(parts[4] or 0), int(parts[5] or 0))
-        boxes = tuple(int(b) for b in parts[6].split(",") if b) if cls == "C" else ()
-        for day in (int(d) for d in parts[3].split(",") if d):
+        mask = 1 if cls == "A" else hour_mask(int(hold["hstart"] or 0), int(hold["hend"] or 0))
+        boxes = tuple(int(b) for b in hold["boxes"].split(",") if b) if cls == "C" else ()
+        for day in (int(d) for d in hold["days"].split(",") if d):
             if day in days:
                 found.setdefault(day, []).append(HeldSlots(mask, boxes, expiry))
     return {day: tuple(held) for day, held in found.items()}

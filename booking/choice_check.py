@@ -15,14 +15,8 @@ from dataclasses import dataclass
 import redis
 
 from booking.building_map import FULL_DAY, RoomDays, boxes_touched, rooms_read
-from booking.domain import (
-    BOXES_PER_ROOM,
-    HOURS_PER_DAY,
-    from_ms,
-    hour_mask,
-    room_count,
-    season_day,
-)
+from booking.rules import BOXES_PER_ROOM, HOURS_PER_DAY, hour_mask, room_count, season_day
+from strongroom.clock import from_ms
 
 ALTERNATIVES = 3  # at most this many suggestions of each kind
 REACH = 30  # rooms on either side searched for the same hours elsewhere

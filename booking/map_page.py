@@ -31,15 +31,8 @@ from booking.building_map import (
     RoomState,
     building_map_read,
 )
-from booking.domain import (
-    format_room,
-    in_season,
-    room_count,
-    season_end,
-    season_start,
-    shown_value,
-    site_today,
-)
+from booking.parser import shown_value
+from booking.rules import format_room, in_season, room_count, season_end, season_start, site_today
 from booking.site_time import clock, hour_range, zone_name
 
 REFRESH_SECONDS = 5  # an open map asks for its results again this often (JavaScript only)
@@ -217,7 +210,7 @@ def _pieces(template: str, name: str, values: list[Any]) -> SafeString:
 
 
 def _book_url(params: list[tuple[str, str]]) -> str:
-    return reverse("booking:book") + "?" + urlencode(params)
+    return reverse("booking:pick") + "?" + urlencode(params)
 
 
 def _date_params(dates: tuple[dt.date, ...]) -> list[tuple[str, str]]:
@@ -248,7 +241,7 @@ class _Words:
         self.held_until = _("Held until %(time)s")
         self.held_some = _("%(count)s held until %(time)s")
         self.book_box = _("Book box %(box)s")
-        self.book = reverse("booking:book") + "?"
+        self.book = reverse("booking:pick") + "?"
         self.dates = urlencode(_date_params(bmap.dates))
         self.hours = f"start={bmap.hours[0]}&end={bmap.hours[1]}"
         self.grid = "?" + query.query(room=None)

@@ -1,5 +1,6 @@
 """What the booking pages show, built from the engine's reads: the month calendar, the hour row,
-the box grid, taken slots in words. No store access except through booking.selectors."""
+the box grid, taken slots in words. No store access except through booking.panel_state and
+booking.choice_check."""
 
 from __future__ import annotations
 
@@ -23,18 +24,18 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from booking.choice_check import Blocked, Wanted, choice_check
-from booking.domain import (
+from booking.forms import Choices
+from booking.panel_state import CalendarDay, PanelState, panel_state
+from booking.records import Slot
+from booking.rules import (
     BOXES_PER_ROOM,
     HOURS_PER_DAY,
-    Slot,
     day_refusal,
     format_room,
     season_end,
     season_start,
     site_today,
 )
-from booking.forms import Choices
-from booking.panel_state import CalendarDay, PanelState, panel_state
 from booking.site_time import clock, hour_range
 
 # --- rendered pieces ------------------------------------------------------------------------
@@ -343,7 +344,7 @@ def alternatives_build(
     wanted = Wanted(choices.cls, choices.room, choices.dates, choices.hours, choices.boxes)
     check = choice_check(client=client, wanted=wanted, owner_id=owner_id)
     found = []
-    page = reverse("booking:book")
+    page = reverse("booking:pick")
     for option in (*check.other_rooms, *check.other_hours):
         start, end = option.hours or (None, None)
         changed = replace(choices, room=option.room, start=start, end=end, boxes=option.boxes)

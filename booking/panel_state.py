@@ -13,7 +13,7 @@ import redis
 
 from booking.building_map import boxes_touched, rooms_read
 from booking.choice_check import Blocked, DayWords, Wanted, blocked_slots, day_words, slots_taken
-from booking.domain import BOXES_PER_ROOM, HOURS_PER_DAY, day_refusal, season_day, site_today
+from booking.rules import BOXES_PER_ROOM, HOURS_PER_DAY, day_refusal, season_day, site_today
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import datetime as dt
 
 from django.utils.translation import gettext as _
 
-from booking.domain import local_now
+from booking.rules import local_now
 from strongroom.zone import zone_name
 
 

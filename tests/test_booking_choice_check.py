@@ -12,8 +12,8 @@ import time_machine
 
 from booking.building_map import rooms_read
 from booking.choice_check import Wanted, choice_check, day_words
-from booking.domain import hold_new_id, season_day
-from booking.services import booking_hold
+from booking.claims import booking_hold
+from booking.rules import hold_new_id, season_day
 from strongroom.store import round_trips
 from tests.booking_support import NOW, claim, day, request
 

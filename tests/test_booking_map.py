@@ -14,8 +14,8 @@ import time_machine
 from django.test import Client
 
 from booking.building_map import BuildingMap, RoomState, building_map_read
-from booking.domain import hold_new_id
-from booking.services import booking_hold
+from booking.claims import booking_hold
+from booking.rules import hold_new_id
 from strongroom.store import round_trips
 from tests.booking_support import NOW, claim, day, request
 

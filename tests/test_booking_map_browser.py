@@ -12,9 +12,10 @@ import pytest
 import redis
 from playwright.sync_api import expect
 
-from booking.domain import booking_new_id, hold_new_id, slot_request_parse
-from booking.selectors import bookings_of
-from booking.services import booking_claim, booking_hold
+from booking.claims import booking_claim, booking_hold
+from booking.parser import slot_request_parse
+from booking.records import bookings_of
+from booking.rules import booking_new_id, hold_new_id
 from tests.conftest import browser_login
 from tests.test_booking_browser import CODE, DAY, booking_site, new_page, season
 
