@@ -40,7 +40,7 @@ from booking.site_time import clock, hour_range
 
 # --- rendered pieces ------------------------------------------------------------------------
 # The booking page repeats the same small pieces on every request: 100 box buttons, 24 hour
-# buttons, 48 hour options, 31 days, 300 room suggestions. Each piece is a template of its own,
+# buttons, 48 hour options, 31 days. Each piece is a template of its own,
 # rendered once per language and value and remembered, so a request joins strings instead of
 # running the template engine ~200 times.
 
@@ -62,17 +62,6 @@ def pieces(template: str, name: str, values: Iterable[Hashable]) -> SafeString:
     render = _piece.__wrapped__ if settings.DEBUG else _piece
     language = get_language()
     return mark_safe("".join(render(template, language, name, v) for v in values))  # noqa: S308
-
-
-@functools.cache
-def room_labels(count: int) -> tuple[str, ...]:
-    """Every room's label, 001 to the last."""
-    return tuple(format_room(n) for n in range(1, count + 1))
-
-
-def room_options(count: int) -> SafeString:
-    """The room picker's <option>s (booking/_room_options.html)."""
-    return piece("booking/_room_options.html", "labels", room_labels(count))
 
 
 def hour_options(hours: range, selected: int | None) -> SafeString:
