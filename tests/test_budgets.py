@@ -60,11 +60,11 @@ BUDGETS: dict[str, int] = {
     "panel fragment, polled, nothing new (204)": 3,
     # The building map: every room's bitmap bytes and holds in one pipeline (1), whatever is
     # booked or held, with or without a class C room's box grid open
-    "building map, class C, signed in": 4,
+    "building map, class C, signed in": 3,  # as the booking page
     "building map, class C, anonymous": 2,
-    "building map, class C with a room's grid": 4,
-    "building map, class A, 7 days": 4,
-    "building map results fragment (polled)": 3,  # no visit record: a refresh is no view
+    "building map, class C with a room's grid": 3,
+    "building map, class A, 7 days": 3,
+    "building map results fragment (polled)": 3,  # session, person, the map
     # Catalog
     "catalog browse": 3,
     "catalog, 2 tags": 3,
