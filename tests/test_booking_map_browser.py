@@ -172,6 +172,7 @@ def test_the_pickers_never_offer_a_hold_the_page_shows_as_taken(
     locale: str,
     javascript: bool,
     width: int,
+    screenshot_dir: Path,
 ) -> None:
     claim(r, second_buyer, "B", 31, hour_start=8, hour_end=10)
     claim(r, second_buyer, "A", 31)
@@ -196,6 +197,9 @@ def test_the_pickers_never_offer_a_hold_the_page_shows_as_taken(
         )
         offers_hold = page.locator("#summary form.book-form").count()
         assert offers_hold == (0 if taken_shown else 1), query
+        if query == choices[0]:
+            shot = screenshot_dir / f"booking-blocked-{locale}-{width}.png"
+            page.screenshot(path=str(shot), full_page=True)
     assert taken_shown == 0  # the control: a free choice is offered
 
 
