@@ -200,6 +200,13 @@ def test_the_pickers_never_offer_a_hold_the_page_shows_as_taken(
         if query == choices[0]:
             shot = screenshot_dir / f"booking-blocked-{locale}-{width}.png"
             page.screenshot(path=str(shot), full_page=True)
+            pickers, summary = (
+                page.locator("#pickers").bounding_box(),
+                page.locator("#summary").bounding_box(),
+            )
+            assert pickers and summary
+            if width >= 1000:  # side by side: the pickers wide on the left, the summary right
+                assert pickers["width"] > 2 * summary["width"] and summary["x"] > pickers["x"]
     assert taken_shown == 0  # the control: a free choice is offered
 
 
