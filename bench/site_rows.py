@@ -66,7 +66,7 @@ def build_rows(data: DataSet) -> list[Row]:
         Row("reference: base template, signed in, again", "/bench/base", who="buyer",
             reference=True),
     ]  # fmt: skip
-    pages = booking_rows(data) + other_rows(data)
+    pages = booking_rows(data) + map_rows(data) + other_rows(data)
     for row in pages:
         if not row.missing:
             row.twin = twin_of(row)
@@ -95,6 +95,21 @@ def twin_of(row: Row) -> Row:
     )
 
 
+def map_rows(data: DataSet) -> list[Row]:
+    """The building map: a class C map of one day, all rooms (the page and its polled fragment)."""
+    page, part = url("booking:find"), url("booking:find_results")
+    if not (page and part):
+        why = "the building map does not exist"
+        return [Row(label, "", missing=why) for label in ("building map", "map fragment")]
+    day = data.bookable_days[len(data.bookable_days) // 2].isoformat()
+    query = f"cls=C&date={day}&start=10&end=12"
+    htmx = {"HX-Request": "true"}
+    return [
+        Row("building map (class C, one day, 300 rooms)", f"{page}?{query}", who="buyer"),
+        Row("building map fragment, polled (htmx)", f"{part}?{query}", who="buyer", headers=htmx),
+    ]
+
+
 def booking_rows(data: DataSet) -> list[Row]:
     """Booking page, calendar fragment, POST on distinct free slots, buyers racing for slots."""
     page, calendar, claim = url("booking:pick"), url("booking:calendar"), url("booking:claim")
@@ -121,12 +136,6 @@ def booking_rows(data: DataSet) -> list[Row]:
         Row(f"booking POST, {RACERS} buyers race for each fresh slot", claim, method="POST",
             who="buyer", body=slot, slots="race", expect=(302, 409)),
     ]  # fmt: skip
-    room_map = url("booking:map")
-    rows.append(
-        Row("building map", room_map, who="buyer")
-        if room_map
-        else Row("building map", "", missing="booking:map does not exist yet")
-    )
     return rows
 
 
