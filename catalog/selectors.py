@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import redis
 from django.conf import settings
 
+from catalog.calls import FACETS, QUERY
 from catalog.rules import Book
 from strongroom import keyspace
 from strongroom.store import fcall, text_hash, text_scored
@@ -17,8 +18,8 @@ from strongroom.store import fcall, text_hash, text_scored
 SORTS = ("title", "year", "-year")
 SCRATCH_TTL_MS = 10_000
 # Positions (1-based, as in Lua's KEYS) in the key list of `catalog_query`.
-SCRATCH_RESULT_KEY = 6
-FIRST_TAG_KEY = 9
+SCRATCH_RESULT_KEY = QUERY.keys.index("result") + 1
+FIRST_TAG_KEY = len(QUERY.keys) + 1
 # What one more SINTERCARD in the pipeline costs (client and server), in membership checks.
 COMMAND_COST = 100
 # Results of at most this many books count their facets from the book-tags hash (one HMGET,
@@ -171,25 +172,29 @@ def catalog_page(
     limit = settings.CATALOG_FACET_LIMIT if facet_limit is None else facet_limit
     budget = settings.CATALOG_FACET_BUDGET if facet_budget is None else facet_budget
     scratch = uuid.uuid4().hex
-    scratch_keys = [
-        keyspace.CATALOG_SCRATCH.key(query=scratch, part=part)
+    scratch_keys = {
+        part: keyspace.CATALOG_SCRATCH.key(query=scratch, part=part)
         for part in ("result", "any", "sorted")
-    ]
+    }
     groups = (query.all_of, query.any_of, query.none_of)
+    query_keys = {
+        "books": keyspace.CATALOG_BOOKS.key(),
+        "registry": keyspace.CATALOG_TAGS.key(),
+        "by_title": keyspace.CATALOG_BY_TITLE.key(),
+        "by_year": keyspace.CATALOG_BY_YEAR.key(),
+        "by_year_desc": keyspace.CATALOG_BY_YEAR_DESC.key(),
+        **scratch_keys,
+    }
+    query_args = {
+        "n_and": len(query.all_of), "n_or": len(query.any_of), "n_not": len(query.none_of),
+        "sort": query.sort, "offset": (query.page - 1) * size, "count": size,
+        "ttl_ms": SCRATCH_TTL_MS, "top_n": top_n,
+    }  # fmt: skip
     tag_keys = [tag_key(tag) for group in groups for tag in group]
-    keys = [
-        keyspace.CATALOG_BOOKS.key(),
-        keyspace.CATALOG_TAGS.key(),
-        keyspace.CATALOG_BY_TITLE.key(),
-        keyspace.CATALOG_BY_YEAR.key(),
-        keyspace.CATALOG_BY_YEAR_DESC.key(),
-        *scratch_keys,
-        *tag_keys,
-    ]
-    offset = (query.page - 1) * size
-    args = [*(len(group) for group in groups), query.sort, offset, size, SCRATCH_TTL_MS, top_n]
-    reply = fcall(client, "catalog_query", keys, args)
-    total, result_index, ids, unknown_indexes, top, everything = reply
+    keys, args = QUERY.call(keys=query_keys, args=query_args, more_keys=tag_keys)
+    reply = QUERY.reply_of(fcall(client, QUERY.name, keys, args))
+    total, result_index, ids = reply["total"], reply["result_index"], reply["ids"]
+    unknown_indexes, top, everything = reply["unknown"], reply["top"], reply["everything"]
 
     popular = [(top[i], int(float(top[i + 1]))) for i in range(0, len(top), 2)]
     unknown = [query.tags[index - FIRST_TAG_KEY] for index in unknown_indexes]
@@ -208,16 +213,19 @@ def catalog_page(
     scratch_made = result_index == SCRATCH_RESULT_KEY
     if count_facets:
         # One call counts every facet and drops the scratch result.
-        facet_keys = [
-            keys[result_index - 1],
-            keyspace.CATALOG_BOOK_TAGS.key(),
-            keyspace.CATALOG_BOOKS.key(),
-            *map(tag_key, candidates),
-        ]
-        facet_args = [limit, int(scratch_made), facet_crossover, *candidates]
-        pipe.fcall("catalog_facets", len(facet_keys), *facet_keys, *facet_args)
+        facet_keys, facet_args = FACETS.call(
+            keys={
+                "result": keys[result_index - 1],
+                "book_tags": keyspace.CATALOG_BOOK_TAGS.key(),
+                "books": keyspace.CATALOG_BOOKS.key(),
+            },
+            args={"limit": limit, "drop": int(scratch_made), "crossover": facet_crossover},
+            more_keys=[tag_key(tag) for tag in candidates],
+            more_args=candidates,
+        )
+        pipe.fcall(FACETS.name, len(facet_keys), *facet_keys, *facet_args)
     elif scratch_made:
-        pipe.unlink(scratch_keys[0])
+        pipe.unlink(scratch_keys["result"])
     replies = pipe.execute() if len(pipe) else []
 
     books = [book for book in map(book_from_hash, replies[: len(ids)]) if book is not None]

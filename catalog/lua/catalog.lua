@@ -12,6 +12,30 @@ local GAP = 1024
 local FIXED = 8
 local YEAR = 10000000000
 
+-- Call specs: the names of each function's first KEYS and ARGV, in order (a function reads its
+-- call through `named`; tag sets, tag names and ids follow these). catalog/calls.py declares the
+-- same lists for Python, and tests/test_catalog_calls.py checks that the two agree.
+local SAVE_KEYS = {'book', 'books', 'registry', 'by_title', 'title_lex', 'by_year',
+  'by_year_desc', 'book_tags'}
+local SAVE_ARGS = {'book_id', 'expected', 'token', 'title', 'author', 'year', 'description',
+  'sort_key', 'tags', 'n_old', 'n_new'}
+local DELETE_KEYS = SAVE_KEYS
+local DELETE_ARGS = {'book_id', 'expected', 'n_old'}
+local QUERY_KEYS = {'books', 'registry', 'by_title', 'by_year', 'by_year_desc', 'result', 'any',
+  'sorted'}
+local QUERY_ARGS = {'n_and', 'n_or', 'n_not', 'sort', 'offset', 'count', 'ttl_ms', 'top_n'}
+local FACETS_KEYS = {'result', 'book_tags', 'books'}
+local FACETS_ARGS = {'limit', 'drop', 'crossover'}
+local TAGS_FILL_KEYS = {'book_tags'}
+local TAGS_FILL_ARGS = {}
+
+-- A list's items by the names of `names` (same order): named({'a', 'b'}, {'x', 'y'}).x == 'a'.
+local function named(values, names)
+  local out = {}
+  for i, name in ipairs(names) do out[name] = values[i] end
+  return out
+end
+
 local function id_of(lex_member)
   return string.match(lex_member, "%z([^%z]*)$")
 end
@@ -87,13 +111,14 @@ end
 -- Replies {"ok", version} | {"done", version} (this token already applied) |
 --         {"stale", version} | {"exists"} | {"missing"}. Checks everything before writing.
 local function book_save(keys, args)
+  local k, a = named(keys, SAVE_KEYS), named(args, SAVE_ARGS)
   local book, books, registry, by_title, title_lex, by_year, by_year_desc, book_tags =
-    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8]
-  local book_id, expected, token = args[1], args[2], args[3]
-  local n_old, n_new = tonumber(args[10]), tonumber(args[11])
-  local year = tonumber(args[6])
+    k.book, k.books, k.registry, k.by_title, k.title_lex, k.by_year, k.by_year_desc, k.book_tags
+  local book_id, expected, token = a.book_id, a.expected, a.token
+  local n_old, n_new = tonumber(a.n_old), tonumber(a.n_new)
+  local year = tonumber(a.year)
   if not (n_old and n_new and year) or #keys ~= FIXED + n_old + n_new
-      or #args ~= 11 + n_old + n_new then
+      or #args ~= #SAVE_ARGS + n_old + n_new then
     return redis.error_reply("ERR catalog_book_save: malformed call")
   end
   local exists = redis.call("EXISTS", book) == 1
@@ -119,10 +144,10 @@ local function book_save(keys, args)
 
   local old, new = {}, {}
   for i = 1, n_old do
-    old[args[11 + i]] = keys[FIXED + i]
+    old[args[#SAVE_ARGS + i]] = keys[FIXED + i]
   end
   for i = 1, n_new do
-    new[args[11 + n_old + i]] = keys[FIXED + n_old + i]
+    new[args[#SAVE_ARGS + n_old + i]] = keys[FIXED + n_old + i]
   end
   for name, tag_key in pairs(old) do
     if new[name] == nil then
@@ -137,7 +162,7 @@ local function book_save(keys, args)
     end
   end
 
-  local sort_key = args[8]
+  local sort_key = a.sort_key
   if current[3] ~= sort_key then
     if current[3] then
       redis.call("ZREM", title_lex, current[3] .. "\0" .. book_id)
@@ -147,10 +172,10 @@ local function book_save(keys, args)
   local title_score = tonumber(redis.call("ZSCORE", by_title, book_id))
   place_year(by_year, by_year_desc, book_id, year, title_score)
   redis.call("SADD", books, book_id)
-  redis.call("HSET", book_tags, book_id, args[9])
+  redis.call("HSET", book_tags, book_id, a.tags)
   local version = tonumber(current[1] or "0") + 1
-  redis.call("HSET", book, "id", book_id, "title", args[4], "author", args[5], "year", args[6],
-    "description", args[7], "sort", sort_key, "tags", args[9], "ver", version, "token", token)
+  redis.call("HSET", book, "id", book_id, "title", a.title, "author", a.author, "year", a.year,
+    "description", a.description, "sort", sort_key, "tags", a.tags, "ver", version, "token", token)
   return {"ok", tostring(version)}
 end
 
@@ -158,10 +183,11 @@ end
 -- ARGV: id, expected version, n_old, old names...
 -- Replies {"ok"} | {"gone"} (nothing to delete: already deleted) | {"stale", version}.
 local function book_delete(keys, args)
+  local k, a = named(keys, DELETE_KEYS), named(args, DELETE_ARGS)
   local book, books, registry, by_title, title_lex, by_year, by_year_desc, book_tags =
-    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8]
-  local book_id, expected, n_old = args[1], args[2], tonumber(args[3])
-  if not n_old or #keys ~= FIXED + n_old or #args ~= 3 + n_old then
+    k.book, k.books, k.registry, k.by_title, k.title_lex, k.by_year, k.by_year_desc, k.book_tags
+  local book_id, expected, n_old = a.book_id, a.expected, tonumber(a.n_old)
+  if not n_old or #keys ~= FIXED + n_old or #args ~= #DELETE_ARGS + n_old then
     return redis.error_reply("ERR catalog_book_delete: malformed call")
   end
   if redis.call("EXISTS", book) == 0 then
@@ -173,7 +199,7 @@ local function book_delete(keys, args)
   end
   for i = 1, n_old do
     redis.call("SREM", keys[FIXED + i], book_id)
-    recount(registry, keys[FIXED + i], args[3 + i])
+    recount(registry, keys[FIXED + i], args[#DELETE_ARGS + i])
   end
   redis.call("ZREM", title_lex, current[2] .. "\0" .. book_id)
   redis.call("ZREM", by_title, book_id)
@@ -241,13 +267,14 @@ end
 local FIRST_TAG = 9
 
 local function query(keys, args)
-  local books, registry = keys[1], keys[2]
-  local orders = {title = keys[3], year = keys[4], ["-year"] = keys[5]}
-  local result, scratch_any, sorted = keys[6], keys[7], keys[8]
-  local n_and, n_or, n_not = tonumber(args[1]), tonumber(args[2]), tonumber(args[3])
-  local order = orders[args[4]] or keys[3]
-  local offset, count = tonumber(args[5]), tonumber(args[6])
-  local ttl, top_n = tonumber(args[7]), tonumber(args[8])
+  local k, a = named(keys, QUERY_KEYS), named(args, QUERY_ARGS)
+  local books, registry = k.books, k.registry
+  local orders = {title = k.by_title, year = k.by_year, ["-year"] = k.by_year_desc}
+  local result, scratch_any, sorted = k.result, k.any, k.sorted
+  local n_and, n_or, n_not = tonumber(a.n_and), tonumber(a.n_or), tonumber(a.n_not)
+  local order = orders[a.sort] or k.by_title
+  local offset, count = tonumber(a.offset), tonumber(a.count)
+  local ttl, top_n = tonumber(a.ttl_ms), tonumber(a.top_n)
 
   local unknown = {}
   local all_of = known_keys(keys, FIRST_TAG, n_and, unknown)
@@ -285,7 +312,7 @@ local function query(keys, args)
   end
 
   local ids, total
-  local everything = redis.call("ZCARD", keys[3])
+  local everything = redis.call("ZCARD", k.by_title)
   if result_index == 0 then
     total = everything
     ids = redis.call("ZRANGE", order, offset, offset + count - 1)
@@ -315,21 +342,22 @@ end
 -- crossover is counted by reading its books' tag lists (one HMGET; cost grows with the result);
 -- a bigger one, or a store whose book-tags hash is not complete (data written before it
 -- existed), with one SINTERCARD per tag (cost grows with the number of tags).
-local FACET_TAG = 4
+local FACET_TAG = #FACETS_KEYS + 1
 
 local function facets(keys, args)
-  local limit, drop, crossover = tonumber(args[1]), args[2] == "1", tonumber(args[3])
+  local k, a = named(keys, FACETS_KEYS), named(args, FACETS_ARGS)
+  local limit, drop, crossover = tonumber(a.limit), a.drop == "1", tonumber(a.crossover)
   local n = #keys - FACET_TAG + 1
-  if not (limit and crossover) or limit < 0 or n < 0 or #args ~= 3 + n then
+  if not (limit and crossover) or limit < 0 or n < 0 or #args ~= #FACETS_ARGS + n then
     return redis.error_reply("ERR catalog_facets: malformed call")
   end
-  local result, book_tags, books, counts = keys[1], keys[2], keys[3], {}
+  local result, book_tags, books, counts = k.result, k.book_tags, k.books, {}
   local size = redis.call("SCARD", result)
   if n > 0 and size <= crossover
       and redis.call("HLEN", book_tags) == redis.call("SCARD", books) then
     local wanted = {}
     for i = 1, n do
-      wanted[args[3 + i]] = 0
+      wanted[args[#FACETS_ARGS + i]] = 0
     end
     local ids = redis.call("SMEMBERS", result)
     local step = 4096  -- keep unpack() within Lua's stack
@@ -347,7 +375,7 @@ local function facets(keys, args)
       end
     end
     for i = 1, n do
-      local count = wanted[args[3 + i]]
+      local count = wanted[args[#FACETS_ARGS + i]]
       if limit > 0 and count > limit then
         count = limit
       end
@@ -368,17 +396,18 @@ end
 -- KEYS: 1 the book-tags hash, then book hashes. ARGV: the books' ids, in KEYS order.
 -- Reply: the number of entries written. Idempotent: a book's entry is its hash's tag list.
 local function book_tags_fill(keys, args)
-  if #keys ~= #args + 1 then
+  local book_tags = named(keys, TAGS_FILL_KEYS).book_tags
+  if #keys ~= #args + #TAGS_FILL_KEYS then
     return redis.error_reply("ERR catalog_book_tags_fill: malformed call")
   end
   local written = 0
   for i = 1, #args do
-    local tags = redis.call("HGET", keys[i + 1], "tags")
+    local tags = redis.call("HGET", keys[#TAGS_FILL_KEYS + i], "tags")
     if tags then
-      redis.call("HSET", keys[1], args[i], tags)
+      redis.call("HSET", book_tags, args[i], tags)
       written = written + 1
     else
-      redis.call("HDEL", keys[1], args[i])
+      redis.call("HDEL", book_tags, args[i])
     end
   end
   return written
