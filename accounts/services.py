@@ -11,6 +11,7 @@ from django.contrib.auth.hashers import check_password, make_password
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
+from accounts.calls import LOGIN_FAILURE, SIGNUP, STAFF_SET
 from accounts.names import name_key, username_validate
 from accounts.passwords import password_validate
 from accounts.people import Person
@@ -73,22 +74,23 @@ def person_register(
     proposal = int(last_id or 0) + 1
     token = uuid.uuid4().hex
     for _attempt in range(_SIGNUP_ATTEMPTS):
-        status, value = durable_fcall(
-            client,
-            "accounts_signup",
-            [
-                PERSON_BY_NAME.key(),
-                PERSON_NAMES.key(),
-                PERSON.key(person_id=proposal),
-                PERSON_LAST_ID.key(),
-            ],
-            [key, username, password_hash, int(is_staff), now_ms(), proposal, token],
-        )
-        if status == "ok":
-            return Person(id=int(value), username=username, is_staff=is_staff)
-        if status == "taken":
+        signup_keys = {
+            "by_name": PERSON_BY_NAME.key(),
+            "names": PERSON_NAMES.key(),
+            "person": PERSON.key(person_id=proposal),
+            "last_id": PERSON_LAST_ID.key(),
+        }
+        signup_args = {
+            "name_key": key, "username": username, "password": password_hash,
+            "is_staff": int(is_staff), "joined_ms": now_ms(), "id": proposal, "token": token,
+        }  # fmt: skip
+        keys, args = SIGNUP.call(keys=signup_keys, args=signup_args)
+        reply = SIGNUP.reply_of(durable_fcall(client, SIGNUP.name, keys, args))
+        if reply["status"] == "ok":
+            return Person(id=int(reply["value"]), username=username, is_staff=is_staff)
+        if reply["status"] == "taken":
             raise NameTaken
-        proposal = int(value) + 1
+        proposal = int(reply["value"]) + 1
     raise RuntimeError("sign-up could not get an id: too much contention")
 
 
@@ -107,9 +109,10 @@ def staff_set(*, client: redis.Redis, person_id: int, is_staff: bool) -> Person:
     """Grant or revoke staff; raises PersonNotFound for an unknown id."""
     # One function checks that the person exists and sets the flag (one round trip, durable:
     # a revocation that was confirmed stays revoked).
-    username = durable_fcall(
-        client, "accounts_staff_set", [PERSON.key(person_id=person_id)], [int(is_staff)]
+    keys, args = STAFF_SET.call(
+        keys={"person": PERSON.key(person_id=person_id)}, args={"is_staff": int(is_staff)}
     )
+    username = durable_fcall(client, STAFF_SET.name, keys, args)
     if username is None:
         raise PersonNotFound(person_id)
     return Person(id=person_id, username=username, is_staff=is_staff)
@@ -137,19 +140,17 @@ def login_failure_record(
 ) -> int:
     """Count one failed login; returns the end of the lock (epoch ms) if it locked, else 0."""
     at = now_ms() if at_ms is None else at_ms
-    ends = fcall(
-        client,
-        "accounts_login_failure",
-        [pair.failures_key, pair.lock_key],
-        [
-            at,
-            settings.STRONGROOM_LOGIN_FAILURE_WINDOW_MINUTES * 60_000,
-            settings.STRONGROOM_LOGIN_FAILURE_LIMIT,
-            settings.STRONGROOM_LOGIN_LOCK_MINUTES * 60_000,
-            uuid.uuid4().hex,
-        ],
+    keys, args = LOGIN_FAILURE.call(
+        keys={"failures": pair.failures_key, "lock": pair.lock_key},
+        args={
+            "now_ms": at,
+            "window_ms": settings.STRONGROOM_LOGIN_FAILURE_WINDOW_MINUTES * 60_000,
+            "limit": settings.STRONGROOM_LOGIN_FAILURE_LIMIT,
+            "lock_ms": settings.STRONGROOM_LOGIN_LOCK_MINUTES * 60_000,
+            "attempt_id": uuid.uuid4().hex,
+        },
     )
-    return int(ends)
+    return int(fcall(client, LOGIN_FAILURE.name, keys, args))
 
 
 def login_failures_clear(*, client: redis.Redis, pair: ThrottlePair) -> None:

@@ -1,5 +1,26 @@
 #!lua name=accounts
 
+-- Call specs: the names of each function's KEYS and ARGV, in order (a function reads its call
+-- through `named`). accounts/calls.py declares the same lists for Python, and
+-- tests/test_accounts_calls.py checks that the two agree.
+local SIGNUP_KEYS = {'by_name', 'names', 'person', 'last_id'}
+local SIGNUP_ARGS = {'name_key', 'username', 'password', 'is_staff', 'joined_ms', 'id', 'token'}
+local LOGIN_FAILURE_KEYS = {'failures', 'lock'}
+local LOGIN_FAILURE_ARGS = {'now_ms', 'window_ms', 'limit', 'lock_ms', 'attempt_id'}
+local RECENT_LOGINS_KEYS = {'recent', 'names'}
+local RECENT_LOGINS_ARGS = {'count'}
+local TOP_LOGINS_KEYS = {'leaderboard', 'names'}
+local TOP_LOGINS_ARGS = {'count'}
+local STAFF_SET_KEYS = {'person'}
+local STAFF_SET_ARGS = {'is_staff'}
+
+-- A list's items by the names of `names` (same order): named({'a', 'b'}, {'x', 'y'}).x == 'a'.
+local function named(values, names)
+  local out = {}
+  for i, name in ipairs(names) do out[name] = values[i] end
+  return out
+end
+
 -- Sign-up: claim a name and write the person, all or nothing.
 -- KEYS: by-name hash, names-by-id hash, person hash (for ARGV id), last-id string
 -- ARGV: name_key, username, password_hash, is_staff (0|1), joined_ms, id, signup token
@@ -7,9 +28,10 @@
 -- after a lost reply) finds its own token on the person and reports success again.
 -- Returns {"ok", id} | {"taken", ""} | {"retry", last_id}
 local function signup(keys, args)
-  local by_name, names, person, last_id = keys[1], keys[2], keys[3], keys[4]
+  local k, a = named(keys, SIGNUP_KEYS), named(args, SIGNUP_ARGS)
+  local by_name, names, person, last_id = k.by_name, k.names, k.person, k.last_id
   local name_key, username, password, is_staff, joined, id, token =
-    args[1], args[2], args[3], args[4], args[5], args[6], args[7]
+    a.name_key, a.username, a.password, a.is_staff, a.joined_ms, a.id, a.token
   local owner = redis.call('HGET', by_name, name_key)
   if owner then
     if owner == id and redis.call('HGET', person, 'signup_token') == token then
@@ -34,10 +56,11 @@ end
 -- ARGV: now_ms, window_ms, limit, lock_ms, attempt id (unique, so a retried call counts once)
 -- Returns the lock's end (epoch ms) or 0.
 local function login_failure(keys, args)
-  local failures, lock = keys[1], keys[2]
-  local now, window, limit, lock_ms = tonumber(args[1]), tonumber(args[2]),
-    tonumber(args[3]), tonumber(args[4])
-  redis.call('ZADD', failures, now, args[5])
+  local k, a = named(keys, LOGIN_FAILURE_KEYS), named(args, LOGIN_FAILURE_ARGS)
+  local failures, lock = k.failures, k.lock
+  local now, window, limit, lock_ms = tonumber(a.now_ms), tonumber(a.window_ms),
+    tonumber(a.limit), tonumber(a.lock_ms)
+  redis.call('ZADD', failures, now, a.attempt_id)
   redis.call('ZREMRANGEBYSCORE', failures, '-inf', '(' .. tostring(now - window))
   if redis.call('ZCARD', failures) >= limit then
     local ends = now + lock_ms
@@ -53,14 +76,15 @@ end
 -- KEYS: recent list, names-by-id hash; ARGV: count
 -- Returns a flat list: entry, name, entry, name, ... (entry is "<id>:<epoch ms>")
 local function recent_logins(keys, args)
-  local entries = redis.call('LRANGE', keys[1], 0, tonumber(args[1]) - 1)
+  local k, a = named(keys, RECENT_LOGINS_KEYS), named(args, RECENT_LOGINS_ARGS)
+  local entries = redis.call('LRANGE', k.recent, 0, tonumber(a.count) - 1)
   local out = {}
   if #entries == 0 then return out end
   local ids = {}
   for i, entry in ipairs(entries) do
     ids[i] = string.match(entry, '^(%d+):')
   end
-  local names = redis.call('HMGET', keys[2], unpack(ids))
+  local names = redis.call('HMGET', k.names, unpack(ids))
   for i, entry in ipairs(entries) do
     out[#out + 1] = entry
     out[#out + 1] = names[i] or ''
@@ -72,12 +96,13 @@ end
 -- KEYS: leaderboard zset, names-by-id hash; ARGV: count
 -- Returns a flat list: id, count, name, ...
 local function top_logins(keys, args)
-  local ranked = redis.call('ZRANGE', keys[1], 0, tonumber(args[1]) - 1, 'REV', 'WITHSCORES')
+  local k, a = named(keys, TOP_LOGINS_KEYS), named(args, TOP_LOGINS_ARGS)
+  local ranked = redis.call('ZRANGE', k.leaderboard, 0, tonumber(a.count) - 1, 'REV', 'WITHSCORES')
   local out = {}
   if #ranked == 0 then return out end
   local ids = {}
   for i = 1, #ranked, 2 do ids[#ids + 1] = ranked[i] end
-  local names = redis.call('HMGET', keys[2], unpack(ids))
+  local names = redis.call('HMGET', k.names, unpack(ids))
   for i = 1, #ids do
     out[#out + 1] = ids[i]
     out[#out + 1] = ranked[2 * i]
@@ -90,9 +115,10 @@ end
 -- KEYS: person hash; ARGV: is_staff (0|1). Returns the username, or false for no such person.
 -- Setting a flag to a value is idempotent: a repeated call changes nothing more.
 local function staff_set(keys, args)
-  local username = redis.call('HGET', keys[1], 'username')
+  local k, a = named(keys, STAFF_SET_KEYS), named(args, STAFF_SET_ARGS)
+  local username = redis.call('HGET', k.person, 'username')
   if not username then return false end
-  redis.call('HSET', keys[1], 'is_staff', args[1])
+  redis.call('HSET', k.person, 'is_staff', a.is_staff)
   return username
 end
 
