@@ -9,6 +9,8 @@ the parts (fragment URLs below) and pushes the same URL.
 from __future__ import annotations
 
 import datetime as dt
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -24,7 +26,7 @@ from accounts.access import login_required, request_person
 from booking import forms, pages
 from booking.claims import booking_cancel, booking_claim, booking_hold, booking_hold_release
 from booking.codes import code_display
-from booking.parser import InvalidRequest
+from booking.parser import InvalidRequest, SlotRequest
 from booking.pickup import booking_pickup
 from booking.records import Booking, Slot, booking_get, bookings_of, hold_get
 from booking.rules import (
@@ -151,6 +153,34 @@ def _posted_request(request: HttpRequest) -> tuple[forms.Choices, Any, list[Any]
         return choices, None, refused.errors
 
 
+_SlotsView = Callable[[HttpRequest, str, forms.Choices, SlotRequest], HttpResponse]
+
+
+def _slots_posted(view: _SlotsView) -> Callable[[HttpRequest], HttpResponse]:
+    """A signed-in POST that takes slots (hold, book): `view` gets the owner and the strictly
+    read request; bad input gets the booking page again with its messages (400)."""
+
+    @require_POST
+    @login_required
+    @functools.wraps(view)
+    def checked(request: HttpRequest) -> HttpResponse:
+        owner = _owner(request)
+        assert owner is not None
+        choices, slot_request, problems = _posted_request(request)
+        if slot_request is None:
+            return _refused(request, choices, problems, status=400)
+        return view(request, owner, choices, slot_request)
+
+    return checked
+
+
+def _slots_taken(
+    request: HttpRequest, choices: forms.Choices, taken: tuple[Slot, ...]
+) -> HttpResponse:
+    message = _("Someone was faster: these slots are no longer free.")
+    return _refused(request, choices, [message], status=409, taken=taken)
+
+
 def _release_hold(request: HttpRequest, owner: str, hold_id: object) -> None:
     """Give a hold back (a malformed id is ignored) and forget it in the session."""
     if isinstance(hold_id, str) and booking_id_room(hold_id) is not None:
@@ -163,15 +193,11 @@ def _release_previous(request: HttpRequest, owner: str) -> None:
     _release_hold(request, owner, request.session.get(HOLD_SESSION_KEY))
 
 
-@require_POST
-@login_required
-def hold_place(request: HttpRequest) -> HttpResponse:
+@_slots_posted
+def hold_place(
+    request: HttpRequest, owner: str, choices: forms.Choices, slot_request: SlotRequest
+) -> HttpResponse:
     """Hold the chosen slots for a few minutes, then show them for confirmation."""
-    owner = _owner(request)
-    assert owner is not None
-    choices, slot_request, problems = _posted_request(request)
-    if slot_request is None:
-        return _refused(request, choices, problems, status=400)
     _release_previous(request, owner)
     hold_id = hold_new_id(room=slot_request.room)
     try:
@@ -181,8 +207,7 @@ def hold_place(request: HttpRequest) -> HttpResponse:
     except InvalidRequest as refused:  # midnight passed since the form was read
         return _refused(request, choices, refused.errors, status=400)
     if not result.ok:
-        message = _("Someone was faster: these slots are no longer free.")
-        return _refused(request, choices, [message], status=409, taken=result.taken)
+        return _slots_taken(request, choices, result.taken)
     request.session[HOLD_SESSION_KEY] = hold_id
     return HttpResponseRedirect(reverse("booking:confirm", args=[hold_id]))
 
@@ -234,15 +259,11 @@ def hold_release(request: HttpRequest) -> HttpResponse:
     return HttpResponseRedirect(_page_url(choices))
 
 
-@require_POST
-@login_required
-def booking_submit(request: HttpRequest) -> HttpResponse:
+@_slots_posted
+def booking_submit(
+    request: HttpRequest, owner: str, choices: forms.Choices, slot_request: SlotRequest
+) -> HttpResponse:
     """Book. The booking id was made with the form, so a second click returns the same booking."""
-    owner = _owner(request)
-    assert owner is not None
-    choices, slot_request, problems = _posted_request(request)
-    if slot_request is None:
-        return _refused(request, choices, problems, status=400)
     booking_id = request.POST.get("booking_id", "")
     hold_id = request.POST.get("hold_id", "")
     if booking_id_room(booking_id) != slot_request.room:
@@ -264,8 +285,7 @@ def booking_submit(request: HttpRequest) -> HttpResponse:
         message = _("This form is out of date: check your choices and book again.")
         return _refused(request, choices, [message], status=400)
     if not result.ok or result.booking is None:
-        message = _("Someone was faster: these slots are no longer free.")
-        return _refused(request, choices, [message], status=409, taken=result.taken)
+        return _slots_taken(request, choices, result.taken)
     if request.session.get(HOLD_SESSION_KEY) == hold_id:
         request.session.pop(HOLD_SESSION_KEY, None)
     return HttpResponseRedirect(reverse("booking:done", args=[result.booking.id]))
