@@ -264,16 +264,18 @@ class _Reading:
             self.refuse("room_missing", room=given, last=last)
         return None
 
-    def dates(self, values: object) -> tuple[dt.date, ...]:
+    def _listed(self, values: object, most: int, none: str, many: str) -> list[object]:
+        """A list field's values: lenient keeps the first `most`; strict refuses none or more."""
         raw = _as_list(values)
         if self.lenient:
-            raw = raw[:MAX_DATES]
-        elif not raw:
-            self.refuse("no_date")
-            return ()
-        elif len(raw) > MAX_DATES:
-            self.refuse("many_dates", count=MAX_DATES)
-            return ()
+            return raw[:most]
+        if not raw or len(raw) > most:
+            self.refuse(none if not raw else many, count=most)
+            return []
+        return raw
+
+    def dates(self, values: object) -> tuple[dt.date, ...]:
+        raw = self._listed(values, MAX_DATES, "no_date", "many_dates")
         read: list[dt.date] = []
         for value in raw:
             date = date_value(value)
@@ -346,16 +348,8 @@ class _Reading:
             if raw and not self.lenient:
                 self.refuse("no_boxes_class", cls=cls)
             return ()
-        if self.lenient:
-            raw = raw[:BOXES_PER_ROOM]
-        elif not raw:
-            self.refuse("no_box")
-            return ()
-        elif len(raw) > BOXES_PER_ROOM:
-            self.refuse("many_boxes")
-            return ()
         read: set[int] = set()
-        for value in raw:
+        for value in self._listed(raw, BOXES_PER_ROOM, "no_box", "many_boxes"):
             number = box_number(value)
             if number is not None:
                 read.add(number)
