@@ -2,7 +2,7 @@
 
 -- Call specs: the names of each function's KEYS and ARGV, in order (a function reads its call
 -- through `named`). accounts/calls.py declares the same lists for Python, and
--- tests/test_accounts_calls.py checks that the two agree.
+-- tests/test_function_calls.py checks that the two agree.
 local SIGNUP_KEYS = {'by_name', 'names', 'person', 'last_id'}
 local SIGNUP_ARGS = {'name_key', 'username', 'password', 'is_staff', 'joined_ms', 'id', 'token'}
 local LOGIN_FAILURE_KEYS = {'failures', 'lock'}
