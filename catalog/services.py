@@ -109,12 +109,7 @@ def book_add(
         book_id=book_id, expected_version="", token=token or book_id, title=title,
         author=author, year=year, description=description, tags=tags, old_tags=(),
     )  # fmt: skip
-    reply = SAVE.reply_of(durable_fcall(client, SAVE.name, keys, args))
-    if reply["status"] == "exists":
-        raise BookExists(book_id)
-    if reply["status"] == "ok":
-        _audit(client, audit_actor, "book_add", book_id, title)
-    return str(reply["version"])
+    return _book_save(client, keys, args, audit=(audit_actor, "book_add", book_id, title))
 
 
 def book_edit(
@@ -144,13 +139,27 @@ def book_edit(
         book_id=book_id, expected_version=expected_version, token=token, title=title,
         author=author, year=year, description=description, tags=tags, old_tags=current.tags,
     )  # fmt: skip
+    return _book_save(client, keys, args, audit=(audit_actor, "book_edit", book_id, title))
+
+
+_SAVE_REFUSED = {"exists": BookExists, "missing": BookMissing, "stale": BookStale}
+
+
+def _book_save(
+    client: redis.Redis,
+    keys: list[str],
+    args: list[object],
+    *,
+    audit: tuple[str | None, str, str, str],
+) -> str:
+    """Send one catalog_book_save; raise what its refusal means, else audit a first
+    application (`audit`: actor, kind, book id, title) and return the version."""
     reply = SAVE.reply_of(durable_fcall(client, SAVE.name, keys, args))
-    if reply["status"] == "missing":
-        raise BookMissing(book_id)
-    if reply["status"] == "stale":
-        raise BookStale(book_id)
+    refused = _SAVE_REFUSED.get(reply["status"])
+    if refused is not None:
+        raise refused(audit[2])
     if reply["status"] == "ok":
-        _audit(client, audit_actor, "book_edit", book_id, title)
+        _audit(client, *audit)
     return str(reply["version"])
 
 
