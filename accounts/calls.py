@@ -13,15 +13,26 @@ SIGNUP = FunctionSpec(
     ("name_key", "username", "password", "is_staff", "joined_ms", "id", "token"),
     reply=("status", "value"),
 )
-LOGIN_FAILURE = FunctionSpec(
-    "accounts_login_failure",
-    "LOGIN_FAILURE",
-    ("failures", "lock"),
-    ("now_ms", "window_ms", "limit", "lock_ms", "attempt_id"),
+LOGIN_GATE = FunctionSpec(
+    "accounts_login_gate",
+    "LOGIN_GATE",
+    ("pair", "pair_lock", "trusted", "address", "address_lock", "name"),
+    ("now_ms", "window_ms", "pair_limit", "lock_ms", "address_limit", "name_limit", "slow_ms",
+     "attempt_id"),
+    reply=("verdict", "ends"),
+)  # fmt: skip
+LOGIN_PASSED = FunctionSpec(
+    "accounts_login_passed", "LOGIN_PASSED", LOGIN_GATE.keys, ("attempt_id", "trust_ms")
+)
+SIGNUP_GATE = FunctionSpec(
+    "accounts_signup_gate",
+    "SIGNUP_GATE",
+    ("attempts",),
+    ("now_ms", "window_ms", "limit", "attempt_id"),
 )
 RECENT_LOGINS = FunctionSpec(
     "accounts_recent_logins", "RECENT_LOGINS", ("recent", "names"), ("count",)
 )
 TOP_LOGINS = FunctionSpec("accounts_top_logins", "TOP_LOGINS", ("leaderboard", "names"), ("count",))
 STAFF_SET = FunctionSpec("accounts_staff_set", "STAFF_SET", ("person",), ("is_staff",))
-SPECS = (SIGNUP, LOGIN_FAILURE, RECENT_LOGINS, TOP_LOGINS, STAFF_SET)
+SPECS = (SIGNUP, LOGIN_GATE, LOGIN_PASSED, SIGNUP_GATE, RECENT_LOGINS, TOP_LOGINS, STAFF_SET)

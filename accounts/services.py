@@ -11,12 +11,12 @@ from django.contrib.auth.hashers import check_password, make_password
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
-from accounts.calls import LOGIN_FAILURE, SIGNUP, STAFF_SET
+from accounts.calls import LOGIN_GATE, LOGIN_PASSED, SIGNUP, SIGNUP_GATE, STAFF_SET
 from accounts.names import name_key, username_validate
 from accounts.passwords import password_validate
 from accounts.people import Person
-from accounts.selectors import login_lock_until, person_id_find, person_with_password
-from accounts.throttle import ThrottlePair
+from accounts.selectors import person_with_password
+from accounts.throttle import ThrottlePair, signup_key
 from strongroom.clock import now_ms
 from strongroom.keyspace import (
     LOGINS_RECENT,
@@ -132,30 +132,70 @@ def login_record(*, client: redis.Redis, person_id: int, at_ms: int | None = Non
     pipe.execute()
 
 
-# --- the login throttle ------------------------------------------------------------------------
+# --- the throttles -----------------------------------------------------------------------------
 
 
-def login_failure_record(
-    *, client: redis.Redis, pair: ThrottlePair, at_ms: int | None = None
-) -> int:
-    """Count one failed login; returns the end of the lock (epoch ms) if it locked, else 0."""
+def login_gate(
+    *, client: redis.Redis, pair: ThrottlePair, attempt: str, at_ms: int, username: str
+) -> tuple[bool, int, int | None]:
+    """Let one login attempt through the throttle, counting it as a failure until it succeeds;
+    the name's person id is looked up in the same round trip.
+
+    Returns whether the password may be checked, the end of the pair's lock (epoch ms, 0 for
+    none: the lock that refused it, or the one a wrong password now meets) and the person id.
+    One atomic call checks every limit and counts: parallel attempts cannot outrun it.
+    """
+    keys, gate_args = LOGIN_GATE.call(
+        keys=pair.gate_keys,
+        args={
+            "now_ms": at_ms,
+            "window_ms": settings.STRONGROOM_LOGIN_FAILURE_WINDOW_MINUTES * 60_000,
+            "pair_limit": settings.STRONGROOM_LOGIN_FAILURE_LIMIT,
+            "lock_ms": settings.STRONGROOM_LOGIN_LOCK_MINUTES * 60_000,
+            "address_limit": settings.STRONGROOM_LOGIN_CLIENT_LIMIT,
+            "name_limit": settings.STRONGROOM_LOGIN_NAME_LIMIT,
+            "slow_ms": settings.STRONGROOM_LOGIN_SLOWDOWN_SECONDS * 1000,
+            "attempt_id": attempt,
+        },
+    )
+    pipe = client.pipeline(transaction=False)
+    pipe.fcall(LOGIN_GATE.name, len(keys), *keys, *gate_args)
+    pipe.hget(PERSON_BY_NAME.key(), name_key(username))
+    gate, person_id = pipe.execute(raise_on_error=False)
+    if isinstance(gate, redis.ResponseError) and "Function not found" in str(gate):
+        gate = fcall(client, LOGIN_GATE.name, keys, gate_args)  # loads the libraries
+    if isinstance(person_id, Exception):
+        raise person_id
+    if isinstance(gate, Exception):
+        raise gate
+    verdict = LOGIN_GATE.reply_of(gate)
+    found = int(person_id) if person_id is not None else None
+    return verdict["verdict"] == "go", int(verdict["ends"]), found
+
+
+def login_passed(*, client: redis.Redis, pair: ThrottlePair, attempt: str) -> None:
+    """The attempt was a success: uncount it, lift the pair's lock, trust the pair."""
+    trust_ms = settings.STRONGROOM_LOGIN_TRUST_DAYS * 86_400_000
+    keys, args = LOGIN_PASSED.call(
+        keys=pair.gate_keys, args={"attempt_id": attempt, "trust_ms": trust_ms}
+    )
+    fcall(client, LOGIN_PASSED.name, keys, args)
+
+
+def signup_gate(*, client: redis.Redis, client_id: str, at_ms: int | None = None) -> int:
+    """Count one sign-up from a client; returns 0 if it may go ahead, else when the next may."""
     at = now_ms() if at_ms is None else at_ms
-    keys, args = LOGIN_FAILURE.call(
-        keys={"failures": pair.failures_key, "lock": pair.lock_key},
+    window = settings.STRONGROOM_SIGNUP_WINDOW_MINUTES * 60_000
+    keys, args = SIGNUP_GATE.call(
+        keys={"attempts": signup_key(client_id=client_id)},
         args={
             "now_ms": at,
-            "window_ms": settings.STRONGROOM_LOGIN_FAILURE_WINDOW_MINUTES * 60_000,
-            "limit": settings.STRONGROOM_LOGIN_FAILURE_LIMIT,
-            "lock_ms": settings.STRONGROOM_LOGIN_LOCK_MINUTES * 60_000,
+            "window_ms": window,
+            "limit": settings.STRONGROOM_SIGNUP_LIMIT,
             "attempt_id": uuid.uuid4().hex,
         },
     )
-    return int(fcall(client, LOGIN_FAILURE.name, keys, args))
-
-
-def login_failures_clear(*, client: redis.Redis, pair: ThrottlePair) -> None:
-    """Forget the failures of a pair after a successful login."""
-    client.delete(pair.failures_key)
+    return int(fcall(client, SIGNUP_GATE.name, keys, args))
 
 
 # --- signing in ----------------------------------------------------------------------------------
@@ -183,23 +223,20 @@ def login_attempt(
     """
     pair = ThrottlePair.of(username=username, client_id=client_id)
     at = now_ms()
-    locked_until, has_failures = login_lock_until(client=client, pair=pair)
-    if locked_until > at:
+    attempt = uuid.uuid4().hex
+    may_check, locked_until, person_id = login_gate(
+        client=client, pair=pair, attempt=attempt, at_ms=at, username=username
+    )
+    if not may_check:
         return LoginOutcome(locked_until_ms=locked_until)
-    person_id = person_id_find(client=client, username=username)
     # An unknown name still reads a person (id 0 is never handed out): the same round trips.
     found = person_with_password(client=client, person_id=person_id or _NO_PERSON_ID)
     if person_id is None or found is None:
         make_password(password)  # the same work as a real check: no timing hint
-        return _login_failed(client=client, pair=pair, at=at)
+        return LoginOutcome(locked_until_ms=locked_until)
     person, encoded = found
     if not check_password(password, encoded):
-        return _login_failed(client=client, pair=pair, at=at)
+        return LoginOutcome(locked_until_ms=locked_until)
     login_record(client=client, person_id=person.id, at_ms=at)
-    if has_failures:
-        login_failures_clear(client=client, pair=pair)
+    login_passed(client=client, pair=pair, attempt=attempt)
     return LoginOutcome(person=person, password_hash=encoded)
-
-
-def _login_failed(*, client: redis.Redis, pair: ThrottlePair, at: int) -> LoginOutcome:
-    return LoginOutcome(locked_until_ms=login_failure_record(client=client, pair=pair, at_ms=at))

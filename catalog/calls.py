@@ -28,13 +28,17 @@ DELETE = FunctionSpec(
 QUERY = FunctionSpec(
     "catalog_query",
     "QUERY",
-    ("books", "registry", "by_title", "by_year", "by_year_desc", "result", "any", "sorted"),
-    ("n_and", "n_or", "n_not", "sort", "offset", "count", "ttl_ms", "top_n"),
+    ("books", "registry", "by_title", "by_year", "by_year_desc"),
+    ("n_and", "n_or", "n_not", "sort", "offset", "count", "top_n"),
     reply=("total", "result_index", "ids", "unknown", "top", "everything"),
 )
-# more_keys: one tag set per facet; more_args: the facets' tag names, same order.
+# more_keys: the query's known AND, OR and NOT tag sets, then one tag set per facet; more_args:
+# the facets' tag names, in their sets' order.
 FACETS = FunctionSpec(
-    "catalog_facets", "FACETS", ("result", "book_tags", "books"), ("limit", "drop", "crossover")
+    "catalog_facets",
+    "FACETS",
+    ("book_tags", "books"),
+    ("limit", "crossover", "n_and", "n_or", "n_not", "total"),
 )
 # more_keys: book hashes; more_args: the books' ids, same order.
 TAGS_FILL = FunctionSpec("catalog_book_tags_fill", "TAGS_FILL", ("book_tags",), ())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import uuid
 from dataclasses import dataclass, field
 
 import redis
@@ -16,10 +15,8 @@ from strongroom import keyspace
 from strongroom.store import fcall, text_hash, text_scored
 
 SORTS = ("title", "year", "-year")
-SCRATCH_TTL_MS = 10_000
-# Positions (1-based, as in Lua's KEYS) in the key list of `catalog_query`.
-SCRATCH_RESULT_KEY = QUERY.keys.index("result") + 1
-FIRST_TAG_KEY = len(QUERY.keys) + 1
+# Position (1-based, as in Lua's KEYS) of the first tag set in the key list of `catalog_query`.
+FIRST_TAG_KEY = 6
 # What one more SINTERCARD in the pipeline costs (client and server), in membership checks.
 COMMAND_COST = 100
 # Results of at most this many books count their facets from the book-tags hash (one HMGET,
@@ -149,6 +146,22 @@ def facet_candidates(
     return candidates
 
 
+def _query_fixed_keys() -> dict[str, str]:
+    return {
+        "books": keyspace.CATALOG_BOOKS.key(),
+        "registry": keyspace.CATALOG_TAGS.key(),
+        "by_title": keyspace.CATALOG_BY_TITLE.key(),
+        "by_year": keyspace.CATALOG_BY_YEAR.key(),
+        "by_year_desc": keyspace.CATALOG_BY_YEAR_DESC.key(),
+    }
+
+
+def query_keys(tag_keys: list[str]) -> list[str]:
+    """The keys of `catalog_query`: the fixed ones, then the query's tag sets."""
+    fixed = _query_fixed_keys()
+    return [*(fixed[name] for name in QUERY.keys), *tag_keys]
+
+
 def catalog_page(
     *,
     client: redis.Redis,
@@ -161,38 +174,25 @@ def catalog_page(
 ) -> ResultPage:
     """A result page in at most two round trips, whatever the page size or number of tags.
 
-    First one function call computes the result (SINTER / SUNION / SDIFF into scratch keys
-    that expire by themselves), sorts and pages it, and names the most used tags; then one
-    pipeline reads the page's books and calls `catalog_facets`, which counts the facets (from
-    the book-tags hash when the result has at most `facet_crossover` books, else with one
-    SINTERCARD per tag, see `facet_candidates`) and drops the scratch.
+    Both calls are read-only functions (FCALL_RO) and write nothing: first `catalog_query`
+    computes the result in Lua (SINTER / SUNION / SDIFF replies, never stored), sorts and pages
+    it, and names the most used tags; then one pipeline reads the page's books and calls
+    `catalog_facets`, which computes the result again the same way and counts the facets (from
+    the book-tags hash when the result has at most `facet_crossover` books, else per tag with
+    SINTERCARD or membership checks that stop at the limit, see `facet_candidates`).
     """
     size = page_size or settings.CATALOG_PAGE_SIZE
     top_n = facet_tags or settings.CATALOG_FACET_TAGS
     limit = settings.CATALOG_FACET_LIMIT if facet_limit is None else facet_limit
     budget = settings.CATALOG_FACET_BUDGET if facet_budget is None else facet_budget
-    scratch = uuid.uuid4().hex
-    scratch_keys = {
-        part: keyspace.CATALOG_SCRATCH.key(query=scratch, part=part)
-        for part in ("result", "any", "sorted")
-    }
     groups = (query.all_of, query.any_of, query.none_of)
-    query_keys = {
-        "books": keyspace.CATALOG_BOOKS.key(),
-        "registry": keyspace.CATALOG_TAGS.key(),
-        "by_title": keyspace.CATALOG_BY_TITLE.key(),
-        "by_year": keyspace.CATALOG_BY_YEAR.key(),
-        "by_year_desc": keyspace.CATALOG_BY_YEAR_DESC.key(),
-        **scratch_keys,
-    }
     query_args = {
         "n_and": len(query.all_of), "n_or": len(query.any_of), "n_not": len(query.none_of),
-        "sort": query.sort, "offset": (query.page - 1) * size, "count": size,
-        "ttl_ms": SCRATCH_TTL_MS, "top_n": top_n,
+        "sort": query.sort, "offset": (query.page - 1) * size, "count": size, "top_n": top_n,
     }  # fmt: skip
     tag_keys = [tag_key(tag) for group in groups for tag in group]
-    keys, args = QUERY.call(keys=query_keys, args=query_args, more_keys=tag_keys)
-    reply = QUERY.reply_of(fcall(client, QUERY.name, keys, args))
+    keys, args = QUERY.call(keys=_query_fixed_keys(), args=query_args, more_keys=tag_keys)
+    reply = QUERY.reply_of(fcall(client, QUERY.name, keys, args, read_only=True))
     total, result_index, ids = reply["total"], reply["result_index"], reply["ids"]
     unknown_indexes, top, everything = reply["unknown"], reply["top"], reply["everything"]
 
@@ -210,22 +210,24 @@ def catalog_page(
     pipe = client.pipeline(transaction=False)
     for book_id in ids:
         pipe.hgetall(keyspace.CATALOG_BOOK.key(book_id=book_id))
-    scratch_made = result_index == SCRATCH_RESULT_KEY
     if count_facets:
-        # One call counts every facet and drops the scratch result.
-        facet_keys, facet_args = FACETS.call(
+        known = [[tag for tag in group if tag not in unknown] for group in groups]
+        n_and, n_or, n_not = map(len, known)
+        facet_args = {
+            "limit": limit, "crossover": facet_crossover, "n_and": n_and, "n_or": n_or,
+            "n_not": n_not, "total": total,
+        }  # fmt: skip
+        sets = [tag_key(tag) for tag in [*(t for group in known for t in group), *candidates]]
+        facet_keys, facet_argv = FACETS.call(
             keys={
-                "result": keys[result_index - 1],
                 "book_tags": keyspace.CATALOG_BOOK_TAGS.key(),
                 "books": keyspace.CATALOG_BOOKS.key(),
             },
-            args={"limit": limit, "drop": int(scratch_made), "crossover": facet_crossover},
-            more_keys=[tag_key(tag) for tag in candidates],
+            args=facet_args,
+            more_keys=sets,
             more_args=candidates,
         )
-        pipe.fcall(FACETS.name, len(facet_keys), *facet_keys, *facet_args)
-    elif scratch_made:
-        pipe.unlink(scratch_keys["result"])
+        pipe.fcall_ro(FACETS.name, len(facet_keys), *facet_keys, *facet_argv)
     replies = pipe.execute() if len(pipe) else []
 
     books = [book for book in map(book_from_hash, replies[: len(ids)]) if book is not None]
