@@ -58,15 +58,17 @@ class Choices(SlotChoice):
         return urlencode((replace(self, **changes) if changes else self).params())
 
 
-def _values(data: Mapping[str, Any], name: str) -> list[str]:
+def query_values(data: Mapping[str, Any], name: str) -> list[str]:
+    """Every text value of `name` in a query or form (a plain mapping: its one value)."""
     if isinstance(data, QueryDict):
         return [v for v in data.getlist(name) if isinstance(v, str)]
     value = data.get(name)
     return [value] if isinstance(value, str) else []
 
 
-def _one(data: Mapping[str, Any], name: str) -> str:
-    values = _values(data, name)
+def query_one(data: Mapping[str, Any], name: str) -> str:
+    """The last value of `name`, spaces around it dropped ('' when there is none)."""
+    values = query_values(data, name)
     return values[-1].strip(" ") if values else ""
 
 
@@ -85,8 +87,8 @@ def choices_from(
 ) -> tuple[Choices, list[Any]]:
     """Read the choices from a query or form; every value that cannot be used is dropped with
     a message naming it (the page then shows the rest)."""
-    one = {name: _one(data, name) for name in _ONE}
-    many = {name: _values(data, name) for name in _MANY}
+    one = {name: query_one(data, name) for name in _ONE}
+    many = {name: query_values(data, name) for name in _MANY}
     long = [name for name, text in one.items() if len(text) > MAX_FIELD]
     long += [name for name, texts in many.items() if any(len(t) > MAX_FIELD for t in texts)]
     for name in long:
@@ -110,18 +112,18 @@ def choices_changed(choices: Choices, data: Mapping[str, Any]) -> Choices | None
 
     Hours: a first press picks one hour, a later hour extends the range to it, any other press
     starts again. Days and boxes toggle."""
-    toggle = date_value(_one(data, "toggle"))
+    toggle = date_value(query_one(data, "toggle"))
     if toggle is not None and in_season(toggle):
         dates = set(choices.dates) ^ {toggle}
         month = toggle.replace(day=1)
         return replace(choices, dates=tuple(sorted(dates))[:MAX_DATES], month=month)
-    hour = picked_hour(_one(data, "hour"), is_end=False)
+    hour = picked_hour(query_one(data, "hour"), is_end=False)
     if hour is not None and choices.cls in ("B", "C"):
         single = choices.hours is not None and choices.hours[1] - choices.hours[0] == 1
         if single and choices.start is not None and hour > choices.start:
             return replace(choices, end=hour + 1)
         return replace(choices, start=hour, end=hour + 1)
-    box = box_number(_one(data, "pick_box"))
+    box = box_number(query_one(data, "pick_box"))
     if box is not None and choices.cls == "C":
         return replace(choices, boxes=tuple(sorted(set(choices.boxes) ^ {box})))
     return None

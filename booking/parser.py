@@ -387,6 +387,13 @@ def slot_request_parse(
     return SlotRequest(parsed_cls, parsed_room, parsed_dates, hours, parsed_boxes)
 
 
+def room_pick(value: object) -> tuple[int | None, list[Any]]:
+    """The pickers' reading of one room number: the room, or None with a message naming a bad
+    value (none for a blank one)."""
+    reading = _Reading(lenient=True, now=None)
+    return reading.room(value), reading.errors
+
+
 def slot_choice_parse(
     *,
     cls: str,
