@@ -53,6 +53,13 @@ def _owner(request: HttpRequest) -> str | None:
     return str(person.id) if person.is_authenticated else None
 
 
+def _signed_in(request: HttpRequest) -> str:
+    """The owner id of a view behind login_required."""
+    owner = _owner(request)
+    assert owner is not None
+    return owner
+
+
 def _page_url(choices: forms.Choices) -> str:
     query = choices.query()
     return reverse("booking:pick") + (f"?{query}" if query else "")
@@ -187,8 +194,7 @@ def _slots_posted(view: _SlotsView) -> Callable[[HttpRequest], HttpResponse]:
     @login_required
     @functools.wraps(view)
     def checked(request: HttpRequest) -> HttpResponse:
-        owner = _owner(request)
-        assert owner is not None
+        owner = _signed_in(request)
         choices, slot_request, problems = _posted_request(request)
         if slot_request is None:
             return _refused(request, choices, problems, status=400)
@@ -286,8 +292,7 @@ def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
 @login_required
 def hold_release(request: HttpRequest) -> HttpResponse:
     """Give the hold back and return to the pickers with the same choices."""
-    owner = _owner(request)
-    assert owner is not None
+    owner = _signed_in(request)
     _release_hold(request, owner, request.POST.get("hold_id", ""))
     choices, _problems = forms.choices_from(request.POST)
     return HttpResponseRedirect(_page_url(choices))
@@ -361,8 +366,7 @@ def booking_done(request: HttpRequest, booking_id: str) -> HttpResponse:
 @login_required
 def bookings_mine(request: HttpRequest) -> HttpResponse:
     """My bookings: upcoming first (soonest first), then the rest (newest first)."""
-    owner = _owner(request)
-    assert owner is not None
+    owner = _signed_in(request)
     today = site_today()
     rows = [_shown(b, today) for b in bookings_of(client=get_store(), owner_id=owner)]
     upcoming = sorted((r for r in rows if r["upcoming"]), key=lambda r: r["booking"].dates[0])
@@ -378,8 +382,7 @@ def booking_cancel_page(request: HttpRequest, booking_id: str) -> HttpResponse:
     if request.method == "GET":
         context = {**_shown(booking, site_today()), "request_id": request_id_new()}
         return render(request, "booking/cancel.html", context)
-    owner = _owner(request)
-    assert owner is not None
+    owner = _signed_in(request)
     # The form's request id: a double click on "Yes, cancel" reports success twice.
     result = booking_cancel(
         client=get_store(),
