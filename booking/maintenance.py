@@ -11,9 +11,8 @@ import redis
 from django.conf import settings
 
 from booking.calls import FLUSH_ROOM
-from booking.claims import indexes_write
 from booking.keys import RoomKeys, date_index, member_booking_id, person_index
-from booking.records import Booking, booking_from_hash, room_sets_read
+from booking.records import Booking, booking_from_hash, indexes_write, room_sets_read
 from booking.rules import booking_id_room, format_room, reason_clean, room_count
 from booking.stats import stats_rebuild
 from strongroom.clock import to_ms
@@ -92,6 +91,7 @@ def _flush_room_call(
             "ledger": keys.ledger,
             "holds": keys.holds,
             "audit": keys.audit,
+            "hold_days": keys.hold_days,
         },
         args={
             "actor": actor_id,

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.utils.functional import lazy
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
@@ -56,6 +57,27 @@ class SlotRequest:
     def days(self) -> tuple[int, ...]:
         """The dates as day numbers of the season (0 = the season's first day)."""
         return tuple(season_day(d) for d in self.dates)
+
+    @property
+    def slot_count(self) -> int:
+        """How many slots the request takes: days x hours (B/C) x boxes (C)."""
+        start, end = self.hours or (0, 1)
+        return len(self.dates) * (end - start) * max(1, len(self.boxes))
+
+
+def check_size(request: SlotRequest) -> list[Any]:
+    """The cap on the slots one hold or one booking may take (STRONGROOM_MAX_SLOTS)."""
+    cap = settings.STRONGROOM_MAX_SLOTS
+    if request.slot_count <= cap:
+        return []
+    return [
+        _msg(
+            "This choice takes %(count)s slots; one booking or hold takes at most %(cap)s. "
+            "Choose fewer days, hours or boxes.",
+            count=f"{request.slot_count:,}",
+            cap=f"{cap:,}",
+        )
+    ]
 
 
 def _interpolate(message: str, params: dict[str, Any]) -> str:
@@ -293,4 +315,8 @@ def slot_request_parse(
         parsed_boxes = _parse_boxes(parsed_cls, boxes, errors)
     if errors or parsed_cls is None or parsed_room is None:
         raise InvalidRequest(errors)
-    return SlotRequest(parsed_cls, parsed_room, parsed_dates, hours, parsed_boxes)
+    parsed = SlotRequest(parsed_cls, parsed_room, parsed_dates, hours, parsed_boxes)
+    errors.extend(check_size(parsed))
+    if errors:
+        raise InvalidRequest(errors)
+    return parsed
