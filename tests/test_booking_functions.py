@@ -97,7 +97,9 @@ def test_a_malformed_hold_is_refused_by_the_function_before_any_write(
         BUYER, values["cls"], values["days"], values["hstart"], values["hend"], values["boxes"],
         booking_new_id(room=7), to_ms(NOW), 60_000, 1000, "007", 31,
     ]  # fmt: skip
-    reply = fcall(r, "booking_hold", [ROOM.inventory("C"), ROOM.holds, ROOM.audit, ROOM.hold_days], args)
+    reply = fcall(
+        r, "booking_hold", [ROOM.inventory("C"), ROOM.holds, ROOM.audit, ROOM.hold_days], args
+    )
     assert reply[0] == "invalid"
     assert snapshot(r) == before
 
