@@ -228,7 +228,22 @@ def booking_hold(
         "room": format_room(request.room),
         "season_days": len(season_days()),
     }
-    reply = fcall(client, HOLD.name, *HOLD.call(keys=keys, args=args))
+    # The hold and the buyer's pointer in one round trip; the hold it replaces is released
+    # after, whatever the outcome (as choosing again always did).
+    call_keys, call_args = HOLD.call(keys=keys, args=args)
+    pipe = client.pipeline(transaction=False)
+    pipe.fcall(HOLD.name, len(call_keys), *call_keys, *call_args)
+    pipe.set(hold_of(owner_id), hold_id, px=ttl * 1000, get=True)
+    try:
+        reply, previous = pipe.execute()
+    except redis.ResponseError as exc:
+        if "Function not found" not in str(exc):
+            raise
+        reply = fcall(client, HOLD.name, call_keys, call_args)
+        previous = client.set(hold_of(owner_id), hold_id, px=ttl * 1000, get=True)
+    previous = text_or_none(previous)
+    if previous and previous != hold_id:
+        booking_hold_release(client=client, owner_id=owner_id, hold_id=previous)
     _refuse_invalid(HOLD.name, reply)
     if reply[0] == "id_in_use":
         raise ValueError(f"hold id {hold_id!r} belongs to another owner")
@@ -236,10 +251,6 @@ def booking_hold(
         return HoldResult(False, taken=tuple(slots_from_reply(reply[1:], request.cls)))
     expires = from_ms(reply[1])
     assert expires is not None
-    left_ms = max(1, int(reply[1]) - now_ms)
-    previous = text_or_none(client.set(hold_of(owner_id), hold_id, px=left_ms, get=True))
-    if previous and previous != hold_id:
-        booking_hold_release(client=client, owner_id=owner_id, hold_id=previous)
     return HoldResult(True, hold=Hold(hold_id, owner_id, request, expires))
 
 

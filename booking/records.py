@@ -4,7 +4,7 @@ them, and the reads of bookings and holds (by id, by person, by date)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -197,16 +197,17 @@ def bookings_page(
     """A page of a person's bookings, every one reachable: upcoming (last day from `today` on)
     by last day, then the earlier ones newest first. Two round trips: the index (counts and
     both ranges in one pipeline), then the records."""
-    indexes_settle(client=client)
     limit, offset = max(1, limit), max(0, offset)
     key, day = person_index(owner_id), day_number(today)
-    pipe = client.pipeline(transaction=False)
-    pipe.zcard(key)
-    pipe.zcount(key, day, "+inf")
-    pipe.zrangebyscore(key, day, "+inf", start=offset, num=limit)
-    # The earlier part of the page starts at offset - upcoming, unknown yet: read up to the end.
-    pipe.zrevrangebyscore(key, f"({day}", "-inf", start=0, num=offset + limit)
-    total, upcoming, soon, earlier = pipe.execute()
+
+    def reads(pipe: Any) -> None:
+        pipe.zcard(key)
+        pipe.zcount(key, day, "+inf")
+        pipe.zrangebyscore(key, day, "+inf", start=offset, num=limit)
+        # The page's earlier part starts at offset - upcoming, unknown yet: read up to its end.
+        pipe.zrevrangebyscore(key, f"({day}", "-inf", start=0, num=offset + limit)
+
+    total, upcoming, soon, earlier = indexes_read(client=client, reads=reads)
     ids = text_list(soon)[:limit]
     first_earlier = max(0, offset - int(upcoming))
     ids += text_list(earlier)[first_earlier : first_earlier + limit - len(ids)]
@@ -217,8 +218,10 @@ def bookings_of(
     *, client: redis.Redis, owner_id: str, limit: int = 50, offset: int = 0
 ) -> list[Booking]:
     """A person's bookings, latest last day first (the person index, then the records)."""
-    indexes_settle(client=client)
-    ids = client.zrange(person_index(owner_id), offset, offset + limit - 1, desc=True)
+    key = person_index(owner_id)
+    (ids,) = indexes_read(
+        client=client, reads=lambda pipe: pipe.zrange(key, offset, offset + limit - 1, desc=True)
+    )
     return _bookings(client, text_list(ids))
 
 
@@ -236,18 +239,19 @@ def bookings_between(
         raise ValueError(f"no class {cls!r}")
     if end < start:
         return []
-    indexes_settle(client=client)
-    pipe = client.pipeline(transaction=False)
-    if cls is None:
-        low = date_score(start)
-        high = date_score(end) + DAY_FACTOR - 1
-        pipe.zrangebyscore(date_index(), low, high)
-    else:
-        for i in range((end - start).days + 1):
-            day = date_score(start + dt.timedelta(days=i), cls)
-            pipe.zrangebyscore(date_index(), day, day + CLASS_FACTOR - 1)
+
+    def reads(pipe: Any) -> None:
+        if cls is None:
+            low = date_score(start)
+            high = date_score(end) + DAY_FACTOR - 1
+            pipe.zrangebyscore(date_index(), low, high)
+        else:
+            for i in range((end - start).days + 1):
+                day = date_score(start + dt.timedelta(days=i), cls)
+                pipe.zrangebyscore(date_index(), day, day + CLASS_FACTOR - 1)
+
     ids: dict[str, None] = {}
-    for members in pipe.execute():
+    for members in indexes_read(client=client, reads=reads):
         for member in members:
             ids.setdefault(member_booking_id(member))
             if len(ids) >= limit:
@@ -293,8 +297,9 @@ def room_sets_read(
 # --- The person and date indexes ---------------------------------------------------------------
 # On one server the claim function writes them with the booking (one atomic call). On a cluster
 # they live in other slots than the room's: the claim function puts the id in the room's
-# `unindexed` set instead, in the same atomic call, and every reader of a list first writes the
-# entries of whatever is still there and only then removes it (`indexes_settle`).
+# `unindexed` set instead, in the same atomic call, and every reader of a list reads those sets
+# with its index reads (same round trip); if any names a booking, it writes that booking's
+# entries, only then removes it from the set, and reads again (`indexes_read`).
 
 
 _INLINE_ATTRIBUTE = "_strongroom_indexes_inline"
@@ -367,8 +372,32 @@ def indexes_drain(*, client: redis.Redis, rooms: Sequence[int]) -> int:
     return len(ids)
 
 
-def indexes_settle(*, client: redis.Redis) -> None:
-    """Before a list is read: on a cluster, drain every room's `unindexed` set (one pipeline
-    when it is empty, as it is unless a claim was cut off); on one server, nothing to do."""
-    if not indexes_inline(client):
-        indexes_drain(client=client, rooms=range(1, room_count() + 1))
+def indexes_read(*, client: redis.Redis, reads: Callable[[Any], object]) -> list[Any]:
+    """The replies of the index reads `reads` adds to a pipeline, with every booking the
+    indexes miss indexed first. On one server nothing can be missing: one pipeline as asked.
+    On a cluster the rooms' `unindexed` sets ride in the same pipeline; whatever they name (a
+    claim cut off before its index step) is indexed and drained, and the reads run again."""
+    rooms = range(1, room_count() + 1) if not indexes_inline(client) else range(0)
+    pipe = client.pipeline(transaction=False)
+    for room in rooms:
+        pipe.zrange(RoomKeys(room).unindexed, 0, -1)
+    reads(pipe)
+    replies = pipe.execute()
+    waiting = {room: text_list(ids) for room, ids in zip(rooms, replies, strict=False) if ids}
+    if not waiting:
+        return list(replies[len(rooms) :])
+    _drain(client, waiting)
+    pipe = client.pipeline(transaction=False)
+    reads(pipe)
+    return list(pipe.execute())
+
+
+def _drain(client: redis.Redis, waiting: dict[int, list[str]]) -> None:
+    if not waiting:
+        return
+    ids = [booking_id for room_ids in waiting.values() for booking_id in room_ids]
+    indexes_write(client=client, bookings=_bookings(client, ids))
+    pipe = client.pipeline(transaction=False)
+    for room, room_ids in waiting.items():
+        pipe.zrem(RoomKeys(room).unindexed, *room_ids)
+    pipe.execute()
