@@ -270,7 +270,9 @@ def booking_hold_release(*, client: redis.Redis, owner_id: str, hold_id: str) ->
 def holds_release_of(*, client: redis.Redis, owner_id: str) -> bool:
     """Give back the buyer's live hold, if any (at logout). True if one was released."""
     held = text_or_none(client.getdel(hold_of(owner_id)))
-    return bool(held) and booking_hold_release(client=client, owner_id=owner_id, hold_id=held)
+    if not held:
+        return False
+    return booking_hold_release(client=client, owner_id=owner_id, hold_id=held)
 
 
 _CANCEL_MESSAGES = {

@@ -78,7 +78,7 @@ def booking_pickup(
     `attempt_id` (made by the caller, e.g. carried by the kiosk form) makes a repeat of the same
     attempt harmless: the person who just collected sees "collected" again and a wrong code is
     counted once; without one, each call makes its own (redis-py retries stay safe)."""
-    attempt = attempt_id if request_id_valid(attempt_id) else request_id_new()
+    attempt = attempt_id if attempt_id and request_id_valid(attempt_id) else request_id_new()
     number = _pickup_room(room)
     typed = code if isinstance(code, str) and len(code) <= 64 else ""
     if number is None or not typed.strip():

@@ -88,11 +88,11 @@ def stored(client: redis.Redis) -> dict[str, str]:
     for room in ROOMS:
         pipe.smembers(RoomKeys(room).ledger)
     ids = sorted(i for members in pipe.execute() for i in members)
-    owners = {}
+    owners: dict[str, str] = {}
     for booking_id in ids:
         owner = client.hget(RoomKeys(int(booking_id[:3])).record(booking_id), "owner")
         assert owner is not None
-        owners[booking_id] = owner
+        owners[str(booking_id)] = str(owner)
     return owners
 
 
