@@ -42,7 +42,7 @@ from booking.rules import (
     season_key,
 )
 from strongroom.clock import from_ms, to_ms
-from strongroom.store import durable_fcall, fcall, text_or_none, text_values
+from strongroom.store import durable_fcall, fcall, load_functions, text_or_none, text_values
 
 __all__ = [
     "CancelResult",
@@ -202,8 +202,8 @@ def booking_hold(
 
     One live hold per buyer: once this hold is placed it becomes the buyer's (SET ... GET of
     the buyer's pointer, whatever session or worker asks) and the one it replaces is released
-    by id. Two holds placed at once by one buyer: each replaces what the pointer held, so all
-    but the last one set are released."""
+    by id; a refused hold changes nothing. Two holds placed at once by one buyer: each releases
+    what the pointer held before it, so all but the last one set are released."""
     check_owner_id(owner_id)
     _recheck(request, now)
     _check_id("hold id", hold_id, request.room)
@@ -228,22 +228,21 @@ def booking_hold(
         "room": format_room(request.room),
         "season_days": len(season_days()),
     }
-    # The hold and the buyer's pointer in one round trip; the hold it replaces is released
-    # after, whatever the outcome (as choosing again always did).
+    # The hold with a read of the buyer's pointer, then (placed) the pointer swapped with the
+    # release of the hold it named: two round trips, nothing but the hold function on refusal.
     call_keys, call_args = HOLD.call(keys=keys, args=args)
-    pipe = client.pipeline(transaction=False)
-    pipe.fcall(HOLD.name, len(call_keys), *call_keys, *call_args)
-    pipe.set(hold_of(owner_id), hold_id, px=ttl * 1000, get=True)
-    try:
-        reply, previous = pipe.execute()
-    except redis.ResponseError as exc:
-        if "Function not found" not in str(exc):
-            raise
-        reply = fcall(client, HOLD.name, call_keys, call_args)
-        previous = client.set(hold_of(owner_id), hold_id, px=ttl * 1000, get=True)
-    previous = text_or_none(previous)
-    if previous and previous != hold_id:
-        booking_hold_release(client=client, owner_id=owner_id, hold_id=previous)
+    pointer = hold_of(owner_id)
+    for attempt in (1, 2):
+        pipe = client.pipeline(transaction=False)
+        pipe.fcall(HOLD.name, len(call_keys), *call_keys, *call_args)
+        pipe.get(pointer)
+        reply, seen = pipe.execute(raise_on_error=False)
+        if isinstance(reply, redis.ResponseError):
+            if "Function not found" in str(reply) and attempt == 1:
+                load_functions(client)
+                continue
+            raise reply
+        break
     _refuse_invalid(HOLD.name, reply)
     if reply[0] == "id_in_use":
         raise ValueError(f"hold id {hold_id!r} belongs to another owner")
@@ -251,6 +250,16 @@ def booking_hold(
         return HoldResult(False, taken=tuple(slots_from_reply(reply[1:], request.cls)))
     expires = from_ms(reply[1])
     assert expires is not None
+    seen = text_or_none(seen)
+    pipe = client.pipeline(transaction=False)
+    pipe.set(pointer, hold_id, px=ttl * 1000, get=True)
+    if seen and seen != hold_id and booking_id_room(seen) is not None:
+        release_keys, release_args = _release_call(owner_id, seen)
+        pipe.fcall(HOLD_RELEASE.name, len(release_keys), *release_keys, *release_args)
+    previous = text_or_none(pipe.execute()[0])
+    if previous and previous not in (seen, hold_id):
+        # Another hold of this buyer was placed between our two round trips: it goes too.
+        booking_hold_release(client=client, owner_id=owner_id, hold_id=previous)
     return HoldResult(True, hold=Hold(hold_id, owner_id, request, expires))
 
 
@@ -259,12 +268,16 @@ def booking_hold_release(*, client: redis.Redis, owner_id: str, hold_id: str) ->
     room = booking_id_room(hold_id)
     if room is None:
         return False
-    keys = RoomKeys(room)
-    call = HOLD_RELEASE.call(
+    return bool(fcall(client, HOLD_RELEASE.name, *_release_call(owner_id, hold_id)))
+
+
+def _release_call(owner_id: str, hold_id: str) -> tuple[list[str], list[object]]:
+    """KEYS and ARGV of booking_hold_release (the hold id names its room)."""
+    keys = RoomKeys(booking_id_room(hold_id) or 0)
+    return HOLD_RELEASE.call(
         keys={"holds": keys.holds, "hold_days": keys.hold_days},
         args={"hold_id": hold_id, "owner": owner_id},
     )
-    return bool(fcall(client, HOLD_RELEASE.name, *call))
 
 
 def holds_release_of(*, client: redis.Redis, owner_id: str) -> bool:
