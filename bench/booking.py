@@ -289,7 +289,7 @@ def main() -> None:
         client.config_set("appendfsync", "always")
         print(
             f"Strongroom round trips per claim: {round_trips_per_claim(client, strongroom_claim)}"
-            " (FCALL+WAITAOF pipelined, then the index pipeline)"
+            " (FCALL, which writes the person and date indexes too, + WAITAOF, pipelined)"
         )
 
         print("\nSource design (HGET, OR in Python, HSET) claims/s")
