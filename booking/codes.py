@@ -8,7 +8,6 @@ import base64
 import hashlib
 import hmac
 import re
-import secrets
 from functools import cache
 
 from cryptography.fernet import Fernet, InvalidToken
@@ -16,11 +15,6 @@ from django.conf import settings
 
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L look-alikes
 CODE_LENGTH = 10
-
-
-def code_new() -> str:
-    """A fresh pickup code: CODE_LENGTH characters from CODE_ALPHABET, from `secrets`."""
-    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
 
 def code_for(booking_id: str, number: int) -> str:
@@ -68,7 +62,8 @@ def _fernet(secret: str) -> Fernet:
 
 
 def code_seal(code: str) -> str:
-    """The code encrypted for the owner to see again (Fernet, key derived from SECRET_KEY)."""
+    """The code encrypted as records made before `code_for` kept it (Fernet, key derived from
+    SECRET_KEY); new records keep no copy of the code."""
     return _fernet(settings.SECRET_KEY).encrypt(code.encode()).decode()
 
 
