@@ -301,6 +301,8 @@ def main() -> None:
         )
 
         settings.STRONGROOM_DURABILITY = "none"  # filling is about memory, not speed
+        # One claim per room fills a whole season: far over the cap a buyer meets.
+        settings.STRONGROOM_MAX_SLOTS = 100_000
         print("\nMEMORY USAGE of a fully booked season (inventory only; every room, every day)")
         print(
             f"  {'class':<6}{'bit limit':>14}{'strongroom':>14}{'ratio':>8}"
