@@ -1,5 +1,7 @@
 from django.apps import AppConfig
 
+from accounts.access import signed_out
+
 
 class BookingConfig(AppConfig):
     name = "booking"
@@ -10,3 +12,13 @@ class BookingConfig(AppConfig):
 
         # Written by booking.lua into each room's own stream, not the staff stream.
         audit_kinds_register(kinds=AUDIT_KINDS, stream="booking")
+        signed_out.connect(_release_hold_at_sign_out, dispatch_uid="booking-release-hold")
+
+
+def _release_hold_at_sign_out(sender: object, *, person_id: str, **kwargs: object) -> None:
+    """Logout gives the buyer's hold back at once (it would otherwise keep its slots until it
+    expires)."""
+    from booking.claims import holds_release_of
+    from strongroom.store import get_store
+
+    holds_release_of(client=get_store(), owner_id=person_id)

@@ -47,20 +47,23 @@ class FunctionSpec:
 CLAIM = FunctionSpec(
     "booking_claim",
     "CLAIM",
-    ("inventory", "registry", "record", "ledger", "codes", "holds", "audit", "stats"),
+    ("inventory", "registry", "record", "ledger", "codes", "holds", "audit", "stats",
+     "hold_days", "unindexed"),
     ("owner", "cls", "season", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
-     "code_mac", "code_sealed", "dates", "hold_id", "audit_maxlen", "room", "season_bytes",
-     "season_days", "made"),
+     "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "season_bytes",
+     "season_days", "made", "person_score", "date_scores"),
 )  # fmt: skip
+# more_keys of CLAIM: the person index and the date index where one call may write them (not on
+# a cluster), else none.
 HOLD = FunctionSpec(
     "booking_hold",
     "HOLD",
-    ("inventory", "holds", "audit"),
+    ("inventory", "holds", "audit", "hold_days"),
     ("owner", "cls", "days", "hstart", "hend", "boxes", "hold_id", "now_ms", "ttl_ms",
      "audit_maxlen", "room", "season_days"),
 )  # fmt: skip
 HOLD_RELEASE = FunctionSpec(
-    "booking_hold_release", "HOLD_RELEASE", ("holds",), ("hold_id", "owner")
+    "booking_hold_release", "HOLD_RELEASE", ("holds", "hold_days"), ("hold_id", "owner")
 )
 CANCEL = FunctionSpec(
     "booking_cancel",
@@ -75,11 +78,17 @@ PICKUP = FunctionSpec(
     ("code_mac", "booking_id", "now_ms", "today", "minute", "grace_minutes", "max_failures",
      "window_ms", "lock_ms", "attempt_id", "audit_maxlen", "room", "yesterday"),
 )  # fmt: skip
+PICKUP_MISS = FunctionSpec(
+    "booking_pickup_miss",
+    "PICKUP_MISS",
+    ("failures", "lock"),
+    ("failure", "now_ms", "max_failures", "window_ms", "lock_ms"),
+)
 # more_keys: the inventory keys, the record keys, then the stats key.
 FLUSH_ROOM = FunctionSpec(
     "booking_flush_room",
     "FLUSH_ROOM",
-    ("registry", "ledger", "holds", "audit"),
+    ("registry", "ledger", "holds", "audit", "hold_days"),
     ("actor", "reason", "now_ms", "audit_maxlen", "n_inv", "n_rec", "room"),
 )
 # more_keys: the inventory keys, then the record keys; more_args: season, cls, bits per day of
@@ -87,7 +96,7 @@ FLUSH_ROOM = FunctionSpec(
 STATS_REBUILD = FunctionSpec(
     "booking_stats_rebuild", "STATS_REBUILD", ("stats", "registry", "ledger"), ("n_inv", "n_rec")
 )
-SPECS = (CLAIM, HOLD, HOLD_RELEASE, CANCEL, PICKUP, FLUSH_ROOM, STATS_REBUILD)
+SPECS = (CLAIM, HOLD, HOLD_RELEASE, CANCEL, PICKUP, PICKUP_MISS, FLUSH_ROOM, STATS_REBUILD)
 
 
 def hold_value_split(value: str) -> dict[str, str]:

@@ -1,11 +1,12 @@
 """Taking slots: claim (confirm a booking), hold (keep slots a while), release, cancel. Each
 check-and-take is one Redis Function (booking/lua/booking.lua) on one room's keys; confirmed
-changes go through `durable_fcall` (FCALL + WAITAOF, one round trip)."""
+changes go through `durable_fcall` (FCALL + WAITAOF, one round trip). A claim writes the person
+and date indexes in the same call where one server holds them all, and otherwise names the
+booking in the room's `unindexed` set for the list readers to drain (booking.records)."""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,10 +15,20 @@ from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from booking.calls import CANCEL, CLAIM, HOLD, HOLD_RELEASE
-from booking.codes import code_mac, code_new, code_seal
-from booking.keys import RoomKeys, date_index, date_member, date_score, person_index
-from booking.parser import InvalidRequest, SlotRequest, check_dates
-from booking.records import Booking, Hold, Slot, booking_from_hash, flat_to_dict, slots_from_reply
+from booking.codes import code_for, code_mac
+from booking.keys import RoomKeys, date_index, date_score, hold_of, person_index, person_score
+from booking.parser import InvalidRequest, SlotRequest, check_dates, check_size
+from booking.records import (
+    Booking,
+    Hold,
+    Slot,
+    booking_from_hash,
+    flat_to_dict,
+    indexes_after_claim,
+    indexes_inline,
+    indexes_write,
+    slots_from_reply,
+)
 from booking.rules import (
     booking_id_room,
     check_owner_id,
@@ -31,7 +42,19 @@ from booking.rules import (
     season_key,
 )
 from strongroom.clock import from_ms, to_ms
-from strongroom.store import durable_fcall, fcall, text_values
+from strongroom.store import durable_fcall, fcall, load_functions, text_or_none, text_values
+
+__all__ = [
+    "CancelResult",
+    "ClaimResult",
+    "HoldResult",
+    "booking_cancel",
+    "booking_claim",
+    "booking_hold",
+    "booking_hold_release",
+    "holds_release_of",
+    "indexes_write",
+]
 
 _CODE_ATTEMPTS = 5
 
@@ -81,7 +104,7 @@ def _recheck(request: SlotRequest, now: dt.datetime | None) -> None:
     if not isinstance(request, SlotRequest):
         raise TypeError("request must be a SlotRequest (use slot_request_parse)")
     # The request may have been parsed before midnight: the day-ahead rule holds at claim time.
-    errors = check_dates(request.dates, now)
+    errors = check_dates(request.dates, now) + check_size(request)
     if errors:
         raise InvalidRequest(errors)
 
@@ -119,7 +142,11 @@ def booking_claim(
         "holds": room.holds,
         "audit": room.audit,
         "stats": room.stats,
+        "hold_days": room.hold_days,
+        "unindexed": room.unindexed,
     }
+    inline = indexes_inline(client)
+    index_keys = [person_index(owner_id), date_index()] if inline else []
     fixed = {
         "owner": owner_id,
         **_request_args(request),
@@ -133,11 +160,18 @@ def booking_claim(
         "season_bytes": season_bytes(request.cls),
         "season_days": len(season_days()),
         "made": local_now(from_ms(now_ms)).date().isoformat(),
+        "person_score": person_score(request.dates),
+        "date_scores": ",".join(
+            str(date_score(d, request.cls, request.room)) for d in request.dates
+        ),
     }
-    for _attempt in range(_CODE_ATTEMPTS):
-        code = code_new()
-        args = {**fixed, "code_mac": code_mac(request.room, code), "code_sealed": code_seal(code)}
-        reply = durable_fcall(client, CLAIM.name, *CLAIM.call(keys=keys, args=args))
+    # The code derives from the id (nothing sealed per call); a clash with a live code of the
+    # room, about one claim in 10^10, takes the next number.
+    for number in range(_CODE_ATTEMPTS):
+        code = code_for(booking_id, number)
+        args = {**fixed, "code_mac": code_mac(request.room, code), "code_n": number}
+        call_keys, call_args = CLAIM.call(keys=keys, args=args, more_keys=index_keys)
+        reply = durable_fcall(client, CLAIM.name, call_keys, call_args)
         if reply[0] != "code_clash":
             break
     else:
@@ -149,7 +183,8 @@ def booking_claim(
         return ClaimResult(False, taken=tuple(slots_from_reply(reply[1:], request.cls)))
     booking = booking_from_hash(flat_to_dict(reply[1]))
     assert booking is not None
-    indexes_write(client=client, bookings=[booking])
+    if not inline:
+        indexes_after_claim(client=client, booking=booking)
     return ClaimResult(True, booking=booking)
 
 
@@ -163,7 +198,12 @@ def booking_hold(
     now: dt.datetime | None = None,
 ) -> HoldResult:
     """Keep the request's slots for `owner_id` for `ttl_seconds` (default
-    STRONGROOM_HOLD_SECONDS); other buyers' claims and holds see them as taken."""
+    STRONGROOM_HOLD_SECONDS); other buyers' claims and holds see them as taken.
+
+    One live hold per buyer: once this hold is placed it becomes the buyer's (SET ... GET of
+    the buyer's pointer, whatever session or worker asks) and the one it replaces is released
+    by id; a refused hold changes nothing. Two holds placed at once by one buyer: each releases
+    what the pointer held before it, so all but the last one set are released."""
     check_owner_id(owner_id)
     _recheck(request, now)
     _check_id("hold id", hold_id, request.room)
@@ -172,7 +212,12 @@ def booking_hold(
         raise ValueError("a hold lasts 1 to 3600 seconds")
     room = RoomKeys(request.room)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
-    keys = {"inventory": room.inventory(request.cls), "holds": room.holds, "audit": room.audit}
+    keys = {
+        "inventory": room.inventory(request.cls),
+        "holds": room.holds,
+        "audit": room.audit,
+        "hold_days": room.hold_days,
+    }
     args = {
         "owner": owner_id,
         **_request_args(request),
@@ -183,7 +228,21 @@ def booking_hold(
         "room": format_room(request.room),
         "season_days": len(season_days()),
     }
-    reply = fcall(client, HOLD.name, *HOLD.call(keys=keys, args=args))
+    # The hold with a read of the buyer's pointer, then (placed) the pointer swapped with the
+    # release of the hold it named: two round trips, nothing but the hold function on refusal.
+    call_keys, call_args = HOLD.call(keys=keys, args=args)
+    pointer = hold_of(owner_id)
+    for attempt in (1, 2):
+        pipe = client.pipeline(transaction=False)
+        pipe.fcall(HOLD.name, len(call_keys), *call_keys, *call_args)
+        pipe.get(pointer)
+        reply, seen = pipe.execute(raise_on_error=False)
+        if isinstance(reply, redis.ResponseError):
+            if "Function not found" in str(reply) and attempt == 1:
+                load_functions(client)
+                continue
+            raise reply
+        break
     _refuse_invalid(HOLD.name, reply)
     if reply[0] == "id_in_use":
         raise ValueError(f"hold id {hold_id!r} belongs to another owner")
@@ -191,6 +250,16 @@ def booking_hold(
         return HoldResult(False, taken=tuple(slots_from_reply(reply[1:], request.cls)))
     expires = from_ms(reply[1])
     assert expires is not None
+    seen = text_or_none(seen)
+    pipe = client.pipeline(transaction=False)
+    pipe.set(pointer, hold_id, px=ttl * 1000, get=True)
+    if seen and seen != hold_id and booking_id_room(seen) is not None:
+        release_keys, release_args = _release_call(owner_id, seen)
+        pipe.fcall(HOLD_RELEASE.name, len(release_keys), *release_keys, *release_args)
+    previous = text_or_none(pipe.execute()[0])
+    if previous and previous not in (seen, hold_id):
+        # Another hold of this buyer was placed between our two round trips: it goes too.
+        booking_hold_release(client=client, owner_id=owner_id, hold_id=previous)
     return HoldResult(True, hold=Hold(hold_id, owner_id, request, expires))
 
 
@@ -199,10 +268,24 @@ def booking_hold_release(*, client: redis.Redis, owner_id: str, hold_id: str) ->
     room = booking_id_room(hold_id)
     if room is None:
         return False
-    call = HOLD_RELEASE.call(
-        keys={"holds": RoomKeys(room).holds}, args={"hold_id": hold_id, "owner": owner_id}
+    return bool(fcall(client, HOLD_RELEASE.name, *_release_call(owner_id, hold_id)))
+
+
+def _release_call(owner_id: str, hold_id: str) -> tuple[list[str], list[object]]:
+    """KEYS and ARGV of booking_hold_release (the hold id names its room)."""
+    keys = RoomKeys(booking_id_room(hold_id) or 0)
+    return HOLD_RELEASE.call(
+        keys={"holds": keys.holds, "hold_days": keys.hold_days},
+        args={"hold_id": hold_id, "owner": owner_id},
     )
-    return bool(fcall(client, HOLD_RELEASE.name, *call))
+
+
+def holds_release_of(*, client: redis.Redis, owner_id: str) -> bool:
+    """Give back the buyer's live hold, if any (at logout). True if one was released."""
+    held = text_or_none(client.getdel(hold_of(owner_id)))
+    if not held:
+        return False
+    return booking_hold_release(client=client, owner_id=owner_id, hold_id=held)
 
 
 _CANCEL_MESSAGES = {
@@ -266,19 +349,3 @@ def booking_cancel(
     outcome = reply[0]
     booking = booking_from_hash(flat_to_dict(reply[1])) if len(reply) > 1 else None
     return CancelResult(outcome == "cancelled", outcome, _CANCEL_MESSAGES[outcome], booking)
-
-
-def indexes_write(*, client: redis.Redis, bookings: Iterable[Booking]) -> None:
-    """Add bookings to the person index and the date index (one pipeline; idempotent)."""
-    pipe = client.pipeline(transaction=False)
-    by_date: dict[str, int] = {}
-    for booking in bookings:
-        pipe.zadd(person_index(booking.owner_id), {booking.id: to_ms(booking.created_at)})
-        for date in booking.dates:
-            by_date[date_member(booking.id, date)] = date_score(date, booking.cls, booking.room)
-        if len(by_date) >= 5000:
-            pipe.zadd(date_index(), by_date)
-            by_date = {}
-    if by_date:
-        pipe.zadd(date_index(), by_date)
-    pipe.execute()

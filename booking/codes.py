@@ -1,5 +1,6 @@
-"""Pickup codes: made, typed, shown, and kept as a keyed hash (to verify) and sealed (to show
-the owner again); keys derive from SECRET_KEY."""
+"""Pickup codes: made, typed, shown, and kept as a keyed hash (to verify); the owner's code is
+derived again from the booking id when shown (records from before kept it sealed); keys derive
+from SECRET_KEY."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import base64
 import hashlib
 import hmac
 import re
-import secrets
 from functools import cache
 
 from cryptography.fernet import Fernet, InvalidToken
@@ -17,9 +17,19 @@ CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L look-alikes
 CODE_LENGTH = 10
 
 
-def code_new() -> str:
-    """A fresh pickup code: CODE_LENGTH characters from CODE_ALPHABET, from `secrets`."""
-    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+def code_for(booking_id: str, number: int) -> str:
+    """The pickup code of a booking: a keyed hash (HMAC-SHA256, key from SECRET_KEY) of its id
+    and a small number (the claim tries 0, 1, ... on the rare clash with a live code of the
+    room), written in CODE_ALPHABET. Nothing is encrypted per claim, and the store keeps no
+    copy of the code: without SECRET_KEY the id tells nothing about it."""
+    key = _derived_key("strongroom.booking.code-of-id")
+    digest = hmac.new(key, f"{booking_id}|{number}".encode(), hashlib.sha256).digest()
+    value = int.from_bytes(digest, "big")  # 256 bits: the bias mod 31^10 is below 2^-200
+    chars = []
+    for _ in range(CODE_LENGTH):
+        value, digit = divmod(value, len(CODE_ALPHABET))
+        chars.append(CODE_ALPHABET[digit])
+    return "".join(chars)
 
 
 def code_normalise(text: str) -> str:
@@ -52,7 +62,8 @@ def _fernet(secret: str) -> Fernet:
 
 
 def code_seal(code: str) -> str:
-    """The code encrypted for the owner to see again (Fernet, key derived from SECRET_KEY)."""
+    """The code encrypted as records made before `code_for` kept it (Fernet, key derived from
+    SECRET_KEY); new records keep no copy of the code."""
     return _fernet(settings.SECRET_KEY).encrypt(code.encode()).decode()
 
 

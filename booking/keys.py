@@ -47,12 +47,19 @@ class RoomKeys:
         return ks.BOOKING_HOLDS.key(room=self.tag)
 
     @property
-    def pickup_failures(self) -> str:
-        return ks.BOOKING_PICKUP_FAILURES.key(room=self.tag)
+    def hold_days(self) -> str:
+        return ks.BOOKING_HOLD_DAYS.key(room=self.tag)
 
     @property
-    def pickup_lock(self) -> str:
-        return ks.BOOKING_PICKUP_LOCK.key(room=self.tag)
+    def unindexed(self) -> str:
+        return ks.BOOKING_UNINDEXED.key(room=self.tag)
+
+    def pickup_failures(self, client: str) -> str:
+        """Wrong codes of one client (address) in this room."""
+        return ks.BOOKING_PICKUP_FAILURES.key(room=self.tag, client=client)
+
+    def pickup_lock(self, client: str) -> str:
+        return ks.BOOKING_PICKUP_LOCK.key(room=self.tag, client=client)
 
     @property
     def audit(self) -> str:
@@ -65,6 +72,28 @@ class RoomKeys:
 
 def person_index(owner_id: str) -> str:
     return ks.BOOKING_BY_PERSON.key(owner_id=owner_id)
+
+
+def hold_of(owner_id: str) -> str:
+    """The buyer's live hold id (one per buyer)."""
+    return ks.BOOKING_HOLD_OF.key(owner_id=owner_id)
+
+
+def pickup_client_failures(client: str) -> str:
+    return ks.PICKUP_CLIENT_FAILURES.key(client=client)
+
+
+def pickup_client_lock(client: str) -> str:
+    return ks.PICKUP_CLIENT_LOCK.key(client=client)
+
+
+def person_score(dates: tuple[dt.date, ...]) -> int:
+    """The person index's score: the last booked day as YYYYMMDD (upcoming = score >= today)."""
+    return day_number(max(dates))
+
+
+def day_number(date: dt.date) -> int:
+    return date.year * 10000 + date.month * 100 + date.day
 
 
 def date_index() -> str:

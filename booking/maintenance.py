@@ -11,9 +11,14 @@ import redis
 from django.conf import settings
 
 from booking.calls import FLUSH_ROOM
-from booking.claims import indexes_write
 from booking.keys import RoomKeys, date_index, member_booking_id, person_index
-from booking.records import Booking, booking_from_hash, room_sets_read
+from booking.records import (
+    Booking,
+    booking_from_hash,
+    indexes_drain,
+    indexes_write,
+    room_sets_read,
+)
 from booking.rules import booking_id_room, format_room, reason_clean, room_count
 from booking.stats import stats_rebuild
 from strongroom.clock import to_ms
@@ -41,8 +46,9 @@ def indexes_rebuild(*, client: redis.Redis) -> int:
     booking record does not exist. (Deleting the indexes and writing them again would drop the
     entries of a claim made between the read and the delete.) A claim writes its record before
     its index entries, so a live booking's entry is never removed."""
-    pipe = client.pipeline(transaction=False)
     rooms = range(1, room_count() + 1)
+    indexes_drain(client=client, rooms=rooms)
+    pipe = client.pipeline(transaction=False)
     for room in rooms:
         pipe.smembers(RoomKeys(room).ledger)
     ids_by_room: dict[int, Sequence[str]] = {
@@ -92,6 +98,7 @@ def _flush_room_call(
             "ledger": keys.ledger,
             "holds": keys.holds,
             "audit": keys.audit,
+            "hold_days": keys.hold_days,
         },
         args={
             "actor": actor_id,

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.utils.functional import lazy
 from django.utils.translation import gettext_lazy as _
 
@@ -36,6 +37,10 @@ _NUMBER_RE = re.compile(r"[0-9]{1,4}")
 _SHOWN = 24  # at most this many characters of a bad value are echoed in a message
 # One message per problem, translated when shown.
 _MESSAGES = {
+    "too_many_slots": _(
+        "This choice takes %(count)s slots; one booking or hold takes at most %(cap)s. "
+        "Choose fewer days, hours or boxes."
+    ),
     "no_class": _("Choose a class: A, B or C (not “%(value)s”)."),
     "unknown_class": _("There is no class “%(value)s”: choose A, B or C."),
     "unknown_room": _("There is no room “%(value)s”: rooms are 001 to %(last)s."),
@@ -90,6 +95,26 @@ class SlotRequest:
     def days(self) -> tuple[int, ...]:
         """The dates as day numbers of the season (0 = the season's first day)."""
         return tuple(season_day(d) for d in self.dates)
+
+    @property
+    def slot_count(self) -> int:
+        """How many slots the request takes: days x hours (B/C) x boxes (C)."""
+        start, end = self.hours or (0, 1)
+        return len(self.dates) * (end - start) * max(1, len(self.boxes))
+
+
+def check_size(request: SlotRequest) -> list[Any]:
+    """The cap on the slots one hold or one booking may take (STRONGROOM_MAX_SLOTS)."""
+    cap = settings.STRONGROOM_MAX_SLOTS
+    if request.slot_count <= cap:
+        return []
+    return [
+        _msg(
+            "too_many_slots",
+            count=f"{request.slot_count:,}",
+            cap=f"{cap:,}",
+        )
+    ]
 
 
 @dataclass(frozen=True)
@@ -384,7 +409,11 @@ def slot_request_parse(
         parsed_boxes = reading.boxes(parsed_cls, boxes)
     if reading.errors or parsed_cls is None or parsed_room is None:
         raise InvalidRequest(reading.errors)
-    return SlotRequest(parsed_cls, parsed_room, parsed_dates, hours, parsed_boxes)
+    parsed = SlotRequest(parsed_cls, parsed_room, parsed_dates, hours, parsed_boxes)
+    too_big = check_size(parsed)
+    if too_big:
+        raise InvalidRequest(too_big)
+    return parsed
 
 
 def room_pick(value: object) -> tuple[int | None, list[Any]]:

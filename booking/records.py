@@ -4,24 +4,35 @@ them, and the reads of bookings and holds (by id, by person, by date)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import redis
 
 from booking.calls import hold_value_split
-from booking.codes import code_unseal
+from booking.codes import code_for, code_unseal
 from booking.keys import (
     CLASS_FACTOR,
     DAY_FACTOR,
     RoomKeys,
     date_index,
+    date_member,
     date_score,
+    day_number,
     member_booking_id,
     person_index,
+    person_score,
 )
 from booking.parser import SlotRequest
-from booking.rules import CLASSES, HOURS_PER_DAY, booking_id_room, format_room, season_start
+from booking.rules import (
+    CLASSES,
+    HOURS_PER_DAY,
+    booking_id_room,
+    format_room,
+    room_count,
+    season_start,
+)
 from strongroom.clock import from_ms, to_ms
 from strongroom.store import text, text_hash, text_list
 
@@ -53,14 +64,17 @@ class Booking:
     cancelled_at: dt.datetime | None = None
     cancelled_by: str = ""
     cancel_reason: str = ""
-    code_sealed: str = field(default="", repr=False)
+    code_sealed: str = field(default="", repr=False)  # records made before codes were derived
+    code_n: int = field(default=-1, repr=False)
 
     @property
     def room_label(self) -> str:
         return format_room(self.room)
 
     def pickup_code(self) -> str:
-        """The pickup code, unsealed (show it to the owner only); '' if it cannot be read."""
+        """The pickup code (show it to the owner only); '' if it cannot be read."""
+        if self.code_n >= 0:
+            return code_for(self.id, self.code_n)
         return code_unseal(self.code_sealed)
 
 
@@ -99,6 +113,7 @@ def booking_from_hash(data: dict[str, str]) -> Booking | None:
         cancelled_by=data.get("cancelled_by", ""),
         cancel_reason=data.get("cancel_reason", ""),
         code_sealed=data.get("code_sealed", ""),
+        code_n=int(data.get("code_n") or -1),
     )
 
 
@@ -155,11 +170,58 @@ def _bookings(client: redis.Redis, ids: Sequence[str]) -> list[Booking]:
     return [b for b in (booking_from_hash(h) for h in pipe.execute()) if b is not None]
 
 
+@dataclass(frozen=True)
+class BookingPage:
+    """One page of a person's bookings: upcoming first (soonest last day first), then the
+    earlier ones (latest first). `total`: all of them; `upcoming`: how many are upcoming."""
+
+    bookings: list[Booking]
+    total: int
+    upcoming: int
+    offset: int
+    limit: int
+
+    @property
+    def has_next(self) -> bool:
+        return self.offset + self.limit < self.total
+
+
+def bookings_page(
+    *,
+    client: redis.Redis,
+    owner_id: str,
+    today: dt.date,
+    limit: int = 20,
+    offset: int = 0,
+) -> BookingPage:
+    """A page of a person's bookings, every one reachable: upcoming (last day from `today` on)
+    by last day, then the earlier ones newest first. Two round trips: the index (counts and
+    both ranges in one pipeline), then the records."""
+    limit, offset = max(1, limit), max(0, offset)
+    key, day = person_index(owner_id), day_number(today)
+
+    def reads(pipe: Any) -> None:
+        pipe.zcard(key)
+        pipe.zcount(key, day, "+inf")
+        pipe.zrangebyscore(key, day, "+inf", start=offset, num=limit)
+        # The page's earlier part starts at offset - upcoming, unknown yet: read up to its end.
+        pipe.zrevrangebyscore(key, f"({day}", "-inf", start=0, num=offset + limit)
+
+    total, upcoming, soon, earlier = indexes_read(client=client, reads=reads)
+    ids = text_list(soon)[:limit]
+    first_earlier = max(0, offset - int(upcoming))
+    ids += text_list(earlier)[first_earlier : first_earlier + limit - len(ids)]
+    return BookingPage(_bookings(client, ids), int(total), int(upcoming), offset, limit)
+
+
 def bookings_of(
     *, client: redis.Redis, owner_id: str, limit: int = 50, offset: int = 0
 ) -> list[Booking]:
-    """A person's bookings, newest first (the person index, then the records)."""
-    ids = client.zrange(person_index(owner_id), offset, offset + limit - 1, desc=True)
+    """A person's bookings, latest last day first (the person index, then the records)."""
+    key = person_index(owner_id)
+    (ids,) = indexes_read(
+        client=client, reads=lambda pipe: pipe.zrange(key, offset, offset + limit - 1, desc=True)
+    )
     return _bookings(client, text_list(ids))
 
 
@@ -177,17 +239,19 @@ def bookings_between(
         raise ValueError(f"no class {cls!r}")
     if end < start:
         return []
-    pipe = client.pipeline(transaction=False)
-    if cls is None:
-        low = date_score(start)
-        high = date_score(end) + DAY_FACTOR - 1
-        pipe.zrangebyscore(date_index(), low, high)
-    else:
-        for i in range((end - start).days + 1):
-            day = date_score(start + dt.timedelta(days=i), cls)
-            pipe.zrangebyscore(date_index(), day, day + CLASS_FACTOR - 1)
+
+    def reads(pipe: Any) -> None:
+        if cls is None:
+            low = date_score(start)
+            high = date_score(end) + DAY_FACTOR - 1
+            pipe.zrangebyscore(date_index(), low, high)
+        else:
+            for i in range((end - start).days + 1):
+                day = date_score(start + dt.timedelta(days=i), cls)
+                pipe.zrangebyscore(date_index(), day, day + CLASS_FACTOR - 1)
+
     ids: dict[str, None] = {}
-    for members in pipe.execute():
+    for members in indexes_read(client=client, reads=reads):
         for member in members:
             ids.setdefault(member_booking_id(member))
             if len(ids) >= limit:
@@ -228,3 +292,112 @@ def room_sets_read(
         if registered or ledger:
             found[room] = (registered, ledger)
     return found
+
+
+# --- The person and date indexes ---------------------------------------------------------------
+# On one server the claim function writes them with the booking (one atomic call). On a cluster
+# they live in other slots than the room's: the claim function puts the id in the room's
+# `unindexed` set instead, in the same atomic call, and every reader of a list reads those sets
+# with its index reads (same round trip); if any names a booking, it writes that booking's
+# entries, only then removes it from the set, and reads again (`indexes_read`).
+
+
+_INLINE_ATTRIBUTE = "_strongroom_indexes_inline"
+
+
+def indexes_inline(client: redis.Redis) -> bool:
+    """Whether the claim function can write the indexes itself: the server is not in cluster
+    mode (where keys of other hash tags cannot meet in one call). Asked once per client."""
+    known: bool | None = getattr(client, _INLINE_ATTRIBUTE, None)
+    if known is None:
+        if isinstance(client, redis.RedisCluster):
+            known = False
+        else:
+            known = str(client.info("cluster").get("cluster_enabled", 0)) != "1"
+        setattr(client, _INLINE_ATTRIBUTE, known)
+    return known
+
+
+def indexes_after_claim(*, client: redis.Redis, booking: Booking) -> None:
+    """Where the claim could not write the indexes: write them, then take the booking out of
+    its room's `unindexed` set. Through one connection (one server) that is one pipeline: the
+    server runs and logs it in order, so the ZREM never outlives the entries. On a Redis
+    Cluster the entries live on other primaries: they are written first, the ZREM after."""
+    unindexed = RoomKeys(booking.room).unindexed
+    if isinstance(client, redis.RedisCluster):
+        indexes_write(client=client, bookings=[booking])
+        client.zrem(unindexed, booking.id)
+        return
+    pipe = _index_pipeline(client, [booking])
+    pipe.zrem(unindexed, booking.id)
+    pipe.execute()
+
+
+def indexes_write(*, client: redis.Redis, bookings: Iterable[Booking]) -> None:
+    """Add bookings to the person index and the date index (one pipeline; idempotent)."""
+    _index_pipeline(client, bookings).execute()
+
+
+def _index_pipeline(client: redis.Redis, bookings: Iterable[Booking]) -> Any:
+    pipe = client.pipeline(transaction=False)
+    by_date: dict[str, int] = {}
+    for booking in bookings:
+        pipe.zadd(person_index(booking.owner_id), {booking.id: person_score(booking.dates)})
+        for date in booking.dates:
+            by_date[date_member(booking.id, date)] = date_score(date, booking.cls, booking.room)
+        if len(by_date) >= 5000:
+            pipe.zadd(date_index(), by_date)
+            by_date = {}
+    if by_date:
+        pipe.zadd(date_index(), by_date)
+    return pipe
+
+
+def indexes_drain(*, client: redis.Redis, rooms: Sequence[int]) -> int:
+    """Index the bookings the rooms' `unindexed` sets still name, then remove them from the
+    sets (never before their entries are written: a crash in between leaves them listed here,
+    and writing an entry twice changes nothing). Returns how many were drained."""
+    pipe = client.pipeline(transaction=False)
+    for room in rooms:
+        pipe.zrange(RoomKeys(room).unindexed, 0, -1)
+    waiting = {room: text_list(ids) for room, ids in zip(rooms, pipe.execute(), strict=True) if ids}
+    if not waiting:
+        return 0
+    ids = [booking_id for room_ids in waiting.values() for booking_id in room_ids]
+    indexes_write(client=client, bookings=_bookings(client, ids))
+    pipe = client.pipeline(transaction=False)
+    for room, room_ids in waiting.items():
+        pipe.zrem(RoomKeys(room).unindexed, *room_ids)
+    pipe.execute()
+    return len(ids)
+
+
+def indexes_read(*, client: redis.Redis, reads: Callable[[Any], object]) -> list[Any]:
+    """The replies of the index reads `reads` adds to a pipeline, with every booking the
+    indexes miss indexed first. On one server nothing can be missing: one pipeline as asked.
+    On a cluster the rooms' `unindexed` sets ride in the same pipeline; whatever they name (a
+    claim cut off before its index step) is indexed and drained, and the reads run again."""
+    rooms = range(1, room_count() + 1) if not indexes_inline(client) else range(0)
+    pipe = client.pipeline(transaction=False)
+    for room in rooms:
+        pipe.zrange(RoomKeys(room).unindexed, 0, -1)
+    reads(pipe)
+    replies = pipe.execute()
+    waiting = {room: text_list(ids) for room, ids in zip(rooms, replies, strict=False) if ids}
+    if not waiting:
+        return list(replies[len(rooms) :])
+    _drain(client, waiting)
+    pipe = client.pipeline(transaction=False)
+    reads(pipe)
+    return list(pipe.execute())
+
+
+def _drain(client: redis.Redis, waiting: dict[int, list[str]]) -> None:
+    if not waiting:
+        return
+    ids = [booking_id for room_ids in waiting.values() for booking_id in room_ids]
+    indexes_write(client=client, bookings=_bookings(client, ids))
+    pipe = client.pipeline(transaction=False)
+    for room, room_ids in waiting.items():
+        pipe.zrem(RoomKeys(room).unindexed, *room_ids)
+    pipe.execute()

@@ -22,13 +22,13 @@ from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.access import login_required, request_person
+from accounts.access import login_required, request_client, request_person
 from booking import forms, pages
 from booking.claims import booking_cancel, booking_claim, booking_hold, booking_hold_release
 from booking.codes import code_display
 from booking.parser import InvalidRequest, SlotRequest
 from booking.pickup import booking_pickup
-from booking.records import Booking, Slot, booking_get, bookings_of, hold_get
+from booking.records import Booking, Slot, booking_get, bookings_page, hold_get
 from booking.rules import (
     booking_id_room,
     booking_new_id,
@@ -46,6 +46,7 @@ from strongroom.middleware import REFRESH_HEADER
 from strongroom.store import get_store
 
 HOLD_SESSION_KEY = "booking_hold_id"
+MINE_PAGE_SIZE = 20
 
 
 def _owner(request: HttpRequest) -> str | None:
@@ -226,16 +227,12 @@ def _release_hold(request: HttpRequest, owner: str, hold_id: object) -> None:
         del request.session[HOLD_SESSION_KEY]
 
 
-def _release_previous(request: HttpRequest, owner: str) -> None:
-    _release_hold(request, owner, request.session.get(HOLD_SESSION_KEY))
-
-
 @_slots_posted
 def hold_place(
     request: HttpRequest, owner: str, choices: forms.Choices, slot_request: SlotRequest
 ) -> HttpResponse:
     """Hold the chosen slots for a few minutes, then show them for confirmation."""
-    _release_previous(request, owner)
+    # booking_hold replaces the buyer's previous hold (whatever session placed it).
     hold_id = hold_new_id(room=slot_request.room)
     try:
         result = booking_hold(
@@ -365,13 +362,32 @@ def booking_done(request: HttpRequest, booking_id: str) -> HttpResponse:
 @require_GET
 @login_required
 def bookings_mine(request: HttpRequest) -> HttpResponse:
-    """My bookings: upcoming first (soonest first), then the rest (newest first)."""
+    """My bookings, MINE_PAGE_SIZE a page (?page=2...): upcoming first (the soonest to end
+    first), then the earlier ones (newest first); every booking is on some page."""
     owner = _signed_in(request)
     today = site_today()
-    rows = [_shown(b, today) for b in bookings_of(client=get_store(), owner_id=owner)]
-    upcoming = sorted((r for r in rows if r["upcoming"]), key=lambda r: r["booking"].dates[0])
-    others = [r for r in rows if not r["upcoming"]]
-    return render(request, "booking/mine.html", {"upcoming": upcoming, "others": others})
+    raw = request.GET.get("page", "1")
+    number = int(raw) if raw.isascii() and raw.isdigit() and 0 < len(raw) < 6 else 1
+    number = max(1, number)
+    found = bookings_page(
+        client=get_store(),
+        owner_id=owner,
+        today=today,
+        limit=MINE_PAGE_SIZE,
+        offset=(number - 1) * MINE_PAGE_SIZE,
+    )
+    rows = [_shown(b, today) for b in found.bookings]
+    pages_total = max(1, -(-found.total // MINE_PAGE_SIZE))
+    context = {
+        "upcoming": [r for r in rows if r["upcoming"]],
+        "others": [r for r in rows if not r["upcoming"]],
+        "page": number,
+        "pages_total": pages_total,
+        "previous_page": number - 1 if number > 1 else None,
+        "next_page": number + 1 if found.has_next else None,
+        "total": found.total,
+    }
+    return render(request, "booking/mine.html", context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -415,6 +431,7 @@ def pickup_kiosk(request: HttpRequest) -> HttpResponse:
             room=room,
             code=code,
             attempt_id=request.POST.get("attempt") or None,
+            client_id=request_client(request),
         )
         context.update(room=room, result=result)
         if result.locked_until is not None:

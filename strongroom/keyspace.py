@@ -361,24 +361,62 @@ BOOKING_HOLDS = declare(
     holds="hold id -> 'expiry ms|owner|class|days|start|end|boxes'; key PEXPIREs with its last "
     "hold",
     app="booking",
-    why="holds are few and short; the claim function checks each unexpired one against its "
-    "request and drops expired ones, so abandoned holds free themselves and the key vanishes",
+    why="holds are few and short; a claim or hold reads only those its days touch (through "
+    "booking-hold-days) and drops the expired ones it meets, so abandoned holds free themselves "
+    "and the key vanishes",
+)
+BOOKING_HOLD_DAYS = declare(
+    "booking-hold-days",
+    "{room:<room>}:holds:days",
+    type="zset",
+    holds="'<hold id>/<day>' per held day, score class digit * 1000 + season day (all of one "
+    "class and day share a score); PEXPIREs with the holds hash",
+    app="booking",
+    why="a claim checks the holds that touch its days with one ZRANGEBYSCORE per day, never "
+    "every hold of the room; kept by the same functions as the holds hash, in its slot",
+)
+BOOKING_HOLD_OF = declare(
+    "booking-hold-of",
+    "{owner:<owner_id>}:hold",
+    type="string",
+    holds="the id of the buyer's live hold; PX with the hold",
+    app="booking",
+    why="one live hold per buyer across sessions and workers: a new hold SET ... GET here and "
+    "releases the previous one by id (idempotent); logout releases it",
 )
 BOOKING_PICKUP_FAILURES = declare(
     "booking-pickup-failures",
-    "{room:<room>}:pickup:failures",
+    "{room:<room>}:pickup:failures:<client>",
     type="zset",
-    holds="failed pickup attempts of the room scored by epoch ms (the site's clock)",
+    holds="wrong codes typed by one client (address) in the room, scored by epoch ms",
     app="booking",
-    why="a sliding window: trim by score, count with ZCARD, all inside the pickup function",
+    why="a sliding window per guessing client: trim by score, count with ZCARD, inside the "
+    "pickup function; never a lock on the room, so the owner is not refused for others' guesses",
 )
 BOOKING_PICKUP_LOCK = declare(
     "booking-pickup-lock",
-    "{room:<room>}:pickup:lock",
+    "{room:<room>}:pickup:lock:<client>",
     type="string",
-    holds="epoch ms until which the room's pickup is locked; PX expiry",
+    holds="epoch ms until which this client may not try codes in the room; PX expiry",
     app="booking",
     why="present only while locked; the server drops it when the lock ends",
+)
+PICKUP_CLIENT_FAILURES = declare(
+    "pickup-client-failures",
+    "{pickup:<client>}:failures",
+    type="zset",
+    holds="wrong pickup codes of one client in any room, scored by epoch ms",
+    app="booking",
+    why="the building-wide limit per client (spreading guesses over rooms does not help); "
+    "its own tag per client, so it spreads over a cluster",
+)
+PICKUP_CLIENT_LOCK = declare(
+    "pickup-client-lock",
+    "{pickup:<client>}:lock",
+    type="string",
+    holds="epoch ms until which the client may not try codes anywhere; PX expiry",
+    app="booking",
+    why="read with the code lookup before the pickup (same round trip)",
 )
 BOOKING_AUDIT = declare(
     "booking-audit",
@@ -402,14 +440,25 @@ BOOKING_STATS = declare(
     "BITCOUNTs; kept by the claim, cancel, pickup and flush functions in the same slot (so "
     "exact and atomic with the slots); rebuildindexes recomputes it from records + bitmaps",
 )
+BOOKING_UNINDEXED = declare(
+    "booking-unindexed",
+    "{room:<room>}:unindexed",
+    type="zset",
+    holds="booking ids of the room whose person and date index entries may be missing, scored "
+    "by created epoch ms (used only where the indexes live in other slots: a cluster)",
+    app="booking",
+    why="written by the claim function with the record, so a booking is either indexed or "
+    "listed here; the list readers drain it (write the entries, then ZREM) before they read",
+)
 BOOKING_BY_PERSON = declare(
     "booking-by-person",
     "{owner:<owner_id>}:bookings",
     type="zset",
-    holds="a person's booking ids scored by created epoch ms",
+    holds="a person's booking ids scored by their last booked day as YYYYMMDD",
     app="booking",
-    why="'my bookings, newest first' is one ZRANGE REV; written right after the claim, "
-    "rebuilt by rebuildindexes",
+    why="'my bookings, upcoming first' is one ZRANGEBYSCORE from today and one ZREVRANGEBYSCORE "
+    "before it, paged with LIMIT; written by the claim function (one server) or drained from "
+    "booking-unindexed (cluster), rebuilt by rebuildindexes",
 )
 BOOKING_BY_DATE = declare(
     "booking-by-date",

@@ -78,6 +78,16 @@ STRONGROOM_PICKUP_LOCK_SECONDS = env_int(
 )
 # A hold keeps slots for one buyer while they finish the form (seconds).
 STRONGROOM_HOLD_SECONDS = env_int("STRONGROOM_HOLD_SECONDS", 600, minimum=5, maximum=3600)
+# The most slots one hold or one booking may take: a whole class C room for a day (100 boxes x
+# 24 hours), a class B room for the whole season, any class A choice. A real buyer never meets
+# it; one request can no longer hold a room's season (74,400 class C slots) hostage.
+STRONGROOM_MAX_SLOTS = env_int("STRONGROOM_MAX_SLOTS", 2400, minimum=1, maximum=100_000)
+# Wrong pickup codes one client (address) may type in all rooms within the pickup window before
+# it is locked out everywhere for STRONGROOM_PICKUP_LOCK_SECONDS (per room:
+# STRONGROOM_PICKUP_MAX_FAILURES).
+STRONGROOM_PICKUP_CLIENT_MAX_FAILURES = env_int(
+    "STRONGROOM_PICKUP_CLIENT_MAX_FAILURES", 30, minimum=1, maximum=10_000
+)
 # Audit entries kept per room (capped stream, approximate trimming).
 STRONGROOM_AUDIT_MAXLEN = env_int("STRONGROOM_AUDIT_MAXLEN", 1000, minimum=10, maximum=1_000_000)
 

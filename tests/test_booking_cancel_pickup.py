@@ -208,25 +208,52 @@ def test_a_code_opens_only_its_own_room(r: redis.Redis) -> None:
     )
 
 
-def test_ten_wrong_codes_lock_the_room_for_ten_minutes(r: redis.Redis) -> None:
+def test_ten_wrong_codes_lock_the_guessing_client_for_ten_minutes_not_the_room(
+    r: redis.Redis,
+) -> None:
     booking = booked(r, "A")
     other_room = claim(r, request("A", room=8)).booking
     assert other_room is not None
     moment = at(3, 9)
     for attempt in range(9):
-        result = booking_pickup(client=r, room=7, code="ABCDEFGHJK", now=moment)
+        result = booking_pickup(
+            client=r, room=7, code="ABCDEFGHJK", now=moment, client_id="203.0.113.9"
+        )
         assert result.outcome == "wrong_code", attempt
-    tenth = booking_pickup(client=r, room=7, code="not even a code", now=moment)
+    tenth = booking_pickup(
+        client=r, room=7, code="not even a code", now=moment, client_id="203.0.113.9"
+    )
     assert tenth.outcome == "locked" and tenth.locked_until == moment + dt.timedelta(minutes=10)
-    # Even the right code waits; other rooms are not affected.
-    locked = booking_pickup(client=r, room=7, code=booking.pickup_code(), now=moment)
+    # The guesser waits, even with a right code; in other rooms it may still try.
+    locked = booking_pickup(
+        client=r, room=7, code=booking.pickup_code(), now=moment, client_id="203.0.113.9"
+    )
     assert locked.outcome == "locked" and "locked" in str(locked.message)
-    assert booking_pickup(client=r, room=8, code=other_room.pickup_code(), now=moment).ok
-    r.delete(RoomKeys(7).pickup_lock)  # the server's PX expiry, ten minutes on
     assert booking_pickup(
-        client=r, room=7, code=booking.pickup_code(), now=moment + dt.timedelta(minutes=10)
+        client=r, room=8, code=other_room.pickup_code(), now=moment, client_id="203.0.113.9"
     ).ok
-    assert not r.exists(RoomKeys(8).pickup_lock)
+    # The owner, from another address, is not refused.
+    owner = booking_pickup(
+        client=r, room=7, code=booking.pickup_code(), now=moment, client_id="198.51.100.4"
+    )
+    assert owner.ok, owner
+    assert not r.exists(RoomKeys(7).pickup_lock("198.51.100.4"))
+
+
+def test_wrong_codes_spread_over_rooms_lock_the_client_in_every_room(
+    r: redis.Redis, settings: Any
+) -> None:
+    settings.STRONGROOM_PICKUP_CLIENT_MAX_FAILURES = 12
+    mine = booked(r, "A")
+    moment = at(3, 9)
+    answers = [
+        booking_pickup(client=r, room=room, code="ABCDEFGHJK", now=moment, client_id="g").outcome
+        for room in range(20, 32)  # 12 rooms, one wrong code each: no room's limit is reached
+    ]
+    assert answers == ["wrong_code"] * 11 + ["locked"]
+    refused = booking_pickup(client=r, room=7, code=mine.pickup_code(), now=moment, client_id="g")
+    assert refused.outcome == "locked"
+    assert booking_pickup(client=r, room=7, code=mine.pickup_code(), now=moment, client_id="o").ok
 
 
 def test_failures_older_than_the_window_do_not_count(r: redis.Redis) -> None:
@@ -239,8 +266,8 @@ def test_failures_older_than_the_window_do_not_count(r: redis.Redis) -> None:
 
 def test_the_lock_key_expires_by_itself(r: redis.Redis) -> None:
     for _ in range(10):
-        booking_pickup(client=r, room=7, code="ABCDEFGHJK", now=at(3, 9))
-    ttl = r.pttl(RoomKeys(7).pickup_lock)
+        booking_pickup(client=r, room=7, code="ABCDEFGHJK", now=at(3, 9), client_id="x")
+    ttl = r.pttl(RoomKeys(7).pickup_lock("x"))
     assert 590_000 < ttl <= 600_000
 
 

@@ -461,8 +461,10 @@ def test_all_keys_of_one_room_share_one_cluster_slot() -> None:
         keys.ledger,
         keys.codes,
         keys.holds,
-        keys.pickup_failures,
-        keys.pickup_lock,
+        keys.hold_days,
+        keys.unindexed,
+        keys.pickup_failures("203.0.113.9"),
+        keys.pickup_lock("2001:db8::1"),
         keys.audit,
     ]
     assert len({key_slot(k.encode()) for k in room_keys}) == 1
@@ -487,11 +489,12 @@ def test_a_room_that_changed_since_it_was_read_is_not_flushed_blindly(r: redis.R
     # What a flush would send had it read the room before this booking existed.
     stale = r.fcall(
         "booking_flush_room",
-        4 + 1,
+        5 + 1,
         keys.registry,
         keys.ledger,
         keys.holds,
         keys.audit,
+        keys.hold_days,
         keys.inventory("A"),
         STAFF,
         "stale",

@@ -14,8 +14,8 @@ import redis
 
 from booking import audit
 from booking.claims import booking_cancel, booking_hold
-from booking.codes import code_mac, code_seal
-from booking.keys import RoomKeys
+from booking.codes import code_mac
+from booking.keys import RoomKeys, date_score, pickup_client_failures
 from booking.pickup import booking_pickup
 from booking.rules import booking_new_id, season_bytes
 from strongroom.clock import to_ms
@@ -58,8 +58,8 @@ def claim_args(part: dict[str, str], booking_id: str) -> list[object]:
     return [
         BUYER, values["cls"], "2026-12-01", values["days"], values["hstart"], values["hend"],
         values["boxes"], booking_id, to_ms(NOW), code_mac(7, "ABCDEFGHJK"),
-        code_seal("ABCDEFGHJK"), "2026-12-03", "", 1000, "007", season_bytes("C"), 31,
-        "2026-11-30",
+        0, "2026-12-03", "", 1000, "007", season_bytes("C"), 31, "2026-11-30", 20261203,
+        date_score(dt.date(2026, 12, 3), "C", 7),
     ]  # fmt: skip
 
 
@@ -67,6 +67,7 @@ def claim_keys(cls: str, booking_id: str) -> list[str]:
     return [
         ROOM.inventory(cls if cls in ("A", "B", "C") else "C"), ROOM.registry,
         ROOM.record(booking_id), ROOM.ledger, ROOM.codes, ROOM.holds, ROOM.audit, ROOM.stats,
+        ROOM.hold_days, ROOM.unindexed,
     ]  # fmt: skip
 
 
@@ -96,7 +97,9 @@ def test_a_malformed_hold_is_refused_by_the_function_before_any_write(
         BUYER, values["cls"], values["days"], values["hstart"], values["hend"], values["boxes"],
         booking_new_id(room=7), to_ms(NOW), 60_000, 1000, "007", 31,
     ]  # fmt: skip
-    reply = fcall(r, "booking_hold", [ROOM.inventory("C"), ROOM.holds, ROOM.audit], args)
+    reply = fcall(
+        r, "booking_hold", [ROOM.inventory("C"), ROOM.holds, ROOM.audit, ROOM.hold_days], args
+    )
     assert reply[0] == "invalid"
     assert snapshot(r) == before
 
@@ -143,7 +146,8 @@ def test_a_repeated_wrong_code_is_counted_once(r: redis.Redis) -> None:
     first = booking_pickup(client=r, room=7, code="ABCDEFGHJK", now=ON_THE_DAY, attempt_id=ATTEMPT)
     again = booking_pickup(client=r, room=7, code="ABCDEFGHJK", now=ON_THE_DAY, attempt_id=ATTEMPT)
     assert first.outcome == again.outcome == "wrong_code"
-    assert r.zcard(RoomKeys(7).pickup_failures) == 1
+    assert r.zcard(RoomKeys(7).pickup_failures("unknown")) == 1
+    assert r.zcard(pickup_client_failures("unknown")) == 1
     assert audit_kinds(r).count("pickup_failed") == 1
 
 

@@ -74,9 +74,11 @@ def taken(r: redis.Redis) -> set[Slot]:
         if claim(r, req, owner=SECOND_BUYER).ok:
             booked |= slots_of(req)
     for owner in (SECOND_BUYER, VIEWER):  # another buyer's hold is taken, the viewer's is not
-        for req in random_requests(random.Random(owner))[4:14]:
+        for n, req in enumerate(random_requests(random.Random(owner))[4:14]):
+            # One live hold per buyer: the other buyers' holds are ten buyers' holds.
+            holder = owner if owner == VIEWER else f"{owner}-{n}"
             held = booking_hold(
-                client=r, owner_id=owner, request=req, hold_id=booking_new_id(room=ROOM), now=NOW
+                client=r, owner_id=holder, request=req, hold_id=booking_new_id(room=ROOM), now=NOW
             )
             if held.ok and owner != VIEWER:
                 booked |= slots_of(held.hold.request if held.hold else req)

@@ -592,7 +592,35 @@ def test_pickup_on_the_wrong_day_cancelled_and_locked(r: redis.Redis, client: Cl
         for _ in range(10):
             client.post("/book/pickup/", {"room": "7", "code": "AAAAA-BBBBB"})
         locked = html(client.post("/book/pickup/", {"room": "7", "code": booking.pickup_code()}))
-    assert "locked for a while" in locked and "Try again after" in locked
+    assert "locked out of pickups" in locked and "Try again after" in locked
+
+
+def test_ten_wrong_codes_from_one_address_do_not_stop_the_owner_from_another(
+    r: redis.Redis, client: Client, settings: Any
+) -> None:
+    settings.STRONGROOM_CLIENT_FROM_FORWARDED_FOR = True  # behind the proxy (BEHIND_PROXY=1)
+    booking = claim(r, request("A", dates=(8,))).booking
+    assert booking is not None
+
+    def kiosk(code: str, address: str) -> str:
+        # The proxy appends the address it saw; whatever the client sent comes before it.
+        forwarded = f"10.9.8.7, {address}"
+        return html(
+            client.post(
+                "/book/pickup/", {"room": "7", "code": code}, HTTP_X_FORWARDED_FOR=forwarded
+            )
+        )
+
+    with time_machine.travel(dt.datetime(2026, 12, 8, 10, 0, tzinfo=SHANGHAI), tick=False):
+        guesses = [kiosk(f"AAAAA-BBBB{c}", "203.0.113.66") for c in "CDEFGHJKMN"]
+        assert all("does not open a safe" in page for page in guesses[:9])
+        assert "locked out of pickups" in guesses[9]
+        assert "locked out of pickups" in kiosk(booking.pickup_code(), "203.0.113.66")
+        # Other guessers elsewhere change nothing either.
+        for n in range(3):
+            kiosk("AAAAA-BBBBC", f"192.0.2.{n}")
+        opened = kiosk(booking.pickup_code(), "198.51.100.77")
+    assert "pickup-result--open" in opened
 
 
 # --- the selectors the pages added --------------------------------------------------------

@@ -14,17 +14,20 @@ import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
 import time_machine
+from django.conf import settings
 from django.test import Client
 
 from booking.claims import booking_claim
 from booking.parser import slot_request_parse
 from booking.rules import booking_new_id
 from catalog.demo import load_demo as load_catalog
+from strongroom import embedded, store
 from strongroom.store import round_trips
 from tests.booking_support import NOW
 from tests.conftest import Someone, person_make
@@ -55,6 +58,8 @@ BUDGETS: dict[str, int] = {
     "hold POST": 4,
     "confirm page": 2,
     "booking POST": 3,
+    # one server (`make run`): the claim (FCALL with the indexes + WAITAOF) is 1 round trip
+    "booking POST, one server": 2,
     # the refusal re-renders the booking page, which names the taken slots and reads the
     # nearby rooms for the closest free alternatives (one more read, only when blocked)
     "booking POST, slot taken": 4,
@@ -230,6 +235,49 @@ def test_booking_pages_stay_within_their_round_trip_budgets(site: Site, r: redis
     # Ten times the bookings: the same round trips.
     _bookings_for(r, site.buyer_person, 27, first_room=200)
     check("my bookings (30)", count(lambda: site.buyer.get("/book/mine/")))
+
+
+@pytest.fixture
+def one_server(tmp_path: Path, settings: Any) -> Iterator[redis.Redis]:
+    """The site on a store of its own that is one server (not cluster mode), as `make run`'s
+    embedded Valkey is: the claim function writes the indexes itself."""
+    data_dir = tmp_path / "one-server"
+    settings.REDIS_URL = embedded.ensure_running(data_dir)
+    store.reset_store()
+    try:
+        yield store.get_store()
+    finally:
+        store.reset_store()
+        embedded.stop(data_dir)
+
+
+def test_a_booking_post_on_one_server_waits_for_the_store_once(one_server: redis.Redis) -> None:
+    from accounts.selectors import person_with_password
+    from accounts.sessions import SessionStore, session_sign_in
+
+    someone = person_make(one_server, "one_server_buyer")
+    found = person_with_password(client=one_server, person_id=someone.person.id)
+    assert found is not None
+    session = SessionStore()
+    session_sign_in(session, person=found[0], password_hash=found[1])
+    session.save()
+    buyer = Client()
+    buyer.cookies[settings.SESSION_COOKIE_NAME] = str(session.session_key)
+    rooms = iter(range(100, 200))
+
+    def claim() -> Any:
+        room = next(rooms)
+        form = {"cls": "C", "room": str(room), "start": "9", "end": "10", "box": "5"}
+        form |= {"date": "2026-12-09", "booking_id": booking_new_id(room=room)}
+        return buyer.post("/book/claim/", form)
+
+    check("booking POST, one server", count(claim, expect=302))
+    req = slot_request_parse(cls="A", room=7, dates=[dt.date(2026, 12, 5)])
+    with round_trips() as trips:
+        made = booking_claim(
+            client=one_server, owner_id="5", request=req, booking_id=booking_new_id(room=7)
+        )
+    assert made.ok and trips.count == 1  # FCALL + WAITAOF, indexes inside: one round trip
 
 
 def test_catalog_pages_stay_within_their_round_trip_budgets(site: Site) -> None:

@@ -18,14 +18,14 @@ local FULL = 16777215 -- 2^24 - 1
 -- through `named`). booking/calls.py declares the very same lists for the Python side, and
 -- tests/test_booking_calls.py checks that the two agree.
 local CLAIM_KEYS = {'inventory', 'registry', 'record', 'ledger', 'codes', 'holds', 'audit',
-  'stats'}
+  'stats', 'hold_days', 'unindexed'}
 local CLAIM_ARGS = {'owner', 'cls', 'season', 'days', 'hstart', 'hend', 'boxes', 'booking_id',
-  'now_ms', 'code_mac', 'code_sealed', 'dates', 'hold_id', 'audit_maxlen', 'room',
-  'season_bytes', 'season_days', 'made'}
-local HOLD_KEYS = {'inventory', 'holds', 'audit'}
+  'now_ms', 'code_mac', 'code_n', 'dates', 'hold_id', 'audit_maxlen', 'room',
+  'season_bytes', 'season_days', 'made', 'person_score', 'date_scores'}
+local HOLD_KEYS = {'inventory', 'holds', 'audit', 'hold_days'}
 local HOLD_ARGS = {'owner', 'cls', 'days', 'hstart', 'hend', 'boxes', 'hold_id', 'now_ms',
   'ttl_ms', 'audit_maxlen', 'room', 'season_days'}
-local HOLD_RELEASE_KEYS = {'holds'}
+local HOLD_RELEASE_KEYS = {'holds', 'hold_days'}
 local HOLD_RELEASE_ARGS = {'hold_id', 'owner'}
 local CANCEL_KEYS = {'record', 'inventory', 'registry', 'audit', 'stats'}
 local CANCEL_ARGS = {'actor', 'is_staff', 'today', 'reason', 'now_ms', 'audit_maxlen',
@@ -34,10 +34,12 @@ local PICKUP_KEYS = {'lock', 'failures', 'codes', 'record', 'audit', 'stats'}
 local PICKUP_ARGS = {'code_mac', 'booking_id', 'now_ms', 'today', 'minute', 'grace_minutes',
   'max_failures', 'window_ms', 'lock_ms', 'attempt_id', 'audit_maxlen', 'room', 'yesterday'}
 -- The first KEYS and ARGV of the two room-wide calls (what follows is listed in their comments).
-local FLUSH_ROOM_KEYS = {'registry', 'ledger', 'holds', 'audit'}
+local FLUSH_ROOM_KEYS = {'registry', 'ledger', 'holds', 'audit', 'hold_days'}
 local FLUSH_ROOM_ARGS = {'actor', 'reason', 'now_ms', 'audit_maxlen', 'n_inv', 'n_rec', 'room'}
 local STATS_REBUILD_KEYS = {'stats', 'registry', 'ledger'}
 local STATS_REBUILD_ARGS = {'n_inv', 'n_rec'}
+local PICKUP_MISS_KEYS = {'failures', 'lock'}
+local PICKUP_MISS_ARGS = {'failure', 'now_ms', 'max_failures', 'window_ms', 'lock_ms'}
 -- A hold's value in the room's holds hash: these fields joined by '|'.
 local HOLD_FIELDS = {'expiry', 'owner', 'cls', 'days', 'hstart', 'hend', 'boxes'}
 
@@ -202,40 +204,85 @@ local function as_set(list)
   return set
 end
 
--- Slots of other buyers' unexpired holds that overlap the request: "day:box:mask:1" entries.
--- Also returns the ids of expired holds (to drop on a successful write).
-local function held_conflicts(holds_key, owner, cls, days, hstart, hend, boxes, now)
-  local conflicts, expired = {}, {}
-  local flat = redis.call('HGETALL', holds_key)
-  local my_days, my_boxes = as_set(days), as_set(boxes)
-  for i = 1, #flat, 2 do
-    local id, hold = flat[i], parse_hold(flat[i + 1])
-    if hold.expiry <= now then
-      expired[#expired + 1] = id
-    elseif hold.owner ~= owner and hold.cls == cls then
-      local mask = 1
-      if cls ~= 'A' then
-        local first, last = math.max(hstart, hold.hstart), math.min(hend, hold.hend)
-        mask = first < last and hour_mask(first, last) or 0
+-- The score of a held day in the hold-days index: class digit * 1000 + season day.
+local CLASS_DIGIT = {A = 1, B = 2, C = 3}
+
+local function day_score(cls, day)
+  return CLASS_DIGIT[cls] * 1000 + day
+end
+
+-- Holds that touch the request's days (found through the hold-days index: one ZRANGEBYSCORE a
+-- day, never every hold of the room). Returns the slots of other buyers' unexpired holds that
+-- overlap the request ("day:box:mask:1" entries), and the holds to drop on a successful write
+-- ({id = value}: expired ones, and index entries whose hold is gone, as value false).
+local function held_conflicts(holds_key, days_key, owner, cls, days, hstart, hend, boxes, now)
+  local conflicts, drop = {}, {}
+  local ids, seen = {}, {}
+  for _, day in ipairs(days) do
+    local score = day_score(cls, day)
+    for _, member in ipairs(redis.call('ZRANGEBYSCORE', days_key, score, score)) do
+      local id = string.match(member, '^(.*)/')
+      if id and not seen[id] then
+        seen[id] = true
+        ids[#ids + 1] = id
       end
-      if mask ~= 0 then
-        for _, day in ipairs(hold.days) do
-          if my_days[day] then
-            if cls == 'C' then
-              for _, box in ipairs(hold.boxes) do
-                if my_boxes[box] then
-                  conflicts[#conflicts + 1] = day .. ':' .. box .. ':' .. mask .. ':1'
+    end
+  end
+  if #ids == 0 then
+    return conflicts, drop
+  end
+  local values = redis.call('HMGET', holds_key, unpack(ids))
+  local my_days, my_boxes = as_set(days), as_set(boxes)
+  for i, id in ipairs(ids) do
+    local value = values[i]
+    if not value then
+      drop[id] = false
+    else
+      local hold = parse_hold(value)
+      if hold.expiry <= now then
+        drop[id] = value
+      elseif hold.owner ~= owner and hold.cls == cls then
+        local mask = 1
+        if cls ~= 'A' then
+          local first, last = math.max(hstart, hold.hstart), math.min(hend, hold.hend)
+          mask = first < last and hour_mask(first, last) or 0
+        end
+        if mask ~= 0 then
+          for _, day in ipairs(hold.days) do
+            if my_days[day] then
+              if cls == 'C' then
+                for _, box in ipairs(hold.boxes) do
+                  if my_boxes[box] then
+                    conflicts[#conflicts + 1] = day .. ':' .. box .. ':' .. mask .. ':1'
+                  end
                 end
+              else
+                conflicts[#conflicts + 1] = day .. ':0:' .. mask .. ':1'
               end
-            else
-              conflicts[#conflicts + 1] = day .. ':0:' .. mask .. ':1'
             end
           end
         end
       end
     end
   end
-  return conflicts, expired
+  return conflicts, drop
+end
+
+-- Remove holds ({id = value or false}) from the holds hash and their days from the index (an
+-- id without a value: its index entries for the request's `days` of class `cls`).
+local function drop_holds(holds_key, days_key, drop, cls, days)
+  local ids, members = {}, {}
+  for id, value in pairs(drop) do
+    ids[#ids + 1] = id
+    local hold = value and parse_hold(value) or {days = days}
+    for _, day in ipairs(hold.days) do
+      members[#members + 1] = id .. '/' .. day
+    end
+  end
+  if #ids > 0 then
+    redis.call('HDEL', holds_key, unpack(ids))
+    redis.call('ZREM', days_key, unpack(members))
+  end
 end
 
 -- Booked slots that overlap the request: "day:box:mask:0" entries, plus the current values.
@@ -352,29 +399,38 @@ local function stats_slots(stats, season, cls, fields, before, after)
 end
 
 -- Claim: take every slot of the request, or nothing.
--- KEYS: inventory, registry, record, ledger, codes, holds, audit, stats
+-- KEYS: inventory, registry, record, ledger, codes, holds, audit, stats, hold days, unindexed,
+--       then either the person index and the date index (one server: written here) or nothing
+--       (a cluster: the id goes to `unindexed`, and the readers write the entries)
 -- ARGV: owner, cls, season, days, hstart, hend, boxes, booking id, now ms, code mac,
---       sealed code, dates (ISO csv), hold id ('' for none), audit maxlen, room,
---       bitmap bytes of a whole season (a new bitmap is made at its full size at once: an exact
---       allocation, where growing bit by bit would over-allocate), days in the season,
---       the local date of now (the stats' creation date)
+--       code number (the code derives from the id and it), dates (ISO csv), hold id ('' for
+--       none), audit maxlen, room, bitmap bytes of a whole season (a new bitmap is made at its
+--       full size at once: an exact allocation, where growing bit by bit would over-allocate),
+--       days in the season, the local date of now (the stats' creation date), the person
+--       index's score, the date index's score of each date (csv, in the order of the dates)
 -- Returns {'ok', <record as flat hash>} | {'taken', 'day:box:mask:held', ...}
 --       | {'id_in_use'} | {'code_clash'} | {'invalid', what}
 local function claim(keys, args)
   local k, a = named(keys, CLAIM_KEYS), named(args, CLAIM_ARGS)
-  local inv, registry, record, ledger, codes, holds, stream, stats =
-    k.inventory, k.registry, k.record, k.ledger, k.codes, k.holds, k.audit, k.stats
+  local inv, registry, record, ledger, codes, holds, stream, stats, hold_days, unindexed =
+    k.inventory, k.registry, k.record, k.ledger, k.codes, k.holds, k.audit, k.stats,
+    k.hold_days, k.unindexed
   local owner, season, id, now = a.owner, a.season, a.booking_id, tonumber(a.now_ms)
-  local mac, sealed, dates, hold_id, maxlen, room =
-    a.code_mac, a.code_sealed, a.dates, a.hold_id, a.audit_maxlen, a.room
+  local mac, code_n, dates, hold_id, maxlen, room =
+    a.code_mac, a.code_n, a.dates, a.hold_id, a.audit_maxlen, a.room
   local cls, days, hstart, hend, boxes = checked_request(a.cls, a.days, a.hstart, a.hend,
     a.boxes, a.season_days)
   if not cls then
     return {'invalid', days}
   end
   local made = a.made
-  if owner == '' or id == '' or not now or not tonumber(a.season_bytes) or not stats
-      or not made or made == '' or #split(dates) ~= #days then
+  local date_scores = split(a.date_scores)
+  -- KEYS after the named ones: the person index and the date index (when the store lets one
+  -- call write them: not on a cluster, where the booking waits in `unindexed` instead).
+  local person_index, date_index = keys[#CLAIM_KEYS + 1], keys[#CLAIM_KEYS + 2]
+  if owner == '' or id == '' or not now or not tonumber(a.season_bytes) or not unindexed
+      or not made or made == '' or #split(dates) ~= #days or #date_scores ~= #days
+      or not tonumber(a.person_score) or (person_index ~= nil) ~= (date_index ~= nil) then
     return {'invalid', 'call'}
   end
 
@@ -389,7 +445,8 @@ local function claim(keys, args)
   end
   local fields, kind = fields_of(cls, days, hstart, hend, boxes)
   local taken, values = booked_conflicts(inv, fields, kind)
-  local held, expired = held_conflicts(holds, owner, cls, days, hstart, hend, boxes, now)
+  local held, drop = held_conflicts(holds, hold_days, owner, cls, days, hstart, hend, boxes,
+    now)
   append(taken, held)
   if #taken > 0 then
     return {'taken', unpack(taken)}
@@ -408,7 +465,7 @@ local function claim(keys, args)
   redis.call('HSET', record, 'id', id, 'owner', owner, 'cls', cls, 'room', room,
     'season', season, 'days', a.days, 'dates', dates, 'hstart', hstart, 'hend', hend,
     'boxes', a.boxes, 'created', now, 'status', 'confirmed', 'code_mac', mac,
-    'code_sealed', sealed, 'collected', '', 'inv', inv, 'made', made)
+    'code_n', code_n, 'collected', '', 'inv', inv, 'made', made)
   if redis.call('SCARD', ledger) == 0 and redis.call('HEXISTS', stats, 'v') == 0 then
     -- The room's first booking: its stats start exact from here.
     redis.call('DEL', stats)
@@ -418,27 +475,37 @@ local function claim(keys, args)
   stats_booking(stats, season, cls, days, 'confirmed', made, 1)
   redis.call('SADD', ledger, id)
   redis.call('HSET', codes, mac, id)
+  if person_index then
+    -- The indexes in the same atomic call: the booking is listed the moment it exists.
+    redis.call('ZADD', person_index, a.person_score, id)
+    local scored = {}
+    for i, date in ipairs(split(dates)) do
+      scored[#scored + 1] = date_scores[i]
+      scored[#scored + 1] = id .. '/' .. date
+    end
+    redis.call('ZADD', date_index, unpack(scored))
+  else
+    redis.call('ZADD', unindexed, now, id)
+  end
   if hold_id ~= '' then
     local value = redis.call('HGET', holds, hold_id)
     if value and parse_hold(value).owner == owner then
-      expired[#expired + 1] = hold_id
+      drop[hold_id] = value
     end
   end
-  if #expired > 0 then
-    redis.call('HDEL', holds, unpack(expired))
-  end
+  drop_holds(holds, hold_days, drop, cls, days)
   audit(stream, maxlen, 'claim', owner, id, room, cls .. ' ' .. dates, now)
   return {'ok', redis.call('HGETALL', record)}
 end
 
 -- Hold: keep the request's slots for one buyer until expiry (other buyers see them taken).
--- KEYS: inventory, holds, audit
+-- KEYS: inventory, holds, audit, hold days
 -- ARGV: owner, cls, days, hstart, hend, boxes, hold id, now ms, ttl ms, audit maxlen, room,
 --       days in the season
 -- Returns {'ok', expiry ms} | {'taken', ...} | {'id_in_use'} | {'invalid', what}
 local function hold(keys, args)
   local k, a = named(keys, HOLD_KEYS), named(args, HOLD_ARGS)
-  local inv, holds, stream = k.inventory, k.holds, k.audit
+  local inv, holds, stream, hold_days = k.inventory, k.holds, k.audit, k.hold_days
   local owner, id, now, ttl = a.owner, a.hold_id, tonumber(a.now_ms), tonumber(a.ttl_ms)
   local maxlen, room = a.audit_maxlen, a.room
   local cls, days, hstart, hend, boxes = checked_request(a.cls, a.days, a.hstart, a.hend,
@@ -446,7 +513,7 @@ local function hold(keys, args)
   if not cls then
     return {'invalid', days}
   end
-  if owner == '' or id == '' or not now or not ttl or ttl < 1 then
+  if owner == '' or id == '' or not now or not ttl or ttl < 1 or not hold_days then
     return {'invalid', 'call'}
   end
 
@@ -462,15 +529,17 @@ local function hold(keys, args)
   end
   local fields, kind = fields_of(cls, days, hstart, hend, boxes)
   local taken = booked_conflicts(inv, fields, kind)
-  local held, expired = held_conflicts(holds, owner, cls, days, hstart, hend, boxes, now)
+  local held, drop = held_conflicts(holds, hold_days, owner, cls, days, hstart, hend, boxes,
+    now)
   append(taken, held)
   if #taken > 0 then
     return {'taken', unpack(taken)}
   end
 
-  if #expired > 0 then
-    redis.call('HDEL', holds, unpack(expired))
+  if existing then
+    drop[id] = existing
   end
+  drop_holds(holds, hold_days, drop, cls, days)
   local expiry = now + ttl
   local stored = {expiry = expiry, owner = owner, cls = cls, days = a.days, hstart = hstart,
     hend = hend, boxes = a.boxes}
@@ -480,19 +549,27 @@ local function hold(keys, args)
   end
   local value = table.concat(parts, '|')
   redis.call('HSET', holds, id, value)
+  local members = {}
+  for _, day in ipairs(days) do
+    members[#members + 1] = day_score(cls, day)
+    members[#members + 1] = id .. '/' .. day
+  end
+  redis.call('ZADD', hold_days, unpack(members))
+  -- Both keys live as long as their longest hold (they are always written together).
   if redis.call('PTTL', holds) < ttl then
     redis.call('PEXPIRE', holds, ttl)
+    redis.call('PEXPIRE', hold_days, ttl)
   end
   audit(stream, maxlen, 'hold', owner, id, room, cls, now)
   return {'ok', tostring(expiry)}
 end
 
--- Release a hold of its owner. KEYS: holds. ARGV: hold id, owner. Returns 1 | 0.
+-- Release a hold of its owner (idempotent). KEYS: holds, hold days. ARGV: hold id, owner. Returns 1 | 0.
 local function hold_release(keys, args)
   local k, a = named(keys, HOLD_RELEASE_KEYS), named(args, HOLD_RELEASE_ARGS)
   local value = redis.call('HGET', k.holds, a.hold_id)
   if value and parse_hold(value).owner == a.owner then
-    redis.call('HDEL', k.holds, a.hold_id)
+    drop_holds(k.holds, k.hold_days, {[a.hold_id] = value})
     return 1
   end
   return 0
@@ -660,35 +737,64 @@ local function pickup(keys, args)
   return {'collected', redis.call('HGETALL', record)}
 end
 
+-- A wrong code counted against the client in every room (its own hash tag, so a call of its
+-- own). KEYS: failures, lock (the client's). ARGV: failure (attempt|room|mac: a retry is counted
+-- once), now ms, max failures, window ms, lock ms.
+-- Returns {'locked', until ms} | {'counted', failures left}
+local function pickup_miss(keys, args)
+  local k, a = named(keys, PICKUP_MISS_KEYS), named(args, PICKUP_MISS_ARGS)
+  local now, max_failures = tonumber(a.now_ms), tonumber(a.max_failures)
+  local window, lock_ms = tonumber(a.window_ms), tonumber(a.lock_ms)
+  local locked_until = redis.call('GET', k.lock)
+  if locked_until then
+    return {'locked', locked_until}
+  end
+  if not redis.call('ZSCORE', k.failures, a.failure) then
+    redis.call('ZADD', k.failures, now, a.failure)
+    redis.call('ZREMRANGEBYSCORE', k.failures, '-inf', '(' .. tostring(now - window))
+    redis.call('PEXPIRE', k.failures, window)
+  end
+  local count = redis.call('ZCARD', k.failures)
+  if count >= max_failures then
+    local until_ms = tostring(now + lock_ms)
+    redis.call('SET', k.lock, until_ms, 'PX', lock_ms)
+    redis.call('DEL', k.failures)
+    return {'locked', until_ms}
+  end
+  return {'counted', tostring(max_failures - count)}
+end
+
 -- Flush one room: delete exactly its registered inventory keys and cancel its confirmed
 -- bookings. The caller passes what it read; if the room changed meanwhile, nothing happens.
--- KEYS: registry, ledger, holds, audit, inventory keys (ARGV n_inv), record keys (ARGV n_rec),
---       stats
+-- KEYS: registry, ledger, holds, audit, hold days, inventory keys (ARGV n_inv), record keys
+--       (ARGV n_rec), stats
 -- ARGV: actor, reason, now ms, audit maxlen, n_inv, n_rec, room
 -- Returns {'ok', keys removed, bookings cancelled} | {'retry'}
 local function flush_room(keys, args)
   local k, a = named(keys, FLUSH_ROOM_KEYS), named(args, FLUSH_ROOM_ARGS)
   local registry, ledger, holds, stream = k.registry, k.ledger, k.holds, k.audit
+  local hold_days = k.hold_days
   local actor, reason, now, maxlen = a.actor, a.reason, tonumber(a.now_ms), a.audit_maxlen
   local n_inv, n_rec, room = tonumber(a.n_inv), tonumber(a.n_rec), a.room
   if redis.call('SCARD', registry) ~= n_inv or redis.call('SCARD', ledger) ~= n_rec then
     return {'retry'}
   end
-  for i = 5, 4 + n_inv do
+  local first = #FLUSH_ROOM_KEYS + 1
+  for i = first, first - 1 + n_inv do
     if redis.call('SISMEMBER', registry, keys[i]) == 0 then
       return {'retry'}
     end
   end
   local records = {}
-  for i = 5 + n_inv, 4 + n_inv + n_rec do
+  for i = first + n_inv, first - 1 + n_inv + n_rec do
     local id = redis.call('HGET', keys[i], 'id')
     if not id or redis.call('SISMEMBER', ledger, id) == 0 then
       return {'retry'}
     end
     records[#records + 1] = keys[i]
   end
-  local stats = keys[5 + n_inv + n_rec]
-  if not stats or #keys ~= 5 + n_inv + n_rec then
+  local stats = keys[first + n_inv + n_rec]
+  if not stats or #keys ~= first + n_inv + n_rec then
     return {'invalid', 'call'}
   end
 
@@ -703,7 +809,7 @@ local function flush_room(keys, args)
       cancelled = cancelled + 1
     end
   end
-  for i = 5, 4 + n_inv do
+  for i = first, first - 1 + n_inv do
     redis.call('DEL', keys[i])
   end
   -- Every bitmap of the room is gone: so are its booked-slot counters.
@@ -712,7 +818,7 @@ local function flush_room(keys, args)
       redis.call('HDEL', stats, field)
     end
   end
-  redis.call('DEL', registry, holds)
+  redis.call('DEL', registry, holds, hold_days)
   if n_inv > 0 or cancelled > 0 then
     audit(stream, maxlen, 'flush', actor, '', room,
       reason .. ' (' .. n_inv .. ' keys, ' .. cancelled .. ' bookings)', now)
@@ -777,5 +883,6 @@ redis.register_function{function_name = 'booking_hold', callback = hold}
 redis.register_function{function_name = 'booking_hold_release', callback = hold_release}
 redis.register_function{function_name = 'booking_cancel', callback = cancel}
 redis.register_function{function_name = 'booking_pickup', callback = pickup}
+redis.register_function{function_name = 'booking_pickup_miss', callback = pickup_miss}
 redis.register_function{function_name = 'booking_flush_room', callback = flush_room}
 redis.register_function{function_name = 'booking_stats_rebuild', callback = stats_rebuild}
