@@ -96,10 +96,18 @@ class Booking:
     cancelled_by: str = ""
     cancel_reason: str = ""
     code_sealed: str = field(default="", repr=False)
+    ref: str = ""
 
     @property
     def room_label(self) -> str:
         return format_room(self.room)
+
+    @property
+    def reference(self) -> str:
+        """The short reference people read out (B-7K3Q-9MXD), shown instead of the id."""
+        from booking.references import reference_derived
+
+        return self.ref or reference_derived(self.id, self.room)
 
     def pickup_code(self) -> str:
         """The pickup code, unsealed (show it to the owner only); '' if it cannot be read."""
@@ -561,6 +569,7 @@ def booking_from_hash(data: dict[str, str]) -> Booking | None:
         cancelled_by=data.get("cancelled_by", ""),
         cancel_reason=data.get("cancel_reason", ""),
         code_sealed=data.get("code_sealed", ""),
+        ref=data.get("ref", ""),
     )
 
 

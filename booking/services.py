@@ -53,7 +53,10 @@ from booking.keys import (
     member_booking_id,
     person_index,
 )
+from booking.references import reference_new
+from booking.waits import first_bookable_day
 from strongroom import keyspace as ks
+from strongroom.outbox import sender_wake
 from strongroom.store import (
     NotDurable,
     durable_fcall,
@@ -184,6 +187,8 @@ def booking_claim(
         room.holds,
         room.audit,
         room.stats,
+        room.refs,
+        room.outbox,
     ]
     dates = ",".join(d.isoformat() for d in request.dates)
     made = local_now(from_ms(now_ms)).date().isoformat()
@@ -209,9 +214,10 @@ def booking_claim(
             season_bytes(request.cls),
             len(season_days()),
             made,
+            reference_new(room=request.room),
         ]
         reply = durable_fcall(client, "booking_claim", keys, args)
-        if reply[0] != "code_clash":
+        if reply[0] not in ("code_clash", "ref_clash"):
             break
     else:
         raise RuntimeError("no free pickup code after several attempts")
@@ -223,6 +229,7 @@ def booking_claim(
     booking = booking_from_hash(flat_to_dict(reply[1]))
     assert booking is not None
     indexes_write(client=client, bookings=[booking])
+    sender_wake()  # the receipt is in the room's outbox already
     return ClaimResult(True, booking=booking)
 
 
@@ -326,6 +333,9 @@ def booking_cancel(
             now_ms,
             settings.STRONGROOM_AUDIT_MAXLEN,
             request_id,
+            first_bookable_day(now),
+            hold_new_id(room=room),
+            settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
         ]
         reply = durable_fcall(
             client,
@@ -336,6 +346,10 @@ def booking_cancel(
                 keys.registry,
                 keys.audit,
                 keys.stats,
+                keys.outbox,
+                keys.waits,
+                keys.wait_notices,
+                keys.holds,
             ],
             args,
         )
@@ -343,6 +357,8 @@ def booking_cancel(
             break
     outcome = reply[0]
     booking = booking_from_hash(flat_to_dict(reply[1])) if len(reply) > 1 else None
+    if outcome == "cancelled":
+        sender_wake()
     return CancelResult(outcome == "cancelled", outcome, _CANCEL_MESSAGES[outcome], booking)
 
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from booking import views
+from booking import views, views_calendar, views_waits
 
 app_name = "booking"
 urlpatterns = [
@@ -17,4 +17,8 @@ urlpatterns = [
     path("mine/", views.mine, name="mine"),
     path("mine/<str:booking_id>/cancel/", views.cancel, name="cancel"),
     path("pickup/", views.pickup, name="pickup"),
+    path("mine/<str:booking_id>/calendar.ics", views_calendar.booking_calendar, name="ics"),
+    path("calendar/<str:token>.ics", views_calendar.subscription, name="subscription"),
+    path("wait/", views_waits.wait, name="wait"),
+    path("wait/leave/", views_waits.wait_leave_view, name="wait_leave"),
 ]

@@ -45,6 +45,7 @@ from booking.services import (
     booking_hold_release,
     booking_pickup,
 )
+from booking.waits import waits_of
 from strongroom.store import get_store
 
 HOLD_SESSION_KEY = "booking_hold_id"
@@ -319,7 +320,13 @@ def mine(request: HttpRequest) -> HttpResponse:
     rows = [_shown(b, today) for b in bookings_of(client=get_store(), owner_id=owner)]
     upcoming = sorted((r for r in rows if r["upcoming"]), key=lambda r: r["booking"].dates[0])
     others = [r for r in rows if not r["upcoming"]]
-    return render(request, "booking/mine.html", {"upcoming": upcoming, "others": others})
+    context = {
+        "upcoming": upcoming,
+        "others": others,
+        "waits": waits_of(client=get_store(), owner_id=owner),
+        "now": timezone.now(),
+    }
+    return render(request, "booking/mine.html", context)
 
 
 @require_http_methods(["GET", "POST"])

@@ -313,15 +313,112 @@ local function stats_slots(stats, season, cls, fields, before, after)
   bump_days(stats, 'slots:' .. season .. ':' .. cls, order, deltas)
 end
 
+-- --- The waiting list --------------------------------------------------------------------------
+-- A wait is one sold-out slot a buyer asked about: "person|cls|day|hstart|hend|box" (A: hours
+-- 0 0 and box 0; B: box 0), scored by when they asked. When a slot frees (a cancel, or an
+-- expired hold found by the sweep), the waiters whose whole slot is free are told in that
+-- order: a notice (wait-notices: "told ms|priority hold id|hold expiry ms|cause") and a mail
+-- ('freed|<room>|<wait>|<told ms>' in the room's outbox). The first of them gets a priority
+-- hold on their slot for a few minutes; the others are told that it opens to everyone after.
+
+local function parse_wait(member)
+  local p = {}
+  for part in string.gmatch(member .. '|', '([^|]*)|') do
+    p[#p + 1] = part
+  end
+  return {person = p[1], cls = p[2], day = tonumber(p[3]), hstart = tonumber(p[4]) or 0,
+    hend = tonumber(p[5]) or 0, box = tonumber(p[6]) or 0}
+end
+
+local function wait_boxes(w)
+  if w.cls == 'C' then
+    return {w.box}
+  end
+  return {}
+end
+
+-- Whether a wait's slot is free now: no booked bit, no unexpired hold of someone else.
+local function wait_free(w, inv, holds, now)
+  local boxes = wait_boxes(w)
+  local fields, kind = fields_of(w.cls, {w.day}, w.hstart, w.hend, boxes)
+  if #booked_conflicts(inv, fields, kind) > 0 then
+    return false
+  end
+  local held = held_conflicts(holds, w.person, w.cls, {w.day}, w.hstart, w.hend, boxes, now)
+  return #held == 0
+end
+
+-- Drop waits (and notices) of days that can no longer be booked.
+local function waits_clear_stale(waits, notices, first_day)
+  local gone = {}
+  for _, member in ipairs(redis.call('ZRANGE', waits, 0, -1)) do
+    local day = parse_wait(member).day
+    if not day or day < first_day then
+      gone[#gone + 1] = member
+    end
+  end
+  if #gone > 0 then
+    redis.call('ZREM', waits, unpack(gone))
+  end
+  local old = {}
+  for _, member in ipairs(redis.call('HKEYS', notices)) do
+    local day = parse_wait(member).day
+    if not day or day < first_day then
+      old[#old + 1] = member
+    end
+  end
+  if #old > 0 then
+    redis.call('HDEL', notices, unpack(old))
+  end
+end
+
+-- Tell the waiters whose slot is free now (see above). inv_of: class -> inventory key (waits
+-- of other classes are left alone). hold_id: a client-made hold id of this room for the first
+-- waiter ('' for none). Returns the number told.
+local function waits_release(waits, notices, holds, outbox, inv_of, now, hold_id, hold_ttl, room)
+  -- Which slots are free is decided before the priority hold is placed: the waiters after the
+  -- first are told too (without the hold), not kept waiting by it.
+  local free = {}
+  for _, member in ipairs(redis.call('ZRANGE', waits, 0, -1)) do
+    local w = parse_wait(member)
+    local inv = inv_of[w.cls]
+    if inv and w.day and wait_free(w, inv, holds, now) then
+      free[#free + 1] = {member, w}
+    end
+  end
+  local priority_expiry = ''
+  for i, item in ipairs(free) do
+    local member, w = item[1], item[2]
+    -- Later waiters learn until when the first one has priority.
+    local hold_value, expiry = '', priority_expiry
+    if i == 1 and hold_id ~= '' then
+      expiry = now + hold_ttl
+      priority_expiry = expiry
+      hold_value = hold_id
+      redis.call('HSET', holds, hold_id, table.concat({expiry, w.person, w.cls, w.day,
+        w.hstart, w.hend, table.concat(wait_boxes(w), ',')}, '|'))
+      if redis.call('PTTL', holds) < hold_ttl then
+        redis.call('PEXPIRE', holds, hold_ttl)
+      end
+    end
+    redis.call('HSET', notices, member, table.concat({now, hold_value, expiry, room}, '|'))
+    redis.call('ZREM', waits, member)
+    redis.call('ZADD', outbox, 'NX', now, 'freed|' .. room .. '|' .. member .. '|' .. now)
+  end
+  return #free
+end
+
 -- Claim: take every slot of the request, or nothing.
--- KEYS: inventory, registry, record, ledger, codes, holds, audit, stats
+-- KEYS: inventory, registry, record, ledger, codes, holds, audit, stats, refs, outbox
 -- ARGV: owner, cls, season, days, hstart, hend, boxes, booking id, now ms, code mac,
 --       sealed code, dates (ISO csv), hold id ('' for none), audit maxlen, room,
 --       bitmap bytes of a whole season (a new bitmap is made at its full size at once: an exact
 --       allocation, where growing bit by bit would over-allocate), days in the season,
---       the local date of now (the stats' creation date)
+--       the local date of now (the stats' creation date), short reference
 -- Returns {'ok', <record as flat hash>} | {'taken', 'day:box:mask:held', ...}
---       | {'id_in_use'} | {'code_clash'} | {'invalid', what}
+--       | {'id_in_use'} | {'code_clash'} | {'ref_clash'} | {'invalid', what}
+-- The receipt ('confirm|<id>') goes into the room's outbox in the same call: as durable as
+-- the booking, and no extra round trip.
 local function claim(keys, args)
   local inv, registry, record, ledger, codes, holds, stream, stats =
     keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8]
@@ -333,9 +430,10 @@ local function claim(keys, args)
   if not cls then
     return {'invalid', days}
   end
-  local made = args[18]
+  local made, ref, refs, outbox = args[18], args[19], keys[9], keys[10]
   if owner == '' or id == '' or not now or not tonumber(args[16]) or not stats
-      or not made or made == '' or #split(dates) ~= #days then
+      or not made or made == '' or #split(dates) ~= #days or not ref or ref == ''
+      or not outbox then
     return {'invalid', 'call'}
   end
 
@@ -347,6 +445,9 @@ local function claim(keys, args)
   end
   if redis.call('HEXISTS', codes, mac) == 1 then
     return {'code_clash'}
+  end
+  if redis.call('HEXISTS', refs, ref) == 1 then
+    return {'ref_clash'}
   end
   local fields, kind = fields_of(cls, days, hstart, hend, boxes)
   local taken, values = booked_conflicts(inv, fields, kind)
@@ -369,7 +470,9 @@ local function claim(keys, args)
   redis.call('HSET', record, 'id', id, 'owner', owner, 'cls', cls, 'room', room,
     'season', season, 'days', args[4], 'dates', dates, 'hstart', hstart, 'hend', hend,
     'boxes', args[7], 'created', now, 'status', 'confirmed', 'code_mac', mac,
-    'code_sealed', sealed, 'collected', '', 'inv', inv, 'made', made)
+    'code_sealed', sealed, 'collected', '', 'inv', inv, 'made', made, 'ref', ref)
+  redis.call('HSET', refs, ref, id)
+  redis.call('ZADD', outbox, 'NX', now, 'confirm|' .. id)
   if redis.call('SCARD', ledger) == 0 and redis.call('HEXISTS', stats, 'v') == 0 then
     -- The room's first booking: its stats start exact from here.
     redis.call('DEL', stats)
@@ -451,9 +554,10 @@ local function hold_release(keys, args)
   return 0
 end
 
--- Cancel: free exactly the booking's own slots.
--- KEYS: record, inventory, registry, audit, stats
--- ARGV: actor, is staff (1|0), today ISO, reason, now ms, audit maxlen, request id
+-- Cancel: free exactly the booking's own slots, queue the buyer's mail and tell the waiters.
+-- KEYS: record, inventory, registry, audit, stats, outbox, waits, wait-notices, holds
+-- ARGV: actor, is staff (1|0), today ISO, reason, now ms, audit maxlen, request id,
+--       first bookable season day, priority hold id (of this room), priority hold ms
 -- Returns {'cancelled', <record>} | {outcome} with outcome not_found, forbidden,
 --   already_cancelled, collected, started, stale
 -- The request id (made by the caller) is kept in the record: a retry of the very call that
@@ -486,7 +590,9 @@ local function cancel(keys, args)
   if r[5] ~= inv then
     return {'stale'}
   end
-  if not stats then
+  local outbox, waits, notices, holds = keys[6], keys[7], keys[8], keys[9]
+  local first_day, hold_id, hold_ttl = tonumber(args[8]), args[9] or '', tonumber(args[10])
+  if not stats or not holds or not first_day or not hold_ttl then
     return {'invalid', 'call'}
   end
 
@@ -509,6 +615,9 @@ local function cancel(keys, args)
   redis.call('HSET', record, 'status', 'cancelled', 'cancelled_at', now, 'cancelled_by', actor,
     'cancel_reason', reason, 'cancel_request', request)
   audit(stream, maxlen, 'cancel', actor, r[11], r[12], reason, now)
+  redis.call('ZADD', outbox, 'NX', now, 'cancel|' .. r[11])
+  waits_clear_stale(waits, notices, first_day)
+  waits_release(waits, notices, holds, outbox, {[r[6]] = inv}, now, hold_id, hold_ttl, r[12])
   return {'cancelled', redis.call('HGETALL', record)}
 end
 
@@ -719,6 +828,141 @@ local function stats_rebuild(keys, args)
   return {'ok', n_rec}
 end
 
+-- Wait for a sold-out slot (see the waiting list above).
+-- KEYS: waits, inventory (of the class), holds
+-- ARGV: person, cls, day, hstart, hend, box (0 for A/B), now ms, waits per buyer in the room,
+--       days in the season, first bookable season day
+-- Returns {'ok'} (also when already waiting) | {'free'} | {'limit'} | {'invalid', what}
+local function wait(keys, args)
+  local waits, inv, holds = keys[1], keys[2], keys[3]
+  local person, now, limit = args[1], tonumber(args[7]), tonumber(args[8])
+  local box_text = args[6]
+  if box_text == '0' then
+    box_text = ''
+  end
+  local cls, days, hstart, hend, boxes = checked_request(args[2], args[3], args[4], args[5],
+    box_text, args[9])
+  if not cls then
+    return {'invalid', days}
+  end
+  if person == '' or string.find(person, '|', 1, true) or not now or not limit or #days ~= 1
+      or #boxes > 1 or days[1] < (tonumber(args[10]) or 0) then
+    return {'invalid', 'call'}
+  end
+  local member = table.concat({person, cls, days[1], hstart, hend, boxes[1] or 0}, '|')
+  if redis.call('ZSCORE', waits, member) then
+    return {'ok'}
+  end
+  local w = parse_wait(member)
+  if wait_free(w, inv, holds, now) then
+    return {'free'}
+  end
+  local mine = 0
+  for _, other in ipairs(redis.call('ZRANGE', waits, 0, -1)) do
+    if parse_wait(other).person == person then
+      mine = mine + 1
+    end
+  end
+  if mine >= limit then
+    return {'limit'}
+  end
+  redis.call('ZADD', waits, now, member)
+  return {'ok'}
+end
+
+-- The sweep: tell the waiters of slots that freed without a cancel (an expired hold), and clear
+-- what the day's end made useless.
+-- KEYS: waits, wait-notices, holds, outbox, inventory A, inventory B, inventory C
+-- ARGV: now ms, first bookable season day, priority hold id, priority hold ms, room
+-- Returns {told, waits and notices left}
+local function waits_check(keys, args)
+  local waits, notices, holds, outbox = keys[1], keys[2], keys[3], keys[4]
+  local now, first_day, hold_ttl = tonumber(args[1]), tonumber(args[2]), tonumber(args[4])
+  if not now or not first_day or not hold_ttl or not keys[7] then
+    return {'invalid', 'call'}
+  end
+  waits_clear_stale(waits, notices, first_day)
+  local told = waits_release(waits, notices, holds, outbox,
+    {A = keys[5], B = keys[6], C = keys[7]}, now, args[3], hold_ttl, args[5])
+  return {told, redis.call('ZCARD', waits) + redis.call('HLEN', notices)}
+end
+
+-- Forget an owner in one room (account deletion): their bookings not collected at all are
+-- cancelled and their slots freed; every one of their records stays for staff with owner '0';
+-- their waits go; waiters of the freed slots are told.
+-- KEYS: registry, audit, stats, waits, wait-notices, holds, outbox, n records, n inventories
+--       (the inventory each record names, same order)
+-- ARGV: owner, now ms, audit maxlen, n, room, first bookable season day, priority hold id,
+--       priority hold ms
+-- Returns {'ok', cancelled, kept} | {'stale'}
+local function owner_forget(keys, args)
+  local registry, stream, stats, waits, notices, holds, outbox =
+    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7]
+  local owner, now, maxlen, n, room = args[1], tonumber(args[2]), args[3], tonumber(args[4]),
+    args[5]
+  local first_day, hold_ttl = tonumber(args[6]), tonumber(args[8])
+  if owner == '' or not now or not n or #keys ~= 7 + 2 * n or not first_day or not hold_ttl then
+    return {'invalid', 'call'}
+  end
+  local rows = {}
+  for i = 1, n do
+    local record, inv = keys[7 + i], keys[7 + n + i]
+    local r = redis.call('HMGET', record, 'owner', 'status', 'collected', 'inv', 'cls', 'days',
+      'hstart', 'hend', 'boxes', 'id', 'season', 'made')
+    if r[1] == owner then
+      if r[4] ~= inv then
+        return {'stale'}
+      end
+      rows[#rows + 1] = {record, inv, r}
+    end
+  end
+
+  local cancelled, inv_of = 0, {}
+  for _, row in ipairs(rows) do
+    local record, inv, r = row[1], row[2], row[3]
+    if r[2] == 'confirmed' and (r[3] == nil or r[3] == '') then
+      local days = split_numbers(r[6])
+      local fields, kind = fields_of(r[5], days, tonumber(r[7]), tonumber(r[8]),
+        split_numbers(r[9]))
+      local values = read_fields(inv, fields, kind)
+      local updated = {}
+      for i, field in ipairs(fields) do
+        updated[i] = bit.band(values[i], bit.bnot(field[2]))
+      end
+      write_fields(inv, fields, kind, updated)
+      stats_slots(stats, r[11], r[5], fields, values, updated)
+      stats_booking(stats, r[11], r[5], days, 'confirmed', r[12], -1)
+      stats_booking(stats, r[11], r[5], days, 'cancelled', r[12], 1)
+      if redis.call('BITCOUNT', inv) == 0 then
+        redis.call('DEL', inv)
+        redis.call('SREM', registry, inv)
+      end
+      redis.call('HSET', record, 'status', 'cancelled', 'cancelled_at', now, 'cancelled_by',
+        owner, 'cancel_reason', 'account deleted')
+      audit(stream, maxlen, 'cancel', owner, r[10], room, 'account deleted', now)
+      cancelled = cancelled + 1
+      inv_of[r[5]] = inv
+    end
+    redis.call('HSET', record, 'owner', '0')
+  end
+  local mine = {}
+  for _, member in ipairs(redis.call('ZRANGE', waits, 0, -1)) do
+    if parse_wait(member).person == owner then
+      mine[#mine + 1] = member
+    end
+  end
+  if #mine > 0 then
+    redis.call('ZREM', waits, unpack(mine))
+  end
+  for _, member in ipairs(redis.call('HKEYS', notices)) do
+    if parse_wait(member).person == owner then
+      redis.call('HDEL', notices, member)
+    end
+  end
+  waits_release(waits, notices, holds, outbox, inv_of, now, args[7], hold_ttl, room)
+  return {'ok', cancelled, #rows - cancelled}
+end
+
 redis.register_function{function_name = 'booking_claim', callback = claim}
 redis.register_function{function_name = 'booking_hold', callback = hold}
 redis.register_function{function_name = 'booking_hold_release', callback = hold_release}
@@ -726,3 +970,6 @@ redis.register_function{function_name = 'booking_cancel', callback = cancel}
 redis.register_function{function_name = 'booking_pickup', callback = pickup}
 redis.register_function{function_name = 'booking_flush_room', callback = flush_room}
 redis.register_function{function_name = 'booking_stats_rebuild', callback = stats_rebuild}
+redis.register_function{function_name = 'booking_wait', callback = wait}
+redis.register_function{function_name = 'booking_waits_check', callback = waits_check}
+redis.register_function{function_name = 'booking_owner_forget', callback = owner_forget}
