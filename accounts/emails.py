@@ -43,28 +43,40 @@ def _next_arg(next_url: str) -> str:
     return quote(next_url[:1000], safe="/?=&%-_.~+")
 
 
-def email_set(*, client: redis.Redis, person_id: int, email: str, next_url: str = "") -> bool:
+def email_set(
+    *,
+    client: redis.Redis,
+    person_id: int,
+    email: str,
+    next_url: str = "",
+    language: str = "",
+) -> bool:
     """Store a new (unverified) address and queue its verification mail, or clear it when
-    empty. Returns whether a verification mail was queued. One round trip."""
+    empty; `language` (already checked) is saved in the same write. Returns whether a
+    verification mail was queued. Two round trips (one read, one write pipeline)."""
     address = email_normalise(email) if email.strip() else ""
     key = PERSON.key(person_id=person_id)
     current, verified = text_values(client.hmget(key, "email", "email_verified"))
-    if address == (current or "") and (not address or verified == "1"):
-        return False
-    # The old address leaves the index only if it still points here (someone else may have
-    # verified it since).
-    forget = bool(current) and verified == "1"
-    if forget and client.hget(PERSON_BY_EMAIL.key(), current or "") != str(person_id):
-        forget = False
+    unchanged = address == (current or "") and (not address or verified == "1")
     pipe = client.pipeline(transaction=False)
-    pipe.hset(key, mapping={"email": address, "email_verified": "0"})
-    if forget:
-        pipe.hdel(PERSON_BY_EMAIL.key(), current or "")
-    if address:
-        args = (person_id, secrets.token_hex(6), _next_arg(next_url))
-        mail_queue(pipe, kind="verify", args=args)
-    pipe.execute()
-    return bool(address)
+    if language:
+        pipe.hset(key, "lang", language)
+    if not unchanged:
+        pipe.hset(key, mapping={"email": address, "email_verified": "0"})
+        if current and verified == "1":
+            # The old address leaves the index only if it still points here.
+            _index_forget(pipe, person_id=person_id, email=current)
+        if address:
+            args = (person_id, secrets.token_hex(6), _next_arg(next_url))
+            mail_queue(pipe, kind="verify", args=args)
+    if len(pipe):
+        pipe.execute()
+    return not unchanged and bool(address)
+
+
+def _index_forget(pipe: redis.client.Pipeline, *, person_id: int, email: str) -> None:
+    # Compare-and-delete in one step: someone else may have verified the address since.
+    pipe.fcall("accounts_email_forget", 1, PERSON_BY_EMAIL.key(), email, str(person_id))
 
 
 def email_resend(*, client: redis.Redis, person_id: int) -> bool:

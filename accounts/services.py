@@ -177,16 +177,13 @@ def person_delete(*, client: redis.Redis, person_id: int) -> bool:
     name, email, verified = text_values(client.hmget(key, "name_key", "email", "email_verified"))
     if name is None:
         return False
-    owns_email = bool(email) and verified == "1"
-    if owns_email and client.hget(PERSON_BY_EMAIL.key(), email or "") != str(person_id):
-        owns_email = False
     pipe = client.pipeline(transaction=True)
     pipe.delete(key)
     pipe.hdel(PERSON_BY_NAME.key(), name)
     pipe.hdel(PERSON_NAMES.key(), str(person_id))
     pipe.zrem(LOGINS_TOP.key(), str(person_id))
-    if owns_email:
-        pipe.hdel(PERSON_BY_EMAIL.key(), email or "")
+    if email and verified == "1":  # only if the address still names this person
+        pipe.fcall("accounts_email_forget", 1, PERSON_BY_EMAIL.key(), email, str(person_id))
     pipe.execute()
     return True
 

@@ -215,10 +215,13 @@ def email_change(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _profile_page(request, email_form=form, status=400)
     client, person = get_store(), signed_in_person(request)
-    services.language_set(
-        client=client, person_id=person.id, language=form.cleaned_data["language"]
+    queued = emails.email_set(
+        client=client,
+        person_id=person.id,
+        email=form.cleaned_data["email"],
+        language=form.cleaned_data["language"],
     )
-    if emails.email_set(client=client, person_id=person.id, email=form.cleaned_data["email"]):
+    if queued:
         messages.info(
             request,
             _("We sent a link to %(email)s: open it to confirm your address.")

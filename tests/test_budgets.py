@@ -21,6 +21,8 @@ import redis
 import time_machine
 from django.test import Client
 
+from accounts.emails import reset_token_make
+from accounts.services import calendar_token_new
 from booking.domain import booking_new_id, slot_request_parse
 from booking.services import booking_claim
 from catalog.demo import load_demo as load_catalog
@@ -36,7 +38,13 @@ BUDGETS: dict[str, int] = {
     "home, signed in": 3,
     "login page": 1,
     "sign-up page": 1,
-    "own account page": 4,
+    # the account: the person's fields (1), upcoming bookings (index + records: 2)
+    "own account page": 5,
+    "forgot-password page": 1,
+    "forgot-password POST": 3,  # the name lookup, the person, the outbox entry
+    "password reset link": 3,  # the token check reads the person; the form reads the name
+    "account email POST": 5,  # session, person, language, address read, one write pipeline
+    "calendar subscription": 3,  # the person's secret, the index, the records (no session)
     "healthz": 1,  # PING
     # Booking (a claim is 2: FCALL + WAITAOF in one pipeline, then the index pipeline)
     "booking page, empty": 3,
@@ -44,8 +52,13 @@ BUDGETS: dict[str, int] = {
     "booking page, anonymous": 2,
     "calendar fragment": 4,
     "panel fragment": 3,
-    "my bookings (3)": 5,
-    "my bookings (30)": 5,
+    # my bookings: + the buyer's waits (1 when none; 1 more for their notices)
+    "my bookings (3)": 6,
+    "my bookings (30)": 6,
+    "my bookings with waits": 7,
+    "waiting-list page": 3,
+    "waiting-list POST": 6,  # session, person, trim + count, the wait function, index pipeline
+    "booking .ics": 4,
     "booking done page": 4,
     "pickup page": 1,
     "pickup POST, wrong code": 2,
@@ -147,16 +160,42 @@ def check(name: str, trips: int) -> None:
     assert trips <= BUDGETS[name], f"{name}: {trips} round trips, budget {BUDGETS[name]}"
 
 
-def test_site_pages_stay_within_their_round_trip_budgets(site: Site) -> None:
+def test_site_pages_stay_within_their_round_trip_budgets(site: Site, r: redis.Redis) -> None:
     check("home, anonymous", count(lambda: site.anonymous.get("/")))
     check("home, signed in", count(lambda: site.buyer.get("/")))
     check("login page", count(lambda: site.anonymous.get("/accounts/login/")))
     check("sign-up page", count(lambda: site.anonymous.get("/accounts/signup/")))
     check("own account page", count(lambda: site.buyer.get("/accounts/me/")))
     check("healthz", count(lambda: site.anonymous.get("/healthz")))
+    check("forgot-password page", count(lambda: site.anonymous.get("/accounts/password/forgot/")))
+    check(
+        "forgot-password POST",
+        count(
+            lambda: site.anonymous.post(
+                "/accounts/password/forgot/", {"login": site.buyer_person.username}
+            )
+        ),
+    )
+    token = reset_token_make(client=r, person_id=site.buyer_person.id)
+    link = f"/accounts/password/reset/{site.buyer_person.id}/{token}/"
+    check("password reset link", count(lambda: site.anonymous.get(link)))
+    check(
+        "account email POST",
+        count(
+            lambda: site.buyer.post(
+                "/accounts/me/email/", {"email": "b@example.test", "language": "en"}
+            ),
+            expect=302,
+        ),
+    )
+    secret = calendar_token_new(client=r, person_id=site.buyer_person.id)
+    feed = f"/book/calendar/{site.buyer_person.id}-{secret}.ics"
+    check("calendar subscription", count(lambda: site.anonymous.get(feed)))
 
 
-def test_booking_pages_stay_within_their_round_trip_budgets(site: Site, r: redis.Redis) -> None:
+def test_booking_pages_stay_within_their_round_trip_budgets(
+    site: Site, r: redis.Redis, client_for: Callable[[Someone], Client]
+) -> None:
     picked = "?cls=C&room=42&box=7&start=10&end=12&date=2026-12-16&month=2026-12"
     check("booking page, empty", count(lambda: site.buyer.get("/book/")))
     check("booking page, class C picked", count(lambda: site.buyer.get("/book/" + picked)))
@@ -175,6 +214,10 @@ def test_booking_pages_stay_within_their_round_trip_budgets(site: Site, r: redis
     )
     check("my bookings (3)", count(lambda: site.buyer.get("/book/mine/")))
     check("booking done page", count(lambda: site.buyer.get(f"/book/done/{site.booking_id}/")))
+    ics = f"/book/mine/{site.booking_id}/calendar.ics"
+    check("booking .ics", count(lambda: site.buyer.get(ics)))
+    wait_page = "/book/wait/?cls=A&room=10&date=2026-12-05"
+    check("waiting-list page", count(lambda: site.buyer.get(wait_page)))
     check("pickup page", count(lambda: site.anonymous.get("/book/pickup/")))
 
     hours = iter(range(0, 24))
@@ -215,6 +258,17 @@ def test_booking_pages_stay_within_their_round_trip_budgets(site: Site, r: redis
     # Ten times the bookings: the same round trips.
     _bookings_for(r, site.buyer_person, 27, first_room=200)
     check("my bookings (30)", count(lambda: site.buyer.get("/book/mine/")))
+    waiter = client_for(person_make(r, "budget_waiter"))
+    days = iter(range(5, 8))
+
+    def wait() -> Any:
+        # rooms 10..12 are booked on Dec 5..7 by the budget buyer
+        n = next(days)
+        form = {"cls": "A", "room": str(5 + n), "date": f"2026-12-{n:02d}"}
+        return waiter.post("/book/wait/", form)
+
+    check("waiting-list POST", count(wait, expect=302))
+    check("my bookings with waits", count(lambda: waiter.get("/book/mine/")))
 
 
 def test_catalog_pages_stay_within_their_round_trip_budgets(site: Site) -> None:

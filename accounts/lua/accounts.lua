@@ -96,7 +96,17 @@ local function staff_set(keys, args)
   return username
 end
 
+-- Take a verified address out of the index, only if it still names this person (someone else
+-- may have verified it since). KEYS: by-email hash; ARGV: address, person id. Returns 1 | 0.
+local function email_forget(keys, args)
+  if redis.call('HGET', keys[1], args[1]) == args[2] then
+    return redis.call('HDEL', keys[1], args[1])
+  end
+  return 0
+end
+
 redis.register_function{function_name='accounts_signup', callback=signup}
+redis.register_function{function_name='accounts_email_forget', callback=email_forget}
 redis.register_function{function_name='accounts_staff_set', callback=staff_set}
 redis.register_function{function_name='accounts_login_failure', callback=login_failure}
 redis.register_function{function_name='accounts_recent_logins', callback=recent_logins,
