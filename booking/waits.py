@@ -193,8 +193,7 @@ def wait_leave(*, client: redis.Redis, owner_id: str, entry: str) -> bool:
     return True
 
 
-@sender_hook
-def waits_sweep(client: redis.Redis, now: dt.datetime | None = None) -> int:
+def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
     """Tell the waiters of slots freed by expired holds; clear past days. One pipeline over the
     rooms that have waits. Returns how many were told."""
     rooms = sorted(text_list(list(client.smembers(ks.BOOKING_WAIT_ROOMS.key()))))
@@ -220,3 +219,9 @@ def waits_sweep(client: redis.Redis, now: dt.datetime | None = None) -> int:
     if empty:
         client.srem(ks.BOOKING_WAIT_ROOMS.key(), *empty)
     return told
+
+
+@sender_hook
+def _sweep_with_the_mail(client: redis.Redis) -> None:
+    """Every pass of the mail sender also sweeps (the waiters it tells are mailed at once)."""
+    waits_sweep(client=client)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from dashboard import views
+from dashboard import views, views_mail
 
 app_name = "dashboard"
 urlpatterns = [
@@ -22,4 +22,5 @@ urlpatterns = [
     path("keyspace/", views.keyspace, name="keyspace"),
     path("keyspace/flush/", views.keyspace_flush, name="keyspace_flush"),
     path("audit/", views.audit, name="audit"),
+    path("mail/", views_mail.mail_queue, name="mail"),
 ]

@@ -19,7 +19,7 @@ from icalendar import Calendar
 
 from accounts import services
 from accounts.selectors import person_get
-from booking.domain import booking_new_id, slot_request_parse
+from booking.domain import Booking, booking_new_id, slot_request_parse
 from booking.references import reference_parse, reference_room
 from booking.selectors import booking_get
 from booking.services import booking_claim
@@ -31,9 +31,9 @@ from tests.conftest import ROOT, Someone
 SHANGHAI = zoneinfo.ZoneInfo("Asia/Shanghai")
 
 
-def book(r: redis.Redis, someone: Someone, *, room: int = 7, n: int = 5, **hours: int):
+def book(r: redis.Redis, someone: Someone, *, room: int = 7, n: int = 5, **hours: int) -> Booking:
     cls = "B" if hours else "A"
-    req = slot_request_parse(cls=cls, room=room, dates=[day(n)], **hours)
+    req = slot_request_parse(cls=cls, room=room, dates=[day(n)], **hours)  # type: ignore[arg-type]
     made = booking_claim(
         client=r, owner_id=str(someone.id), request=req, booking_id=booking_new_id(room=room)
     )

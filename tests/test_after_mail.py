@@ -17,7 +17,7 @@ from django.core.mail.backends.base import BaseEmailBackend
 from django.test import Client
 
 from accounts import emails, services
-from booking.domain import booking_new_id, slot_request_parse
+from booking.domain import Booking, booking_new_id, slot_request_parse
 from booking.services import booking_cancel, booking_claim
 from strongroom import keyspace as ks
 from strongroom.outbox import outbox_pending, outbox_send
@@ -59,8 +59,10 @@ def subject_of(message: Message) -> str:
     return str(email.header.make_header(email.header.decode_header(message["Subject"])))
 
 
-def book(r: redis.Redis, someone: Someone, *, cls: str = "A", room: int = 7, **extra: object):
-    req = slot_request_parse(cls=cls, room=room, dates=[day(5)], **extra)
+def book(
+    r: redis.Redis, someone: Someone, *, cls: str = "A", room: int = 7, **extra: int
+) -> Booking:
+    req = slot_request_parse(cls=cls, room=room, dates=[day(5)], **extra)  # type: ignore[arg-type]
     result = booking_claim(
         client=r, owner_id=str(someone.id), request=req, booking_id=booking_new_id(room=room)
     )
@@ -248,3 +250,20 @@ def test_email_verification_keeps_the_way_back(
     person_id = r.hget(ks.PERSON_BY_EMAIL.key(), "new@example.test")
     assert person_id is not None
     assert r.hget(ks.PERSON.key(person_id=person_id), "email_verified") == "1"
+
+
+def test_staff_see_the_mail_queue_with_attempts_and_errors(
+    r: redis.Redis,
+    buyer: Someone,
+    staff: Someone,
+    settings: object,
+    client_for: Callable[[Someone], Client],
+    mail_dir: Path,
+) -> None:
+    with_address(r, buyer, "anna@example.test")
+    booking = book(r, buyer)
+    settings.EMAIL_BACKEND = f"{__name__}.BrokenBackend"  # type: ignore[attr-defined]
+    outbox_send(client=r)
+    page = client_for(staff).get("/staff/mail/").content.decode()
+    assert f"{booking.id}" in page and "mail server is away" in page and "room 007" in page
+    assert client_for(buyer).get("/staff/mail/").status_code == 403

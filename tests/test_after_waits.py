@@ -13,6 +13,7 @@ from booking.selectors import hold_get
 from booking.services import booking_cancel, booking_claim, booking_hold
 from booking.waits import Wait, wait_join, waits_of, waits_sweep
 from strongroom import keyspace as ks
+from strongroom.store import text_list
 from tests.booking_support import day
 from tests.conftest import Someone, person_make
 
@@ -57,7 +58,7 @@ def test_a_waiting_buyer_gets_the_priority_hold_and_the_second_waiter_does_not(
         hold_id=first.hold_id,
     )
     assert taken.ok
-    outbox = r.zrange(ks.BOOKING_OUTBOX.key(room="007"), 0, -1)
+    outbox = text_list(r.zrange(ks.BOOKING_OUTBOX.key(room="007"), 0, -1))
     freed = [m for m in outbox if m.startswith("freed|")]
     assert len(freed) == 2 and freed[0].startswith(f"freed|007|{second_buyer.id}|")
 
@@ -100,9 +101,9 @@ def test_an_expired_hold_tells_the_waiters_at_the_next_sweep(
     assert held.ok
     wait = Wait(9, "B", day(8), (9, 10))
     assert wait_join(client=r, owner_id=str(second_buyer.id), wait=wait, now=start) == "ok"
-    assert waits_sweep(r, now=start) == 0
+    assert waits_sweep(client=r, now=start) == 0
     later = start + dt.timedelta(minutes=11)
-    assert waits_sweep(r, now=later) == 1
+    assert waits_sweep(client=r, now=later) == 1
     (told,) = waits_of(client=r, owner_id=str(second_buyer.id), now=later)
     assert told.told and told.mine
 
@@ -115,7 +116,7 @@ def test_waits_of_past_days_are_cleared_at_the_days_end(
     )
     assert wait_join(client=r, owner_id=str(second_buyer.id), wait=Wait(7, "A", day(5))) == "ok"
     after = dt.datetime(2026, 12, 5, 1, 0, tzinfo=dt.UTC)  # Dec 5, 09:00 in Shanghai
-    waits_sweep(r, now=after)
+    waits_sweep(client=r, now=after)
     assert not r.exists(ks.BOOKING_WAITS.key(room="007"))
     assert waits_of(client=r, owner_id=str(second_buyer.id), now=after) == []
 
