@@ -267,3 +267,29 @@ def test_staff_see_the_mail_queue_with_attempts_and_errors(
     page = client_for(staff).get("/staff/mail/").content.decode()
     assert f"{booking.id}" in page and "mail server is away" in page and "room 007" in page
     assert client_for(buyer).get("/staff/mail/").status_code == 403
+
+
+def test_the_served_site_sends_queued_mail_by_itself(
+    r: redis.Redis, buyer: Someone, tmp_path: Path
+) -> None:
+    """gunicorn workers run the sender thread: a queued message becomes a file, unprompted."""
+    from django.conf import settings as django_settings
+
+    from strongroom.outbox import mail_queue
+    from tests.conftest import serve_site, site_env
+
+    with_address(r, buyer, "anna@example.test")
+    data_dir = tmp_path / "site"
+    env = site_env(str(django_settings.REDIS_URL), data_dir, STRONGROOM_MAIL_SENDER="1")
+    process, _base = serve_site(env, workers=1)
+    try:
+        mail_queue(r, kind="reset", args=(buyer.id, "served"))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not list((data_dir / "mail").glob("*.eml")):
+            time.sleep(0.2)
+        (message,) = messages_in(data_dir / "mail")
+        assert message["To"] == "anna@example.test"
+        assert not outbox_pending(client=r)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
