@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts import emails, services
 from accounts.access import login_required, signed_in_person
 from accounts.clients import client_address
+from accounts.extensions import account_context, person_forget_everywhere
 from accounts.forms import (
     DeleteAccountForm,
     EmailForm,
@@ -32,6 +33,7 @@ from accounts.forms import (
 )
 from accounts.selectors import account_get, person_with_password
 from accounts.sessions import request_sign_in, request_sign_out
+from strongroom.clock import now_ms
 from strongroom.store import get_store
 
 
@@ -103,7 +105,7 @@ def login(request: HttpRequest) -> HttpResponse:
             request_sign_in(request, person=outcome.person, password_hash=outcome.password_hash)
             return HttpResponseRedirect(safe_next(request, form.cleaned_data["next"]))
         if outcome.locked:
-            minutes = max(1, math.ceil((outcome.locked_until_ms - services.now_ms()) / 60_000))
+            minutes = max(1, math.ceil((outcome.locked_until_ms - now_ms()) / 60_000))
             form.add_error(
                 None,
                 ngettext(
@@ -183,8 +185,6 @@ def _profile_page(
     delete_form: DeleteAccountForm | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    from booking.owners import bookings_upcoming
-
     client = get_store()
     person = signed_in_person(request)
     account = account_get(client=client, person_id=person.id)
@@ -195,7 +195,7 @@ def _profile_page(
         "account": account,
         "email_form": email_form or EmailForm(initial=initial),
         "delete_form": delete_form or DeleteAccountForm(),
-        "upcoming": bookings_upcoming(client=client, owner_id=str(person.id)),
+        **account_context(client=client, person_id=person.id),
         "calendar_url": (
             request.build_absolute_uri(
                 reverse("booking:subscription", args=[f"{person.id}-{account.calendar_token}"])
@@ -291,14 +291,12 @@ def calendar_token(request: HttpRequest) -> HttpResponse:
 @require_POST
 def delete(request: HttpRequest) -> HttpResponse:
     """Delete the account: upcoming bookings are cancelled, collected ones kept anonymously."""
-    from booking.owners import owner_forget
-
     client, person = get_store(), signed_in_person(request)
     form = DeleteAccountForm(request.POST)
     found = person_with_password(client=client, person_id=person.id)
     if form.is_valid() and found is not None:
         if check_password(form.cleaned_data["password"], found[1]):
-            owner_forget(client=client, owner_id=str(person.id))
+            person_forget_everywhere(client=client, person_id=person.id)
             services.person_delete(client=client, person_id=person.id)
             request_sign_out(request)
             messages.info(request, _("Your account is deleted."))

@@ -5,5 +5,11 @@ class BookingConfig(AppConfig):
     name = "booking"
 
     def ready(self) -> None:
-        # Registers the booking mail renderers and the waiting-list sweep with the outbox.
-        from booking import mail, waits  # noqa: F401
+        from booking.rules import AUDIT_KINDS
+        from strongroom.audit import audit_kinds_register
+
+        # Written by booking.lua into each room's own stream, not the staff stream.
+        audit_kinds_register(kinds=AUDIT_KINDS, stream="booking")
+        # The booking mail renderers and the waiting-list sweep (the outbox), the account
+        # page's upcoming bookings and account deletion (accounts.extensions).
+        from booking import mail, owners, waits  # noqa: F401

@@ -15,7 +15,8 @@ from django.utils import translation
 from django.utils.translation import gettext
 from icalendar import Calendar, Event
 
-from booking.domain import Booking, site_zone
+from booking.records import Booking
+from booking.rules import site_zone
 
 PRODID = "-//Strongroom//bookings//EN"
 

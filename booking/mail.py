@@ -17,9 +17,11 @@ from django.utils.translation import gettext
 from accounts.mail import message_build, site_url
 from accounts.selectors import mail_target
 from booking.calendar_files import booking_ics
-from booking.domain import Booking, code_display, from_ms, season_start
+from booking.codes import code_display
 from booking.keys import RoomKeys
-from booking.selectors import booking_get
+from booking.records import Booking, booking_get
+from booking.rules import season_start
+from strongroom.clock import from_ms
 from strongroom.outbox import renderer
 
 
@@ -119,6 +121,6 @@ def freed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
                 "priority": bool(hold_id),
                 "until": timezone.localtime(until) if until else None,
                 "confirm": site_url(reverse("booking:confirm", args=[hold_id])) if hold_id else "",
-                "book": site_url(reverse("booking:book")),
+                "book": site_url(reverse("booking:pick")),
             },
         )

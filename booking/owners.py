@@ -9,11 +9,14 @@ from collections import defaultdict
 import redis
 from django.conf import settings
 
-from booking.domain import Booking, booking_id_room, format_room, hold_new_id, site_today, to_ms
+from accounts.extensions import account_part, person_forgetter
+from booking.calls import OWNER_FORGET
 from booking.keys import RoomKeys, person_index
-from booking.selectors import bookings_of
+from booking.records import Booking, bookings_of
+from booking.rules import booking_id_room, format_room, hold_new_id, site_today
 from booking.waits import first_bookable_day
 from strongroom import keyspace as ks
+from strongroom.clock import to_ms
 from strongroom.store import durable_fcall, text_list, text_values
 
 UPCOMING_SCAN = 200
@@ -70,14 +73,41 @@ def _room_forget(
         for record in records:
             pipe.hget(record, "inv")
         inventories = [value or keys.registry for value in text_values(pipe.execute())]
-        all_keys = [keys.registry, keys.audit, keys.stats, keys.waits, keys.wait_notices,
-                    keys.holds, keys.outbox, *records, *inventories]  # fmt: skip
-        args = [owner_id, at, settings.STRONGROOM_AUDIT_MAXLEN, len(records), format_room(room),
-                first_bookable_day(now), hold_new_id(room=room),
-                settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000]  # fmt: skip
-        reply = durable_fcall(client, "booking_owner_forget", all_keys, args)
+        call = OWNER_FORGET.call(
+            keys={
+                "registry": keys.registry,
+                "audit": keys.audit,
+                "stats": keys.stats,
+                "waits": keys.waits,
+                "wait_notices": keys.wait_notices,
+                "holds": keys.holds,
+                "outbox": keys.outbox,
+            },
+            args={
+                "owner": owner_id,
+                "now_ms": at,
+                "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
+                "n": len(records),
+                "room": format_room(room),
+                "first_day": first_bookable_day(now),
+                "priority_hold_id": hold_new_id(room=room),
+                "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
+            },
+            more_keys=[*records, *inventories],
+        )
+        reply = durable_fcall(client, OWNER_FORGET.name, *call)
         if reply[0] == "ok":
             return int(reply[1])
         if reply[0] != "stale":
             raise RuntimeError(f"booking_owner_forget refused: {reply}")
     raise RuntimeError("the room kept changing while the owner was forgotten")
+
+
+@account_part
+def _upcoming_on_the_account_page(*, client: redis.Redis, person_id: int) -> dict[str, object]:
+    return {"upcoming": bookings_upcoming(client=client, owner_id=str(person_id))}
+
+
+@person_forgetter
+def _forget_on_account_deletion(*, client: redis.Redis, person_id: int) -> None:
+    owner_forget(client=client, owner_id=str(person_id))

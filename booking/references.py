@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 
-from booking.domain import CODE_ALPHABET
+from booking.codes import CODE_ALPHABET
 
 _BASE = len(CODE_ALPHABET)
 _LENGTH = 8

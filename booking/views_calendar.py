@@ -8,8 +8,8 @@ from django.utils.crypto import constant_time_compare
 from django.views.decorators.http import require_GET
 
 from accounts.access import login_required, request_person
-from booking.calendar_files import booking_ics, bookings_feed
-from booking.selectors import booking_get, bookings_of
+from booking import calendar_files
+from booking.records import booking_get, bookings_of
 from strongroom.keyspace import PERSON
 from strongroom.store import get_store, text_values
 
@@ -25,19 +25,21 @@ def _ics(body: bytes, filename: str) -> HttpResponse:
 
 @require_GET
 @login_required
-def booking_calendar(request: HttpRequest, booking_id: str) -> HttpResponse:
+def booking_ics(request: HttpRequest, booking_id: str) -> HttpResponse:
     """One of the buyer's bookings as an .ics file."""
     person = request_person(request)
     booking = booking_get(client=get_store(), booking_id=booking_id)
     if booking is None or booking.owner_id != str(person.id):
         raise Http404
     url = request.build_absolute_uri(reverse("booking:done", args=[booking.id]))
-    body = booking_ics(booking, host=request.get_host(), url=url, language=request.LANGUAGE_CODE)
+    body = calendar_files.booking_ics(
+        booking, host=request.get_host(), url=url, language=request.LANGUAGE_CODE
+    )
     return _ics(body, f"{booking.reference}.ics")
 
 
 @require_GET
-def subscription(request: HttpRequest, token: str) -> HttpResponse:
+def calendar_subscription(request: HttpRequest, token: str) -> HttpResponse:
     """The buyer's bookings for calendar apps: no login, the secret in the URL (revocable)."""
     person_text, _dash, secret = token.partition("-")
     if not person_text.isdigit() or len(person_text) > 12 or not secret or len(secret) > 64:
@@ -52,7 +54,7 @@ def subscription(request: HttpRequest, token: str) -> HttpResponse:
     pages = [
         (b, request.build_absolute_uri(reverse("booking:done", args=[b.id]))) for b in bookings
     ]
-    body = bookings_feed(
+    body = calendar_files.bookings_feed(
         pages, host=request.get_host(), name=f"Strongroom · {username}", language=lang or "en"
     )
     return _ics(body, "strongroom.ics")

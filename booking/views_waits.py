@@ -15,7 +15,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.access import login_required, signed_in_person
 from booking import forms
-from booking.domain import InvalidRequest, day_refusal, season_days, site_today
+from booking.parser import InvalidRequest
+from booking.rules import day_refusal, season_days, site_today
 from booking.waits import Wait, wait_join, wait_leave
 from strongroom.store import get_store
 
@@ -40,7 +41,7 @@ def _waits(choices: forms.Choices) -> list[Wait]:
 
 @require_http_methods(["GET", "HEAD", "POST"])
 @login_required
-def wait(request: HttpRequest) -> HttpResponse:
+def wait_page(request: HttpRequest) -> HttpResponse:
     """GET: the chosen class, room, hours and box with a day to pick. POST: join the list."""
     source = request.POST if request.method == "POST" else request.GET
     choices, problems = forms.choices_from(source)
@@ -81,7 +82,7 @@ def wait(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
-def wait_leave_view(request: HttpRequest) -> HttpResponse:
+def wait_leave_page(request: HttpRequest) -> HttpResponse:
     """Stop waiting for a slot, or dismiss its notice."""
     owner = str(signed_in_person(request).id)
     if wait_leave(client=get_store(), owner_id=owner, entry=request.POST.get("entry", "")[:100]):

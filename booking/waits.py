@@ -16,10 +16,11 @@ from dataclasses import dataclass
 import redis
 from django.conf import settings
 
-from booking.domain import (
+from booking.calls import WAIT, WAITS_CHECK
+from booking.keys import RoomKeys
+from booking.rules import (
     check_owner_id,
     format_room,
-    from_ms,
     hold_new_id,
     room_count,
     season_day,
@@ -27,10 +28,9 @@ from booking.domain import (
     season_start,
     site_today,
     site_zone,
-    to_ms,
 )
-from booking.keys import RoomKeys
 from strongroom import keyspace as ks
+from strongroom.clock import from_ms, to_ms
 from strongroom.outbox import sender_hook
 from strongroom.store import fcall, text_list, text_values
 
@@ -99,23 +99,22 @@ def wait_join(
         return "limit"
     keys = RoomKeys(wait.room)
     start, end = wait.hours or (0, 0)
-    reply = fcall(
-        client,
-        "booking_wait",
-        [keys.waits, keys.inventory(wait.cls), keys.holds],
-        [
-            owner_id,
-            wait.cls,
-            season_day(wait.date),
-            start,
-            end,
-            wait.box or 0,
-            to_ms(now or dt.datetime.now(tz=dt.UTC)),
-            settings.STRONGROOM_WAITS_PER_BUYER,
-            len(season_days()),
-            first,
-        ],
+    call = WAIT.call(
+        keys={"waits": keys.waits, "inventory": keys.inventory(wait.cls), "holds": keys.holds},
+        args={
+            "person": owner_id,
+            "cls": wait.cls,
+            "day": season_day(wait.date),
+            "hstart": start,
+            "hend": end,
+            "box": wait.box or 0,
+            "now_ms": to_ms(now or dt.datetime.now(tz=dt.UTC)),
+            "limit": settings.STRONGROOM_WAITS_PER_BUYER,
+            "season_days": len(season_days()),
+            "first_day": first,
+        },
     )
+    reply = fcall(client, WAIT.name, *call)
     if reply[0] != "ok":
         return "invalid" if reply[0] == "invalid" else str(reply[0])
     pipe = client.pipeline(transaction=False)
@@ -205,11 +204,25 @@ def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
     numbers = [int(r) for r in rooms if r.isdigit()]
     for room in numbers:
         keys = RoomKeys(room)
-        all_keys = [keys.waits, keys.wait_notices, keys.holds, keys.outbox]
-        all_keys += [keys.inventory(cls) for cls in ("A", "B", "C")]
-        args = [at, first, hold_new_id(room=room), settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
-                format_room(room)]  # fmt: skip
-        pipe.fcall("booking_waits_check", len(all_keys), *all_keys, *args)
+        call_keys, call_args = WAITS_CHECK.call(
+            keys={
+                "waits": keys.waits,
+                "wait_notices": keys.wait_notices,
+                "holds": keys.holds,
+                "outbox": keys.outbox,
+                "inventory_a": keys.inventory("A"),
+                "inventory_b": keys.inventory("B"),
+                "inventory_c": keys.inventory("C"),
+            },
+            args={
+                "now_ms": at,
+                "first_day": first,
+                "priority_hold_id": hold_new_id(room=room),
+                "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
+                "room": format_room(room),
+            },
+        )
+        pipe.fcall(WAITS_CHECK.name, len(call_keys), *call_keys, *call_args)
     told = 0
     empty = []
     for room, reply in zip(numbers, pipe.execute(), strict=True):

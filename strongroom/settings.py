@@ -217,6 +217,8 @@ STRONGROOM_WAITS_PER_BUYER = env_int("STRONGROOM_WAITS_PER_BUYER", 5, minimum=1,
 # --- bench ---------------------------------------------------------------------------------
 # `make bench` serves two reference views under /bench/ (Django's floor); never in production.
 STRONGROOM_BENCH_VIEWS = env_bool("STRONGROOM_BENCH_VIEWS", False)
+if STRONGROOM_BENCH_VIEWS:  # the site's URLs plus /bench/ (bench/root_urls.py)
+    ROOT_URLCONF = "bench.root_urls"
 
 # --- accounts ------------------------------------------------------------------------------
 # No django.contrib.auth models: people live in the store; Django's hashers and validators

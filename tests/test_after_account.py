@@ -19,10 +19,11 @@ from icalendar import Calendar
 
 from accounts import services
 from accounts.selectors import person_get
-from booking.domain import Booking, booking_new_id, slot_request_parse
+from booking.claims import booking_claim
+from booking.parser import slot_request_parse
+from booking.records import Booking, booking_get
 from booking.references import reference_parse, reference_room
-from booking.selectors import booking_get
-from booking.services import booking_claim
+from booking.rules import booking_new_id
 from strongroom import keyspace as ks
 from strongroom.conf import env_email_url
 from tests.booking_support import day

@@ -17,8 +17,10 @@ from django.core.mail.backends.base import BaseEmailBackend
 from django.test import Client
 
 from accounts import emails, services
-from booking.domain import Booking, booking_new_id, slot_request_parse
-from booking.services import booking_cancel, booking_claim
+from booking.claims import booking_cancel, booking_claim
+from booking.parser import slot_request_parse
+from booking.records import Booking
+from booking.rules import booking_new_id
 from strongroom import keyspace as ks
 from strongroom.outbox import outbox_pending, outbox_send
 from tests.booking_support import day

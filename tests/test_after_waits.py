@@ -8,9 +8,10 @@ from collections.abc import Callable
 import redis
 from django.test import Client
 
-from booking.domain import booking_new_id, hold_new_id, slot_request_parse
-from booking.selectors import hold_get
-from booking.services import booking_cancel, booking_claim, booking_hold
+from booking.claims import booking_cancel, booking_claim, booking_hold
+from booking.parser import slot_request_parse
+from booking.records import hold_get
+from booking.rules import booking_new_id, hold_new_id
 from booking.waits import Wait, wait_join, waits_of, waits_sweep
 from strongroom import keyspace as ks
 from strongroom.store import text_list
