@@ -11,7 +11,12 @@ from __future__ import annotations
 import hashlib
 import secrets
 
+import redis
+
 from booking.codes import CODE_ALPHABET
+from booking.keys import RoomKeys
+from booking.rules import room_count
+from strongroom.store import text_or_none
 
 _BASE = len(CODE_ALPHABET)
 _LENGTH = 8
@@ -63,3 +68,12 @@ def reference_derived(booking_id: str, room: int) -> str:
     not searchable)."""
     digest = int.from_bytes(hashlib.sha256(booking_id.encode()).digest()[:8])
     return _encode((digest % (_SPACE // _ROOMS)) * _ROOMS + room)
+
+
+def booking_id_by_reference(*, client: redis.Redis, reference: object) -> str | None:
+    """The id of the booking with this reference (typed in any form), or None (one HGET)."""
+    canonical = reference_parse(reference)
+    room = reference_room(canonical) if canonical else None
+    if canonical is None or room is None or room > room_count():
+        return None
+    return text_or_none(client.hget(RoomKeys(room).refs, canonical))

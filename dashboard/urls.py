@@ -13,6 +13,7 @@ urlpatterns = [
     path("bookings/", views_bookings.bookings, name="bookings"),
     path("bookings/export.csv", views_bookings.bookings_csv, name="bookings_csv"),
     path("bookings/export.ics", views_bookings.bookings_ics, name="bookings_ics"),
+    path("bookings/find/", views_bookings.booking_find, name="booking_find"),
     path("bookings/<str:booking_id>/", views_bookings.booking_detail, name="booking"),
     path(
         "bookings/<str:booking_id>/cancel/",

@@ -247,3 +247,25 @@ def test_unset_email_url_writes_files_under_the_data_directory(tmp_path: Path) -
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     assert result.stdout.split() == ["strongroom.mail.FilePerMessageBackend", "True"]
+
+
+def test_staff_find_a_booking_by_the_reference_a_buyer_reads_out(
+    r: redis.Redis,
+    buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    booking = book(r, buyer, room=42)
+    browser = client_for(staff)
+    spoken = booking.reference.lower().replace("-", " ")
+    found = browser.get("/staff/bookings/find/", {"ref": spoken})
+    assert found.status_code == 302
+    assert found["Location"] == f"/staff/bookings/{booking.id}/"
+    detail = browser.get(found["Location"]).content.decode()
+    assert booking.reference in detail
+    listed = browser.get("/staff/bookings/", {"room": "42"}).content.decode()
+    assert booking.reference in listed
+    for typed in ("B-2222-2222", "", "{x}*", "🙂" * 50, "B-0O1I-LLLL"):
+        missing = browser.get("/staff/bookings/find/", {"ref": typed})
+        assert missing.status_code == 302 and missing["Location"] == "/staff/bookings/"
+    assert client_for(buyer).get("/staff/bookings/find/", {"ref": spoken}).status_code == 403

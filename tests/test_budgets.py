@@ -25,6 +25,7 @@ from accounts.emails import reset_token_make
 from accounts.services import calendar_token_new
 from booking.claims import booking_claim
 from booking.parser import slot_request_parse
+from booking.records import booking_get
 from booking.rules import booking_new_id
 from catalog.demo import load_demo as load_catalog
 from strongroom.store import round_trips
@@ -89,6 +90,9 @@ BUDGETS: dict[str, int] = {
     "dashboard keyspace": 6,  # SCAN pages: grows with the number of keys (staff only)
     "dashboard audit": 6,
     "dashboard mail queue": 5,  # every outbox in one pipeline, then their attempts
+    # session, person (+ visit), one HGET of the room's references, the visit taken back (a
+    # redirect is not a page view)
+    "dashboard find by reference": 4,
     "dashboard bookings CSV": 5,
     "dashboard bookings iCalendar": 5,
 }
@@ -301,6 +305,10 @@ def test_dashboard_pages_stay_within_their_round_trip_budgets(site: Site, r: red
     }
     for name, path in pages.items():
         check(name, count(functools.partial(site.staff.get, path)))
+    found = booking_get(client=r, booking_id=site.booking_id)
+    assert found is not None
+    find = f"/staff/bookings/find/?ref={found.reference}"
+    check("dashboard find by reference", count(lambda: site.staff.get(find), expect=302))
     _bookings_for(r, site.buyer_person, 27, first_room=200)
     for name in ("dashboard overview", "dashboard bookings", "dashboard person detail"):
         check(f"{name} (30 bookings)", count(functools.partial(site.staff.get, pages[name])))
