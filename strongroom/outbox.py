@@ -163,8 +163,13 @@ def outbox_send(*, client: redis.Redis, at_ms: int | None = None) -> SendReport:
     sent = failed = dropped = 0
     connection = get_connection(fail_silently=False)
     done = client.pipeline(transaction=False)
+    # A slow mail server must not outlive the lease (another process would send the same
+    # messages): stop at half of it; what is left stays due for the next pass.
+    stop_at = time.monotonic() + LEASE_MS / 2000
     try:
         for pending in due:
+            if time.monotonic() > stop_at:
+                break
             try:
                 message = _render(client, pending.member)
                 if message is not None:
