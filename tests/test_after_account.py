@@ -265,6 +265,8 @@ def test_staff_find_a_booking_by_the_reference_a_buyer_reads_out(
     assert booking.reference in detail
     listed = browser.get("/staff/bookings/", {"room": "42"}).content.decode()
     assert booking.reference in listed
+    exported = browser.get("/staff/bookings/export.csv", {"room": "42"}).content.decode()
+    assert exported.splitlines()[1].startswith(f"{booking.reference},{booking.id},")
     for typed in ("B-2222-2222", "", "{x}*", "🙂" * 50, "B-0O1I-LLLL"):
         missing = browser.get("/staff/bookings/find/", {"ref": typed})
         assert missing.status_code == 302 and missing["Location"] == "/staff/bookings/"
