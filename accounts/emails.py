@@ -9,6 +9,7 @@ a new password changes the hash, so a link works once; it expires after PASSWORD
 from __future__ import annotations
 
 import secrets
+import time
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -86,7 +87,10 @@ def email_resend(*, client: redis.Redis, person_id: int) -> bool:
     )
     if not email or verified == "1":
         return False
-    mail_queue(client, kind="verify", args=(person_id, secrets.token_hex(6), ""))
+    # One resend per person per ten minutes: the entry's name is the same within them, and the
+    # outbox adds a name only once (ZADD NX).
+    bucket = f"again-{int(time.time()) // 600}"
+    mail_queue(client, kind="verify", args=(person_id, bucket, ""))
     return True
 
 
@@ -189,4 +193,6 @@ def password_reset_request(*, client: redis.Redis, login: str) -> None:
         person = person_find(client=client, username=text)
         person_id = person.id if person is not None else None
     if person_id is not None:
-        mail_queue(client, kind="reset", args=(person_id, secrets.token_hex(6)))
+        # At most one reset mail per person per ten minutes, however often someone asks.
+        bucket = f"at-{int(time.time()) // 600}"
+        mail_queue(client, kind="reset", args=(person_id, bucket))

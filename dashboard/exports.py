@@ -51,7 +51,8 @@ def bookings_csv(bookings: Iterable[Booking], names: dict[int, str]) -> str:
         writer.writerow(
             csv_cell(v)
             for v in (
-                b.reference, b.id, b.cls, b.room_label, " ".join(d.isoformat() for d in b.dates), _hours(b),
+                b.reference, b.id, b.cls, b.room_label,
+                " ".join(d.isoformat() for d in b.dates), _hours(b),
                 " ".join(str(x) for x in b.boxes), b.status, b.owner_id, owner,
                 b.created_at.isoformat(), b.cancelled_at.isoformat() if b.cancelled_at else "",
                 b.cancel_reason,

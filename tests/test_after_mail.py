@@ -295,3 +295,23 @@ def test_the_served_site_sends_queued_mail_by_itself(
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_resending_the_confirmation_link_queues_one_message_per_ten_minutes(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    browser = client_for(buyer)
+    browser.post("/accounts/me/email/", {"email": "anna@example.test", "language": "en"})
+    for _ in range(5):
+        assert browser.post("/accounts/me/email/again/").status_code == 302
+    kinds = [p.kind for p in outbox_pending(client=r)]
+    assert kinds == ["verify", "verify"]  # the first link and one resend
+
+
+def test_asking_for_a_reset_again_and_again_sends_one_mail(
+    r: redis.Redis, buyer: Someone, mail_dir: Path
+) -> None:
+    with_address(r, buyer, "anna@example.test")
+    for _ in range(5):
+        Client().post("/accounts/password/forgot/", {"login": buyer.username})
+    assert outbox_send(client=r).sent == 1
