@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 
+import pytest
 import redis
 from django.test import Client
 
@@ -159,3 +160,57 @@ def test_hostile_input_on_the_wait_forms_is_refused_without_a_500(
     anonymous = Client(enforce_csrf_checks=True)
     assert anonymous.post("/book/wait/", {"cls": "A"}).status_code in (302, 403)
     assert not r.exists(ks.BOOKING_WAITS.key(room="007"))
+
+
+@pytest.mark.parametrize("priority", [True, False], ids=["priority-hold", "control-no-hold"])
+def test_no_one_slips_in_between_the_cancellation_and_the_priority_hold(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    priority: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Eight buyers keep trying to take the slot while it is cancelled: the waiter gets it. The
+    control cancels without a priority hold, and then a thief does take it."""
+    import threading
+
+    from booking import claims
+
+    if not priority:
+        monkeypatch.setattr(claims, "hold_new_id", lambda *, room: "")
+    made = booking_claim(
+        client=r, owner_id=str(buyer.id), request=a_day(), booking_id=booking_new_id(room=7)
+    )
+    assert made.ok and made.booking is not None
+    assert wait_join(client=r, owner_id=str(second_buyer.id), wait=Wait(7, "A", day(5))) == "ok"
+    cancelled = threading.Event()
+    won: list[str] = []
+    tries_after = [0] * 8
+
+    def thief(n: int) -> None:
+        while tries_after[n] < 20:
+            after = cancelled.is_set()
+            result = booking_claim(
+                client=r, owner_id=f"9{n}", request=a_day(), booking_id=booking_new_id(room=7)
+            )
+            if result.ok:
+                won.append(f"9{n}")
+                return
+            tries_after[n] += after
+
+    threads = [threading.Thread(target=thief, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    done = booking_cancel(
+        client=r, booking_id=made.booking.id, actor_id=str(buyer.id), actor_is_staff=False
+    )
+    cancelled.set()
+    for thread in threads:
+        thread.join()
+    assert done.ok
+    (status,) = waits_of(client=r, owner_id=str(second_buyer.id))
+    if priority:
+        assert won == [], "a thief took the freed slot before the waiter's hold"
+        assert status.mine and hold_get(client=r, hold_id=status.hold_id) is not None
+    else:
+        assert len(won) == 1 and not status.mine
