@@ -96,7 +96,7 @@ def test_a_refresh_tells_the_buyer_a_chosen_slot_was_taken_meanwhile(
     picked = "?cls=C&room=42&box=7&start=10&end=12&date=2026-12-16"
     page = html(shopper.get("/book/" + picked))
     assert "Hold and review" in page
-    poll = re.search(r'id="panel-refresh" hidden hx-get="([^"]+)"', page)
+    poll = re.search(r'id="panel-refresh" hidden data-hx-get="([^"]+)"', page)
     assert poll is not None and "was=free" in poll.group(1)
     url = poll.group(1).replace("&amp;", "&")
     refresh = {"HX-Request": "true", "X-Strongroom-Refresh": "1"}

@@ -87,7 +87,8 @@ def pages(
     shopper = client_for(buyer)
     for path in (
         "/", "/book/?cls=C&room=7&boxes=1&boxes=2&start=9&end=11", "/book/?cls=A&room=158",
-        "/accounts/me/", "/accounts/password/",
+        "/accounts/me/", "/accounts/password/", "/book/find/",
+        "/book/find/?cls=C&date=2026-12-12&start=14&end=16",
     ):  # fmt: skip
         found[f"buyer {path}"] = rendered(shopper, path)
     held = shopper.post("/book/hold/", B_8_12)
