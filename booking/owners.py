@@ -14,7 +14,7 @@ from booking.calls import OWNER_FORGET
 from booking.keys import RoomKeys, person_index
 from booking.records import Booking, bookings_of
 from booking.rules import booking_id_room, format_room, hold_new_id, site_today
-from booking.waits import first_bookable_day
+from booking.waits import first_bookable_day, waits_of
 from strongroom import keyspace as ks
 from strongroom.clock import to_ms
 from strongroom.store import durable_fcall, text_list, text_values
@@ -105,7 +105,12 @@ def _room_forget(
 
 @account_part
 def _upcoming_on_the_account_page(*, client: redis.Redis, person_id: int) -> dict[str, object]:
-    return {"upcoming": bookings_upcoming(client=client, owner_id=str(person_id))}
+    """The upcoming bookings and the waiting list's notices (one pipeline each)."""
+    return {
+        "upcoming": bookings_upcoming(client=client, owner_id=str(person_id)),
+        "waits": waits_of(client=client, owner_id=str(person_id)),
+        "now": dt.datetime.now(tz=dt.UTC),
+    }
 
 
 @person_forgetter

@@ -139,6 +139,7 @@ def test_the_wait_pages_join_show_and_leave(
     assert joined.status_code == 302
     page = browser.get("/book/mine/").content.decode()
     assert 'id="waits"' in page
+    assert 'id="waits"' in browser.get("/accounts/me/").content.decode()
     (status,) = waits_of(client=r, owner_id=str(second_buyer.id))
     left = browser.post("/book/wait/leave/", {"entry": status.entry})
     assert left.status_code == 302

@@ -40,8 +40,8 @@ BUDGETS: dict[str, int] = {
     "home, signed in": 3,
     "login page": 1,
     "sign-up page": 1,
-    # the account: the person's fields (1), upcoming bookings (index + records: 2)
-    "own account page": 5,
+    # the account: the person's fields (1), upcoming bookings (index + records: 2), the waits (1)
+    "own account page": 6,
     "forgot-password page": 1,
     "forgot-password POST": 3,  # the name lookup, the person, the outbox entry
     "password reset link": 3,  # the token check reads the person; the form reads the name
