@@ -20,6 +20,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.utils.translation import gettext_lazy as _
 
+from accounts.calls import EMAIL_FORGET
 from accounts.selectors import person_find, person_id_by_email
 from strongroom.keyspace import PERSON, PERSON_BY_EMAIL
 from strongroom.outbox import mail_queue
@@ -77,7 +78,10 @@ def email_set(
 
 def _index_forget(pipe: redis.client.Pipeline, *, person_id: int, email: str) -> None:
     # Compare-and-delete in one step: someone else may have verified the address since.
-    pipe.fcall("accounts_email_forget", 1, PERSON_BY_EMAIL.key(), email, str(person_id))
+    keys, args = EMAIL_FORGET.call(
+        keys={"by_email": PERSON_BY_EMAIL.key()}, args={"email": email, "person_id": person_id}
+    )
+    pipe.fcall(EMAIL_FORGET.name, len(keys), *keys, *args)
 
 
 def email_resend(*, client: redis.Redis, person_id: int) -> bool:

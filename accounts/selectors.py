@@ -10,6 +10,7 @@ import redis
 from django.utils import timezone
 from redis.client import Pipeline
 
+from accounts.calls import RECENT_LOGINS, TOP_LOGINS
 from accounts.names import name_key
 from accounts.people import Person
 from strongroom.clock import from_ms
@@ -123,9 +124,10 @@ class LoginSummary:
 def logins_recent(*, client: redis.Redis, limit: int = 20) -> list[LoginEntry]:
     """The newest `limit` logins, newest first, with names (one round trip)."""
     limit = max(1, min(limit, MAX_LIST))
-    flat = fcall(
-        client, "accounts_recent_logins", [LOGINS_RECENT.key(), PERSON_NAMES.key()], [limit]
+    keys, args = RECENT_LOGINS.call(
+        keys={"recent": LOGINS_RECENT.key(), "names": PERSON_NAMES.key()}, args={"count": limit}
     )
+    flat = fcall(client, RECENT_LOGINS.name, keys, args)
     entries = []
     for entry, username in zip(flat[::2], flat[1::2], strict=True):
         person_id, at = entry.split(":", 1)
@@ -137,7 +139,10 @@ def logins_recent(*, client: redis.Redis, limit: int = 20) -> list[LoginEntry]:
 def logins_top(*, client: redis.Redis, limit: int = 10) -> list[LoginRank]:
     """The `limit` people with the most logins, most first, with names (one round trip)."""
     limit = max(1, min(limit, MAX_LIST))
-    flat = fcall(client, "accounts_top_logins", [LOGINS_TOP.key(), PERSON_NAMES.key()], [limit])
+    keys, args = TOP_LOGINS.call(
+        keys={"leaderboard": LOGINS_TOP.key(), "names": PERSON_NAMES.key()}, args={"count": limit}
+    )
+    flat = fcall(client, TOP_LOGINS.name, keys, args)
     return [
         LoginRank(person_id=int(pid), username=name, logins=int(float(score)))
         for pid, score, name in zip(flat[::3], flat[1::3], flat[2::3], strict=True)

@@ -12,6 +12,7 @@ from django.contrib.auth.hashers import check_password, make_password
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
+from accounts.calls import EMAIL_FORGET, LOGIN_GATE, LOGIN_PASSED, SIGNUP, SIGNUP_GATE, STAFF_SET
 from accounts.names import name_key, username_validate
 from accounts.passwords import password_validate
 from accounts.people import Person
@@ -75,22 +76,23 @@ def person_register(
     proposal = int(last_id or 0) + 1
     token = uuid.uuid4().hex
     for _attempt in range(_SIGNUP_ATTEMPTS):
-        status, value = durable_fcall(
-            client,
-            "accounts_signup",
-            [
-                PERSON_BY_NAME.key(),
-                PERSON_NAMES.key(),
-                PERSON.key(person_id=proposal),
-                PERSON_LAST_ID.key(),
-            ],
-            [key, username, password_hash, int(is_staff), now_ms(), proposal, token],
-        )
-        if status == "ok":
-            return Person(id=int(value), username=username, is_staff=is_staff)
-        if status == "taken":
+        signup_keys = {
+            "by_name": PERSON_BY_NAME.key(),
+            "names": PERSON_NAMES.key(),
+            "person": PERSON.key(person_id=proposal),
+            "last_id": PERSON_LAST_ID.key(),
+        }
+        signup_args = {
+            "name_key": key, "username": username, "password": password_hash,
+            "is_staff": int(is_staff), "joined_ms": now_ms(), "id": proposal, "token": token,
+        }  # fmt: skip
+        keys, args = SIGNUP.call(keys=signup_keys, args=signup_args)
+        reply = SIGNUP.reply_of(durable_fcall(client, SIGNUP.name, keys, args))
+        if reply["status"] == "ok":
+            return Person(id=int(reply["value"]), username=username, is_staff=is_staff)
+        if reply["status"] == "taken":
             raise NameTaken
-        proposal = int(value) + 1
+        proposal = int(reply["value"]) + 1
     raise RuntimeError("sign-up could not get an id: too much contention")
 
 
@@ -109,9 +111,10 @@ def staff_set(*, client: redis.Redis, person_id: int, is_staff: bool) -> Person:
     """Grant or revoke staff; raises PersonNotFound for an unknown id."""
     # One function checks that the person exists and sets the flag (one round trip, durable:
     # a revocation that was confirmed stays revoked).
-    username = durable_fcall(
-        client, "accounts_staff_set", [PERSON.key(person_id=person_id)], [int(is_staff)]
+    keys, args = STAFF_SET.call(
+        keys={"person": PERSON.key(person_id=person_id)}, args={"is_staff": int(is_staff)}
     )
+    username = durable_fcall(client, STAFF_SET.name, keys, args)
     if username is None:
         raise PersonNotFound(person_id)
     return Person(id=person_id, username=username, is_staff=is_staff)
@@ -178,7 +181,11 @@ def person_delete(*, client: redis.Redis, person_id: int) -> bool:
     pipe.hdel(PERSON_NAMES.key(), str(person_id))
     pipe.zrem(LOGINS_TOP.key(), str(person_id))
     if email and verified == "1":  # only if the address still names this person
-        pipe.fcall("accounts_email_forget", 1, PERSON_BY_EMAIL.key(), email, str(person_id))
+        keys, args = EMAIL_FORGET.call(
+            keys={"by_email": PERSON_BY_EMAIL.key()},
+            args={"email": email, "person_id": person_id},
+        )
+        pipe.fcall(EMAIL_FORGET.name, len(keys), *keys, *args)
     pipe.execute()
     return True
 
@@ -196,49 +203,57 @@ def login_gate(
     none: the lock that refused it, or the one a wrong password now meets) and the person id.
     One atomic call checks every limit and counts: parallel attempts cannot outrun it.
     """
-    gate_args = [
-        at_ms,
-        settings.STRONGROOM_LOGIN_FAILURE_WINDOW_MINUTES * 60_000,
-        settings.STRONGROOM_LOGIN_FAILURE_LIMIT,
-        settings.STRONGROOM_LOGIN_LOCK_MINUTES * 60_000,
-        settings.STRONGROOM_LOGIN_CLIENT_LIMIT,
-        settings.STRONGROOM_LOGIN_NAME_LIMIT,
-        settings.STRONGROOM_LOGIN_SLOWDOWN_SECONDS * 1000,
-        attempt,
-    ]
-    keys = pair.gate_keys
+    keys, gate_args = LOGIN_GATE.call(
+        keys=pair.gate_keys,
+        args={
+            "now_ms": at_ms,
+            "window_ms": settings.STRONGROOM_LOGIN_FAILURE_WINDOW_MINUTES * 60_000,
+            "pair_limit": settings.STRONGROOM_LOGIN_FAILURE_LIMIT,
+            "lock_ms": settings.STRONGROOM_LOGIN_LOCK_MINUTES * 60_000,
+            "address_limit": settings.STRONGROOM_LOGIN_CLIENT_LIMIT,
+            "name_limit": settings.STRONGROOM_LOGIN_NAME_LIMIT,
+            "slow_ms": settings.STRONGROOM_LOGIN_SLOWDOWN_SECONDS * 1000,
+            "attempt_id": attempt,
+        },
+    )
     pipe = client.pipeline(transaction=False)
-    pipe.fcall("accounts_login_gate", len(keys), *keys, *gate_args)
+    pipe.fcall(LOGIN_GATE.name, len(keys), *keys, *gate_args)
     pipe.hget(PERSON_BY_NAME.key(), name_key(username))
     gate, person_id = pipe.execute(raise_on_error=False)
     if isinstance(gate, redis.ResponseError) and "Function not found" in str(gate):
-        gate = fcall(client, "accounts_login_gate", keys, gate_args)  # loads the libraries
+        gate = fcall(client, LOGIN_GATE.name, keys, gate_args)  # loads the libraries
     if isinstance(person_id, Exception):
         raise person_id
     if isinstance(gate, Exception):
         raise gate
-    verdict, ends = gate
-    return verdict == "go", int(ends), int(person_id) if person_id is not None else None
+    verdict = LOGIN_GATE.reply_of(gate)
+    found = int(person_id) if person_id is not None else None
+    return verdict["verdict"] == "go", int(verdict["ends"]), found
 
 
 def login_passed(*, client: redis.Redis, pair: ThrottlePair, attempt: str) -> None:
     """The attempt was a success: uncount it, lift the pair's lock, trust the pair."""
     trust_ms = settings.STRONGROOM_LOGIN_TRUST_DAYS * 86_400_000
-    fcall(client, "accounts_login_passed", pair.gate_keys, [attempt, trust_ms])
+    keys, args = LOGIN_PASSED.call(
+        keys=pair.gate_keys, args={"attempt_id": attempt, "trust_ms": trust_ms}
+    )
+    fcall(client, LOGIN_PASSED.name, keys, args)
 
 
 def signup_gate(*, client: redis.Redis, client_id: str, at_ms: int | None = None) -> int:
     """Count one sign-up from a client; returns 0 if it may go ahead, else when the next may."""
     at = now_ms() if at_ms is None else at_ms
     window = settings.STRONGROOM_SIGNUP_WINDOW_MINUTES * 60_000
-    return int(
-        fcall(
-            client,
-            "accounts_signup_gate",
-            [signup_key(client_id=client_id)],
-            [at, window, settings.STRONGROOM_SIGNUP_LIMIT, uuid.uuid4().hex],
-        )
+    keys, args = SIGNUP_GATE.call(
+        keys={"attempts": signup_key(client_id=client_id)},
+        args={
+            "now_ms": at,
+            "window_ms": window,
+            "limit": settings.STRONGROOM_SIGNUP_LIMIT,
+            "attempt_id": uuid.uuid4().hex,
+        },
     )
+    return int(fcall(client, SIGNUP_GATE.name, keys, args))
 
 
 # --- signing in ----------------------------------------------------------------------------------

@@ -50,16 +50,16 @@ class ThrottlePair:
         return LOGIN_LOCK.key(pair=self.digest)
 
     @property
-    def gate_keys(self) -> list[str]:
-        """The keys of `accounts_login_gate`, in its order."""
-        return [
-            self.failures_key,
-            self.lock_key,
-            LOGIN_TRUSTED.key(pair=self.digest),
-            LOGIN_CLIENT_FAILURES.key(client=self.client_digest),
-            LOGIN_CLIENT_LOCK.key(client=self.client_digest),
-            LOGIN_NAME_FAILURES.key(name=self.name_digest),
-        ]
+    def gate_keys(self) -> dict[str, str]:
+        """The keys of `accounts_login_gate` (and `accounts_login_passed`), by name."""
+        return {
+            "pair": self.failures_key,
+            "pair_lock": self.lock_key,
+            "trusted": LOGIN_TRUSTED.key(pair=self.digest),
+            "address": LOGIN_CLIENT_FAILURES.key(client=self.client_digest),
+            "address_lock": LOGIN_CLIENT_LOCK.key(client=self.client_digest),
+            "name": LOGIN_NAME_FAILURES.key(name=self.name_digest),
+        }
 
 
 def signup_key(*, client_id: str) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import hashlib
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +14,6 @@ from urllib.parse import urlencode
 
 import redis
 from django.conf import settings
-from django.http import QueryDict
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import formats
@@ -31,13 +29,12 @@ from booking.building_map import (
     RoomState,
     building_map_read,
 )
-from booking.parser import shown_value
+from booking.parser import room_pick, shown_value, whole_number
 from booking.rules import format_room, in_season, room_count, season_end, season_start, site_today
 from booking.site_time import clock, hour_range, zone_name
 
 REFRESH_SECONDS = 5  # an open map asks for its results again this often (JavaScript only)
 GROUP_WIDTH = 50  # rooms per row group: "Rooms 001-050"
-_NUMBER = re.compile(r"[0-9]{1,4}")
 
 
 @dataclass(frozen=True)
@@ -101,30 +98,14 @@ class MapQuery:
         return urlencode(self.params(**changes))
 
 
-def _values(data: Mapping[str, Any], name: str) -> list[str]:
-    if isinstance(data, QueryDict):
-        return [v for v in data.getlist(name) if isinstance(v, str)]
-    value = data.get(name)
-    return [value] if isinstance(value, str) else []
-
-
 def _one(data: Mapping[str, Any], name: str) -> str:
-    values = _values(data, name)
-    return values[-1].strip(" ")[: forms.MAX_FIELD + 1] if values else ""
+    return forms.query_one(data, name)[: forms.MAX_FIELD + 1]
 
 
 def _room_number(data: Mapping[str, Any], name: str, problems: list[Any]) -> int | None:
-    text = _one(data, name)
-    if not text:
-        return None
-    value = int(text) if _NUMBER.fullmatch(text) else 0
-    if 1 <= value <= room_count():
-        return value
-    problems.append(
-        _("There is no room “%(value)s”: rooms are 001 to %(last)s.")
-        % {"value": shown_value(text), "last": format_room(room_count())}
-    )
-    return None
+    room, refused = room_pick(_one(data, name))
+    problems.extend(refused)
+    return room
 
 
 def first_bookable(now: dt.datetime | None = None) -> dt.date | None:
@@ -141,7 +122,7 @@ def map_query_from(data: Mapping[str, Any], *, now: dt.datetime | None = None) -
     dates = list(choices.dates)
     days_text = _one(data, "days")
     if days_text:
-        count = int(days_text) if _NUMBER.fullmatch(days_text) else 0
+        count = whole_number(days_text) or 0
         if not 1 <= count <= MAP_MAX_DAYS:
             problems.append(
                 _("Show 1 to %(most)s days at once, not “%(value)s”.")
@@ -156,7 +137,7 @@ def map_query_from(data: Mapping[str, Any], *, now: dt.datetime | None = None) -
             % {"most": MAP_MAX_DAYS}
         )
         dates = dates[:MAP_MAX_DAYS]
-    if choices.cls and not dates and not _values(data, "date"):
+    if choices.cls and not dates and not forms.query_values(data, "date"):
         first = first_bookable(now)
         dates = [first] if first else []
         if first is None:

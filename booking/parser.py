@@ -1,6 +1,9 @@
-"""The one parser of booking input: raw values become a `SlotRequest` or `InvalidRequest`
-with one translated message per problem, so views never write anything on refusal. Dates are
-checked against the season and the day-ahead rule here only (`check_dates`)."""
+"""The one parser of booking input, in two modes. Strict (`slot_request_parse`): raw values
+become a `SlotRequest` or `InvalidRequest` with one translated message per problem, so views
+never write anything on refusal. Lenient (`slot_choice_parse`, for the pickers): a half-made
+choice is normal, so what cannot be used is dropped with a message and the rest is kept.
+Both read each value the same way; dates are checked against the season and the day-ahead rule
+here only (`check_dates`), and a room number is read here only (`room_number`)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.utils.functional import lazy
-from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from booking.rules import (
@@ -32,6 +34,38 @@ _DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _HOUR_RE = re.compile(r"([0-9]{1,2})(?::([0-9]{2}))?")
 _NUMBER_RE = re.compile(r"[0-9]{1,4}")
 _SHOWN = 24  # at most this many characters of a bad value are echoed in a message
+# One message per problem, translated when shown.
+_MESSAGES = {
+    "no_class": _("Choose a class: A, B or C (not “%(value)s”)."),
+    "unknown_class": _("There is no class “%(value)s”: choose A, B or C."),
+    "unknown_room": _("There is no room “%(value)s”: rooms are 001 to %(last)s."),
+    "room_not_number": _("The room must be a number from 001 to %(last)s (not “%(value)s”)."),
+    "room_missing": _("Room %(room)s does not exist: rooms are 001 to %(last)s."),
+    "no_date": _("Choose at least one date."),
+    "many_dates": _("At most %(count)s dates per booking."),
+    "not_date": _("“%(value)s” is not a date (use YYYY-MM-DD)."),
+    "outside_season": _("%(date)s is outside the season (%(start)s to %(end)s)."),
+    "past": _("%(date)s is in the past."),
+    "today": _("%(date)s is today: book at least one day ahead."),
+    "hours_picked": _("Hours run from 00:00 to 24:00, on the hour."),
+    "range_picked": _("The hour range must end after it starts."),
+    "not_hour": _("“%(value)s” is not an hour (use 00:00 to 24:00)."),
+    "hour_of_day": _("%(value)s is not an hour of the day (00:00 to 24:00)."),
+    "on_the_hour": _("Hours start on the hour (%(hour)02d:00, not %(value)s)."),
+    "start_24": _("A booking cannot start at 24:00; the last hour starts at 23:00."),
+    "a_hours": _("Class A is booked by the day: leave the hours empty."),
+    "need_hours": _("Class %(cls)s needs an hour range (from, to)."),
+    "range_empty": _(
+        "The hour range %(start)02d:00 to %(end)02d:00 is empty: the end must be later."
+    ),
+    "range_reversed": _("The hour range %(start)02d:00 to %(end)02d:00 ends before it starts."),
+    "no_boxes_class": _("Class %(cls)s has no boxes: boxes are for class C only."),
+    "no_box": _("Choose at least one box (1 to 100)."),
+    "many_boxes": _("At most 100 boxes per booking."),
+    "unknown_box": _("There is no box “%(value)s”: boxes are 1 to 100."),
+    "box_not_number": _("“%(value)s” is not a box number (1 to 100)."),
+    "box_missing": _("Box %(box)s does not exist: boxes are 1 to 100."),
+}
 
 
 class InvalidRequest(Exception):
@@ -58,16 +92,57 @@ class SlotRequest:
         return tuple(season_day(d) for d in self.dates)
 
 
-def _interpolate(message: str, params: dict[str, Any]) -> str:
-    return gettext(message) % params
+@dataclass(frozen=True)
+class SlotChoice:
+    """What the buyer has picked so far (the lenient reading); any part may still be missing."""
+
+    cls: str = ""
+    room: int | None = None
+    dates: tuple[dt.date, ...] = ()
+    start: int | None = None
+    end: int | None = None
+    boxes: tuple[int, ...] = ()
+
+    @property
+    def room_label(self) -> str:
+        return format_room(self.room) if self.room else ""
+
+    @property
+    def hours(self) -> tuple[int, int] | None:
+        if self.start is None or self.end is None or self.end <= self.start:
+            return None
+        return (self.start, self.end)
+
+    @property
+    def complete(self) -> bool:
+        """Every part the class needs has been picked (the rules may still refuse it)."""
+        if not self.cls or self.room is None or not self.dates:
+            return False
+        return self.cls == "A" or (self.hours is not None and (self.cls == "B" or bool(self.boxes)))
+
+    def slot_request(self, now: dt.datetime | None = None) -> SlotRequest:
+        """The strict reading of this choice (raises InvalidRequest naming every problem)."""
+        return slot_request_parse(
+            cls=self.cls,
+            room=self.room if self.room is not None else "",
+            dates=list(self.dates),
+            hour_start=self.start if self.cls != "A" else None,
+            hour_end=self.end if self.cls != "A" else None,
+            boxes=list(self.boxes) if self.cls == "C" else None,
+            now=now,
+        )
+
+
+def _interpolate(key: str, params: dict[str, Any]) -> str:
+    return str(_MESSAGES[key]) % params
 
 
 _interpolate_lazy = lazy(_interpolate, str)
 
 
-def _msg(message: str, **params: Any) -> Any:
-    """A message translated when shown (not when made), with its values filled in."""
-    return _interpolate_lazy(message, params)
+def _msg(key: str, **params: Any) -> Any:
+    """The message `key` translated when shown (not when made), its values filled in."""
+    return _interpolate_lazy(key, params) if params else _MESSAGES[key]
 
 
 def shown_value(value: object) -> str:
@@ -80,42 +155,6 @@ def _blank(value: object) -> bool:
     return value is None or (isinstance(value, str) and not value.strip(" "))
 
 
-def _parse_class(cls: object, errors: list[Any]) -> str | None:
-    text = cls.strip(" ").upper() if isinstance(cls, str) else None
-    if text in CLASSES:
-        return text
-    errors.append(_msg("Choose a class: A, B or C (not “%(value)s”).", value=shown_value(cls)))
-    return None
-
-
-def _parse_room(room: object, errors: list[Any]) -> int | None:
-    count = room_count()
-    number: int | None = None
-    if isinstance(room, int) and not isinstance(room, bool):
-        number = room
-    elif isinstance(room, str) and _NUMBER_RE.fullmatch(room.strip(" ")):
-        number = int(room.strip(" "))
-    if number is None:
-        errors.append(
-            _msg(
-                "The room must be a number from 001 to %(last)s (not “%(value)s”).",
-                last=format_room(count),
-                value=shown_value(room),
-            )
-        )
-        return None
-    if not 1 <= number <= count:
-        errors.append(
-            _msg(
-                "Room %(room)s does not exist: rooms are 001 to %(last)s.",
-                room=number,
-                last=format_room(count),
-            )
-        )
-        return None
-    return number
-
-
 def _as_list(value: object) -> list[object]:
     if value is None:
         return []
@@ -126,9 +165,34 @@ def _as_list(value: object) -> list[object]:
     return [value]
 
 
-def _parse_date(value: object, errors: list[Any]) -> dt.date | None:
+# --- one value at a time: the same reading in both modes -----------------------------------
+
+
+def whole_number(value: object) -> int | None:
+    """An int, or text of one to four digits (spaces around allowed); None otherwise."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and _NUMBER_RE.fullmatch(value.strip(" ")):
+        return int(value.strip(" "))
+    return None
+
+
+def room_number(value: object) -> int | None:
+    """The number of an existing room (7, "7", "007"), or None."""
+    number = whole_number(value)
+    return number if number is not None and 1 <= number <= room_count() else None
+
+
+def box_number(value: object) -> int | None:
+    """The number of an existing box (1 to 100), or None."""
+    number = whole_number(value)
+    return number if number is not None and 1 <= number <= BOXES_PER_ROOM else None
+
+
+def date_value(value: object) -> dt.date | None:
+    """A date, or text YYYY-MM-DD naming a real day; None otherwise."""
     if isinstance(value, dt.datetime):
-        value = value.date()
+        return value.date()
     if isinstance(value, dt.date):
         return value
     if isinstance(value, str) and _DATE_RE.fullmatch(value.strip(" ")):
@@ -136,139 +200,166 @@ def _parse_date(value: object, errors: list[Any]) -> dt.date | None:
             return dt.date.fromisoformat(value.strip(" "))
         except ValueError:
             pass
-    errors.append(_msg("“%(value)s” is not a date (use YYYY-MM-DD).", value=shown_value(value)))
     return None
+
+
+def _hour_parts(value: object) -> tuple[int, int] | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value, 0
+    if isinstance(value, str) and (match := _HOUR_RE.fullmatch(value.strip(" "))):
+        return int(match.group(1)), int(match.group(2) or 0)
+    return None
+
+
+def picked_hour(value: object, *, is_end: bool) -> int | None:
+    """An hour on the hour a range can start at (0 to 23) or end at (1 to 24); None otherwise."""
+    parts = _hour_parts(value)
+    if parts is None or parts[1]:
+        return None
+    low, high = (1, HOURS_PER_DAY) if is_end else (0, HOURS_PER_DAY - 1)
+    return parts[0] if low <= parts[0] <= high else None
 
 
 def check_dates(dates: Iterable[dt.date], now: dt.datetime | None = None) -> list[Any]:
     """The season and one-day-ahead rules for each date; [] when every date is bookable."""
-    errors: list[Any] = []
-    today = site_today(now)
-    for date in dates:
-        reason = day_refusal(date, today)
-        if reason == "outside_season":
-            errors.append(
-                _msg(
-                    "%(date)s is outside the season (%(start)s to %(end)s).",
-                    date=date.isoformat(),
-                    start=season_start(),
-                    end=season_end(),
-                )
-            )
-        elif reason == "past":
-            errors.append(_msg("%(date)s is in the past.", date=date.isoformat()))
-        elif reason == "today":
-            errors.append(
-                _msg("%(date)s is today: book at least one day ahead.", date=date.isoformat())
-            )
-    return errors
+    today, bounds = site_today(now), {"start": season_start(), "end": season_end()}
+    reasons = ((date, day_refusal(date, today)) for date in dates)
+    # The rules' reasons (outside_season, past, today) are the messages' keys.
+    return [_msg(reason, date=date.isoformat(), **bounds) for date, reason in reasons if reason]
 
 
-def _parse_dates(dates: object, now: dt.datetime | None, errors: list[Any]) -> tuple[dt.date, ...]:
-    raw = _as_list(dates)
-    if not raw:
-        errors.append(_("Choose at least one date."))
-        return ()
-    if len(raw) > MAX_DATES:
-        errors.append(_msg("At most %(count)s dates per booking.", count=MAX_DATES))
-        return ()
-    parsed = [d for d in (_parse_date(v, errors) for v in raw) if d is not None]
-    unique = tuple(sorted(set(parsed)))
-    errors.extend(check_dates(unique, now))
-    return unique
+# --- one request: strict refuses what lenient drops ----------------------------------------
 
 
-def _parse_hour(value: object, *, is_end: bool, errors: list[Any]) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool):
-        hour, minutes = value, 0
-    elif isinstance(value, str) and (match := _HOUR_RE.fullmatch(value.strip(" "))):
-        hour, minutes = int(match.group(1)), int(match.group(2) or 0)
-    else:
-        errors.append(
-            _msg("“%(value)s” is not an hour (use 00:00 to 24:00).", value=shown_value(value))
-        )
-        return None
-    if not 0 <= hour <= HOURS_PER_DAY or minutes >= 60:
-        errors.append(
-            _msg("%(value)s is not an hour of the day (00:00 to 24:00).", value=shown_value(value))
-        )
-        return None
-    if minutes:
-        errors.append(
-            _msg(
-                "Hours start on the hour (%(hour)02d:00, not %(value)s).",
-                hour=hour,
-                value=shown_value(value),
-            )
-        )
-        return None
-    if hour == HOURS_PER_DAY and minutes == 0 and not is_end:
-        errors.append(_("A booking cannot start at 24:00; the last hour starts at 23:00."))
-        return None
-    return hour
+class _Reading:
+    """One reading of raw booking input, collecting a message per problem."""
 
+    def __init__(self, *, lenient: bool, now: dt.datetime | None) -> None:
+        self.lenient, self.now = lenient, now
+        self.errors: list[Any] = []
 
-def _parse_hours(cls: str, start: object, end: object, errors: list[Any]) -> tuple[int, int] | None:
-    if cls == "A":
-        if not (_blank(start) and _blank(end)):
-            errors.append(_("Class A is booked by the day: leave the hours empty."))
-        return None
-    if _blank(start) or _blank(end):
-        errors.append(_msg("Class %(cls)s needs an hour range (from, to).", cls=cls))
-        return None
-    first = _parse_hour(start, is_end=False, errors=errors)
-    last = _parse_hour(end, is_end=True, errors=errors)
-    if first is None or last is None:
-        return None
-    if last == first:
-        errors.append(
-            _msg(
-                "The hour range %(start)02d:00 to %(end)02d:00 is empty: the end must be later.",
-                start=first,
-                end=last,
-            )
-        )
-        return None
-    if last < first:
-        errors.append(
-            _msg(
-                "The hour range %(start)02d:00 to %(end)02d:00 ends before it starts.",
-                start=first,
-                end=last,
-            )
-        )
-        return None
-    return first, last
+    def refuse(self, key: str, **params: Any) -> None:
+        self.errors.append(_msg(key, **params))
 
+    def cls(self, value: object) -> str | None:
+        text = value.strip(" ").upper() if isinstance(value, str) else None
+        if text in CLASSES:
+            return text
+        if not self.lenient:
+            self.refuse("no_class", value=shown_value(value))
+        elif text:
+            self.refuse("unknown_class", value=shown_value(text))
+        return None
 
-def _parse_boxes(cls: str, boxes: object, errors: list[Any]) -> tuple[int, ...]:
-    raw = _as_list(boxes)
-    if cls != "C":
-        if raw:
-            errors.append(_msg("Class %(cls)s has no boxes: boxes are for class C only.", cls=cls))
-        return ()
-    if not raw:
-        errors.append(_("Choose at least one box (1 to 100)."))
-        return ()
-    if len(raw) > BOXES_PER_ROOM:
-        errors.append(_("At most 100 boxes per booking."))
-        return ()
-    parsed: set[int] = set()
-    for value in raw:
-        number: int | None = None
-        if isinstance(value, int) and not isinstance(value, bool):
-            number = value
-        elif isinstance(value, str) and _NUMBER_RE.fullmatch(value.strip(" ")):
-            number = int(value.strip(" "))
-        if number is None:
-            errors.append(
-                _msg("“%(value)s” is not a box number (1 to 100).", value=shown_value(value))
-            )
-        elif not 1 <= number <= BOXES_PER_ROOM:
-            errors.append(_msg("Box %(box)s does not exist: boxes are 1 to 100.", box=number))
+    def room(self, value: object) -> int | None:
+        number, last = room_number(value), format_room(room_count())
+        if number is not None:
+            return number
+        if self.lenient:
+            if not _blank(value):
+                self.refuse("unknown_room", value=shown_value(value), last=last)
+        elif (given := whole_number(value)) is None:
+            self.refuse("room_not_number", last=last, value=shown_value(value))
         else:
-            parsed.add(number)
-    return tuple(sorted(parsed))
+            self.refuse("room_missing", room=given, last=last)
+        return None
+
+    def _listed(self, values: object, most: int, none: str, many: str) -> list[object]:
+        """A list field's values: lenient keeps the first `most`; strict refuses none or more."""
+        raw = _as_list(values)
+        if self.lenient:
+            return raw[:most]
+        if not raw or len(raw) > most:
+            self.refuse(none if not raw else many, count=most)
+            return []
+        return raw
+
+    def dates(self, values: object) -> tuple[dt.date, ...]:
+        raw = self._listed(values, MAX_DATES, "no_date", "many_dates")
+        read: list[dt.date] = []
+        for value in raw:
+            date = date_value(value)
+            if date is None:
+                self.refuse("not_date", value=shown_value(value))
+            elif date not in read:
+                read.append(date)
+        kept: list[dt.date] = []
+        for date in read if self.lenient else sorted(read):
+            refused = check_dates([date], self.now)
+            self.errors.extend(refused)
+            if not (refused and self.lenient):
+                kept.append(date)
+        return tuple(sorted(kept))
+
+    def picked_hours(self, cls: str, start: object, end: object) -> tuple[int | None, int | None]:
+        """Lenient: the hours picked so far (B and C only); a bad one is dropped."""
+        if cls not in ("B", "C"):
+            return None, None
+        first = None if _blank(start) else picked_hour(start, is_end=False)
+        last = None if _blank(end) else picked_hour(end, is_end=True)
+        if (first is None and not _blank(start)) or (last is None and not _blank(end)):
+            self.refuse("hours_picked")
+        if first is not None and last is not None and last <= first:
+            self.refuse("range_picked")
+            last = None
+        return first, last
+
+    def _hour(self, value: object, *, is_end: bool) -> int | None:
+        parts = _hour_parts(value)
+        if parts is None:
+            self.refuse("not_hour", value=shown_value(value))
+            return None
+        hour, minutes = parts
+        if not 0 <= hour <= HOURS_PER_DAY or minutes >= 60:
+            self.refuse("hour_of_day", value=shown_value(value))
+            return None
+        if minutes:
+            self.refuse("on_the_hour", hour=hour, value=shown_value(value))
+            return None
+        if hour == HOURS_PER_DAY and not is_end:
+            self.refuse("start_24")
+            return None
+        return hour
+
+    def hour_range(self, cls: str, start: object, end: object) -> tuple[int, int] | None:
+        """Strict: class A has no hours; B and C need a non-empty [start, end)."""
+        if cls == "A":
+            if not (_blank(start) and _blank(end)):
+                self.refuse("a_hours")
+            return None
+        if _blank(start) or _blank(end):
+            self.refuse("need_hours", cls=cls)
+            return None
+        first = self._hour(start, is_end=False)
+        last = self._hour(end, is_end=True)
+        if first is None or last is None:
+            return None
+        if last == first:
+            self.refuse("range_empty", start=first, end=last)
+            return None
+        if last < first:
+            self.refuse("range_reversed", start=first, end=last)
+            return None
+        return first, last
+
+    def boxes(self, cls: str, values: object) -> tuple[int, ...]:
+        raw = _as_list(values)
+        if cls != "C":
+            if raw and not self.lenient:
+                self.refuse("no_boxes_class", cls=cls)
+            return ()
+        read: set[int] = set()
+        for value in self._listed(raw, BOXES_PER_ROOM, "no_box", "many_boxes"):
+            number = box_number(value)
+            if number is not None:
+                read.add(number)
+            elif self.lenient:
+                self.refuse("unknown_box", value=shown_value(value))
+            elif (given := whole_number(value)) is None:
+                self.refuse("box_not_number", value=shown_value(value))
+            else:
+                self.refuse("box_missing", box=given)
+        return tuple(sorted(read))
 
 
 def slot_request_parse(
@@ -282,15 +373,44 @@ def slot_request_parse(
     now: dt.datetime | None = None,
 ) -> SlotRequest:
     """Validate raw values into a SlotRequest; raise InvalidRequest naming every problem."""
-    errors: list[Any] = []
-    parsed_cls = _parse_class(cls, errors)
-    parsed_room = _parse_room(room, errors)
-    parsed_dates = _parse_dates(dates, now, errors)
+    reading = _Reading(lenient=False, now=now)
+    parsed_cls = reading.cls(cls)
+    parsed_room = reading.room(room)
+    parsed_dates = reading.dates(dates)
     hours: tuple[int, int] | None = None
     parsed_boxes: tuple[int, ...] = ()
     if parsed_cls is not None:
-        hours = _parse_hours(parsed_cls, hour_start, hour_end, errors)
-        parsed_boxes = _parse_boxes(parsed_cls, boxes, errors)
-    if errors or parsed_cls is None or parsed_room is None:
-        raise InvalidRequest(errors)
+        hours = reading.hour_range(parsed_cls, hour_start, hour_end)
+        parsed_boxes = reading.boxes(parsed_cls, boxes)
+    if reading.errors or parsed_cls is None or parsed_room is None:
+        raise InvalidRequest(reading.errors)
     return SlotRequest(parsed_cls, parsed_room, parsed_dates, hours, parsed_boxes)
+
+
+def room_pick(value: object) -> tuple[int | None, list[Any]]:
+    """The pickers' reading of one room number: the room, or None with a message naming a bad
+    value (none for a blank one)."""
+    reading = _Reading(lenient=True, now=None)
+    return reading.room(value), reading.errors
+
+
+def slot_choice_parse(
+    *,
+    cls: str,
+    room: str,
+    dates: Sequence[str],
+    hour_start: str,
+    hour_end: str,
+    boxes: Sequence[str],
+    now: dt.datetime | None = None,
+) -> tuple[SlotChoice, list[Any]]:
+    """Read the pickers' values leniently: every value that cannot be used is dropped with a
+    message naming it, and the rest is kept (the page then shows it)."""
+    reading = _Reading(lenient=True, now=now)
+    picked_cls = reading.cls(cls) or ""
+    picked_room = reading.room(room)
+    start, end = reading.picked_hours(picked_cls, hour_start, hour_end)
+    picked_boxes = reading.boxes(picked_cls, list(boxes))
+    picked_dates = reading.dates(list(dates))
+    choice = SlotChoice(picked_cls, picked_room, picked_dates, start, end, picked_boxes)
+    return choice, reading.errors

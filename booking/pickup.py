@@ -14,14 +14,9 @@ from django.utils.translation import gettext_lazy as _
 from booking.calls import PICKUP
 from booking.codes import code_mac, code_normalise
 from booking.keys import RoomKeys
+from booking.parser import room_number
 from booking.records import Booking, booking_from_hash, flat_to_dict
-from booking.rules import (
-    format_room,
-    local_now,
-    request_id_new,
-    request_id_valid,
-    room_count,
-)
+from booking.rules import format_room, local_now, request_id_new, request_id_valid
 from strongroom.clock import from_ms, to_ms
 from strongroom.store import durable_fcall, text_or_none
 
@@ -47,17 +42,6 @@ _PICKUP_MESSAGES = {
 }
 
 
-def _pickup_room(room: int | str) -> int | None:
-    if isinstance(room, bool):
-        return None
-    if isinstance(room, str):
-        text = room.strip(" ")
-        if not (text.isascii() and text.isdigit() and len(text) <= 4):
-            return None
-        room = int(text)
-    return room if isinstance(room, int) and 1 <= room <= room_count() else None
-
-
 def booking_pickup(
     *,
     client: redis.Redis,
@@ -73,7 +57,7 @@ def booking_pickup(
     attempt harmless: the person who just collected sees "collected" again and a wrong code is
     counted once; without one, each call makes its own (redis-py retries stay safe)."""
     attempt = attempt_id if request_id_valid(attempt_id) else request_id_new()
-    number = _pickup_room(room)
+    number = room_number(room)
     typed = code if isinstance(code, str) and len(code) <= 64 else ""
     if number is None or not typed.strip():
         return PickupResult(False, "invalid", _PICKUP_MESSAGES["invalid"])

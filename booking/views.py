@@ -9,6 +9,8 @@ the parts (fragment URLs below) and pushes the same URL.
 from __future__ import annotations
 
 import datetime as dt
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -24,7 +26,7 @@ from accounts.access import login_required, request_person
 from booking import forms, pages
 from booking.claims import booking_cancel, booking_claim, booking_hold, booking_hold_release
 from booking.codes import code_display
-from booking.parser import InvalidRequest
+from booking.parser import InvalidRequest, SlotRequest
 from booking.pickup import booking_pickup
 from booking.records import Booking, Slot, booking_get, bookings_of, hold_get
 from booking.rules import (
@@ -50,6 +52,13 @@ HOLD_SESSION_KEY = "booking_hold_id"
 def _owner(request: HttpRequest) -> str | None:
     person = request_person(request)
     return str(person.id) if person.is_authenticated else None
+
+
+def _signed_in(request: HttpRequest) -> str:
+    """The owner id of a view behind login_required."""
+    owner = _owner(request)
+    assert owner is not None
+    return owner
 
 
 def _page_url(choices: forms.Choices) -> str:
@@ -175,6 +184,41 @@ def _posted_request(request: HttpRequest) -> tuple[forms.Choices, Any, list[Any]
         return choices, None, refused.errors
 
 
+_SlotsView = Callable[[HttpRequest, str, forms.Choices, SlotRequest], HttpResponse]
+
+
+def _slots_posted(view: _SlotsView) -> Callable[[HttpRequest], HttpResponse]:
+    """A signed-in POST that takes slots (hold, book): `view` gets the owner and the strictly
+    read request; bad input gets the booking page again with its messages (400)."""
+
+    @require_POST
+    @login_required
+    @functools.wraps(view)
+    def checked(request: HttpRequest) -> HttpResponse:
+        owner = _signed_in(request)
+        choices, slot_request, problems = _posted_request(request)
+        if slot_request is None:
+            return _refused(request, choices, problems, status=400)
+        return view(request, owner, choices, slot_request)
+
+    return checked
+
+
+def _slots_taken(
+    request: HttpRequest,
+    choices: forms.Choices,
+    taken: tuple[Slot, ...],
+    *,
+    shown_free: bool = True,
+) -> HttpResponse:
+    """409, the slots are not free: "someone was faster" when the page had shown them free."""
+    if shown_free:
+        message = _("Someone was faster: these slots are no longer free.")
+    else:
+        message = _("These slots are not free: choose from what the page shows as free.")
+    return _refused(request, choices, [message], status=409, taken=taken)
+
+
 def _release_hold(request: HttpRequest, owner: str, hold_id: object) -> None:
     """Give a hold back (a malformed id is ignored) and forget it in the session."""
     if isinstance(hold_id, str) and booking_id_room(hold_id) is not None:
@@ -187,15 +231,11 @@ def _release_previous(request: HttpRequest, owner: str) -> None:
     _release_hold(request, owner, request.session.get(HOLD_SESSION_KEY))
 
 
-@require_POST
-@login_required
-def hold_place(request: HttpRequest) -> HttpResponse:
+@_slots_posted
+def hold_place(
+    request: HttpRequest, owner: str, choices: forms.Choices, slot_request: SlotRequest
+) -> HttpResponse:
     """Hold the chosen slots for a few minutes, then show them for confirmation."""
-    owner = _owner(request)
-    assert owner is not None
-    choices, slot_request, problems = _posted_request(request)
-    if slot_request is None:
-        return _refused(request, choices, problems, status=400)
     _release_previous(request, owner)
     hold_id = hold_new_id(room=slot_request.room)
     try:
@@ -205,12 +245,9 @@ def hold_place(request: HttpRequest) -> HttpResponse:
     except InvalidRequest as refused:  # midnight passed since the form was read
         return _refused(request, choices, refused.errors, status=400)
     if not result.ok:
-        # "Someone was faster" only when the page that sent this showed the slots free.
-        if request.POST.get("seen") == "free":
-            message = _("Someone was faster: these slots are no longer free.")
-        else:
-            message = _("These slots are not free: choose from what the page shows as free.")
-        return _refused(request, choices, [message], status=409, taken=result.taken)
+        return _slots_taken(
+            request, choices, result.taken, shown_free=request.POST.get("seen") == "free"
+        )
     request.session[HOLD_SESSION_KEY] = hold_id
     return HttpResponseRedirect(reverse("booking:confirm", args=[hold_id]))
 
@@ -256,22 +293,17 @@ def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
 @login_required
 def hold_release(request: HttpRequest) -> HttpResponse:
     """Give the hold back and return to the pickers with the same choices."""
-    owner = _owner(request)
-    assert owner is not None
+    owner = _signed_in(request)
     _release_hold(request, owner, request.POST.get("hold_id", ""))
     choices, _problems = forms.choices_from(request.POST)
     return HttpResponseRedirect(_page_url(choices))
 
 
-@require_POST
-@login_required
-def booking_submit(request: HttpRequest) -> HttpResponse:
+@_slots_posted
+def booking_submit(
+    request: HttpRequest, owner: str, choices: forms.Choices, slot_request: SlotRequest
+) -> HttpResponse:
     """Book. The booking id was made with the form, so a second click returns the same booking."""
-    owner = _owner(request)
-    assert owner is not None
-    choices, slot_request, problems = _posted_request(request)
-    if slot_request is None:
-        return _refused(request, choices, problems, status=400)
     booking_id = request.POST.get("booking_id", "")
     hold_id = request.POST.get("hold_id", "")
     if booking_id_room(booking_id) != slot_request.room:
@@ -293,8 +325,7 @@ def booking_submit(request: HttpRequest) -> HttpResponse:
         message = _("This form is out of date: check your choices and book again.")
         return _refused(request, choices, [message], status=400)
     if not result.ok or result.booking is None:
-        message = _("Someone was faster: these slots are no longer free.")
-        return _refused(request, choices, [message], status=409, taken=result.taken)
+        return _slots_taken(request, choices, result.taken)
     if request.session.get(HOLD_SESSION_KEY) == hold_id:
         request.session.pop(HOLD_SESSION_KEY, None)
     return HttpResponseRedirect(reverse("booking:done", args=[result.booking.id]))
@@ -336,8 +367,7 @@ def booking_done(request: HttpRequest, booking_id: str) -> HttpResponse:
 @login_required
 def bookings_mine(request: HttpRequest) -> HttpResponse:
     """My bookings: upcoming first (soonest first), then the rest (newest first)."""
-    owner = _owner(request)
-    assert owner is not None
+    owner = _signed_in(request)
     today = site_today()
     rows = [_shown(b, today) for b in bookings_of(client=get_store(), owner_id=owner)]
     upcoming = sorted((r for r in rows if r["upcoming"]), key=lambda r: r["booking"].dates[0])
@@ -359,8 +389,7 @@ def booking_cancel_page(request: HttpRequest, booking_id: str) -> HttpResponse:
     if request.method == "GET":
         context = {**_shown(booking, site_today()), "request_id": request_id_new()}
         return render(request, "booking/cancel.html", context)
-    owner = _owner(request)
-    assert owner is not None
+    owner = _signed_in(request)
     # The form's request id: a double click on "Yes, cancel" reports success twice.
     result = booking_cancel(
         client=get_store(),

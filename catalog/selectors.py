@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import redis
 from django.conf import settings
 
+from catalog.calls import FACETS, QUERY
 from catalog.rules import Book
 from strongroom import keyspace
 from strongroom.store import fcall, text_hash, text_scored
@@ -145,16 +146,20 @@ def facet_candidates(
     return candidates
 
 
+def _query_fixed_keys() -> dict[str, str]:
+    return {
+        "books": keyspace.CATALOG_BOOKS.key(),
+        "registry": keyspace.CATALOG_TAGS.key(),
+        "by_title": keyspace.CATALOG_BY_TITLE.key(),
+        "by_year": keyspace.CATALOG_BY_YEAR.key(),
+        "by_year_desc": keyspace.CATALOG_BY_YEAR_DESC.key(),
+    }
+
+
 def query_keys(tag_keys: list[str]) -> list[str]:
     """The keys of `catalog_query`: the fixed ones, then the query's tag sets."""
-    return [
-        keyspace.CATALOG_BOOKS.key(),
-        keyspace.CATALOG_TAGS.key(),
-        keyspace.CATALOG_BY_TITLE.key(),
-        keyspace.CATALOG_BY_YEAR.key(),
-        keyspace.CATALOG_BY_YEAR_DESC.key(),
-        *tag_keys,
-    ]
+    fixed = _query_fixed_keys()
+    return [*(fixed[name] for name in QUERY.keys), *tag_keys]
 
 
 def catalog_page(
@@ -181,11 +186,15 @@ def catalog_page(
     limit = settings.CATALOG_FACET_LIMIT if facet_limit is None else facet_limit
     budget = settings.CATALOG_FACET_BUDGET if facet_budget is None else facet_budget
     groups = (query.all_of, query.any_of, query.none_of)
-    keys = query_keys([tag_key(tag) for group in groups for tag in group])
-    offset = (query.page - 1) * size
-    args = [*(len(group) for group in groups), query.sort, offset, size, top_n]
-    reply = fcall(client, "catalog_query", keys, args, read_only=True)
-    total, result_index, ids, unknown_indexes, top, everything = reply
+    query_args = {
+        "n_and": len(query.all_of), "n_or": len(query.any_of), "n_not": len(query.none_of),
+        "sort": query.sort, "offset": (query.page - 1) * size, "count": size, "top_n": top_n,
+    }  # fmt: skip
+    tag_keys = [tag_key(tag) for group in groups for tag in group]
+    keys, args = QUERY.call(keys=_query_fixed_keys(), args=query_args, more_keys=tag_keys)
+    reply = QUERY.reply_of(fcall(client, QUERY.name, keys, args, read_only=True))
+    total, result_index, ids = reply["total"], reply["result_index"], reply["ids"]
+    unknown_indexes, top, everything = reply["unknown"], reply["top"], reply["everything"]
 
     popular = [(top[i], int(float(top[i + 1]))) for i in range(0, len(top), 2)]
     unknown = [query.tags[index - FIRST_TAG_KEY] for index in unknown_indexes]
@@ -203,14 +212,22 @@ def catalog_page(
         pipe.hgetall(keyspace.CATALOG_BOOK.key(book_id=book_id))
     if count_facets:
         known = [[tag for tag in group if tag not in unknown] for group in groups]
-        facet_keys = [
-            keyspace.CATALOG_BOOK_TAGS.key(),
-            keyspace.CATALOG_BOOKS.key(),
-            *(tag_key(tag) for group in known for tag in group),
-            *map(tag_key, candidates),
-        ]
-        facet_args = [limit, facet_crossover, *map(len, known), total, *candidates]
-        pipe.fcall_ro("catalog_facets", len(facet_keys), *facet_keys, *facet_args)
+        n_and, n_or, n_not = map(len, known)
+        facet_args = {
+            "limit": limit, "crossover": facet_crossover, "n_and": n_and, "n_or": n_or,
+            "n_not": n_not, "total": total,
+        }  # fmt: skip
+        sets = [tag_key(tag) for tag in [*(t for group in known for t in group), *candidates]]
+        facet_keys, facet_argv = FACETS.call(
+            keys={
+                "book_tags": keyspace.CATALOG_BOOK_TAGS.key(),
+                "books": keyspace.CATALOG_BOOKS.key(),
+            },
+            args=facet_args,
+            more_keys=sets,
+            more_args=candidates,
+        )
+        pipe.fcall_ro(FACETS.name, len(facet_keys), *facet_keys, *facet_argv)
     replies = pipe.execute() if len(pipe) else []
 
     books = [book for book in map(book_from_hash, replies[: len(ids)]) if book is not None]

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 
 import redis
 
+from catalog.calls import DELETE, SAVE, TAGS_FILL
 from catalog.rules import Book, InvalidBook, check_book, sort_key
 from catalog.selectors import book_get
 from strongroom import keyspace
@@ -35,18 +36,23 @@ def new_book_id() -> str:
     return uuid.uuid4().hex
 
 
+def _edit_keys(book_id: str) -> dict[str, str]:
+    return {
+        "book": keyspace.CATALOG_BOOK.key(book_id=book_id),
+        "books": keyspace.CATALOG_BOOKS.key(),
+        "registry": keyspace.CATALOG_TAGS.key(),
+        "by_title": keyspace.CATALOG_BY_TITLE.key(),
+        "title_lex": keyspace.CATALOG_TITLE_LEX.key(),
+        "by_year": keyspace.CATALOG_BY_YEAR.key(),
+        "by_year_desc": keyspace.CATALOG_BY_YEAR_DESC.key(),
+        "book_tags": keyspace.CATALOG_BOOK_TAGS.key(),
+    }
+
+
 def fixed_keys(book_id: str) -> list[str]:
     """The keys every edit of `book_id` touches, in the order the Lua functions expect."""
-    return [
-        keyspace.CATALOG_BOOK.key(book_id=book_id),
-        keyspace.CATALOG_BOOKS.key(),
-        keyspace.CATALOG_TAGS.key(),
-        keyspace.CATALOG_BY_TITLE.key(),
-        keyspace.CATALOG_TITLE_LEX.key(),
-        keyspace.CATALOG_BY_YEAR.key(),
-        keyspace.CATALOG_BY_YEAR_DESC.key(),
-        keyspace.CATALOG_BOOK_TAGS.key(),
-    ]
+    edit_keys = _edit_keys(book_id)
+    return [edit_keys[name] for name in SAVE.keys]
 
 
 def tag_keys(tags: Iterable[str]) -> list[str]:
@@ -67,12 +73,18 @@ def save_call(
     old_tags: Sequence[str],
 ) -> tuple[list[str], list[object]]:
     """Keys and arguments of `catalog_book_save` (also pipelined by bulk loads)."""
-    keys = [*fixed_keys(book_id), *tag_keys(old_tags), *tag_keys(tags)]
-    args: list[object] = [
-        book_id, expected_version, token, title, author, year, description, sort_key(title),
-        json.dumps(list(tags), ensure_ascii=False), len(old_tags), len(tags), *old_tags, *tags,
-    ]  # fmt: skip
-    return keys, args
+    args = {
+        "book_id": book_id, "expected": expected_version, "token": token, "title": title,
+        "author": author, "year": year, "description": description, "sort_key": sort_key(title),
+        "tags": json.dumps(list(tags), ensure_ascii=False), "n_old": len(old_tags),
+        "n_new": len(tags),
+    }  # fmt: skip
+    return SAVE.call(
+        keys=_edit_keys(book_id),
+        args=args,
+        more_keys=[*tag_keys(old_tags), *tag_keys(tags)],
+        more_args=[*old_tags, *tags],
+    )
 
 
 def book_add(
@@ -97,12 +109,7 @@ def book_add(
         book_id=book_id, expected_version="", token=token or book_id, title=title,
         author=author, year=year, description=description, tags=tags, old_tags=(),
     )  # fmt: skip
-    reply = durable_fcall(client, "catalog_book_save", keys, args)
-    if reply[0] == "exists":
-        raise BookExists(book_id)
-    if reply[0] == "ok":
-        _audit(client, audit_actor, "book_add", book_id, title)
-    return str(reply[1])
+    return _book_save(client, keys, args, audit=(audit_actor, "book_add", book_id, title))
 
 
 def book_edit(
@@ -132,14 +139,28 @@ def book_edit(
         book_id=book_id, expected_version=expected_version, token=token, title=title,
         author=author, year=year, description=description, tags=tags, old_tags=current.tags,
     )  # fmt: skip
-    reply = durable_fcall(client, "catalog_book_save", keys, args)
-    if reply[0] == "missing":
-        raise BookMissing(book_id)
-    if reply[0] == "stale":
-        raise BookStale(book_id)
-    if reply[0] == "ok":
-        _audit(client, audit_actor, "book_edit", book_id, title)
-    return str(reply[1])
+    return _book_save(client, keys, args, audit=(audit_actor, "book_edit", book_id, title))
+
+
+_SAVE_REFUSED = {"exists": BookExists, "missing": BookMissing, "stale": BookStale}
+
+
+def _book_save(
+    client: redis.Redis,
+    keys: list[str],
+    args: list[object],
+    *,
+    audit: tuple[str | None, str, str, str],
+) -> str:
+    """Send one catalog_book_save; raise what its refusal means, else audit a first
+    application (`audit`: actor, kind, book id, title) and return the version."""
+    reply = SAVE.reply_of(durable_fcall(client, SAVE.name, keys, args))
+    refused = _SAVE_REFUSED.get(reply["status"])
+    if refused is not None:
+        raise refused(audit[2])
+    if reply["status"] == "ok":
+        _audit(client, *audit)
+    return str(reply["version"])
 
 
 def book_delete(
@@ -159,13 +180,17 @@ def book_delete(
         if current is None:
             return False
         version = expected_version or current.version
-        keys = [*fixed_keys(book_id), *tag_keys(current.tags)]
-        args = [book_id, version, len(current.tags), *current.tags]
-        reply = durable_fcall(client, "catalog_book_delete", keys, args)
-        if reply[0] == "ok":
+        keys, args = DELETE.call(
+            keys=_edit_keys(book_id),
+            args={"book_id": book_id, "expected": version, "n_old": len(current.tags)},
+            more_keys=tag_keys(current.tags),
+            more_args=current.tags,
+        )
+        status = DELETE.reply_of(durable_fcall(client, DELETE.name, keys, args))["status"]
+        if status == "ok":
             _audit(client, audit_actor, "book_delete", book_id, current.title)
             return True
-        if reply[0] == "gone":
+        if status == "gone":
             return False
         if expected_version is not None:
             raise BookStale(book_id)
@@ -196,7 +221,7 @@ def books_load(*, client: redis.Redis, books: Iterable[Book], chunk: int = 1000)
                 author=book.author, year=book.year, description=book.description,
                 tags=book.tags, old_tags=(),
             )  # fmt: skip
-            pipe.fcall("catalog_book_save", len(keys), *keys, *args)
+            pipe.fcall(SAVE.name, len(keys), *keys, *args)
         for reply in pipe.execute():
             added += reply[0] == "ok"
         batch.clear()
@@ -239,8 +264,13 @@ def book_tags_fill(*, client: redis.Redis, chunk: int = 1000) -> int:
     written = 0
     for start in range(0, len(ids), chunk):
         part = ids[start : start + chunk]
-        keys = [hash_key, *(keyspace.CATALOG_BOOK.key(book_id=book_id) for book_id in part)]
-        written += int(durable_fcall(client, "catalog_book_tags_fill", keys, part))
+        keys, args = TAGS_FILL.call(
+            keys={"book_tags": hash_key},
+            args={},
+            more_keys=[keyspace.CATALOG_BOOK.key(book_id=book_id) for book_id in part],
+            more_args=part,
+        )
+        written += int(durable_fcall(client, TAGS_FILL.name, keys, args))
     return written
 
 

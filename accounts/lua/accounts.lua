@@ -1,5 +1,33 @@
 #!lua name=accounts
 
+-- Call specs: the names of each function's KEYS and ARGV, in order (a function reads its call
+-- through `named`). accounts/calls.py declares the same lists for Python, and
+-- tests/test_function_calls.py checks that the two agree.
+local SIGNUP_KEYS = {'by_name', 'names', 'person', 'last_id'}
+local SIGNUP_ARGS = {'name_key', 'username', 'password', 'is_staff', 'joined_ms', 'id', 'token'}
+local LOGIN_GATE_KEYS = {'pair', 'pair_lock', 'trusted', 'address', 'address_lock', 'name'}
+local LOGIN_GATE_ARGS = {'now_ms', 'window_ms', 'pair_limit', 'lock_ms', 'address_limit',
+  'name_limit', 'slow_ms', 'attempt_id'}
+local LOGIN_PASSED_KEYS = LOGIN_GATE_KEYS
+local LOGIN_PASSED_ARGS = {'attempt_id', 'trust_ms'}
+local SIGNUP_GATE_KEYS = {'attempts'}
+local SIGNUP_GATE_ARGS = {'now_ms', 'window_ms', 'limit', 'attempt_id'}
+local RECENT_LOGINS_KEYS = {'recent', 'names'}
+local RECENT_LOGINS_ARGS = {'count'}
+local TOP_LOGINS_KEYS = {'leaderboard', 'names'}
+local TOP_LOGINS_ARGS = {'count'}
+local STAFF_SET_KEYS = {'person'}
+local STAFF_SET_ARGS = {'is_staff'}
+local EMAIL_FORGET_KEYS = {'by_email'}
+local EMAIL_FORGET_ARGS = {'email', 'person_id'}
+
+-- A list's items by the names of `names` (same order): named({'a', 'b'}, {'x', 'y'}).x == 'a'.
+local function named(values, names)
+  local out = {}
+  for i, name in ipairs(names) do out[name] = values[i] end
+  return out
+end
+
 -- Sign-up: claim a name and write the person, all or nothing.
 -- KEYS: by-name hash, names-by-id hash, person hash (for ARGV id), last-id string
 -- ARGV: name_key, username, password_hash, is_staff (0|1), joined_ms, id, signup token
@@ -7,9 +35,10 @@
 -- after a lost reply) finds its own token on the person and reports success again.
 -- Returns {"ok", id} | {"taken", ""} | {"retry", last_id}
 local function signup(keys, args)
-  local by_name, names, person, last_id = keys[1], keys[2], keys[3], keys[4]
+  local k, a = named(keys, SIGNUP_KEYS), named(args, SIGNUP_ARGS)
+  local by_name, names, person, last_id = k.by_name, k.names, k.person, k.last_id
   local name_key, username, password, is_staff, joined, id, token =
-    args[1], args[2], args[3], args[4], args[5], args[6], args[7]
+    a.name_key, a.username, a.password, a.is_staff, a.joined_ms, a.id, a.token
   local owner = redis.call('HGET', by_name, name_key)
   if owner then
     if owner == id and redis.call('HGET', person, 'signup_token') == token then
@@ -41,13 +70,14 @@ end
 -- name has `name limit` failures in the window, from any clients, every other pair may try it
 -- once per slow_ms: spread guessing is slowed, a real person waits a minute at most.
 local function login_gate(keys, args)
+  local k, a = named(keys, LOGIN_GATE_KEYS), named(args, LOGIN_GATE_ARGS)
   local pair, pair_lock, trusted, address, address_lock, name =
-    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6]
-  local now, window, pair_limit, lock_ms = tonumber(args[1]), tonumber(args[2]),
-    tonumber(args[3]), tonumber(args[4])
-  local address_limit, name_limit, slow_ms = tonumber(args[5]), tonumber(args[6]),
-    tonumber(args[7])
-  local attempt = args[8]
+    k.pair, k.pair_lock, k.trusted, k.address, k.address_lock, k.name
+  local now, window, pair_limit, lock_ms = tonumber(a.now_ms), tonumber(a.window_ms),
+    tonumber(a.pair_limit), tonumber(a.lock_ms)
+  local address_limit, name_limit, slow_ms = tonumber(a.address_limit), tonumber(a.name_limit),
+    tonumber(a.slow_ms)
+  local attempt = a.attempt_id
   if not (now and window and pair_limit and lock_ms and address_limit and name_limit and slow_ms)
       or attempt == nil then
     return redis.error_reply("ERR accounts_login_gate: malformed call")
@@ -95,14 +125,15 @@ end
 -- pair's lock and trust the pair (name, client) for `trust_ms`.
 -- KEYS: the gate's keys 1..6; ARGV: attempt id, trust_ms
 local function login_passed(keys, args)
-  local trust_ms = tonumber(args[2])
+  local k, a = named(keys, LOGIN_PASSED_KEYS), named(args, LOGIN_PASSED_ARGS)
+  local trust_ms = tonumber(a.trust_ms)
   if not trust_ms then
     return redis.error_reply("ERR accounts_login_passed: malformed call")
   end
-  redis.call('DEL', keys[1], keys[2])
-  redis.call('ZREM', keys[4], args[1])
-  redis.call('ZREM', keys[6], args[1])
-  redis.call('SET', keys[3], '1', 'PX', trust_ms)
+  redis.call('DEL', k.pair, k.pair_lock)
+  redis.call('ZREM', k.address, a.attempt_id)
+  redis.call('ZREM', k.name, a.attempt_id)
+  redis.call('SET', k.trusted, '1', 'PX', trust_ms)
   return 1
 end
 
@@ -111,19 +142,21 @@ end
 -- KEYS: the client's sign-up zset; ARGV: now_ms, window_ms, limit, attempt id
 -- Returns 0 when the sign-up may go ahead, else the epoch ms when the next one may.
 local function signup_gate(keys, args)
-  local now, window, limit = tonumber(args[1]), tonumber(args[2]), tonumber(args[3])
-  if not (now and window and limit) or args[4] == nil then
+  local attempts, a = named(keys, SIGNUP_GATE_KEYS).attempts, named(args, SIGNUP_GATE_ARGS)
+  local now, window, limit = tonumber(a.now_ms), tonumber(a.window_ms), tonumber(a.limit)
+  local attempt = a.attempt_id
+  if not (now and window and limit) or attempt == nil then
     return redis.error_reply("ERR accounts_signup_gate: malformed call")
   end
-  if redis.call('ZSCORE', keys[1], args[4]) then return 0 end
+  if redis.call('ZSCORE', attempts, attempt) then return 0 end
   local since = '(' .. tostring(now - window)
-  if redis.call('ZCOUNT', keys[1], since, '+inf') >= limit then
-    local oldest = redis.call('ZRANGEBYSCORE', keys[1], since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if redis.call('ZCOUNT', attempts, since, '+inf') >= limit then
+    local oldest = redis.call('ZRANGEBYSCORE', attempts, since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
     return tonumber(oldest[2]) + window
   end
-  redis.call('ZADD', keys[1], now, args[4])
-  redis.call('ZREMRANGEBYSCORE', keys[1], '-inf', '(' .. tostring(now - window))
-  redis.call('PEXPIRE', keys[1], window)
+  redis.call('ZADD', attempts, now, attempt)
+  redis.call('ZREMRANGEBYSCORE', attempts, '-inf', '(' .. tostring(now - window))
+  redis.call('PEXPIRE', attempts, window)
   return 0
 end
 
@@ -131,14 +164,15 @@ end
 -- KEYS: recent list, names-by-id hash; ARGV: count
 -- Returns a flat list: entry, name, entry, name, ... (entry is "<id>:<epoch ms>")
 local function recent_logins(keys, args)
-  local entries = redis.call('LRANGE', keys[1], 0, tonumber(args[1]) - 1)
+  local k, a = named(keys, RECENT_LOGINS_KEYS), named(args, RECENT_LOGINS_ARGS)
+  local entries = redis.call('LRANGE', k.recent, 0, tonumber(a.count) - 1)
   local out = {}
   if #entries == 0 then return out end
   local ids = {}
   for i, entry in ipairs(entries) do
     ids[i] = string.match(entry, '^(%d+):')
   end
-  local names = redis.call('HMGET', keys[2], unpack(ids))
+  local names = redis.call('HMGET', k.names, unpack(ids))
   for i, entry in ipairs(entries) do
     out[#out + 1] = entry
     out[#out + 1] = names[i] or ''
@@ -150,12 +184,13 @@ end
 -- KEYS: leaderboard zset, names-by-id hash; ARGV: count
 -- Returns a flat list: id, count, name, ...
 local function top_logins(keys, args)
-  local ranked = redis.call('ZRANGE', keys[1], 0, tonumber(args[1]) - 1, 'REV', 'WITHSCORES')
+  local k, a = named(keys, TOP_LOGINS_KEYS), named(args, TOP_LOGINS_ARGS)
+  local ranked = redis.call('ZRANGE', k.leaderboard, 0, tonumber(a.count) - 1, 'REV', 'WITHSCORES')
   local out = {}
   if #ranked == 0 then return out end
   local ids = {}
   for i = 1, #ranked, 2 do ids[#ids + 1] = ranked[i] end
-  local names = redis.call('HMGET', keys[2], unpack(ids))
+  local names = redis.call('HMGET', k.names, unpack(ids))
   for i = 1, #ids do
     out[#out + 1] = ids[i]
     out[#out + 1] = ranked[2 * i]
@@ -168,17 +203,19 @@ end
 -- KEYS: person hash; ARGV: is_staff (0|1). Returns the username, or false for no such person.
 -- Setting a flag to a value is idempotent: a repeated call changes nothing more.
 local function staff_set(keys, args)
-  local username = redis.call('HGET', keys[1], 'username')
+  local k, a = named(keys, STAFF_SET_KEYS), named(args, STAFF_SET_ARGS)
+  local username = redis.call('HGET', k.person, 'username')
   if not username then return false end
-  redis.call('HSET', keys[1], 'is_staff', args[1])
+  redis.call('HSET', k.person, 'is_staff', a.is_staff)
   return username
 end
 
 -- Take a verified address out of the index, only if it still names this person (someone else
--- may have verified it since). KEYS: by-email hash; ARGV: address, person id. Returns 1 | 0.
+-- may have verified it since). Returns 1 | 0.
 local function email_forget(keys, args)
-  if redis.call('HGET', keys[1], args[1]) == args[2] then
-    return redis.call('HDEL', keys[1], args[1])
+  local k, a = named(keys, EMAIL_FORGET_KEYS), named(args, EMAIL_FORGET_ARGS)
+  if redis.call('HGET', k.by_email, a.email) == a.person_id then
+    return redis.call('HDEL', k.by_email, a.email)
   end
   return 0
 end

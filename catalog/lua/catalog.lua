@@ -12,6 +12,29 @@ local GAP = 1024
 local FIXED = 8
 local YEAR = 10000000000
 
+-- Call specs: the names of each function's first KEYS and ARGV, in order (a function reads its
+-- call through `named`; tag sets, tag names and ids follow these). catalog/calls.py declares the
+-- same lists for Python, and tests/test_function_calls.py checks that the two agree.
+local SAVE_KEYS = {'book', 'books', 'registry', 'by_title', 'title_lex', 'by_year',
+  'by_year_desc', 'book_tags'}
+local SAVE_ARGS = {'book_id', 'expected', 'token', 'title', 'author', 'year', 'description',
+  'sort_key', 'tags', 'n_old', 'n_new'}
+local DELETE_KEYS = SAVE_KEYS
+local DELETE_ARGS = {'book_id', 'expected', 'n_old'}
+local QUERY_KEYS = {'books', 'registry', 'by_title', 'by_year', 'by_year_desc'}
+local QUERY_ARGS = {'n_and', 'n_or', 'n_not', 'sort', 'offset', 'count', 'top_n'}
+local FACETS_KEYS = {'book_tags', 'books'}
+local FACETS_ARGS = {'limit', 'crossover', 'n_and', 'n_or', 'n_not', 'total'}
+local TAGS_FILL_KEYS = {'book_tags'}
+local TAGS_FILL_ARGS = {}
+
+-- A list's items by the names of `names` (same order): named({'a', 'b'}, {'x', 'y'}).x == 'a'.
+local function named(values, names)
+  local out = {}
+  for i, name in ipairs(names) do out[name] = values[i] end
+  return out
+end
+
 local function id_of(lex_member)
   return string.match(lex_member, "%z([^%z]*)$")
 end
@@ -87,13 +110,14 @@ end
 -- Replies {"ok", version} | {"done", version} (this token already applied) |
 --         {"stale", version} | {"exists"} | {"missing"}. Checks everything before writing.
 local function book_save(keys, args)
+  local k, a = named(keys, SAVE_KEYS), named(args, SAVE_ARGS)
   local book, books, registry, by_title, title_lex, by_year, by_year_desc, book_tags =
-    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8]
-  local book_id, expected, token = args[1], args[2], args[3]
-  local n_old, n_new = tonumber(args[10]), tonumber(args[11])
-  local year = tonumber(args[6])
+    k.book, k.books, k.registry, k.by_title, k.title_lex, k.by_year, k.by_year_desc, k.book_tags
+  local book_id, expected, token = a.book_id, a.expected, a.token
+  local n_old, n_new = tonumber(a.n_old), tonumber(a.n_new)
+  local year = tonumber(a.year)
   if not (n_old and n_new and year) or #keys ~= FIXED + n_old + n_new
-      or #args ~= 11 + n_old + n_new then
+      or #args ~= #SAVE_ARGS + n_old + n_new then
     return redis.error_reply("ERR catalog_book_save: malformed call")
   end
   local exists = redis.call("EXISTS", book) == 1
@@ -119,10 +143,10 @@ local function book_save(keys, args)
 
   local old, new = {}, {}
   for i = 1, n_old do
-    old[args[11 + i]] = keys[FIXED + i]
+    old[args[#SAVE_ARGS + i]] = keys[FIXED + i]
   end
   for i = 1, n_new do
-    new[args[11 + n_old + i]] = keys[FIXED + n_old + i]
+    new[args[#SAVE_ARGS + n_old + i]] = keys[FIXED + n_old + i]
   end
   for name, tag_key in pairs(old) do
     if new[name] == nil then
@@ -137,7 +161,7 @@ local function book_save(keys, args)
     end
   end
 
-  local sort_key = args[8]
+  local sort_key = a.sort_key
   if current[3] ~= sort_key then
     if current[3] then
       redis.call("ZREM", title_lex, current[3] .. "\0" .. book_id)
@@ -147,10 +171,10 @@ local function book_save(keys, args)
   local title_score = tonumber(redis.call("ZSCORE", by_title, book_id))
   place_year(by_year, by_year_desc, book_id, year, title_score)
   redis.call("SADD", books, book_id)
-  redis.call("HSET", book_tags, book_id, args[9])
+  redis.call("HSET", book_tags, book_id, a.tags)
   local version = tonumber(current[1] or "0") + 1
-  redis.call("HSET", book, "id", book_id, "title", args[4], "author", args[5], "year", args[6],
-    "description", args[7], "sort", sort_key, "tags", args[9], "ver", version, "token", token)
+  redis.call("HSET", book, "id", book_id, "title", a.title, "author", a.author, "year", a.year,
+    "description", a.description, "sort", sort_key, "tags", a.tags, "ver", version, "token", token)
   return {"ok", tostring(version)}
 end
 
@@ -158,10 +182,11 @@ end
 -- ARGV: id, expected version, n_old, old names...
 -- Replies {"ok"} | {"gone"} (nothing to delete: already deleted) | {"stale", version}.
 local function book_delete(keys, args)
+  local k, a = named(keys, DELETE_KEYS), named(args, DELETE_ARGS)
   local book, books, registry, by_title, title_lex, by_year, by_year_desc, book_tags =
-    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8]
-  local book_id, expected, n_old = args[1], args[2], tonumber(args[3])
-  if not n_old or #keys ~= FIXED + n_old or #args ~= 3 + n_old then
+    k.book, k.books, k.registry, k.by_title, k.title_lex, k.by_year, k.by_year_desc, k.book_tags
+  local book_id, expected, n_old = a.book_id, a.expected, tonumber(a.n_old)
+  if not n_old or #keys ~= FIXED + n_old or #args ~= #DELETE_ARGS + n_old then
     return redis.error_reply("ERR catalog_book_delete: malformed call")
   end
   if redis.call("EXISTS", book) == 0 then
@@ -173,7 +198,7 @@ local function book_delete(keys, args)
   end
   for i = 1, n_old do
     redis.call("SREM", keys[FIXED + i], book_id)
-    recount(registry, keys[FIXED + i], args[3 + i])
+    recount(registry, keys[FIXED + i], args[#DELETE_ARGS + i])
   end
   redis.call("ZREM", title_lex, current[2] .. "\0" .. book_id)
   redis.call("ZREM", by_title, book_id)
@@ -437,11 +462,12 @@ end
 local FIRST_TAG = 6
 
 local function query(keys, args)
-  local books, registry = keys[1], keys[2]
-  local orders = {title = keys[3], year = keys[4], ["-year"] = keys[5]}
-  local n_and, n_or, n_not = tonumber(args[1]), tonumber(args[2]), tonumber(args[3])
-  local order = orders[args[4]] or keys[3]
-  local offset, count, top_n = tonumber(args[5]), tonumber(args[6]), tonumber(args[7])
+  local k, a = named(keys, QUERY_KEYS), named(args, QUERY_ARGS)
+  local books, registry = k.books, k.registry
+  local orders = {title = k.by_title, year = k.by_year, ["-year"] = k.by_year_desc}
+  local n_and, n_or, n_not = tonumber(a.n_and), tonumber(a.n_or), tonumber(a.n_not)
+  local order = orders[a.sort] or k.by_title
+  local offset, count, top_n = tonumber(a.offset), tonumber(a.count), tonumber(a.top_n)
   if not (n_and and n_or and n_not and offset and count and top_n)
       or #keys ~= FIRST_TAG - 1 + n_and + n_or + n_not then
     return redis.error_reply("ERR catalog_query: malformed call")
@@ -451,7 +477,7 @@ local function query(keys, args)
   local all_of = known_keys(keys, FIRST_TAG, n_and, unknown)
   local any_of = known_keys(keys, FIRST_TAG + n_and, n_or, unknown)
   local none_of = known_keys(keys, FIRST_TAG + n_and + n_or, n_not, unknown)
-  local everything = redis.call("ZCARD", keys[3])
+  local everything = redis.call("ZCARD", k.by_title)
   local top = redis.call("ZRANGE", registry, 0, top_n - 1, "REV", "WITHSCORES")
 
   if #all_of == 0 and #any_of == 0 and #none_of == 0 then
@@ -573,26 +599,24 @@ end
 -- it existed), per tag by inclusion-exclusion over the tag sets with SINTERCARD ... LIMIT (cost
 -- grows with the number of tags), or with many query tags over the result built in Lua.
 local function facets(keys, args)
-  local limit, crossover = tonumber(args[1]), tonumber(args[2])
-  local n_and, n_or, n_not = tonumber(args[3]), tonumber(args[4]), tonumber(args[5])
-  local total = tonumber(args[6])
+  local k, a = named(keys, FACETS_KEYS), named(args, FACETS_ARGS)
+  local limit, crossover = tonumber(a.limit), tonumber(a.crossover)
+  local n_and, n_or, n_not = tonumber(a.n_and), tonumber(a.n_or), tonumber(a.n_not)
+  local total = tonumber(a.total)
   if not (limit and crossover and n_and and n_or and n_not and total) or limit < 0 then
     return redis.error_reply("ERR catalog_facets: malformed call")
   end
-  local first_facet = 3 + n_and + n_or + n_not
+  local first_tag = #FACETS_KEYS + 1
+  local first_facet = first_tag + n_and + n_or + n_not
   local n = #keys - first_facet + 1
-  if n < 0 or #args ~= 6 + n or n_and + n_or + n_not == 0 then
+  if n < 0 or #args ~= #FACETS_ARGS + n or n_and + n_or + n_not == 0 then
     return redis.error_reply("ERR catalog_facets: malformed call")
   end
-  local book_tags, books = keys[1], keys[2]
-  local all_of, any_of, none_of = {}, {}, {}
-  for i = 3, 2 + n_and do table.insert(all_of, keys[i]) end
-  for i = 3 + n_and, 2 + n_and + n_or do table.insert(any_of, keys[i]) end
-  for i = 3 + n_and + n_or, 2 + n_and + n_or + n_not do table.insert(none_of, keys[i]) end
-  local names, counts = {}, {}
-  for i = 1, n do
-    names[i] = args[6 + i]
-  end
+  local book_tags, books = k.book_tags, k.books
+  local all_of = {unpack(keys, first_tag, first_tag + n_and - 1)}
+  local any_of = {unpack(keys, first_tag + n_and, first_tag + n_and + n_or - 1)}
+  local none_of = {unpack(keys, first_tag + n_and + n_or, first_facet - 1)}
+  local names, counts = {unpack(args, #FACETS_ARGS + 1, #FACETS_ARGS + n)}, {}
   if n == 0 then
     return counts
   end
@@ -625,17 +649,18 @@ end
 -- KEYS: 1 the book-tags hash, then book hashes. ARGV: the books' ids, in KEYS order.
 -- Reply: the number of entries written. Idempotent: a book's entry is its hash's tag list.
 local function book_tags_fill(keys, args)
-  if #keys ~= #args + 1 then
+  local book_tags = named(keys, TAGS_FILL_KEYS).book_tags
+  if #keys ~= #args + #TAGS_FILL_KEYS then
     return redis.error_reply("ERR catalog_book_tags_fill: malformed call")
   end
   local written = 0
   for i = 1, #args do
-    local tags = redis.call("HGET", keys[i + 1], "tags")
+    local tags = redis.call("HGET", keys[#TAGS_FILL_KEYS + i], "tags")
     if tags then
-      redis.call("HSET", keys[1], args[i], tags)
+      redis.call("HSET", book_tags, args[i], tags)
       written = written + 1
     else
-      redis.call("HDEL", keys[1], args[i])
+      redis.call("HDEL", book_tags, args[i])
     end
   end
   return written

@@ -1,0 +1,44 @@
+"""One call spec per Redis Function of accounts/lua/accounts.lua (see strongroom.calls).
+accounts.lua declares the same names (its `*_KEYS` and `*_ARGS`); tests/test_function_calls.py
+reads them from the Lua and checks that they agree with this module."""
+
+from __future__ import annotations
+
+from strongroom.calls import FunctionSpec
+
+SIGNUP = FunctionSpec(
+    "accounts_signup",
+    "SIGNUP",
+    ("by_name", "names", "person", "last_id"),
+    ("name_key", "username", "password", "is_staff", "joined_ms", "id", "token"),
+    reply=("status", "value"),
+)
+LOGIN_GATE = FunctionSpec(
+    "accounts_login_gate",
+    "LOGIN_GATE",
+    ("pair", "pair_lock", "trusted", "address", "address_lock", "name"),
+    ("now_ms", "window_ms", "pair_limit", "lock_ms", "address_limit", "name_limit", "slow_ms",
+     "attempt_id"),
+    reply=("verdict", "ends"),
+)  # fmt: skip
+LOGIN_PASSED = FunctionSpec(
+    "accounts_login_passed", "LOGIN_PASSED", LOGIN_GATE.keys, ("attempt_id", "trust_ms")
+)
+SIGNUP_GATE = FunctionSpec(
+    "accounts_signup_gate",
+    "SIGNUP_GATE",
+    ("attempts",),
+    ("now_ms", "window_ms", "limit", "attempt_id"),
+)
+RECENT_LOGINS = FunctionSpec(
+    "accounts_recent_logins", "RECENT_LOGINS", ("recent", "names"), ("count",)
+)
+TOP_LOGINS = FunctionSpec("accounts_top_logins", "TOP_LOGINS", ("leaderboard", "names"), ("count",))
+STAFF_SET = FunctionSpec("accounts_staff_set", "STAFF_SET", ("person",), ("is_staff",))
+EMAIL_FORGET = FunctionSpec(
+    "accounts_email_forget", "EMAIL_FORGET", ("by_email",), ("email", "person_id")
+)
+SPECS = (
+    SIGNUP, LOGIN_GATE, LOGIN_PASSED, SIGNUP_GATE, RECENT_LOGINS, TOP_LOGINS, STAFF_SET,
+    EMAIL_FORGET,
+)  # fmt: skip
