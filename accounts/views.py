@@ -59,9 +59,8 @@ def signup(request: HttpRequest) -> HttpResponse:
                 None,
                 _("Too many new accounts from your connection. Please try again later."),
             )
-            return render(
-                request, "accounts/signup.html", {"form": form, "next": next_url}, status=429
-            )
+            context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
+            return render(request, "accounts/signup.html", context, status=429)
         try:
             person = services.person_create(
                 client=client,
