@@ -21,6 +21,7 @@ from strongroom.keyspace import (
     PERSON_BY_EMAIL,
     PERSON_BY_NAME,
     PERSON_NAMES,
+    VISITS_SHARDS,
     VISITS_VIEWS,
     VISITS_VISITORS,
 )
@@ -189,15 +190,21 @@ def visits_by_day(*, client: redis.Redis, start: dt.date, end: dt.date) -> list[
     days = [start + dt.timedelta(days=n) for n in range((end - start).days + 1)]
     if len(days) > MAX_VISIT_DAYS:
         raise ValueError(f"a range is at most {MAX_VISIT_DAYS} days")
+    # Each day is VISITS_SHARDS counters and HyperLogLogs (one per hash tag); a visitor is in
+    # one shard only, so the shards' counts add up.
     pipe = client.pipeline(transaction=False)
     for day in days:
-        pipe.get(VISITS_VIEWS.key(day=day.isoformat()))
-        pipe.pfcount(VISITS_VISITORS.key(day=day.isoformat()))
+        for shard in range(VISITS_SHARDS):
+            pipe.get(VISITS_VIEWS.key(shard=shard, day=day.isoformat()))
+            pipe.pfcount(VISITS_VISITORS.key(shard=shard, day=day.isoformat()))
     replies = pipe.execute()
-    return [
-        DayVisits(day=day, views=int(views or 0), visitors=int(visitors))
-        for day, views, visitors in zip(days, replies[::2], replies[1::2], strict=True)
-    ]
+    width = 2 * VISITS_SHARDS
+    rows = []
+    for n, day in enumerate(days):
+        chunk = replies[n * width : (n + 1) * width]
+        views = sum(int(v or 0) for v in chunk[::2])
+        rows.append(DayVisits(day=day, views=views, visitors=sum(int(v) for v in chunk[1::2])))
+    return rows
 
 
 def visits_today(*, client: redis.Redis) -> DayVisits:

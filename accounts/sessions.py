@@ -1,16 +1,27 @@
-"""Signing a person in and out of a Django session (no django.contrib.auth)."""
+"""Signing a person in and out of a Django session (no django.contrib.auth), and the session
+store that reads the signed-in person with the session (SESSION_ENGINE = "accounts.sessions").
+
+A signed-in session's key is `<32 random characters>-<person id>`, so loading it reads the
+person's record in the same pipeline: the request's identity costs one round trip. The id in a
+key is only a hint of what to read along: the person counts only when the session's own
+(signed) contents name the same id.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import redis
+from django.contrib.sessions.backends.base import VALID_KEY_CHARS
 from django.http import HttpRequest
 from django.middleware.csrf import rotate_token
-from django.utils.crypto import constant_time_compare, salted_hmac
+from django.utils.crypto import constant_time_compare, get_random_string, salted_hmac
+from redis.client import Pipeline
 
 from accounts.people import ANONYMOUS, AnonymousPerson, Person
-from accounts.selectors import person_with_password
+from accounts.selectors import person_with_password, person_with_password_queue
+from strongroom import sessions
+from strongroom.store import text_values
 
 SESSION_PERSON_ID = "_person_id"
 SESSION_PERSON_CHECK = "_person_check"
@@ -31,6 +42,47 @@ def session_person_id(session: Any) -> int | None:
         return None
 
 
+# A signed-in session's key is `<32 random characters>-<person id>`: the session backend reads
+# the person along with the session (one round trip). Anonymous sessions keep a plain key.
+_KEY_PERSON_SEPARATOR = "-"
+_KEY_RANDOM_LENGTH = 32
+
+
+def session_key_new(data: dict[str, Any]) -> str:
+    """A fresh session key for a session holding `data`; it names the person signed in."""
+    key = get_random_string(_KEY_RANDOM_LENGTH, VALID_KEY_CHARS)
+    person_id = session_person_id(data)
+    return key if person_id is None else f"{key}{_KEY_PERSON_SEPARATOR}{person_id}"
+
+
+def session_key_person_id(session_key: str) -> int | None:
+    """The person id a session key names (a hint: the session's contents decide)."""
+    _, separator, tail = session_key.rpartition(_KEY_PERSON_SEPARATOR)
+    if not separator or not tail.isascii() or not tail.isdigit() or len(tail) > 18:
+        return None
+    return int(tail)
+
+
+class SessionStore(sessions.SessionStore):
+    """The site's sessions, read with the person their key names (one pipeline)."""
+
+    # (person id, HMGET reply) read with the session when its key names a person.
+    person_read: tuple[int, list[str | None]] | None = None
+    _person_hint: int | None = None
+
+    def _reads_along(self, pipe: Pipeline, session_key: str) -> None:
+        self._person_hint = session_key_person_id(session_key)
+        if self._person_hint is not None:
+            person_with_password_queue(pipe, person_id=self._person_hint)
+
+    def _read_along(self, replies: list[Any]) -> None:
+        if self._person_hint is not None:
+            self.person_read = (self._person_hint, text_values(replies[0]))
+
+    def _new_key(self, data: dict[str, Any]) -> str:
+        return session_key_new(data)
+
+
 def session_sign_in(session: Any, *, person: Person, password_hash: str) -> None:
     """Put a person in a session whose key the caller has just rotated."""
     session[SESSION_PERSON_ID] = person.id
@@ -38,9 +90,10 @@ def session_sign_in(session: Any, *, person: Person, password_hash: str) -> None
 
 
 def request_sign_in(request: HttpRequest, *, person: Person, password_hash: str) -> None:
-    """Sign in: a new session key (no fixation), a new CSRF token, the person in the session."""
-    request.session.cycle_key()
+    """Sign in: the person in the session, then a new session key (no fixation; the key names
+    the person, see `session_key_new`), a new CSRF token."""
     session_sign_in(request.session, person=person, password_hash=password_hash)
+    request.session.cycle_key()
     rotate_token(request)
     request.user = person  # type: ignore[assignment]
 

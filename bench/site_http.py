@@ -19,8 +19,7 @@ def session_cookie(client: Any, person: Any) -> str:
     from django.conf import settings
 
     from accounts.selectors import person_with_password
-    from accounts.sessions import session_sign_in
-    from strongroom.sessions import SessionStore
+    from accounts.sessions import SessionStore, session_sign_in
 
     found = person_with_password(client=client, person_id=person.id)
     assert found is not None
@@ -77,6 +76,6 @@ def csrf_identity(base: str, cookie: str, path: str) -> tuple[str, str]:
 # --- the served site ----------------------------------------------------------------------------
 
 
-def serve(env: dict[str, str], workers: int) -> tuple[subprocess.Popen[bytes], str]:
+def serve(env: dict[str, str], workers: int, threads: int) -> tuple[subprocess.Popen[bytes], str]:
     """collectstatic, then gunicorn as production runs it; returns once /healthz answers."""
-    return start_site(env, workers=workers)
+    return start_site(env, workers=workers, threads=threads)

@@ -6,8 +6,10 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.site_common import FREE_BOX_FIRST
 from bench.site_data import DataSet
+
+# Buyers racing for each fresh slot in the contended row: one wins, the others are refused.
+RACERS = 8
 
 # --- rows ---------------------------------------------------------------------------------------
 
@@ -22,9 +24,13 @@ class Row:
     method: str = "GET"
     who: str = "anonymous"  # "anonymous", "buyer" or "staff"
     body: str = ""
-    slots: str = "fixed"  # POST rows: "distinct" or "fixed"
+    slots: str = "fixed"  # POST rows: "distinct", "race" (RACERS buyers per slot) or "fixed"
     headers: dict[str, str] = field(default_factory=dict)
     reference: bool = False
+    # The page's in-memory twin (bench/twin.py) is measured right after it; `twin_of` marks
+    # the twin's own row (not printed), `twin` the page row's twin.
+    twin: Row | None = None
+    twin_of: str = ""
     missing: str = ""  # why the row could not run (e.g. the page does not exist yet)
     alone_ms: float = 0.0  # the preflight: one request on an idle server
     result: dict[str, Any] = field(default_factory=dict)
@@ -50,12 +56,43 @@ def build_rows(data: DataSet) -> list[Row]:
     """The table's rows, in order; a page that does not exist yet is reported as missing."""
     # The references run first and the base template again last: on a shared machine the two
     # base-template rows show how much the conditions moved during the run (the ratio uses both).
+    # The base template is signed in like the page rows: its header reads the session and the
+    # person, as theirs do.
     first = [
         Row("reference: bare view, short text", "/bench/hello", reference=True),
-        Row("reference: base template, no store", "/bench/base", reference=True),
+        Row("reference: base template, signed in", "/bench/base", who="buyer", reference=True),
     ]
-    last = [Row("reference: base template, again at the end", "/bench/base", reference=True)]
-    return first + booking_rows(data) + map_rows(data) + other_rows(data) + last
+    last = [
+        Row("reference: base template, signed in, again", "/bench/base", who="buyer",
+            reference=True),
+    ]  # fmt: skip
+    pages = booking_rows(data) + map_rows(data) + other_rows(data)
+    for row in pages:
+        if not row.missing:
+            row.twin = twin_of(row)
+    return first + pages + last
+
+
+def twin_of(row: Row) -> Row:
+    """The row's page rendered from answers kept in memory (bench/twin.py): same cookies,
+    headers and form; the contended row's twin replays a refusal."""
+    path, _, query = row.path.partition("?")
+    headers = dict(row.headers)
+    expect = row.expect
+    if row.slots == "race":
+        headers["X-Bench-Prefer"] = "409"
+        expect = (409,)
+    return Row(
+        f"{row.label}: in-memory twin",
+        f"/bench/twin{path}" + (f"?{query}" if query else ""),
+        expect=expect,
+        method=row.method,
+        who=row.who,
+        body=row.body,
+        slots=row.slots,
+        headers=headers,
+        twin_of=row.label,
+    )
 
 
 def map_rows(data: DataSet) -> list[Row]:
@@ -74,7 +111,7 @@ def map_rows(data: DataSet) -> list[Row]:
 
 
 def booking_rows(data: DataSet) -> list[Row]:
-    """Booking page, calendar fragment, POST on distinct free slots and on one contended slot."""
+    """Booking page, calendar fragment, POST on distinct free slots, buyers racing for slots."""
     page, calendar, claim = url("booking:pick"), url("booking:calendar"), url("booking:claim")
     if not (page and calendar and claim):
         why = "the booking pages do not exist"
@@ -90,36 +127,20 @@ def booking_rows(data: DataSet) -> list[Row]:
     month = Choices(cls="C", room=42, month=day.replace(day=1))
     htmx = {"HX-Request": "true", "HX-Target": "calendar"}
     form = "csrfmiddlewaretoken={token}&cls=C&room={room}&date={date}&start={hour}&end={hour_end}"
-    contended_day = data.bookable_days[0].isoformat()
-    contended = (
-        f"csrfmiddlewaretoken={{token}}&cls=C&room=7&date={contended_day}&start=9&end=10"
-        f"&box={FREE_BOX_FIRST}&booking_id=007-{{uid}}"
-    )
-    return [
+    slot = form + "&box={box}&booking_id={room}-{uid}"
+    rows = [
         Row("booking page (class C picked)", f"{page}?{picked.query()}", who="buyer"),
         Row("calendar fragment (htmx)", f"{calendar}?{month.query()}", who="buyer", headers=htmx),
-        Row(
-            "booking POST, distinct free slots",
-            claim,
-            method="POST",
-            who="buyer",
-            body=form + "&box={box}&booking_id={room}-{uid}",
-            slots="distinct",
-            expect=(302,),
-        ),
-        Row(
-            "booking POST, contended slot",
-            claim,
-            method="POST",
-            who="buyer",
-            body=contended,
-            expect=(302, 409),
-        ),
-    ]
+        Row("booking POST, distinct free slots", claim, method="POST", who="buyer", body=slot,
+            slots="distinct", expect=(302,)),
+        Row(f"booking POST, {RACERS} buyers race for each fresh slot", claim, method="POST",
+            who="buyer", body=slot, slots="race", expect=(302, 409)),
+    ]  # fmt: skip
+    return rows
 
 
 def other_rows(data: DataSet) -> list[Row]:
-    """Catalog with two tags, the dashboard overview and the two reference views."""
+    """Catalog with two tags, the account page and the dashboard overview."""
     rows = []
     browse = url("catalog:browse")
     tags = urllib.parse.urlencode({"all": ",".join(data.two_tags)})
@@ -127,6 +148,12 @@ def other_rows(data: DataSet) -> list[Row]:
         Row(f"catalog, 2 tags ({' AND '.join(data.two_tags)})", f"{browse}?{tags}", who="buyer")
         if browse
         else Row("catalog, 2 tags", "", missing="catalog:browse does not exist")
+    )
+    account = url("accounts:profile")
+    rows.append(
+        Row("account page", account, who="buyer")
+        if account
+        else Row("account page", "", missing="accounts:profile does not exist")
     )
     overview = url("dashboard:overview")
     rows.append(

@@ -23,41 +23,60 @@ from strongroom.store import get_store
 
 # The two long lists of a result page (up to 30 facets, ~100 tags of its books) are built here
 # rather than in template loops: a page renders in a fraction of the time. Every value is
-# escaped; the template inserts the finished list items.
+# escaped; the template inserts the finished list items. A tag's name and links are escaped
+# once per page (`TagItems`), however many books and facets show it.
 
 
-def facets_html(
-    facets: list[Facet], *, narrow: Callable[[str], str], exclude: Callable[[str], str]
-) -> SafeString:
-    """The facets' list items: the tag (a link that requires it), its count, a "not" link."""
-    not_label = escape(_("not"))
-    exclude_label = _("Exclude %(tag)s")
-    items = []
-    for facet in facets:
+class TagItems:
+    """The list items of one result page's tags, each built and escaped once per tag."""
+
+    def __init__(
+        self,
+        *,
+        narrow: Callable[[str], str],
+        exclude: Callable[[str], str],
+        required: set[str],
+    ) -> None:
+        self._narrow, self._exclude, self._required = narrow, exclude, required
+        self._book_items: dict[str, str] = {}
+        self._not_label = escape(_("not"))
+        self._exclude_label = _("Exclude %(tag)s")
+
+    def book_item(self, tag: str) -> str:
+        """A book's tag: a link that requires it, plain when the query requires it already."""
+        item = self._book_items.get(tag)
+        if item is None:
+            if tag in self._required:
+                item = f'<li><span class="tag tag--on">{escape(tag)}</span></li>'
+            else:
+                item = (
+                    f'<li><a class="tag" href="{escape(self._narrow(tag))}" rel="nofollow">'
+                    f"{escape(tag)}</a></li>"
+                )
+            self._book_items[tag] = item
+        return item
+
+    def facet_item(self, facet: Facet) -> str:
+        """A facet: the tag (a link that requires it), its count, a "not" link."""
         tag = escape(facet.tag)
         count = f"{facet.count}+" if facet.capped else str(facet.count)
-        label = escape(exclude_label % {"tag": facet.tag})
-        items.append(
-            f'<li class="facet"><a class="facet__tag" href="{escape(narrow(facet.tag))}" '
+        label = escape(self._exclude_label % {"tag": facet.tag})
+        return (
+            f'<li class="facet"><a class="facet__tag" href="{escape(self._narrow(facet.tag))}" '
             f'rel="nofollow">{tag}</a> <span class="facet__count">{count}</span> '
-            f'<a class="facet__exclude" href="{escape(exclude(facet.tag))}" rel="nofollow" '
-            f'aria-label="{label}">{not_label}</a></li>'
+            f'<a class="facet__exclude" href="{escape(self._exclude(facet.tag))}" '
+            f'rel="nofollow" aria-label="{label}">{self._not_label}</a></li>'
         )
-    return mark_safe("\n".join(items))  # noqa: S308 - every part is escaped above
 
 
-def tags_html(
-    tags: tuple[str, ...], *, narrow: Callable[[str], str], required: set[str]
-) -> SafeString:
-    """A book's tags as list items: links that require the tag, plain for required ones."""
-    items = [
-        f'<li><span class="tag tag--on">{escape(tag)}</span></li>'
-        if tag in required
-        else f'<li><a class="tag" href="{escape(narrow(tag))}" rel="nofollow">{escape(tag)}</a>'
-        "</li>"
-        for tag in tags
-    ]
-    return mark_safe("".join(items))  # noqa: S308 - every part is escaped above
+def facets_html(facets: list[Facet], *, items: TagItems) -> SafeString:
+    """The facets' list items (each tag appears once among them)."""
+    return mark_safe("\n".join(items.facet_item(facet) for facet in facets))  # noqa: S308 - escaped
+
+
+def tags_html(tags: tuple[str, ...], *, items: TagItems) -> SafeString:
+    """A book's tags as list items, from the page's per-tag items."""
+    return mark_safe("".join(items.book_item(tag) for tag in tags))  # noqa: S308 - escaped
 
 
 def shown_facets(result: ResultPage) -> tuple[list[Facet], int]:
@@ -105,17 +124,19 @@ def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
         for rest in [tuple(t for t in tags if t != tag)]
     ]
     facets, hidden = shown_facets(result)
-    narrow = forms.TagLink.adding_to(query, "all_of")
-    exclude = forms.TagLink.adding_to(query, "none_of")
+    items = TagItems(
+        narrow=forms.TagLink.adding_to(query, "all_of"),
+        exclude=forms.TagLink.adding_to(query, "none_of"),
+        required=set(query.all_of),
+    )
     book_url = reverse("catalog:book_detail", args=["-"])[:-2]
-    facet_list = facets_html(facets, narrow=narrow, exclude=exclude)
-    required = set(query.all_of)
+    facet_list = facets_html(facets, items=items)
     books = [
         {
             "title": book.title,
             "url": f"{book_url}{book.id}/",
             "meta": f"{book.author} · {book.year}",
-            "tags": tags_html(book.tags, narrow=narrow, required=required),
+            "tags": tags_html(book.tags, items=items),
         }
         for book in result.books
     ]

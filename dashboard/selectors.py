@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import redis
@@ -50,6 +52,7 @@ class ClassFigures:
 @dataclass(frozen=True)
 class Overview:
     today: dt.date
+    read_at: dt.datetime
     classes: tuple[ClassFigures, ...]
     per_day: tuple[tuple[dt.date, int], ...]
     visits: tuple[DayVisits, ...]
@@ -113,6 +116,7 @@ def overview(*, client: redis.Redis, now: dt.datetime | None = None) -> Overview
     names = names_of(client=client, ids=[b.owner_id for b in pickups])
     return Overview(
         today=today,
+        read_at=moment,
         classes=tuple(classes),
         per_day=tuple(per_day),
         visits=tuple(visits),
@@ -120,6 +124,47 @@ def overview(*, client: redis.Redis, now: dt.datetime | None = None) -> Overview
         names=names,
         truncated=len(todays) >= limit,
     )
+
+
+@dataclass(frozen=True)
+class RecentOverview:
+    """An overview and how old it is (seconds) when served from the worker's memory."""
+
+    overview: Overview
+    age_s: float
+    max_age_s: float
+
+
+_recent: dict[int, tuple[float, Overview]] = {}
+_recent_lock = threading.Lock()
+
+
+def overview_recent(
+    *, client: redis.Redis, max_age_ms: int, clock: Callable[[], float] = time.monotonic
+) -> RecentOverview:
+    """The overview as this worker read it at most `max_age_ms` ago: the 300 rooms' counters are
+    summed once per interval per worker, whatever the number of staff requests (O(1) a
+    request). Only one thread reads when it is due; 0 reads every time."""
+    if max_age_ms <= 0:
+        return RecentOverview(overview(client=client), 0.0, 0.0)
+    max_age = max_age_ms / 1000
+    with _recent_lock:
+        held = _recent.get(id(client))
+        now = clock()
+        if held is None or now - held[0] >= max_age or held[1].today != _today():
+            held = (now, overview(client=client))
+            _recent[id(client)] = held
+        return RecentOverview(held[1], max(0.0, clock() - held[0]), max_age)
+
+
+def overview_recent_forget() -> None:
+    """Drop the overview held in memory (tests, after a flush of the store)."""
+    with _recent_lock:
+        _recent.clear()
+
+
+def _today() -> dt.date:
+    return local_now(dt.datetime.now(tz=dt.UTC)).date()
 
 
 def names_of(*, client: redis.Redis, ids: Iterable[str]) -> dict[int, str]:

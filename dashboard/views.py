@@ -7,9 +7,13 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
@@ -26,12 +30,11 @@ from dashboard.pages import log_rows, render_page
 from dashboard.season import season_name
 from dashboard.selectors import (
     HeatMap,
+    Overview,
     audit_log,
     names_of,
     occupancy_map,
-)
-from dashboard.selectors import (
-    overview as overview_read,
+    overview_recent,
 )
 from dashboard.services import WrongSeasonName, season_flush
 from strongroom.inventory import keyspace_stats
@@ -39,12 +42,18 @@ from strongroom.store import get_store
 
 # --- overview ----------------------------------------------------------------------------------
 
+# The three charts of the overview held in memory, rendered once per held overview and
+# language: language -> (the overview they show, their HTML).
+_charts: dict[str, tuple[Overview, SafeString]] = {}
 
-@require_GET
-@staff_required
-def overview(request: HttpRequest) -> HttpResponse:
-    """Bookings and occupancy per class, bookings and visits per day, today's pickups."""
-    data = overview_read(client=get_store())
+
+def _charts_html(data: Overview) -> SafeString:
+    """The overview's bar charts (SVG and tables), rendered again only when the figures or the
+    language change."""
+    language = get_language() or ""
+    held = _charts.get(language)
+    if held is not None and held[0] is data:
+        return held[1]
     per_day = charts.bar_chart(
         chart_id="chart-bookings",
         title=_("Bookings per day of the season"),
@@ -63,9 +72,26 @@ def overview(request: HttpRequest) -> HttpResponse:
         value_label=_("Unique visitors"),
         points=[(v.day.strftime("%m-%d"), v.visitors) for v in data.visits],
     )
+    html = mark_safe(  # noqa: S308 - rendered by the template engine
+        "".join(
+            render_to_string("dashboard/_bar_chart.html", {"chart": chart})
+            for chart in (per_day, views_chart, visitors_chart)
+        )
+    )
+    _charts[language] = (data, html)
+    return html
+
+
+@require_GET
+@staff_required
+def overview(request: HttpRequest) -> HttpResponse:
+    """Bookings and occupancy per class, bookings and visits per day, today's pickups (read
+    at most STRONGROOM_OVERVIEW_CACHE_MS ago by this worker; the page says how long ago)."""
+    recent = overview_recent(client=get_store(), max_age_ms=settings.STRONGROOM_OVERVIEW_CACHE_MS)
     context = {
-        "data": data,
-        "charts": [per_day, views_chart, visitors_chart],
+        "data": recent.overview,
+        "recent": recent,
+        "charts_html": _charts_html(recent.overview),
         "section": "overview",
     }
     return render_page(request, "overview.html", context)

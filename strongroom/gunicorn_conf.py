@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-worker_class = "sync"
 timeout = 30
 graceful_timeout = 10
 keepalive = 5

@@ -283,21 +283,31 @@ PERSON_BY_EMAIL = declare(
     why="'forgot password' knows an address, not an id; only verified addresses are entered, "
     "the last person to verify an address owns it",
 )
+# Page views are the one write every page makes: the counters are spread over VISITS_SHARDS
+# hash tags so that no cluster slot takes every view. A visitor always lands in the same shard
+# (a hash of the visitor id), so the shards' HyperLogLogs count disjoint sets and their counts
+# add up; views go to any shard. Readers sum the shards.
+VISITS_SHARDS = 8
 VISITS_VIEWS = declare(
     "visits-views",
-    "{visits}:views:<day>",
+    "{visits:<shard>}:views:<day>",
     type="string",
-    holds="page views on one day (site time zone), INCR; expires after STRONGROOM_VISITS_KEEP_DAYS",
+    holds="page views on one day (site time zone) counted in one of VISITS_SHARDS shards, "
+    "INCRBY once a second per worker; expires after STRONGROOM_VISITS_KEEP_DAYS",
     app="accounts",
+    why="sharded so that page views spread over several cluster slots; the day's views are the "
+    "sum of the shards",
 )
 VISITS_VISITORS = declare(
     "visits-visitors",
-    "{visits}:visitors:<day>",
+    "{visits:<shard>}:visitors:<day>",
     type="hyperloglog",
-    holds="unique visitors on one day: person ids, session keys or salted hashes of IP + user "
-    "agent (never the raw IP); expires after STRONGROOM_VISITS_KEEP_DAYS",
+    holds="unique visitors on one day whose id hashes to this shard: person ids, session keys or "
+    "salted hashes of IP + user agent (never the raw IP); expires after "
+    "STRONGROOM_VISITS_KEEP_DAYS",
     app="accounts",
-    why="a HyperLogLog counts distinct visitors in at most 12 KB a day, within about 1 %",
+    why="a HyperLogLog counts distinct visitors in at most 12 KB a day, within about 1 %; a "
+    "visitor is in one shard only, so the day's count is the sum of the shards' counts",
 )
 
 

@@ -1,10 +1,22 @@
-"""Django sessions in the store, on the shared connection: one string key per session."""
+"""Django sessions in the store, on the shared connection: one string key per session.
+
+A subclass may read more along with the session, in the same pipeline (`_reads_along`), and
+name what to read in the key it draws (`_new_key`): accounts' store reads the signed-in person
+with the session, so a request's identity is one round trip (`accounts.sessions`).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.sessions.backends.base import CreateError, SessionBase, UpdateError
+from django.contrib.sessions.backends.base import (
+    VALID_KEY_CHARS,
+    CreateError,
+    SessionBase,
+    UpdateError,
+)
+from django.utils.crypto import get_random_string
+from redis.client import Pipeline
 
 from strongroom.keyspace import SESSION
 from strongroom.store import get_store
@@ -24,18 +36,37 @@ class SessionStore(SessionBase):
         if not self.session_key:
             self._session_key = None
             return {}
-        data = get_store().get(self._key(self.session_key))
+        pipe = get_store().pipeline(transaction=False)
+        pipe.get(self._key(self.session_key))
+        self._reads_along(pipe, self.session_key)
+        data, *along = pipe.execute()
+        self._read_along(along)
         if data is None:
             self._session_key = None
             return {}
         return self.decode(data)
+
+    def _reads_along(self, pipe: Pipeline, session_key: str) -> None:
+        """Queue reads that ride with the session's GET (none here)."""
+
+    def _read_along(self, replies: list[Any]) -> None:
+        """The replies of `_reads_along`, in order."""
+
+    def _new_key(self, data: dict[str, Any]) -> str:
+        """A fresh key for a session holding `data`."""
+        return get_random_string(32, VALID_KEY_CHARS)
+
+    def _get_new_session_key(self) -> str:
+        # No EXISTS probe (Django's way, one round trip): create() writes with SET NX and
+        # draws again on a collision.
+        return self._new_key(getattr(self, "_session_cache", {}))
 
     def exists(self, session_key: str) -> bool:
         return bool(get_store().exists(self._key(session_key)))
 
     def create(self) -> None:
         for _ in range(10):
-            self._session_key = self._get_new_session_key()  # type: ignore[attr-defined]
+            self._session_key = self._get_new_session_key()
             try:
                 self.save(must_create=True)
             except CreateError:

@@ -136,8 +136,9 @@ TEMPLATES = [
 DATABASES: dict[str, dict[str, str]] = {}
 
 # Sessions live in the store through our own backend on the shared connection (see
-# strongroom/sessions.py): one pool, one key family, no pickling.
-SESSION_ENGINE = "strongroom.sessions"
+# strongroom/sessions.py): one pool, one key family, no pickling; accounts' subclass reads the
+# signed-in person with the session, in one round trip.
+SESSION_ENGINE = "accounts.sessions"
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_SECURE = not DEBUG and env_bool("SECURE_COOKIES", True)
@@ -278,6 +279,15 @@ STRONGROOM_SIGNUP_WINDOW_MINUTES = env_int(
 STRONGROOM_CLIENT_FROM_FORWARDED_FOR = env_bool("BEHIND_PROXY", False)
 # Daily visit counters expire this many days after their day.
 STRONGROOM_VISITS_KEEP_DAYS = env_int("STRONGROOM_VISITS_KEEP_DAYS", 90, minimum=1, maximum=3660)
+# Page views are counted in each worker's memory and written at most this often, in one pipeline
+# off the request path (a crash loses at most this much of the counts). 0: only on demand
+# (`accounts.visits.visits_flush()`), which the in-process tests use.
+STRONGROOM_VISITS_FLUSH_MS = env_int("STRONGROOM_VISITS_FLUSH_MS", 1000, minimum=0, maximum=60_000)
+# The staff overview sums every room's counters: each worker keeps the result this long and
+# shows its age on the page (0: read on every request, which the in-process tests use).
+STRONGROOM_OVERVIEW_CACHE_MS = env_int(
+    "STRONGROOM_OVERVIEW_CACHE_MS", 2000, minimum=0, maximum=60_000
+)
 
 LOGGING = {
     "version": 1,

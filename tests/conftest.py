@@ -17,6 +17,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from accounts.people import Person
+from accounts.visits import visits_discard
 from strongroom import embedded, store
 from strongroom.serving import start_site
 
@@ -54,6 +55,12 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
+    # In-process requests gather page views until a test writes them (`visits_flush`): no
+    # background thread writing at a moment of its own during a counted block. The served site
+    # (live_site) keeps the real once-a-second thread.
+    settings.STRONGROOM_VISITS_FLUSH_MS = 0
+    # The overview is read on every request here (its worker-held copy has its own test).
+    settings.STRONGROOM_OVERVIEW_CACHE_MS = 0
     store.reset_store()
     call_command("buildmessages", verbosity=0)
     yield data_dir
@@ -66,6 +73,7 @@ def r(store_dir: Path) -> redis.Redis:
     """The store, empty at the start of every test (functions stay loaded)."""
     client = store.get_store()
     client.flushall()
+    visits_discard()  # page views gathered by an earlier test belong to its flushed store
     return client
 
 
@@ -188,8 +196,7 @@ def client_for(r: redis.Redis) -> Callable[[Someone | Person], Client]:
     from django.contrib.sessions.backends.base import SessionBase
 
     from accounts.selectors import person_with_password
-    from accounts.sessions import session_sign_in
-    from strongroom.sessions import SessionStore
+    from accounts.sessions import SessionStore, session_sign_in
 
     def make(someone: Someone | Person) -> Client:
         person = someone.person if isinstance(someone, Someone) else someone

@@ -115,5 +115,6 @@ def test_the_whole_login_request_has_a_fixed_round_trip_budget(r: redis.Redis, b
 
 
 # No session to load yet (no cookie). Throttle lock check 1, name 1, person 1, the login record 1;
-# the rotated session: a fresh key (Django's EXISTS probe + SET NX) 2, the signed-in save 1.
-LOGIN_REQUEST_ROUND_TRIPS = 7
+# the rotated session: a fresh key naming the person (SET NX, no EXISTS probe) 1, the signed-in
+# save 1.
+LOGIN_REQUEST_ROUND_TRIPS = 6

@@ -1,4 +1,5 @@
-"""Visit records: page views and unique visitors per day, one round trip, never failing a page."""
+"""Visit records: page views and unique visitors per day, counted in memory and written in
+batches (no round trip on the page), never failing a page."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from django.test import Client
 
 from accounts import visits
 from accounts.selectors import visits_by_day, visits_today
+from accounts.sessions import SessionStore
 from strongroom import embedded
-from strongroom.keyspace import VISITS_VIEWS, VISITS_VISITORS
-from strongroom.sessions import SessionStore
+from strongroom.keyspace import VISITS_SHARDS, VISITS_VIEWS, VISITS_VISITORS
 from strongroom.store import connect, round_trips
 
 # 10:00 in Shanghai on 2026-11-20 (the site's day), 02:00 UTC.
@@ -39,6 +40,7 @@ def with_session(agent: str = "Firefox") -> Client:
 
 
 def today(r: redis.Redis) -> tuple[int, int]:
+    visits.visits_flush()
     counts = visits_today(client=r)
     return counts.views, counts.visitors
 
@@ -86,7 +88,15 @@ def test_only_successful_html_page_views_count(r: redis.Redis, buyer):
 def test_visit_counters_expire_after_the_configured_days(r: redis.Redis, settings):
     settings.STRONGROOM_VISITS_KEEP_DAYS = 7
     anonymous().get("/")
-    for key in (VISITS_VIEWS.key(day=DAY.isoformat()), VISITS_VISITORS.key(day=DAY.isoformat())):
+    visits.visits_flush()
+    keys = [
+        family.key(shard=shard, day=DAY.isoformat())
+        for family in (VISITS_VIEWS, VISITS_VISITORS)
+        for shard in range(VISITS_SHARDS)
+    ]
+    written = [key for key in keys if r.exists(key)]
+    assert len(written) == 2  # one views counter, one visitors HyperLogLog
+    for key in written:
         assert 7 * 86400 < r.ttl(key) <= 8 * 86400
 
 
@@ -108,6 +118,7 @@ def test_the_raw_address_never_reaches_the_store():
 def test_days_use_the_site_time_zone(r: redis.Redis):
     with time_machine.travel(dt.datetime(2026, 11, 20, 16, 30, tzinfo=dt.UTC), tick=False):
         anonymous().get("/")  # 00:30 on the 21st in Shanghai
+    visits.visits_flush()
     rows = visits_by_day(client=r, start=DAY, end=DAY + dt.timedelta(days=1))
     assert [(row.day, row.views) for row in rows] == [(DAY, 0), (DAY + dt.timedelta(days=1), 1)]
 
@@ -115,6 +126,7 @@ def test_days_use_the_site_time_zone(r: redis.Redis):
 def test_a_date_range_is_one_round_trip(r: redis.Redis):
     anonymous().get("/")
     anonymous(agent="Chrome").get("/")
+    visits.visits_flush()
     with round_trips() as trips:
         rows = visits_by_day(client=r, start=DAY - dt.timedelta(days=29), end=DAY)
     assert trips.count == 1
@@ -129,30 +141,73 @@ def test_a_reversed_or_huge_range_is_refused(r: redis.Redis):
         visits_by_day(client=r, start=DAY, end=DAY + dt.timedelta(days=400))
 
 
-def test_an_anonymous_page_view_costs_one_round_trip(r: redis.Redis):
+def test_an_anonymous_page_view_costs_no_round_trip(r: redis.Redis):
     client = anonymous()
     with round_trips() as trips:
         assert client.get("/").status_code == 200
-    assert trips.count == 1
+    assert trips.count == 0
+    assert visits.visits_pending() == 1
 
 
-def test_a_signed_in_page_view_costs_two_round_trips(r: redis.Redis, buyer, client_for):
-    """The session, then the person (request.user in the page header) with the visit record."""
+def test_a_signed_in_page_view_costs_one_round_trip(r: redis.Redis, buyer, client_for):
+    """The session and the person (request.user in the page header) in one pipeline."""
     client = client_for(buyer)
     with round_trips() as trips:
         assert client.get("/").status_code == 200
-    assert trips.count == 2
+    assert trips.count == 1
     assert today(r) == (1, 1)
 
 
-def test_a_signed_in_request_that_is_no_page_view_takes_its_view_back(
-    r: redis.Redis, buyer, staff, client_for
-):
+def test_a_page_view_is_written_only_by_the_flush(r: redis.Redis, buyer, client_for):
+    client = client_for(buyer)
+    before = r.info("persistence")["rdb_changes_since_last_save"]
+    for _ in range(5):
+        assert client.get("/").status_code == 200
+    assert r.info("persistence")["rdb_changes_since_last_save"] == before
+    assert visits.visits_pending() == 5
+    with round_trips() as trips:
+        assert visits.visits_flush() == 5
+    assert trips.count == 1  # every day and shard in one pipeline
+    assert visits.visits_pending() == 0
+    assert today(r) == (5, 1)
+
+
+def test_requests_that_are_no_page_views_are_not_counted(r: redis.Redis, buyer, staff, client_for):
     client_for(buyer).get("/no-such-page/")  # 404, rendered with the person in the header
     client_for(staff).get("/staff/bookings/export.csv")  # a download, not a page
-    assert visits_today(client=r).views == 0
+    assert today(r) == (0, 0)
     client_for(buyer).get("/")
-    assert visits_today(client=r).views == 1
+    assert today(r) == (1, 1)
+
+
+def test_htmx_fragments_are_not_page_views_but_a_history_restore_is(
+    r: redis.Redis, buyer, client_for
+):
+    client = client_for(buyer)
+    calendar = "/book/parts/calendar/?cls=A&room=7&month=2026-12"
+    assert client.get(calendar, headers={"HX-Request": "true"}).status_code == 200
+    assert client.get("/book/?cls=A&room=7", headers={"HX-Request": "true"}).status_code == 200
+    assert today(r) == (0, 0)
+    restore = {"HX-Request": "true", "HX-History-Restore-Request": "true"}
+    assert client.get("/book/?cls=A&room=7", headers=restore).status_code == 200
+    assert client.get("/book/?cls=A&room=7").status_code == 200
+    assert today(r) == (2, 1)
+
+
+def test_visitors_spread_over_the_shards_and_add_up(r: redis.Redis):
+    for n in range(200):
+        anonymous(agent=f"Agent {n}").get("/")
+    assert today(r) == (200, 200)
+    counts = [
+        r.pfcount(VISITS_VISITORS.key(shard=shard, day=DAY.isoformat()))
+        for shard in range(VISITS_SHARDS)
+    ]
+    assert all(count > 0 for count in counts)  # no one shard takes every visitor
+    slots = {
+        r.cluster("keyslot", VISITS_VISITORS.key(shard=shard, day=DAY.isoformat()))
+        for shard in range(VISITS_SHARDS)
+    }
+    assert len(slots) == VISITS_SHARDS  # one hash tag, one cluster slot per shard
 
 
 def test_revoked_staff_rights_end_on_the_next_page_view(r: redis.Redis, staff, client_for):
@@ -164,15 +219,20 @@ def test_revoked_staff_rights_end_on_the_next_page_view(r: redis.Redis, staff, c
     assert client.get("/staff/").status_code == 403
 
 
-def test_a_page_still_renders_when_the_shared_visit_write_fails(
-    r: redis.Redis, buyer, client_for, caplog
-):
-    r.hset(VISITS_VIEWS.key(day=DAY.isoformat()), "not", "a counter")  # INCR fails: WRONGTYPE
-    with caplog.at_level(logging.WARNING, logger="accounts.middleware"):
-        page = client_for(buyer).get("/accounts/me/")
+def test_a_failed_flush_keeps_the_views_for_the_next_one(r: redis.Redis, buyer, client_for, caplog):
+    views_keys = [VISITS_VIEWS.key(shard=n, day=DAY.isoformat()) for n in range(VISITS_SHARDS)]
+    for key in views_keys:
+        r.hset(key, "not", "a counter")  # INCRBY fails: WRONGTYPE
+    page = client_for(buyer).get("/accounts/me/")
     assert page.status_code == 200
     assert buyer.username in page.content.decode()
-    assert "visit not recorded" in caplog.text
+    with caplog.at_level(logging.WARNING, logger="accounts.visits"):
+        assert visits.visits_flush() == 0
+    assert "not written" in caplog.text
+    assert visits.visits_pending() == 1  # kept, not lost
+    for key in views_keys:
+        r.delete(key)
+    assert today(r) == (1, 1)
 
 
 @pytest.fixture
@@ -188,16 +248,18 @@ def dead_store(tmp_path: Path):
     client.close()
 
 
-def test_a_page_still_renders_when_the_visit_write_fails(
+def test_a_page_renders_and_its_view_waits_while_the_store_is_away(
     r: redis.Redis, buyer, client_for, dead_store, monkeypatch, caplog
 ):
     with pytest.raises(redis.ConnectionError):
         dead_store.ping()
     monkeypatch.setattr(visits, "visits_client", lambda: dead_store)
-    with caplog.at_level(logging.WARNING, logger="accounts.middleware"):
-        assert anonymous().get("/").status_code == 200
-        page = client_for(buyer).get("/accounts/me/")
+    assert anonymous().get("/").status_code == 200
+    page = client_for(buyer).get("/accounts/me/")
     assert page.status_code == 200
     assert buyer.username in page.content.decode()
-    assert "visit not recorded" in caplog.text
-    assert today(r) == (0, 0)
+    with caplog.at_level(logging.WARNING, logger="accounts.visits"):
+        assert visits.visits_flush() == 0
+    assert "the store did not answer" in caplog.text
+    monkeypatch.undo()
+    assert today(r) == (2, 2)  # written once the store answers again

@@ -1,13 +1,17 @@
 -- wrk script of the site benchmark (bench/site.py sets everything through the environment).
 --
--- SR_MODE        "get" (the same request every time), "post" (a form POST per request)
+-- SR_MODE        "get" (the same URL every time, each request with the next identity's
+--                cookies), "post" (a form POST per request)
 -- SR_METHOD      GET or POST
 -- SR_HEADERS     extra headers, one "Name: value" a line
 -- SR_IDENTITIES  "cookie<TAB>csrf token" a line: requests rotate over these logged-in buyers
+--                (GET and POST rows alike: consecutive requests carry different sessions)
 -- SR_BODY        the form body; {token} {room} {date} {hour} {hour_end} {box} {uid} are filled in
 -- SR_SLOTS       "distinct": every request asks for a slot no other request asks for
 --                (class C boxes SR_BOX_FIRST.. that the data set leaves free); "fixed": the
---                slot in SR_BODY as it is (the contended row)
+--                slot in SR_BODY as it is; "race": SR_RACERS consecutive requests (different
+--                buyers, in flight together) ask for the same fresh slot, then the next
+--                slot: one wins, the others are refused (the contended row)
 -- SR_DAYS        comma list of bookable dates; SR_ROOMS the number of rooms
 -- SR_SLOT_START  where this run's slot sequence starts (runs never reuse a slot)
 --
@@ -21,6 +25,7 @@ local rooms = tonumber(os.getenv("SR_ROOMS") or "1")
 local box_first = tonumber(os.getenv("SR_BOX_FIRST") or "51")
 local box_count = tonumber(os.getenv("SR_BOX_COUNT") or "50")
 local slot_start = tonumber(os.getenv("SR_SLOT_START") or "0")
+local racers = tonumber(os.getenv("SR_RACERS") or "8")
 -- An error status that is the expected answer of the row (409 on the contended slot).
 expected_error = tonumber(os.getenv("SR_EXPECTED_ERROR") or "0")
 
@@ -53,14 +58,12 @@ end
 
 function init(args)
   counter = slot_start + (thread_index or 0) * 250000
+  first = counter
   math.randomseed(os.time() * 1000 + (thread_index or 0))
   s1, s2, s3, s4, s5 = 0, 0, 0, 0, 0
   wrk.method = method
   for name, value in pairs(headers) do
     wrk.headers[name] = value
-  end
-  if mode == "get" and #identities > 0 then
-    wrk.headers["Cookie"] = identities[1].cookie
   end
 end
 
@@ -77,22 +80,47 @@ local function pad3(n)
   return string.format("%03d", n)
 end
 
+local function slot_values(values, n)
+  local box = box_first + n % box_count
+  local hour = math.floor(n / box_count) % 24
+  local room = 1 + math.floor(n / (box_count * 24)) % rooms
+  local day = days[1 + math.floor(n / (box_count * 24 * rooms)) % #days]
+  values.room = pad3(room)
+  values.date = day
+  values.hour = tostring(hour)
+  values.hour_end = tostring(hour + 1)
+  values.box = tostring(box)
+end
+
+if mode == "get" and #identities > 0 then
+  -- Every request carries the next buyer's session: the store reads 32 different sessions.
+  local prepared = {}
+  function request()
+    local n = counter
+    counter = counter + 1
+    local index = 1 + n % #identities
+    if not prepared[index] then
+      local request_headers = {}
+      for name, value in pairs(wrk.headers) do
+        request_headers[name] = value
+      end
+      request_headers["Cookie"] = identities[index].cookie
+      prepared[index] = wrk.format(method, nil, request_headers, nil)
+    end
+    return prepared[index]
+  end
+end
+
 if mode == "post" then
   function request()
     local n = counter
     counter = counter + 1
     local identity = identities[1 + n % #identities]
     local values = { token = identity.token, uid = uid() }
-    if slots == "distinct" then
-      local box = box_first + n % box_count
-      local hour = math.floor(n / box_count) % 24
-      local room = 1 + math.floor(n / (box_count * 24)) % rooms
-      local day = days[1 + math.floor(n / (box_count * 24 * rooms)) % #days]
-      values.room = pad3(room)
-      values.date = day
-      values.hour = tostring(hour)
-      values.hour_end = tostring(hour + 1)
-      values.box = tostring(box)
+    if slots == "race" then
+      slot_values(values, first + math.floor((n - first) / racers))
+    elseif slots == "distinct" then
+      slot_values(values, n)
     end
     local body = body_template:gsub("{([%w_]+)}", function(name)
       return values[name] or ("{" .. name .. "}")

@@ -14,17 +14,13 @@ from django.core.management.base import BaseCommand
 from strongroom import embedded
 from strongroom.conf import env_int
 from strongroom.firstrun import first_run_demo
-from strongroom.serving import gunicorn_command
+from strongroom.serving import default_workers, gunicorn_command
 from strongroom.store import check, get_store, is_embedded
 
 # SIGTERM (systemd, Docker, `kill`) and SIGHUP (a closed terminal) stop the site like Ctrl-C.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # gunicorn drains for its graceful_timeout (strongroom/gunicorn_conf.py) before it gives up.
 DRAIN_TIMEOUT_S = 30
-
-
-def default_workers() -> int:
-    return 2 * (os.cpu_count() or 1)
 
 
 class StopRequested(Exception):

@@ -1,0 +1,95 @@
+"""The real batching path of visit counts: a worker's thread writes them once an interval, and
+a graceful exit writes the rest, so the counts are exact when nothing crashes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import redis
+from django.conf import settings
+from django.utils import timezone
+
+from accounts.selectors import visits_by_day
+from accounts.visits import VisitBatch
+from strongroom.store import round_trips
+from tests.conftest import serve_site, site_env
+
+DAY = dt.date(2026, 11, 20)
+
+
+def _views_around_today(r: redis.Redis) -> tuple[int, int]:
+    """Views and visitors of yesterday and today (a run may cross midnight)."""
+    today = timezone.localdate()
+    rows = visits_by_day(client=r, start=today - dt.timedelta(days=1), end=today)
+    return sum(row.views for row in rows), sum(row.visitors for row in rows)
+
+
+def _wait_for(condition, limit: float = 30.0) -> bool:
+    """Poll until `condition()` holds (a liveness wait, not a timing assertion)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def test_the_flushing_thread_writes_every_view_of_many_threads_exactly(r: redis.Redis):
+    batch = VisitBatch(interval_ms=lambda: 20)
+
+    def browse(n: int) -> None:
+        for i in range(250):
+            batch.add(day=DAY, visitor=f"a:{n}-{i % 10}")
+
+    workers = [threading.Thread(target=browse, args=(n,)) for n in range(8)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert _wait_for(lambda: batch.pending_views() == 0)
+    rows = visits_by_day(client=r, start=DAY, end=DAY)
+    assert (rows[0].views, rows[0].visitors) == (2000, 80)
+    batch.close()
+
+
+def test_a_flush_is_one_round_trip_whatever_it_carries(r: redis.Redis):
+    batch = VisitBatch(interval_ms=lambda: 0)  # no thread: flushed here
+    for n in range(500):
+        batch.add(day=DAY + dt.timedelta(days=n % 3), visitor=f"s:{n}")
+    with round_trips() as trips:
+        assert batch.flush() == 500
+    assert trips.count == 1
+    rows = visits_by_day(client=r, start=DAY, end=DAY + dt.timedelta(days=2))
+    assert sum(row.views for row in rows) == 500
+    assert 490 <= sum(row.visitors for row in rows) <= 510  # HyperLogLog: within about 1 %
+
+
+def _get(url: str, **headers: str) -> int:
+    request = urllib.request.Request(url, headers={"User-Agent": "batch-test", **headers})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        answer.read()
+        return int(answer.status)
+
+
+def test_a_served_site_writes_its_views_within_a_second_and_the_rest_at_exit(
+    r: redis.Redis, tmp_path: Path
+):
+    """gunicorn as production runs it (two workers, the once-a-second thread)."""
+    process, base = serve_site(site_env(str(settings.REDIS_URL), tmp_path), workers=2)
+    try:
+        for _ in range(30):
+            assert _get(base + "/") == 200
+        assert _get(base + "/book/parts/calendar/?cls=A&room=7", **{"HX-Request": "true"}) == 200
+        # Written by the workers' threads, without any request or exit to trigger it.
+        assert _wait_for(lambda: _views_around_today(r)[0] >= 30)
+        assert _views_around_today(r) == (30, 1)
+        for _ in range(20):
+            assert _get(base + "/catalog/") == 200
+    finally:
+        process.terminate()  # graceful: worker_exit writes what gathered since the last flush
+        process.wait(timeout=30)
+    assert _views_around_today(r) == (50, 1)  # exact; the htmx fragment is no page view
