@@ -35,4 +35,10 @@ RECENT_LOGINS = FunctionSpec(
 )
 TOP_LOGINS = FunctionSpec("accounts_top_logins", "TOP_LOGINS", ("leaderboard", "names"), ("count",))
 STAFF_SET = FunctionSpec("accounts_staff_set", "STAFF_SET", ("person",), ("is_staff",))
-SPECS = (SIGNUP, LOGIN_GATE, LOGIN_PASSED, SIGNUP_GATE, RECENT_LOGINS, TOP_LOGINS, STAFF_SET)
+EMAIL_FORGET = FunctionSpec(
+    "accounts_email_forget", "EMAIL_FORGET", ("by_email",), ("email", "person_id")
+)
+SPECS = (
+    SIGNUP, LOGIN_GATE, LOGIN_PASSED, SIGNUP_GATE, RECENT_LOGINS, TOP_LOGINS, STAFF_SET,
+    EMAIL_FORGET,
+)  # fmt: skip

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth.password_validation import password_validators_help_texts
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
+from accounts.emails import EMAIL_MAX_LENGTH, email_normalise
 from accounts.names import USERNAME_HELP, USERNAME_INPUT_MAX_LENGTH, username_validate
 from accounts.passwords import password_validate
 from accounts.people import Person
@@ -52,12 +54,34 @@ def _password_rules() -> str:
     return " ".join(str(text) for text in password_validators_help_texts())
 
 
+def _email_field(required: bool = False) -> forms.CharField:
+    # A CharField (not EmailField) so that emails_normalise gives one clear message for all.
+    return forms.CharField(
+        label=_("Email address"),
+        required=required,
+        max_length=EMAIL_MAX_LENGTH,
+        help_text=_(
+            "Optional. For receipts, calendar files and a forgotten password; "
+            "we send a link to confirm it."
+        ),
+        widget=forms.EmailInput(attrs={"autocomplete": "email", "spellcheck": "false"}),
+    )
+
+
+def _clean_email(value: str) -> str:
+    return email_normalise(value) if value.strip() else ""
+
+
 class SignupForm(forms.Form):
-    """Username, password and its confirmation."""
+    """Username, password and its confirmation, and an optional email address."""
 
     username = _username_field()
+    email = _email_field()
     password1 = _password_field(_("Password"), autocomplete="new-password")
     password2 = _password_field(_("Password again"), autocomplete="new-password")
+
+    def clean_email(self) -> str:
+        return _clean_email(self.cleaned_data.get("email", ""))
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -117,3 +141,53 @@ class PasswordChangeForm(forms.Form):
             except ValidationError as error:
                 self.add_error("new_password1", error)
         return data
+
+
+class EmailForm(forms.Form):
+    """The account page's address and the language of mail."""
+
+    email = _email_field()
+    language = forms.ChoiceField(label=_("Language of emails"), choices=settings.LANGUAGES)
+
+    def clean_email(self) -> str:
+        return _clean_email(self.cleaned_data.get("email", ""))
+
+
+class ResetRequestForm(forms.Form):
+    """'Forgot password': a username or a verified address."""
+
+    login = forms.CharField(
+        label=_("Username or email address"),
+        max_length=EMAIL_MAX_LENGTH,
+        widget=forms.TextInput(attrs={"autocomplete": "username", "spellcheck": "false"}),
+    )
+
+
+class SetPasswordForm(forms.Form):
+    """A new password twice (password reset)."""
+
+    new_password1 = _password_field(_("New password"), autocomplete="new-password")
+    new_password2 = _password_field(_("New password again"), autocomplete="new-password")
+
+    def __init__(self, *args: Any, username: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.username = username
+        self.fields["new_password1"].help_text = _password_rules()
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        first, second = data.get("new_password1"), data.get("new_password2")
+        if first and second and first != second:
+            self.add_error("new_password2", _("The two passwords differ."))
+        elif first:
+            try:
+                password_validate(first, username=self.username)
+            except ValidationError as error:
+                self.add_error("new_password1", error)
+        return data
+
+
+class DeleteAccountForm(forms.Form):
+    """Deleting the account asks for the password."""
+
+    password = _password_field(_("Your password"), autocomplete="current-password")

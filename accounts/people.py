@@ -12,6 +12,8 @@ class Person:
     id: int
     username: str
     is_staff: bool = False
+    # Bumped by "sign out everywhere else": part of every session's check value.
+    session_epoch: str = ""
 
     @property
     def pk(self) -> int:

@@ -18,6 +18,7 @@ from strongroom.keyspace import (
     LOGINS_RECENT,
     LOGINS_TOP,
     PERSON,
+    PERSON_BY_EMAIL,
     PERSON_BY_NAME,
     PERSON_NAMES,
     VISITS_SHARDS,
@@ -27,13 +28,17 @@ from strongroom.keyspace import (
 from strongroom.store import fcall, text_values
 
 MAX_LIST = 1000
-_PERSON_FIELDS = ("username", "is_staff", "password")
+_PERSON_FIELDS = ("username", "is_staff", "password", "sessions")
 
 
-def _person_from(person_id: int, username: str | None, is_staff: str | None) -> Person | None:
+def _person_from(
+    person_id: int, username: str | None, is_staff: str | None, epoch: str | None = None
+) -> Person | None:
     if username is None:
         return None
-    return Person(id=person_id, username=username, is_staff=is_staff == "1")
+    return Person(
+        id=person_id, username=username, is_staff=is_staff == "1", session_epoch=epoch or ""
+    )
 
 
 def person_get(*, client: redis.Redis, person_id: int) -> Person | None:
@@ -59,8 +64,8 @@ def person_with_password_parse(
     *, person_id: int, reply: list[str | None]
 ) -> tuple[Person, str] | None:
     """The answer of `person_with_password` from the reply of its queued command."""
-    username, is_staff, password = reply
-    person = _person_from(person_id, username, is_staff)
+    username, is_staff, password, epoch = reply
+    person = _person_from(person_id, username, is_staff, epoch)
     if person is None or password is None:
         return None
     return person, password
@@ -215,3 +220,69 @@ def person_names(*, client: redis.Redis, person_ids: list[int]) -> dict[int, str
         return {}
     names = text_values(client.hmget(PERSON_NAMES.key(), [str(pid) for pid in ids]))
     return {pid: name for pid, name in zip(ids, names, strict=True) if name is not None}
+
+
+@dataclass(frozen=True)
+class Account:
+    """What the account page shows of one person (one round trip)."""
+
+    person_id: int
+    username: str
+    email: str
+    email_verified: bool
+    language: str
+    calendar_token: str
+    logins: int
+    last_login: dt.datetime | None
+    joined: dt.datetime | None
+
+
+_ACCOUNT_FIELDS = (
+    "username", "email", "email_verified", "lang", "cal_token", "logins", "last_login", "joined",
+)  # fmt: skip
+
+
+def account_get(*, client: redis.Redis, person_id: int) -> Account | None:
+    """One's own account (one HMGET), or None."""
+    reply = text_values(client.hmget(PERSON.key(person_id=person_id), _ACCOUNT_FIELDS))
+    username, email, verified, lang, token, logins, last, joined = reply
+    if username is None:
+        return None
+    return Account(
+        person_id=person_id,
+        username=username,
+        email=email or "",
+        email_verified=bool(email) and verified == "1",
+        language=lang or "",
+        calendar_token=token or "",
+        logins=int(logins or 0),
+        last_login=from_ms(last),
+        joined=from_ms(joined),
+    )
+
+
+@dataclass(frozen=True)
+class MailTarget:
+    """Where and how to write to a person: a verified address and their language."""
+
+    person_id: int
+    username: str
+    email: str
+    language: str
+
+
+def mail_target(*, client: redis.Redis, person_id: int) -> MailTarget | None:
+    """The person's verified address and language, or None (no such person, no verified
+    address)."""
+    username, email, verified, lang = text_values(
+        client.hmget(PERSON.key(person_id=person_id), "username", "email", "email_verified", "lang")
+    )
+    if username is None or not email or verified != "1":
+        return None
+    return MailTarget(person_id, username, email, lang or "en")
+
+
+def person_id_by_email(*, client: redis.Redis, email: str) -> int | None:
+    """The person whose verified address this is, or None."""
+    value = client.hget(PERSON_BY_EMAIL.key(), email.strip().lower())
+    return int(value) if value is not None else None

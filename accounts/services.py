@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import uuid
 from dataclasses import dataclass
 
@@ -11,7 +12,7 @@ from django.contrib.auth.hashers import check_password, make_password
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
-from accounts.calls import LOGIN_GATE, LOGIN_PASSED, SIGNUP, SIGNUP_GATE, STAFF_SET
+from accounts.calls import EMAIL_FORGET, LOGIN_GATE, LOGIN_PASSED, SIGNUP, SIGNUP_GATE, STAFF_SET
 from accounts.names import name_key, username_validate
 from accounts.passwords import password_validate
 from accounts.people import Person
@@ -22,11 +23,12 @@ from strongroom.keyspace import (
     LOGINS_RECENT,
     LOGINS_TOP,
     PERSON,
+    PERSON_BY_EMAIL,
     PERSON_BY_NAME,
     PERSON_LAST_ID,
     PERSON_NAMES,
 )
-from strongroom.store import durable_fcall, fcall, text
+from strongroom.store import durable_fcall, fcall, text, text_values
 
 _SIGNUP_ATTEMPTS = 100
 _NO_PERSON_ID = 0  # ids start at 1
@@ -118,18 +120,74 @@ def staff_set(*, client: redis.Redis, person_id: int, is_staff: bool) -> Person:
     return Person(id=person_id, username=username, is_staff=is_staff)
 
 
-def login_record(*, client: redis.Redis, person_id: int, at_ms: int | None = None) -> None:
-    """Record one login in one round trip (MULTI/EXEC, all keys in {people})."""
+def login_record(
+    *, client: redis.Redis, person_id: int, at_ms: int | None = None, language: str = ""
+) -> None:
+    """Record one login in one round trip (MULTI/EXEC, all keys in {people}); `language` (the
+    page's) becomes the person's language for mail."""
     at = now_ms() if at_ms is None else at_ms
     person = PERSON.key(person_id=person_id)
     recent = LOGINS_RECENT.key()
     pipe = client.pipeline(transaction=True)
     pipe.hincrby(person, "logins", 1)
     pipe.hset(person, "last_login", at)
+    if language in LANGUAGE_CODES:
+        pipe.hset(person, "lang", language)
     pipe.lpush(recent, f"{person_id}:{at}")
     pipe.ltrim(recent, 0, settings.STRONGROOM_RECENT_LOGINS - 1)
     pipe.zincrby(LOGINS_TOP.key(), 1, str(person_id))
     pipe.execute()
+
+
+LANGUAGE_CODES = frozenset(code for code, _name in settings.LANGUAGES)
+
+
+def language_set(*, client: redis.Redis, person_id: int, language: str) -> None:
+    """The language mail is written in (one of settings.LANGUAGES)."""
+    if language not in LANGUAGE_CODES:
+        raise ValueError(language)
+    client.hset(PERSON.key(person_id=person_id), "lang", language)
+
+
+def sessions_end_others(*, client: redis.Redis, person_id: int) -> str:
+    """End every session of this person (a new session epoch); returns the new epoch, which
+    the caller puts in the current session to keep it."""
+    return str(client.hincrby(PERSON.key(person_id=person_id), "sessions", 1))
+
+
+def calendar_token_new(*, client: redis.Redis, person_id: int) -> str:
+    """A new secret for the person's calendar subscription (the old URL stops working)."""
+    token = secrets.token_urlsafe(24)
+    client.hset(PERSON.key(person_id=person_id), "cal_token", token)
+    return token
+
+
+def calendar_token_revoke(*, client: redis.Redis, person_id: int) -> None:
+    """No subscription URL works any more."""
+    client.hdel(PERSON.key(person_id=person_id), "cal_token")
+
+
+def person_delete(*, client: redis.Redis, person_id: int) -> bool:
+    """Forget a person: their record, name, address and leaderboard entry (one MULTI/EXEC in
+    {people}); their sessions end with the record. The recent-logins list keeps only ids, which
+    no longer lead to a name. Bookings are the booking app's (booking.services.owner_forget)."""
+    key = PERSON.key(person_id=person_id)
+    name, email, verified = text_values(client.hmget(key, "name_key", "email", "email_verified"))
+    if name is None:
+        return False
+    pipe = client.pipeline(transaction=True)
+    pipe.delete(key)
+    pipe.hdel(PERSON_BY_NAME.key(), name)
+    pipe.hdel(PERSON_NAMES.key(), str(person_id))
+    pipe.zrem(LOGINS_TOP.key(), str(person_id))
+    if email and verified == "1":  # only if the address still names this person
+        keys, args = EMAIL_FORGET.call(
+            keys={"by_email": PERSON_BY_EMAIL.key()},
+            args={"email": email, "person_id": person_id},
+        )
+        pipe.fcall(EMAIL_FORGET.name, len(keys), *keys, *args)
+    pipe.execute()
+    return True
 
 
 # --- the throttles -----------------------------------------------------------------------------
@@ -215,7 +273,7 @@ class LoginOutcome:
 
 
 def login_attempt(
-    *, client: redis.Redis, username: str, password: str, client_id: str
+    *, client: redis.Redis, username: str, password: str, client_id: str, language: str = ""
 ) -> LoginOutcome:
     """Check a name and password under the throttle; record the login or the failure.
 
@@ -237,6 +295,6 @@ def login_attempt(
     person, encoded = found
     if not check_password(password, encoded):
         return LoginOutcome(locked_until_ms=locked_until)
-    login_record(client=client, person_id=person.id, at_ms=at)
+    login_record(client=client, person_id=person.id, at_ms=at, language=language)
     login_passed(client=client, pair=pair, attempt=attempt)
     return LoginOutcome(person=person, password_hash=encoded)

@@ -28,9 +28,10 @@ SESSION_PERSON_ID = "_person_id"
 SESSION_PERSON_CHECK = "_person_check"
 
 
-def password_check_value(password_hash: str) -> str:
-    """A value derived from the password hash: a new password ends every other session."""
-    return salted_hmac("strongroom.accounts.session", password_hash).hexdigest()
+def password_check_value(password_hash: str, epoch: str = "") -> str:
+    """A value derived from the password hash and the person's session epoch: a new password,
+    or "sign out everywhere else", ends every other session."""
+    return salted_hmac("strongroom.accounts.session", f"{password_hash}|{epoch}").hexdigest()
 
 
 def session_person_id(session: Any) -> int | None:
@@ -86,7 +87,7 @@ class SessionStore(sessions.SessionStore):
 def session_sign_in(session: Any, *, person: Person, password_hash: str) -> None:
     """Put a person in a session whose key the caller has just rotated."""
     session[SESSION_PERSON_ID] = person.id
-    session[SESSION_PERSON_CHECK] = password_check_value(password_hash)
+    session[SESSION_PERSON_CHECK] = password_check_value(password_hash, person.session_epoch)
 
 
 def request_sign_in(request: HttpRequest, *, person: Person, password_hash: str) -> None:
@@ -125,7 +126,9 @@ def session_person_settle(
     middleware reads it in the same round trip as the visit record): anonymous, and the session
     ended, when the person is gone or their password changed since this session signed in."""
     check = session.get(SESSION_PERSON_CHECK) or ""
-    if found is None or not constant_time_compare(check, password_check_value(found[1])):
+    if found is None or not constant_time_compare(
+        check, password_check_value(found[1], found[0].session_epoch)
+    ):
         session.flush()
         return ANONYMOUS
     return found[0]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
+from urllib.parse import quote
 
 from django.contrib import messages
 from django.contrib.auth.hashers import check_password
@@ -14,13 +16,22 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_post_parameters
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts import services
+from accounts import emails, services
 from accounts.access import login_required, signed_in_person
 from accounts.clients import client_address
-from accounts.forms import LoginForm, PasswordChangeForm, SignupForm
-from accounts.selectors import login_summary, person_with_password
+from accounts.extensions import account_context, person_forget_everywhere
+from accounts.forms import (
+    DeleteAccountForm,
+    EmailForm,
+    LoginForm,
+    PasswordChangeForm,
+    ResetRequestForm,
+    SetPasswordForm,
+    SignupForm,
+)
+from accounts.selectors import account_get, person_with_password
 from accounts.sessions import request_sign_in, request_sign_out
 from strongroom.clock import now_ms
 from strongroom.store import get_store
@@ -48,9 +59,8 @@ def signup(request: HttpRequest) -> HttpResponse:
                 None,
                 _("Too many new accounts from your connection. Please try again later."),
             )
-            return render(
-                request, "accounts/signup.html", {"form": form, "next": next_url}, status=429
-            )
+            context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
+            return render(request, "accounts/signup.html", context, status=429)
         try:
             person = services.person_create(
                 client=client,
@@ -63,10 +73,25 @@ def signup(request: HttpRequest) -> HttpResponse:
             found = person_with_password(client=client, person_id=person.id)
             if found is not None:
                 request_sign_in(request, person=person, password_hash=found[1])
-                services.login_record(client=client, person_id=person.id)
+                services.login_record(
+                    client=client, person_id=person.id, language=request.LANGUAGE_CODE
+                )
             messages.success(request, _("Welcome, %(name)s.") % {"name": person.username})
+            if form.cleaned_data["email"]:
+                emails.email_set(
+                    client=client,
+                    person_id=person.id,
+                    email=form.cleaned_data["email"],
+                    next_url=next_url,
+                )
+                messages.info(
+                    request,
+                    _("We sent a link to %(email)s: open it to confirm your address.")
+                    % {"email": form.cleaned_data["email"]},
+                )
             return HttpResponseRedirect(next_url)
-    return render(request, "accounts/signup.html", {"form": form, "next": next_url})
+    context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
+    return render(request, "accounts/signup.html", context)
 
 
 @sensitive_post_parameters("password")
@@ -81,6 +106,7 @@ def login(request: HttpRequest) -> HttpResponse:
             username=form.cleaned_data["username"],
             password=form.cleaned_data["password"],
             client_id=client_address(request),
+            language=request.LANGUAGE_CODE,
         )
         if outcome.person is not None:
             request_sign_in(request, person=outcome.person, password_hash=outcome.password_hash)
@@ -104,7 +130,10 @@ def login(request: HttpRequest) -> HttpResponse:
             status = 400
     elif request.method == "POST":
         status = 400
-    return render(request, "accounts/login.html", {"form": form}, status=status)
+    next_url = form.data.get("next") if form.is_bound else request.GET.get("next", "")
+    next_url = safe_next(request, next_url) if next_url else ""
+    context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
+    return render(request, "accounts/login.html", context, status=status)
 
 
 @require_POST
@@ -149,7 +178,173 @@ def password_change(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_GET
 def profile(request: HttpRequest) -> HttpResponse:
-    """One's own account: name, login count, last login."""
-    summary = login_summary(client=get_store(), person_id=signed_in_person(request).id)
-    return render(request, "accounts/profile.html", {"summary": summary})
+    """One's own account: name, address, password, calendar, upcoming bookings, sessions,
+    deletion."""
+    return _profile_page(request)
+
+
+def _profile_page(
+    request: HttpRequest,
+    *,
+    email_form: EmailForm | None = None,
+    delete_form: DeleteAccountForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    client = get_store()
+    person = signed_in_person(request)
+    account = account_get(client=client, person_id=person.id)
+    if account is None:  # deleted meanwhile
+        return redirect("home")
+    initial = {"email": account.email, "language": account.language or request.LANGUAGE_CODE}
+    context = {
+        "account": account,
+        "email_form": email_form or EmailForm(initial=initial),
+        "delete_form": delete_form or DeleteAccountForm(),
+        **account_context(client=client, person_id=person.id),
+        "calendar_url": (
+            request.build_absolute_uri(
+                reverse("booking:subscription", args=[f"{person.id}-{account.calendar_token}"])
+            )
+            if account.calendar_token
+            else ""
+        ),
+    }
+    return render(request, "accounts/profile.html", context, status=status)
+
+
+@login_required
+@require_POST
+def email_change(request: HttpRequest) -> HttpResponse:
+    """Save the address (a new one gets a confirmation link) and the language of mail."""
+    form = EmailForm(request.POST)
+    if not form.is_valid():
+        return _profile_page(request, email_form=form, status=400)
+    client, person = get_store(), signed_in_person(request)
+    queued = emails.email_set(
+        client=client,
+        person_id=person.id,
+        email=form.cleaned_data["email"],
+        language=form.cleaned_data["language"],
+    )
+    if queued:
+        messages.info(
+            request,
+            _("We sent a link to %(email)s: open it to confirm your address.")
+            % {"email": form.cleaned_data["email"]},
+        )
+    else:
+        messages.success(request, _("Your settings are saved."))
+    return redirect("accounts:profile")
+
+
+@login_required
+@require_POST
+def email_resend(request: HttpRequest) -> HttpResponse:
+    """Send the confirmation link again."""
+    if emails.email_resend(client=get_store(), person_id=signed_in_person(request).id):
+        messages.info(request, _("We sent the link again."))
+    return redirect("accounts:profile")
+
+
+@require_GET
+def email_verify(request: HttpRequest, token: str) -> HttpResponse:
+    """The link from the confirmation mail; goes on to where the person was going."""
+    verified = emails.email_verify(client=get_store(), token=token)
+    if verified is None:
+        messages.error(
+            request,
+            _("This confirmation link is not valid any more. Send a new one from your account."),
+        )
+        return redirect("accounts:profile")
+    messages.success(request, _("Your email address is confirmed."))
+    if verified.next_url:
+        return HttpResponseRedirect(safe_next(request, verified.next_url))
+    return redirect("accounts:profile")
+
+
+@login_required
+@require_POST
+def sessions_end(request: HttpRequest) -> HttpResponse:
+    """Sign out every other browser; this one stays signed in."""
+    client, person = get_store(), signed_in_person(request)
+    epoch = services.sessions_end_others(client=client, person_id=person.id)
+    found = person_with_password(client=client, person_id=person.id)
+    if found is not None:
+        request_sign_in(
+            request, person=replace(found[0], session_epoch=epoch), password_hash=found[1]
+        )
+    messages.success(request, _("Every other session is signed out."))
+    return redirect("accounts:profile")
+
+
+@login_required
+@require_POST
+def calendar_token(request: HttpRequest) -> HttpResponse:
+    """Make (or replace) the private calendar URL, or revoke it."""
+    client, person = get_store(), signed_in_person(request)
+    if request.POST.get("action") == "revoke":
+        services.calendar_token_revoke(client=client, person_id=person.id)
+        messages.success(request, _("The calendar address no longer works."))
+    else:
+        services.calendar_token_new(client=client, person_id=person.id)
+        messages.success(request, _("Your private calendar address is ready."))
+    return redirect("accounts:profile")
+
+
+@login_required
+@sensitive_post_parameters("password")
+@require_POST
+def delete(request: HttpRequest) -> HttpResponse:
+    """Delete the account: upcoming bookings are cancelled, collected ones kept anonymously."""
+    client, person = get_store(), signed_in_person(request)
+    form = DeleteAccountForm(request.POST)
+    found = person_with_password(client=client, person_id=person.id)
+    if form.is_valid() and found is not None:
+        if check_password(form.cleaned_data["password"], found[1]):
+            person_forget_everywhere(client=client, person_id=person.id)
+            services.person_delete(client=client, person_id=person.id)
+            request_sign_out(request)
+            messages.info(request, _("Your account is deleted."))
+            return redirect("home")
+        form.add_error("password", _("Your password is wrong."))
+    return _profile_page(request, delete_form=form, status=400)
+
+
+@sensitive_post_parameters("login")
+@require_http_methods(["GET", "HEAD", "POST"])
+def reset_request(request: HttpRequest) -> HttpResponse:
+    """'Forgot password': the same answer whether or not the account exists."""
+    form = ResetRequestForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        emails.password_reset_request(client=get_store(), login=form.cleaned_data["login"])
+        return render(request, "accounts/reset_sent.html")
+    status = 400 if form.errors else 200
+    return render(request, "accounts/reset_request.html", {"form": form}, status=status)
+
+
+@sensitive_post_parameters("new_password1", "new_password2")
+@require_http_methods(["GET", "HEAD", "POST"])
+def reset_confirm(request: HttpRequest, person_id: int, token: str) -> HttpResponse:
+    """The link from the reset mail: choose a new password (the link then stops working)."""
+    client = get_store()
+    if not emails.reset_token_check(client=client, person_id=person_id, token=token):
+        return render(request, "accounts/reset_invalid.html", status=400)
+    found = person_with_password(client=client, person_id=person_id)
+    if found is None:
+        return render(request, "accounts/reset_invalid.html", status=400)
+    form = SetPasswordForm(request.POST or None, username=found[0].username)
+    if request.method == "POST" and form.is_valid():
+        try:
+            encoded = services.password_set(
+                client=client, person_id=person_id, password=form.cleaned_data["new_password1"]
+            )
+        except ValidationError as error:
+            form.add_error("new_password1", error)
+        else:
+            request_sign_in(request, person=found[0], password_hash=encoded)
+            messages.success(request, _("Your password has been changed."))
+            return redirect("accounts:profile")
+    status = 400 if form.errors else 200
+    return render(request, "accounts/reset_confirm.html", {"form": form}, status=status)

@@ -12,6 +12,10 @@ class BookingConfig(AppConfig):
 
         # Written by booking.lua into each room's own stream, not the staff stream.
         audit_kinds_register(kinds=AUDIT_KINDS, stream="booking")
+        # The booking mail renderers and the waiting-list sweep (the outbox), the account
+        # page's upcoming bookings and account deletion (accounts.extensions).
+        from booking import mail, owners, waits  # noqa: F401
+
         signed_out.connect(_release_hold_at_sign_out, dispatch_uid="booking-release-hold")
 
 

@@ -48,10 +48,10 @@ CLAIM = FunctionSpec(
     "booking_claim",
     "CLAIM",
     ("inventory", "registry", "record", "ledger", "codes", "holds", "audit", "stats",
-     "hold_days", "unindexed"),
+     "hold_days", "unindexed", "refs", "outbox"),
     ("owner", "cls", "season", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
      "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "season_bytes",
-     "season_days", "made", "person_score", "date_scores"),
+     "season_days", "made", "person_score", "date_scores", "reference"),
 )  # fmt: skip
 # more_keys of CLAIM: the person index and the date index where one call may write them (not on
 # a cluster), else none.
@@ -68,9 +68,11 @@ HOLD_RELEASE = FunctionSpec(
 CANCEL = FunctionSpec(
     "booking_cancel",
     "CANCEL",
-    ("record", "inventory", "registry", "audit", "stats"),
-    ("actor", "is_staff", "today", "reason", "now_ms", "audit_maxlen", "request_id"),
-)
+    ("record", "inventory", "registry", "audit", "stats", "outbox", "waits", "wait_notices",
+     "holds", "hold_days"),
+    ("actor", "is_staff", "today", "reason", "now_ms", "audit_maxlen", "request_id", "first_day",
+     "priority_hold_id", "priority_hold_ms"),
+)  # fmt: skip
 PICKUP = FunctionSpec(
     "booking_pickup",
     "PICKUP",
@@ -96,7 +98,41 @@ FLUSH_ROOM = FunctionSpec(
 STATS_REBUILD = FunctionSpec(
     "booking_stats_rebuild", "STATS_REBUILD", ("stats", "registry", "ledger"), ("n_inv", "n_rec")
 )
-SPECS = (CLAIM, HOLD, HOLD_RELEASE, CANCEL, PICKUP, PICKUP_MISS, FLUSH_ROOM, STATS_REBUILD)
+# The waiting list (booking/waits.py).
+WAIT = FunctionSpec(
+    "booking_wait",
+    "WAIT",
+    ("waits", "inventory", "holds", "hold_days"),
+    ("person", "cls", "day", "hstart", "hend", "box", "now_ms", "limit", "season_days",
+     "first_day"),
+)  # fmt: skip
+WAITS_CHECK = FunctionSpec(
+    "booking_waits_check",
+    "WAITS_CHECK",
+    (
+        "waits",
+        "wait_notices",
+        "holds",
+        "outbox",
+        "inventory_a",
+        "inventory_b",
+        "inventory_c",
+        "hold_days",
+    ),
+    ("now_ms", "first_day", "priority_hold_id", "priority_hold_ms", "room"),
+)
+# more_keys: the owner's record keys, then the inventory key each record names (same order).
+OWNER_FORGET = FunctionSpec(
+    "booking_owner_forget",
+    "OWNER_FORGET",
+    ("registry", "audit", "stats", "waits", "wait_notices", "holds", "outbox", "hold_days"),
+    ("owner", "now_ms", "audit_maxlen", "n", "room", "first_day", "priority_hold_id",
+     "priority_hold_ms"),
+)  # fmt: skip
+SPECS = (
+    CLAIM, HOLD, HOLD_RELEASE, CANCEL, PICKUP, PICKUP_MISS, FLUSH_ROOM, STATS_REBUILD, WAIT,
+    WAITS_CHECK, OWNER_FORGET,
+)  # fmt: skip
 
 
 def hold_value_split(value: str) -> dict[str, str]:

@@ -29,10 +29,12 @@ from booking.records import (
     indexes_write,
     slots_from_reply,
 )
+from booking.references import reference_new
 from booking.rules import (
     booking_id_room,
     check_owner_id,
     format_room,
+    hold_new_id,
     local_now,
     reason_clean,
     request_id_new,
@@ -41,7 +43,9 @@ from booking.rules import (
     season_days,
     season_key,
 )
+from booking.waits import first_bookable_day
 from strongroom.clock import from_ms, to_ms
+from strongroom.outbox import sender_wake
 from strongroom.store import durable_fcall, fcall, load_functions, text_or_none, text_values
 
 __all__ = [
@@ -144,6 +148,8 @@ def booking_claim(
         "stats": room.stats,
         "hold_days": room.hold_days,
         "unindexed": room.unindexed,
+        "refs": room.refs,
+        "outbox": room.outbox,
     }
     inline = indexes_inline(client)
     index_keys = [person_index(owner_id), date_index()] if inline else []
@@ -170,9 +176,10 @@ def booking_claim(
     for number in range(_CODE_ATTEMPTS):
         code = code_for(booking_id, number)
         args = {**fixed, "code_mac": code_mac(request.room, code), "code_n": number}
+        args["reference"] = reference_new(room=request.room)
         call_keys, call_args = CLAIM.call(keys=keys, args=args, more_keys=index_keys)
         reply = durable_fcall(client, CLAIM.name, call_keys, call_args)
-        if reply[0] != "code_clash":
+        if reply[0] not in ("code_clash", "ref_clash"):
             break
     else:
         raise RuntimeError("no free pickup code after several attempts")
@@ -185,6 +192,7 @@ def booking_claim(
     assert booking is not None
     if not inline:
         indexes_after_claim(client=client, booking=booking)
+    sender_wake()  # the receipt is in the room's outbox already
     return ClaimResult(True, booking=booking)
 
 
@@ -332,6 +340,11 @@ def booking_cancel(
                 "registry": keys.registry,
                 "audit": keys.audit,
                 "stats": keys.stats,
+                "outbox": keys.outbox,
+                "waits": keys.waits,
+                "wait_notices": keys.wait_notices,
+                "holds": keys.holds,
+                "hold_days": keys.hold_days,
             },
             args={
                 "actor": actor_id,
@@ -341,6 +354,9 @@ def booking_cancel(
                 "now_ms": now_ms,
                 "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
                 "request_id": request_id,
+                "first_day": first_bookable_day(now),
+                "priority_hold_id": hold_new_id(room=room),
+                "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
             },
         )
         reply = durable_fcall(client, CANCEL.name, *call)
@@ -348,4 +364,6 @@ def booking_cancel(
             break
     outcome = reply[0]
     booking = booking_from_hash(flat_to_dict(reply[1])) if len(reply) > 1 else None
+    if outcome == "cancelled":
+        sender_wake()
     return CancelResult(outcome == "cancelled", outcome, _CANCEL_MESSAGES[outcome], booking)

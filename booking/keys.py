@@ -69,6 +69,22 @@ class RoomKeys:
     def stats(self) -> str:
         return ks.BOOKING_STATS.key(room=self.tag)
 
+    @property
+    def outbox(self) -> str:
+        return ks.BOOKING_OUTBOX.key(room=self.tag)
+
+    @property
+    def refs(self) -> str:
+        return ks.BOOKING_REFS.key(room=self.tag)
+
+    @property
+    def waits(self) -> str:
+        return ks.BOOKING_WAITS.key(room=self.tag)
+
+    @property
+    def wait_notices(self) -> str:
+        return ks.BOOKING_WAIT_NOTICES.key(room=self.tag)
+
 
 def person_index(owner_id: str) -> str:
     return ks.BOOKING_BY_PERSON.key(owner_id=owner_id)

@@ -25,6 +25,7 @@ from booking.keys import (
     person_score,
 )
 from booking.parser import SlotRequest
+from booking.references import reference_derived
 from booking.rules import (
     CLASSES,
     HOURS_PER_DAY,
@@ -66,10 +67,16 @@ class Booking:
     cancel_reason: str = ""
     code_sealed: str = field(default="", repr=False)  # records made before codes were derived
     code_n: int = field(default=-1, repr=False)
+    ref: str = ""
 
     @property
     def room_label(self) -> str:
         return format_room(self.room)
+
+    @property
+    def reference(self) -> str:
+        """The short reference people read out (B-7K3Q-9MXD), shown instead of the id."""
+        return self.ref or reference_derived(self.id, self.room)
 
     def pickup_code(self) -> str:
         """The pickup code (show it to the owner only); '' if it cannot be read."""
@@ -114,6 +121,7 @@ def booking_from_hash(data: dict[str, str]) -> Booking | None:
         cancel_reason=data.get("cancel_reason", ""),
         code_sealed=data.get("code_sealed", ""),
         code_n=int(data.get("code_n") or -1),
+        ref=data.get("ref", ""),
     )
 
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from booking import map_views, views
+from booking import map_views, views, views_calendar, views_waits
 
 app_name = "booking"
 urlpatterns = [
@@ -19,4 +19,8 @@ urlpatterns = [
     path("mine/", views.bookings_mine, name="mine"),
     path("mine/<str:booking_id>/cancel/", views.booking_cancel_page, name="cancel"),
     path("pickup/", views.pickup_kiosk, name="pickup"),
+    path("mine/<str:booking_id>/calendar.ics", views_calendar.booking_ics, name="ics"),
+    path("calendar/<str:token>.ics", views_calendar.calendar_subscription, name="subscription"),
+    path("wait/", views_waits.wait_page, name="wait"),
+    path("wait/leave/", views_waits.wait_leave_page, name="wait_leave"),
 ]

@@ -42,6 +42,7 @@ from booking.rules import (
     site_today,
 )
 from booking.site_time import hour_range, zone_name
+from booking.waits import waits_of
 from strongroom.middleware import REFRESH_HEADER
 from strongroom.store import get_store
 
@@ -386,6 +387,8 @@ def bookings_mine(request: HttpRequest) -> HttpResponse:
         "previous_page": number - 1 if number > 1 else None,
         "next_page": number + 1 if found.has_next else None,
         "total": found.total,
+        "waits": waits_of(client=get_store(), owner_id=owner),
+        "now": timezone.now(),
     }
     return render(request, "booking/mine.html", context)
 

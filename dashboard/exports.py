@@ -14,8 +14,8 @@ from booking.records import Booking
 from booking.rules import site_zone
 
 CSV_COLUMNS = (
-    "booking_id", "class", "room", "dates", "hours", "boxes", "status", "owner_id", "owner",
-    "created_at", "cancelled_at", "cancel_reason",
+    "reference", "booking_id", "class", "room", "dates", "hours", "boxes", "status", "owner_id",
+    "owner", "created_at", "cancelled_at", "cancel_reason",
 )  # fmt: skip
 _FORMULA_START = ("=", "+", "-", "@", "|", "%")
 # Blanks and control characters a spreadsheet may skip before it sees a formula sign.
@@ -51,7 +51,8 @@ def bookings_csv(bookings: Iterable[Booking], names: dict[int, str]) -> str:
         writer.writerow(
             csv_cell(v)
             for v in (
-                b.id, b.cls, b.room_label, " ".join(d.isoformat() for d in b.dates), _hours(b),
+                b.reference, b.id, b.cls, b.room_label,
+                " ".join(d.isoformat() for d in b.dates), _hours(b),
                 " ".join(str(x) for x in b.boxes), b.status, b.owner_id, owner,
                 b.created_at.isoformat(), b.cancelled_at.isoformat() if b.cancelled_at else "",
                 b.cancel_reason,
@@ -83,7 +84,9 @@ def bookings_ics(bookings: Iterable[Booking], names: dict[int, str], *, host: st
                 event.add("dtend", (start + dt.timedelta(hours=b.hours[1])).astimezone(dt.UTC))
             boxes = f", boxes {','.join(str(x) for x in b.boxes)}" if b.boxes else ""
             event.add("summary", f"Class {b.cls}, room {b.room_label}{boxes}")
-            event.add("description", f"Booking {b.id}; {b.status}; booked by {owner}")
+            event.add(
+                "description", f"Booking {b.reference} ({b.id}); {b.status}; booked by {owner}"
+            )
             event.add("status", "CANCELLED" if b.status == "cancelled" else "CONFIRMED")
             event.add("x-strongroom-booking", b.id)
             calendar.add_component(event)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from dashboard import views, views_bookings, views_people
+from dashboard import views, views_bookings, views_mail, views_people
 
 app_name = "dashboard"
 urlpatterns = [
@@ -13,6 +13,7 @@ urlpatterns = [
     path("bookings/", views_bookings.bookings, name="bookings"),
     path("bookings/export.csv", views_bookings.bookings_csv, name="bookings_csv"),
     path("bookings/export.ics", views_bookings.bookings_ics, name="bookings_ics"),
+    path("bookings/find/", views_bookings.booking_find, name="booking_find"),
     path("bookings/<str:booking_id>/", views_bookings.booking_detail, name="booking"),
     path(
         "bookings/<str:booking_id>/cancel/",
@@ -26,4 +27,5 @@ urlpatterns = [
     path("keyspace/", views.keyspace, name="keyspace"),
     path("keyspace/flush/", views.keyspace_flush, name="keyspace_flush"),
     path("audit/", views.audit, name="audit"),
+    path("mail/", views_mail.mail_queue, name="mail"),
 ]

@@ -16,6 +16,7 @@ from accounts.access import signed_in_person, staff_required
 from accounts.selectors import person_id_find
 from booking.claims import booking_cancel
 from booking.records import booking_get
+from booking.references import booking_id_by_reference
 from booking.rules import booking_id_room
 from dashboard import exports
 from dashboard.forms import (
@@ -122,6 +123,20 @@ def bookings_ics(request: HttpRequest) -> HttpResponse:
 def booking_detail(request: HttpRequest, booking_id: str) -> HttpResponse:
     """One booking with its audit trail and the cancel form."""
     return _booking_page(request, booking_id, CancelForm())
+
+
+@require_GET
+@staff_required
+def booking_find(request: HttpRequest) -> HttpResponse:
+    """Staff type a reference a buyer reads out (any case, with or without dashes)."""
+    typed = request.GET.get("ref", "")[:40]
+    booking_id = booking_id_by_reference(client=get_store(), reference=typed)
+    if booking_id is None:
+        messages.warning(
+            request, _("No booking has the reference “%(ref)s”.") % {"ref": typed.strip()}
+        )
+        return HttpResponseRedirect(reverse("dashboard:bookings"))
+    return HttpResponseRedirect(reverse("dashboard:booking", args=[booking_id]))
 
 
 def _booking_page(

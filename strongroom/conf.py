@@ -10,7 +10,9 @@ import datetime as dt
 import os
 import zoneinfo
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -94,6 +96,69 @@ def env_redis_url(name: str) -> str | None:
     return _parse(name, None, parse, "a redis://, rediss:// or unix:// URL")
 
 
+def env_url(name: str, default: str) -> str:
+    """An http:// or https:// base URL, without a trailing slash."""
+
+    def parse(raw: str) -> str:
+        parts = urlsplit(raw)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query:
+            raise ValueError(raw)
+        return raw.rstrip("/")
+
+    return _parse(name, default, parse, "an http:// or https:// URL")
+
+
 def coming_december(today: dt.date) -> tuple[dt.date, dt.date]:
     """The default season: December 1 to 31 of this year (the coming or current December)."""
     return dt.date(today.year, 12, 1), dt.date(today.year, 12, 31)
+
+
+@dataclass(frozen=True)
+class EmailServer:
+    """Where mail goes, parsed from EMAIL_URL: an SMTP server (None: files under the data dir)."""
+
+    host: str
+    port: int
+    username: str
+    password: str
+    use_ssl: bool
+    use_tls: bool
+    sender: str
+
+
+def _email_server(raw: str) -> EmailServer | None:
+    if not raw:
+        return None
+    parts = urlsplit(raw)
+    if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
+        raise ValueError(raw)
+    if parts.path not in ("", "/") or parts.fragment:
+        raise ValueError(raw)
+    query = parse_qs(parts.query, keep_blank_values=True, strict_parsing=bool(parts.query))
+    unknown = set(query) - {"starttls", "from"}
+    if unknown or any(len(values) != 1 for values in query.values()):
+        raise ValueError(raw)
+    starttls = query.get("starttls", ["0"])[0].lower()
+    if starttls not in _TRUE | _FALSE:
+        raise ValueError(raw)
+    smtps = parts.scheme == "smtps"
+    return EmailServer(
+        host=parts.hostname,
+        port=parts.port or (465 if smtps else 25),  # .port raises ValueError when malformed
+        username=unquote(parts.username or ""),
+        password=unquote(parts.password or ""),
+        use_ssl=smtps,
+        use_tls=not smtps and starttls in _TRUE,
+        sender=query.get("from", [""])[0],
+    )
+
+
+def env_email_url(name: str) -> EmailServer | None:
+    """`smtp://user:pass@host:587?starttls=1&from=a@b` or `smtps://...:465`; unset or empty:
+    None (mail is written to files)."""
+    return _parse(
+        name,
+        None,
+        _email_server,
+        "smtp://[user:password@]host[:port][?starttls=1][&from=address] or smtps://...",
+    )

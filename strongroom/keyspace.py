@@ -274,6 +274,15 @@ SIGNUP_ATTEMPTS = declare(
     holds="sign-ups from one client, scored by epoch ms",
     app="accounts",
 )
+PERSON_BY_EMAIL = declare(
+    "person-by-email",
+    "{people}:by-email",
+    type="hash",
+    holds="verified email address (lower-cased) -> person id",
+    app="accounts",
+    why="'forgot password' knows an address, not an id; only verified addresses are entered, "
+    "the last person to verify an address owns it",
+)
 # Page views are the one write every page makes: the counters are spread over VISITS_SHARDS
 # hash tags so that no cluster slot takes every view. A visitor always lands in the same shard
 # (a hash of the visitor id), so the shards' HyperLogLogs count disjoint sets and their counts
@@ -450,6 +459,60 @@ BOOKING_UNINDEXED = declare(
     why="written by the claim function with the record, so a booking is either indexed or "
     "listed here; the list readers drain it (write the entries, then ZREM) before they read",
 )
+BOOKING_OUTBOX = declare(
+    "booking-outbox",
+    "{room:<room>}:outbox",
+    type="zset",
+    holds="mail to send about the room's bookings ('confirm|<booking id>', 'cancel|<booking "
+    "id>', 'freed|<person id>|<booking id>') scored by when it is due (epoch ms)",
+    app="booking",
+    why="written by the claim and cancel functions themselves, so a confirmed booking's "
+    "receipt is as durable as the booking and costs no extra round trip; the mail sender "
+    "reads every room's outbox in one pipeline",
+)
+BOOKING_REFS = declare(
+    "booking-refs",
+    "{room:<room>}:refs",
+    type="hash",
+    holds="short reference (B-XXXX-XXXX, its first two letters encode the room) -> booking id",
+    app="booking",
+    why="the claim function refuses a reference already in use, so references are unique; "
+    "staff search by one with one HGET (the reference names its room)",
+)
+BOOKING_WAITS = declare(
+    "booking-waits",
+    "{room:<room>}:waits",
+    type="zset",
+    holds="'<person id>|<cls>|<day>|<start>|<end>|<box>' buyers waiting for a sold-out slot, "
+    "scored by when they asked (first come, first told)",
+    app="booking",
+    why="in the room's slot, so a cancel (or the sweep after an expired hold) finds and tells "
+    "the waiters, and gives the first a priority hold, in the same atomic call",
+)
+BOOKING_WAIT_NOTICES = declare(
+    "booking-wait-notices",
+    "{room:<room>}:wait-notices",
+    type="hash",
+    holds="a told wait's member -> 'told ms|priority hold id|hold expiry ms' (the on-page notice)",
+    app="booking",
+    why="cleared with the waits at the day's end",
+)
+BOOKING_WAITS_BY_PERSON = declare(
+    "booking-waits-by-person",
+    "{owner:<owner_id>}:waits",
+    type="zset",
+    holds="'<room>|<wait member>' of one buyer, scored by the waited day's epoch ms",
+    app="booking",
+    why="the buyer's pages list their waits and notices without reading every room; bounds "
+    "the waits per buyer",
+)
+BOOKING_WAIT_ROOMS = declare(
+    "booking-wait-rooms",
+    "{waits}:rooms",
+    type="set",
+    holds="rooms that may have waits; the sweep visits only these",
+    app="booking",
+)
 BOOKING_BY_PERSON = declare(
     "booking-by-person",
     "{owner:<owner_id>}:bookings",
@@ -542,6 +605,36 @@ CATALOG_BOOK_TAGS = declare(
     holds="book id -> the book's tags as a JSON list (the book hash's own value)",
     app="catalog",
     why="a small result's facets are counted from one HMGET instead of one SINTERCARD per tag",
+)
+
+
+# --- mail ----------------------------------------------------------------------------------
+
+MAIL_OUTBOX = declare(
+    "mail-outbox",
+    "{mail}:outbox",
+    type="zset",
+    holds="mail about accounts ('verify|<person id>|<nonce>', 'reset|<person id>|<nonce>') "
+    "scored by when it is due (epoch ms); rooms keep their own booking-outbox",
+    app="strongroom",
+    why="a message is rendered and sent by the sender, removed only once sent; a failure "
+    "moves its score later (backoff), so nothing is lost while the mail server is away",
+)
+MAIL_TRIES = declare(
+    "mail-tries",
+    "{mail}:tries",
+    type="hash",
+    holds="'<outbox key> <member>' -> 'attempts|first failure ms|last error' of messages that "
+    "failed at least once",
+    app="strongroom",
+)
+MAIL_LEASE = declare(
+    "mail-lease",
+    "{mail}:sender",
+    type="string",
+    holds="the token of the process sending mail now; PX expiry",
+    app="strongroom",
+    why="one sender at a time across processes, none forever if it dies",
 )
 
 

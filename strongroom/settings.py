@@ -13,11 +13,13 @@ from strongroom.conf import (
     env_bool,
     env_choice,
     env_date,
+    env_email_url,
     env_int,
     env_list,
     env_redis_url,
     env_str,
     env_timezone,
+    env_url,
 )
 from strongroom.embedded import url_for
 
@@ -196,6 +198,39 @@ SECURE_PROXY_SSL_HEADER = (
 SECURE_HSTS_SECONDS = env_int(
     "SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000, minimum=0, maximum=2 * 365 * 86400
 )
+
+# --- mail ----------------------------------------------------------------------------------
+# EMAIL_URL (smtp:// or smtps://) sends through an SMTP server; unset, every message is written
+# to its own file under DATA_DIR/mail (make run works offline; read what was sent there).
+# Messages wait in the store's outbox until sent (strongroom/outbox.py).
+EMAIL_SERVER = env_email_url("EMAIL_URL")
+STRONGROOM_MAIL_DIR = STRONGROOM_DATA_DIR / "mail"
+if EMAIL_SERVER is None:
+    EMAIL_BACKEND = "strongroom.mail.FilePerMessageBackend"
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_HOST = EMAIL_SERVER.host
+    EMAIL_PORT = EMAIL_SERVER.port
+    EMAIL_HOST_USER = EMAIL_SERVER.username
+    EMAIL_HOST_PASSWORD = EMAIL_SERVER.password
+    EMAIL_USE_SSL = EMAIL_SERVER.use_ssl
+    EMAIL_USE_TLS = EMAIL_SERVER.use_tls
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL = (EMAIL_SERVER and EMAIL_SERVER.sender) or env_str(
+    "EMAIL_FROM", "Strongroom <strongroom@localhost>"
+)
+# Links in mail point here (mail is sent outside any request).
+STRONGROOM_SITE_URL = env_url("STRONGROOM_SITE_URL", "http://127.0.0.1:8000")
+# Every web process sends due mail from a background thread every few seconds (one process at a
+# time, under a lease in the store); 0 leaves it to `manage.py sendmail`.
+STRONGROOM_MAIL_SENDER = env_bool("STRONGROOM_MAIL_SENDER", True)
+# A password-reset link works once, for this long.
+PASSWORD_RESET_TIMEOUT = 60 * env_int("PASSWORD_RESET_MINUTES", 60, minimum=5, maximum=7 * 24 * 60)
+# Waiting list: the first waiter's priority hold on a freed slot (seconds); waits per buyer.
+STRONGROOM_WAIT_HOLD_SECONDS = env_int(
+    "STRONGROOM_WAIT_HOLD_SECONDS", 300, minimum=30, maximum=3600
+)
+STRONGROOM_WAITS_PER_BUYER = env_int("STRONGROOM_WAITS_PER_BUYER", 5, minimum=1, maximum=50)
 
 # --- bench ---------------------------------------------------------------------------------
 # `make bench` serves two reference views under /bench/ (Django's floor); never in production.

@@ -2,7 +2,15 @@
 
 import os
 
+from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "strongroom.settings")
 application = get_wsgi_application()
+
+# Each web process sends due mail in the background (strongroom/outbox.py); gunicorn imports
+# this module in every worker after the fork, so each worker has its own thread.
+if settings.STRONGROOM_MAIL_SENDER:
+    from strongroom.outbox import sender_start
+
+    sender_start()

@@ -59,7 +59,7 @@ def claim_args(part: dict[str, str], booking_id: str) -> list[object]:
         BUYER, values["cls"], "2026-12-01", values["days"], values["hstart"], values["hend"],
         values["boxes"], booking_id, to_ms(NOW), code_mac(7, "ABCDEFGHJK"),
         0, "2026-12-03", "", 1000, "007", season_bytes("C"), 31, "2026-11-30", 20261203,
-        date_score(dt.date(2026, 12, 3), "C", 7),
+        date_score(dt.date(2026, 12, 3), "C", 7), "B-2222-2227",
     ]  # fmt: skip
 
 
@@ -67,7 +67,7 @@ def claim_keys(cls: str, booking_id: str) -> list[str]:
     return [
         ROOM.inventory(cls if cls in ("A", "B", "C") else "C"), ROOM.registry,
         ROOM.record(booking_id), ROOM.ledger, ROOM.codes, ROOM.holds, ROOM.audit, ROOM.stats,
-        ROOM.hold_days, ROOM.unindexed,
+        ROOM.hold_days, ROOM.unindexed, ROOM.refs, ROOM.outbox,
     ]  # fmt: skip
 
 

@@ -23,8 +23,11 @@ import time_machine
 from django.conf import settings
 from django.test import Client
 
+from accounts.emails import reset_token_make
+from accounts.services import calendar_token_new
 from booking.claims import booking_claim
 from booking.parser import slot_request_parse
+from booking.records import booking_get
 from booking.rules import booking_new_id
 from catalog.demo import load_demo as load_catalog
 from strongroom import embedded, store
@@ -42,7 +45,9 @@ BUDGETS: dict[str, int] = {
     "home, signed in": 1,
     "login page": 0,
     "sign-up page": 0,
-    "own account page": 2,
+    # the account: identity (1), the person's fields (1), upcoming bookings (index + records:
+    # 2), the waiting list's notices (1)
+    "own account page": 5,
     "healthz": 1,  # PING
     # Booking (a claim is 2: FCALL + WAITAOF in one pipeline, then the index pipeline)
     "booking page, empty": 1,
@@ -50,10 +55,21 @@ BUDGETS: dict[str, int] = {
     "booking page, anonymous": 1,
     "calendar fragment": 2,
     "panel fragment": 2,
-    "my bookings (3)": 3,
-    "my bookings (30)": 3,
+    # my bookings: + the buyer's waits (1 when none; 1 more for their notices)
+    "my bookings (3)": 4,
+    "my bookings (30)": 4,
     "booking done page": 2,
     "pickup page": 0,
+    # Pages of issue 14 (account, mail, calendars, waiting list)
+    "forgot-password page": 0,
+    "forgot-password POST": 3,  # the name (or address) lookup, the person, the outbox entry
+    "password reset link": 2,  # the token check reads the person; the form reads the name
+    "account email POST": 4,  # identity, the address read, one write pipeline, the message
+    "calendar subscription": 3,  # the person's secret, the index, the records (no session)
+    "my bookings with waits": 4,  # the waits' notices replace the (empty) records read
+    "waiting-list page": 1,
+    "waiting-list POST": 5,  # identity, trim + count, the wait function, the index, the message
+    "booking .ics": 2,
     "pickup POST, wrong code": 2,
     "hold POST": 4,
     "confirm page": 2,
@@ -96,6 +112,8 @@ BUDGETS: dict[str, int] = {
     "dashboard audit": 4,
     "dashboard bookings CSV": 4,
     "dashboard bookings iCalendar": 4,
+    "dashboard mail queue": 3,  # identity, every outbox in one pipeline, their attempts
+    "dashboard find by reference": 2,  # identity, one HGET of the room's references
 }
 
 
@@ -167,16 +185,42 @@ def check(name: str, trips: int) -> None:
     assert trips <= BUDGETS[name], f"{name}: {trips} round trips, budget {BUDGETS[name]}"
 
 
-def test_site_pages_stay_within_their_round_trip_budgets(site: Site) -> None:
+def test_site_pages_stay_within_their_round_trip_budgets(site: Site, r: redis.Redis) -> None:
     check("home, anonymous", count(lambda: site.anonymous.get("/")))
     check("home, signed in", count(lambda: site.buyer.get("/")))
     check("login page", count(lambda: site.anonymous.get("/accounts/login/")))
     check("sign-up page", count(lambda: site.anonymous.get("/accounts/signup/")))
     check("own account page", count(lambda: site.buyer.get("/accounts/me/")))
     check("healthz", count(lambda: site.anonymous.get("/healthz")))
+    check("forgot-password page", count(lambda: site.anonymous.get("/accounts/password/forgot/")))
+    check(
+        "forgot-password POST",
+        count(
+            lambda: site.anonymous.post(
+                "/accounts/password/forgot/", {"login": site.buyer_person.username}
+            )
+        ),
+    )
+    token = reset_token_make(client=r, person_id=site.buyer_person.id)
+    link = f"/accounts/password/reset/{site.buyer_person.id}/{token}/"
+    check("password reset link", count(lambda: site.anonymous.get(link)))
+    check(
+        "account email POST",
+        count(
+            lambda: site.buyer.post(
+                "/accounts/me/email/", {"email": "b@example.test", "language": "en"}
+            ),
+            expect=302,
+        ),
+    )
+    secret = calendar_token_new(client=r, person_id=site.buyer_person.id)
+    feed = f"/book/calendar/{site.buyer_person.id}-{secret}.ics"
+    check("calendar subscription", count(lambda: site.anonymous.get(feed)))
 
 
-def test_booking_pages_stay_within_their_round_trip_budgets(site: Site, r: redis.Redis) -> None:
+def test_booking_pages_stay_within_their_round_trip_budgets(
+    site: Site, r: redis.Redis, client_for: Callable[[Someone], Client]
+) -> None:
     picked = "?cls=C&room=42&box=7&start=10&end=12&date=2026-12-16&month=2026-12"
     check("booking page, empty", count(lambda: site.buyer.get("/book/")))
     check("booking page, class C picked", count(lambda: site.buyer.get("/book/" + picked)))
@@ -195,6 +239,10 @@ def test_booking_pages_stay_within_their_round_trip_budgets(site: Site, r: redis
     )
     check("my bookings (3)", count(lambda: site.buyer.get("/book/mine/")))
     check("booking done page", count(lambda: site.buyer.get(f"/book/done/{site.booking_id}/")))
+    ics = f"/book/mine/{site.booking_id}/calendar.ics"
+    check("booking .ics", count(lambda: site.buyer.get(ics)))
+    wait_page = "/book/wait/?cls=A&room=10&date=2026-12-05"
+    check("waiting-list page", count(lambda: site.buyer.get(wait_page)))
     check("pickup page", count(lambda: site.anonymous.get("/book/pickup/")))
 
     hours = iter(range(0, 24))
@@ -235,6 +283,17 @@ def test_booking_pages_stay_within_their_round_trip_budgets(site: Site, r: redis
     # Ten times the bookings: the same round trips.
     _bookings_for(r, site.buyer_person, 27, first_room=200)
     check("my bookings (30)", count(lambda: site.buyer.get("/book/mine/")))
+    waiter = client_for(person_make(r, "budget_waiter"))
+    days = iter(range(5, 8))
+
+    def wait() -> Any:
+        # rooms 10..12 are booked on Dec 5..7 by the budget buyer
+        n = next(days)
+        form = {"cls": "A", "room": str(5 + n), "date": f"2026-12-{n:02d}"}
+        return waiter.post("/book/wait/", form)
+
+    check("waiting-list POST", count(wait, expect=302))
+    check("my bookings with waits", count(lambda: waiter.get("/book/mine/")))
 
 
 @pytest.fixture
@@ -302,11 +361,16 @@ def test_dashboard_pages_stay_within_their_round_trip_budgets(site: Site, r: red
         "dashboard catalog": "/staff/catalog/",
         "dashboard keyspace": "/staff/keyspace/",
         "dashboard audit": "/staff/audit/",
+        "dashboard mail queue": "/staff/mail/",
         "dashboard bookings CSV": "/staff/bookings/export.csv",
         "dashboard bookings iCalendar": "/staff/bookings/export.ics",
     }
     for name, path in pages.items():
         check(name, count(functools.partial(site.staff.get, path)))
+    found = booking_get(client=r, booking_id=site.booking_id)
+    assert found is not None
+    find = f"/staff/bookings/find/?ref={found.reference}"
+    check("dashboard find by reference", count(lambda: site.staff.get(find), expect=302))
     _bookings_for(r, site.buyer_person, 27, first_room=200)
     for name in ("dashboard overview", "dashboard bookings", "dashboard person detail"):
         check(f"{name} (30 bookings)", count(functools.partial(site.staff.get, pages[name])))

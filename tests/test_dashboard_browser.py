@@ -43,7 +43,7 @@ def test_staff_filter_open_cancel_with_a_reason_and_find_it_in_the_audit_log(
     rows = page.locator("#bookings-table tbody tr")
     assert rows.count() == 1
     with page.expect_navigation():
-        page.click(f"#bookings-table a:text('{booking_id}')")
+        page.click(f"#bookings-table a[title='{booking_id}']")
     page.fill("#id_reason", "Room 042 closed for a repair")
     with page.expect_navigation():
         page.click("#cancel-form button[type=submit]")

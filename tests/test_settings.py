@@ -28,6 +28,11 @@ def check_with(**env: str) -> subprocess.CompletedProcess[str]:
         ("TIME_ZONE", "Mars/Olympus"),
         ("REDIS_URL", "http://localhost:6379"),
         ("STRONGROOM_DURABILITY", "sometimes"),
+        ("EMAIL_URL", "http://mail.example"),
+        ("EMAIL_URL", "smtp://mail.example:25?tls=yes"),
+        ("STRONGROOM_SITE_URL", "ftp://strongroom.example"),
+        ("PASSWORD_RESET_MINUTES", "0"),
+        ("STRONGROOM_WAITS_PER_BUYER", "lots"),
     ],
 )
 def test_a_malformed_variable_stops_start_up_naming_it(name: str, value: str) -> None:

@@ -11,9 +11,10 @@ from django.utils import translation
 from django.utils.translation.template import templatize
 
 ROOT = Path(__file__).resolve().parent.parent
-TEMPLATES = sorted(ROOT.glob("templates/**/*.html"))
+TEMPLATES = sorted([*ROOT.glob("templates/**/*.html"), *ROOT.glob("templates/**/*.txt")])
 # What templatize turns {% translate %} / {% blocktranslate %} into.
-LITERAL = r"u('(?:[^'\\]|\\.)*')"
+# templatize writes a string with an apostrophe in double quotes.
+LITERAL = r"""u('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
 CALL = re.compile(rf"\b(?:gettext|pgettext)\((?:u'[^']*',\s*)?{LITERAL}\)")
 PLURAL = re.compile(rf"\bngettext\({LITERAL},\s*{LITERAL}")
 # Tag names given as an example in a placeholder are the same in every language.

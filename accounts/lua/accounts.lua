@@ -18,6 +18,8 @@ local TOP_LOGINS_KEYS = {'leaderboard', 'names'}
 local TOP_LOGINS_ARGS = {'count'}
 local STAFF_SET_KEYS = {'person'}
 local STAFF_SET_ARGS = {'is_staff'}
+local EMAIL_FORGET_KEYS = {'by_email'}
+local EMAIL_FORGET_ARGS = {'email', 'person_id'}
 
 -- A list's items by the names of `names` (same order): named({'a', 'b'}, {'x', 'y'}).x == 'a'.
 local function named(values, names)
@@ -208,7 +210,18 @@ local function staff_set(keys, args)
   return username
 end
 
+-- Take a verified address out of the index, only if it still names this person (someone else
+-- may have verified it since). Returns 1 | 0.
+local function email_forget(keys, args)
+  local k, a = named(keys, EMAIL_FORGET_KEYS), named(args, EMAIL_FORGET_ARGS)
+  if redis.call('HGET', k.by_email, a.email) == a.person_id then
+    return redis.call('HDEL', k.by_email, a.email)
+  end
+  return 0
+end
+
 redis.register_function{function_name='accounts_signup', callback=signup}
+redis.register_function{function_name='accounts_email_forget', callback=email_forget}
 redis.register_function{function_name='accounts_staff_set', callback=staff_set}
 redis.register_function{function_name='accounts_login_gate', callback=login_gate}
 redis.register_function{function_name='accounts_login_passed', callback=login_passed}

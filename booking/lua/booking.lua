@@ -18,18 +18,19 @@ local FULL = 16777215 -- 2^24 - 1
 -- through `named`). booking/calls.py declares the very same lists for the Python side, and
 -- tests/test_booking_calls.py checks that the two agree.
 local CLAIM_KEYS = {'inventory', 'registry', 'record', 'ledger', 'codes', 'holds', 'audit',
-  'stats', 'hold_days', 'unindexed'}
+  'stats', 'hold_days', 'unindexed', 'refs', 'outbox'}
 local CLAIM_ARGS = {'owner', 'cls', 'season', 'days', 'hstart', 'hend', 'boxes', 'booking_id',
   'now_ms', 'code_mac', 'code_n', 'dates', 'hold_id', 'audit_maxlen', 'room',
-  'season_bytes', 'season_days', 'made', 'person_score', 'date_scores'}
+  'season_bytes', 'season_days', 'made', 'person_score', 'date_scores', 'reference'}
 local HOLD_KEYS = {'inventory', 'holds', 'audit', 'hold_days'}
 local HOLD_ARGS = {'owner', 'cls', 'days', 'hstart', 'hend', 'boxes', 'hold_id', 'now_ms',
   'ttl_ms', 'audit_maxlen', 'room', 'season_days'}
 local HOLD_RELEASE_KEYS = {'holds', 'hold_days'}
 local HOLD_RELEASE_ARGS = {'hold_id', 'owner'}
-local CANCEL_KEYS = {'record', 'inventory', 'registry', 'audit', 'stats'}
+local CANCEL_KEYS = {'record', 'inventory', 'registry', 'audit', 'stats', 'outbox', 'waits',
+  'wait_notices', 'holds', 'hold_days'}
 local CANCEL_ARGS = {'actor', 'is_staff', 'today', 'reason', 'now_ms', 'audit_maxlen',
-  'request_id'}
+  'request_id', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
 local PICKUP_KEYS = {'lock', 'failures', 'codes', 'record', 'audit', 'stats'}
 local PICKUP_ARGS = {'code_mac', 'booking_id', 'now_ms', 'today', 'minute', 'grace_minutes',
   'max_failures', 'window_ms', 'lock_ms', 'attempt_id', 'audit_maxlen', 'room', 'yesterday'}
@@ -40,6 +41,18 @@ local STATS_REBUILD_KEYS = {'stats', 'registry', 'ledger'}
 local STATS_REBUILD_ARGS = {'n_inv', 'n_rec'}
 local PICKUP_MISS_KEYS = {'failures', 'lock'}
 local PICKUP_MISS_ARGS = {'failure', 'now_ms', 'max_failures', 'window_ms', 'lock_ms'}
+-- The waiting list (see "The waiting list" below).
+local WAIT_KEYS = {'waits', 'inventory', 'holds', 'hold_days'}
+local WAIT_ARGS = {'person', 'cls', 'day', 'hstart', 'hend', 'box', 'now_ms', 'limit',
+  'season_days', 'first_day'}
+local WAITS_CHECK_KEYS = {'waits', 'wait_notices', 'holds', 'outbox', 'inventory_a',
+  'inventory_b', 'inventory_c', 'hold_days'}
+local WAITS_CHECK_ARGS = {'now_ms', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'room'}
+-- Followed by n record keys, then the n inventory keys those records name (same order).
+local OWNER_FORGET_KEYS = {'registry', 'audit', 'stats', 'waits', 'wait_notices', 'holds',
+  'outbox', 'hold_days'}
+local OWNER_FORGET_ARGS = {'owner', 'now_ms', 'audit_maxlen', 'n', 'room', 'first_day',
+  'priority_hold_id', 'priority_hold_ms'}
 -- A hold's value in the room's holds hash: these fields joined by '|'.
 local HOLD_FIELDS = {'expiry', 'owner', 'cls', 'days', 'hstart', 'hend', 'boxes'}
 
@@ -398,8 +411,108 @@ local function stats_slots(stats, season, cls, fields, before, after)
   bump_days(stats, 'slots:' .. season .. ':' .. cls, order, deltas)
 end
 
+-- --- The waiting list --------------------------------------------------------------------------
+-- A wait is one sold-out slot a buyer asked about: "person|cls|day|hstart|hend|box" (A: hours
+-- 0 0 and box 0; B: box 0), scored by when they asked. When a slot frees (a cancel, or an
+-- expired hold found by the sweep), the waiters whose whole slot is free are told in that
+-- order: a notice (wait-notices: "told ms|priority hold id|hold expiry ms|cause") and a mail
+-- ('freed|<room>|<wait>|<told ms>' in the room's outbox). The first of them gets a priority
+-- hold on their slot for a few minutes; the others are told that it opens to everyone after.
+
+local function parse_wait(member)
+  local p = {}
+  for part in string.gmatch(member .. '|', '([^|]*)|') do
+    p[#p + 1] = part
+  end
+  return {person = p[1], cls = p[2], day = tonumber(p[3]), hstart = tonumber(p[4]) or 0,
+    hend = tonumber(p[5]) or 0, box = tonumber(p[6]) or 0}
+end
+
+local function wait_boxes(w)
+  if w.cls == 'C' then
+    return {w.box}
+  end
+  return {}
+end
+
+-- Whether a wait's slot is free now: no booked bit, no unexpired hold of someone else.
+local function wait_free(w, inv, holds, hold_days, now)
+  local boxes = wait_boxes(w)
+  local fields, kind = fields_of(w.cls, {w.day}, w.hstart, w.hend, boxes)
+  if #booked_conflicts(inv, fields, kind) > 0 then
+    return false
+  end
+  local held = held_conflicts(holds, hold_days, w.person, w.cls, {w.day}, w.hstart, w.hend,
+    boxes, now)
+  return #held == 0
+end
+
+-- Drop waits (and notices) of days that can no longer be booked.
+local function waits_clear_stale(waits, notices, first_day)
+  local gone = {}
+  for _, member in ipairs(redis.call('ZRANGE', waits, 0, -1)) do
+    local day = parse_wait(member).day
+    if not day or day < first_day then
+      gone[#gone + 1] = member
+    end
+  end
+  if #gone > 0 then
+    redis.call('ZREM', waits, unpack(gone))
+  end
+  local old = {}
+  for _, member in ipairs(redis.call('HKEYS', notices)) do
+    local day = parse_wait(member).day
+    if not day or day < first_day then
+      old[#old + 1] = member
+    end
+  end
+  if #old > 0 then
+    redis.call('HDEL', notices, unpack(old))
+  end
+end
+
+-- Tell the waiters whose slot is free now (see above). inv_of: class -> inventory key (waits
+-- of other classes are left alone). hold_id: a client-made hold id of this room for the first
+-- waiter ('' for none). Returns the number told.
+local function waits_release(waits, notices, holds, hold_days, outbox, inv_of, now, hold_id,
+    hold_ttl, room)
+  -- Which slots are free is decided before the priority hold is placed: the waiters after the
+  -- first are told too (without the hold), not kept waiting by it.
+  local free = {}
+  for _, member in ipairs(redis.call('ZRANGE', waits, 0, -1)) do
+    local w = parse_wait(member)
+    local inv = inv_of[w.cls]
+    if inv and w.day and wait_free(w, inv, holds, hold_days, now) then
+      free[#free + 1] = {member, w}
+    end
+  end
+  local priority_expiry = ''
+  for i, item in ipairs(free) do
+    local member, w = item[1], item[2]
+    -- Later waiters learn until when the first one has priority.
+    local hold_value, expiry = '', priority_expiry
+    if i == 1 and hold_id ~= '' then
+      expiry = now + hold_ttl
+      priority_expiry = expiry
+      hold_value = hold_id
+      redis.call('HSET', holds, hold_id, table.concat({expiry, w.person, w.cls, w.day,
+        w.hstart, w.hend, table.concat(wait_boxes(w), ',')}, '|'))
+      redis.call('ZADD', hold_days, day_score(w.cls, w.day), hold_id .. '/' .. w.day)
+      if redis.call('PTTL', holds) < hold_ttl then
+        redis.call('PEXPIRE', holds, hold_ttl)
+        redis.call('PEXPIRE', hold_days, hold_ttl)
+      end
+    end
+    redis.call('HSET', notices, member, table.concat({now, hold_value, expiry, room}, '|'))
+    redis.call('ZREM', waits, member)
+    redis.call('ZADD', outbox, 'NX', now, 'freed|' .. room .. '|' .. member .. '|' .. now)
+  end
+  return #free
+end
+
 -- Claim: take every slot of the request, or nothing.
 -- KEYS: inventory, registry, record, ledger, codes, holds, audit, stats, hold days, unindexed,
+--       refs, outbox,
 --       then either the person index and the date index (one server: written here) or nothing
 --       (a cluster: the id goes to `unindexed`, and the readers write the entries)
 -- ARGV: owner, cls, season, days, hstart, hend, boxes, booking id, now ms, code mac,
@@ -407,9 +520,12 @@ end
 --       none), audit maxlen, room, bitmap bytes of a whole season (a new bitmap is made at its
 --       full size at once: an exact allocation, where growing bit by bit would over-allocate),
 --       days in the season, the local date of now (the stats' creation date), the person
---       index's score, the date index's score of each date (csv, in the order of the dates)
+--       index's score, the date index's score of each date (csv, in the order of the dates),
+--       short reference
 -- Returns {'ok', <record as flat hash>} | {'taken', 'day:box:mask:held', ...}
---       | {'id_in_use'} | {'code_clash'} | {'invalid', what}
+--       | {'id_in_use'} | {'code_clash'} | {'ref_clash'} | {'invalid', what}
+-- The receipt ('confirm|<id>') goes into the room's outbox in the same call: as durable as
+-- the booking, and no extra round trip.
 local function claim(keys, args)
   local k, a = named(keys, CLAIM_KEYS), named(args, CLAIM_ARGS)
   local inv, registry, record, ledger, codes, holds, stream, stats, hold_days, unindexed =
@@ -423,14 +539,15 @@ local function claim(keys, args)
   if not cls then
     return {'invalid', days}
   end
-  local made = a.made
+  local made, ref, refs, outbox = a.made, a.reference, k.refs, k.outbox
   local date_scores = split(a.date_scores)
   -- KEYS after the named ones: the person index and the date index (when the store lets one
   -- call write them: not on a cluster, where the booking waits in `unindexed` instead).
   local person_index, date_index = keys[#CLAIM_KEYS + 1], keys[#CLAIM_KEYS + 2]
   if owner == '' or id == '' or not now or not tonumber(a.season_bytes) or not unindexed
       or not made or made == '' or #split(dates) ~= #days or #date_scores ~= #days
-      or not tonumber(a.person_score) or (person_index ~= nil) ~= (date_index ~= nil) then
+      or not tonumber(a.person_score) or (person_index ~= nil) ~= (date_index ~= nil)
+      or not ref or ref == '' or not outbox then
     return {'invalid', 'call'}
   end
 
@@ -442,6 +559,9 @@ local function claim(keys, args)
   end
   if redis.call('HEXISTS', codes, mac) == 1 then
     return {'code_clash'}
+  end
+  if redis.call('HEXISTS', refs, ref) == 1 then
+    return {'ref_clash'}
   end
   local fields, kind = fields_of(cls, days, hstart, hend, boxes)
   local taken, values = booked_conflicts(inv, fields, kind)
@@ -465,7 +585,9 @@ local function claim(keys, args)
   redis.call('HSET', record, 'id', id, 'owner', owner, 'cls', cls, 'room', room,
     'season', season, 'days', a.days, 'dates', dates, 'hstart', hstart, 'hend', hend,
     'boxes', a.boxes, 'created', now, 'status', 'confirmed', 'code_mac', mac,
-    'code_n', code_n, 'collected', '', 'inv', inv, 'made', made)
+    'code_n', code_n, 'collected', '', 'inv', inv, 'made', made, 'ref', ref)
+  redis.call('HSET', refs, ref, id)
+  redis.call('ZADD', outbox, 'NX', now, 'confirm|' .. id)
   if redis.call('SCARD', ledger) == 0 and redis.call('HEXISTS', stats, 'v') == 0 then
     -- The room's first booking: its stats start exact from here.
     redis.call('DEL', stats)
@@ -575,9 +697,10 @@ local function hold_release(keys, args)
   return 0
 end
 
--- Cancel: free exactly the booking's own slots.
--- KEYS: record, inventory, registry, audit, stats
--- ARGV: actor, is staff (1|0), today ISO, reason, now ms, audit maxlen, request id
+-- Cancel: free exactly the booking's own slots, queue the buyer's mail and tell the waiters.
+-- KEYS: record, inventory, registry, audit, stats, outbox, waits, wait-notices, holds
+-- ARGV: actor, is staff (1|0), today ISO, reason, now ms, audit maxlen, request id,
+--       first bookable season day, priority hold id (of this room), priority hold ms
 -- Returns {'cancelled', <record>} | {outcome} with outcome not_found, forbidden,
 --   already_cancelled, collected, started, stale
 -- The request id (made by the caller) is kept in the record: a retry of the very call that
@@ -612,7 +735,10 @@ local function cancel(keys, args)
   if r[5] ~= inv then
     return {'stale'}
   end
-  if not stats then
+  local outbox, waits, notices, holds = k.outbox, k.waits, k.wait_notices, k.holds
+  local first_day, hold_id, hold_ttl =
+    tonumber(a.first_day), a.priority_hold_id or '', tonumber(a.priority_hold_ms)
+  if not stats or not holds or not first_day or not hold_ttl then
     return {'invalid', 'call'}
   end
 
@@ -635,6 +761,10 @@ local function cancel(keys, args)
   redis.call('HSET', record, 'status', 'cancelled', 'cancelled_at', now, 'cancelled_by', actor,
     'cancel_reason', reason, 'cancel_request', request)
   audit(stream, maxlen, 'cancel', actor, r[11], r[12], reason, now)
+  redis.call('ZADD', outbox, 'NX', now, 'cancel|' .. r[11])
+  waits_clear_stale(waits, notices, first_day)
+  waits_release(waits, notices, holds, k.hold_days, outbox, {[r[6]] = inv}, now, hold_id,
+    hold_ttl, r[12])
   return {'cancelled', redis.call('HGETALL', record)}
 end
 
@@ -878,6 +1008,147 @@ local function stats_rebuild(keys, args)
   return {'ok', n_rec}
 end
 
+-- Wait for a sold-out slot (see the waiting list above).
+-- KEYS: waits, inventory (of the class), holds
+-- ARGV: person, cls, day, hstart, hend, box (0 for A/B), now ms, waits per buyer in the room,
+--       days in the season, first bookable season day
+-- Returns {'ok'} (also when already waiting) | {'free'} | {'limit'} | {'invalid', what}
+local function wait(keys, args)
+  local k, a = named(keys, WAIT_KEYS), named(args, WAIT_ARGS)
+  local waits, inv, holds = k.waits, k.inventory, k.holds
+  local person, now, limit = a.person, tonumber(a.now_ms), tonumber(a.limit)
+  local box_text = a.box
+  if box_text == '0' then
+    box_text = ''
+  end
+  local cls, days, hstart, hend, boxes = checked_request(a.cls, a.day, a.hstart, a.hend,
+    box_text, a.season_days)
+  if not cls then
+    return {'invalid', days}
+  end
+  if person == '' or string.find(person, '|', 1, true) or not now or not limit or #days ~= 1
+      or #boxes > 1 or days[1] < (tonumber(a.first_day) or 0) then
+    return {'invalid', 'call'}
+  end
+  local member = table.concat({person, cls, days[1], hstart, hend, boxes[1] or 0}, '|')
+  if redis.call('ZSCORE', waits, member) then
+    return {'ok'}
+  end
+  local w = parse_wait(member)
+  if wait_free(w, inv, holds, k.hold_days, now) then
+    return {'free'}
+  end
+  local mine = 0
+  for _, other in ipairs(redis.call('ZRANGE', waits, 0, -1)) do
+    if parse_wait(other).person == person then
+      mine = mine + 1
+    end
+  end
+  if mine >= limit then
+    return {'limit'}
+  end
+  redis.call('ZADD', waits, now, member)
+  return {'ok'}
+end
+
+-- The sweep: tell the waiters of slots that freed without a cancel (an expired hold), and clear
+-- what the day's end made useless.
+-- KEYS: waits, wait-notices, holds, outbox, inventory A, inventory B, inventory C
+-- ARGV: now ms, first bookable season day, priority hold id, priority hold ms, room
+-- Returns {told, waits and notices left}
+local function waits_check(keys, args)
+  local k, a = named(keys, WAITS_CHECK_KEYS), named(args, WAITS_CHECK_ARGS)
+  local waits, notices, holds, outbox = k.waits, k.wait_notices, k.holds, k.outbox
+  local now, first_day, hold_ttl =
+    tonumber(a.now_ms), tonumber(a.first_day), tonumber(a.priority_hold_ms)
+  if not now or not first_day or not hold_ttl or not k.inventory_c then
+    return {'invalid', 'call'}
+  end
+  waits_clear_stale(waits, notices, first_day)
+  local told = waits_release(waits, notices, holds, k.hold_days, outbox,
+    {A = k.inventory_a, B = k.inventory_b, C = k.inventory_c}, now, a.priority_hold_id,
+    hold_ttl, a.room)
+  return {told, redis.call('ZCARD', waits) + redis.call('HLEN', notices)}
+end
+
+-- Forget an owner in one room (account deletion): their bookings not collected at all are
+-- cancelled and their slots freed; every one of their records stays for staff with owner '0';
+-- their waits go; waiters of the freed slots are told.
+-- KEYS: registry, audit, stats, waits, wait-notices, holds, outbox, n records, n inventories
+--       (the inventory each record names, same order)
+-- ARGV: owner, now ms, audit maxlen, n, room, first bookable season day, priority hold id,
+--       priority hold ms
+-- Returns {'ok', cancelled, kept} | {'stale'}
+local function owner_forget(keys, args)
+  local k, a = named(keys, OWNER_FORGET_KEYS), named(args, OWNER_FORGET_ARGS)
+  local registry, stream, stats, waits, notices, holds, outbox =
+    k.registry, k.audit, k.stats, k.waits, k.wait_notices, k.holds, k.outbox
+  local owner, now, maxlen, n, room = a.owner, tonumber(a.now_ms), a.audit_maxlen, tonumber(a.n),
+    a.room
+  local first_day, hold_ttl = tonumber(a.first_day), tonumber(a.priority_hold_ms)
+  if owner == '' or not now or not n or #keys ~= 8 + 2 * n or not first_day or not hold_ttl then
+    return {'invalid', 'call'}
+  end
+  local rows = {}
+  for i = 1, n do
+    local record, inv = keys[8 + i], keys[8 + n + i]
+    local r = redis.call('HMGET', record, 'owner', 'status', 'collected', 'inv', 'cls', 'days',
+      'hstart', 'hend', 'boxes', 'id', 'season', 'made')
+    if r[1] == owner then
+      if r[4] ~= inv then
+        return {'stale'}
+      end
+      rows[#rows + 1] = {record, inv, r}
+    end
+  end
+
+  local cancelled, inv_of = 0, {}
+  for _, row in ipairs(rows) do
+    local record, inv, r = row[1], row[2], row[3]
+    if r[2] == 'confirmed' and (r[3] == nil or r[3] == '') then
+      local days = split_numbers(r[6])
+      local fields, kind = fields_of(r[5], days, tonumber(r[7]), tonumber(r[8]),
+        split_numbers(r[9]))
+      local values = read_fields(inv, fields, kind)
+      local updated = {}
+      for i, field in ipairs(fields) do
+        updated[i] = bit.band(values[i], bit.bnot(field[2]))
+      end
+      write_fields(inv, fields, kind, updated)
+      stats_slots(stats, r[11], r[5], fields, values, updated)
+      stats_booking(stats, r[11], r[5], days, 'confirmed', r[12], -1)
+      stats_booking(stats, r[11], r[5], days, 'cancelled', r[12], 1)
+      if redis.call('BITCOUNT', inv) == 0 then
+        redis.call('DEL', inv)
+        redis.call('SREM', registry, inv)
+      end
+      redis.call('HSET', record, 'status', 'cancelled', 'cancelled_at', now, 'cancelled_by',
+        owner, 'cancel_reason', 'account deleted')
+      audit(stream, maxlen, 'cancel', owner, r[10], room, 'account deleted', now)
+      cancelled = cancelled + 1
+      inv_of[r[5]] = inv
+    end
+    redis.call('HSET', record, 'owner', '0')
+  end
+  local mine = {}
+  for _, member in ipairs(redis.call('ZRANGE', waits, 0, -1)) do
+    if parse_wait(member).person == owner then
+      mine[#mine + 1] = member
+    end
+  end
+  if #mine > 0 then
+    redis.call('ZREM', waits, unpack(mine))
+  end
+  for _, member in ipairs(redis.call('HKEYS', notices)) do
+    if parse_wait(member).person == owner then
+      redis.call('HDEL', notices, member)
+    end
+  end
+  waits_release(waits, notices, holds, k.hold_days, outbox, inv_of, now, a.priority_hold_id,
+    hold_ttl, room)
+  return {'ok', cancelled, #rows - cancelled}
+end
+
 redis.register_function{function_name = 'booking_claim', callback = claim}
 redis.register_function{function_name = 'booking_hold', callback = hold}
 redis.register_function{function_name = 'booking_hold_release', callback = hold_release}
@@ -886,3 +1157,6 @@ redis.register_function{function_name = 'booking_pickup', callback = pickup}
 redis.register_function{function_name = 'booking_pickup_miss', callback = pickup_miss}
 redis.register_function{function_name = 'booking_flush_room', callback = flush_room}
 redis.register_function{function_name = 'booking_stats_rebuild', callback = stats_rebuild}
+redis.register_function{function_name = 'booking_wait', callback = wait}
+redis.register_function{function_name = 'booking_waits_check', callback = waits_check}
+redis.register_function{function_name = 'booking_owner_forget', callback = owner_forget}

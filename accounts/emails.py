@@ -1,0 +1,202 @@
+"""A person's email address: setting it, verifying it, and password reset by email.
+
+Verification links carry a signed, expiring token naming the person and the address (a link
+for an address the person has since changed verifies nothing). Password-reset links use
+Django's token generator over the person's id, password hash, last login and address: setting
+a new password changes the hash, so a link works once; it expires after PASSWORD_RESET_TIMEOUT.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass
+from urllib.parse import quote
+
+import redis
+from django.contrib.auth.tokens import PasswordResetTokenGenerator
+from django.core import signing
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.utils.translation import gettext_lazy as _
+
+from accounts.calls import EMAIL_FORGET
+from accounts.selectors import person_find, person_id_by_email
+from strongroom.keyspace import PERSON, PERSON_BY_EMAIL
+from strongroom.outbox import mail_queue
+from strongroom.store import text_values
+
+EMAIL_MAX_LENGTH = 254
+VERIFY_SALT = "strongroom.accounts.verify-email"
+VERIFY_MAX_AGE_S = 3 * 24 * 3600
+
+
+def email_normalise(value: str) -> str:
+    """A checked address, lower-cased (raises ValidationError with a clear message)."""
+    address = value.strip()
+    if len(address) > EMAIL_MAX_LENGTH:
+        raise ValidationError(_("An email address is at most 254 characters."), code="long")
+    validate_email(address)
+    return address.lower()
+
+
+def _next_arg(next_url: str) -> str:
+    # Outbox arguments never contain "|": the path is percent-encoded (a safe path has no "|").
+    return quote(next_url[:1000], safe="/?=&%-_.~+")
+
+
+def email_set(
+    *,
+    client: redis.Redis,
+    person_id: int,
+    email: str,
+    next_url: str = "",
+    language: str = "",
+) -> bool:
+    """Store a new (unverified) address and queue its verification mail, or clear it when
+    empty; `language` (already checked) is saved in the same write. Returns whether a
+    verification mail was queued. Two round trips (one read, one write pipeline)."""
+    address = email_normalise(email) if email.strip() else ""
+    key = PERSON.key(person_id=person_id)
+    current, verified = text_values(client.hmget(key, "email", "email_verified"))
+    unchanged = address == (current or "") and (not address or verified == "1")
+    pipe = client.pipeline(transaction=False)
+    if language:
+        pipe.hset(key, "lang", language)
+    if not unchanged:
+        pipe.hset(key, mapping={"email": address, "email_verified": "0"})
+        if current and verified == "1":
+            # The old address leaves the index only if it still points here.
+            _index_forget(pipe, person_id=person_id, email=current)
+        if address:
+            args = (person_id, secrets.token_hex(6), _next_arg(next_url))
+            mail_queue(pipe, kind="verify", args=args)
+    if len(pipe):
+        pipe.execute()
+    return not unchanged and bool(address)
+
+
+def _index_forget(pipe: redis.client.Pipeline, *, person_id: int, email: str) -> None:
+    # Compare-and-delete in one step: someone else may have verified the address since.
+    keys, args = EMAIL_FORGET.call(
+        keys={"by_email": PERSON_BY_EMAIL.key()}, args={"email": email, "person_id": person_id}
+    )
+    pipe.fcall(EMAIL_FORGET.name, len(keys), *keys, *args)
+
+
+def email_resend(*, client: redis.Redis, person_id: int) -> bool:
+    """Queue the verification mail again for an address not verified yet."""
+    email, verified = text_values(
+        client.hmget(PERSON.key(person_id=person_id), "email", "email_verified")
+    )
+    if not email or verified == "1":
+        return False
+    # One resend per person per ten minutes: the entry's name is the same within them, and the
+    # outbox adds a name only once (ZADD NX).
+    bucket = f"again-{int(time.time()) // 600}"
+    mail_queue(client, kind="verify", args=(person_id, bucket, ""))
+    return True
+
+
+def verify_token_make(*, person_id: int, email: str, next_url: str = "") -> str:
+    """The signed token of a verification link."""
+    return signing.dumps({"p": person_id, "e": email, "n": next_url}, salt=VERIFY_SALT)
+
+
+@dataclass(frozen=True)
+class Verified:
+    person_id: int
+    next_url: str
+
+
+def email_verify(*, client: redis.Redis, token: str) -> Verified | None:
+    """Mark the address of a valid, unexpired token verified; None when the token is bad, old,
+    or names an address the person no longer has."""
+    if not isinstance(token, str) or len(token) > 2000:
+        return None
+    try:
+        data = signing.loads(token, salt=VERIFY_SALT, max_age=VERIFY_MAX_AGE_S)
+        person_id, email, next_url = int(data["p"]), str(data["e"]), str(data.get("n", ""))
+    except (signing.BadSignature, KeyError, TypeError, ValueError):
+        return None
+    key = PERSON.key(person_id=person_id)
+    if client.hget(key, "email") != email:
+        return None
+    pipe = client.pipeline(transaction=False)
+    pipe.hset(key, "email_verified", "1")
+    pipe.hset(PERSON_BY_EMAIL.key(), email, str(person_id))
+    pipe.execute()
+    return Verified(person_id, next_url)
+
+
+# --- password reset ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResetSubject:
+    """What Django's token generator reads of a user, for one person."""
+
+    pk: int
+    password: str
+    last_login: None
+    login_ms: str
+    email: str
+
+    @classmethod
+    def get_email_field_name(cls) -> str:
+        return "email"
+
+
+class ResetTokens(PasswordResetTokenGenerator):
+    """Django's generator; the last login is kept in epoch ms, not as a datetime."""
+
+    key_salt = "strongroom.accounts.password-reset"
+
+    def _make_hash_value(self, user: ResetSubject, timestamp: int) -> str:  # type: ignore[override]
+        return f"{user.pk}{user.password}{user.login_ms}{timestamp}{user.email}"
+
+
+reset_tokens = ResetTokens()
+
+
+def reset_subject(*, client: redis.Redis, person_id: int) -> ResetSubject | None:
+    """The person as the token generator sees them, or None."""
+    password, last, email = text_values(
+        client.hmget(PERSON.key(person_id=person_id), "password", "last_login", "email")
+    )
+    if password is None:
+        return None
+    return ResetSubject(person_id, password, None, last or "", email or "")
+
+
+def reset_token_make(*, client: redis.Redis, person_id: int) -> str:
+    subject = reset_subject(client=client, person_id=person_id)
+    if subject is None:
+        raise LookupError(person_id)
+    return reset_tokens.make_token(subject)  # type: ignore[arg-type]
+
+
+def reset_token_check(*, client: redis.Redis, person_id: int, token: str) -> bool:
+    """Whether `token` is a live reset token of this person (unused and unexpired)."""
+    if not isinstance(token, str) or len(token) > 100:
+        return False
+    subject = reset_subject(client=client, person_id=person_id)
+    return subject is not None and reset_tokens.check_token(subject, token)  # type: ignore[arg-type]
+
+
+def password_reset_request(*, client: redis.Redis, login: str) -> None:
+    """Queue a reset mail for the person with this username or verified address (if any);
+    the caller says the same whatever happened, so nobody learns who has an account."""
+    text = login.strip()
+    if not text or len(text) > EMAIL_MAX_LENGTH:
+        return
+    person_id = None
+    if "@" in text:
+        person_id = person_id_by_email(client=client, email=text)
+    if person_id is None:
+        person = person_find(client=client, username=text)
+        person_id = person.id if person is not None else None
+    if person_id is not None:
+        # At most one reset mail per person per ten minutes, however often someone asks.
+        bucket = f"at-{int(time.time()) // 600}"
+        mail_queue(client, kind="reset", args=(person_id, bucket))

@@ -1,0 +1,95 @@
+"""iCalendar files for buyers: one booking ("Add to calendar") and a buyer's subscription feed.
+
+Times are written in the site's time zone (TZID plus its VTIMEZONE), so a calendar shows the
+hours the treasure is in the safe wherever the reader is. Class A is an all-day event per
+booked day; B and C run over their hours. A cancelled booking stays in the feed as CANCELLED,
+so subscribed calendars remove it rather than keeping a stale entry.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+
+from django.utils import translation
+from django.utils.translation import gettext
+from icalendar import Calendar, Event
+
+from booking.records import Booking
+from booking.rules import site_zone
+
+PRODID = "-//Strongroom//bookings//EN"
+
+
+def _calendar(name: str) -> Calendar:
+    calendar = Calendar()
+    calendar.add("prodid", PRODID)
+    calendar.add("version", "2.0")
+    calendar.add("calscale", "GREGORIAN")
+    calendar.add("x-wr-calname", name)
+    calendar.add("x-wr-timezone", str(site_zone()))
+    return calendar
+
+
+def _events(booking: Booking, *, host: str, url: str) -> list[Event]:
+    zone = site_zone()
+    stamp = booking.created_at.astimezone(dt.UTC).replace(microsecond=0)
+    reference = booking.reference
+    where = gettext("Strongroom, room %(room)s") % {"room": booking.room_label}
+    what = gettext("Treasure class %(cls)s, room %(room)s") % {
+        "cls": booking.cls,
+        "room": booking.room_label,
+    }
+    if booking.boxes:
+        what += " · " + gettext("boxes %(boxes)s") % {
+            "boxes": ", ".join(str(b) for b in booking.boxes)
+        }
+    events = []
+    for date in booking.dates:
+        event = Event()
+        event.add("uid", f"{booking.id}-{date.isoformat()}@{host}")
+        event.add("dtstamp", stamp)
+        if booking.hours is None:
+            event.add("dtstart", date)
+            event.add("dtend", date + dt.timedelta(days=1))
+        else:
+            midnight = dt.datetime.combine(date, dt.time(), tzinfo=zone)
+            event.add("dtstart", midnight + dt.timedelta(hours=booking.hours[0]))
+            event.add("dtend", midnight + dt.timedelta(hours=booking.hours[1]))
+        event.add("summary", what)
+        event.add("location", where)
+        event.add(
+            "description",
+            gettext("Booking %(reference)s. Open the safe with your pickup code; details: %(url)s")
+            % {"reference": reference, "url": url},
+        )
+        event.add("url", url)
+        event.add("status", "CANCELLED" if booking.status == "cancelled" else "CONFIRMED")
+        event.add("sequence", 1 if booking.status == "cancelled" else 0)
+        events.append(event)
+    return events
+
+
+def booking_ics(booking: Booking, *, host: str, url: str, language: str = "en") -> bytes:
+    """One booking as an .ics file (an event per booked day)."""
+    with translation.override(language):
+        calendar = _calendar(
+            gettext("Strongroom booking %(reference)s") % {"reference": booking.reference}
+        )
+        for event in _events(booking, host=host, url=url):
+            calendar.add_component(event)
+    calendar.add_missing_timezones()
+    return calendar.to_ical()
+
+
+def bookings_feed(
+    bookings: Iterable[tuple[Booking, str]], *, host: str, name: str, language: str = "en"
+) -> bytes:
+    """A buyer's bookings (each with its page URL) as one subscribable calendar."""
+    with translation.override(language):
+        calendar = _calendar(name)
+        for booking, url in bookings:
+            for event in _events(booking, host=host, url=url):
+                calendar.add_component(event)
+    calendar.add_missing_timezones()
+    return calendar.to_ical()

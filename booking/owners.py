@@ -1,0 +1,119 @@
+"""A buyer's bookings seen from their account: the upcoming ones, and forgetting the buyer
+when they delete their account (each room in one atomic call)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+
+import redis
+from django.conf import settings
+
+from accounts.extensions import account_part, person_forgetter
+from booking.calls import OWNER_FORGET
+from booking.keys import RoomKeys, person_index
+from booking.records import Booking, bookings_of
+from booking.rules import booking_id_room, format_room, hold_new_id, site_today
+from booking.waits import first_bookable_day, waits_of
+from strongroom import keyspace as ks
+from strongroom.clock import to_ms
+from strongroom.store import durable_fcall, text_list, text_values
+
+UPCOMING_SCAN = 200
+
+
+def bookings_upcoming(
+    *, client: redis.Redis, owner_id: str, now: dt.datetime | None = None
+) -> list[Booking]:
+    """Confirmed bookings whose last day is today or later, soonest first (two round trips)."""
+    today = site_today(now)
+    found = bookings_of(client=client, owner_id=owner_id, limit=UPCOMING_SCAN)
+    upcoming = [b for b in found if b.status == "confirmed" and b.dates[-1] >= today]
+    return sorted(upcoming, key=lambda b: (b.dates[0], b.hours or (0, 0), b.room))
+
+
+def owner_forget(*, client: redis.Redis, owner_id: str, now: dt.datetime | None = None) -> int:
+    """Cancel the owner's bookings not collected at all (freeing their slots), keep every record
+    for staff with owner '0', drop their waits, tell waiters of what freed: one durable call per
+    room. Returns the number of bookings cancelled."""
+    ids = text_list(client.zrange(person_index(owner_id), 0, -1))
+    by_room: dict[int, list[str]] = defaultdict(list)
+    for booking_id in ids:
+        room = booking_id_room(booking_id)
+        if room is not None:
+            by_room[room].append(booking_id)
+    waits_index = ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner_id)
+    for entry in text_list(client.zrange(waits_index, 0, -1)):
+        room_text = entry.split("|", 1)[0]
+        if room_text.isdigit():
+            by_room.setdefault(int(room_text), [])
+    at = to_ms(now or dt.datetime.now(tz=dt.UTC))
+    cancelled = 0
+    for room, booking_ids in sorted(by_room.items()):
+        cancelled += _room_forget(client, room, owner_id, booking_ids, at, now)
+    pipe = client.pipeline(transaction=False)
+    pipe.delete(person_index(owner_id))
+    pipe.delete(waits_index)
+    pipe.execute()
+    return cancelled
+
+
+def _room_forget(
+    client: redis.Redis,
+    room: int,
+    owner_id: str,
+    booking_ids: list[str],
+    at: int,
+    now: dt.datetime | None,
+) -> int:
+    keys = RoomKeys(room)
+    records = [keys.record(i) for i in booking_ids]
+    for _attempt in range(5):
+        pipe = client.pipeline(transaction=False)
+        for record in records:
+            pipe.hget(record, "inv")
+        inventories = [value or keys.registry for value in text_values(pipe.execute())]
+        call = OWNER_FORGET.call(
+            keys={
+                "registry": keys.registry,
+                "audit": keys.audit,
+                "stats": keys.stats,
+                "waits": keys.waits,
+                "wait_notices": keys.wait_notices,
+                "holds": keys.holds,
+                "hold_days": keys.hold_days,
+                "outbox": keys.outbox,
+            },
+            args={
+                "owner": owner_id,
+                "now_ms": at,
+                "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
+                "n": len(records),
+                "room": format_room(room),
+                "first_day": first_bookable_day(now),
+                "priority_hold_id": hold_new_id(room=room),
+                "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
+            },
+            more_keys=[*records, *inventories],
+        )
+        reply = durable_fcall(client, OWNER_FORGET.name, *call)
+        if reply[0] == "ok":
+            return int(reply[1])
+        if reply[0] != "stale":
+            raise RuntimeError(f"booking_owner_forget refused: {reply}")
+    raise RuntimeError("the room kept changing while the owner was forgotten")
+
+
+@account_part
+def _upcoming_on_the_account_page(*, client: redis.Redis, person_id: int) -> dict[str, object]:
+    """The upcoming bookings and the waiting list's notices (one pipeline each)."""
+    return {
+        "upcoming": bookings_upcoming(client=client, owner_id=str(person_id)),
+        "waits": waits_of(client=client, owner_id=str(person_id)),
+        "now": dt.datetime.now(tz=dt.UTC),
+    }
+
+
+@person_forgetter
+def _forget_on_account_deletion(*, client: redis.Redis, person_id: int) -> None:
+    owner_forget(client=client, owner_id=str(person_id))

@@ -1,0 +1,255 @@
+"""The durable outbox: mail waits in the store until it is sent.
+
+Whoever causes a message writes one small entry (`<kind>|<arg>|...`) into an outbox sorted set,
+scored by when it is due: account mail into `{mail}:outbox`, booking mail into the room's own
+outbox, written by the claim and cancel functions in the same atomic (and durable) call as the
+booking itself. Nothing is rendered or sent during the request.
+
+`outbox_send` (a background thread in every web process, every few seconds, one process at a
+time under a lease; or `manage.py sendmail`) reads every outbox in one pipeline, renders each
+due entry in its reader's language with the renderer registered for its kind, sends them through
+Django's email framework, and removes an entry only once it is sent. A message that fails is kept
+and retried after 1, 2, 4 ... minutes (at most an hour apart); staff see the queue with attempts
+and the last error. A renderer returning None (no verified address, booking gone) drops the entry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import redis
+from django.conf import settings
+from django.core.mail import EmailMessage, get_connection
+
+from strongroom import keyspace as ks
+from strongroom.store import text_values
+
+logger = logging.getLogger(__name__)
+
+Renderer = Callable[[redis.Redis, list[str]], EmailMessage | None]
+_RENDERERS: dict[str, Renderer] = {}
+
+BATCH = 100
+LEASE_MS = 120_000
+FIRST_RETRY_MS = 60_000
+LAST_RETRY_MS = 3_600_000
+SENDER_PERIOD_S = 5.0
+_ERROR_LIMIT = 300
+
+
+def renderer(kind: str) -> Callable[[Renderer], Renderer]:
+    """Register the function that turns a `kind` entry's arguments into a message."""
+
+    def register(function: Renderer) -> Renderer:
+        _RENDERERS[kind] = function
+        return function
+
+    return register
+
+
+def entry(kind: str, *args: object) -> str:
+    """An outbox member: kind and arguments joined by `|` (arguments never contain it)."""
+    parts = [kind, *(str(a) for a in args)]
+    if any("|" in part for part in parts):
+        raise ValueError("an outbox argument contains |")
+    return "|".join(parts)
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def mail_queue(
+    client: redis.Redis | redis.client.Pipeline, *, kind: str, args: tuple[object, ...]
+) -> None:
+    """Queue one account message (`{mail}:outbox`); the caller may pass a pipeline."""
+    client.zadd(ks.MAIL_OUTBOX.key(), {entry(kind, *args): now_ms()}, nx=True)
+    sender_wake()
+
+
+def mailboxes() -> list[str]:
+    """Every outbox: the accounts' one, then each room's."""
+    rooms = [
+        ks.BOOKING_OUTBOX.key(room=f"{n:03d}") for n in range(1, settings.STRONGROOM_ROOM_COUNT + 1)
+    ]
+    return [ks.MAIL_OUTBOX.key(), *rooms]
+
+
+@dataclass(frozen=True)
+class Pending:
+    """One queued message as staff see it."""
+
+    mailbox: str
+    member: str
+    due_ms: int
+    attempts: int = 0
+    last_error: str = ""
+    first_failure_ms: int = 0
+
+    @property
+    def kind(self) -> str:
+        return self.member.split("|", 1)[0]
+
+    @property
+    def tries_field(self) -> str:
+        return f"{self.mailbox} {self.member}"
+
+
+def _tries(value: str | None) -> tuple[int, int, str]:
+    if not value:
+        return 0, 0, ""
+    attempts, first, error = ([*value.split("|", 2), "", ""])[:3]
+    return int(attempts or 0), int(first or 0), error
+
+
+def outbox_pending(
+    *, client: redis.Redis, due_before_ms: float | None = None, limit: int = BATCH
+) -> list[Pending]:
+    """Queued messages (due ones only when `due_before_ms` is given), oldest due first; two
+    round trips (every outbox in one pipeline, then the attempts of what was found)."""
+    top: float | str = "+inf" if due_before_ms is None else due_before_ms
+    boxes = mailboxes()
+    pipe = client.pipeline(transaction=False)
+    for box in boxes:
+        pipe.zrangebyscore(box, "-inf", top, start=0, num=limit, withscores=True)
+    found = [
+        Pending(box, member, int(score))
+        for box, reply in zip(boxes, pipe.execute(), strict=True)
+        for member, score in reply
+    ]
+    found.sort(key=lambda p: p.due_ms)
+    found = found[:limit]
+    if not found:
+        return []
+    tries = text_values(client.hmget(ks.MAIL_TRIES.key(), [p.tries_field for p in found]))
+    out = []
+    for pending, value in zip(found, tries, strict=True):
+        attempts, first, error = _tries(value)
+        out.append(Pending(pending.mailbox, pending.member, pending.due_ms, attempts, error, first))
+    return out
+
+
+@dataclass(frozen=True)
+class SendReport:
+    sent: int = 0
+    failed: int = 0
+    dropped: int = 0
+
+
+def _render(client: redis.Redis, member: str) -> EmailMessage | None:
+    kind, *args = member.split("|")
+    function = _RENDERERS.get(kind)
+    if function is None:
+        raise LookupError(f"no renderer for outbox kind {kind!r}")
+    return function(client, args)
+
+
+def _retry_at(attempts: int, at: int) -> int:
+    return at + min(LAST_RETRY_MS, FIRST_RETRY_MS * 2 ** max(0, attempts - 1))
+
+
+def outbox_send(*, client: redis.Redis, at_ms: int | None = None) -> SendReport:
+    """Send every due message (up to BATCH); keep and reschedule the ones that fail."""
+    at = now_ms() if at_ms is None else at_ms
+    due = outbox_pending(client=client, due_before_ms=at)
+    if not due:
+        return SendReport()
+    sent = failed = dropped = 0
+    connection = get_connection(fail_silently=False)
+    done = client.pipeline(transaction=False)
+    # A slow mail server must not outlive the lease (another process would send the same
+    # messages): stop at half of it; what is left stays due for the next pass.
+    stop_at = time.monotonic() + LEASE_MS / 2000
+    try:
+        for pending in due:
+            if time.monotonic() > stop_at:
+                break
+            try:
+                message = _render(client, pending.member)
+                if message is not None:
+                    message.connection = connection
+                    message.send()
+            except Exception as exc:
+                failed += 1
+                attempts, first = pending.attempts + 1, pending.first_failure_ms
+                detail = f"{type(exc).__name__}: {exc}"[:_ERROR_LIMIT].replace("\n", " ")
+                logger.warning(
+                    "mail %s not sent (attempt %d): %s", pending.member, attempts, detail
+                )
+                done.zadd(pending.mailbox, {pending.member: _retry_at(attempts, at)}, xx=True)
+                done.hset(
+                    ks.MAIL_TRIES.key(), pending.tries_field, f"{attempts}|{first or at}|{detail}"
+                )
+                continue
+            if message is None:
+                dropped += 1
+            else:
+                sent += 1
+            done.zrem(pending.mailbox, pending.member)
+            if pending.attempts:
+                done.hdel(ks.MAIL_TRIES.key(), pending.tries_field)
+    finally:
+        done.execute()
+        with contextlib.suppress(Exception):  # a broken connection is already reported
+            connection.close()
+    return SendReport(sent, failed, dropped)
+
+
+# --- the sender in every web process ---------------------------------------------------------
+
+_wake = threading.Event()
+_thread: threading.Thread | None = None
+_thread_lock = threading.Lock()
+_hooks: list[Callable[[redis.Redis], None]] = []
+
+
+def sender_hook(function: Callable[[redis.Redis], None]) -> Callable[[redis.Redis], None]:
+    """Also run `function(client)` on every pass of the sender (e.g. the waiting-list sweep)."""
+    _hooks.append(function)
+    return function
+
+
+def sender_wake() -> None:
+    """Ask this process's sender to look now (no store round trip)."""
+    _wake.set()
+
+
+def sender_pass(*, client: redis.Redis) -> SendReport | None:
+    """One pass under the lease: None when another process holds it."""
+    token = secrets.token_hex(8)
+    if not client.set(ks.MAIL_LEASE.key(), token, nx=True, px=LEASE_MS):
+        return None
+    try:
+        for hook in _hooks:
+            hook(client)
+        return outbox_send(client=client)
+    finally:
+        if client.get(ks.MAIL_LEASE.key()) == token:
+            client.delete(ks.MAIL_LEASE.key())
+
+
+def _sender_loop() -> None:
+    from strongroom.store import get_store
+
+    while True:
+        _wake.wait(SENDER_PERIOD_S)
+        _wake.clear()
+        try:
+            sender_pass(client=get_store())
+        except Exception:
+            logger.warning("the mail sender's pass failed; next in a few seconds", exc_info=True)
+
+
+def sender_start() -> None:
+    """Start this process's sender thread once (STRONGROOM_MAIL_SENDER)."""
+    global _thread
+    with _thread_lock:
+        if _thread is None or not _thread.is_alive():
+            _thread = threading.Thread(target=_sender_loop, name="mail-sender", daemon=True)
+            _thread.start()

@@ -1,0 +1,317 @@
+"""Mail that reaches the buyer: the outbox, the file backend, cancellations, password reset."""
+
+from __future__ import annotations
+
+import email
+import email.header
+import re
+import time
+from collections.abc import Callable
+from email.message import Message
+from pathlib import Path
+
+import pytest
+import redis
+import time_machine
+from django.core.mail.backends.base import BaseEmailBackend
+from django.test import Client
+
+from accounts import emails, services
+from booking.claims import booking_cancel, booking_claim
+from booking.parser import slot_request_parse
+from booking.records import Booking
+from booking.rules import booking_new_id
+from strongroom import keyspace as ks
+from strongroom.outbox import outbox_pending, outbox_send
+from tests.booking_support import day
+from tests.conftest import Someone
+
+
+@pytest.fixture
+def mail_dir(settings: object, tmp_path: Path) -> Path:
+    directory = tmp_path / "mail"
+    settings.STRONGROOM_MAIL_DIR = directory  # type: ignore[attr-defined]
+    settings.EMAIL_BACKEND = "strongroom.mail.FilePerMessageBackend"  # type: ignore[attr-defined]
+    return directory
+
+
+def with_address(r: redis.Redis, someone: Someone, address: str, language: str = "en") -> None:
+    """Give a person a verified address and a language, the way the site does it."""
+    services.language_set(client=r, person_id=someone.id, language=language)
+    emails.email_set(client=r, person_id=someone.id, email=address)
+    token = emails.verify_token_make(person_id=someone.id, email=address)
+    assert emails.email_verify(client=r, token=token) is not None
+    r.delete(ks.MAIL_OUTBOX.key())  # the verification mail is not what these tests read
+
+
+def messages_in(directory: Path) -> list[Message]:
+    return [email.message_from_bytes(p.read_bytes()) for p in sorted(directory.glob("*.eml"))]
+
+
+def body_of(message: Message) -> str:
+    for part in message.walk():
+        if part.get_content_type() == "text/plain":
+            payload = part.get_payload(decode=True)
+            assert isinstance(payload, bytes)
+            return payload.decode(part.get_content_charset() or "utf-8")
+    raise AssertionError("no text part")
+
+
+def subject_of(message: Message) -> str:
+    return str(email.header.make_header(email.header.decode_header(message["Subject"])))
+
+
+def book(
+    r: redis.Redis, someone: Someone, *, cls: str = "A", room: int = 7, **extra: int
+) -> Booking:
+    req = slot_request_parse(cls=cls, room=room, dates=[day(5)], **extra)  # type: ignore[arg-type]
+    result = booking_claim(
+        client=r, owner_id=str(someone.id), request=req, booking_id=booking_new_id(room=room)
+    )
+    assert result.ok and result.booking is not None
+    return result.booking
+
+
+def test_staff_cancellation_mails_the_reason_in_the_buyers_language_and_shows_it(
+    r: redis.Redis,
+    buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+    mail_dir: Path,
+) -> None:
+    with_address(r, buyer, "anna@example.test", language="zh-hans")
+    booking = book(r, buyer)
+    outbox_send(client=r)  # the receipt
+    answer = client_for(staff).post(
+        f"/staff/bookings/{booking.id}/cancel/", {"reason": "Room 251 safe under repair"}
+    )
+    assert answer.status_code == 302
+    report = outbox_send(client=r)
+    assert report.sent == 1 and report.failed == 0
+    cancelled = [m for m in messages_in(mail_dir) if booking.reference in subject_of(m)]
+    assert len(cancelled) == 2  # the receipt, then the cancellation
+    last = cancelled[-1]
+    assert last["To"] == "anna@example.test"
+    assert subject_of(last).startswith("已取消")
+    text = body_of(last)
+    assert "工作人员" in text and "Room 251 safe under repair" in text
+    page = client_for(buyer).get("/book/mine/").content.decode()
+    assert "Room 251 safe under repair" in page
+    assert booking.reference in page
+
+
+def test_the_receipt_carries_the_pickup_code_and_a_calendar_file(
+    r: redis.Redis, buyer: Someone, mail_dir: Path
+) -> None:
+    with_address(r, buyer, "anna@example.test")
+    booking = book(r, buyer, cls="B", hour_start=8, hour_end=12)
+    assert outbox_send(client=r).sent == 1
+    (message,) = messages_in(mail_dir)
+    text = body_of(message)
+    code = booking.pickup_code()
+    assert f"{code[:5]}-{code[5:]}" in text and booking.reference in text
+    calendars = [p for p in message.walk() if p.get_content_type() == "text/calendar"]
+    assert len(calendars) == 1
+
+
+def test_a_buyer_without_a_verified_address_gets_no_mail_and_the_entry_goes(
+    r: redis.Redis, buyer: Someone, mail_dir: Path
+) -> None:
+    book(r, buyer)
+    report = outbox_send(client=r)
+    assert (report.sent, report.dropped) == (0, 1)
+    assert not outbox_pending(client=r)
+    assert not mail_dir.exists() or not list(mail_dir.iterdir())
+
+
+class BrokenBackend(BaseEmailBackend):
+    def send_messages(self, email_messages: object) -> int:
+        raise ConnectionRefusedError("the mail server is away")
+
+
+def test_a_message_that_cannot_be_sent_is_kept_and_retried_later(
+    r: redis.Redis, buyer: Someone, settings: object, mail_dir: Path
+) -> None:
+    with_address(r, buyer, "anna@example.test")
+    book(r, buyer)
+    settings.EMAIL_BACKEND = f"{__name__}.BrokenBackend"  # type: ignore[attr-defined]
+    at = int(time.time() * 1000) + 1_000
+    assert outbox_send(client=r, at_ms=at).failed == 1
+    (pending,) = outbox_pending(client=r)
+    assert pending.attempts == 1 and "mail server is away" in pending.last_error
+    assert pending.due_ms == at + 60_000  # a minute later
+    assert outbox_send(client=r, at_ms=at + 1_000).failed == 0  # not due yet: not tried
+    assert outbox_send(client=r, at_ms=at + 60_000).failed == 1
+    (pending,) = outbox_pending(client=r)
+    assert pending.attempts == 2 and pending.due_ms == at + 60_000 + 120_000
+    settings.EMAIL_BACKEND = "strongroom.mail.FilePerMessageBackend"  # type: ignore[attr-defined]
+    assert outbox_send(client=r, at_ms=at + 180_000).sent == 1
+    assert not outbox_pending(client=r)
+    assert r.hlen(ks.MAIL_TRIES.key()) == 0
+    assert len(messages_in(mail_dir)) == 1
+
+
+def test_a_booking_post_takes_no_extra_round_trip_for_its_mail(
+    r: redis.Redis, buyer: Someone
+) -> None:
+    """The receipt is written by the claim function itself: it is there when the claim returns."""
+    booking = book(r, buyer)
+    assert r.zscore(ks.BOOKING_OUTBOX.key(room="007"), f"confirm|{booking.id}") is not None
+
+
+def test_a_buyer_cancellation_mails_the_buyer_without_a_staff_reason(
+    r: redis.Redis, buyer: Someone, mail_dir: Path
+) -> None:
+    with_address(r, buyer, "anna@example.test")
+    booking = book(r, buyer)
+    done = booking_cancel(
+        client=r, booking_id=booking.id, actor_id=str(buyer.id), actor_is_staff=False
+    )
+    assert done.ok
+    outbox_send(client=r)
+    texts = [body_of(m) for m in messages_in(mail_dir)]
+    assert any("You cancelled your booking" in t for t in texts)
+
+
+def reset_link(directory: Path) -> str:
+    (message,) = [m for m in messages_in(directory) if "password" in subject_of(m).lower()]
+    match = re.search(r"https?://[^/\s]+(/accounts/password/reset/\S+)", body_of(message))
+    assert match
+    return match.group(1)
+
+
+def test_password_reset_works_once_and_not_twice(
+    r: redis.Redis, buyer: Someone, mail_dir: Path
+) -> None:
+    with_address(r, buyer, "anna@example.test")
+    browser = Client()
+    answer = browser.post("/accounts/password/forgot/", {"login": "ANNA@example.test"})
+    assert answer.status_code == 200
+    outbox_send(client=r)
+    link = reset_link(mail_dir)
+    assert browser.get(link).status_code == 200
+    new = {"new_password1": "a-fresh-Secret-42", "new_password2": "a-fresh-Secret-42"}
+    assert browser.post(link, new).status_code == 302
+    login = services.login_attempt(
+        client=r, username=buyer.username, password="a-fresh-Secret-42", client_id="t"
+    )
+    assert login.person is not None
+    again = Client()
+    assert again.get(link).status_code == 400
+    other = {"new_password1": "another-Secret-43", "new_password2": "another-Secret-43"}
+    assert again.post(link, other).status_code == 400
+    still = services.login_attempt(
+        client=r, username=buyer.username, password="a-fresh-Secret-42", client_id="t"
+    )
+    assert still.person is not None
+
+
+def test_a_reset_link_expires(r: redis.Redis, buyer: Someone, mail_dir: Path) -> None:
+    with_address(r, buyer, "anna@example.test")
+    Client().post("/accounts/password/forgot/", {"login": buyer.username})
+    outbox_send(client=r)
+    link = reset_link(mail_dir)
+    assert Client().get(link).status_code == 200
+    # A timestamp, not a datetime: Django's generator reads the naive local clock.
+    with time_machine.travel(time.time() + 61 * 60, tick=False):
+        assert Client().get(link).status_code == 400
+
+
+def test_forgot_password_says_the_same_for_unknown_people_and_sends_nothing(
+    r: redis.Redis, mail_dir: Path
+) -> None:
+    answer = Client().post("/accounts/password/forgot/", {"login": "nobody@example.test"})
+    assert answer.status_code == 200
+    assert outbox_send(client=r).sent == 0
+
+
+def test_email_verification_keeps_the_way_back(
+    r: redis.Redis, mail_dir: Path, settings: object
+) -> None:
+    settings.AUTH_PASSWORD_VALIDATORS = []  # type: ignore[attr-defined]
+    browser = Client()
+    back = "/book/?cls=A&room=7&date=2026-12-05"
+    answer = browser.post(
+        "/accounts/signup/",
+        {
+            "username": "newcomer",
+            "email": "New@Example.test",
+            "password1": "long-enough-pass-1",
+            "password2": "long-enough-pass-1",
+            "next": back,
+        },
+    )
+    assert answer.status_code == 302 and answer["Location"] == back
+    outbox_send(client=r)
+    (message,) = messages_in(mail_dir)
+    assert message["To"] == "new@example.test"
+    match = re.search(r"https?://[^/\s]+(/accounts/verify/\S+)", body_of(message))
+    assert match
+    verified = Client().get(match.group(1))
+    assert verified.status_code == 302 and verified["Location"] == back
+    person_id = r.hget(ks.PERSON_BY_EMAIL.key(), "new@example.test")
+    assert person_id is not None
+    assert r.hget(ks.PERSON.key(person_id=person_id), "email_verified") == "1"
+
+
+def test_staff_see_the_mail_queue_with_attempts_and_errors(
+    r: redis.Redis,
+    buyer: Someone,
+    staff: Someone,
+    settings: object,
+    client_for: Callable[[Someone], Client],
+    mail_dir: Path,
+) -> None:
+    with_address(r, buyer, "anna@example.test")
+    booking = book(r, buyer)
+    settings.EMAIL_BACKEND = f"{__name__}.BrokenBackend"  # type: ignore[attr-defined]
+    outbox_send(client=r)
+    page = client_for(staff).get("/staff/mail/").content.decode()
+    assert f"{booking.id}" in page and "mail server is away" in page and "room 007" in page
+    assert client_for(buyer).get("/staff/mail/").status_code == 403
+
+
+def test_the_served_site_sends_queued_mail_by_itself(
+    r: redis.Redis, buyer: Someone, tmp_path: Path
+) -> None:
+    """gunicorn workers run the sender thread: a queued message becomes a file, unprompted."""
+    from django.conf import settings as django_settings
+
+    from strongroom.outbox import mail_queue
+    from tests.conftest import serve_site, site_env
+
+    with_address(r, buyer, "anna@example.test")
+    data_dir = tmp_path / "site"
+    env = site_env(str(django_settings.REDIS_URL), data_dir, STRONGROOM_MAIL_SENDER="1")
+    process, _base = serve_site(env, workers=1)
+    try:
+        mail_queue(r, kind="reset", args=(buyer.id, "served"))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not list((data_dir / "mail").glob("*.eml")):
+            time.sleep(0.2)
+        (message,) = messages_in(data_dir / "mail")
+        assert message["To"] == "anna@example.test"
+        assert not outbox_pending(client=r)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_resending_the_confirmation_link_queues_one_message_per_ten_minutes(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    browser = client_for(buyer)
+    browser.post("/accounts/me/email/", {"email": "anna@example.test", "language": "en"})
+    for _ in range(5):
+        assert browser.post("/accounts/me/email/again/").status_code == 302
+    kinds = [p.kind for p in outbox_pending(client=r)]
+    assert kinds == ["verify", "verify"]  # the first link and one resend
+
+
+def test_asking_for_a_reset_again_and_again_sends_one_mail(
+    r: redis.Redis, buyer: Someone, mail_dir: Path
+) -> None:
+    with_address(r, buyer, "anna@example.test")
+    for _ in range(5):
+        Client().post("/accounts/password/forgot/", {"login": buyer.username})
+    assert outbox_send(client=r).sent == 1

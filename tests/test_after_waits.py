@@ -1,0 +1,217 @@
+"""The waiting list: waiters are told in order when a slot frees; the first gets a hold."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+
+import pytest
+import redis
+from django.test import Client
+
+from booking.claims import booking_cancel, booking_claim, booking_hold
+from booking.parser import slot_request_parse
+from booking.records import hold_get
+from booking.rules import booking_new_id, hold_new_id
+from booking.waits import Wait, wait_join, waits_of, waits_sweep
+from strongroom import keyspace as ks
+from strongroom.store import text_list
+from tests.booking_support import day
+from tests.conftest import Someone, person_make
+
+
+def a_day(room: int = 7, n: int = 5):
+    return slot_request_parse(cls="A", room=room, dates=[day(n)])
+
+
+def test_a_waiting_buyer_gets_the_priority_hold_and_the_second_waiter_does_not(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone
+) -> None:
+    third = person_make(r, "third_waiter")
+    made = booking_claim(
+        client=r, owner_id=str(buyer.id), request=a_day(), booking_id=booking_new_id(room=7)
+    )
+    assert made.ok and made.booking is not None
+    wait = Wait(7, "A", day(5))
+    assert wait_join(client=r, owner_id=str(second_buyer.id), wait=wait) == "ok"
+    assert wait_join(client=r, owner_id=str(third.id), wait=wait) == "ok"
+
+    done = booking_cancel(
+        client=r, booking_id=made.booking.id, actor_id=str(buyer.id), actor_is_staff=False
+    )
+    assert done.ok
+
+    (first,) = waits_of(client=r, owner_id=str(second_buyer.id))
+    (second,) = waits_of(client=r, owner_id=str(third.id))
+    assert first.told and first.mine and first.priority_until is not None
+    assert second.told and not second.mine and second.priority_until == first.priority_until
+    held = hold_get(client=r, hold_id=first.hold_id)
+    assert held is not None and held.owner_id == str(second_buyer.id)
+    # The third buyer cannot take it during the priority hold; the first waiter can.
+    blocked = booking_claim(
+        client=r, owner_id=str(third.id), request=a_day(), booking_id=booking_new_id(room=7)
+    )
+    assert not blocked.ok
+    taken = booking_claim(
+        client=r,
+        owner_id=str(second_buyer.id),
+        request=a_day(),
+        booking_id=booking_new_id(room=7),
+        hold_id=first.hold_id,
+    )
+    assert taken.ok
+    outbox = text_list(r.zrange(ks.BOOKING_OUTBOX.key(room="007"), 0, -1))
+    freed = [m for m in outbox if m.startswith("freed|")]
+    assert len(freed) == 2 and freed[0].startswith(f"freed|007|{second_buyer.id}|")
+
+
+def test_a_wait_for_a_free_slot_is_refused_and_nothing_is_written(
+    r: redis.Redis, buyer: Someone
+) -> None:
+    assert wait_join(client=r, owner_id=str(buyer.id), wait=Wait(7, "A", day(5))) == "free"
+    assert not r.exists(ks.BOOKING_WAITS.key(room="007"))
+    assert not r.exists(ks.BOOKING_WAITS_BY_PERSON.key(owner_id=str(buyer.id)))
+
+
+def test_waits_are_bounded_per_buyer(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone, settings: object
+) -> None:
+    settings.STRONGROOM_WAITS_PER_BUYER = 2  # type: ignore[attr-defined]
+    for n in (5, 6, 7):
+        made = booking_claim(
+            client=r,
+            owner_id=str(buyer.id),
+            request=a_day(n=n),
+            booking_id=booking_new_id(room=7),
+        )
+        assert made.ok
+    owner = str(second_buyer.id)
+    assert wait_join(client=r, owner_id=owner, wait=Wait(7, "A", day(5))) == "ok"
+    assert wait_join(client=r, owner_id=owner, wait=Wait(7, "A", day(6))) == "ok"
+    assert wait_join(client=r, owner_id=owner, wait=Wait(7, "A", day(7))) == "limit"
+    assert wait_join(client=r, owner_id=owner, wait=Wait(7, "A", day(5))) == "ok"  # again
+
+
+def test_an_expired_hold_tells_the_waiters_at_the_next_sweep(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone
+) -> None:
+    start = dt.datetime.now(tz=dt.UTC)
+    req = slot_request_parse(cls="B", room=9, dates=[day(8)], hour_start=8, hour_end=12)
+    held = booking_hold(
+        client=r, owner_id=str(buyer.id), request=req, hold_id=hold_new_id(room=9), now=start
+    )
+    assert held.ok
+    wait = Wait(9, "B", day(8), (9, 10))
+    assert wait_join(client=r, owner_id=str(second_buyer.id), wait=wait, now=start) == "ok"
+    assert waits_sweep(client=r, now=start) == 0
+    later = start + dt.timedelta(minutes=11)
+    assert waits_sweep(client=r, now=later) == 1
+    (told,) = waits_of(client=r, owner_id=str(second_buyer.id), now=later)
+    assert told.told and told.mine
+
+
+def test_waits_of_past_days_are_cleared_at_the_days_end(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone
+) -> None:
+    booking_claim(
+        client=r, owner_id=str(buyer.id), request=a_day(), booking_id=booking_new_id(room=7)
+    )
+    assert wait_join(client=r, owner_id=str(second_buyer.id), wait=Wait(7, "A", day(5))) == "ok"
+    after = dt.datetime(2026, 12, 5, 1, 0, tzinfo=dt.UTC)  # Dec 5, 09:00 in Shanghai
+    waits_sweep(client=r, now=after)
+    assert not r.exists(ks.BOOKING_WAITS.key(room="007"))
+    assert waits_of(client=r, owner_id=str(second_buyer.id), now=after) == []
+
+
+def test_the_wait_pages_join_show_and_leave(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    booking_claim(
+        client=r, owner_id=str(buyer.id), request=a_day(), booking_id=booking_new_id(room=7)
+    )
+    browser = client_for(second_buyer)
+    form = browser.get("/book/wait/?cls=A&room=7&date=2026-12-05")
+    assert form.status_code == 200
+    joined = browser.post("/book/wait/", {"cls": "A", "room": "7", "date": "2026-12-05"})
+    assert joined.status_code == 302
+    page = browser.get("/book/mine/").content.decode()
+    assert 'id="waits"' in page
+    assert 'id="waits"' in browser.get("/accounts/me/").content.decode()
+    (status,) = waits_of(client=r, owner_id=str(second_buyer.id))
+    left = browser.post("/book/wait/leave/", {"entry": status.entry})
+    assert left.status_code == 302
+    assert waits_of(client=r, owner_id=str(second_buyer.id)) == []
+
+
+def test_hostile_input_on_the_wait_forms_is_refused_without_a_500(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    browser = client_for(buyer)
+    hostile = ["", ":", "{x}", "*", " ", "\n", "🙂", "9" * 5000, "2026-13-45", "-1"]
+    for value in hostile:
+        for field in ("cls", "room", "date", "start", "end", "box"):
+            data = {"cls": "A", "room": "7", "date": "2026-12-05", field: value}
+            answer = browser.post("/book/wait/", data)
+            assert answer.status_code in (302, 400), (field, value, answer.status_code)
+        assert browser.post("/book/wait/leave/", {"entry": value}).status_code == 302
+        assert browser.get("/book/wait/", {"room": value}).status_code == 200
+    anonymous = Client(enforce_csrf_checks=True)
+    assert anonymous.post("/book/wait/", {"cls": "A"}).status_code in (302, 403)
+    assert not r.exists(ks.BOOKING_WAITS.key(room="007"))
+
+
+@pytest.mark.parametrize("priority", [True, False], ids=["priority-hold", "control-no-hold"])
+def test_no_one_slips_in_between_the_cancellation_and_the_priority_hold(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    priority: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Eight buyers keep trying to take the slot while it is cancelled: the waiter gets it. The
+    control cancels without a priority hold, and then a thief does take it."""
+    import threading
+
+    from booking import claims
+
+    if not priority:
+        monkeypatch.setattr(claims, "hold_new_id", lambda *, room: "")
+    made = booking_claim(
+        client=r, owner_id=str(buyer.id), request=a_day(), booking_id=booking_new_id(room=7)
+    )
+    assert made.ok and made.booking is not None
+    assert wait_join(client=r, owner_id=str(second_buyer.id), wait=Wait(7, "A", day(5))) == "ok"
+    cancelled = threading.Event()
+    won: list[str] = []
+    tries_after = [0] * 8
+
+    def thief(n: int) -> None:
+        while tries_after[n] < 20:
+            after = cancelled.is_set()
+            result = booking_claim(
+                client=r, owner_id=f"9{n}", request=a_day(), booking_id=booking_new_id(room=7)
+            )
+            if result.ok:
+                won.append(f"9{n}")
+                return
+            tries_after[n] += after
+
+    threads = [threading.Thread(target=thief, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    done = booking_cancel(
+        client=r, booking_id=made.booking.id, actor_id=str(buyer.id), actor_is_staff=False
+    )
+    cancelled.set()
+    for thread in threads:
+        thread.join()
+    assert done.ok
+    (status,) = waits_of(client=r, owner_id=str(second_buyer.id))
+    if priority:
+        assert won == [], "a thief took the freed slot before the waiter's hold"
+        assert status.mine and hold_get(client=r, hold_id=status.hold_id) is not None
+    else:
+        assert len(won) == 1 and not status.mine
