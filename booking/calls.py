@@ -8,40 +8,11 @@ ARGV lists in the function's order, and refuses a missing or unknown name."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from strongroom.calls import FunctionSpec
 
 DAY_WIDTH = 7  # digits of one day in a per-day stats field
 STATS_VERSION = "1"  # the `v` of an exact stats hash
 HOLD_FIELDS = ("expiry", "owner", "cls", "days", "hstart", "hend", "boxes")  # joined by '|'
-
-
-@dataclass(frozen=True)
-class FunctionSpec:
-    """The KEYS and ARGV of one function, by name, in order (`lua`: the prefix of its tables
-    in booking.lua). Room-wide functions take more keys and arguments after these (`more_*`)."""
-
-    name: str
-    lua: str
-    keys: tuple[str, ...]
-    args: tuple[str, ...]
-
-    def call(
-        self,
-        *,
-        keys: Mapping[str, str],
-        args: Mapping[str, object],
-        more_keys: Sequence[str] = (),
-        more_args: Sequence[object] = (),
-    ) -> tuple[list[str], list[object]]:
-        """KEYS and ARGV of a call, in the function's order."""
-        if set(keys) != set(self.keys) or set(args) != set(self.args):
-            wrong = set(keys) ^ set(self.keys) | set(args) ^ set(self.args)
-            raise ValueError(f"{self.name}: missing or unknown {sorted(wrong)}")
-        return (
-            [keys[name] for name in self.keys] + list(more_keys),
-            [args[name] for name in self.args] + list(more_args),
-        )
 
 
 CLAIM = FunctionSpec(

@@ -22,7 +22,7 @@ from booking.records import (
 from booking.rules import booking_id_room, format_room, reason_clean, room_count
 from booking.stats import stats_rebuild
 from strongroom.clock import to_ms
-from strongroom.store import NotDurable, load_functions, waitaof_supported
+from strongroom.store import NotDurable, execute_functions, waitaof_supported
 
 
 @dataclass(frozen=True)
@@ -134,12 +134,8 @@ def inventory_flush(*, client: redis.Redis, actor_id: str, reason: str) -> Flush
             )
         if durable:
             pipe.execute_command("WAITAOF", 1, 0, 2000)
-        try:
-            replies = pipe.execute()
-        except redis.ResponseError as exc:
-            if "Function not found" not in str(exc):
-                raise
-            load_functions(client)
+        replies = execute_functions(client, pipe)
+        if replies is None:
             continue
         if durable and int(replies[-1][0]) < 1:
             raise NotDurable("booking_flush_room")

@@ -33,7 +33,7 @@ from booking.rules import (
 )
 from strongroom import keyspace as ks
 from strongroom.clock import from_ms
-from strongroom.store import load_functions, text_or_none
+from strongroom.store import execute_functions, text_or_none
 
 
 @dataclass(frozen=True)
@@ -244,12 +244,8 @@ def stats_rebuild(*, client: redis.Redis, rooms: Sequence[int] | None = None) ->
             registered, ledger = pending[room]
             created = {i: text_or_none(next(created_at)) or "" for i in sorted(ledger)}
             pipe.execute_command("FCALL", *_stats_call(room, registered, ledger, created))
-        try:
-            replies = pipe.execute()
-        except redis.ResponseError as exc:
-            if "Function not found" not in str(exc):
-                raise
-            load_functions(client)
+        replies = execute_functions(client, pipe)
+        if replies is None:
             continue
         changed = []
         for room, reply in zip(order, replies, strict=True):

@@ -223,6 +223,18 @@ def fcall(
         return call(function, len(keys), *keys, *args)
 
 
+def execute_functions(client: redis.Redis, pipe: Any) -> list[Any] | None:
+    """Run a pipeline of FCALLs; when the server has lost the libraries (a new or restarted
+    server), load them and return None so the caller builds the pipeline again."""
+    try:
+        return cast(list[Any], pipe.execute())
+    except redis.ResponseError as exc:
+        if "Function not found" not in str(exc):
+            raise
+        load_functions(client)
+        return None
+
+
 _WAITAOF_ATTRIBUTE = "_strongroom_waitaof"
 
 
