@@ -189,7 +189,9 @@ def visits_by_day(*, client: redis.Redis, start: dt.date, end: dt.date) -> list[
     pipe = client.pipeline(transaction=False)
     for day in days:
         pipe.get(VISITS_VIEWS.key(day=day.isoformat()))
-        pipe.pfcount(VISITS_VISITORS.key(day=day.isoformat()))
+        # As a raw command: redis-py's cluster pipeline refuses pfcount() (it may name keys of
+        # several slots); with one key it goes to that key's primary like any read.
+        pipe.execute_command("PFCOUNT", VISITS_VISITORS.key(day=day.isoformat()))
     replies = pipe.execute()
     return [
         DayVisits(day=day, views=int(views or 0), visitors=int(visitors))

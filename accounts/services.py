@@ -69,32 +69,37 @@ def person_register(
 ) -> Person:
     """Store a person whose password is already hashed (person_create, fixtures, imports).
 
-    One server-side function claims the name and writes the person; of two sign-ups of one
-    name at the same moment exactly one wins. Raises NameTaken for the other.
+    The person is written under a fresh id in its own slot, then one server-side function
+    claims the name in {people}: of two sign-ups of one name at the same moment exactly one
+    claims it, and the other deletes its person again and gets NameTaken. A sign-up cut off
+    between the two steps leaves a person no name leads to (never a name without a person).
     """
     username_validate(username)
     key = name_key(username)
-    last_id = client.get(PERSON_LAST_ID.key())
-    proposal = int(last_id or 0) + 1
     token = uuid.uuid4().hex
     for _attempt in range(_SIGNUP_ATTEMPTS):
-        status, value = durable_fcall(
+        person_id = int(client.incr(PERSON_LAST_ID.key()))
+        person = PERSON.key(person_id=person_id)
+        created = durable_fcall(
             client,
-            "accounts_signup",
-            [
-                PERSON_BY_NAME.key(),
-                PERSON_NAMES.key(),
-                PERSON.key(person_id=proposal),
-                PERSON_LAST_ID.key(),
-            ],
-            [key, username, password_hash, int(is_staff), now_ms(), proposal, token],
+            "accounts_person_create",
+            [person],
+            [username, key, password_hash, int(is_staff), now_ms(), token],
         )
-        if status == "ok":
-            return Person(id=int(value), username=username, is_staff=is_staff)
-        if status == "taken":
-            raise NameTaken
-        proposal = int(value) + 1
-    raise RuntimeError("sign-up could not get an id: too much contention")
+        if created == "ok":
+            break
+    else:
+        raise RuntimeError("sign-up could not get an id: too much contention")
+    claimed = durable_fcall(
+        client,
+        "accounts_name_claim",
+        [PERSON_BY_NAME.key(), PERSON_NAMES.key()],
+        [key, person_id, username],
+    )
+    if claimed == "taken":
+        fcall(client, "accounts_person_discard", [person], [token])
+        raise NameTaken
+    return Person(id=person_id, username=username, is_staff=is_staff)
 
 
 def password_set(*, client: redis.Redis, person_id: int, password: str) -> str:
@@ -121,11 +126,12 @@ def staff_set(*, client: redis.Redis, person_id: int, is_staff: bool) -> Person:
 
 
 def login_record(*, client: redis.Redis, person_id: int, at_ms: int | None = None) -> None:
-    """Record one login in one round trip (MULTI/EXEC, all keys in {people})."""
+    """Record one login in one pipeline: the person's counters (its own slot) and the
+    {people} lists; one round trip on one server, one per primary reached on a cluster."""
     at = now_ms() if at_ms is None else at_ms
     person = PERSON.key(person_id=person_id)
     recent = LOGINS_RECENT.key()
-    pipe = client.pipeline(transaction=True)
+    pipe = client.pipeline(transaction=False)
     pipe.hincrby(person, "logins", 1)
     pipe.hset(person, "last_login", at)
     pipe.lpush(recent, f"{person_id}:{at}")

@@ -67,8 +67,14 @@ def person_index(owner_id: str) -> str:
     return ks.BOOKING_BY_PERSON.key(owner_id=owner_id)
 
 
-def date_index() -> str:
-    return ks.BOOKING_BY_DATE.key()
+def date_index(room: int) -> str:
+    """The shard of the date index that holds `room`'s bookings."""
+    return ks.BOOKING_BY_DATE.key(shard=room % ks.DATE_INDEX_SHARDS)
+
+
+def date_indexes() -> list[str]:
+    """Every shard of the date index (a range over the building reads them all)."""
+    return [ks.BOOKING_BY_DATE.key(shard=shard) for shard in range(ks.DATE_INDEX_SHARDS)]
 
 
 def date_score(date: dt.date, cls: str | None = None, room: int = 0) -> int:

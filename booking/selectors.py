@@ -13,6 +13,7 @@ from redis.client import NEVER_DECODE
 
 from booking.domain import (
     BOXES_PER_ROOM,
+    CLASS_DIGIT,
     CLASSES,
     HOURS_PER_DAY,
     SLOTS_PER_DAY,
@@ -38,7 +39,7 @@ from booking.keys import (
     CLASS_FACTOR,
     DAY_FACTOR,
     RoomKeys,
-    date_index,
+    date_indexes,
     date_score,
     member_booking_id,
     person_index,
@@ -569,26 +570,26 @@ def bookings_between(
     limit: int = 500,
 ) -> list[Booking]:
     """Bookings with a day from `start` to `end` (and of class `cls`), by date, class, room.
-    One ZRANGEBYSCORE (one per day when a class is given, in one pipeline), then the records."""
+    One ZRANGEBYSCORE per shard of the date index (one pipeline), then the records."""
     if cls is not None and cls not in CLASSES:
         raise ValueError(f"no class {cls!r}")
     if end < start:
         return []
     pipe = client.pipeline(transaction=False)
-    if cls is None:
-        low = date_score(start)
-        high = date_score(end) + DAY_FACTOR - 1
-        pipe.zrangebyscore(date_index(), low, high)
-    else:
-        for i in range((end - start).days + 1):
-            day = date_score(start + dt.timedelta(days=i), cls)
-            pipe.zrangebyscore(date_index(), day, day + CLASS_FACTOR - 1)
+    low = date_score(start)
+    high = date_score(end) + DAY_FACTOR - 1
+    for shard in date_indexes():
+        pipe.zrangebyscore(shard, low, high, withscores=True)
+    entries = sorted(
+        (int(score), member) for members in pipe.execute() for member, score in members
+    )
     ids: dict[str, None] = {}
-    for members in pipe.execute():
-        for member in members:
-            ids.setdefault(member_booking_id(member))
-            if len(ids) >= limit:
-                break
+    for score, member in entries:
+        if cls is not None and score % DAY_FACTOR // CLASS_FACTOR != CLASS_DIGIT[cls]:
+            continue
+        ids.setdefault(member_booking_id(member))
+        if len(ids) >= limit:
+            break
     return _bookings(client, list(ids)[:limit])
 
 

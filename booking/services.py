@@ -48,6 +48,7 @@ from booking.domain import (
 from booking.keys import (
     RoomKeys,
     date_index,
+    date_indexes,
     date_member,
     date_score,
     member_booking_id,
@@ -444,16 +445,18 @@ def booking_pickup(
 def indexes_write(*, client: redis.Redis, bookings: Iterable[Booking]) -> None:
     """Add bookings to the person index and the date index (one pipeline; idempotent)."""
     pipe = client.pipeline(transaction=False)
-    by_date: dict[str, int] = {}
+    by_date: dict[str, dict[str, int]] = {}
     for booking in bookings:
         pipe.zadd(person_index(booking.owner_id), {booking.id: to_ms(booking.created_at)})
+        shard = by_date.setdefault(date_index(booking.room), {})
         for date in booking.dates:
-            by_date[date_member(booking.id, date)] = date_score(date, booking.cls, booking.room)
-        if len(by_date) >= 5000:
-            pipe.zadd(date_index(), by_date)
-            by_date = {}
-    if by_date:
-        pipe.zadd(date_index(), by_date)
+            shard[date_member(booking.id, date)] = date_score(date, booking.cls, booking.room)
+        if len(shard) >= 5000:
+            pipe.zadd(date_index(booking.room), shard)
+            shard.clear()
+    for key, members in by_date.items():
+        if members:
+            pipe.zadd(key, members)
     pipe.execute()
 
 
@@ -484,26 +487,31 @@ def indexes_rebuild(*, client: redis.Redis) -> int:
     stats_rebuild(client=client)
     owners = sorted({b.owner_id for b in bookings})
     pipe = client.pipeline(transaction=False)
-    pipe.zrange(date_index(), 0, -1)
+    shards = date_indexes()
+    for shard in shards:
+        pipe.zrange(shard, 0, -1)
     for owner in owners:
         pipe.zrange(person_index(owner), 0, -1)
-    dated, *personal = pipe.execute()
+    replies = pipe.execute()
+    dated = dict(zip(shards, replies[: len(shards)], strict=True))
+    personal = replies[len(shards) :]
     known = {b.id for b in bookings}
-    indexed = {member_booking_id(m) for m in dated} | {i for ids in personal for i in ids}
+    indexed = {member_booking_id(m) for members in dated.values() for m in members}
+    indexed |= {i for ids in personal for i in ids}
+    # Something that is not even a booking id cannot have a record: gone without asking.
     suspects = sorted(indexed - known)
+    checked = [i for i in suspects if booking_id_room(i) is not None]
     pipe = client.pipeline(transaction=False)
-    for booking_id in suspects:
-        suspect_room = booking_id_room(booking_id)
-        if suspect_room is None:  # not even an id: nothing can hold it
-            pipe.echo("0")
-        else:
-            pipe.exists(RoomKeys(suspect_room).record(booking_id))
-    gone = {i for i, found in zip(suspects, pipe.execute(), strict=True) if not int(found)}
+    for booking_id in checked:
+        pipe.exists(RoomKeys(booking_id_room(booking_id) or 0).record(booking_id))
+    found = dict(zip(checked, pipe.execute(), strict=True))
+    gone = {i for i in suspects if not int(found.get(i, 0))}
     if gone:
         pipe = client.pipeline(transaction=False)
-        stale = [m for m in dated if member_booking_id(m) in gone]
-        if stale:
-            pipe.zrem(date_index(), *stale)
+        for shard, members in dated.items():
+            stale = [m for m in members if member_booking_id(m) in gone]
+            if stale:
+                pipe.zrem(shard, *stale)
         for owner, ids in zip(owners, personal, strict=True):
             if gone.intersection(ids):
                 pipe.zrem(person_index(owner), *gone.intersection(ids))

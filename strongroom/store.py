@@ -1,6 +1,9 @@
 """The connection to the store, the server-side function libraries, and durable calls.
 
-Every module takes the client as a parameter; `get_store()` is where views get it from.
+Every module takes the client as a parameter; `get_store()` is where views get it from. The
+store is one server (redis://, rediss://, unix://, or the embedded Valkey) or a Redis / Valkey
+Cluster (redis+cluster://): then the client is redis-py's RedisCluster, which has the same
+command API and is typed as `redis.Redis` so that every domain function keeps one signature.
 """
 
 from __future__ import annotations
@@ -12,12 +15,25 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import quote
 
 import redis
 from django.apps import apps
 from django.conf import settings
+from redis._parsers.commands import CommandsParser
+from redis.cluster import ClusterNode, RedisCluster
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    ClusterError,
+    MovedError,
+    RedisClusterException,
+    SlotNotCoveredError,
+    TryAgainError,
+)
 
 from strongroom import embedded
+from strongroom.conf import cluster_url_parse, is_cluster_url
 
 # How long a command may wait for an answer: a stalled store (SIGSTOP, a stuck disk) gets the
 # 503 page within about this long instead of holding the worker. WAITAOF's own timeout stays
@@ -25,8 +41,22 @@ from strongroom import embedded
 COMMAND_TIMEOUT_S = 1.5
 WAITAOF_TIMEOUT_MS = 1000
 
-# Errors that mean "the store is not there right now", as opposed to a bug.
-UNAVAILABLE = (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError)
+# Errors that mean "the store is not there right now", as opposed to a bug: on a cluster also
+# a cluster that is down, a slot without a primary (during a failover), TRYAGAIN (a slot on
+# the move) and redis-py giving up after its own retries.
+UNAVAILABLE = (
+    redis.ConnectionError,
+    redis.TimeoutError,
+    redis.BusyLoadingError,
+    ClusterDownError,
+    ClusterError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
+# How often a durable call on a cluster is sent again after a redirection, a lost connection
+# or TRYAGAIN (each time on a freshly read topology), and the pause before each new attempt.
+CLUSTER_ATTEMPTS = 4
+CLUSTER_BACKOFF_S = (0.05, 0.2, 0.4)
 
 
 class StoreUnavailable(Exception):
@@ -86,7 +116,10 @@ def store_url() -> str:
 
 
 def connect(url: str) -> redis.Redis:
-    """A client for `url` whose connections count round trips."""
+    """A client for `url` whose connections count round trips (a cluster client for
+    redis+cluster:// and rediss+cluster:// URLs)."""
+    if is_cluster_url(url):
+        return _connect_cluster(url)
     pool = redis.ConnectionPool.from_url(
         url,
         decode_responses=True,
@@ -96,6 +129,79 @@ def connect(url: str) -> redis.Redis:
     )
     pool.connection_class = _COUNTING.get(pool.connection_class, pool.connection_class)
     return redis.Redis(connection_pool=pool)
+
+
+class _FunctionKeysParser(CommandsParser):
+    """Knows where FCALL's keys are (`FCALL name numkeys key...`) without asking the server.
+
+    redis-py's parser sends COMMAND GETKEYS for every command with "movable" keys, FCALL among
+    them: one extra round trip per call, and per call in a pipeline.
+    """
+
+    def get_keys(self, redis_conn: Any, *args: Any) -> Any:
+        if len(args) >= 3 and str(args[0]).upper() in ("FCALL", "FCALL_RO"):
+            return list(args[3 : 3 + int(args[2])])
+        return super().get_keys(redis_conn, *args)
+
+
+def _connect_cluster(url: str) -> redis.Redis:
+    parsed = cluster_url_parse(url)
+    # redis-py hands a connection class to each node's pool only on its URL path: the first
+    # seed goes as a URL (with the credentials and TLS), the others as extra seeds.
+    (host, port), *others = parsed.seeds
+    credentials = ""
+    if parsed.username or parsed.password:
+        credentials = quote(parsed.username or "", safe="")
+        if parsed.password is not None:
+            credentials += ":" + quote(parsed.password, safe="")
+        credentials += "@"
+    netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    seed = f"{'rediss' if parsed.tls else 'redis'}://{credentials}{netloc}"
+    try:
+        client = RedisCluster(
+            url=seed,
+            startup_nodes=[ClusterNode(other, other_port) for other, other_port in others],
+            connection_class=CountingSSLConnection if parsed.tls else CountingConnection,
+            decode_responses=True,
+            socket_timeout=COMMAND_TIMEOUT_S,
+            socket_connect_timeout=COMMAND_TIMEOUT_S,
+            max_connections=200,
+            # A page should get the 503 page within a second or two of a primary's loss, not
+            # after redis-py's ten-odd retries; the next request finds the new topology.
+            cluster_error_retry_attempts=2,
+            reinitialize_steps=1,
+        )
+    except RedisClusterException as exc:
+        # "no reachable seed node" and the like: the store is away, not misconfigured.
+        raise StoreUnavailable(str(exc)) from exc
+    # Pipelines share the client's parser, so this one change covers them too.
+    client.commands_parser.__class__ = _FunctionKeysParser
+    return cast(redis.Redis, client)
+
+
+def is_cluster(client: object) -> bool:
+    """Whether `client` talks to a Redis / Valkey Cluster."""
+    return isinstance(client, RedisCluster)
+
+
+def _cluster(client: redis.Redis) -> RedisCluster:
+    return cast(RedisCluster, client)
+
+
+def primaries(client: redis.Redis) -> list[redis.Redis]:
+    """A plain client per primary (one: the server itself when not on a cluster)."""
+    if not is_cluster(client):
+        return [client]
+    return [node.redis_connection for node in _cluster(client).get_primaries()]
+
+
+def topology_refresh(client: redis.Redis) -> None:
+    """Read the cluster's slots and nodes again (after MOVED, a lost node, a failover)."""
+    if is_cluster(client):
+        try:
+            _cluster(client).nodes_manager.initialize()
+        except RedisClusterException as exc:
+            raise StoreUnavailable(str(exc)) from exc
 
 
 def get_store() -> redis.Redis:
@@ -123,11 +229,18 @@ def reset_store() -> None:
 
 
 def recover() -> None:
-    """After a store error: restart the embedded server if its process is gone (at most once a
-    second). A server whose process exists is only slow or stopped: it is waited for, never
-    replaced."""
+    """After a store error: on a cluster, read the topology again; restart the embedded server
+    if its process is gone (each at most once a second). A server whose process exists is only
+    slow or stopped: it is waited for, never replaced."""
     global _last_restart
-    if not is_embedded() or time.monotonic() - _last_restart < 1.0:
+    if time.monotonic() - _last_restart < 1.0:
+        return
+    if _client is not None and is_cluster(_client):
+        _last_restart = time.monotonic()
+        with contextlib.suppress(*UNAVAILABLE, StoreUnavailable):
+            topology_refresh(_client)
+        return
+    if not is_embedded():
         return
     _last_restart = time.monotonic()
     if embedded.live_server_pid(settings.STRONGROOM_DATA_DIR) is not None:
@@ -198,9 +311,15 @@ def function_sources() -> list[Path]:
 
 
 def load_functions(client: redis.Redis) -> None:
-    """Load (or replace) every function library; also proves the server runs Lua."""
-    for source in function_sources():
-        client.function_load(source.read_text(), replace=True)
+    """Load (or replace) every function library on every primary; proves the server runs Lua.
+
+    On a cluster each primary needs its own copy (a replica has its primary's); a primary that
+    is new or took over after a failover gets them again through `fcall`'s retry.
+    """
+    sources = [source.read_text() for source in function_sources()]
+    for node in primaries(client):
+        for source in sources:
+            node.function_load(source, replace=True)
 
 
 def fcall(client: redis.Redis, function: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
@@ -218,25 +337,45 @@ _WAITAOF_ATTRIBUTE = "_strongroom_waitaof"
 
 
 def waitaof_supported(client: redis.Redis) -> bool:
-    """Whether the server has WAITAOF (Redis 7.2+, Valkey 8+); asked once per connection pool.
+    """Whether the server has WAITAOF (Redis 7.2+, Valkey 8+); asked once per client.
 
-    The answer is kept on the client's pool, so one process talking to two servers (say
-    Valkey 8 and Redis 7.0) gets each server's own answer.
+    The answer is kept on the client, so one process talking to two servers (say Valkey 8 and
+    Redis 7.0) gets each server's own answer.
     """
-    pool = client.connection_pool
-    known: bool | None = getattr(pool, _WAITAOF_ATTRIBUTE, None)
+    known: bool | None = getattr(client, _WAITAOF_ATTRIBUTE, None)
     if known is None:
         try:
-            client.execute_command("WAITAOF", 0, 0, 1)
+            primaries(client)[0].execute_command("WAITAOF", 0, 0, 1)
             known = True
         except redis.ResponseError:
             known = False
-        setattr(pool, _WAITAOF_ATTRIBUTE, known)
+        setattr(client, _WAITAOF_ATTRIBUTE, known)
     return known
 
 
+def durability(client: redis.Redis) -> str:
+    """STRONGROOM_DURABILITY, or when unset: "aof+replica" on a cluster with replicas, else
+    "aof"."""
+    chosen: str = settings.STRONGROOM_DURABILITY
+    if chosen:
+        return chosen
+    if is_cluster(client) and _cluster(client).get_replicas():
+        return "aof+replica"
+    return "aof"
+
+
 class NotDurable(Exception):
-    """The write happened but the server could not confirm it reached the disk in time."""
+    """The write happened but the server could not confirm it reached the disk (and, under
+    aof+replica, a replica) in time."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One server-side function call: its name, its keys (one hash tag) and its arguments."""
+
+    function: str
+    keys: Sequence[str]
+    args: Sequence[Any]
 
 
 def durable_fcall(
@@ -250,35 +389,144 @@ def durable_fcall(
     """FCALL then WAITAOF on the same connection, in one round trip.
 
     WAITAOF inside a script returns at once, so it follows the call in a pipeline (one
-    connection, one round trip). Without WAITAOF the server must run `appendfsync always`.
+    connection, one round trip); on a cluster that connection is the one to the primary that
+    owns the keys. Without WAITAOF the server must run `appendfsync always`.
     """
-    if settings.STRONGROOM_DURABILITY == "none" or not waitaof_supported(client):
-        return fcall(client, function, keys, args)
+    return durable_calls(client, [Call(function, keys, args)], timeout_ms=timeout_ms)[0]
+
+
+def durable_calls(
+    client: redis.Redis, calls: Sequence[Call], *, timeout_ms: int = WAITAOF_TIMEOUT_MS
+) -> list[Any]:
+    """Several calls, each confirmed durable: one round trip per primary they reach.
+
+    Every primary written to gets its own WAITAOF after its calls. Raises NotDurable when one
+    primary could not confirm (its calls did run); the first error reply is raised as such.
+    Calls are sent again after a redirection or a lost connection, so each must recognise its
+    own earlier success (client-made ids).
+    """
+    level = durability(client)
+    if level == "none" or not waitaof_supported(client):
+        return [fcall(client, call.function, call.keys, call.args) for call in calls]
+    wait = ("WAITAOF", 1, 1 if level == "aof+replica" else 0, timeout_ms)
+    if not is_cluster(client):
+        return _durable_batch(client, client, calls, wait)
+    groups: dict[str, list[int]] = {}
+    for index, call in enumerate(calls):
+        node = _cluster(client).get_node_from_key(call.keys[0])
+        groups.setdefault(node.name, []).append(index)
+    results: list[Any] = [None] * len(calls)
+    for indexes in groups.values():
+        batch = [calls[i] for i in indexes]
+        for index, result in zip(indexes, _cluster_batch(client, batch, wait), strict=True):
+            results[index] = result
+    return results
+
+
+def _durable_batch(
+    client: redis.Redis,
+    node: redis.Redis,
+    calls: Sequence[Call],
+    wait: tuple[Any, ...],
+    *,
+    asking: bool = False,
+) -> list[Any]:
+    """The calls, then WAITAOF, in one pipeline on `node` (the server, or one primary)."""
     for attempt in (1, 2):
-        pipe = client.pipeline(transaction=False)
-        pipe.fcall(function, len(keys), *keys, *args)
-        pipe.execute_command("WAITAOF", 1, 0, timeout_ms)
-        result, synced = pipe.execute(raise_on_error=False)
-        if isinstance(result, redis.ResponseError):
-            if "Function not found" in str(result) and attempt == 1:
+        pipe = node.pipeline(transaction=False)
+        for call in calls:
+            if asking:
+                pipe.execute_command("ASKING")
+            pipe.execute_command("FCALL", call.function, len(call.keys), *call.keys, *call.args)
+        pipe.execute_command(*wait)
+        replies = pipe.execute(raise_on_error=False)
+        synced = replies[-1]
+        # Under ASK every call follows its own ASKING (whose OK is skipped here).
+        results = replies[1:-1:2] if asking else replies[:-1]
+        error = next((r for r in results if isinstance(r, Exception)), None)
+        if error is not None:
+            if "Function not found" in str(error) and attempt == 1:
                 load_functions(client)
                 continue
-            raise result
+            raise error
         if isinstance(synced, Exception):
             raise synced
-        if int(synced[0]) < 1:
-            raise NotDurable(function)
-        return result
+        if int(synced[0]) < 1 or int(synced[1]) < wait[2]:
+            raise NotDurable(calls[0].function)
+        return list(results)
     raise AssertionError("unreachable")
+
+
+def _cluster_batch(client: redis.Redis, calls: Sequence[Call], wait: tuple[Any, ...]) -> list[Any]:
+    """`_durable_batch` on the primary that owns the calls' keys, following the cluster through
+    MOVED / ASK, TRYAGAIN, a lost primary and a failover."""
+    cluster = _cluster(client)
+    ask_node: tuple[str, int] | None = None
+    for attempt in range(CLUSTER_ATTEMPTS):
+        last = attempt == CLUSTER_ATTEMPTS - 1
+        try:
+            if ask_node is not None:
+                found = cluster.get_node(host=ask_node[0], port=ask_node[1])
+                if found is None:
+                    raise SlotNotCoveredError(f"no node at {ask_node}")
+                node = found
+            else:
+                node = cluster.get_node_from_key(calls[0].keys[0])
+            return _durable_batch(
+                client, node.redis_connection, calls, wait, asking=ask_node is not None
+            )
+        except MovedError:
+            if last:
+                raise
+            ask_node = None
+            topology_refresh(client)
+        except AskError as exc:
+            if last:
+                raise
+            ask_node = exc.node_addr
+            continue
+        except (*UNAVAILABLE, redis.ReadOnlyError):
+            # A lost primary, a failover under way, TRYAGAIN: wait, read the topology, retry.
+            if last:
+                raise
+            ask_node = None
+            time.sleep(CLUSTER_BACKOFF_S[min(attempt, len(CLUSTER_BACKOFF_S) - 1)])
+            with contextlib.suppress(StoreUnavailable):
+                topology_refresh(client)
+    raise AssertionError("unreachable")
+
+
+def _cluster_ok(node: redis.Redis) -> bool:
+    info = node.execute_command("CLUSTER INFO")
+    if isinstance(info, dict):  # redis-py parses the reply into a dict
+        return info.get("cluster_state") == "ok"
+    return "cluster_state:ok" in str(info)
+
+
+def healthy(client: redis.Redis) -> bool:
+    """One server: it answers PING. A cluster: every primary answers and reports
+    `cluster_state:ok` (the topology is read again once when one does not)."""
+    if not is_cluster(client):
+        return bool(client.ping())
+    for attempt in (1, 2):
+        try:
+            return all(_cluster_ok(node) for node in primaries(client))
+        except UNAVAILABLE:
+            if attempt == 2:
+                raise
+            topology_refresh(client)
+    return False
 
 
 def check(client: redis.Redis) -> dict[str, str]:
     """Start-up check: the server answers and runs Lua. Returns server name and version."""
-    client.ping()
-    if client.eval("return 1", 0) != 1:
+    if not healthy(client):
+        raise StoreUnavailable("the cluster is not ok (cluster_state)")
+    first = primaries(client)[0]
+    if first.eval("return 1", 0) != 1:
         raise StoreUnavailable("the store does not run Lua scripts")
     load_functions(client)
-    info = client.info("server")
+    info = first.info("server")
     name = "valkey" if "valkey_version" in info else "redis"
     return {"server": name, "version": str(info.get(f"{name}_version", info["redis_version"]))}
 

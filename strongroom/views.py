@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from strongroom.middleware import store_unavailable_response
-from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store, recover
+from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store, healthy, recover
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -16,10 +16,13 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def healthz(request: HttpRequest) -> HttpResponse:
-    """One round trip: the store answers PING."""
+    """The store answers PING (one round trip); a cluster is healthy only when every primary
+    answers and reports `cluster_state:ok` (one round trip per primary)."""
     try:
-        get_store().ping()
+        ok = healthy(get_store())
     except (*UNAVAILABLE, StoreUnavailable):
+        ok = False
+    if not ok:
         recover()
         return JsonResponse({"store": "unavailable"}, status=503)
     return JsonResponse({"store": "ok"})

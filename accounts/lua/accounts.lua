@@ -1,32 +1,42 @@
 #!lua name=accounts
 
--- Sign-up: claim a name and write the person, all or nothing.
--- KEYS: by-name hash, names-by-id hash, person hash (for ARGV id), last-id string
--- ARGV: name_key, username, password_hash, is_staff (0|1), joined_ms, id, signup token
--- The caller proposes the id (last-id + 1) and a unique token; a retried call (redis-py retries
--- after a lost reply) finds its own token on the person and reports success again.
--- Returns {"ok", id} | {"taken", ""} | {"retry", last_id}
-local function signup(keys, args)
-  local by_name, names, person, last_id = keys[1], keys[2], keys[3], keys[4]
-  local name_key, username, password, is_staff, joined, id, token =
-    args[1], args[2], args[3], args[4], args[5], args[6], args[7]
-  local owner = redis.call('HGET', by_name, name_key)
+-- Sign-up, step 1: write the new person under a fresh id (from INCR of last-id).
+-- KEYS: person hash ({person:<id>}); ARGV: username, name_key, password_hash, is_staff (0|1),
+-- joined_ms, signup token (unique per sign-up)
+-- Returns 'ok' (also for a retried call, which finds its own token) | 'exists' (the id is in
+-- use, e.g. the counter went back after a failover: the caller takes another id).
+local function person_create(keys, args)
+  local person = keys[1]
+  if redis.call('EXISTS', person) == 1 then
+    if redis.call('HGET', person, 'signup_token') == args[6] then return 'ok' end
+    return 'exists'
+  end
+  redis.call('HSET', person, 'username', args[1], 'name_key', args[2], 'password', args[3],
+    'is_staff', args[4], 'joined', args[5], 'logins', 0, 'signup_token', args[6])
+  return 'ok'
+end
+
+-- Sign-up, step 2, the commit point: claim the name for the person written in step 1.
+-- KEYS: by-name hash, names-by-id hash; ARGV: name_key, id, username
+-- Returns 'ok' (also when a retried call finds its own claim) | 'taken'
+local function name_claim(keys, args)
+  local owner = redis.call('HGET', keys[1], args[1])
   if owner then
-    if owner == id and redis.call('HGET', person, 'signup_token') == token then
-      return {'ok', id}
-    end
-    return {'taken', ''}
+    if owner == args[2] then return 'ok' end
+    return 'taken'
   end
-  local last = tonumber(redis.call('GET', last_id) or '0')
-  if tonumber(id) ~= last + 1 or redis.call('EXISTS', person) == 1 then
-    return {'retry', tostring(last)}
+  redis.call('HSET', keys[1], args[1], args[2])
+  redis.call('HSET', keys[2], args[2], args[3])
+  return 'ok'
+end
+
+-- A sign-up that lost the name takes its person back (only its own: the token must match).
+-- KEYS: person hash; ARGV: signup token. Returns 1 when deleted.
+local function person_discard(keys, args)
+  if redis.call('HGET', keys[1], 'signup_token') == args[1] then
+    return redis.call('DEL', keys[1])
   end
-  redis.call('SET', last_id, id)
-  redis.call('HSET', person, 'username', username, 'name_key', name_key, 'password', password,
-    'is_staff', is_staff, 'joined', joined, 'logins', 0, 'signup_token', token)
-  redis.call('HSET', by_name, name_key, id)
-  redis.call('HSET', names, id, username)
-  return {'ok', id}
+  return 0
 end
 
 -- A failed login of one (username, client) pair; locks the pair at the limit.
@@ -96,7 +106,9 @@ local function staff_set(keys, args)
   return username
 end
 
-redis.register_function{function_name='accounts_signup', callback=signup}
+redis.register_function{function_name='accounts_person_create', callback=person_create}
+redis.register_function{function_name='accounts_name_claim', callback=name_claim}
+redis.register_function{function_name='accounts_person_discard', callback=person_discard}
 redis.register_function{function_name='accounts_staff_set', callback=staff_set}
 redis.register_function{function_name='accounts_login_failure', callback=login_failure}
 redis.register_function{function_name='accounts_recent_logins', callback=recent_logins,
