@@ -56,13 +56,13 @@ from booking.keys import (
 )
 from strongroom import keyspace as ks
 from strongroom.store import (
-    NotDurable,
+    Call,
+    durable_calls,
     durable_fcall,
     fcall,
     load_functions,
     text_or_none,
     text_values,
-    waitaof_supported,
 )
 
 __all__ = [
@@ -524,8 +524,8 @@ def indexes_rebuild(*, client: redis.Redis) -> int:
 
 def _flush_room_call(
     room: int, registered: set[str], ledger: set[str], actor_id: str, reason: str, now_ms: int
-) -> list[object]:
-    """FCALL arguments of booking_flush_room for what was read of one room."""
+) -> Call:
+    """The booking_flush_room call for what was read of one room."""
     keys = RoomKeys(room)
     record_keys = [keys.record(booking_id) for booking_id in sorted(ledger)]
     all_keys = [keys.registry, keys.ledger, keys.holds, keys.audit, *sorted(registered)]
@@ -539,7 +539,7 @@ def _flush_room_call(
         len(record_keys),
         format_room(room),
     ]
-    return ["booking_flush_room", len(all_keys), *all_keys, *args]
+    return Call("booking_flush_room", all_keys, args)
 
 
 def _read_rooms(client: redis.Redis, rooms: Sequence[int]) -> dict[int, tuple[set[str], set[str]]]:
@@ -559,35 +559,21 @@ def _read_rooms(client: redis.Redis, rooms: Sequence[int]) -> dict[int, tuple[se
 
 def inventory_flush(*, client: redis.Redis, actor_id: str, reason: str) -> FlushResult:
     """Remove exactly the registered inventory keys and cancel the confirmed bookings, each
-    room atomically (holds go too). All rooms' calls and one WAITAOF share one pipeline; a room
-    that changed between the read and its call is read and flushed again."""
+    room atomically (holds go too). All rooms' calls share one pipeline per primary, each
+    followed by its WAITAOF; a room that changed between the read and its call is read and
+    flushed again."""
     reason = " ".join(str(reason).split())[:_REASON_LIMIT]
     removed = cancelled = 0
     now_ms = to_ms(dt.datetime.now(tz=dt.UTC))
     pending = _read_rooms(client, range(1, room_count() + 1))
-    durable = settings.STRONGROOM_DURABILITY == "aof" and waitaof_supported(client)
     for _attempt in range(5):
         if not pending:
             return FlushResult(removed, cancelled)
         order = sorted(pending)
-        pipe = client.pipeline(transaction=False)
-        for room in order:
-            pipe.execute_command(
-                "FCALL", *_flush_room_call(room, *pending[room], actor_id, reason, now_ms)
-            )
-        if durable:
-            pipe.execute_command("WAITAOF", 1, 0, 2000)
-        try:
-            replies = pipe.execute()
-        except redis.ResponseError as exc:
-            if "Function not found" not in str(exc):
-                raise
-            load_functions(client)
-            continue
-        if durable and int(replies[-1][0]) < 1:
-            raise NotDurable("booking_flush_room")
+        calls = [_flush_room_call(room, *pending[room], actor_id, reason, now_ms) for room in order]
+        replies = durable_calls(client, calls, timeout_ms=2000)
         changed = []
-        for room, reply in zip(order, replies, strict=False):
+        for room, reply in zip(order, replies, strict=True):
             if reply[0] == "ok":
                 removed += int(reply[1])
                 cancelled += int(reply[2])

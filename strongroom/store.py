@@ -21,6 +21,7 @@ import redis
 from django.apps import apps
 from django.conf import settings
 from redis._parsers.commands import CommandsParser
+from redis.backoff import ExponentialWithJitterBackoff
 from redis.cluster import ClusterNode, RedisCluster
 from redis.exceptions import (
     AskError,
@@ -31,6 +32,7 @@ from redis.exceptions import (
     SlotNotCoveredError,
     TryAgainError,
 )
+from redis.retry import Retry
 
 from strongroom import embedded
 from strongroom.conf import cluster_url_parse, is_cluster_url
@@ -168,7 +170,7 @@ def _connect_cluster(url: str) -> redis.Redis:
             max_connections=200,
             # A page should get the 503 page within a second or two of a primary's loss, not
             # after redis-py's ten-odd retries; the next request finds the new topology.
-            cluster_error_retry_attempts=2,
+            retry=Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), retries=2),
             reinitialize_steps=1,
         )
     except RedisClusterException as exc:
@@ -193,6 +195,13 @@ def primaries(client: redis.Redis) -> list[redis.Redis]:
     if not is_cluster(client):
         return [client]
     return [node.redis_connection for node in _cluster(client).get_primaries()]
+
+
+def primaries_reached(client: redis.Redis, keys: Sequence[str]) -> int:
+    """How many primaries a pipeline on these keys reaches: its round trips (1 off a cluster)."""
+    if not is_cluster(client) or not keys:
+        return 1 if keys else 0
+    return len({_cluster(client).get_node_from_key(key).name for key in keys})
 
 
 def topology_refresh(client: redis.Redis) -> None:
@@ -406,9 +415,9 @@ def durable_calls(
     own earlier success (client-made ids).
     """
     level = durability(client)
-    if level == "none" or not waitaof_supported(client):
-        return [fcall(client, call.function, call.keys, call.args) for call in calls]
-    wait = ("WAITAOF", 1, 1 if level == "aof+replica" else 0, timeout_ms)
+    wait: tuple[Any, ...] | None = None
+    if level != "none" and waitaof_supported(client):
+        wait = ("WAITAOF", 1, 1 if level == "aof+replica" else 0, timeout_ms)
     if not is_cluster(client):
         return _durable_batch(client, client, calls, wait)
     groups: dict[str, list[int]] = {}
@@ -427,22 +436,24 @@ def _durable_batch(
     client: redis.Redis,
     node: redis.Redis,
     calls: Sequence[Call],
-    wait: tuple[Any, ...],
+    wait: tuple[Any, ...] | None,
     *,
     asking: bool = False,
 ) -> list[Any]:
-    """The calls, then WAITAOF, in one pipeline on `node` (the server, or one primary)."""
+    """The calls, then WAITAOF (unless `wait` is None), in one pipeline on `node` (the server,
+    or one primary)."""
     for attempt in (1, 2):
         pipe = node.pipeline(transaction=False)
         for call in calls:
             if asking:
                 pipe.execute_command("ASKING")
             pipe.execute_command("FCALL", call.function, len(call.keys), *call.keys, *call.args)
-        pipe.execute_command(*wait)
+        if wait is not None:
+            pipe.execute_command(*wait)
         replies = pipe.execute(raise_on_error=False)
-        synced = replies[-1]
+        synced = replies.pop() if wait is not None else None
         # Under ASK every call follows its own ASKING (whose OK is skipped here).
-        results = replies[1:-1:2] if asking else replies[:-1]
+        results = replies[1::2] if asking else replies
         error = next((r for r in results if isinstance(r, Exception)), None)
         if error is not None:
             if "Function not found" in str(error) and attempt == 1:
@@ -451,13 +462,15 @@ def _durable_batch(
             raise error
         if isinstance(synced, Exception):
             raise synced
-        if int(synced[0]) < 1 or int(synced[1]) < wait[2]:
+        if wait is not None and (int(synced[0]) < 1 or int(synced[1]) < wait[2]):
             raise NotDurable(calls[0].function)
         return list(results)
     raise AssertionError("unreachable")
 
 
-def _cluster_batch(client: redis.Redis, calls: Sequence[Call], wait: tuple[Any, ...]) -> list[Any]:
+def _cluster_batch(
+    client: redis.Redis, calls: Sequence[Call], wait: tuple[Any, ...] | None
+) -> list[Any]:
     """`_durable_batch` on the primary that owns the calls' keys, following the cluster through
     MOVED / ASK, TRYAGAIN, a lost primary and a failover."""
     cluster = _cluster(client)

@@ -16,9 +16,10 @@ from accounts.services import login_record
 from booking.domain import SLOTS_PER_DAY, Booking
 from booking.selectors import booking_get
 from dashboard.selectors import STAFF_AUDIT
+from strongroom.keyspace import SESSION, family_of
 from strongroom.store import round_trips, text_stream
 from tests.booking_support import claim, request
-from tests.conftest import Someone
+from tests.conftest import ON_CLUSTER, Someone
 from tests.dashboard_support import (
     DEC3,
     World,
@@ -172,8 +173,13 @@ def test_the_overview_takes_a_constant_number_of_round_trips(
     # The middleware's reads and the visit record, 1 for the rooms' stats counters, 2 for
     # today's bookings (date index, records), 1 for the visits chart, 1 for the pickups'
     # names: the same for 6 bookings as for 46 (7 in all).
-    assert busy.count == small.count
-    assert busy.count <= 7, busy.count
+    if ON_CLUSTER:
+        # Each of the 4 pipelines over rooms, shards or records (counters, date shards,
+        # records, visits) reaches each of 3 primaries at most once: 2 + 4 x 3.
+        assert small.count <= busy.count <= 14, (small.count, busy.count)
+    else:
+        assert busy.count == small.count
+        assert busy.count <= 7, busy.count
 
 
 def test_bookings_filter_by_range_class_room_status_and_person(
@@ -495,7 +501,9 @@ def test_bad_posts_write_nothing_and_explain(
     after = snapshot(r)
     # The session of the signed-in staff member may be touched; nothing else is.
     changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
-    assert all(":session:" in k or ":visits" in k or "{visits}" in k for k in changed), changed
+    assert all(family_of(k) is SESSION or ":visits" in k or "{visits" in k for k in changed), (
+        changed
+    )
 
 
 def test_a_booking_id_of_an_unknown_room_cannot_be_cancelled(
@@ -507,6 +515,9 @@ def test_a_booking_id_of_an_unknown_room_cannot_be_cancelled(
     assert response.status_code == 404
 
 
+@pytest.mark.skipif(
+    ON_CLUSTER, reason="exact counts on one server; tests/test_budgets.py has the cluster's"
+)
 def test_a_person_is_read_once_per_page(
     r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
 ) -> None:
