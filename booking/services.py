@@ -57,6 +57,7 @@ from booking.keys import (
 from strongroom import keyspace as ks
 from strongroom.store import (
     Call,
+    Write,
     durable_calls,
     durable_fcall,
     fcall,
@@ -443,21 +444,26 @@ def booking_pickup(
 
 
 def indexes_write(*, client: redis.Redis, bookings: Iterable[Booking]) -> None:
-    """Add bookings to the person index and the date index (one pipeline; idempotent)."""
-    pipe = client.pipeline(transaction=False)
+    """Add bookings to the person index and the date index (idempotent), as durable as the
+    claim itself: a confirmed booking stays listed for its owner after a failover. One round
+    trip (one per primary reached on a cluster)."""
+    writes: list[Write] = []
     by_date: dict[str, dict[str, int]] = {}
     for booking in bookings:
-        pipe.zadd(person_index(booking.owner_id), {booking.id: to_ms(booking.created_at)})
+        index = person_index(booking.owner_id)
+        writes.append(Write(index, ("ZADD", index, to_ms(booking.created_at), booking.id)))
         shard = by_date.setdefault(date_index(booking.room), {})
         for date in booking.dates:
             shard[date_member(booking.id, date)] = date_score(date, booking.cls, booking.room)
-        if len(shard) >= 5000:
-            pipe.zadd(date_index(booking.room), shard)
-            shard.clear()
     for key, members in by_date.items():
-        if members:
-            pipe.zadd(key, members)
-    pipe.execute()
+        items = list(members.items())
+        for start in range(0, len(items), 5000):
+            flat = [
+                part for member, score in items[start : start + 5000] for part in (score, member)
+            ]
+            writes.append(Write(key, ("ZADD", key, *flat)))
+    if writes:
+        durable_calls(client, writes)
 
 
 def _records(client: redis.Redis, ids_by_room: dict[int, Sequence[str]]) -> list[Booking]:

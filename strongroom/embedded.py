@@ -274,6 +274,20 @@ class LocalCluster:
                 os.kill(pid, signal.SIGKILL)
             _wait_gone(pid)
 
+    def restart(self, node: ClusterNodeProcess) -> None:
+        """Start a killed node again on its data; it rejoins the cluster (as a replica of the
+        primary that took its slots over)."""
+        subprocess.run(
+            [str(get_binary_path()), str(node.data_dir / "valkey.conf")],
+            check=True,
+            timeout=START_TIMEOUT_S,
+        )
+        client = node.client()
+        try:
+            _until(f"{node.address} answers again", client.ping)
+        finally:
+            client.close()
+
     def stop(self) -> None:
         """Stop every node still running (no save: the append-only files are the data)."""
         for node in self.nodes:

@@ -386,6 +386,22 @@ class Call:
     keys: Sequence[str]
     args: Sequence[Any]
 
+    @property
+    def route(self) -> str:
+        return self.keys[0]
+
+    @property
+    def command(self) -> tuple[Any, ...]:
+        return ("FCALL", self.function, len(self.keys), *self.keys, *self.args)
+
+
+@dataclass(frozen=True)
+class Write:
+    """One plain write command (`ZADD key ...`); `route` is its key (it has one)."""
+
+    route: str
+    command: tuple[Any, ...]
+
 
 def durable_fcall(
     client: redis.Redis,
@@ -405,24 +421,21 @@ def durable_fcall(
 
 
 def durable_calls(
-    client: redis.Redis, calls: Sequence[Call], *, timeout_ms: int = WAITAOF_TIMEOUT_MS
+    client: redis.Redis, calls: Sequence[Call | Write], *, timeout_ms: int = WAITAOF_TIMEOUT_MS
 ) -> list[Any]:
-    """Several calls, each confirmed durable: one round trip per primary they reach.
+    """Several calls (or plain writes), each confirmed durable: one round trip per primary
+    they reach, every primary written to with its own WAITAOF after its commands.
 
-    Every primary written to gets its own WAITAOF after its calls. Raises NotDurable when one
-    primary could not confirm (its calls did run); the first error reply is raised as such.
-    Calls are sent again after a redirection or a lost connection, so each must recognise its
-    own earlier success (client-made ids).
+    Raises NotDurable when a primary could not confirm in time (its commands did run); the
+    first error reply is raised as such. Commands are sent again after a redirection or a lost
+    connection, so each must be idempotent (client-made ids).
     """
-    level = durability(client)
-    wait: tuple[Any, ...] | None = None
-    if level != "none" and waitaof_supported(client):
-        wait = ("WAITAOF", 1, 1 if level == "aof+replica" else 0, timeout_ms)
+    wait = _wait_commands(client, timeout_ms)
     if not is_cluster(client):
         return _durable_batch(client, client, calls, wait)
     groups: dict[str, list[int]] = {}
     for index, call in enumerate(calls):
-        node = _cluster(client).get_node_from_key(call.keys[0])
+        node = _cluster(client).get_node_from_key(call.route)
         groups.setdefault(node.name, []).append(index)
     results: list[Any] = [None] * len(calls)
     for indexes in groups.values():
@@ -432,27 +445,48 @@ def durable_calls(
     return results
 
 
+Wait = tuple[tuple[Any, ...], ...]
+
+
+def _wait_commands(client: redis.Redis, timeout_ms: int) -> Wait | None:
+    """What follows the writes: nothing ("none", or no WAITAOF), WAITAOF 1 0 ("aof"), or WAIT 1
+    then WAITAOF 1 1 ("aof+replica").
+
+    A replica reports its fsynced offset when the primary asks (GETACK, sent when a client
+    starts waiting) or once a second; asked together with the write it has not fsynced it yet,
+    so WAITAOF 1 1 alone waits about a second (measured). WAIT 1 first makes the primary ask
+    once more after the replica's fsync: about 8 ms instead of 1,000 (bench/cluster.py).
+    """
+    level = durability(client)
+    if level == "none" or not waitaof_supported(client):
+        return None
+    if level == "aof+replica":
+        return (("WAIT", 1, timeout_ms), ("WAITAOF", 1, 1, timeout_ms))
+    return (("WAITAOF", 1, 0, timeout_ms),)
+
+
 def _durable_batch(
     client: redis.Redis,
     node: redis.Redis,
-    calls: Sequence[Call],
-    wait: tuple[Any, ...] | None,
+    calls: Sequence[Call | Write],
+    wait: Wait | None,
     *,
     asking: bool = False,
 ) -> list[Any]:
-    """The calls, then WAITAOF (unless `wait` is None), in one pipeline on `node` (the server,
-    or one primary)."""
+    """The commands, then WAITAOF (unless `wait` is None), in one pipeline on `node` (the
+    server, or one primary)."""
     for attempt in (1, 2):
         pipe = node.pipeline(transaction=False)
         for call in calls:
             if asking:
                 pipe.execute_command("ASKING")
-            pipe.execute_command("FCALL", call.function, len(call.keys), *call.keys, *call.args)
-        if wait is not None:
-            pipe.execute_command(*wait)
+            pipe.execute_command(*call.command)
+        for command in wait or ():
+            pipe.execute_command(*command)
         replies = pipe.execute(raise_on_error=False)
-        synced = replies.pop() if wait is not None else None
-        # Under ASK every call follows its own ASKING (whose OK is skipped here).
+        waited = [replies.pop() for _ in wait or ()]
+        synced = waited[0] if waited else None  # the last command: WAITAOF
+        # Under ASK every command follows its own ASKING (whose OK is skipped here).
         results = replies[1::2] if asking else replies
         error = next((r for r in results if isinstance(r, Exception)), None)
         if error is not None:
@@ -460,19 +494,20 @@ def _durable_batch(
                 load_functions(client)
                 continue
             raise error
-        if isinstance(synced, Exception):
-            raise synced
-        if wait is not None and (int(synced[0]) < 1 or int(synced[1]) < wait[2]):
-            raise NotDurable(calls[0].function)
+        failed = next((w for w in waited if isinstance(w, Exception)), None)
+        if failed is not None:
+            raise failed
+        if wait is not None and (int(synced[0]) < 1 or int(synced[1]) < wait[-1][2]):
+            raise NotDurable(str(calls[0].command[:2]))
         return list(results)
     raise AssertionError("unreachable")
 
 
 def _cluster_batch(
-    client: redis.Redis, calls: Sequence[Call], wait: tuple[Any, ...] | None
+    client: redis.Redis, calls: Sequence[Call | Write], wait: Wait | None
 ) -> list[Any]:
-    """`_durable_batch` on the primary that owns the calls' keys, following the cluster through
-    MOVED / ASK, TRYAGAIN, a lost primary and a failover."""
+    """`_durable_batch` on the primary that owns the commands' keys, following the cluster
+    through MOVED / ASK, TRYAGAIN, a lost primary and a failover."""
     cluster = _cluster(client)
     ask_node: tuple[str, int] | None = None
     for attempt in range(CLUSTER_ATTEMPTS):
@@ -484,7 +519,7 @@ def _cluster_batch(
                     raise SlotNotCoveredError(f"no node at {ask_node}")
                 node = found
             else:
-                node = cluster.get_node_from_key(calls[0].keys[0])
+                node = cluster.get_node_from_key(calls[0].route)
             return _durable_batch(
                 client, node.redis_connection, calls, wait, asking=ask_node is not None
             )

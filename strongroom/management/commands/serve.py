@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand
 from strongroom import embedded
 from strongroom.conf import env_int
 from strongroom.serving import gunicorn_command
-from strongroom.store import check, get_store, is_embedded
+from strongroom.store import check, durability, get_store, is_embedded
 
 
 def default_workers() -> int:
@@ -37,7 +37,9 @@ class Command(BaseCommand):
         client = get_store()
         info = check(client)
         where = settings.REDIS_URL or f"embedded, data in {settings.STRONGROOM_DATA_DIR}"
-        self.stdout.write(f"store: {info['server']} {info['version']} ({where})")
+        self.stdout.write(
+            f"store: {info['server']} {info['version']} ({where}); durability: {durability(client)}"
+        )
         call_command("buildmessages", verbosity=0)
         if not options["no_demo"]:
             call_command("loaddemo")
