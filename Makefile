@@ -48,7 +48,9 @@ test: $(TEST_STAMP) chromium redis-server
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	# Static types (mypy + django-stubs); the settings module wants a SECRET_KEY when DEBUG is off.
-	SECRET_KEY=mypy-only DEBUG=0 $(VENV)/bin/mypy strongroom accounts booking catalog dashboard tests
+	SECRET_KEY=mypy-only DEBUG=0 $(VENV)/bin/mypy strongroom accounts booking catalog dashboard bench tests
+	# Import rules between the apps (pyproject.toml [tool.importlinter]).
+	$(VENV)/bin/lint-imports
 	# axe-core (package-lock.json) for the booking pages' accessibility check in the browser.
 	test -f node_modules/axe-core/axe.min.js || npm ci --no-audit --no-fund
 	$(PY) -m pytest

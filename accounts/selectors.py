@@ -13,6 +13,7 @@ from redis.client import Pipeline
 from accounts.names import name_key
 from accounts.people import Person
 from accounts.throttle import ThrottlePair
+from strongroom.clock import from_ms
 from strongroom.keyspace import (
     LOGINS_RECENT,
     LOGINS_TOP,
@@ -32,13 +33,6 @@ def _person_from(person_id: int, username: str | None, is_staff: str | None) -> 
     if username is None:
         return None
     return Person(id=person_id, username=username, is_staff=is_staff == "1")
-
-
-def moment_from_ms(value: str | int | None) -> dt.datetime | None:
-    """An aware datetime (UTC) from epoch milliseconds, or None."""
-    if value in (None, ""):
-        return None
-    return dt.datetime.fromtimestamp(int(value) / 1000, tz=dt.UTC)
 
 
 def person_get(*, client: redis.Redis, person_id: int) -> Person | None:
@@ -159,7 +153,7 @@ def login_summary(*, client: redis.Redis, person_id: int) -> LoginSummary | None
         person_id=person_id,
         username=username,
         logins=int(logins or 0),
-        last_login=moment_from_ms(last),
+        last_login=from_ms(last),
         is_staff=is_staff == "1",
     )
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from dataclasses import dataclass
 
@@ -17,6 +16,7 @@ from accounts.passwords import password_validate
 from accounts.people import Person
 from accounts.selectors import login_lock_until, person_id_find, person_with_password
 from accounts.throttle import ThrottlePair
+from strongroom.clock import now_ms
 from strongroom.keyspace import (
     LOGINS_RECENT,
     LOGINS_TOP,
@@ -40,11 +40,6 @@ class NameTaken(ValidationError):
 
 class PersonNotFound(Exception):
     """No person has this id."""
-
-
-def now_ms() -> int:
-    """The site's clock in epoch milliseconds (time.time, so frozen clocks apply)."""
-    return int(time.time() * 1000)
 
 
 def person_create(

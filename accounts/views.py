@@ -22,6 +22,7 @@ from accounts.clients import client_address
 from accounts.forms import LoginForm, PasswordChangeForm, SignupForm
 from accounts.selectors import login_summary, person_with_password
 from accounts.sessions import request_sign_in, request_sign_out
+from strongroom.clock import now_ms
 from strongroom.store import get_store
 
 
@@ -77,7 +78,7 @@ def login(request: HttpRequest) -> HttpResponse:
             request_sign_in(request, person=outcome.person, password_hash=outcome.password_hash)
             return HttpResponseRedirect(safe_next(request, form.cleaned_data["next"]))
         if outcome.locked:
-            minutes = max(1, math.ceil((outcome.locked_until_ms - services.now_ms()) / 60_000))
+            minutes = max(1, math.ceil((outcome.locked_until_ms - now_ms()) / 60_000))
             form.add_error(
                 None,
                 ngettext(

@@ -36,12 +36,13 @@ django.setup()
 import redis  # noqa: E402
 from django.conf import settings  # noqa: E402
 
-from bench.naive_booking import hour_mask, naive_claim, naive_key  # noqa: E402
-from booking.domain import SlotRequest, booking_new_id, season_days  # noqa: E402
+from booking.bitmap import inventory_keys  # noqa: E402
+from booking.claims import booking_claim  # noqa: E402
 from booking.keys import RoomKeys  # noqa: E402
-from booking.selectors import inventory_keys  # noqa: E402
-from booking.services import booking_claim  # noqa: E402
+from booking.parser import SlotRequest  # noqa: E402
+from booking.rules import booking_new_id, season_days  # noqa: E402
 from strongroom import embedded, store  # noqa: E402
+from tests.naive_booking import hour_mask, naive_claim, naive_key  # noqa: E402
 
 ROOMS = settings.STRONGROOM_ROOM_COUNT
 DAYS = season_days()
@@ -231,7 +232,7 @@ def race(client: redis.Redis, *, naive: bool, pause: float) -> tuple[int, int, i
     if naive:
         stored = {
             DAYS.index(dt.date.fromisoformat(k)): json.loads(v)
-            for k, v in client.hgetall(naive_key("C", 1)).items()
+            for k, v in store.text_hash(client.hgetall(naive_key("C", 1))).items()
         }
         lost = sum(1 for d, b, h in seen if not stored[d][b - 1] & (1 << (23 - h)))
     else:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import redis
 
-from bench import site
+from bench import site, site_data, site_http
 
 
 @dataclass
@@ -69,12 +69,12 @@ def main(argv: list[str] | None = None) -> int:
         settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
         call_command("collectstatic", interactive=False, verbosity=0)
         client = store.get_store()
-        data = site.load_data(client, random.Random(20261201))
+        data = site_data.load_data(client, random.Random(20261201))
         web = Client(headers={"HX-Request": "true"} if args.htmx else {})
         who = args.who or "anonymous"
         if who != "anonymous":
             person = data.staff if who == "staff" else data.buyers[0]
-            name, value = site.session_cookie(client, person).split("=", 1)
+            name, value = site_http.session_cookie(client, person).split("=", 1)
             web.cookies[name] = value
         first = web.get(args.path)
         if first.status_code != 200:

@@ -1,6 +1,6 @@
 """Reference views for the site benchmark: Django's own floor, measured in the same run.
 
-They are routed only when `STRONGROOM_BENCH_VIEWS=1` (off by default; see strongroom/urls.py),
+They are routed only when `STRONGROOM_BENCH_VIEWS=1` (off by default; see bench/root_urls.py),
 and neither touches the store: one returns a short text, the other renders the site's base
 template (anonymous, no session cookie, so no session or person is read).
 """

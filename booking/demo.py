@@ -8,8 +8,9 @@ import hashlib
 
 import redis
 
-from booking.domain import InvalidRequest, format_room, season_days, site_today, slot_request_parse
-from booking.services import booking_claim
+from booking.claims import booking_claim
+from booking.parser import InvalidRequest, slot_request_parse
+from booking.rules import format_room, season_days, site_today
 
 # (buyer, class, room, day offset from the first bookable day, hours, boxes)
 PLAN = [

@@ -13,19 +13,15 @@ from urllib.parse import urlencode
 from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
-from booking.domain import (
+from booking.parser import InvalidRequest, SlotRequest, check_dates, shown_value, slot_request_parse
+from booking.rules import (
     BOXES_PER_ROOM,
     CLASSES,
     HOURS_PER_DAY,
     MAX_DATES,
-    InvalidRequest,
-    SlotRequest,
-    check_dates,
     format_room,
     in_season,
     room_count,
-    shown_value,
-    slot_request_parse,
 )
 
 MAX_FIELD = 40  # longer values are refused before they are parsed

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from booking.domain import CLASS_DIGIT, format_room, season_key
+from booking.rules import CLASS_DIGIT, format_room, season_key
 from strongroom import keyspace as ks
 
 # score = YYYY * 10^7 + day of year * 10^4 + class digit * 10^3 + room: 11 digits < 2^53.

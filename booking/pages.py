@@ -1,5 +1,5 @@
 """What the booking pages show, built from the engine's reads: the month calendar, the hour row,
-the box grid, taken slots in words. No store access except through booking.selectors."""
+the box grid, taken slots in words. No store access except through booking.availability."""
 
 from __future__ import annotations
 
@@ -20,18 +20,18 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
-from booking.domain import (
+from booking.availability import DayAvailability, panel_availability, season_availability
+from booking.forms import Choices
+from booking.records import Slot
+from booking.rules import (
     BOXES_PER_ROOM,
     HOURS_PER_DAY,
-    Slot,
     day_refusal,
     format_room,
     season_end,
     season_start,
     site_today,
 )
-from booking.forms import Choices
-from booking.selectors import DayAvailability, panel_availability, season_availability
 
 # --- rendered pieces ------------------------------------------------------------------------
 # The booking page repeats the same small pieces on every request: 100 box buttons, 24 hour

@@ -6,15 +6,15 @@ from booking import views
 
 app_name = "booking"
 urlpatterns = [
-    path("", views.book, name="book"),
-    path("parts/panel/", views.panel, name="panel"),
-    path("parts/calendar/", views.calendar, name="calendar"),
-    path("hold/", views.hold, name="hold"),
-    path("hold/release/", views.release, name="release"),
-    path("confirm/<str:hold_id>/", views.confirm, name="confirm"),
-    path("claim/", views.claim, name="claim"),
-    path("done/<str:booking_id>/", views.done, name="done"),
-    path("mine/", views.mine, name="mine"),
-    path("mine/<str:booking_id>/cancel/", views.cancel, name="cancel"),
-    path("pickup/", views.pickup, name="pickup"),
+    path("", views.booking_pick, name="pick"),
+    path("parts/panel/", views.booking_panel, name="panel"),
+    path("parts/calendar/", views.booking_calendar, name="calendar"),
+    path("hold/", views.hold_place, name="hold"),
+    path("hold/release/", views.hold_release, name="release"),
+    path("confirm/<str:hold_id>/", views.hold_confirm, name="confirm"),
+    path("claim/", views.booking_submit, name="claim"),
+    path("done/<str:booking_id>/", views.booking_done, name="done"),
+    path("mine/", views.bookings_mine, name="mine"),
+    path("mine/<str:booking_id>/cancel/", views.booking_cancel_page, name="cancel"),
+    path("pickup/", views.pickup_kiosk, name="pickup"),
 ]

@@ -1,8 +1,9 @@
 """Booking pages: pick and book (with a hold while confirming), my bookings, the pickup kiosk.
 
-Views parse, call one engine function (booking.services / booking.selectors) and render. The
-booking page's state lives in its URL (?cls=B&room=7&start=8&end=12&date=...), so it works by
-plain GET re-renders; htmx only swaps the parts (fragment URLs below) and pushes the same URL.
+Views parse, call one engine function (booking.claims, booking.pickup, booking.records,
+booking.availability) and render. The booking page's state lives in its URL
+(?cls=B&room=7&start=8&end=12&date=...), so it works by plain GET re-renders; htmx only swaps
+the parts (fragment URLs below) and pushes the same URL.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.access import login_required, request_person
 from booking import forms, pages
-from booking.domain import (
-    Booking,
-    InvalidRequest,
-    Slot,
+from booking.claims import booking_cancel, booking_claim, booking_hold, booking_hold_release
+from booking.codes import code_display
+from booking.parser import InvalidRequest
+from booking.pickup import booking_pickup
+from booking.records import Booking, Slot, booking_get, bookings_of, hold_get
+from booking.rules import (
     booking_id_room,
     booking_new_id,
-    code_display,
     format_room,
     hold_new_id,
     local_now,
@@ -36,14 +38,6 @@ from booking.domain import (
     season_end,
     season_start,
     site_today,
-)
-from booking.selectors import booking_get, bookings_of, hold_get
-from booking.services import (
-    booking_cancel,
-    booking_claim,
-    booking_hold,
-    booking_hold_release,
-    booking_pickup,
 )
 from strongroom.store import get_store
 
@@ -57,7 +51,7 @@ def _owner(request: HttpRequest) -> str | None:
 
 def _page_url(choices: forms.Choices) -> str:
     query = choices.query()
-    return reverse("booking:book") + (f"?{query}" if query else "")
+    return reverse("booking:pick") + (f"?{query}" if query else "")
 
 
 def _context(
@@ -97,7 +91,7 @@ def _choices_or_redirect(
 
 
 @require_GET
-def book(request: HttpRequest) -> HttpResponse:
+def booking_pick(request: HttpRequest) -> HttpResponse:
     """The booking page: pickers, calendar, summary. A pressed button (day, hour, box) comes
     back as a redirect to the page's clean URL."""
     choices, problems, changed = _choices_or_redirect(request)
@@ -115,13 +109,13 @@ def _fragment(request: HttpRequest, template: str) -> HttpResponse:
 
 
 @require_GET
-def panel(request: HttpRequest) -> HttpResponse:
+def booking_panel(request: HttpRequest) -> HttpResponse:
     """Fragment: the pickers, calendar and summary (htmx swaps it after any picker change)."""
     return _fragment(request, "booking/_panel.html")
 
 
 @require_GET
-def calendar(request: HttpRequest) -> HttpResponse:
+def booking_calendar(request: HttpRequest) -> HttpResponse:
     """Fragment: the month calendar alone (month navigation)."""
     choices, _problems = forms.choices_from(request.GET)
     client, owner = get_store(), _owner(request)
@@ -171,7 +165,7 @@ def _release_previous(request: HttpRequest, owner: str) -> None:
 
 @require_POST
 @login_required
-def hold(request: HttpRequest) -> HttpResponse:
+def hold_place(request: HttpRequest) -> HttpResponse:
     """Hold the chosen slots for a few minutes, then show them for confirmation."""
     owner = _owner(request)
     assert owner is not None
@@ -207,7 +201,7 @@ def _choices_of(slot_request: Any) -> forms.Choices:
 
 @require_GET
 @login_required
-def confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
+def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
     """The held slots, the time left, and the Book button (the booking id is made here)."""
     owner = _owner(request)
     held = hold_get(client=get_store(), hold_id=hold_id) if booking_id_room(hold_id) else None
@@ -217,7 +211,7 @@ def confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
         messages.warning(
             request, _("That hold has ended (it lasts a few minutes): please choose again.")
         )
-        return HttpResponseRedirect(reverse("booking:book"))
+        return HttpResponseRedirect(reverse("booking:pick"))
     choices = _choices_of(held.request)
     context = {
         "hold": held,
@@ -231,7 +225,7 @@ def confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
 
 @require_POST
 @login_required
-def release(request: HttpRequest) -> HttpResponse:
+def hold_release(request: HttpRequest) -> HttpResponse:
     """Give the hold back and return to the pickers with the same choices."""
     owner = _owner(request)
     assert owner is not None
@@ -242,7 +236,7 @@ def release(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
-def claim(request: HttpRequest) -> HttpResponse:
+def booking_submit(request: HttpRequest) -> HttpResponse:
     """Book. The booking id was made with the form, so a second click returns the same booking."""
     owner = _owner(request)
     assert owner is not None
@@ -297,7 +291,7 @@ def _shown(booking: Booking, today: dt.date) -> dict[str, Any]:
 
 @require_GET
 @login_required
-def done(request: HttpRequest, booking_id: str) -> HttpResponse:
+def booking_done(request: HttpRequest, booking_id: str) -> HttpResponse:
     """The confirmation: the booking and its pickup code, large, with the pickup rules."""
     booking = _own_booking(request, booking_id)
     context = {
@@ -311,7 +305,7 @@ def done(request: HttpRequest, booking_id: str) -> HttpResponse:
 
 @require_GET
 @login_required
-def mine(request: HttpRequest) -> HttpResponse:
+def bookings_mine(request: HttpRequest) -> HttpResponse:
     """My bookings: upcoming first (soonest first), then the rest (newest first)."""
     owner = _owner(request)
     assert owner is not None
@@ -324,7 +318,7 @@ def mine(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
-def cancel(request: HttpRequest, booking_id: str) -> HttpResponse:
+def booking_cancel_page(request: HttpRequest, booking_id: str) -> HttpResponse:
     """GET: are you sure? POST: cancel (the engine refuses on or after the first day)."""
     booking = _own_booking(request, booking_id)
     if request.method == "GET":
@@ -348,7 +342,7 @@ def cancel(request: HttpRequest, booking_id: str) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
-def pickup(request: HttpRequest) -> HttpResponse:
+def pickup_kiosk(request: HttpRequest) -> HttpResponse:
     """The kiosk at the safe: room + code opens the safe, or says why not."""
     now = local_now()
     # DATETIME_FORMAT ends in "p.m." in English, and the sentence adds its own full stop.

@@ -10,9 +10,12 @@ import redis
 
 from catalog.rules import Book, InvalidBook, check_book, sort_key
 from catalog.selectors import book_get
-from dashboard.services import staff_audit_record
 from strongroom import keyspace
+from strongroom.audit import staff_audit_record
 from strongroom.store import durable_fcall, load_functions
+
+# The staff actions this app writes to the staff audit (strongroom.audit).
+AUDIT_KINDS = ("book_add", "book_edit", "book_delete")
 
 
 class BookMissing(Exception):

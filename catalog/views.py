@@ -107,7 +107,7 @@ def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
     facets, hidden = shown_facets(result)
     narrow = forms.TagLink.adding_to(query, "all_of")
     exclude = forms.TagLink.adding_to(query, "none_of")
-    book_url = reverse("catalog:book", args=["-"])[:-2]
+    book_url = reverse("catalog:book_detail", args=["-"])[:-2]
     facet_list = facets_html(facets, narrow=narrow, exclude=exclude)
     required = set(query.all_of)
     books = [
@@ -225,7 +225,7 @@ def book_add(request: HttpRequest) -> HttpResponse:
                 form.add_error(None, _("This form was already used for another book."))
             else:
                 messages.success(request, _("“%(title)s” was added.") % {"title": data["title"]})
-                return HttpResponseRedirect(reverse("catalog:book", args=[data["book_id"]]))
+                return HttpResponseRedirect(reverse("catalog:book_detail", args=[data["book_id"]]))
     else:
         form = forms.BookAddForm(initial={"book_id": services.new_book_id()})
     return render(request, "catalog/book_form.html", {"form": form, "adding": True})
@@ -260,7 +260,7 @@ def book_edit(request: HttpRequest, book_id: str) -> HttpResponse:
                 raise Http404(_("No such book.")) from exc
             else:
                 messages.success(request, _("“%(title)s” was saved.") % {"title": data["title"]})
-                return HttpResponseRedirect(reverse("catalog:book", args=[book_id]))
+                return HttpResponseRedirect(reverse("catalog:book_detail", args=[book_id]))
     else:
         form = forms.BookEditForm(
             initial={**initial_of(book), "version": book.version, "token": services.new_book_id()}
@@ -284,12 +284,12 @@ def book_delete(request: HttpRequest, book_id: str) -> HttpResponse:
             )
         except services.BookStale:
             messages.error(request, _("Someone changed this book meanwhile; it was not deleted."))
-            return HttpResponseRedirect(reverse("catalog:book", args=[book_id]))
+            return HttpResponseRedirect(reverse("catalog:book_detail", args=[book_id]))
         if deleted:
             messages.success(request, _("The book was deleted."))
         else:
             messages.info(request, _("The book was already deleted."))
-        return HttpResponseRedirect(reverse("catalog:staff_list"))
+        return HttpResponseRedirect(reverse("catalog_staff:books"))
     book = get_book_or_404(book_id)
     form = forms.BookDeleteForm(initial={"version": book.version})
     return render(request, "catalog/book_delete.html", {"form": form, "book": book})

@@ -10,7 +10,8 @@ from collections.abc import Iterable
 
 from icalendar import Calendar, Event
 
-from booking.domain import Booking, site_zone
+from booking.records import Booking
+from booking.rules import site_zone
 
 CSV_COLUMNS = (
     "booking_id", "class", "room", "dates", "hours", "boxes", "status", "owner_id", "owner",

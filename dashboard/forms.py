@@ -9,8 +9,9 @@ from django import forms
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
-from booking.domain import CLASSES, season_end, season_start
-from dashboard.selectors import AUDIT_KINDS, STATUSES, BookingFilter
+from booking.rules import CLASSES, STATUSES, season_end, season_start
+from dashboard.selectors import BookingFilter
+from strongroom.audit import audit_kinds
 
 
 def _choice_field(form: forms.Form, name: str) -> forms.ChoiceField:
@@ -187,7 +188,7 @@ class AuditFilterForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         _choice_field(self, "kind").choices = [("", _("all kinds"))] + [
-            (kind, kind_label(kind)) for kind in AUDIT_KINDS
+            (kind, kind_label(kind)) for kind in audit_kinds()
         ]
 
 

@@ -10,31 +10,18 @@ import redis
 from django.conf import settings
 
 from accounts.selectors import DayVisits, person_names, visits_by_day
-from booking.domain import (
-    Booking,
-    from_ms,
+from booking.audit import AuditEntry, audit_entries, booking_audit
+from booking.bitmap import day_inventory
+from booking.records import Booking, bookings_between
+from booking.rules import (
+    format_room,
     local_now,
     season_days,
     season_end,
     season_start,
 )
-from booking.selectors import (
-    AuditEntry,
-    Occupancy,
-    audit_entries,
-    booking_audit,
-    bookings_between,
-    day_inventory,
-    season_stats,
-)
-from dashboard.services import STAFF_KINDS
-from strongroom.keyspace import STAFF_AUDIT
-from strongroom.store import text_stream
-
-ACTIVE = ("confirmed", "collected")
-STATUSES = ("confirmed", "collected", "cancelled")
-BOOKING_KINDS = ("claim", "cancel", "pickup", "pickup_failed", "flush", "hold")
-AUDIT_KINDS = BOOKING_KINDS + STAFF_KINDS
+from booking.stats import Occupancy, season_stats
+from strongroom.audit import StaffEntry, audit_kinds, staff_audit_entries
 
 
 def scan_limit() -> int:
@@ -204,7 +191,7 @@ class Floor:
 
     @property
     def label(self) -> str:
-        return f"{self.rooms[0]:03d}–{self.rooms[-1]:03d}"
+        return f"{format_room(self.rooms[0])}–{format_room(self.rooms[-1])}"
 
 
 def floors() -> list[Floor]:
@@ -294,7 +281,7 @@ def occupancy_map(
             for fl in all_floors
         ]  # fmt: skip
         detail = [
-            _row(f"{room:03d}", room, None, tuple(
+            _row(format_room(room), room, None, tuple(
                 HeatCell(hours_booked(rooms[room][0], [h]), 1, room=room, hour=h)
                 for h in range(24)))
             for room in (chosen.rooms if chosen else ())
@@ -311,7 +298,7 @@ def occupancy_map(
         for fl in all_floors
     ]  # fmt: skip
     detail = [
-        _row(f"{room:03d}", room, None, tuple(
+        _row(format_room(room), room, None, tuple(
             HeatCell(hours_booked(rooms[room][b - 1], span), len(span), room=room, box=b)
             for b in range(1, 101)))
         for room in (chosen.rooms if chosen else ())
@@ -343,31 +330,8 @@ class LogEntry:
     detail: str
 
 
-def staff_audit_entries(
-    *, client: redis.Redis, count: int = 50, kind: str | None = None
-) -> list[LogEntry]:
-    """The newest `count` staff actions, of one kind if given (one XREVRANGE).
-
-    With a kind the whole stream is read (it is capped at STRONGROOM_AUDIT_MAXLEN entries): the
-    newest `count` entries may hold none of that kind while older ones do.
-    """
-    entries = []
-    stream = text_stream(client.xrevrange(STAFF_AUDIT.key(), count=None if kind else count))
-    for _entry_id, fields in stream:
-        if kind is not None and fields.get("kind") != kind:
-            continue
-        entries.append(
-            LogEntry(
-                at=from_ms(fields.get("at")) or dt.datetime.fromtimestamp(0, tz=dt.UTC),
-                kind=fields.get("kind", ""),
-                actor=fields.get("actor", ""),
-                booking_id="",
-                room=None,
-                subject=fields.get("subject", ""),
-                detail=fields.get("detail", ""),
-            )
-        )
-    return entries[:count]
+def _from_staff(entry: StaffEntry) -> LogEntry:
+    return LogEntry(entry.at, entry.kind, entry.actor, "", None, entry.subject, entry.detail)
 
 
 def _from_booking(entry: AuditEntry) -> LogEntry:
@@ -379,13 +343,14 @@ def audit_log(
     *, client: redis.Redis, kind: str | None = None, count: int = 100, booking_id: str = ""
 ) -> list[LogEntry]:
     """Claims, cancels, pickups, flushes (the rooms' streams) and staff actions, newest first."""
-    if kind is not None and kind not in AUDIT_KINDS:
+    if kind is not None and kind not in audit_kinds():
         raise ValueError(f"no audit kind {kind!r}")
     merged: list[LogEntry] = []
-    if kind is None or kind in BOOKING_KINDS:
+    if kind is None or kind in audit_kinds("booking"):
         merged += [_from_booking(e) for e in audit_entries(client=client, kind=kind, count=count)]
-    if kind is None or kind in STAFF_KINDS:
-        merged += staff_audit_entries(client=client, count=count, kind=kind)
+    if kind is None or kind in audit_kinds("staff"):
+        staff = staff_audit_entries(client=client, count=count, kind=kind)
+        merged += [_from_staff(e) for e in staff]
     merged.sort(key=lambda e: e.at, reverse=True)
     return merged[:count]
 

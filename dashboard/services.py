@@ -1,35 +1,24 @@
 """Writes of the staff dashboard: staff actions and their audit trail.
 
 Actions on rooms (cancel, flush) are audited by the booking engine inside its functions; the
-dashboard adds one entry per staff action to its own stream (keyspace family staff-audit).
+dashboard adds one entry per staff action to the staff audit (strongroom.audit).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 
 import redis
-from django.conf import settings
-from redis.typing import EncodableT, FieldT
 
 from accounts.people import Person
 from accounts.services import staff_set
-from booking.domain import to_ms
-from booking.services import FlushResult, inventory_flush
+from booking.maintenance import FlushResult, inventory_flush
 from dashboard.season import season_name
-from strongroom.keyspace import STAFF_AUDIT
-from strongroom.store import text
+from strongroom.audit import staff_audit_record
 
 DETAIL_LIMIT = 500
-STAFF_KINDS = (
-    "staff_grant",
-    "staff_revoke",
-    "season_flush",
-    "book_add",
-    "book_edit",
-    "book_delete",
-)
+# The staff actions this app writes to the staff audit (strongroom.audit).
+AUDIT_KINDS = ("staff_grant", "staff_revoke", "season_flush")
 
 
 class SelfRevokeRefused(Exception):
@@ -38,33 +27,6 @@ class SelfRevokeRefused(Exception):
 
 class WrongSeasonName(Exception):
     """The typed confirmation is not the season's name."""
-
-
-def staff_audit_record(
-    *,
-    client: redis.Redis,
-    kind: str,
-    actor_id: str,
-    subject: str = "",
-    detail: str = "",
-    now: dt.datetime | None = None,
-) -> str:
-    """Append one staff action to the staff audit stream; returns the entry id."""
-    if kind not in STAFF_KINDS:
-        raise ValueError(f"no staff action {kind!r}")
-    at = to_ms(now or dt.datetime.now(tz=dt.UTC))
-    fields: dict[FieldT, EncodableT] = {
-        "kind": kind,
-        "actor": str(actor_id),
-        "subject": str(subject)[:DETAIL_LIMIT],
-        "detail": " ".join(str(detail).split())[:DETAIL_LIMIT],
-        "at": at,
-    }
-    return text(
-        client.xadd(
-            STAFF_AUDIT.key(), fields, maxlen=settings.STRONGROOM_AUDIT_MAXLEN, approximate=True
-        )
-    )
 
 
 def staff_grant_set(

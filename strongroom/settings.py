@@ -177,6 +177,8 @@ SECURE_HSTS_SECONDS = env_int(
 # --- bench ---------------------------------------------------------------------------------
 # `make bench` serves two reference views under /bench/ (Django's floor); never in production.
 STRONGROOM_BENCH_VIEWS = env_bool("STRONGROOM_BENCH_VIEWS", False)
+if STRONGROOM_BENCH_VIEWS:  # the site's URLs plus /bench/ (bench/root_urls.py)
+    ROOT_URLCONF = "bench.root_urls"
 
 # --- accounts ------------------------------------------------------------------------------
 # No django.contrib.auth models: people live in the store; Django's hashers and validators

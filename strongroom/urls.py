@@ -1,6 +1,5 @@
-"""The site's URLs: one prefix per app."""
+"""The site's URLs: one prefix per app (the benchmark adds its own in bench/root_urls.py)."""
 
-from django.conf import settings
 from django.urls import include, path
 
 from strongroom import views
@@ -12,11 +11,8 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("book/", include("booking.urls")),
     path("catalog/", include("catalog.urls")),
+    path("staff/catalog/books/", include("catalog.staff_urls")),
     path("staff/", include("dashboard.urls")),
 ]
-
-# --- bench --- The benchmark's reference views exist only when STRONGROOM_BENCH_VIEWS=1.
-if settings.STRONGROOM_BENCH_VIEWS:
-    urlpatterns.append(path("bench/", include("bench.urls")))
 
 handler500 = "strongroom.views.server_error"

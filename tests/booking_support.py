@@ -9,8 +9,9 @@ from typing import Any
 
 import redis
 
-from booking.domain import SlotRequest, booking_new_id, slot_request_parse
-from booking.services import ClaimResult, booking_claim
+from booking.claims import ClaimResult, booking_claim
+from booking.parser import SlotRequest, slot_request_parse
+from booking.rules import booking_new_id
 from strongroom.store import text
 
 SHANGHAI = zoneinfo.ZoneInfo("Asia/Shanghai")

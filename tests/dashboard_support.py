@@ -8,9 +8,8 @@ from dataclasses import dataclass
 
 import redis
 
-from booking.domain import Booking
-from booking.selectors import booking_get
-from booking.services import booking_cancel
+from booking.claims import booking_cancel
+from booking.records import Booking, booking_get
 from tests.booking_support import NOW, SHANGHAI, claim, request
 from tests.conftest import Someone
 
@@ -40,8 +39,9 @@ def world_make(client: redis.Redis, buyer: Someone, second: Someone, staff: Some
         claim(client, request("C", 7, (3,), hour_start=9, hour_end=11, boxes="1,2,3"), owner=b),
         claim(client, request("C", 300, (10,), hour_start=0, hour_end=24, boxes="100"), owner=a),
     ]
-    from booking.domain import booking_new_id, slot_request_parse
-    from booking.services import booking_claim
+    from booking.claims import booking_claim
+    from booking.parser import slot_request_parse
+    from booking.rules import booking_new_id
 
     late = slot_request_parse(
         cls="B", room=8, dates=[dt.date(2026, 12, 5)], hour_start=10, hour_end=11, now=DEC3

@@ -8,10 +8,12 @@ from typing import Any
 import pytest
 import redis
 
-from booking import selectors
-from booking.domain import Booking, booking_new_id
+from booking import audit, availability, records, stats
+from booking.claims import booking_cancel, booking_claim
 from booking.keys import RoomKeys
-from booking.services import booking_cancel, booking_claim, booking_pickup
+from booking.pickup import booking_pickup
+from booking.records import Booking
+from booking.rules import booking_new_id
 from tests.booking_support import (
     BUYER,
     NOW,
@@ -52,9 +54,9 @@ def test_the_owner_cancels_before_the_first_day_and_exactly_its_slots_are_freed(
     )
     assert result.ok and result.outcome == "cancelled"
     assert result.booking is not None and result.booking.status == "cancelled"
-    free = selectors.free_hours(client=r, room=7, date=day(3), cls="B")
+    free = availability.free_hours(client=r, room=7, date=day(3), cls="B")
     assert 8 in free and 9 in free and 10 not in free and 11 not in free
-    assert selectors.occupancy_per_day(client=r, cls="B").booked == 2
+    assert stats.occupancy_per_day(client=r, cls="B").booked == 2
     assert claim(r, request("B", hour_start=8, hour_end=10), owner=SECOND_BUYER).ok
 
 
@@ -100,7 +102,7 @@ def test_unknown_or_hostile_ids_are_not_found_and_write_nothing(
 ) -> None:
     result = booking_cancel(client=r, booking_id=bad_id, actor_id=STAFF, actor_is_staff=True)
     assert result.outcome == "not_found"
-    assert selectors.booking_get(client=r, booking_id=bad_id) is None
+    assert records.booking_get(client=r, booking_id=bad_id) is None
     assert product_keys(r) == []
 
 
@@ -130,7 +132,7 @@ def test_pickup_on_the_day_within_the_hours_collects_once(r: redis.Redis) -> Non
     assert done.booking.collected_dates == (day(3),)
     twice = booking_pickup(client=r, room=7, code=code, now=at(3, 9, 31))
     assert twice.outcome == "already_collected" and "already" in str(twice.message)
-    kinds = [e.kind for e in selectors.audit_entries(client=r)]
+    kinds = [e.kind for e in audit.audit_entries(client=r)]
     assert kinds.count("pickup") == 1
 
 

@@ -10,16 +10,12 @@ import redis
 from django.core.management import call_command
 from redis.crc import key_slot
 
-from booking import selectors
-from booking.domain import Booking, booking_new_id, hold_new_id
+from booking import audit, availability, bitmap, records, stats
+from booking.claims import booking_cancel, booking_claim, booking_hold, booking_hold_release
 from booking.keys import RoomKeys, date_index, date_indexes, date_member, date_score, person_index
-from booking.services import (
-    booking_cancel,
-    booking_claim,
-    booking_hold,
-    booking_hold_release,
-    inventory_flush,
-)
+from booking.maintenance import inventory_flush
+from booking.records import Booking
+from booking.rules import booking_new_id, hold_new_id
 from strongroom import keyspace
 from strongroom.store import primaries, primaries_reached, round_trips
 from tests.booking_support import (
@@ -51,7 +47,7 @@ def test_a_claim_confirms_a_booking_with_every_field(r: redis.Redis) -> None:
     assert booking.boxes == (5, 6) and booking.status == "confirmed"
     assert booking.created_at == NOW
     assert len(booking.pickup_code()) == 10
-    assert selectors.booking_get(client=r, booking_id=booking.id) == booking
+    assert records.booking_get(client=r, booking_id=booking.id) == booking
 
 
 def test_a_claim_is_one_durable_call_plus_one_index_write(r: redis.Redis) -> None:
@@ -89,7 +85,7 @@ def test_a_multi_slot_claim_is_all_or_nothing(r: redis.Redis) -> None:
     assert claim(r, request("A", dates=(5,))).ok
     result = claim(r, request("A", dates=(3, 4, 5, 6)), owner=SECOND_BUYER)
     assert not result.ok and [s.date for s in result.taken] == [day(5)]
-    days = selectors.season_availability(client=r, cls="A", room=7, now=NOW)
+    days = availability.season_availability(client=r, cls="A", room=7, now=NOW)
     assert [d.state for d in days[2:6]] == ["available", "available", "sold_out", "available"]
 
 
@@ -101,10 +97,10 @@ def test_a_retried_claim_with_the_same_id_returns_the_same_booking(r: redis.Redi
     assert first.ok and again.ok and again.booking == first.booking
     assert again.booking is not None and first.booking is not None
     assert again.booking.pickup_code() == first.booking.pickup_code()
-    assert len(selectors.bookings_of(client=r, owner_id=BUYER)) == 1
+    assert len(records.bookings_of(client=r, owner_id=BUYER)) == 1
     assert r.scard(RoomKeys(7).ledger) == 1 and r.hlen(RoomKeys(7).codes) == 1
-    assert selectors.occupancy_per_day(client=r, cls="C").booked == 1
-    assert len(selectors.audit_entries(client=r, kind="claim")) == 1
+    assert stats.occupancy_per_day(client=r, cls="C").booked == 1
+    assert len(audit.audit_entries(client=r, kind="claim")) == 1
 
 
 def test_another_owner_cannot_reuse_a_booking_id(r: redis.Redis) -> None:
@@ -148,7 +144,7 @@ def test_a_hold_refuses_other_buyers_and_converts_for_its_holder(r: redis.Redis)
     )
     assert held.ok and held.hold is not None
     assert held.hold.expires_at == NOW + dt.timedelta(seconds=60)
-    assert selectors.hold_get(client=r, hold_id=hold_id, now=NOW) == held.hold
+    assert records.hold_get(client=r, hold_id=hold_id, now=NOW) == held.hold
     other = claim(r, request("C", hour_start=9, hour_end=11, boxes=[3, 4]), owner=SECOND_BUYER)
     assert not other.ok and [(s.hour, s.box, s.held) for s in other.taken] == [(9, 3, True)]
     second_hold = booking_hold(
@@ -156,16 +152,16 @@ def test_a_hold_refuses_other_buyers_and_converts_for_its_holder(r: redis.Redis)
     )
     assert not second_hold.ok
     # The holder sees it free; the other buyer sees it taken.
-    mine = selectors.free_boxes(
+    mine = availability.free_boxes(
         client=r, room=7, date=day(3), hours=(8, 10), owner_id=BUYER, now=NOW
     )
-    theirs = selectors.free_boxes(
+    theirs = availability.free_boxes(
         client=r, room=7, date=day(3), hours=(8, 10), owner_id=SECOND_BUYER, now=NOW
     )
     assert 3 in mine and 3 not in theirs
     converted = claim(r, req, hold_id=hold_id)
     assert converted.ok
-    assert selectors.hold_get(client=r, hold_id=hold_id, now=NOW) is None
+    assert records.hold_get(client=r, hold_id=hold_id, now=NOW) is None
     assert not r.exists(RoomKeys(7).holds), "an empty holds hash is no key at all"
 
 
@@ -183,7 +179,7 @@ def test_an_abandoned_hold_frees_itself_when_it_expires(r: redis.Redis) -> None:
     ).ok
     assert not claim(r, request(), owner=SECOND_BUYER).ok
     later = NOW + dt.timedelta(seconds=31)
-    assert selectors.hold_get(client=r, hold_id=hold_id, now=later) is None
+    assert records.hold_get(client=r, hold_id=hold_id, now=later) is None
     result = booking_claim(
         client=r,
         owner_id=SECOND_BUYER,
@@ -227,7 +223,7 @@ def test_season_availability_marks_every_day_and_says_why(r: redis.Redis) -> Non
         assert claim(r, request("B", dates=(10,), hour_start=hours[0], hour_end=hours[1])).ok
     assert claim(r, request("B", dates=(11,), hour_start=8, hour_end=9)).ok
     with round_trips() as trips:
-        days = selectors.season_availability(client=r, cls="B", room=7, now=at)
+        days = availability.season_availability(client=r, cls="B", room=7, now=at)
     assert trips.count == 1
     assert len(days) == 31 and days[0].date == day(1) and days[-1].date == day(31)
     states = {d.date.day: (d.state, d.reason) for d in days}
@@ -236,9 +232,9 @@ def test_season_availability_marks_every_day_and_says_why(r: redis.Redis) -> Non
     assert states[3] == ("available", "")
     assert states[10] == ("sold_out", "")
     assert states[11] == ("available", "")
-    narrowed = selectors.season_availability(client=r, cls="B", room=7, hours=(8, 10), now=at)
+    narrowed = availability.season_availability(client=r, cls="B", room=7, hours=(8, 10), now=at)
     assert narrowed[10].state == "sold_out"
-    month = selectors.season_availability(
+    month = availability.season_availability(
         client=r, cls="B", room=7, now=at, start=dt.date(2026, 11, 30), end=dt.date(2027, 1, 1)
     )
     assert month[0].reason == "outside_season" and month[-1].reason == "outside_season"
@@ -246,21 +242,21 @@ def test_season_availability_marks_every_day_and_says_why(r: redis.Redis) -> Non
 
 def test_class_c_availability_by_box_and_hours(r: redis.Redis) -> None:
     assert claim(r, request("C", hour_start=0, hour_end=24, boxes=list(range(1, 100)))).ok
-    days = {d.date: d.state for d in selectors.season_availability(client=r, cls="C", room=7)}
+    days = {d.date: d.state for d in availability.season_availability(client=r, cls="C", room=7)}
     assert days[day(3)] == "available", "box 100 is still free"
-    box1 = selectors.season_availability(client=r, cls="C", room=7, boxes=[1], now=NOW)
+    box1 = availability.season_availability(client=r, cls="C", room=7, boxes=[1], now=NOW)
     assert {d.date: d.state for d in box1}[day(3)] == "sold_out"
     assert claim(r, request("C", hour_start=8, hour_end=9, boxes=[100])).ok
-    assert selectors.free_boxes(client=r, room=7, date=day(3), hours=(9, 10)) == [100]
-    assert selectors.free_boxes(client=r, room=7, date=day(3), hours=(8, 10)) == []
-    hours = selectors.free_hours(client=r, room=7, date=day(3), cls="C")
+    assert availability.free_boxes(client=r, room=7, date=day(3), hours=(9, 10)) == [100]
+    assert availability.free_boxes(client=r, room=7, date=day(3), hours=(8, 10)) == []
+    hours = availability.free_hours(client=r, room=7, date=day(3), cls="C")
     assert hours == [h for h in range(24) if h != 8]
 
 
 def test_free_hours_of_class_b_in_one_round_trip(r: redis.Redis) -> None:
     assert claim(r, request("B", hour_start=8, hour_end=12)).ok
     with round_trips() as trips:
-        hours = selectors.free_hours(client=r, room=7, date=day(3), cls="B")
+        hours = availability.free_hours(client=r, room=7, date=day(3), cls="B")
     assert trips.count == 1
     assert hours == [*range(8), *range(12, 24)]
 
@@ -269,7 +265,7 @@ def test_occupancy_counts_booked_slots_per_day_from_the_bitmaps(r: redis.Redis) 
     claim(r, request("C", room=1, dates=(3, 4), hour_start=8, hour_end=12, boxes=[1, 2]))
     claim(r, request("C", room=300, dates=(4,), hour_start=0, hour_end=1, boxes=[100]))
     with round_trips() as trips:
-        occupancy = selectors.occupancy_per_day(client=r, cls="C")
+        occupancy = stats.occupancy_per_day(client=r, cls="C")
     assert trips.count == len(primaries(r))  # every room: one round trip per primary
     per_day = {row.date.day: row.booked for row in occupancy.days}
     assert per_day[3] == 8 and per_day[4] == 9 and per_day[5] == 0
@@ -295,8 +291,8 @@ def test_bookings_of_a_person_newest_first(r: redis.Redis) -> None:
         assert result.booking is not None
         ids.append(result.booking.id)
     claim(r, request(room=9), owner=SECOND_BUYER)
-    assert [b.id for b in selectors.bookings_of(client=r, owner_id=BUYER)] == ids[::-1]
-    assert [b.id for b in selectors.bookings_of(client=r, owner_id=BUYER, limit=1, offset=1)] == [
+    assert [b.id for b in records.bookings_of(client=r, owner_id=BUYER)] == ids[::-1]
+    assert [b.id for b in records.bookings_of(client=r, owner_id=BUYER, limit=1, offset=1)] == [
         ids[1]
     ]
 
@@ -308,34 +304,34 @@ def test_the_date_index_answers_ranges_and_day_plus_class(r: redis.Redis) -> Non
     assert a and b and c
     assert date_score(day(5), "B", 3) == 20263392003
     assert date_score(dt.date(2026, 12, 31), "C", 999) < 2**53
-    between = selectors.bookings_between(client=r, start=day(5), end=day(7))
+    between = records.bookings_between(client=r, start=day(5), end=day(7))
     assert [x.id for x in between] == [a.id, b.id, c.id]
-    assert [x.id for x in selectors.bookings_between(client=r, start=day(6), end=day(6))] == [a.id]
-    only_b = selectors.bookings_between(client=r, start=day(1), end=day(31), cls="B")
+    assert [x.id for x in records.bookings_between(client=r, start=day(6), end=day(6))] == [a.id]
+    only_b = records.bookings_between(client=r, start=day(1), end=day(31), cls="B")
     assert [x.id for x in only_b] == [b.id]
-    assert selectors.bookings_between(client=r, start=day(8), end=day(31)) == []
+    assert records.bookings_between(client=r, start=day(8), end=day(31)) == []
 
 
 def test_rebuildindexes_restores_lost_indexes_from_the_records(r: redis.Redis) -> None:
     made = [claim(r, request(dates=(d,), room=d)).booking for d in (3, 4, 5)]
-    before_person = selectors.bookings_of(client=r, owner_id=BUYER)
-    before_dates = selectors.bookings_between(client=r, start=day(1), end=day(31))
+    before_person = records.bookings_of(client=r, owner_id=BUYER)
+    before_dates = records.bookings_between(client=r, start=day(1), end=day(31))
     # A crash right after the claims: the indexes outside the room's slot never got written.
     for key in r.scan_iter(match="sr:{owner:*"):
         r.delete(key)
     for shard in date_indexes():
         r.delete(shard)
-    assert selectors.bookings_of(client=r, owner_id=BUYER) == []
+    assert records.bookings_of(client=r, owner_id=BUYER) == []
     call_command("rebuildindexes", verbosity=0)
-    assert selectors.bookings_of(client=r, owner_id=BUYER) == before_person
-    assert selectors.bookings_between(client=r, start=day(1), end=day(31)) == before_dates
+    assert records.bookings_of(client=r, owner_id=BUYER) == before_person
+    assert records.bookings_between(client=r, start=day(1), end=day(31)) == before_dates
     assert len(made) == 3
 
 
 def test_rebuildindexes_keeps_a_claim_made_while_it_runs_and_drops_dead_entries(
     r: redis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from booking import services
+    from booking import maintenance
 
     old = claim(r, request(dates=(3,), room=3)).booking
     assert old is not None
@@ -343,20 +339,20 @@ def test_rebuildindexes_keeps_a_claim_made_while_it_runs_and_drops_dead_entries(
     r.zadd(date_index(9), {date_member(dead, day(9)): date_score(day(9), "A", 9)})
     r.zadd(person_index(BUYER), {dead: 1})
     during: list[Booking | None] = []
-    read_records = services._records
+    read_records = maintenance._records
 
     def records_then_someone_books(*args: object, **kwargs: object) -> object:
         found = read_records(*args, **kwargs)  # type: ignore[arg-type]
         during.append(claim(r, request(dates=(4,), room=4)).booking)
         return found
 
-    monkeypatch.setattr(services, "_records", records_then_someone_books)
-    assert services.indexes_rebuild(client=r) == 1
+    monkeypatch.setattr(maintenance, "_records", records_then_someone_books)
+    assert maintenance.indexes_rebuild(client=r) == 1
     [new] = during
     assert new is not None
-    mine = selectors.bookings_of(client=r, owner_id=BUYER)
+    mine = records.bookings_of(client=r, owner_id=BUYER)
     assert {b.id for b in mine} == {old.id, new.id}
-    between = selectors.bookings_between(client=r, start=day(1), end=day(31))
+    between = records.bookings_between(client=r, start=day(1), end=day(31))
     assert [b.id for b in between] == [old.id, new.id]
     assert r.zcard(date_index(3)) == r.zcard(date_index(4)) == 1
     assert r.zcard(date_index(9)) == 0 and r.zcard(person_index(BUYER)) == 2
@@ -373,13 +369,13 @@ def test_every_claim_cancel_and_pickup_is_audited_newest_first(r: redis.Redis) -
         reason="testing",
         now=NOW,
     )
-    entries = selectors.audit_entries(client=r)
+    entries = audit.audit_entries(client=r)
     assert [(e.kind, e.actor, e.booking_id, e.room) for e in entries] == [
         ("cancel", STAFF, booking.id, 7),
         ("claim", BUYER, booking.id, 7),
     ]
     assert entries[0].detail == "testing" and entries[0].at == NOW
-    assert [e.kind for e in selectors.audit_entries(client=r, kind="claim")] == ["claim"]
+    assert [e.kind for e in audit.audit_entries(client=r, kind="claim")] == ["claim"]
 
 
 def test_the_audit_stream_is_capped(r: redis.Redis, settings: object) -> None:
@@ -389,7 +385,7 @@ def test_the_audit_stream_is_capped(r: redis.Redis, settings: object) -> None:
         for hours in ((0, 12), (12, 24)):
             claim(r, request("C", hour_start=hours[0], hour_end=hours[1], boxes=[box]))
     assert r.xlen(RoomKeys(7).audit) < 200
-    assert len(selectors.audit_entries(client=r, count=1000)) == r.xlen(RoomKeys(7).audit)
+    assert len(audit.audit_entries(client=r, count=1000)) == r.xlen(RoomKeys(7).audit)
 
 
 # --- Registry and flush -------------------------------------------------------------------
@@ -398,10 +394,10 @@ def test_the_audit_stream_is_capped(r: redis.Redis, settings: object) -> None:
 def test_empty_inventory_costs_no_keys_and_the_registry_lists_what_exists(
     r: redis.Redis,
 ) -> None:
-    assert selectors.inventory_keys(client=r) == []
+    assert bitmap.inventory_keys(client=r) == []
     booking = claim(r, request("B", hour_start=1, hour_end=2)).booking
     claim(r, request("A", room=300))
-    keys = selectors.inventory_keys(client=r)
+    keys = bitmap.inventory_keys(client=r)
     assert [(k.room, k.cls, k.season) for k in keys] == [
         (7, "B", "2026-12-01"),
         (300, "A", "2026-12-01"),
@@ -409,7 +405,7 @@ def test_empty_inventory_costs_no_keys_and_the_registry_lists_what_exists(
     assert all(r.exists(k.key) for k in keys)
     assert booking is not None
     booking_cancel(client=r, booking_id=booking.id, actor_id=BUYER, actor_is_staff=False, now=NOW)
-    assert [k.room for k in selectors.inventory_keys(client=r)] == [300]
+    assert [k.room for k in bitmap.inventory_keys(client=r)] == [300]
     assert not r.exists(RoomKeys(7).inventory("B")) and not r.exists(RoomKeys(7).registry)
 
 
@@ -424,29 +420,29 @@ def test_flush_removes_exactly_the_registered_keys_and_cancels_confirmed_booking
     )
     claim(r, request("C", room=5, hour_start=1, hour_end=3, boxes=[4]))
     r.set("sr:{room:005}:stranger", "not inventory")
-    registered = {k.key for k in selectors.inventory_keys(client=r)}
+    registered = {k.key for k in bitmap.inventory_keys(client=r)}
     result = inventory_flush(client=r, actor_id=STAFF, reason="end of season")
     assert result.keys_removed == len(registered) == 2
     assert result.bookings_cancelled == 2
     assert not any(r.exists(k) for k in registered)
     assert r.get("sr:{room:005}:stranger") == "not inventory"
-    assert selectors.inventory_keys(client=r) == []
-    flushed = selectors.booking_get(client=r, booking_id=kept.id)
+    assert bitmap.inventory_keys(client=r) == []
+    flushed = records.booking_get(client=r, booking_id=kept.id)
     assert flushed is not None and flushed.status == "cancelled"
     assert flushed.cancel_reason == "end of season" and flushed.cancelled_by == STAFF
-    assert any(e.kind == "flush" for e in selectors.audit_entries(client=r))
+    assert any(e.kind == "flush" for e in audit.audit_entries(client=r))
     assert claim(r, request("A", room=5), owner=SECOND_BUYER).ok
 
 
 def test_demo_bookings_load_once_however_often_loaddemo_runs(r: redis.Redis) -> None:
     call_command("loaddemo", stdout=open(os.devnull, "w"))  # noqa: SIM115
-    first = selectors.bookings_between(client=r, start=day(1), end=day(31))
+    first = records.bookings_between(client=r, start=day(1), end=day(31))
     call_command("loaddemo", stdout=open(os.devnull, "w"))  # noqa: SIM115
-    assert first and selectors.bookings_between(client=r, start=day(1), end=day(31)) == first
+    assert first and records.bookings_between(client=r, start=day(1), end=day(31)) == first
 
 
 def test_every_key_the_engine_writes_is_a_declared_booking_family(r: redis.Redis) -> None:
-    from booking.services import booking_pickup
+    from booking.pickup import booking_pickup
 
     booking = claim(r, request("C", hour_start=1, hour_end=2, boxes=[1])).booking
     assert booking is not None

@@ -12,10 +12,13 @@ from typing import Any
 import pytest
 import redis
 
-from booking import selectors
-from booking.domain import booking_new_id, code_mac, code_seal, season_bytes, to_ms
+from booking import audit
+from booking.claims import booking_cancel, booking_hold
+from booking.codes import code_mac, code_seal
 from booking.keys import RoomKeys
-from booking.services import booking_cancel, booking_hold, booking_pickup
+from booking.pickup import booking_pickup
+from booking.rules import booking_new_id, season_bytes
+from strongroom.clock import to_ms
 from strongroom.store import fcall
 from tests.booking_support import BUYER, NOW, SHANGHAI, claim, request, snapshot
 
@@ -120,7 +123,7 @@ ATTEMPT = "kiosk-attempt-0001"
 
 
 def audit_kinds(r: redis.Redis) -> list[str]:
-    return [entry.kind for entry in selectors.audit_entries(client=r)]
+    return [entry.kind for entry in audit.audit_entries(client=r)]
 
 
 def test_a_repeated_pickup_tells_the_person_who_collected_that_it_opened(r: redis.Redis) -> None:

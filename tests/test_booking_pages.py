@@ -13,10 +13,13 @@ import redis
 import time_machine
 from django.test import Client
 
-from booking.domain import booking_new_id, code_display
+from booking.availability import free_hours, taken_boxes, taken_hours
+from booking.claims import booking_cancel, booking_hold
+from booking.codes import code_display
 from booking.keys import RoomKeys
-from booking.selectors import bookings_of, free_hours, taken_boxes, taken_hours
-from booking.services import booking_cancel, booking_hold, booking_pickup
+from booking.pickup import booking_pickup
+from booking.records import bookings_of
+from booking.rules import booking_new_id
 from strongroom.store import round_trips
 from tests.booking_support import NOW, SHANGHAI, claim, day, request, snapshot
 

@@ -10,13 +10,13 @@ from typing import Any
 
 import redis
 
-from bench.naive_booking import naive_claim, naive_flush, naive_key
-from booking import selectors
-from booking.domain import booking_new_id, season_day
+from booking import records, stats
+from booking.claims import booking_cancel, booking_claim
 from booking.keys import RoomKeys
-from booking.services import booking_cancel, booking_claim
+from booking.rules import booking_new_id, season_day
 from strongroom.store import text_list
 from tests.booking_support import NOW, STAFF, day, request
+from tests.naive_booking import naive_claim, naive_flush, naive_key
 
 THREADS = 50
 
@@ -55,7 +55,7 @@ def test_fifty_buyers_of_one_slot_make_exactly_one_booking(r: redis.Redis) -> No
     winners = sum(run_together(buy))
     assert winners == 1
     assert r.scard(RoomKeys(7).ledger) == 1
-    assert selectors.occupancy_per_day(client=r, cls="A").booked == 1
+    assert stats.occupancy_per_day(client=r, cls="A").booked == 1
 
 
 def random_request(rng: random.Random) -> dict[str, Any]:
@@ -97,7 +97,7 @@ def test_random_overlapping_claims_never_share_a_slot_and_bits_match_bookings(
 
     ids = sorted(text_list(list(r.smembers(RoomKeys(5).ledger))))
     assert len(ids) == sum(outcomes), "every success is one record"
-    bookings = [selectors.booking_get(client=r, booking_id=i) for i in ids]
+    bookings = [records.booking_get(client=r, booking_id=i) for i in ids]
     confirmed = [b for b in bookings if b is not None and b.status == "confirmed"]
     owner_of: dict[tuple[int, int, int], str] = {}
     for booking in confirmed:
@@ -111,7 +111,7 @@ def test_random_overlapping_claims_never_share_a_slot_and_bits_match_bookings(
         pipe.getbit(key, (d * 100 + b - 1) * 24 + h)
     assert all(pipe.execute()), "every confirmed booking owns all its slots"
     assert r.bitcount(key) == len(owner_of), "no bit without a confirmed booking"
-    assert selectors.occupancy_per_day(client=r, cls="C").booked == len(owner_of)
+    assert stats.occupancy_per_day(client=r, cls="C").booked == len(owner_of)
 
 
 # --- Control: the same races against the source's read-modify-write ------------------------

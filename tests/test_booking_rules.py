@@ -10,19 +10,10 @@ import time_machine
 from django.test import override_settings
 from django.utils import translation
 
-from booking.domain import (
-    CODE_ALPHABET,
-    InvalidRequest,
-    booking_id_room,
-    booking_new_id,
-    code_mac,
-    code_new,
-    code_normalise,
-    code_seal,
-    code_unseal,
-    slot_request_parse,
-)
-from booking.services import booking_claim
+from booking.claims import booking_claim
+from booking.codes import CODE_ALPHABET, code_mac, code_new, code_normalise, code_seal, code_unseal
+from booking.parser import InvalidRequest, slot_request_parse
+from booking.rules import booking_id_room, booking_new_id
 from tests.booking_support import BUYER, NOW, SHANGHAI, day, product_keys
 
 

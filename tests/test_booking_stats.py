@@ -13,21 +13,14 @@ import redis
 import time_machine
 from django.core.management import call_command
 
-from booking import selectors
-from booking.domain import CLASSES, SLOTS_PER_DAY, Booking, booking_new_id, request_id_new
+from booking import stats
+from booking.claims import booking_cancel, booking_claim
 from booking.keys import RoomKeys
-from booking.selectors import (
-    occupancy_from_bitmaps,
-    occupancy_per_day,
-    season_stats,
-)
-from booking.services import (
-    booking_cancel,
-    booking_claim,
-    booking_pickup,
-    inventory_flush,
-    stats_rebuild,
-)
+from booking.maintenance import inventory_flush
+from booking.pickup import booking_pickup
+from booking.records import Booking, bookings_between
+from booking.rules import CLASSES, SLOTS_PER_DAY, booking_new_id, request_id_new
+from booking.stats import occupancy_from_bitmaps, occupancy_per_day, season_stats, stats_rebuild
 from strongroom.store import primaries, round_trips, text_hash, text_list
 from tests.booking_support import NOW, SHANGHAI, STAFF, day, request
 
@@ -37,7 +30,7 @@ OWNERS = ("101", "102", "103")
 
 def records(client: redis.Redis) -> list[Booking]:
     """Every booking of the season, straight from the records (through the date index)."""
-    return selectors.bookings_between(client=client, start=day(1), end=day(31), limit=100_000)
+    return bookings_between(client=client, start=day(1), end=day(31), limit=100_000)
 
 
 def expected(client: redis.Redis, today: dt.date) -> dict[str, tuple[object, ...]]:
@@ -49,7 +42,7 @@ def expected(client: redis.Redis, today: dt.date) -> dict[str, tuple[object, ...
         mine = [b for b in found if b.cls == cls]
         active = [b for b in mine if b.status != "cancelled"]
         per_day = tuple(sum(day(n) in b.dates for b in active) for n in range(1, 32))
-        statuses = {s: sum(b.status == s for b in mine) for s in selectors.STATUSES}
+        statuses = {s: sum(b.status == s for b in mine) for s in stats.STATUSES}
         made = sum(b.created_at.astimezone(SHANGHAI).date() == today for b in active)
         bits = occupancy_from_bitmaps(client=client, cls=cls)
         figures[cls] = (

@@ -22,8 +22,9 @@ import redis
 import time_machine
 from django.test import Client
 
-from booking.domain import booking_new_id, slot_request_parse
-from booking.services import booking_claim
+from booking.claims import booking_claim
+from booking.parser import slot_request_parse
+from booking.rules import booking_new_id
 from catalog.demo import load_demo as load_catalog
 from strongroom.store import round_trips
 from tests.booking_support import NOW
@@ -254,7 +255,7 @@ def test_catalog_pages_stay_within_their_round_trip_budgets(site: Site) -> None:
         count(lambda: site.anonymous.get("/catalog/?all=web&any=ruby,python&not=java")),
     )
     check("book detail", count(lambda: site.anonymous.get(f"/catalog/book/{site.book_id}/")))
-    check("catalog staff list", count(lambda: site.staff.get("/catalog/staff/")))
+    check("catalog staff list", count(lambda: site.staff.get("/staff/catalog/books/")))
 
 
 def test_dashboard_pages_stay_within_their_round_trip_budgets(site: Site, r: redis.Redis) -> None:

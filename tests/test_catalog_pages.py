@@ -118,11 +118,28 @@ def test_book_page_shows_tags_as_links(shelf: redis.Redis) -> None:
 
 
 STAFF_PAGES = [
-    "/catalog/staff/",
-    "/catalog/staff/add/",
-    "/catalog/staff/ror/edit/",
-    "/catalog/staff/ror/delete/",
+    "/staff/catalog/books/",
+    "/staff/catalog/books/add/",
+    "/staff/catalog/books/ror/edit/",
+    "/staff/catalog/books/ror/delete/",
 ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("/catalog/staff/", "/staff/catalog/books/"),
+        ("/catalog/staff/?page=2", "/staff/catalog/books/?page=2"),
+        ("/catalog/staff/add/", "/staff/catalog/books/add/"),
+        ("/catalog/staff/ror/edit/", "/staff/catalog/books/ror/edit/"),
+        ("/catalog/staff/ror/delete/", "/staff/catalog/books/ror/delete/"),
+    ],
+)
+def test_the_old_catalog_staff_addresses_redirect_for_good_to_the_staff_area(
+    shelf: redis.Redis, old: str, new: str
+) -> None:
+    response = Client().get(old)
+    assert response.status_code == 301 and response["Location"] == new
 
 
 @pytest.mark.parametrize("url", STAFF_PAGES)
@@ -147,12 +164,12 @@ def test_staff_add_a_book_once_even_if_the_form_is_sent_twice(
     r: redis.Redis, staff: object, client_for: Callable[..., Client]
 ) -> None:
     client = client_for(staff)
-    data = form_of(client.get("/catalog/staff/add/"))
+    data = form_of(client.get("/staff/catalog/books/add/"))
     data |= {"title": "Programming Erlang", "author": "Joe Armstrong", "year": "2007",
              "tags": "Erlang, concurrency，机器学习"}  # fmt: skip
-    first = client.post("/catalog/staff/add/", data)
+    first = client.post("/staff/catalog/books/add/", data)
     assert first.status_code == 302
-    assert client.post("/catalog/staff/add/", data).status_code == 302
+    assert client.post("/staff/catalog/books/add/", data).status_code == 302
     assert dict(tags_with_counts(client=r)) == {"erlang": 1, "concurrency": 1, "机器学习": 1}
     assert catalog_page(client=r, query=Query()).total == 1
     assert "Programming Erlang" in client.get(first["Location"]).content.decode()
@@ -179,9 +196,9 @@ def test_staff_add_refuses_bad_input_and_writes_nothing(
     error: str,
 ) -> None:
     client = client_for(staff)
-    data = form_of(client.get("/catalog/staff/add/"))
+    data = form_of(client.get("/staff/catalog/books/add/"))
     data |= {"title": "T", "author": "A", "year": "2000", "tags": "x"} | change
-    response = client.post("/catalog/staff/add/", data)
+    response = client.post("/staff/catalog/books/add/", data)
     assert response.status_code == 200
     assert error in response.content.decode()
     assert catalog_page(client=r, query=Query()).total == 0
@@ -191,13 +208,16 @@ def test_staff_edit_changes_tags_and_refuses_a_stale_form(
     shelf: redis.Redis, staff: object, client_for: Callable[..., Client]
 ) -> None:
     client = client_for(staff)
-    data = form_of(client.get("/catalog/staff/ror/edit/"))
+    data = form_of(client.get("/staff/catalog/books/ror/edit/"))
     assert data["tags"] == "ruby, web"
     stale = dict(data)
     assert (
-        client.post("/catalog/staff/ror/edit/", data | {"tags": "ruby, rails"}).status_code == 302
+        client.post("/staff/catalog/books/ror/edit/", data | {"tags": "ruby, rails"}).status_code
+        == 302
     )
-    response = client.post("/catalog/staff/ror/edit/", stale | {"token": "other", "tags": "perl"})
+    response = client.post(
+        "/staff/catalog/books/ror/edit/", stale | {"token": "other", "tags": "perl"}
+    )
     assert "Someone changed this book" in response.content.decode()
     assert book_get(client=shelf, book_id="ror").tags == ("ruby", "rails")  # type: ignore[union-attr]
     assert "web" not in dict(tags_with_counts(client=shelf))
@@ -208,12 +228,12 @@ def test_staff_delete_takes_the_book_out_of_every_tag(
     shelf: redis.Redis, staff: object, client_for: Callable[..., Client]
 ) -> None:
     client = client_for(staff)
-    version = form_of(client.get("/catalog/staff/erl/delete/"))["version"]
-    response = client.post("/catalog/staff/erl/delete/", {"version": version})
-    assert response.status_code == 302 and response["Location"] == "/catalog/staff/"
+    version = form_of(client.get("/staff/catalog/books/erl/delete/"))["version"]
+    response = client.post("/staff/catalog/books/erl/delete/", {"version": version})
+    assert response.status_code == 302 and response["Location"] == "/staff/catalog/books/"
     assert book_get(client=shelf, book_id="erl") is None
     assert "erlang" not in dict(tags_with_counts(client=shelf))
-    assert client.post("/catalog/staff/erl/delete/", {"version": version}).status_code == 302
+    assert client.post("/staff/catalog/books/erl/delete/", {"version": version}).status_code == 302
     assert_catalog_exact(shelf)
 
 
@@ -257,15 +277,15 @@ def test_staff_edits_of_the_catalog_reach_the_audit_log(
     from strongroom.keyspace import STAFF_AUDIT
 
     client = client_for(staff)
-    added = form_of(client.get("/catalog/staff/add/"))
+    added = form_of(client.get("/staff/catalog/books/add/"))
     added |= {"title": "Redis in Action", "author": "Josiah L. Carlson", "year": "2013"}
-    assert client.post("/catalog/staff/add/", added | {"tags": "redis"}).status_code == 302
-    client.post("/catalog/staff/add/", added | {"tags": "redis"})  # resent: added once
-    edit = form_of(client.get("/catalog/staff/ror/edit/"))
-    assert client.post("/catalog/staff/ror/edit/", edit | {"tags": "ruby"}).status_code == 302
-    version = form_of(client.get("/catalog/staff/erl/delete/"))["version"]
-    client.post("/catalog/staff/erl/delete/", {"version": version})
-    client.post("/catalog/staff/erl/delete/", {"version": version})  # already gone: no entry
+    assert client.post("/staff/catalog/books/add/", added | {"tags": "redis"}).status_code == 302
+    client.post("/staff/catalog/books/add/", added | {"tags": "redis"})  # resent: added once
+    edit = form_of(client.get("/staff/catalog/books/ror/edit/"))
+    assert client.post("/staff/catalog/books/ror/edit/", edit | {"tags": "ruby"}).status_code == 302
+    version = form_of(client.get("/staff/catalog/books/erl/delete/"))["version"]
+    client.post("/staff/catalog/books/erl/delete/", {"version": version})
+    client.post("/staff/catalog/books/erl/delete/", {"version": version})  # already gone: no entry
     entries = [fields for _id, fields in text_stream(shelf.xrange(STAFF_AUDIT.key()))]
     assert [(e["kind"], e["subject"], e["actor"]) for e in entries] == [
         ("book_add", added["book_id"], str(staff.id)),  # type: ignore[attr-defined]

@@ -20,7 +20,7 @@ import pytest
 import redis
 
 from booking.keys import RoomKeys
-from booking.selectors import booking_get
+from booking.records import booking_get
 from strongroom import embedded, store
 from strongroom.embedded import LocalCluster
 from strongroom.store import (

@@ -7,7 +7,8 @@ from collections.abc import Callable
 import redis
 from django.test import Client
 
-from booking.selectors import booking_get, inventory_keys
+from booking.bitmap import inventory_keys
+from booking.records import booking_get
 from strongroom import keyspace as ks
 from strongroom.store import text_stream
 from tests.booking_support import product_keys

@@ -13,10 +13,9 @@ from django.test import Client
 
 from accounts.selectors import person_get
 from accounts.services import login_record
-from booking.domain import SLOTS_PER_DAY, Booking
-from booking.selectors import booking_get
-from dashboard.selectors import STAFF_AUDIT
-from strongroom.keyspace import SESSION, family_of
+from booking.records import Booking, booking_get
+from booking.rules import SLOTS_PER_DAY
+from strongroom.keyspace import SESSION, STAFF_AUDIT, family_of
 from strongroom.store import round_trips, text_stream
 from tests.booking_support import claim, request
 from tests.conftest import ON_CLUSTER, Someone
@@ -447,7 +446,7 @@ def test_the_catalog_section_links_to_the_catalog_staff_pages(
     staff: Someone, client_for: Callable[[Someone], Client]
 ) -> None:
     html = client_for(staff).get("/staff/catalog/").content.decode()
-    assert 'href="/catalog/staff/"' in html and 'href="/catalog/staff/add/"' in html
+    assert 'href="/staff/catalog/books/"' in html and 'href="/staff/catalog/books/add/"' in html
 
 
 def test_pages_speak_simplified_chinese(

@@ -9,8 +9,9 @@ import pytest
 import redis
 
 from accounts.selectors import person_names
-from booking.selectors import booking_audit, day_inventory
-from booking.services import booking_cancel
+from booking.audit import booking_audit
+from booking.bitmap import day_inventory
+from booking.claims import booking_cancel
 from dashboard.charts import bar_chart
 from dashboard.season import season_name
 from dashboard.selectors import floors, hours_booked, occupancy_map
@@ -115,7 +116,7 @@ def test_every_chart_tick_sits_at_the_value_it_shows(peak: int) -> None:
 
 def test_a_staff_kind_filter_finds_entries_older_than_the_newest_page(r: redis.Redis) -> None:
     from dashboard.selectors import audit_log
-    from dashboard.services import staff_audit_record
+    from strongroom.audit import staff_audit_record
 
     staff_audit_record(client=r, kind="staff_grant", actor_id="1", subject="2", detail="bo")
     for n in range(60):

@@ -26,23 +26,24 @@ from django.contrib.auth.hashers import make_password
 from accounts import selectors as people
 from accounts.services import login_attempt, login_record, person_create, person_register
 from accounts.visits import visit_record
-from booking import selectors
-from booking.domain import Booking, booking_new_id, hold_new_id
-from booking.keys import RoomKeys
-from booking.services import (
+from booking import audit, availability, bitmap, records, stats
+from booking.claims import (
     ClaimResult,
     booking_cancel,
     booking_claim,
     booking_hold,
     booking_hold_release,
-    booking_pickup,
-    inventory_flush,
 )
+from booking.keys import RoomKeys
+from booking.maintenance import inventory_flush
+from booking.pickup import booking_pickup
+from booking.records import Booking
+from booking.rules import booking_new_id, hold_new_id
 from catalog.selectors import Query, book_get, catalog_page, tags_with_counts
 from catalog.services import BookStale, book_add, book_delete, book_edit
 from dashboard import selectors as dashboard
-from dashboard.services import staff_audit_record
 from strongroom import embedded, store
+from strongroom.audit import staff_audit_entries, staff_audit_record
 from strongroom.inventory import keyspace_stats
 from tests.booking_support import BUYER, NOW, SECOND_BUYER, SHANGHAI, STAFF, day, request
 from tests.catalog_support import assert_catalog_exact
@@ -166,7 +167,7 @@ def test_a_claim_confirms_in_one_call_without_waitaof_and_is_in_the_aof(
     assert trips.count == 2, "the function call and the index write, no WAITAOF"
     assert result.ok and result.booking is not None
     booking = result.booking
-    assert selectors.booking_get(client=old, booking_id=booking.id) == booking
+    assert records.booking_get(client=old, booking_id=booking.id) == booking
     # appendfsync always: the server wrote (and fsynced) the claim before it answered.
     assert booking.id.encode() in aof_bytes(redis70_dir)
 
@@ -184,7 +185,7 @@ def test_a_retried_claim_is_the_same_booking_and_a_rival_is_refused(old: redis.R
         )
     rival = claim(old, "C", owner=SECOND_BUYER, hour_start=8, hour_end=9, boxes=[1, 2])
     assert not rival.ok and [(s.hour, s.box) for s in rival.taken] == [(8, 1)]
-    assert len(selectors.audit_entries(client=old, kind="claim")) == 1
+    assert len(audit.audit_entries(client=old, kind="claim")) == 1
 
 
 def test_a_hold_keeps_slots_for_its_holder_and_converts(old: redis.Redis) -> None:
@@ -200,9 +201,9 @@ def test_a_hold_keeps_slots_for_its_holder_and_converts(old: redis.Redis) -> Non
         )
         == held
     ), "a retried hold is the same hold"
-    assert selectors.hold_get(client=old, hold_id=hold_id, now=NOW) == held.hold
+    assert records.hold_get(client=old, hold_id=hold_id, now=NOW) == held.hold
     assert 0 < old.pttl(RoomKeys(7).holds) <= 60_000
-    theirs = selectors.free_boxes(
+    theirs = availability.free_boxes(
         client=old, room=7, date=day(3), hours=(8, 10), owner_id=SECOND_BUYER, now=NOW
     )
     assert 3 not in theirs
@@ -240,7 +241,7 @@ def test_cancel_frees_the_slots_and_a_second_cancel_says_so(old: redis.Redis) ->
         client=old, booking_id=mine.id, actor_id=BUYER, actor_is_staff=False, now=before
     )
     assert again.outcome == "already_cancelled"
-    assert selectors.free_hours(client=old, room=7, date=day(3), cls="B") == list(range(24))
+    assert availability.free_hours(client=old, room=7, date=day(3), cls="B") == list(range(24))
     assert not old.exists(RoomKeys(7).inventory("B")), "an emptied inventory key is deleted"
 
 
@@ -260,7 +261,7 @@ def test_pickup_collects_once_and_wrong_codes_lock_the_room(
         booking_pickup(client=old, room=9, code="0000-0000", now=on_the_day)
     locked = booking_pickup(client=old, room=9, code="0000-0000", now=on_the_day)
     assert locked.outcome == "locked" and locked.locked_until is not None
-    kinds = [e.kind for e in selectors.booking_audit(client=old, booking_id=booking.id)]
+    kinds = [e.kind for e in audit.booking_audit(client=old, booking_id=booking.id)]
     assert kinds == ["pickup", "claim"]
 
 
@@ -268,23 +269,23 @@ def test_availability_occupancy_and_bookings_between(old: redis.Redis) -> None:
     a = booked(old, "A", room=200, dates=(5, 6))
     b = booked(old, "B", room=3, dates=(5,))
     c = booked(old, "C", room=1, dates=(5, 7), hour_start=1, hour_end=3, boxes=[1, 2])
-    days = selectors.season_availability(client=old, cls="A", room=200, now=NOW)
+    days = availability.season_availability(client=old, cls="A", room=200, now=NOW)
     assert [d.state for d in days[3:7]] == ["available", "sold_out", "sold_out", "available"]
-    assert selectors.free_hours(client=old, room=3, date=day(5), cls="B") == [
+    assert availability.free_hours(client=old, room=3, date=day(5), cls="B") == [
         *range(8), *range(12, 24)
     ]  # fmt: skip
-    boxes = selectors.free_boxes(client=old, room=1, date=day(5), hours=(2, 3))
+    boxes = availability.free_boxes(client=old, room=1, date=day(5), hours=(2, 3))
     assert 1 not in boxes and 2 not in boxes and 3 in boxes
-    occupancy = selectors.occupancy_per_day(client=old, cls="C")
+    occupancy = stats.occupancy_per_day(client=old, cls="C")
     per_day = {row.date.day: row.booked for row in occupancy.days}
     assert (per_day[5], per_day[6], per_day[7], occupancy.booked) == (4, 0, 4, 8)
-    assert selectors.occupancy_per_day(client=old, cls="B").booked == 4
-    between = selectors.bookings_between(client=old, start=day(5), end=day(7))
+    assert stats.occupancy_per_day(client=old, cls="B").booked == 4
+    between = records.bookings_between(client=old, start=day(5), end=day(7))
     assert [x.id for x in between] == [a.id, b.id, c.id]
-    only_c = selectors.bookings_between(client=old, start=day(1), end=day(31), cls="C")
+    only_c = records.bookings_between(client=old, start=day(1), end=day(31), cls="C")
     assert [x.id for x in only_c] == [c.id]
-    assert {x.id for x in selectors.bookings_of(client=old, owner_id=BUYER)} == {a.id, b.id, c.id}
-    assert {k.cls for k in selectors.inventory_keys(client=old)} == {"A", "B", "C"}
+    assert {x.id for x in records.bookings_of(client=old, owner_id=BUYER)} == {a.id, b.id, c.id}
+    assert {k.cls for k in bitmap.inventory_keys(client=old)} == {"A", "B", "C"}
 
 
 def test_a_staff_flush_removes_inventory_and_cancels_bookings(old: redis.Redis) -> None:
@@ -292,8 +293,8 @@ def test_a_staff_flush_removes_inventory_and_cancels_bookings(old: redis.Redis) 
     claim(old, "B", room=5)
     result = inventory_flush(client=old, actor_id=STAFF, reason="season reset")
     assert (result.keys_removed, result.bookings_cancelled) == (2, 2)
-    assert selectors.inventory_keys(client=old) == []
-    assert selectors.occupancy_per_day(client=old, cls="A").booked == 0
+    assert bitmap.inventory_keys(client=old) == []
+    assert stats.occupancy_per_day(client=old, cls="A").booked == 0
 
 
 def test_confirmed_claims_survive_kill_9_of_redis_7_0(tmp_path: Path) -> None:
@@ -327,9 +328,9 @@ def test_confirmed_claims_survive_kill_9_of_redis_7_0(tmp_path: Path) -> None:
         client = store.connect(start_redis(data_dir))
         assert embedded.server_pid(data_dir) != pid
         for booking_id in confirmed:
-            found = selectors.booking_get(client=client, booking_id=booking_id)
+            found = records.booking_get(client=client, booking_id=booking_id)
             assert found is not None and found.status == "confirmed"
-        assert selectors.occupancy_per_day(client=client, cls="B").booked == len(requests)
+        assert stats.occupancy_per_day(client=client, cls="B").booked == len(requests)
     finally:
         client.close()
         embedded.stop(data_dir)
@@ -389,7 +390,7 @@ def test_catalog_add_edit_delete_and_a_query_with_and_or_not_and_facets(
     assert dict(tags_with_counts(client=old)) == {
         "ruby": 1, "rails": 1, "web": 1, "erlang": 1, "scheme": 1, "机器学习": 1, "a:b": 1
     }  # fmt: skip
-    assert [e.kind for e in dashboard.staff_audit_entries(client=old)] == ["book_delete"]
+    assert [e.kind for e in staff_audit_entries(client=old)] == ["book_delete"]
 
 
 # --- accounts -------------------------------------------------------------------------------

@@ -16,8 +16,9 @@ import pytest
 import redis
 from django.test import Client, override_settings
 
-from booking.domain import booking_new_id, slot_request_parse
-from booking.services import booking_claim
+from booking.claims import booking_claim
+from booking.parser import slot_request_parse
+from booking.rules import booking_new_id
 from catalog.demo import load_demo as load_catalog
 from strongroom.middleware import CONTENT_SECURITY_POLICY
 from tests.conftest import ROOT, Someone, browser_login, person_make
@@ -187,7 +188,7 @@ def test_main_pages_raise_no_csp_violation_in_chromium(
     buyer_pages = ["/book/" + picked, "/book/mine/", f"/book/done/{booking_id}/", "/accounts/me/"]
     staff_pages = ["/staff/", "/staff/occupancy/", "/staff/bookings/", "/staff/people/"]
     staff_pages += [f"/staff/bookings/{booking_id}/", f"/staff/people/{buyer.id}/"]
-    staff_pages += ["/staff/catalog/", "/staff/keyspace/", "/staff/audit/", "/catalog/staff/"]
+    staff_pages += ["/staff/catalog/", "/staff/keyspace/", "/staff/audit/", "/staff/catalog/books/"]
     visited = 0
     for who, pages in ((None, anonymous_pages), (buyer, buyer_pages), (staff, staff_pages)):
         context = browser.new_context(base_url=live_site, locale="en-US")

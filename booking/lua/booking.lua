@@ -14,6 +14,42 @@
 
 local FULL = 16777215 -- 2^24 - 1
 
+-- Call specs: the names of each function's KEYS and ARGV, in order (a function reads its call
+-- through `named`). booking/calls.py declares the very same lists for the Python side, and
+-- tests/test_booking_calls.py checks that the two agree.
+local CLAIM_KEYS = {'inventory', 'registry', 'record', 'ledger', 'codes', 'holds', 'audit',
+  'stats'}
+local CLAIM_ARGS = {'owner', 'cls', 'season', 'days', 'hstart', 'hend', 'boxes', 'booking_id',
+  'now_ms', 'code_mac', 'code_sealed', 'dates', 'hold_id', 'audit_maxlen', 'room',
+  'season_bytes', 'season_days', 'made'}
+local HOLD_KEYS = {'inventory', 'holds', 'audit'}
+local HOLD_ARGS = {'owner', 'cls', 'days', 'hstart', 'hend', 'boxes', 'hold_id', 'now_ms',
+  'ttl_ms', 'audit_maxlen', 'room', 'season_days'}
+local HOLD_RELEASE_KEYS = {'holds'}
+local HOLD_RELEASE_ARGS = {'hold_id', 'owner'}
+local CANCEL_KEYS = {'record', 'inventory', 'registry', 'audit', 'stats'}
+local CANCEL_ARGS = {'actor', 'is_staff', 'today', 'reason', 'now_ms', 'audit_maxlen',
+  'request_id'}
+local PICKUP_KEYS = {'lock', 'failures', 'codes', 'record', 'audit', 'stats'}
+local PICKUP_ARGS = {'code_mac', 'booking_id', 'now_ms', 'today', 'minute', 'grace_minutes',
+  'max_failures', 'window_ms', 'lock_ms', 'attempt_id', 'audit_maxlen', 'room', 'yesterday'}
+-- The first KEYS and ARGV of the two room-wide calls (what follows is listed in their comments).
+local FLUSH_ROOM_KEYS = {'registry', 'ledger', 'holds', 'audit'}
+local FLUSH_ROOM_ARGS = {'actor', 'reason', 'now_ms', 'audit_maxlen', 'n_inv', 'n_rec', 'room'}
+local STATS_REBUILD_KEYS = {'stats', 'registry', 'ledger'}
+local STATS_REBUILD_ARGS = {'n_inv', 'n_rec'}
+-- A hold's value in the room's holds hash: these fields joined by '|'.
+local HOLD_FIELDS = {'expiry', 'owner', 'cls', 'days', 'hstart', 'hend', 'boxes'}
+
+-- A list's items by the names of `names` (same order): named({'a', 'b'}, {'x', 'y'}).x == 'a'.
+local function named(values, names)
+  local out = {}
+  for i, name in ipairs(names) do
+    out[name] = values[i]
+  end
+  return out
+end
+
 local function split(text)
   local out = {}
   if text == nil or text == '' then
@@ -146,13 +182,15 @@ end
 
 -- A hold's value: "expiry ms|owner|cls|days|hstart|hend|boxes".
 local function parse_hold(value)
-  local p = {}
+  local parts = {}
   for part in string.gmatch(value .. '|', '([^|]*)|') do
-    p[#p + 1] = part
+    parts[#parts + 1] = part
   end
+  local p = named(parts, HOLD_FIELDS)
   return {
-    expiry = tonumber(p[1]), owner = p[2], cls = p[3], days = split_numbers(p[4]),
-    hstart = tonumber(p[5]) or 0, hend = tonumber(p[6]) or 0, boxes = split_numbers(p[7]),
+    expiry = tonumber(p.expiry), owner = p.owner, cls = p.cls, days = split_numbers(p.days),
+    hstart = tonumber(p.hstart) or 0, hend = tonumber(p.hend) or 0,
+    boxes = split_numbers(p.boxes),
   }
 end
 
@@ -323,18 +361,19 @@ end
 -- Returns {'ok', <record as flat hash>} | {'taken', 'day:box:mask:held', ...}
 --       | {'id_in_use'} | {'code_clash'} | {'invalid', what}
 local function claim(keys, args)
+  local k, a = named(keys, CLAIM_KEYS), named(args, CLAIM_ARGS)
   local inv, registry, record, ledger, codes, holds, stream, stats =
-    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8]
-  local owner, season, id, now = args[1], args[3], args[8], tonumber(args[9])
+    k.inventory, k.registry, k.record, k.ledger, k.codes, k.holds, k.audit, k.stats
+  local owner, season, id, now = a.owner, a.season, a.booking_id, tonumber(a.now_ms)
   local mac, sealed, dates, hold_id, maxlen, room =
-    args[10], args[11], args[12], args[13], args[14], args[15]
-  local cls, days, hstart, hend, boxes = checked_request(args[2], args[4], args[5], args[6],
-    args[7], args[17])
+    a.code_mac, a.code_sealed, a.dates, a.hold_id, a.audit_maxlen, a.room
+  local cls, days, hstart, hend, boxes = checked_request(a.cls, a.days, a.hstart, a.hend,
+    a.boxes, a.season_days)
   if not cls then
     return {'invalid', days}
   end
-  local made = args[18]
-  if owner == '' or id == '' or not now or not tonumber(args[16]) or not stats
+  local made = a.made
+  if owner == '' or id == '' or not now or not tonumber(a.season_bytes) or not stats
       or not made or made == '' or #split(dates) ~= #days then
     return {'invalid', 'call'}
   end
@@ -362,13 +401,13 @@ local function claim(keys, args)
   end
   if redis.call('EXISTS', inv) == 0 then
     -- SETRANGE on a missing key allocates exactly, and the AOF gets a short command.
-    redis.call('SETRANGE', inv, tonumber(args[16]) - 1, '\0')
+    redis.call('SETRANGE', inv, tonumber(a.season_bytes) - 1, '\0')
   end
   write_fields(inv, fields, kind, updated)
   redis.call('SADD', registry, inv)
   redis.call('HSET', record, 'id', id, 'owner', owner, 'cls', cls, 'room', room,
-    'season', season, 'days', args[4], 'dates', dates, 'hstart', hstart, 'hend', hend,
-    'boxes', args[7], 'created', now, 'status', 'confirmed', 'code_mac', mac,
+    'season', season, 'days', a.days, 'dates', dates, 'hstart', hstart, 'hend', hend,
+    'boxes', a.boxes, 'created', now, 'status', 'confirmed', 'code_mac', mac,
     'code_sealed', sealed, 'collected', '', 'inv', inv, 'made', made)
   if redis.call('SCARD', ledger) == 0 and redis.call('HEXISTS', stats, 'v') == 0 then
     -- The room's first booking: its stats start exact from here.
@@ -398,11 +437,12 @@ end
 --       days in the season
 -- Returns {'ok', expiry ms} | {'taken', ...} | {'id_in_use'} | {'invalid', what}
 local function hold(keys, args)
-  local inv, holds, stream = keys[1], keys[2], keys[3]
-  local owner, id, now, ttl = args[1], args[7], tonumber(args[8]), tonumber(args[9])
-  local maxlen, room = args[10], args[11]
-  local cls, days, hstart, hend, boxes = checked_request(args[2], args[3], args[4], args[5],
-    args[6], args[12])
+  local k, a = named(keys, HOLD_KEYS), named(args, HOLD_ARGS)
+  local inv, holds, stream = k.inventory, k.holds, k.audit
+  local owner, id, now, ttl = a.owner, a.hold_id, tonumber(a.now_ms), tonumber(a.ttl_ms)
+  local maxlen, room = a.audit_maxlen, a.room
+  local cls, days, hstart, hend, boxes = checked_request(a.cls, a.days, a.hstart, a.hend,
+    a.boxes, a.season_days)
   if not cls then
     return {'invalid', days}
   end
@@ -432,7 +472,13 @@ local function hold(keys, args)
     redis.call('HDEL', holds, unpack(expired))
   end
   local expiry = now + ttl
-  local value = table.concat({expiry, owner, cls, args[3], hstart, hend, args[6]}, '|')
+  local stored = {expiry = expiry, owner = owner, cls = cls, days = a.days, hstart = hstart,
+    hend = hend, boxes = a.boxes}
+  local parts = {}
+  for i, name in ipairs(HOLD_FIELDS) do
+    parts[i] = stored[name]
+  end
+  local value = table.concat(parts, '|')
   redis.call('HSET', holds, id, value)
   if redis.call('PTTL', holds) < ttl then
     redis.call('PEXPIRE', holds, ttl)
@@ -443,9 +489,10 @@ end
 
 -- Release a hold of its owner. KEYS: holds. ARGV: hold id, owner. Returns 1 | 0.
 local function hold_release(keys, args)
-  local value = redis.call('HGET', keys[1], args[1])
-  if value and parse_hold(value).owner == args[2] then
-    redis.call('HDEL', keys[1], args[1])
+  local k, a = named(keys, HOLD_RELEASE_KEYS), named(args, HOLD_RELEASE_ARGS)
+  local value = redis.call('HGET', k.holds, a.hold_id)
+  if value and parse_hold(value).owner == a.owner then
+    redis.call('HDEL', k.holds, a.hold_id)
     return 1
   end
   return 0
@@ -459,9 +506,11 @@ end
 -- The request id (made by the caller) is kept in the record: a retry of the very call that
 -- cancelled answers 'cancelled' again, any other call 'already_cancelled'.
 local function cancel(keys, args)
-  local record, inv, registry, stream, stats = keys[1], keys[2], keys[3], keys[4], keys[5]
+  local k, a = named(keys, CANCEL_KEYS), named(args, CANCEL_ARGS)
+  local record, inv, registry, stream, stats = k.record, k.inventory, k.registry, k.audit, k.stats
   local actor, is_staff, today, reason, now, maxlen, request =
-    args[1], args[2] == '1', args[3], args[4], tonumber(args[5]), args[6], args[7] or ''
+    a.actor, a.is_staff == '1', a.today, a.reason, tonumber(a.now_ms), a.audit_maxlen,
+    a.request_id or ''
   if redis.call('EXISTS', record) == 0 then
     return {'not_found'}
   end
@@ -524,12 +573,14 @@ end
 -- attempt and code (so one id cannot hide many guesses), and the attempt that collected is kept
 -- in the record, so its retry answers 'collected' instead of 'already_collected'.
 local function pickup(keys, args)
+  local k, a = named(keys, PICKUP_KEYS), named(args, PICKUP_ARGS)
   local lock, failures, codes, record, stream, stats =
-    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6]
-  local mac, expected, now, today = args[1], args[2], tonumber(args[3]), args[4]
-  local minute, grace = tonumber(args[5]), tonumber(args[6])
-  local max_failures, window, lock_ms = tonumber(args[7]), tonumber(args[8]), tonumber(args[9])
-  local attempt, maxlen, room, yesterday = args[10], args[11], args[12], args[13]
+    k.lock, k.failures, k.codes, k.record, k.audit, k.stats
+  local mac, expected, now, today = a.code_mac, a.booking_id, tonumber(a.now_ms), a.today
+  local minute, grace = tonumber(a.minute), tonumber(a.grace_minutes)
+  local max_failures, window, lock_ms =
+    tonumber(a.max_failures), tonumber(a.window_ms), tonumber(a.lock_ms)
+  local attempt, maxlen, room, yesterday = a.attempt_id, a.audit_maxlen, a.room, a.yesterday
 
   local locked_until = redis.call('GET', lock)
   if locked_until then
@@ -616,9 +667,10 @@ end
 -- ARGV: actor, reason, now ms, audit maxlen, n_inv, n_rec, room
 -- Returns {'ok', keys removed, bookings cancelled} | {'retry'}
 local function flush_room(keys, args)
-  local registry, ledger, holds, stream = keys[1], keys[2], keys[3], keys[4]
-  local actor, reason, now, maxlen = args[1], args[2], tonumber(args[3]), args[4]
-  local n_inv, n_rec, room = tonumber(args[5]), tonumber(args[6]), args[7]
+  local k, a = named(keys, FLUSH_ROOM_KEYS), named(args, FLUSH_ROOM_ARGS)
+  local registry, ledger, holds, stream = k.registry, k.ledger, k.holds, k.audit
+  local actor, reason, now, maxlen = a.actor, a.reason, tonumber(a.now_ms), a.audit_maxlen
+  local n_inv, n_rec, room = tonumber(a.n_inv), tonumber(a.n_rec), a.room
   if redis.call('SCARD', registry) ~= n_inv or redis.call('SCARD', ledger) ~= n_rec then
     return {'retry'}
   end
@@ -675,8 +727,9 @@ end
 --       date of its creation (kept in the record as 'made' where it is missing)
 -- Returns {'ok', records counted} | {'retry'} | {'invalid', 'call'}
 local function stats_rebuild(keys, args)
-  local stats, registry, ledger = keys[1], keys[2], keys[3]
-  local n_inv, n_rec = tonumber(args[1]), tonumber(args[2])
+  local k, a = named(keys, STATS_REBUILD_KEYS), named(args, STATS_REBUILD_ARGS)
+  local stats, registry, ledger = k.stats, k.registry, k.ledger
+  local n_inv, n_rec = tonumber(a.n_inv), tonumber(a.n_rec)
   if not n_inv or not n_rec or #keys ~= 3 + n_inv + n_rec or #args ~= 2 + 3 * n_inv + n_rec then
     return {'invalid', 'call'}
   end

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django import template
 
+from booking.rules import format_room
+
 register = template.Library()
 
 
@@ -14,3 +16,9 @@ def name_of(names: dict[int, str], person_id: object) -> str:
     if not (text.isascii() and text.isdigit()):
         return ""
     return names.get(int(text), "")
+
+
+@register.filter
+def room_label(room: int | None) -> str:
+    """A room number as shown everywhere (booking's format_room: 007); '' for none."""
+    return format_room(room) if isinstance(room, int) else ""

@@ -1,0 +1,125 @@
+"""The site benchmark's rows: one URL (and method/body) per page measured."""
+
+from __future__ import annotations
+
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.site_common import FREE_BOX_FIRST
+from bench.site_data import DataSet
+
+# --- rows ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    """One line of the table: what wrk sends and what answers count as right."""
+
+    label: str
+    path: str
+    expect: tuple[int, ...] = (200,)
+    method: str = "GET"
+    who: str = "anonymous"  # "anonymous", "buyer" or "staff"
+    body: str = ""
+    slots: str = "fixed"  # POST rows: "distinct" or "fixed"
+    headers: dict[str, str] = field(default_factory=dict)
+    reference: bool = False
+    missing: str = ""  # why the row could not run (e.g. the page does not exist yet)
+    alone_ms: float = 0.0  # the preflight: one request on an idle server
+    result: dict[str, Any] = field(default_factory=dict)
+
+
+def bookings_stored(client: Any) -> int:
+    """Single-day bookings in the date index (one member per booking and day)."""
+    from booking.keys import date_indexes
+
+    pipe = client.pipeline(transaction=False)
+    for key in date_indexes():
+        pipe.zcard(key)
+    return sum(int(count) for count in pipe.execute())
+
+
+def url(name: str, **kwargs: Any) -> str | None:
+    from django.urls import NoReverseMatch, reverse
+
+    try:
+        return reverse(name, kwargs=kwargs or None)
+    except NoReverseMatch:
+        return None
+
+
+def build_rows(data: DataSet) -> list[Row]:
+    """The table's rows, in order; a page that does not exist yet is reported as missing."""
+    # The references run first and the base template again last: on a shared machine the two
+    # base-template rows show how much the conditions moved during the run (the ratio uses both).
+    first = [
+        Row("reference: bare view, short text", "/bench/hello", reference=True),
+        Row("reference: base template, no store", "/bench/base", reference=True),
+    ]
+    last = [Row("reference: base template, again at the end", "/bench/base", reference=True)]
+    return first + booking_rows(data) + other_rows(data) + last
+
+
+def booking_rows(data: DataSet) -> list[Row]:
+    """Booking page, calendar fragment, POST on distinct free slots and on one contended slot."""
+    page, calendar, claim = url("booking:pick"), url("booking:calendar"), url("booking:claim")
+    if not (page and calendar and claim):
+        why = "the booking pages do not exist"
+        labels = ("booking page", "calendar fragment", "booking POST, distinct free slots")
+        return [Row(label, "", missing=why) for label in (*labels, "booking POST, contended")]
+    from booking.forms import Choices
+
+    # A buyer who has picked a class C room, day, hours and box: calendar, hours and boxes.
+    day = data.bookable_days[len(data.bookable_days) // 2]
+    picked = Choices(
+        cls="C", room=42, dates=(day,), start=10, end=12, boxes=(7,), month=day.replace(day=1)
+    )
+    month = Choices(cls="C", room=42, month=day.replace(day=1))
+    htmx = {"HX-Request": "true", "HX-Target": "calendar"}
+    form = "csrfmiddlewaretoken={token}&cls=C&room={room}&date={date}&start={hour}&end={hour_end}"
+    contended_day = data.bookable_days[0].isoformat()
+    contended = (
+        f"csrfmiddlewaretoken={{token}}&cls=C&room=7&date={contended_day}&start=9&end=10"
+        f"&box={FREE_BOX_FIRST}&booking_id=007-{{uid}}"
+    )
+    return [
+        Row("booking page (class C picked)", f"{page}?{picked.query()}", who="buyer"),
+        Row("calendar fragment (htmx)", f"{calendar}?{month.query()}", who="buyer", headers=htmx),
+        Row(
+            "booking POST, distinct free slots",
+            claim,
+            method="POST",
+            who="buyer",
+            body=form + "&box={box}&booking_id={room}-{uid}",
+            slots="distinct",
+            expect=(302,),
+        ),
+        Row(
+            "booking POST, contended slot",
+            claim,
+            method="POST",
+            who="buyer",
+            body=contended,
+            expect=(302, 409),
+        ),
+    ]
+
+
+def other_rows(data: DataSet) -> list[Row]:
+    """Catalog with two tags, the dashboard overview and the two reference views."""
+    rows = []
+    browse = url("catalog:browse")
+    tags = urllib.parse.urlencode({"all": ",".join(data.two_tags)})
+    rows.append(
+        Row(f"catalog, 2 tags ({' AND '.join(data.two_tags)})", f"{browse}?{tags}", who="buyer")
+        if browse
+        else Row("catalog, 2 tags", "", missing="catalog:browse does not exist")
+    )
+    overview = url("dashboard:overview")
+    rows.append(
+        Row("dashboard overview (staff)", overview, who="staff")
+        if overview
+        else Row("dashboard overview (staff)", "", missing="dashboard:overview does not exist")
+    )
+    return rows

@@ -1,0 +1,291 @@
+"""Taking slots: claim (confirm a booking), hold (keep slots a while), release, cancel. Each
+check-and-take is one Redis Function (booking/lua/booking.lua) on one room's keys; confirmed
+changes go through `durable_fcall` (FCALL + WAITAOF, one round trip)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from django.conf import settings
+from django.utils.translation import gettext_lazy as _
+
+from booking.calls import CANCEL, CLAIM, HOLD, HOLD_RELEASE
+from booking.codes import code_mac, code_new, code_seal
+from booking.keys import RoomKeys, date_index, date_member, date_score, person_index
+from booking.parser import InvalidRequest, SlotRequest, check_dates
+from booking.records import Booking, Hold, Slot, booking_from_hash, flat_to_dict, slots_from_reply
+from booking.rules import (
+    booking_id_room,
+    check_owner_id,
+    format_room,
+    local_now,
+    reason_clean,
+    request_id_new,
+    request_id_valid,
+    season_bytes,
+    season_days,
+    season_key,
+)
+from strongroom.clock import from_ms, to_ms
+from strongroom.store import Write, durable_calls, durable_fcall, fcall, text_values
+
+_CODE_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """ok: the booking is confirmed (and durable); otherwise `taken` lists what is not free."""
+
+    ok: bool
+    booking: Booking | None = None
+    taken: tuple[Slot, ...] = ()
+
+
+@dataclass(frozen=True)
+class HoldResult:
+    ok: bool
+    hold: Hold | None = None
+    taken: tuple[Slot, ...] = ()
+
+
+@dataclass(frozen=True)
+class CancelResult:
+    ok: bool
+    outcome: str
+    message: Any
+    booking: Booking | None = None
+
+
+def _request_args(request: SlotRequest) -> dict[str, object]:
+    """The request as the functions take it: cls, days "3,4", hstart, hend, boxes "1,2"."""
+    start, end = request.hours or (0, 0)
+    return {
+        "cls": request.cls,
+        "days": ",".join(str(d) for d in request.days),
+        "hstart": str(start),
+        "hend": str(end),
+        "boxes": ",".join(str(b) for b in request.boxes),
+    }
+
+
+def _check_id(kind: str, value: str, room: int) -> None:
+    if booking_id_room(value) != room:
+        raise ValueError(f"{kind} {value!r} is not an id of room {room}")
+
+
+def _recheck(request: SlotRequest, now: dt.datetime | None) -> None:
+    if not isinstance(request, SlotRequest):
+        raise TypeError("request must be a SlotRequest (use slot_request_parse)")
+    # The request may have been parsed before midnight: the day-ahead rule holds at claim time.
+    errors = check_dates(request.dates, now)
+    if errors:
+        raise InvalidRequest(errors)
+
+
+def _refuse_invalid(function: str, reply: list[Any]) -> None:
+    # The function refused a malformed request before any write: a SlotRequest built by hand.
+    if reply[0] == "invalid":
+        raise ValueError(f"{function} refused a malformed request ({reply[1]})")
+
+
+def booking_claim(
+    *,
+    client: redis.Redis,
+    owner_id: str,
+    request: SlotRequest,
+    booking_id: str,
+    hold_id: str | None = None,
+    now: dt.datetime | None = None,
+) -> ClaimResult:
+    """Take every slot of `request` for `owner_id`, or nothing; a retry with the same
+    `booking_id` returns the same booking. A `hold_id` of the same owner is converted."""
+    check_owner_id(owner_id)
+    _recheck(request, now)
+    _check_id("booking id", booking_id, request.room)
+    if hold_id:
+        _check_id("hold id", hold_id, request.room)
+    room = RoomKeys(request.room)
+    now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
+    keys = {
+        "inventory": room.inventory(request.cls),
+        "registry": room.registry,
+        "record": room.record(booking_id),
+        "ledger": room.ledger,
+        "codes": room.codes,
+        "holds": room.holds,
+        "audit": room.audit,
+        "stats": room.stats,
+    }
+    fixed = {
+        "owner": owner_id,
+        **_request_args(request),
+        "season": season_key(),
+        "booking_id": booking_id,
+        "now_ms": now_ms,
+        "dates": ",".join(d.isoformat() for d in request.dates),
+        "hold_id": hold_id or "",
+        "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
+        "room": format_room(request.room),
+        "season_bytes": season_bytes(request.cls),
+        "season_days": len(season_days()),
+        "made": local_now(from_ms(now_ms)).date().isoformat(),
+    }
+    for _attempt in range(_CODE_ATTEMPTS):
+        code = code_new()
+        args = {**fixed, "code_mac": code_mac(request.room, code), "code_sealed": code_seal(code)}
+        reply = durable_fcall(client, CLAIM.name, *CLAIM.call(keys=keys, args=args))
+        if reply[0] != "code_clash":
+            break
+    else:
+        raise RuntimeError("no free pickup code after several attempts")
+    _refuse_invalid(CLAIM.name, reply)
+    if reply[0] == "id_in_use":
+        raise ValueError(f"booking id {booking_id!r} belongs to another owner")
+    if reply[0] == "taken":
+        return ClaimResult(False, taken=tuple(slots_from_reply(reply[1:], request.cls)))
+    booking = booking_from_hash(flat_to_dict(reply[1]))
+    assert booking is not None
+    indexes_write(client=client, bookings=[booking])
+    return ClaimResult(True, booking=booking)
+
+
+def booking_hold(
+    *,
+    client: redis.Redis,
+    owner_id: str,
+    request: SlotRequest,
+    hold_id: str,
+    ttl_seconds: int | None = None,
+    now: dt.datetime | None = None,
+) -> HoldResult:
+    """Keep the request's slots for `owner_id` for `ttl_seconds` (default
+    STRONGROOM_HOLD_SECONDS); other buyers' claims and holds see them as taken."""
+    check_owner_id(owner_id)
+    _recheck(request, now)
+    _check_id("hold id", hold_id, request.room)
+    ttl = settings.STRONGROOM_HOLD_SECONDS if ttl_seconds is None else int(ttl_seconds)
+    if not 1 <= ttl <= 3600:
+        raise ValueError("a hold lasts 1 to 3600 seconds")
+    room = RoomKeys(request.room)
+    now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
+    keys = {"inventory": room.inventory(request.cls), "holds": room.holds, "audit": room.audit}
+    args = {
+        "owner": owner_id,
+        **_request_args(request),
+        "hold_id": hold_id,
+        "now_ms": now_ms,
+        "ttl_ms": ttl * 1000,
+        "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
+        "room": format_room(request.room),
+        "season_days": len(season_days()),
+    }
+    reply = fcall(client, HOLD.name, *HOLD.call(keys=keys, args=args))
+    _refuse_invalid(HOLD.name, reply)
+    if reply[0] == "id_in_use":
+        raise ValueError(f"hold id {hold_id!r} belongs to another owner")
+    if reply[0] == "taken":
+        return HoldResult(False, taken=tuple(slots_from_reply(reply[1:], request.cls)))
+    expires = from_ms(reply[1])
+    assert expires is not None
+    return HoldResult(True, hold=Hold(hold_id, owner_id, request, expires))
+
+
+def booking_hold_release(*, client: redis.Redis, owner_id: str, hold_id: str) -> bool:
+    """Give a hold back before it expires; False if it was not this owner's live hold."""
+    room = booking_id_room(hold_id)
+    if room is None:
+        return False
+    call = HOLD_RELEASE.call(
+        keys={"holds": RoomKeys(room).holds}, args={"hold_id": hold_id, "owner": owner_id}
+    )
+    return bool(fcall(client, HOLD_RELEASE.name, *call))
+
+
+_CANCEL_MESSAGES = {
+    "cancelled": _("The booking is cancelled; its treasures are free again."),
+    "already_cancelled": _("This booking was already cancelled."),
+    "not_found": _("There is no such booking."),
+    "forbidden": _("You can only cancel your own bookings."),
+    "collected": _("This booking has been collected and can no longer be cancelled."),
+    "started": _("Bookings can be cancelled only before their first day; ask the staff."),
+}
+
+
+def booking_cancel(
+    *,
+    client: redis.Redis,
+    booking_id: str,
+    actor_id: str,
+    actor_is_staff: bool,
+    reason: str = "",
+    now: dt.datetime | None = None,
+    request_id: str | None = None,
+) -> CancelResult:
+    """Cancel a booking: the owner before its first day, staff any time before collection.
+
+    `request_id` (made by the caller, e.g. carried by the confirmation form) lets a repeat of
+    the same request, a double click or a retry, answer "cancelled" again rather than
+    "already cancelled"; without one, each call makes its own (redis-py retries stay safe)."""
+    room = booking_id_room(booking_id)
+    if room is None or not isinstance(actor_id, str) or not actor_id:
+        return CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"])
+    request_id = request_id if request_id_valid(request_id) else request_id_new()
+    keys = RoomKeys(room)
+    today = local_now(now).date().isoformat()
+    now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
+    reason = reason_clean(reason)
+    for _attempt in range(3):
+        cls, season = text_values(client.hmget(keys.record(booking_id), ["cls", "season"]))
+        if cls is None:
+            return CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"])
+        call = CANCEL.call(
+            keys={
+                "record": keys.record(booking_id),
+                "inventory": keys.inventory(cls, season),
+                "registry": keys.registry,
+                "audit": keys.audit,
+                "stats": keys.stats,
+            },
+            args={
+                "actor": actor_id,
+                "is_staff": "1" if actor_is_staff else "0",
+                "today": today,
+                "reason": reason,
+                "now_ms": now_ms,
+                "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
+                "request_id": request_id,
+            },
+        )
+        reply = durable_fcall(client, CANCEL.name, *call)
+        if reply[0] != "stale":
+            break
+    outcome = reply[0]
+    booking = booking_from_hash(flat_to_dict(reply[1])) if len(reply) > 1 else None
+    return CancelResult(outcome == "cancelled", outcome, _CANCEL_MESSAGES[outcome], booking)
+
+
+def indexes_write(*, client: redis.Redis, bookings: Iterable[Booking]) -> None:
+    """Add bookings to the person index and the date index (idempotent), as durable as the
+    claim itself: a confirmed booking stays listed for its owner after a failover. One round
+    trip (one per primary reached on a cluster)."""
+    writes: list[Write] = []
+    by_date: dict[str, dict[str, int]] = {}
+    for booking in bookings:
+        index = person_index(booking.owner_id)
+        writes.append(Write(index, ("ZADD", index, to_ms(booking.created_at), booking.id)))
+        shard = by_date.setdefault(date_index(booking.room), {})
+        for date in booking.dates:
+            shard[date_member(booking.id, date)] = date_score(date, booking.cls, booking.room)
+    for key, members in by_date.items():
+        items = list(members.items())
+        for start in range(0, len(items), 5000):
+            flat = [
+                part for member, score in items[start : start + 5000] for part in (score, member)
+            ]
+            writes.append(Write(key, ("ZADD", key, *flat)))
+    if writes:
+        durable_calls(client, writes)

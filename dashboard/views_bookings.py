@@ -1,0 +1,171 @@
+"""The staff dashboard's booking pages: the filtered list, its CSV/iCalendar exports, one
+booking and its cancellation."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+
+from accounts.access import signed_in_person, staff_required
+from accounts.selectors import person_id_find
+from booking.claims import booking_cancel
+from booking.records import booking_get
+from booking.rules import booking_id_room
+from dashboard import exports
+from dashboard.forms import (
+    BookingFilterForm,
+    CancelForm,
+)
+from dashboard.pages import log_rows, not_found, render_page
+from dashboard.selectors import (
+    FilteredBookings,
+    booking_trail,
+    bookings_filtered,
+    names_of,
+)
+from strongroom.store import get_store
+
+# --- bookings ----------------------------------------------------------------------------------
+
+
+def _filtered(request: HttpRequest) -> tuple[BookingFilterForm, FilteredBookings | None]:
+    form = BookingFilterForm(request.GET or None)
+    if form.is_bound and not form.is_valid():
+        return form, None
+    if not form.is_bound:
+        form = BookingFilterForm({})
+        form.is_valid()
+    owner_id = None
+    name = form.cleaned_data.get("person")
+    client = get_store()
+    if name:
+        found_id = person_id_find(client=client, username=name)
+        if found_id is None:
+            messages.warning(request, _("Nobody is called “%(name)s”.") % {"name": name})
+            return form, FilteredBookings([], False)
+        owner_id = str(found_id)
+    return form, bookings_filtered(client=client, wanted=form.booking_filter(owner_id))
+
+
+@require_GET
+@staff_required
+def bookings(request: HttpRequest) -> HttpResponse:
+    """The bookings of a date range (the composite-score index), filtered and paged."""
+    form, found = _filtered(request)
+    page = None
+    if found is None:
+        messages.error(request, _("Check the highlighted fields of the filter."))
+    else:
+        paginator = Paginator(found.bookings, settings.STRONGROOM_DASHBOARD_PAGE_SIZE)
+        wanted = form.cleaned_data.get("page") or 1
+        if wanted > paginator.num_pages:
+            messages.warning(
+                request,
+                _("There is no page %(page)s; showing the last page.") % {"page": wanted},
+            )
+        page = paginator.get_page(wanted)
+        if found.truncated:
+            messages.warning(
+                request, _("Only the first bookings of this range were read; narrow the filter.")
+            )
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "form": form,
+        "found": found,
+        "page": page,
+        "query": query.urlencode(),
+        "section": "bookings",
+    }
+    return render_page(request, "bookings.html", context)
+
+
+def _export(request: HttpRequest, kind: str) -> HttpResponse:
+    form, found = _filtered(request)
+    if found is None:
+        messages.error(request, _("Check the highlighted fields of the filter."))
+        context = {"form": form, "found": None, "section": "bookings"}
+        return render_page(request, "bookings.html", context, status=400)
+    stamp = timezone.localtime().strftime("%Y%m%d-%H%M")
+    if kind == "csv":
+        body: str | bytes = exports.bookings_csv(found.bookings, found.names)
+        response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+    else:
+        body = exports.bookings_ics(found.bookings, found.names, host="strongroom")
+        response = HttpResponse(body, content_type="text/calendar; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="bookings-{stamp}.{kind}"'
+    return response
+
+
+@require_GET
+@staff_required
+def bookings_csv(request: HttpRequest) -> HttpResponse:
+    """The current filter as CSV (every matching booking, not just one page)."""
+    return _export(request, "csv")
+
+
+@require_GET
+@staff_required
+def bookings_ics(request: HttpRequest) -> HttpResponse:
+    """The current filter as an iCalendar file, one event per booked day."""
+    return _export(request, "ics")
+
+
+@require_GET
+@staff_required
+def booking_detail(request: HttpRequest, booking_id: str) -> HttpResponse:
+    """One booking with its audit trail and the cancel form."""
+    return _booking_page(request, booking_id, CancelForm())
+
+
+def _booking_page(
+    request: HttpRequest, booking_id: str, form: CancelForm, status: int = 200
+) -> HttpResponse:
+    client = get_store()
+    booking = booking_get(client=client, booking_id=booking_id)
+    if booking is None:
+        return not_found(request, _("There is no booking with this id."))
+    trail = booking_trail(client=client, booking_id=booking.id)
+    names = names_of(
+        client=client, ids=[booking.owner_id, booking.cancelled_by, *(e.actor for e in trail)]
+    )
+    context = {
+        "booking": booking,
+        "trail_rows": log_rows(trail, names),
+        "names": names,
+        "form": form,
+        "section": "bookings",
+    }
+    return render_page(request, "booking_detail.html", context, status=status)
+
+
+@require_POST
+@staff_required
+def booking_cancel_staff(request: HttpRequest, booking_id: str) -> HttpResponse:
+    """Cancel a booking as staff, with a reason that goes into the audit log."""
+    if booking_id_room(booking_id) is None:
+        return not_found(request, _("There is no booking with this id."))
+    form = CancelForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("The booking was not cancelled."))
+        return _booking_page(request, booking_id, form, status=400)
+    result = booking_cancel(
+        client=get_store(),
+        booking_id=booking_id,
+        actor_id=str(signed_in_person(request).id),
+        actor_is_staff=True,
+        reason=form.cleaned_data["reason"],
+    )
+    if result.outcome == "not_found":
+        return not_found(request, _("There is no booking with this id."))
+    (messages.success if result.ok else messages.error)(request, str(result.message))
+    return HttpResponseRedirect(reverse("dashboard:booking", args=[booking_id]))
+
+
+# --- people ------------------------------------------------------------------------------------
