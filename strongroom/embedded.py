@@ -26,6 +26,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import redis
@@ -414,46 +415,41 @@ def _cluster_form(cluster: LocalCluster, *, replicas: int) -> None:
             start = index * share
             end = CLUSTER_SLOTS - 1 if index == len(cluster.primaries) - 1 else start + share - 1
             clients[node.port].execute_command("CLUSTER", "ADDSLOTSRANGE", start, end)
-        total = len(cluster.nodes)
+        total, replica_count = len(cluster.nodes), len(cluster.replicas)
         for node in cluster.nodes:
-            client = clients[node.port]
-            _until(
-                f"{node.address} knows every node",
-                lambda client=client: len(_node_lines(client)) == total,
-            )
+            _until(f"{node.address} knows every node", partial(_knows, clients[node.port], total))
         for index, node in enumerate(cluster.replicas):
             primary = cluster.primaries[index // replicas]
             primary_id = clients[primary.port].execute_command("CLUSTER", "MYID")
             clients[node.port].execute_command("CLUSTER", "REPLICATE", primary_id)
         for node in cluster.nodes:
-            client = clients[node.port]
-            _until(
-                f"{node.address} reports cluster_state:ok",
-                lambda client=client: (
-                    "cluster_state:ok" in client.execute_command("CLUSTER", "INFO")
-                ),
-            )
+            _until(f"{node.address} reports cluster_state:ok", partial(_ok, clients[node.port]))
         for node in cluster.replicas:
-            client = clients[node.port]
-            _until(
-                f"replica {node.address} is in sync",
-                lambda client=client: client.info("replication").get("master_link_status") == "up",
-            )
+            _until(f"replica {node.address} is in sync", partial(_synced, clients[node.port]))
         # Every node must see the final roles before a client reads the topology.
         for node in cluster.nodes:
             client = clients[node.port]
-            _until(
-                f"{node.address} sees every replica",
-                lambda client=client: (
-                    sum(
-                        " slave " in f" {line} " or ",slave" in line for line in _node_lines(client)
-                    )
-                    == len(cluster.replicas)
-                ),
-            )
+            _until(f"{node.address} sees every replica", partial(_sees, client, replica_count))
     finally:
         for client in clients.values():
             client.close()
+
+
+def _knows(client: redis.Redis, total: int) -> bool:
+    return len(_node_lines(client)) == total
+
+
+def _ok(client: redis.Redis) -> bool:
+    return "cluster_state:ok" in str(client.execute_command("CLUSTER", "INFO"))
+
+
+def _synced(client: redis.Redis) -> bool:
+    return bool(client.info("replication").get("master_link_status") == "up")
+
+
+def _sees(client: redis.Redis, replica_count: int) -> bool:
+    roles = [line.split()[2].split(",") for line in _node_lines(client)]
+    return sum("slave" in flags for flags in roles) == replica_count
 
 
 def _node_lines(client: redis.Redis) -> list[str]:

@@ -497,7 +497,11 @@ def _durable_batch(
         failed = next((w for w in waited if isinstance(w, Exception)), None)
         if failed is not None:
             raise failed
-        if wait is not None and (int(synced[0]) < 1 or int(synced[1]) < wait[-1][2]):
+        if (
+            wait is not None
+            and synced is not None
+            and (int(synced[0]) < 1 or int(synced[1]) < wait[-1][2])
+        ):
             raise NotDurable(str(calls[0].command[:2]))
         return list(results)
     raise AssertionError("unreachable")

@@ -256,7 +256,7 @@ def test_a_primary_killed_while_buyers_book_loses_no_confirmed_booking(
         # No slot has two bookings: every record of every room, one per (room, day).
         seen: dict[tuple[int, str], str] = {}
         for room in rooms:
-            for record_id in on_cluster.smembers(RoomKeys(room).ledger):
+            for record_id in store.text_list(list(on_cluster.smembers(RoomKeys(room).ledger))):
                 booking = booking_get(client=on_cluster, booking_id=record_id)
                 if booking is None or booking.status != "confirmed":
                     continue
