@@ -99,7 +99,7 @@ def signed_in(client: Any, person: Any) -> Any:
     session_sign_in(session, person=found[0], password_hash=found[1])
     session.save()
     browser = Client()
-    browser.cookies[settings.SESSION_COOKIE_NAME] = session.session_key
+    browser.cookies[settings.SESSION_COOKIE_NAME] = str(session.session_key)
     return browser
 
 
@@ -125,46 +125,56 @@ def workload(client: Any, label: str) -> dict[str, Any]:
     browsers = [signed_in(client, person) for person in buyers]
     staff_browser = signed_in(client, staff)
     settings.STRONGROOM_DURABILITY = ""
-    for node in primaries_of(client):
-        node.config_resetstat()
     rng = random.Random(7)
-    statuses: dict[str, list[int]] = {}
-    started = time.perf_counter()
+    rounds = []
     for n in range(ROUNDS):
-        browser = browsers[n % BUYERS]
         room = rng.randint(1, settings.STRONGROOM_ROOM_COUNT)
         date = f"2026-12-{rng.randint(2, 31):02d}"
-        booking_id = f"{room:03d}-" + "".join(rng.choice("abcdefghjkmnpqrstvwxyz234567") for _ in range(26))
-        pages = {
-            "home": lambda b=browser: b.get("/"),
-            "booking page": lambda b=browser, r=room, d=date: b.get(
-                f"/book/?cls=C&room={r}&date={d}&start=10&end=12&box=7"
-            ),
-            "claim": lambda b=browser, r=room, d=date, i=booking_id: b.post(
-                "/book/claim/", {"cls": "A", "room": str(r), "date": d, "booking_id": i}
-            ),
-            "catalog": lambda b=browser: b.get("/catalog/?all=web&all=algorithms"),
-            "overview": lambda: staff_browser.get("/staff/"),
-        }
-        for name, page in pages.items():
-            statuses.setdefault(name, []).append(page().status_code)
-    elapsed = time.perf_counter() - started
-    counts = commands_per_primary(client)
-    return {"label": label, "counts": counts, "statuses": statuses, "seconds": elapsed}
+        letters = "abcdefghjkmnpqrstvwxyz234567"
+        rounds.append(
+            (
+                browsers[n % BUYERS],
+                room,
+                date,
+                f"{room:03d}-" + "".join(rng.choice(letters) for _ in range(26)),
+            )
+        )
+    pages: dict[str, Any] = {
+        "home (signed in)": lambda b, r, d, i: b.get("/"),
+        "booking page": lambda b, r, d, i: b.get(
+            f"/book/?cls=C&room={r}&date={d}&start=10&end=12&box=7"
+        ),
+        "booking POST": lambda b, r, d, i: b.post(
+            "/book/claim/", {"cls": "A", "room": str(r), "date": d, "booking_id": i}
+        ),
+        "catalog, 2 tags": lambda b, r, d, i: b.get("/catalog/?all=web&all=algorithms"),
+        "staff overview": lambda b, r, d, i: staff_browser.get("/staff/"),
+    }
+    per_page: dict[str, list[int]] = {}
+    statuses: dict[str, list[int]] = {}
+    for name, page in pages.items():
+        for node in primaries_of(client):
+            node.config_resetstat()
+        for browser, room, date, booking_id in rounds:
+            statuses.setdefault(name, []).append(page(browser, room, date, booking_id).status_code)
+        per_page[name] = commands_per_primary(client)
+    counts = [sum(column) for column in zip(*per_page.values(), strict=True)]
+    return {"label": label, "counts": counts, "per_page": per_page, "statuses": statuses}
 
 
 def durability_latency(client: Any) -> list[tuple[str, float, float]]:
     """Median and p99 ms of one confirmed write (FCALL + what confirms it, one round trip)."""
     from django.conf import settings
 
-    from strongroom.store import durable_fcall, primaries
+    from strongroom.store import durable_fcall
 
     rows = []
-    for level in ("none", "aof", "aof+replica"):
+    for step, level in enumerate(("none", "aof", "aof+replica")):
         settings.STRONGROOM_DURABILITY = level
         times = []
         for n in range(LATENCY_CALLS):
-            key = f"sr:{{person:{900000 + n}}}:person"
+            # A new person every call: each call writes (and so has something to wait for).
+            key = f"sr:{{person:{900000 + step * 10000 + n}}}:person"
             args = [f"lat{n}", f"lat{n}", "hash", 0, 1, f"{level}-{n}"]
             start = time.perf_counter()
             durable_fcall(client, "accounts_person_create", [key], args)
@@ -172,7 +182,6 @@ def durability_latency(client: Any) -> list[tuple[str, float, float]]:
         times.sort()
         rows.append((level, statistics.median(times), times[int(len(times) * 0.99) - 1]))
     # WAITAOF 1 1 alone: the replica reports its fsync only when asked again (about 1 s).
-    node = primaries(client)[0]
     key = "sr:{bench}:alone"
     owner = client.get_node_from_key(key).redis_connection
     times = []
@@ -183,26 +192,31 @@ def durability_latency(client: Any) -> list[tuple[str, float, float]]:
         start = time.perf_counter()
         pipe.execute()
         times.append((time.perf_counter() - start) * 1000)
-    rows.append(("aof+replica, WAITAOF 1 1 without WAIT first", statistics.median(times), max(times)))
+    rows.append(
+        ("aof+replica, WAITAOF 1 1 without WAIT first", statistics.median(times), max(times))
+    )
     settings.STRONGROOM_DURABILITY = ""
-    del node
     return rows
 
 
 def report(runs: list[dict[str, Any]], latency: list[tuple[str, float, float]]) -> str:
     lines = [
-        f"Mixed workload on 3 primaries: {ROUNDS} rounds of home, booking page, booking POST, "
+        f"Mixed workload on 3 primaries: {ROUNDS} of each of home, booking page, booking POST, "
         "catalog (2 tags) and staff overview through the whole Django stack, "
         f"{BUYERS} signed-in buyers. Share of commands served by each primary:",
         "",
-        "| key layout | primary 1 | primary 2 | primary 3 | busiest | commands |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| key layout | page | primary 1 | primary 2 | primary 3 | busiest | commands |",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
     for run in runs:
-        total = sum(run["counts"]) or 1
-        shares = [count / total for count in run["counts"]]
-        cells = " | ".join(f"{share:.0%}" for share in shares)
-        lines.append(f"| {run['label']} | {cells} | {max(shares):.0%} | {total:,} |")
+        rows = [*run["per_page"].items(), ("the mix (all five)", run["counts"])]
+        for page, counts in rows:
+            total = sum(counts) or 1
+            shares = [count / total for count in counts]
+            cells = " | ".join(f"{share:.0%}" for share in shares)
+            lines.append(
+                f"| {run['label']} | {page} | {cells} | {max(shares):.0%} | {sum(counts):,} |"
+            )
     lines += ["", "Answers:"]
     for run in runs:
         summary = ", ".join(
