@@ -13,11 +13,13 @@ import random
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
+from django.test import Client
 
 from booking.keys import RoomKeys
 from booking.records import booking_get
@@ -33,7 +35,7 @@ from strongroom.store import (
     primaries_reached,
     round_trips,
 )
-from tests.conftest import person_make, serve_site, site_env
+from tests.conftest import Someone, person_make, serve_site, site_env
 from tests.test_store_stall import ID_ALPHABET, Browser, status_of, wait_for
 
 BUYERS = 40
@@ -272,3 +274,24 @@ def test_a_primary_killed_while_buyers_book_loses_no_confirmed_booking(
     finally:
         process.terminate()
         process.wait(timeout=15)
+
+
+def test_a_booking_no_replica_confirmed_is_offered_again_and_the_retry_is_the_same_booking(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client], settings: Any
+):
+    """aof+replica on a server without a replica: WAITAOF cannot count one, so the buyer gets
+    "not confirmed yet" with the same form; pressing again once it is durable (here: the level
+    set back to aof) gives the same booking, never a second one."""
+    client = client_for(buyer)
+    form = {"cls": "A", "room": "7", "date": "2026-12-12"}
+    form["booking_id"] = booking_id(7, random.Random(3))
+    settings.STRONGROOM_DURABILITY = "aof+replica"
+    answer = client.post("/book/claim/", form)
+    assert answer.status_code == 503
+    page = answer.content.decode()
+    assert "could not be confirmed yet" in page
+    assert f'name="booking_id" value="{form["booking_id"]}"' in page
+    settings.STRONGROOM_DURABILITY = "aof"
+    again = client.post("/book/claim/", form)
+    assert again.status_code == 302 and form["booking_id"] in again["Location"]
+    assert r.scard(RoomKeys(7).ledger) == 1
