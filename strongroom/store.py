@@ -9,6 +9,7 @@ command API and is typed as `redis.Redis` so that every domain function keeps on
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -20,6 +21,7 @@ from urllib.parse import quote
 import redis
 from django.apps import apps
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from redis._parsers.commands import CommandsParser
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.cluster import ClusterNode, RedisCluster
@@ -570,10 +572,26 @@ def healthy(client: redis.Redis) -> bool:
     return False
 
 
+def _cluster_size(client: redis.Redis) -> int:
+    """How many primaries serve slots when `client`'s server is a cluster node (0 if not)."""
+    if not int(client.info("cluster").get("cluster_enabled", 0)):
+        return 0
+    info = client.execute_command("CLUSTER INFO")
+    if isinstance(info, dict):
+        return int(info.get("cluster_size", 0))
+    found = re.search(r"cluster_size:(\d+)", str(info))
+    return int(found.group(1)) if found else 0
+
+
 def check(client: redis.Redis) -> dict[str, str]:
     """Start-up check: the server answers and runs Lua. Returns server name and version."""
     if not healthy(client):
         raise StoreUnavailable("the cluster is not ok (cluster_state)")
+    if not is_cluster(client) and _cluster_size(client) > 1:
+        raise ImproperlyConfigured(
+            "REDIS_URL points at one node of a cluster of several primaries: write it "
+            "redis+cluster://host:port[,host:port...] (rediss+cluster:// for TLS)"
+        )
     first = primaries(client)[0]
     if first.eval("return 1", 0) != 1:
         raise StoreUnavailable("the store does not run Lua scripts")

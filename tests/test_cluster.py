@@ -295,3 +295,14 @@ def test_a_booking_no_replica_confirmed_is_offered_again_and_the_retry_is_the_sa
     again = client.post("/book/claim/", form)
     assert again.status_code == 302 and form["booking_id"] in again["Location"]
     assert r.scard(RoomKeys(7).ledger) == 1
+
+
+def test_a_plain_url_at_one_node_of_a_cluster_stops_start_up_with_advice(cluster: LocalCluster):
+    from django.core.exceptions import ImproperlyConfigured
+
+    plain = connect(f"redis://{cluster.primaries[0].address}")
+    try:
+        with pytest.raises(ImproperlyConfigured, match=r"redis\+cluster://"):
+            store.check(plain)
+    finally:
+        plain.close()
