@@ -67,6 +67,10 @@ class StoreUnavailable(Exception):
     """The store did not answer; pages show the 503 page."""
 
 
+class ClusterUnreachable(redis.ConnectionError):
+    """No seed or node of the cluster answered while the topology was read again."""
+
+
 class RoundTrips:
     """Counts the times a request is sent to the store (one pipeline is one round trip)."""
 
@@ -180,7 +184,24 @@ def _connect_cluster(url: str) -> redis.Redis:
         raise StoreUnavailable(str(exc)) from exc
     # Pipelines share the client's parser, so this one change covers them too.
     client.commands_parser.__class__ = _FunctionKeysParser
+    _topology_errors_as_unavailable(client)
     return cast(redis.Redis, client)
+
+
+def _topology_errors_as_unavailable(client: RedisCluster) -> None:
+    """redis-py reports "no node reachable" (and "slots not covered") found while reading the
+    topology again as RedisClusterException, the class it also uses for programming errors;
+    raised as a ConnectionError instead, a command then gets the 503 page, not a 500."""
+    manager = client.nodes_manager
+    read_topology = manager.initialize
+
+    def initialize(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return read_topology(*args, **kwargs)
+        except RedisClusterException as exc:
+            raise ClusterUnreachable(str(exc)) from exc
+
+    manager.initialize = initialize  # type: ignore[method-assign]
 
 
 def is_cluster(client: object) -> bool:
@@ -211,7 +232,7 @@ def topology_refresh(client: redis.Redis) -> None:
     if is_cluster(client):
         try:
             _cluster(client).nodes_manager.initialize()
-        except RedisClusterException as exc:
+        except (RedisClusterException, ClusterUnreachable) as exc:
             raise StoreUnavailable(str(exc)) from exc
 
 

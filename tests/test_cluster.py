@@ -306,3 +306,23 @@ def test_a_plain_url_at_one_node_of_a_cluster_stops_start_up_with_advice(cluster
             store.check(plain)
     finally:
         plain.close()
+
+
+def test_a_cluster_that_is_down_gives_the_503_page_and_the_site_comes_back_by_itself(
+    cluster: LocalCluster, settings: Any
+):
+    settings.REDIS_URL = cluster.url
+    store.reset_store()
+    try:
+        client = Client()
+        page = "/book/?cls=A&room=7"
+        assert client.get(page).status_code == 200
+        cluster.stop()  # every node: no seed answers
+        assert client.get(page).status_code == 503
+        assert client.get("/healthz").status_code == 503
+        for node in cluster.nodes:
+            cluster.restart(node)
+        assert wait_for(lambda: client.get("/healthz").status_code == 200, timeout=30)
+        assert client.get(page).status_code == 200
+    finally:
+        store.reset_store()
