@@ -44,6 +44,9 @@ if not STRONGROOM_KEY_PREFIX.isalnum():
 # primary with its disk, or a failover); "none": trust the server's own fsync policy. Unset:
 # "aof+replica" on a cluster with replicas, else "aof" (strongroom.store.durability).
 STRONGROOM_DURABILITY = env_choice("STRONGROOM_DURABILITY", "", ("", "aof", "aof+replica", "none"))
+# On a cluster with replicas: the catalog's pages read books from replicas too (round robin over
+# each shard's replicas; a just-saved edit may take a few milliseconds to show there).
+STRONGROOM_CATALOG_REPLICA_READS = env_bool("STRONGROOM_CATALOG_REPLICA_READS", False)
 # The embedded server's fsync policy: "always" answers a write only once it is on disk.
 STRONGROOM_EMBEDDED_APPENDFSYNC = env_choice(
     "STRONGROOM_EMBEDDED_APPENDFSYNC", "always", ("always", "everysec")

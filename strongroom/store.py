@@ -24,7 +24,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from redis._parsers.commands import CommandsParser
 from redis.backoff import ExponentialWithJitterBackoff
-from redis.cluster import ClusterNode, RedisCluster
+from redis.cluster import ClusterNode, LoadBalancingStrategy, RedisCluster
 from redis.exceptions import (
     AskError,
     ClusterDownError,
@@ -103,6 +103,7 @@ _COUNTING = {
 
 _lock = threading.Lock()
 _client: redis.Redis | None = None
+_reader: redis.Redis | None = None
 _last_restart = 0.0
 
 
@@ -152,8 +153,9 @@ class _FunctionKeysParser(CommandsParser):
         return super().get_keys(redis_conn, *args)
 
 
-def _connect_cluster(url: str) -> redis.Redis:
+def _connect_cluster(url: str, *, replica_reads: bool = False) -> redis.Redis:
     parsed = cluster_url_parse(url)
+    balancing = LoadBalancingStrategy.ROUND_ROBIN_REPLICAS if replica_reads else None
     # redis-py hands a connection class to each node's pool only on its URL path: the first
     # seed goes as a URL (with the credentials and TLS), the others as extra seeds.
     (host, port), *others = parsed.seeds
@@ -178,6 +180,7 @@ def _connect_cluster(url: str) -> redis.Redis:
             # after redis-py's ten-odd retries; the next request finds the new topology.
             retry=Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), retries=2),
             reinitialize_steps=1,
+            load_balancing_strategy=balancing,
         )
     except RedisClusterException as exc:
         # "no reachable seed node" and the like: the store is away, not misconfigured.
@@ -251,13 +254,30 @@ def get_store() -> redis.Redis:
     return _client
 
 
+def get_reader() -> redis.Redis:
+    """The client for reads that may lag the primary by a few milliseconds (the catalog's
+    pages): on a cluster with STRONGROOM_CATALOG_REPLICA_READS, one that spreads read commands
+    over each shard's replicas; otherwise the store itself. Writes and FCALL still go to the
+    primary."""
+    global _reader
+    if not (settings.STRONGROOM_CATALOG_REPLICA_READS and is_cluster_url(settings.REDIS_URL)):
+        return get_store()
+    if _reader is None:
+        get_store()  # functions loaded, the cluster checked
+        with _lock:
+            if _reader is None:
+                _reader = _connect_cluster(str(settings.REDIS_URL), replica_reads=True)
+    return _reader
+
+
 def reset_store() -> None:
-    """Forget the process-wide client (tests, and after a fork)."""
-    global _client
+    """Forget the process-wide clients (tests, and after a fork)."""
+    global _client, _reader
     with _lock:
-        if _client is not None:
-            _client.close()
-        _client = None
+        for client in (_client, _reader):
+            if client is not None:
+                client.close()
+        _client = _reader = None
 
 
 def recover() -> None:

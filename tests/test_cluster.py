@@ -326,3 +326,27 @@ def test_a_cluster_that_is_down_gives_the_503_page_and_the_site_comes_back_by_it
         assert client.get(page).status_code == 200
     finally:
         store.reset_store()
+
+
+def test_catalog_pages_can_read_their_books_from_replicas(cluster: LocalCluster, settings: Any):
+    from catalog.demo import load_demo as load_catalog
+
+    settings.REDIS_URL = cluster.url
+    settings.STRONGROOM_CATALOG_REPLICA_READS = True
+    store.reset_store()
+    try:
+        load_catalog(store.get_store())
+        replicas = [node.client() for node in cluster.replicas]
+        for replica in replicas:
+            replica.config_resetstat()
+        client = Client()
+        for _ in range(4):
+            answer = client.get("/catalog/?all=web")
+            assert answer.status_code == 200 and "book" in answer.content.decode().lower()
+        served = sum(
+            int(replica.info("commandstats").get("cmdstat_hgetall", {}).get("calls", 0))
+            for replica in replicas
+        )
+        assert served > 0, "no book was read from a replica"
+    finally:
+        store.reset_store()
