@@ -389,19 +389,21 @@ _WAITAOF_ATTRIBUTE = "_strongroom_waitaof"
 
 
 def waitaof_supported(client: redis.Redis) -> bool:
-    """Whether the server has WAITAOF (Redis 7.2+, Valkey 8+); asked once per client.
+    """Whether the server has WAITAOF (Redis 7.2+, Valkey 8+); asked once per connection pool
+    (once per client on a cluster, whose nodes all run one version).
 
-    The answer is kept on the client, so one process talking to two servers (say Valkey 8 and
+    The answer is kept on the pool, so one process talking to two servers (say Valkey 8 and
     Redis 7.0) gets each server's own answer.
     """
-    known: bool | None = getattr(client, _WAITAOF_ATTRIBUTE, None)
+    holder: object = client if is_cluster(client) else client.connection_pool
+    known: bool | None = getattr(holder, _WAITAOF_ATTRIBUTE, None)
     if known is None:
         try:
             primaries(client)[0].execute_command("WAITAOF", 0, 0, 1)
             known = True
         except redis.ResponseError:
             known = False
-        setattr(client, _WAITAOF_ATTRIBUTE, known)
+        setattr(holder, _WAITAOF_ATTRIBUTE, known)
     return known
 
 
