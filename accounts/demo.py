@@ -10,7 +10,7 @@ import redis
 from django.conf import settings
 
 from accounts.selectors import person_find
-from accounts.services import person_create, staff_set
+from accounts.services import person_create
 
 DEMO_STAFF = "curator"
 DEMO_BUYERS = ("anna", "bo", "chen")
@@ -42,7 +42,8 @@ def _credentials() -> dict[str, str]:
 
 
 def load_demo(client: redis.Redis) -> list[str]:
-    """Create the demo staff member and buyers if missing; return their credentials to print."""
+    """Create the demo staff member and buyers if missing (never re-granting staff); return
+    their credentials to print."""
     passwords = _credentials()
     lines = []
     for name in (DEMO_STAFF, *DEMO_BUYERS):
@@ -52,8 +53,7 @@ def load_demo(client: redis.Redis) -> list[str]:
             person = person_create(
                 client=client, username=name, password=passwords[name], is_staff=is_staff
             )
-        elif is_staff and not person.is_staff:
-            person = staff_set(client=client, person_id=person.id, is_staff=True)
+        # An existing demo staff member whose staff was revoked stays revoked.
         role = "staff" if person.is_staff else "buyer"
         lines.append(f"{role} login: {name} / {passwords[name]}")
     lines.append(f"(passwords kept in {settings.STRONGROOM_DATA_DIR / CREDENTIALS_FILE})")

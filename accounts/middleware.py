@@ -24,6 +24,7 @@ from accounts.clients import client_address
 from accounts.people import ANONYMOUS, AnonymousPerson, Person
 from accounts.selectors import person_with_password_parse, person_with_password_queue
 from accounts.sessions import session_person_id, session_person_settle
+from strongroom.middleware import REFRESH_HEADER
 from strongroom.store import StoreUnavailable, get_store
 
 logger = logging.getLogger(__name__)
@@ -38,6 +39,9 @@ def _may_be_page_view(request: HttpRequest) -> bool:
     if request.method not in ("GET", "HEAD"):
         return False
     if request.path.startswith(("/static/", "/healthz", "/bench/")):
+        return False
+    # A part of an open page refreshing itself (hx-headers on the polled element) is not a view.
+    if request.headers.get(REFRESH_HEADER):
         return False
     # Pages end in "/"; a name with a suffix is a file (export.csv, favicon.ico, robots.txt).
     return "." not in request.path.rsplit("/", 1)[-1]

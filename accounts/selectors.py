@@ -12,7 +12,6 @@ from redis.client import Pipeline
 
 from accounts.names import name_key
 from accounts.people import Person
-from accounts.throttle import ThrottlePair
 from strongroom.clock import from_ms
 from strongroom.keyspace import (
     LOGINS_RECENT,
@@ -197,16 +196,6 @@ def visits_today(*, client: redis.Redis) -> DayVisits:
     """Today's views and unique visitors (site time zone)."""
     today = timezone.localdate()
     return visits_by_day(client=client, start=today, end=today)[0]
-
-
-def login_lock_until(*, client: redis.Redis, pair: ThrottlePair) -> tuple[int, bool]:
-    """The end of a (username, client) pair's lock in epoch ms (0 if none), and whether the pair
-    has recent failures; one round trip."""
-    pipe = client.pipeline(transaction=False)
-    pipe.get(pair.lock_key)
-    pipe.exists(pair.failures_key)
-    lock, failures = pipe.execute()
-    return int(lock or 0), bool(failures)
 
 
 def person_names(*, client: redis.Redis, person_ids: list[int]) -> dict[int, str]:

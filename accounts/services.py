@@ -14,8 +14,8 @@ from django.utils.translation import gettext_lazy as _
 from accounts.names import name_key, username_validate
 from accounts.passwords import password_validate
 from accounts.people import Person
-from accounts.selectors import login_lock_until, person_id_find, person_with_password
-from accounts.throttle import ThrottlePair
+from accounts.selectors import person_with_password
+from accounts.throttle import ThrottlePair, signup_key
 from strongroom.clock import now_ms
 from strongroom.keyspace import (
     LOGINS_RECENT,
@@ -135,32 +135,62 @@ def login_record(*, client: redis.Redis, person_id: int, at_ms: int | None = Non
     pipe.execute()
 
 
-# --- the login throttle ------------------------------------------------------------------------
+# --- the throttles -----------------------------------------------------------------------------
 
 
-def login_failure_record(
-    *, client: redis.Redis, pair: ThrottlePair, at_ms: int | None = None
-) -> int:
-    """Count one failed login; returns the end of the lock (epoch ms) if it locked, else 0."""
+def login_gate(
+    *, client: redis.Redis, pair: ThrottlePair, attempt: str, at_ms: int, username: str
+) -> tuple[bool, int, int | None]:
+    """Let one login attempt through the throttle, counting it as a failure until it succeeds;
+    the name's person id is looked up in the same round trip.
+
+    Returns whether the password may be checked, the end of the pair's lock (epoch ms, 0 for
+    none: the lock that refused it, or the one a wrong password now meets) and the person id.
+    One atomic call checks every limit and counts: parallel attempts cannot outrun it.
+    """
+    gate_args = [
+        at_ms,
+        settings.STRONGROOM_LOGIN_FAILURE_WINDOW_MINUTES * 60_000,
+        settings.STRONGROOM_LOGIN_FAILURE_LIMIT,
+        settings.STRONGROOM_LOGIN_LOCK_MINUTES * 60_000,
+        settings.STRONGROOM_LOGIN_CLIENT_LIMIT,
+        settings.STRONGROOM_LOGIN_NAME_LIMIT,
+        settings.STRONGROOM_LOGIN_SLOWDOWN_SECONDS * 1000,
+        attempt,
+    ]
+    keys = pair.gate_keys
+    pipe = client.pipeline(transaction=False)
+    pipe.fcall("accounts_login_gate", len(keys), *keys, *gate_args)
+    pipe.hget(PERSON_BY_NAME.key(), name_key(username))
+    gate, person_id = pipe.execute(raise_on_error=False)
+    if isinstance(gate, redis.ResponseError) and "Function not found" in str(gate):
+        gate = fcall(client, "accounts_login_gate", keys, gate_args)  # loads the libraries
+    if isinstance(person_id, Exception):
+        raise person_id
+    if isinstance(gate, Exception):
+        raise gate
+    verdict, ends = gate
+    return verdict == "go", int(ends), int(person_id) if person_id is not None else None
+
+
+def login_passed(*, client: redis.Redis, pair: ThrottlePair, attempt: str) -> None:
+    """The attempt was a success: uncount it, lift the pair's lock, trust the pair."""
+    trust_ms = settings.STRONGROOM_LOGIN_TRUST_DAYS * 86_400_000
+    fcall(client, "accounts_login_passed", pair.gate_keys, [attempt, trust_ms])
+
+
+def signup_gate(*, client: redis.Redis, client_id: str, at_ms: int | None = None) -> int:
+    """Count one sign-up from a client; returns 0 if it may go ahead, else when the next may."""
     at = now_ms() if at_ms is None else at_ms
-    ends = fcall(
-        client,
-        "accounts_login_failure",
-        [pair.failures_key, pair.lock_key],
-        [
-            at,
-            settings.STRONGROOM_LOGIN_FAILURE_WINDOW_MINUTES * 60_000,
-            settings.STRONGROOM_LOGIN_FAILURE_LIMIT,
-            settings.STRONGROOM_LOGIN_LOCK_MINUTES * 60_000,
-            uuid.uuid4().hex,
-        ],
+    window = settings.STRONGROOM_SIGNUP_WINDOW_MINUTES * 60_000
+    return int(
+        fcall(
+            client,
+            "accounts_signup_gate",
+            [signup_key(client_id=client_id)],
+            [at, window, settings.STRONGROOM_SIGNUP_LIMIT, uuid.uuid4().hex],
+        )
     )
-    return int(ends)
-
-
-def login_failures_clear(*, client: redis.Redis, pair: ThrottlePair) -> None:
-    """Forget the failures of a pair after a successful login."""
-    client.delete(pair.failures_key)
 
 
 # --- signing in ----------------------------------------------------------------------------------
@@ -188,23 +218,20 @@ def login_attempt(
     """
     pair = ThrottlePair.of(username=username, client_id=client_id)
     at = now_ms()
-    locked_until, has_failures = login_lock_until(client=client, pair=pair)
-    if locked_until > at:
+    attempt = uuid.uuid4().hex
+    may_check, locked_until, person_id = login_gate(
+        client=client, pair=pair, attempt=attempt, at_ms=at, username=username
+    )
+    if not may_check:
         return LoginOutcome(locked_until_ms=locked_until)
-    person_id = person_id_find(client=client, username=username)
     # An unknown name still reads a person (id 0 is never handed out): the same round trips.
     found = person_with_password(client=client, person_id=person_id or _NO_PERSON_ID)
     if person_id is None or found is None:
         make_password(password)  # the same work as a real check: no timing hint
-        return _login_failed(client=client, pair=pair, at=at)
+        return LoginOutcome(locked_until_ms=locked_until)
     person, encoded = found
     if not check_password(password, encoded):
-        return _login_failed(client=client, pair=pair, at=at)
+        return LoginOutcome(locked_until_ms=locked_until)
     login_record(client=client, person_id=person.id, at_ms=at)
-    if has_failures:
-        login_failures_clear(client=client, pair=pair)
+    login_passed(client=client, pair=pair, attempt=attempt)
     return LoginOutcome(person=person, password_hash=encoded)
-
-
-def _login_failed(*, client: redis.Redis, pair: ThrottlePair, at: int) -> LoginOutcome:
-    return LoginOutcome(locked_until_ms=login_failure_record(client=client, pair=pair, at_ms=at))

@@ -1,4 +1,4 @@
-"""The login throttle's unit: one (username, client) pair."""
+"""The login and sign-up throttles' units: a (username, client) pair, a client, a name."""
 
 from __future__ import annotations
 
@@ -7,19 +7,39 @@ from dataclasses import dataclass
 from django.utils.crypto import salted_hmac
 
 from accounts.names import name_key
-from strongroom.keyspace import LOGIN_FAILURES, LOGIN_LOCK
+from strongroom.keyspace import (
+    LOGIN_CLIENT_FAILURES,
+    LOGIN_CLIENT_LOCK,
+    LOGIN_FAILURES,
+    LOGIN_LOCK,
+    LOGIN_NAME_FAILURES,
+    LOGIN_TRUSTED,
+    SIGNUP_ATTEMPTS,
+)
+
+_SALT = "strongroom.accounts.throttle"
+
+
+def _digest(*parts: str) -> str:
+    return salted_hmac(_SALT, "\x00".join(parts)).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
 class ThrottlePair:
-    """One (username, client) pair, as a salted hash: no name or address is stored."""
+    """One login attempt's throttle units, as salted hashes: no name or address is stored."""
 
     digest: str
+    client_digest: str = ""
+    name_digest: str = ""
 
     @classmethod
     def of(cls, *, username: str, client_id: str) -> ThrottlePair:
-        value = f"{name_key(username)}\x00{client_id}"
-        return cls(salted_hmac("strongroom.accounts.throttle", value).hexdigest()[:32])
+        name = name_key(username)
+        return cls(
+            digest=_digest(name, client_id),
+            client_digest=_digest("client", client_id),
+            name_digest=_digest("name", name),
+        )
 
     @property
     def failures_key(self) -> str:
@@ -28,3 +48,20 @@ class ThrottlePair:
     @property
     def lock_key(self) -> str:
         return LOGIN_LOCK.key(pair=self.digest)
+
+    @property
+    def gate_keys(self) -> list[str]:
+        """The keys of `accounts_login_gate`, in its order."""
+        return [
+            self.failures_key,
+            self.lock_key,
+            LOGIN_TRUSTED.key(pair=self.digest),
+            LOGIN_CLIENT_FAILURES.key(client=self.client_digest),
+            LOGIN_CLIENT_LOCK.key(client=self.client_digest),
+            LOGIN_NAME_FAILURES.key(name=self.name_digest),
+        ]
+
+
+def signup_key(*, client_id: str) -> str:
+    """The sign-up counter of one client."""
+    return SIGNUP_ATTEMPTS.key(client=_digest("signup", client_id))

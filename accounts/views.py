@@ -43,6 +43,14 @@ def signup(request: HttpRequest) -> HttpResponse:
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         client = get_store()
+        if services.signup_gate(client=client, client_id=client_address(request)):
+            form.add_error(
+                None,
+                _("Too many new accounts from your connection. Please try again later."),
+            )
+            return render(
+                request, "accounts/signup.html", {"form": form, "next": next_url}, status=429
+            )
         try:
             person = services.person_create(
                 client=client,

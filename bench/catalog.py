@@ -145,6 +145,9 @@ def main() -> None:
     data_dir = Path(tempfile.mkdtemp(prefix="sr-bench-catalog-"))
     try:
         client = store.connect(embedded.ensure_running(data_dir))
+        # Loading sends 2,000 books a pipeline: more than the site's 1.5 s command timeout
+        # allows on a busy machine. Queries are timed by the clock here, not by the timeout.
+        client.connection_pool.connection_kwargs["socket_timeout"] = 60
         store.load_functions(client)
         tags = [f"tag-{rank:03d}" for rank in range(1, args.tags + 1)]
         books = generate_books(args.books, tags, seed=1)

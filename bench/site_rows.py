@@ -58,7 +58,22 @@ def build_rows(data: DataSet) -> list[Row]:
         Row("reference: base template, no store", "/bench/base", reference=True),
     ]
     last = [Row("reference: base template, again at the end", "/bench/base", reference=True)]
-    return first + booking_rows(data) + other_rows(data) + last
+    return first + booking_rows(data) + map_rows(data) + other_rows(data) + last
+
+
+def map_rows(data: DataSet) -> list[Row]:
+    """The building map: a class C map of one day, all rooms (the page and its polled fragment)."""
+    page, part = url("booking:find"), url("booking:find_results")
+    if not (page and part):
+        why = "the building map does not exist"
+        return [Row(label, "", missing=why) for label in ("building map", "map fragment")]
+    day = data.bookable_days[len(data.bookable_days) // 2].isoformat()
+    query = f"cls=C&date={day}&start=10&end=12"
+    htmx = {"HX-Request": "true"}
+    return [
+        Row("building map (class C, one day, 300 rooms)", f"{page}?{query}", who="buyer"),
+        Row("building map fragment, polled (htmx)", f"{part}?{query}", who="buyer", headers=htmx),
+    ]
 
 
 def booking_rows(data: DataSet) -> list[Row]:

@@ -1,27 +1,31 @@
 """What the booking pages show, built from the engine's reads: the month calendar, the hour row,
-the box grid, taken slots in words. No store access except through booking.availability."""
+the box grid, taken slots in words. No store access except through booking.panel_state and
+booking.choice_check."""
 
 from __future__ import annotations
 
 import calendar
 import datetime as dt
 import functools
-from collections.abc import Hashable, Iterable
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from itertools import groupby
 from typing import Any
+from urllib.parse import urlencode
 
 import redis
 from django.conf import settings
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import formats
 from django.utils.dates import WEEKDAYS, WEEKDAYS_ABBR
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
-from booking.availability import DayAvailability, panel_availability, season_availability
+from booking.choice_check import Blocked, Wanted, choice_check
 from booking.forms import Choices
+from booking.panel_state import CalendarDay, PanelState, panel_state
 from booking.records import Slot
 from booking.rules import (
     BOXES_PER_ROOM,
@@ -32,10 +36,11 @@ from booking.rules import (
     season_start,
     site_today,
 )
+from booking.site_time import clock, hour_range
 
 # --- rendered pieces ------------------------------------------------------------------------
 # The booking page repeats the same small pieces on every request: 100 box buttons, 24 hour
-# buttons, 48 hour options, 31 days, 300 room suggestions. Each piece is a template of its own,
+# buttons, 48 hour options, 31 days. Each piece is a template of its own,
 # rendered once per language and value and remembered, so a request joins strings instead of
 # running the template engine ~200 times.
 
@@ -59,17 +64,6 @@ def pieces(template: str, name: str, values: Iterable[Hashable]) -> SafeString:
     return mark_safe("".join(render(template, language, name, v) for v in values))  # noqa: S308
 
 
-@functools.cache
-def room_labels(count: int) -> tuple[str, ...]:
-    """Every room's label, 001 to the last."""
-    return tuple(format_room(n) for n in range(1, count + 1))
-
-
-def room_options(count: int) -> SafeString:
-    """The room picker's <option>s (booking/_room_options.html)."""
-    return piece("booking/_room_options.html", "labels", room_labels(count))
-
-
 def hour_options(hours: range, selected: int | None) -> SafeString:
     """The <option>s of an hour select (booking/_hour_option.html), `selected` marked."""
     return pieces("booking/_hour_option.html", "option", ((h, h == selected) for h in hours))
@@ -80,18 +74,31 @@ class Day:
     """One calendar cell."""
 
     date: dt.date | None  # None: a day of the neighbouring month (an empty cell)
-    state: str = ""  # available | sold_out | not_bookable | open (no class/room picked yet)
+    # available | partly | held | sold_for | sold_out | not_bookable | open (nothing picked yet)
+    state: str = ""
     reason: str = ""
     chosen: bool = False
+    held_until: dt.datetime | None = None
+    hours: tuple[int, int] | None = None  # sold_for: the chosen hours
 
     @property
     def disabled(self) -> bool:
-        return self.state in ("sold_out", "not_bookable") and not self.chosen
+        blocked = ("sold_out", "sold_for", "held", "not_bookable")
+        return self.state in blocked and not self.chosen
 
     @property
     def note(self) -> str:
         if self.state == "sold_out":
             return _("Sold out")
+        if self.state == "sold_for":
+            if self.hours:
+                start, end = self.hours
+                return _("Sold out for %(hours)s") % {"hours": f"{start:02d}:00–{end:02d}:00"}
+            return _("Sold out for these boxes")
+        if self.state == "held" and self.held_until is not None:
+            return _("Held until %(time)s") % {"time": clock(self.held_until)}
+        if self.state == "partly":
+            return _("Partly booked")
         if self.state == "not_bookable":
             return {"past": _("Past"), "today": _("Today"), "outside_season": _("Closed")}.get(
                 self.reason, _("Closed")
@@ -153,11 +160,11 @@ def _month_bounds(choices: Choices, now: dt.datetime | None) -> tuple[dt.date, d
 def _month_table(
     choices: Choices,
     first: dt.date,
-    availability: list[DayAvailability] | None,
+    availability: Sequence[CalendarDay] | None,
     now: dt.datetime | None,
 ) -> Month:
     """The month's table from the days' availability (None: no class and room picked yet)."""
-    states = {day.date: (day.state, day.reason) for day in availability or []}
+    states = {day.date: day for day in availability or []}
     checked = availability is not None
     today = site_today(now)
     weekday_first = first_weekday()
@@ -169,11 +176,16 @@ def _month_table(
                 row.append(Day(None))
                 continue
             refusal = day_refusal(date, today)
+            known = states.get(date)
             if refusal:
-                state, reason = "not_bookable", refusal
+                row.append(Day(date, "not_bookable", refusal, date in choices.dates))
+            elif known is not None:
+                hours = choices.hours if known.state == "sold_for" else None
+                chosen = date in choices.dates
+                row.append(Day(date, known.state, "", chosen, known.held_until, hours))
             else:
-                state, reason = states.get(date, ("available" if checked else "open", ""))
-            row.append(Day(date, state, reason, date in choices.dates))
+                state = "available" if checked else "open"
+                row.append(Day(date, state, "", date in choices.dates))
         weeks.append(row)
     order = [(weekday_first + i) % 7 for i in range(7)]
     months = season_months()
@@ -192,6 +204,31 @@ def _month_table(
     )
 
 
+def _state(
+    client: redis.Redis,
+    choices: Choices,
+    owner_id: str | None,
+    now: dt.datetime | None,
+    start: dt.date,
+    end: dt.date,
+    *,
+    with_choice: bool,
+) -> PanelState:
+    calendar = [start + dt.timedelta(days=i) for i in range((end - start).days + 1)]
+    assert choices.room is not None
+    return panel_state(
+        client=client,
+        cls=choices.cls,
+        room=choices.room,
+        calendar=calendar,
+        dates=choices.dates if with_choice else (),
+        hours=choices.hours,
+        boxes=choices.boxes,
+        owner_id=owner_id,
+        now=now,
+    )
+
+
 def month_build(
     *,
     client: redis.Redis,
@@ -204,17 +241,8 @@ def month_build(
     first, start, end = _month_bounds(choices, now)
     availability = None
     if choices.cls and choices.room:
-        availability = season_availability(
-            client=client,
-            cls=choices.cls,
-            room=choices.room,
-            hours=choices.hours,
-            boxes=choices.boxes or None,
-            owner_id=owner_id,
-            now=now,
-            start=start,
-            end=end,
-        )
+        found = _state(client, choices, owner_id, now, start, end, with_choice=False)
+        availability = found.days
     return _month_table(choices, first, availability, now)
 
 
@@ -233,11 +261,14 @@ class Cell:
 
 @dataclass(frozen=True)
 class Panel:
-    """The pickers' state: the month table, the hour row (B/C) and the box grid (C)."""
+    """The pickers' state: the month table, the hour row (B/C), the box grid (C), and what
+    stands in the way of a complete choice (its sold or held slots, else ())."""
 
     month: Month
     hours: list[Cell]
     boxes: list[Cell]
+    blocked: tuple[Blocked, ...] = ()
+    stamp: str = ""
 
     @property
     def hour_cells(self) -> SafeString:
@@ -257,24 +288,13 @@ def panel_build(
     owner_id: str | None,
     now: dt.datetime | None = None,
 ) -> Panel:
-    """The calendar, the hour row and the box grid from one read of the room (one round trip
-    once a class and room are picked, none before). Hours and boxes are marked taken on the
-    chosen dates (for the chosen boxes, during the chosen hours)."""
+    """The calendar, the hour row, the box grid and the chosen slots' state from one read of
+    the room (one round trip once a class and room are picked, none before). Hours and boxes
+    are marked taken on the chosen dates (for the chosen boxes, during the chosen hours)."""
     first, start, end = _month_bounds(choices, now)
     found = None
     if choices.cls and choices.room:
-        found = panel_availability(
-            client=client,
-            cls=choices.cls,
-            room=choices.room,
-            start=start,
-            end=end,
-            dates=choices.dates,
-            hours=choices.hours,
-            boxes=choices.boxes or None,
-            owner_id=owner_id,
-            now=now,
-        )
+        found = _state(client, choices, owner_id, now, start, end, with_choice=True)
     hours_taken = set(found.taken_hours if found else ())
     boxes_taken = set(found.taken_boxes if found else ())
     chosen = choices.hours
@@ -289,7 +309,74 @@ def panel_build(
         boxes=[Cell(b, b in boxes_taken, b in choices.boxes) for b in range(1, BOXES_PER_ROOM + 1)]
         if choices.cls == "C"
         else [],
+        blocked=found.blocked if found else (),
+        stamp=found.stamp if found else "",
     )
+
+
+REFRESH_SECONDS = 5  # an open booking page asks for its availability again this often (htmx)
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    text: str
+    href: str
+
+
+def alternatives_build(
+    *, client: redis.Redis, choices: Choices, owner_id: str | None
+) -> list[Suggestion]:
+    """The nearest free choices to a blocked one, as links that fill in the booking page:
+    the same hours in the closest rooms, then the closest hours (or other boxes) here."""
+    if not choices.complete or choices.room is None:
+        return []
+    wanted = Wanted(choices.cls, choices.room, choices.dates, choices.hours, choices.boxes)
+    check = choice_check(client=client, wanted=wanted, owner_id=owner_id)
+    found = []
+    page = reverse("booking:pick")
+    for option in (*check.other_rooms, *check.other_hours):
+        start, end = option.hours or (None, None)
+        changed = replace(choices, room=option.room, start=start, end=end, boxes=option.boxes)
+        parts = [_("Room %(room)s") % {"room": format_room(option.room)}]
+        if option.hours:
+            parts.append(hour_range(*option.hours))
+        if option.boxes:
+            boxes = ", ".join(str(b) for b in option.boxes)
+            parts.append(_("boxes %(boxes)s") % {"boxes": boxes})
+        found.append(Suggestion(" · ".join(parts), f"{page}?{changed.query(month=None)}"))
+    return found
+
+
+def map_url(choices: Choices) -> str:
+    """The building map for the same class, days and hours (every room at once)."""
+    pairs: list[tuple[str, str]] = [("cls", choices.cls or "C")]
+    pairs += [("date", d.isoformat()) for d in choices.dates[:7]]
+    if choices.hours and choices.cls != "A":
+        pairs += [("start", str(choices.hours[0])), ("end", str(choices.hours[1]))]
+    return reverse("booking:find") + "?" + urlencode(pairs)
+
+
+def blocked_described(blocked: Sequence[Blocked]) -> list[str]:
+    """Each sold or held run of chosen slots in words, with the site's time:
+    '2 December 2026 · 08:00-10:00 Shanghai time · box 5: sold out'."""
+    lines = []
+    for slot in blocked:
+        parts = [formats.date_format(slot.date, "DATE_FORMAT")]
+        if slot.hours:
+            parts.append(hour_range(*slot.hours))
+        if slot.box:
+            parts.append(_("box %(box)s") % {"box": slot.box})
+        what = " · ".join(parts)
+        if slot.held_until is not None:
+            until = clock(slot.held_until)
+            line = _("%(slot)s: held by another buyer until %(time)s") % {
+                "slot": what,
+                "time": until,
+            }
+        else:
+            line = _("%(slot)s: sold out") % {"slot": what}
+        lines.append(line)
+    return lines
 
 
 def slots_described(slots: tuple[Slot, ...] | list[Slot]) -> list[str]:

@@ -2,11 +2,13 @@
 
 from django.urls import path
 
-from booking import views
+from booking import map_views, views
 
 app_name = "booking"
 urlpatterns = [
     path("", views.booking_pick, name="pick"),
+    path("find/", map_views.building_map, name="find"),
+    path("find/parts/results/", map_views.building_map_results, name="find_results"),
     path("parts/panel/", views.booking_panel, name="panel"),
     path("parts/calendar/", views.booking_calendar, name="calendar"),
     path("hold/", views.hold_place, name="hold"),

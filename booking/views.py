@@ -39,6 +39,8 @@ from booking.rules import (
     season_start,
     site_today,
 )
+from booking.site_time import hour_range, zone_name
+from strongroom.middleware import REFRESH_HEADER
 from strongroom.store import get_store
 
 HOLD_SESSION_KEY = "booking_hold_id"
@@ -60,13 +62,28 @@ def _context(
     problems: list[Any],
     *,
     taken: tuple[Slot, ...] | list[Slot] = (),
+    panel: pages.Panel | None = None,
 ) -> dict[str, Any]:
-    panel = pages.panel_build(client=get_store(), choices=choices, owner_id=_owner(request))
+    client, owner = get_store(), _owner(request)
+    if panel is None:
+        panel = pages.panel_build(client=client, choices=choices, owner_id=owner)
     complete_errors = forms.request_errors(choices) if choices.complete else []
+    # A complete choice that is not free: name its sold and held slots and offer the nearest
+    # free ones (one more read, only then), never a "Hold" button for what is shown as taken.
+    alternatives = []
+    if panel.blocked and not complete_errors:
+        alternatives = pages.alternatives_build(client=client, choices=choices, owner_id=owner)
     return {
         "choices": choices,
         "problems": problems,
-        "taken": pages.slots_described(taken),
+        "taken": [] if panel.blocked else pages.slots_described(taken),
+        "blocked": pages.blocked_described(panel.blocked),
+        "alternatives": alternatives,
+        "stamp": panel.stamp,
+        "taken_meanwhile": bool(panel.blocked) and request.GET.get("was") == "free",
+        "refresh_seconds": pages.REFRESH_SECONDS,
+        "hours_text": hour_range(*choices.hours) if choices.hours else "",
+        "map_url": pages.map_url(choices),
         "classes": pages.class_lines(),
         "month": panel.month,
         "hour_cells": panel.hour_cells,
@@ -76,7 +93,6 @@ def _context(
         "start_options": pages.hour_options(range(24), choices.start),
         "end_options": pages.hour_options(range(1, 25), choices.end),
         "last_room": format_room(room_count()),
-        "room_options": pages.room_options(room_count()),
         "hold_minutes": max(1, settings.STRONGROOM_HOLD_SECONDS // 60),
         "season_start": season_start(),
         "season_end": season_end(),
@@ -103,6 +119,13 @@ def booking_pick(request: HttpRequest) -> HttpResponse:
 def _fragment(request: HttpRequest, template: str) -> HttpResponse:
     choices, problems, changed = _choices_or_redirect(request)
     choices = changed or choices
+    if request.headers.get(REFRESH_HEADER):
+        # The open page refreshing itself: nothing new (the digest of what it shows is the
+        # same) is an empty 204 that htmx leaves alone; the address bar is not touched.
+        panel = pages.panel_build(client=get_store(), choices=choices, owner_id=_owner(request))
+        if panel.stamp and request.GET.get("seen") == panel.stamp:
+            return HttpResponse(status=204)
+        return render(request, template, _context(request, choices, problems, panel=panel))
     response = render(request, template, _context(request, choices, problems))
     response["HX-Push-Url"] = _page_url(choices)
     return response
@@ -181,7 +204,11 @@ def hold_place(request: HttpRequest) -> HttpResponse:
     except InvalidRequest as refused:  # midnight passed since the form was read
         return _refused(request, choices, refused.errors, status=400)
     if not result.ok:
-        message = _("Someone was faster: these slots are no longer free.")
+        # "Someone was faster" only when the page that sent this showed the slots free.
+        if request.POST.get("seen") == "free":
+            message = _("Someone was faster: these slots are no longer free.")
+        else:
+            message = _("These slots are not free: choose from what the page shows as free.")
         return _refused(request, choices, [message], status=409, taken=result.taken)
     request.session[HOLD_SESSION_KEY] = hold_id
     return HttpResponseRedirect(reverse("booking:confirm", args=[hold_id]))
@@ -218,6 +245,7 @@ def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
         "choices": choices,
         "booking_id": booking_new_id(room=held.request.room),
         "expires_local": timezone.localtime(held.expires_at),
+        "zone": zone_name(),
         "page_url": _page_url(choices),
     }
     return render(request, "booking/confirm.html", context)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import uuid
 from dataclasses import dataclass, field
 
 import redis
@@ -15,10 +14,8 @@ from strongroom import keyspace
 from strongroom.store import fcall, text_hash, text_scored
 
 SORTS = ("title", "year", "-year")
-SCRATCH_TTL_MS = 10_000
-# Positions (1-based, as in Lua's KEYS) in the key list of `catalog_query`.
-SCRATCH_RESULT_KEY = 6
-FIRST_TAG_KEY = 9
+# Position (1-based, as in Lua's KEYS) of the first tag set in the key list of `catalog_query`.
+FIRST_TAG_KEY = 6
 # What one more SINTERCARD in the pipeline costs (client and server), in membership checks.
 COMMAND_COST = 100
 # Results of at most this many books count their facets from the book-tags hash (one HMGET,
@@ -148,6 +145,18 @@ def facet_candidates(
     return candidates
 
 
+def query_keys(tag_keys: list[str]) -> list[str]:
+    """The keys of `catalog_query`: the fixed ones, then the query's tag sets."""
+    return [
+        keyspace.CATALOG_BOOKS.key(),
+        keyspace.CATALOG_TAGS.key(),
+        keyspace.CATALOG_BY_TITLE.key(),
+        keyspace.CATALOG_BY_YEAR.key(),
+        keyspace.CATALOG_BY_YEAR_DESC.key(),
+        *tag_keys,
+    ]
+
+
 def catalog_page(
     *,
     client: redis.Redis,
@@ -160,35 +169,22 @@ def catalog_page(
 ) -> ResultPage:
     """A result page in at most two round trips, whatever the page size or number of tags.
 
-    First one function call computes the result (SINTER / SUNION / SDIFF into scratch keys
-    that expire by themselves), sorts and pages it, and names the most used tags; then one
-    pipeline reads the page's books and calls `catalog_facets`, which counts the facets (from
-    the book-tags hash when the result has at most `facet_crossover` books, else with one
-    SINTERCARD per tag, see `facet_candidates`) and drops the scratch.
+    Both calls are read-only functions (FCALL_RO) and write nothing: first `catalog_query`
+    computes the result in Lua (SINTER / SUNION / SDIFF replies, never stored), sorts and pages
+    it, and names the most used tags; then one pipeline reads the page's books and calls
+    `catalog_facets`, which computes the result again the same way and counts the facets (from
+    the book-tags hash when the result has at most `facet_crossover` books, else per tag with
+    SINTERCARD or membership checks that stop at the limit, see `facet_candidates`).
     """
     size = page_size or settings.CATALOG_PAGE_SIZE
     top_n = facet_tags or settings.CATALOG_FACET_TAGS
     limit = settings.CATALOG_FACET_LIMIT if facet_limit is None else facet_limit
     budget = settings.CATALOG_FACET_BUDGET if facet_budget is None else facet_budget
-    scratch = uuid.uuid4().hex
-    scratch_keys = [
-        keyspace.CATALOG_SCRATCH.key(query=scratch, part=part)
-        for part in ("result", "any", "sorted")
-    ]
     groups = (query.all_of, query.any_of, query.none_of)
-    tag_keys = [tag_key(tag) for group in groups for tag in group]
-    keys = [
-        keyspace.CATALOG_BOOKS.key(),
-        keyspace.CATALOG_TAGS.key(),
-        keyspace.CATALOG_BY_TITLE.key(),
-        keyspace.CATALOG_BY_YEAR.key(),
-        keyspace.CATALOG_BY_YEAR_DESC.key(),
-        *scratch_keys,
-        *tag_keys,
-    ]
+    keys = query_keys([tag_key(tag) for group in groups for tag in group])
     offset = (query.page - 1) * size
-    args = [*(len(group) for group in groups), query.sort, offset, size, SCRATCH_TTL_MS, top_n]
-    reply = fcall(client, "catalog_query", keys, args)
+    args = [*(len(group) for group in groups), query.sort, offset, size, top_n]
+    reply = fcall(client, "catalog_query", keys, args, read_only=True)
     total, result_index, ids, unknown_indexes, top, everything = reply
 
     popular = [(top[i], int(float(top[i + 1]))) for i in range(0, len(top), 2)]
@@ -205,19 +201,16 @@ def catalog_page(
     pipe = client.pipeline(transaction=False)
     for book_id in ids:
         pipe.hgetall(keyspace.CATALOG_BOOK.key(book_id=book_id))
-    scratch_made = result_index == SCRATCH_RESULT_KEY
     if count_facets:
-        # One call counts every facet and drops the scratch result.
+        known = [[tag for tag in group if tag not in unknown] for group in groups]
         facet_keys = [
-            keys[result_index - 1],
             keyspace.CATALOG_BOOK_TAGS.key(),
             keyspace.CATALOG_BOOKS.key(),
+            *(tag_key(tag) for group in known for tag in group),
             *map(tag_key, candidates),
         ]
-        facet_args = [limit, int(scratch_made), facet_crossover, *candidates]
-        pipe.fcall("catalog_facets", len(facet_keys), *facet_keys, *facet_args)
-    elif scratch_made:
-        pipe.unlink(scratch_keys[0])
+        facet_args = [limit, facet_crossover, *map(len, known), total, *candidates]
+        pipe.fcall_ro("catalog_facets", len(facet_keys), *facet_keys, *facet_args)
     replies = pipe.execute() if len(pipe) else []
 
     books = [book for book in map(book_from_hash, replies[: len(ids)]) if book is not None]

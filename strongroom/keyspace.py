@@ -138,6 +138,16 @@ SESSION = declare(
     "server; every signed-in request reads one, so each session is its own hash tag and the "
     "sessions spread over every primary of a cluster",
 )
+DEMO_LOADED = declare(
+    "demo-loaded",
+    "{site}:demo:loaded",
+    type="string",
+    holds="epoch ms at which `serve` loaded the demo data into this store (first run only)",
+    app="strongroom",
+    why="a later `make run` finds it and loads nothing again: no demo bookings re-added, no demo "
+    "staff re-granted after a revocation",
+)
+
 
 # --- accounts ------------------------------------------------------------------------------
 
@@ -197,21 +207,61 @@ LOGINS_TOP = declare(
     app="accounts",
     why="ZINCRBY per login; the people who log in most are one ZRANGE ... REV",
 )
+# The throttles share the tag {throttle}: one login attempt checks and counts its (name, client)
+# pair, its client and its name in one atomic call. Every <...> part is a salted hash: no name
+# or address is stored.
 LOGIN_FAILURES = declare(
     "login-failures",
-    "{throttle:<pair>}:login:failures",
+    "{throttle}:login:failures:<pair>",
     type="zset",
-    holds="failed logins of one (username, client) pair, scored by epoch ms; pair is a salted "
-    "hash, so no name or IP address is stored",
+    holds="login attempts of one (username, client) pair not (yet) known to have succeeded, "
+    "scored by epoch ms",
     app="accounts",
     why="a window of timestamps the site passes in (not server TTLs), so a frozen clock can "
     "test it",
 )
 LOGIN_LOCK = declare(
     "login-lock",
-    "{throttle:<pair>}:login:lock",
+    "{throttle}:login:lock:<pair>",
     type="string",
-    holds="epoch ms until which the (username, client) pair may not log in",
+    holds="epoch ms until which the (username, client) pair may not log in (a lock, or the "
+    "name's slowdown)",
+    app="accounts",
+)
+LOGIN_TRUSTED = declare(
+    "login-trusted",
+    "{throttle}:login:trusted:<pair>",
+    type="string",
+    holds="present while a (username, client) pair that logged in is trusted (30 days): it skips "
+    "the client's lock and the name's slowdown",
+    app="accounts",
+)
+LOGIN_CLIENT_FAILURES = declare(
+    "login-client-failures",
+    "{throttle}:login:client-failures:<client>",
+    type="zset",
+    holds="failed logins from one client across every name, scored by epoch ms",
+    app="accounts",
+)
+LOGIN_CLIENT_LOCK = declare(
+    "login-client-lock",
+    "{throttle}:login:client-lock:<client>",
+    type="string",
+    holds="epoch ms until which a client that guessed too many names may not log in",
+    app="accounts",
+)
+LOGIN_NAME_FAILURES = declare(
+    "login-name-failures",
+    "{throttle}:login:name-failures:<name>",
+    type="zset",
+    holds="failed logins of one username from every client, scored by epoch ms",
+    app="accounts",
+)
+SIGNUP_ATTEMPTS = declare(
+    "signup-attempts",
+    "{throttle}:signup:<client>",
+    type="zset",
+    holds="sign-ups from one client, scored by epoch ms",
     app="accounts",
 )
 VISITS_VIEWS = declare(
@@ -428,13 +478,6 @@ CATALOG_BOOK_TAGS = declare(
     holds="book id -> the book's tags as a JSON list (the book hash's own value)",
     app="catalog",
     why="a small result's facets are counted from one HMGET instead of one SINTERCARD per tag",
-)
-CATALOG_SCRATCH = declare(
-    "catalog_scratch",
-    "{cat}:scratch:<query>:<part>",
-    type="set/zset",
-    holds="a result page's intermediate sets; deleted by the same call, expire in seconds anyway",
-    app="catalog",
 )
 
 

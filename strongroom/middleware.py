@@ -56,6 +56,10 @@ class StoreGuardMiddleware:
         return None
 
 
+# Sent by a part of an open page that refreshes itself (htmx polling, hx-headers): the request
+# is not a page view, and the answer may be an empty 204 when nothing changed.
+REFRESH_HEADER = "X-Strongroom-Refresh"
+
 CONTENT_SECURITY_POLICY = "; ".join(
     [
         "default-src 'self'",

@@ -48,10 +48,16 @@ class SessionStore(SessionBase):
         if self.session_key is None:
             return self.create()
         data = self.encode(self._get_session(no_load=must_create))  # type: ignore[attr-defined]
+        age = self.get_expiry_age()
+        if age <= 0:
+            # Expired as it is saved (an expiry now or in the past): nothing is kept, as the
+            # server would drop it at once; the next load finds an empty session.
+            get_store().delete(self._key(self.session_key))
+            return None
         written = get_store().set(
             self._key(self.session_key),
             data,
-            ex=self.get_expiry_age(),
+            ex=age,
             nx=must_create,
             xx=not must_create,
         )

@@ -52,6 +52,11 @@ STRONGROOM_EMBEDDED_APPENDFSYNC = env_choice(
     "STRONGROOM_EMBEDDED_APPENDFSYNC", "always", ("always", "everysec")
 )
 
+# Demo data (a staff member with a printed password, buyers, bookings, books): "auto" loads it
+# on the first run of an empty embedded store only, "1" on the first run of any empty store,
+# "0" never. Later runs never load it again.
+STRONGROOM_DEMO = env_choice("STRONGROOM_DEMO", "auto", ("auto", "1", "0"))
+
 # --- The domain ------------------------------------------------------------------------------
 TIME_ZONE = env_timezone("TIME_ZONE", "Asia/Shanghai")
 _season_start, _season_end = coming_december(dt.date.today())
@@ -98,7 +103,9 @@ MIDDLEWARE = [
     "strongroom.middleware.StoreGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "strongroom.middleware.ContentSecurityPolicyMiddleware",
+    "strongroom.headers.PermissionsPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "strongroom.headers.PrivatePagesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "accounts.middleware.PersonMiddleware",
     "accounts.middleware.VisitMiddleware",
@@ -210,6 +217,23 @@ STRONGROOM_LOGIN_FAILURE_WINDOW_MINUTES = env_int(
 )
 STRONGROOM_LOGIN_LOCK_MINUTES = env_int(
     "STRONGROOM_LOGIN_LOCK_MINUTES", 15, minimum=1, maximum=24 * 60
+)
+# Across names, CLIENT_LIMIT failures from one client within the window lock that client for
+# LOCK minutes. Across clients, once a name has NAME_LIMIT failures within the window, each other
+# (name, client) pair may try it once per SLOWDOWN seconds. A pair that logged in within
+# TRUST_DAYS skips both: others' guesses do not keep a person out of their usual connection.
+STRONGROOM_LOGIN_CLIENT_LIMIT = env_int(
+    "STRONGROOM_LOGIN_CLIENT_LIMIT", 30, minimum=1, maximum=10_000
+)
+STRONGROOM_LOGIN_NAME_LIMIT = env_int("STRONGROOM_LOGIN_NAME_LIMIT", 10, minimum=1, maximum=10_000)
+STRONGROOM_LOGIN_SLOWDOWN_SECONDS = env_int(
+    "STRONGROOM_LOGIN_SLOWDOWN_SECONDS", 60, minimum=1, maximum=3600
+)
+STRONGROOM_LOGIN_TRUST_DAYS = env_int("STRONGROOM_LOGIN_TRUST_DAYS", 30, minimum=1, maximum=365)
+# Sign-up: at most LIMIT new accounts from one client within WINDOW minutes.
+STRONGROOM_SIGNUP_LIMIT = env_int("STRONGROOM_SIGNUP_LIMIT", 5, minimum=1, maximum=10_000)
+STRONGROOM_SIGNUP_WINDOW_MINUTES = env_int(
+    "STRONGROOM_SIGNUP_WINDOW_MINUTES", 60, minimum=1, maximum=7 * 24 * 60
 )
 # Behind the proxy (BEHIND_PROXY=1) every request comes from the proxy's address: the client's
 # own is the last X-Forwarded-For entry, the one the proxy appended (earlier ones are the

@@ -374,15 +374,24 @@ def load_functions(client: redis.Redis) -> None:
             node.function_load(source, replace=True)
 
 
-def fcall(client: redis.Redis, function: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
-    """FCALL `function`, loading the libraries once if the server has lost them."""
+def fcall(
+    client: redis.Redis,
+    function: str,
+    keys: Sequence[str],
+    args: Sequence[Any],
+    *,
+    read_only: bool = False,
+) -> Any:
+    """FCALL `function` (FCALL_RO when `read_only`: the function is flagged no-writes),
+    loading the libraries once if the server has lost them."""
+    call = client.fcall_ro if read_only else client.fcall
     try:
-        return client.fcall(function, len(keys), *keys, *args)
+        return call(function, len(keys), *keys, *args)
     except redis.ResponseError as exc:
         if "Function not found" not in str(exc):
             raise
         load_functions(client)
-        return client.fcall(function, len(keys), *keys, *args)
+        return call(function, len(keys), *keys, *args)
 
 
 _WAITAOF_ATTRIBUTE = "_strongroom_waitaof"

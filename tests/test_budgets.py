@@ -54,7 +54,18 @@ BUDGETS: dict[str, int] = {
     "hold POST": 5,
     "confirm page": 4,
     "booking POST": 4,
-    "booking POST, slot taken": 4,  # the refusal re-renders the booking page
+    # the refusal re-renders the booking page, which names the taken slots and reads the
+    # nearby rooms for the closest free alternatives (one more read, only when blocked)
+    "booking POST, slot taken": 5,
+    "booking page, choice taken (alternatives)": 4,
+    "panel fragment, polled, nothing new (204)": 3,
+    # The building map: every room's bitmap bytes and holds in one pipeline (1), whatever is
+    # booked or held, with or without a class C room's box grid open
+    "building map, class C, signed in": 3,  # as the booking page
+    "building map, class C, anonymous": 2,
+    "building map, class C with a room's grid": 3,
+    "building map, class A, 7 days": 3,
+    "building map results fragment (polled)": 3,  # session, person, the map
     # Catalog
     "catalog browse": 3,
     "catalog, 2 tags": 3,
@@ -277,3 +288,64 @@ def test_dashboard_pages_stay_within_their_round_trip_budgets(site: Site, r: red
     _bookings_for(r, site.buyer_person, 27, first_room=200)
     for name in ("dashboard overview", "dashboard bookings", "dashboard person detail"):
         check(f"{name} (30 bookings)", count(functools.partial(site.staff.get, pages[name])))
+
+
+def test_the_building_map_is_one_read_of_the_store(site: Site, r: redis.Redis) -> None:
+    """The map's own share is one round trip (the rest is the middleware's), however many rooms
+    are booked or held: measured empty and again after 300 bookings and a hold."""
+    c_map = "/book/find/?cls=C&date=2026-12-16&start=10&end=12"
+    htmx = {"HX-Request": "true"}
+
+    def measure() -> None:
+        check("building map, class C, signed in", count(lambda: site.buyer.get(c_map)))
+        check("building map, class C, anonymous", count(lambda: site.anonymous.get(c_map)))
+        check(
+            "building map, class C with a room's grid",
+            count(lambda: site.buyer.get(c_map + "&room=42")),
+        )
+        week = "/book/find/?cls=A&date=2026-12-10&days=7"
+        check("building map, class A, 7 days", count(lambda: site.buyer.get(week)))
+        part = "/book/find/parts/results/?cls=C&date=2026-12-16&start=10&end=12"
+        check(
+            "building map results fragment (polled)",
+            count(lambda: site.buyer.get(part, headers=htmx | {"X-Strongroom-Refresh": "1"})),
+        )
+
+    measure()
+    for room in range(1, 301):
+        req = slot_request_parse(
+            cls="C", room=room, dates=[dt.date(2026, 12, 16)], hour_start=10, hour_end=11,
+            boxes=[room % 100 + 1],
+        )  # fmt: skip
+        made = booking_claim(
+            client=r, owner_id="77", request=req, booking_id=booking_new_id(room=room)
+        )
+        assert made.ok
+    measure()
+
+
+def test_a_blocked_choice_and_a_refresh_stay_within_their_budgets(
+    site: Site, r: redis.Redis
+) -> None:
+    """The honest summary's alternatives cost one read; a refresh that finds nothing new is
+    the panel's read and no visit record."""
+    req = slot_request_parse(
+        cls="C", room=42, dates=[dt.date(2026, 12, 16)], hour_start=10, hour_end=12, boxes=[7]
+    )
+    made = booking_claim(client=r, owner_id="77", request=req, booking_id=booking_new_id(room=42))
+    assert made.ok
+    picked = "?cls=C&room=42&box=7&start=10&end=12&date=2026-12-16"
+    page = site.buyer.get("/book/" + picked).content.decode()
+    assert "Not free as chosen" in page and 'id="alternatives"' in page
+    check(
+        "booking page, choice taken (alternatives)",
+        count(lambda: site.buyer.get("/book/" + picked)),
+    )
+    stamp = re.search(r"seen=([0-9a-f]{16})", page)
+    assert stamp is not None
+    refresh = {"HX-Request": "true", "X-Strongroom-Refresh": "1"}
+    part = f"/book/parts/panel/{picked}&seen={stamp.group(1)}"
+    check(
+        "panel fragment, polled, nothing new (204)",
+        count(lambda: site.buyer.get(part, headers=refresh), expect=204),
+    )

@@ -82,22 +82,25 @@ def test_both_facet_paths_agree_with_brute_force(r: redis.Redis) -> None:
         assert by_hash.total == by_sets.total == len(brute_force(books, query))
 
 
-def sintercard_calls(client: redis.Redis) -> int:
-    return int(client.info("commandstats").get("cmdstat_sintercard", {}).get("calls", 0))
+def calls_of(client: redis.Redis, *commands: str) -> int:
+    stats = client.info("commandstats")
+    return sum(int(stats.get(f"cmdstat_{command}", {}).get("calls", 0)) for command in commands)
 
 
 def test_the_crossover_picks_the_path(r: redis.Redis) -> None:
     books_load(client=r, books=random_books(random.Random(2), 100))
-    query = Query(any_of=("t0", "t1"))
-    r.config_resetstat()
-    catalog_page(client=r, query=query, facet_crossover=HASH_PATH)
-    assert sintercard_calls(r) == 0
-    catalog_page(client=r, query=query, facet_crossover=SINTERCARD_PATH)
-    assert sintercard_calls(r) > 0
-    r.config_resetstat()
-    r.hdel(keyspace.CATALOG_BOOK_TAGS.key(), "b1")  # incomplete hash: SINTERCARD after all
-    catalog_page(client=r, query=query, facet_crossover=HASH_PATH)
-    assert sintercard_calls(r) > 0
+
+    def counted(query: Query, crossover: int) -> tuple[int, int]:
+        r.config_resetstat()
+        catalog_page(client=r, query=query, facet_crossover=crossover)
+        return calls_of(r, "hmget"), calls_of(r, "sintercard")
+
+    for query in (Query(any_of=("t0", "t1")), Query(all_of=("t0",))):
+        by_hash, by_sets = counted(query, HASH_PATH), counted(query, SINTERCARD_PATH)
+        assert by_hash[0] > 0 and by_sets[0] == 0
+        assert by_sets[1] > by_hash[1]  # one or more SINTERCARD per facet
+    r.hdel(keyspace.CATALOG_BOOK_TAGS.key(), "b1")  # incomplete hash: counted per tag after all
+    assert counted(Query(all_of=("t0",)), HASH_PATH)[0] == 0
 
 
 def test_both_facet_paths_cap_counts_at_the_same_limit(r: redis.Redis) -> None:
@@ -171,3 +174,36 @@ def test_demo_loader_fills_the_hash_for_books_saved_before_it(r: redis.Redis) ->
     assert r.hlen(keyspace.CATALOG_BOOK_TAGS.key()) == len(demo)
     assert load_demo(r) == lines[:1]  # nothing left to fill
     assert_catalog_exact(r)
+
+
+def test_counts_without_a_stored_result_match_brute_force_at_a_small_limit(
+    r: redis.Redis,
+) -> None:
+    """Inclusion-exclusion over the tag sets (up to 3 OR and 2 NOT tags), and the result built
+    in Lua for more tags, give the brute-force counts, capped where the limit says."""
+    rng = random.Random(11)
+    books = random_books(rng, 400)
+    books_load(client=r, books=books)
+    queries = [
+        Query(any_of=("t0", "t1", "t2"), none_of=("t3", "t4")),
+        Query(all_of=("t0",), any_of=("t1", "t2"), none_of=("t5",)),
+        Query(none_of=("t0", "t1")),
+        Query(any_of=tuple(TAGS[:7]), none_of=("t8",)),  # too many terms: built in Lua
+        Query(all_of=("t1", "t2"), none_of=tuple(TAGS[5:10])),
+    ]
+    for query in queries:
+        for page_number in (1, 3):
+            paged = Query(query.all_of, query.any_of, query.none_of, page=page_number)
+            for limit in (0, 7):
+                page = catalog_page(
+                    client=r, query=paged, facet_limit=limit, facet_crossover=SINTERCARD_PATH
+                )
+                expected = brute_force(books, paged)
+                assert page.total == len(expected), query
+                wanted = {
+                    tag: min(count, limit) if limit else count
+                    for tag, count in expected_facets(books, paged).items()
+                }
+                assert facet_counts(page) == wanted, (query, limit)
+                ids = [book.id for book in expected][(page_number - 1) * 20 : page_number * 20]
+                assert [book.id for book in page.books] == ids, query

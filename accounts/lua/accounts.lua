@@ -39,23 +39,101 @@ local function person_discard(keys, args)
   return 0
 end
 
--- A failed login of one (username, client) pair; locks the pair at the limit.
--- KEYS: failures zset, lock string
--- ARGV: now_ms, window_ms, limit, lock_ms, attempt id (unique, so a retried call counts once)
--- Returns the lock's end (epoch ms) or 0.
-local function login_failure(keys, args)
-  local failures, lock = keys[1], keys[2]
-  local now, window, limit, lock_ms = tonumber(args[1]), tonumber(args[2]),
+-- The login throttle's gate, taken before a password is checked: checks every limit, then
+-- counts this attempt as a failure at once (a success takes it back), so parallel attempts can
+-- never be checked more often than the limits allow.
+-- KEYS: 1 pair failures zset, 2 pair lock, 3 pair trusted, 4 address failures zset,
+--       5 address lock, 6 name failures zset (all under one hash tag)
+-- ARGV: now_ms, window_ms, pair limit, lock_ms, address limit, name limit, slow_ms, attempt id
+-- Returns {"go", lock end or 0 (this attempt locked the pair)} | {"locked", lock end}.
+-- A pair (name, client) that logged in within the trust period skips the address lock and the
+-- name's slowdown: others' guesses never keep a person out of their usual connection. Once a
+-- name has `name limit` failures in the window, from any clients, every other pair may try it
+-- once per slow_ms: spread guessing is slowed, a real person waits a minute at most.
+local function login_gate(keys, args)
+  local pair, pair_lock, trusted, address, address_lock, name =
+    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6]
+  local now, window, pair_limit, lock_ms = tonumber(args[1]), tonumber(args[2]),
     tonumber(args[3]), tonumber(args[4])
-  redis.call('ZADD', failures, now, args[5])
-  redis.call('ZREMRANGEBYSCORE', failures, '-inf', '(' .. tostring(now - window))
-  if redis.call('ZCARD', failures) >= limit then
-    local ends = now + lock_ms
-    redis.call('SET', lock, tostring(ends), 'PX', lock_ms)
-    redis.call('DEL', failures)
-    return ends
+  local address_limit, name_limit, slow_ms = tonumber(args[5]), tonumber(args[6]),
+    tonumber(args[7])
+  local attempt = args[8]
+  if not (now and window and pair_limit and lock_ms and address_limit and name_limit and slow_ms)
+      or attempt == nil then
+    return redis.error_reply("ERR accounts_login_gate: malformed call")
   end
-  redis.call('PEXPIRE', failures, window)
+  if redis.call('ZSCORE', pair, attempt) then
+    return {'go', 0}  -- a retried call: this attempt was let through already
+  end
+  local is_trusted = redis.call('EXISTS', trusted) == 1
+  local since = '(' .. tostring(now - window)
+  local ends = tonumber(redis.call('GET', pair_lock) or '0')
+  if ends > now then return {'locked', ends} end
+  if not is_trusted then
+    ends = tonumber(redis.call('GET', address_lock) or '0')
+    if ends > now then return {'locked', ends} end
+  end
+  local pair_count = redis.call('ZCOUNT', pair, since, '+inf')
+  if pair_count >= pair_limit then
+    ends = now + lock_ms
+    redis.call('SET', pair_lock, tostring(ends), 'PX', lock_ms)
+    return {'locked', ends}
+  end
+  local address_count = redis.call('ZCOUNT', address, since, '+inf')
+  local name_count = redis.call('ZCOUNT', name, since, '+inf')
+
+  -- Every check is done: count the attempt.
+  for _, key in ipairs({pair, address, name}) do
+    redis.call('ZADD', key, now, attempt)
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. tostring(now - window))
+    redis.call('PEXPIRE', key, window)
+  end
+  local locked_until = 0
+  if pair_count + 1 >= pair_limit then
+    locked_until = now + lock_ms
+    redis.call('SET', pair_lock, tostring(locked_until), 'PX', lock_ms)
+  elseif not is_trusted and name_count + 1 >= name_limit then
+    redis.call('SET', pair_lock, tostring(now + slow_ms), 'PX', slow_ms)
+  end
+  if address_count + 1 >= address_limit then
+    redis.call('SET', address_lock, tostring(now + lock_ms), 'PX', lock_ms)
+  end
+  return {'go', locked_until}
+end
+
+-- The attempt let through by the gate was a success: take it back from every count, lift the
+-- pair's lock and trust the pair (name, client) for `trust_ms`.
+-- KEYS: the gate's keys 1..6; ARGV: attempt id, trust_ms
+local function login_passed(keys, args)
+  local trust_ms = tonumber(args[2])
+  if not trust_ms then
+    return redis.error_reply("ERR accounts_login_passed: malformed call")
+  end
+  redis.call('DEL', keys[1], keys[2])
+  redis.call('ZREM', keys[4], args[1])
+  redis.call('ZREM', keys[6], args[1])
+  redis.call('SET', keys[3], '1', 'PX', trust_ms)
+  return 1
+end
+
+-- Sign-up from one client: at most `limit` within the window, counted before the account is
+-- made, so parallel sign-ups cannot outrun it.
+-- KEYS: the client's sign-up zset; ARGV: now_ms, window_ms, limit, attempt id
+-- Returns 0 when the sign-up may go ahead, else the epoch ms when the next one may.
+local function signup_gate(keys, args)
+  local now, window, limit = tonumber(args[1]), tonumber(args[2]), tonumber(args[3])
+  if not (now and window and limit) or args[4] == nil then
+    return redis.error_reply("ERR accounts_signup_gate: malformed call")
+  end
+  if redis.call('ZSCORE', keys[1], args[4]) then return 0 end
+  local since = '(' .. tostring(now - window)
+  if redis.call('ZCOUNT', keys[1], since, '+inf') >= limit then
+    local oldest = redis.call('ZRANGEBYSCORE', keys[1], since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    return tonumber(oldest[2]) + window
+  end
+  redis.call('ZADD', keys[1], now, args[4])
+  redis.call('ZREMRANGEBYSCORE', keys[1], '-inf', '(' .. tostring(now - window))
+  redis.call('PEXPIRE', keys[1], window)
   return 0
 end
 
@@ -110,7 +188,9 @@ redis.register_function{function_name='accounts_person_create', callback=person_
 redis.register_function{function_name='accounts_name_claim', callback=name_claim}
 redis.register_function{function_name='accounts_person_discard', callback=person_discard}
 redis.register_function{function_name='accounts_staff_set', callback=staff_set}
-redis.register_function{function_name='accounts_login_failure', callback=login_failure}
+redis.register_function{function_name='accounts_login_gate', callback=login_gate}
+redis.register_function{function_name='accounts_login_passed', callback=login_passed}
+redis.register_function{function_name='accounts_signup_gate', callback=signup_gate}
 redis.register_function{function_name='accounts_recent_logins', callback=recent_logins,
   flags={'no-writes'}}
 redis.register_function{function_name='accounts_top_logins', callback=top_logins,

@@ -185,7 +185,13 @@ local function book_delete(keys, args)
   return {"ok"}
 end
 
--- Drop the tag sets that do not exist (unknown tags), remembering their positions.
+-- Reads below write nothing (flag no-writes, called with FCALL_RO): a visitor's query keeps
+-- its intermediate sets in Lua tables, never in keys, so browsing adds nothing to the
+-- append-only file and runs on a replica as well.
+
+local CHUNK = 1000  -- members per SMISMEMBER / ZMSCORE call; keeps unpack() within Lua's stack
+
+-- The tag sets that exist (unknown tags are dropped), remembering the positions of the others.
 local function known_keys(keys, first, count, unknown)
   local found = {}
   for i = first, first + count - 1 do
@@ -198,9 +204,183 @@ local function known_keys(keys, first, count, unknown)
   return found
 end
 
--- Walk `order` from its start, keeping the members of `source`, until a page is full.
--- Cheap when the result is a large share of the catalog: about (offset + count) / share reads.
-local function scan_page(order, source, offset, count, expected_reads)
+local function as_set(list)
+  local set = {}
+  for _, member in ipairs(list) do
+    set[member] = true
+  end
+  return set
+end
+
+-- Keep the members of `list` that are (wanted == 1) or are not (wanted == 0) in set `key`.
+local function filter_by(list, key, wanted)
+  local kept = {}
+  for first = 1, #list, CHUNK do
+    local last = math.min(#list, first + CHUNK - 1)
+    local member = redis.call("SMISMEMBER", key, unpack(list, first, last))
+    for i = first, last do
+      if member[i - first + 1] == wanted then
+        kept[#kept + 1] = list[i]
+      end
+    end
+  end
+  return kept
+end
+
+-- The result of AND (all_of), OR (any_of) and NOT (none_of) tag sets as a Lua list, computed
+-- with the read forms SINTER / SUNION / SDIFF and membership checks; nothing is stored.
+local function result_list(books, all_of, any_of, none_of)
+  local list
+  if #all_of > 0 and #any_of > 0 then
+    -- (AND) and (B1 or B2 ...) is the union of (AND and Bi): each SINTER walks its smallest
+    -- set and returns only the common members.
+    local seen = {}
+    list = {}
+    for _, key in ipairs(any_of) do
+      local sets = {unpack(all_of)}
+      sets[#sets + 1] = key
+      for _, member in ipairs(redis.call("SINTER", unpack(sets))) do
+        if not seen[member] then
+          seen[member] = true
+          list[#list + 1] = member
+        end
+      end
+    end
+  elseif #all_of > 0 then
+    list = redis.call("SINTER", unpack(all_of))
+  elseif #any_of > 0 then
+    list = redis.call("SUNION", unpack(any_of))
+  else
+    return redis.call("SDIFF", books, unpack(none_of))
+  end
+  for _, key in ipairs(none_of) do
+    list = filter_by(list, key, 0)
+  end
+  return list
+end
+
+-- The result's size and facet counts without building it: by inclusion-exclusion, the result
+-- (AND sets) and (any OR set) and not (any NOT set) counts as a signed sum of plain
+-- intersections, each one SINTERCARD over the tag sets themselves. With up to MAX_TERMS terms
+-- (3 OR and 2 NOT tags give 28); more tags build the result in Lua instead.
+local MAX_TERMS = 32
+
+local function bits_of(mask, keys)
+  local chosen = {}
+  for i = 1, #keys do
+    if math.floor(mask / 2 ^ (i - 1)) % 2 == 1 then
+      chosen[#chosen + 1] = keys[i]
+    end
+  end
+  return chosen
+end
+
+-- Each term: {sign, sets, lower}; `lower` marks a term that alone bounds the result from below
+-- (no NOT tags, at most one OR set), so a count reaching the limit there is final.
+local function terms_of(books, all_of, any_of, none_of)
+  local n_or = #any_of
+  local or_sets = (n_or == 0) and 1 or (2 ^ n_or - 1)
+  if or_sets * 2 ^ #none_of > MAX_TERMS then
+    return nil
+  end
+  local terms = {}
+  for or_mask = (n_or == 0) and 0 or 1, 2 ^ n_or - 1 do
+    local chosen_or = bits_of(or_mask, any_of)
+    local or_sign = (#chosen_or % 2 == 1 or n_or == 0) and 1 or -1
+    for not_mask = 0, 2 ^ #none_of - 1 do
+      local chosen_not = bits_of(not_mask, none_of)
+      local sets = {}
+      for _, list in ipairs({all_of, chosen_or, chosen_not}) do
+        for _, key in ipairs(list) do
+          sets[#sets + 1] = key
+        end
+      end
+      if #sets == 0 then
+        sets = {books}
+      end
+      local sign = (#chosen_not % 2 == 0) and or_sign or -or_sign
+      local lower = #none_of == 0 and #chosen_or <= 1
+      table.insert(terms, lower and 1 or #terms + 1, {sign, sets, lower})
+    end
+  end
+  return terms
+end
+
+-- SINTERCARD of a term's sets (and `extra`, a facet's tag set), stopping at `limit` (0: exact).
+local function term_count(sets, extra, limit)
+  if #sets == 1 and not extra then
+    return redis.call("SCARD", sets[1])
+  end
+  local call = {"SINTERCARD", #sets + (extra and 1 or 0)}
+  for _, key in ipairs(sets) do
+    call[#call + 1] = key
+  end
+  if extra then
+    call[#call + 1] = extra
+  end
+  if limit > 0 then
+    call[#call + 1] = "LIMIT"
+    call[#call + 1] = limit
+  end
+  return redis.call(unpack(call))
+end
+
+local function terms_total(terms, extra, limit)
+  local sum = 0
+  for _, term in ipairs(terms) do
+    sum = sum + term[1] * term_count(term[2], extra, limit)
+  end
+  return sum
+end
+
+-- A facet's count over the terms, capped at `limit`: first with the limit on every term (cheap);
+-- all below it are exact. A capped lower-bound term settles it; any other capped term asks for
+-- exact counts.
+local function facet_count(terms, tag, limit)
+  if limit == 0 then
+    return terms_total(terms, tag, 0)
+  end
+  local sum = 0
+  for _, term in ipairs(terms) do
+    local count = term_count(term[2], tag, limit)
+    if count >= limit then
+      if term[3] then
+        return limit
+      end
+      return math.min(limit, terms_total(terms, tag, 0))
+    end
+    sum = sum + term[1] * count
+  end
+  return math.min(limit, sum)
+end
+
+-- Which ids of `chunk` are in the result: 1 or 0 each (one SMISMEMBER per tag set).
+local function result_flags(chunk, all_of, any_of, none_of)
+  local flags = {}
+  for i = 1, #chunk do
+    flags[i] = (#any_of == 0) and 1 or 0
+  end
+  for _, key in ipairs(any_of) do
+    for i, found in ipairs(redis.call("SMISMEMBER", key, unpack(chunk))) do
+      if found == 1 then flags[i] = 1 end
+    end
+  end
+  for _, key in ipairs(all_of) do
+    for i, found in ipairs(redis.call("SMISMEMBER", key, unpack(chunk))) do
+      if found == 0 then flags[i] = 0 end
+    end
+  end
+  for _, key in ipairs(none_of) do
+    for i, found in ipairs(redis.call("SMISMEMBER", key, unpack(chunk))) do
+      if found == 1 then flags[i] = 0 end
+    end
+  end
+  return flags
+end
+
+-- Walk `order` from its start, keeping the ids for which `inside(ids)` answers 1, until a page
+-- is full. Cheap when the result is a large share of the catalog: about (offset + count) / share.
+local function scan_page(order, inside, offset, count, expected_reads)
   local ids, skipped, position = {}, 0, 0
   local batch = math.max(64, math.min(1000, expected_reads))
   while #ids < count do
@@ -208,7 +388,7 @@ local function scan_page(order, source, offset, count, expected_reads)
     if #chunk == 0 then
       break
     end
-    local member = redis.call("SMISMEMBER", source, unpack(chunk))
+    local member = inside(chunk)
     for i = 1, #chunk do
       if member[i] == 1 then
         if skipped < offset then
@@ -223,143 +403,220 @@ local function scan_page(order, source, offset, count, expected_reads)
   return ids
 end
 
--- Intersect the result with `order` (ZINTERSTORE) and read the page: for small shares.
-local function sort_page(order, source, sorted, offset, count)
-  redis.call("ZINTERSTORE", sorted, 2, source, order, "WEIGHTS", 0, 1)
-  local ids = redis.call("ZRANGE", sorted, offset, offset + count - 1)
-  redis.call("DEL", sorted)
+-- Sort a small result by its scores in `order` (ties by id, as ZRANGE does) and cut a page.
+local function sort_page(order, list, offset, count)
+  local scored = {}
+  for first = 1, #list, CHUNK do
+    local last = math.min(#list, first + CHUNK - 1)
+    local scores = redis.call("ZMSCORE", order, unpack(list, first, last))
+    for i = first, last do
+      local score = scores[i - first + 1]
+      if score then
+        scored[#scored + 1] = {tonumber(score), list[i]}
+      end
+    end
+  end
+  table.sort(scored, function(a, b)
+    if a[1] ~= b[1] then
+      return a[1] < b[1]
+    end
+    return a[2] < b[2]
+  end)
+  local ids = {}
+  for i = offset + 1, math.min(#scored, offset + count) do
+    ids[#ids + 1] = scored[i][2]
+  end
   return ids
 end
 
 -- One result page. KEYS: 1 all-books set, 2 tag registry, 3 title order, 4 oldest-first order,
--- 5 newest-first order, 6 scratch result, 7 scratch any, 8 scratch sorted, then the AND, OR
--- and NOT tag sets. ARGV: n_and, n_or, n_not, sort ("title" | "year" | "-year"), offset,
--- count, scratch ttl ms, top n.
--- Reply: {total, result key index (0: every book), page ids, unknown key indexes,
---         top tags as name, count, name, count..., number of books in the catalog}. The scratch result (KEYS[6]) is left
--- with a short expiry for the caller's facet counts, which follow in the same request.
-local FIRST_TAG = 9
+-- 5 newest-first order, then the AND, OR and NOT tag sets. ARGV: n_and, n_or, n_not, sort
+-- ("title" | "year" | "-year"), offset, count, top n.
+-- Reply: {total, result (0: every book, k: the one tag set KEYS[k], -1: computed), page ids,
+--         unknown key indexes, top tags as name, count, name, count..., books in the catalog}.
+local FIRST_TAG = 6
 
 local function query(keys, args)
   local books, registry = keys[1], keys[2]
   local orders = {title = keys[3], year = keys[4], ["-year"] = keys[5]}
-  local result, scratch_any, sorted = keys[6], keys[7], keys[8]
   local n_and, n_or, n_not = tonumber(args[1]), tonumber(args[2]), tonumber(args[3])
   local order = orders[args[4]] or keys[3]
-  local offset, count = tonumber(args[5]), tonumber(args[6])
-  local ttl, top_n = tonumber(args[7]), tonumber(args[8])
+  local offset, count, top_n = tonumber(args[5]), tonumber(args[6]), tonumber(args[7])
+  if not (n_and and n_or and n_not and offset and count and top_n)
+      or #keys ~= FIRST_TAG - 1 + n_and + n_or + n_not then
+    return redis.error_reply("ERR catalog_query: malformed call")
+  end
 
   local unknown = {}
   local all_of = known_keys(keys, FIRST_TAG, n_and, unknown)
   local any_of = known_keys(keys, FIRST_TAG + n_and, n_or, unknown)
   local none_of = known_keys(keys, FIRST_TAG + n_and + n_or, n_not, unknown)
+  local everything = redis.call("ZCARD", keys[3])
+  local top = redis.call("ZRANGE", registry, 0, top_n - 1, "REV", "WITHSCORES")
 
-  local result_index
   if #all_of == 0 and #any_of == 0 and #none_of == 0 then
-    result_index = 0
-  elseif #all_of == 1 and #any_of == 0 and #none_of == 0 then
-    -- one tag is its own result: no copy
+    local ids = redis.call("ZRANGE", order, offset, offset + count - 1)
+    return {everything, 0, ids, unknown, top, everything}
+  end
+
+  local result, total, inside, list
+  if #all_of == 1 and #any_of == 0 and #none_of == 0 then
+    -- One tag is its own result: membership is asked of its set.
     for i = FIRST_TAG, FIRST_TAG + n_and - 1 do
       if keys[i] == all_of[1] then
-        result_index = i
+        result = i
       end
     end
+    total = redis.call("SCARD", all_of[1])
   else
-    result_index = 6
-    if #any_of > 0 then
-      redis.call("SUNIONSTORE", scratch_any, unpack(any_of))
-      redis.call("PEXPIRE", scratch_any, ttl)
-      table.insert(all_of, scratch_any)
-    end
-    if #all_of > 0 then
-      redis.call("SINTERSTORE", result, unpack(all_of))
+    result = -1
+    local terms = terms_of(books, all_of, any_of, none_of)
+    if terms then
+      total = terms_total(terms, nil, 0)
     else
-      redis.call("SDIFFSTORE", result, books, unpack(none_of))
-      none_of = {}
+      list = result_list(books, all_of, any_of, none_of)
+      total = #list
     end
-    if #none_of > 0 then
-      redis.call("SDIFFSTORE", result, result, unpack(none_of))
-    end
-    redis.call("DEL", scratch_any)
-    redis.call("PEXPIRE", result, ttl)
   end
 
-  local ids, total
-  local everything = redis.call("ZCARD", keys[3])
-  if result_index == 0 then
-    total = everything
-    ids = redis.call("ZRANGE", order, offset, offset + count - 1)
-  else
-    local source = keys[result_index]
-    total = redis.call("SCARD", source)
-    if total == 0 or offset >= total then
-      ids = {}
-    else
-      local expected_reads = math.ceil((offset + count) * everything / total)
-      if expected_reads <= total then
-        ids = scan_page(order, source, offset, count, expected_reads)
+  local ids = {}
+  if total > 0 and offset < total then
+    local expected_reads = math.ceil((offset + count) * everything / total)
+    if expected_reads <= total then
+      if result == -1 and not list then
+        inside = function(chunk) return result_flags(chunk, all_of, any_of, none_of) end
+      elseif list then
+        local set = as_set(list)
+        inside = function(chunk)
+          local member = {}
+          for i, id in ipairs(chunk) do
+            member[i] = set[id] and 1 or 0
+          end
+          return member
+        end
       else
-        ids = sort_page(order, source, sorted, offset, count)
+        local key = keys[result]
+        inside = function(chunk) return redis.call("SMISMEMBER", key, unpack(chunk)) end
       end
+      ids = scan_page(order, inside, offset, count, expected_reads)
+    else
+      if result == -1 and not list then
+        list = result_list(books, all_of, any_of, none_of)  -- a small share: few members
+      end
+      ids = sort_page(order, list or redis.call("SMEMBERS", keys[result]), offset, count)
     end
   end
-  local top = redis.call("ZRANGE", registry, 0, top_n - 1, "REV", "WITHSCORES")
-  return {total, result_index, ids, unknown, top, everything}
+  return {total, result, ids, unknown, top, everything}
 end
 
--- Facet counts of a result. KEYS: 1 the result set, 2 the book-tags hash, 3 the all-books set,
--- then one tag set per facet asked for. ARGV: SINTERCARD limit (0: exact), "1" to drop the
--- result set afterwards (a scratch key), the largest result counted from the book-tags hash,
--- then the facets' tag names (in the order of their sets).
--- Reply: one count per tag set, in KEYS order, capped at the limit. A result of at most the
--- crossover is counted by reading its books' tag lists (one HMGET; cost grows with the result);
--- a bigger one, or a store whose book-tags hash is not complete (data written before it
--- existed), with one SINTERCARD per tag (cost grows with the number of tags).
-local FACET_TAG = 4
-
-local function facets(keys, args)
-  local limit, drop, crossover = tonumber(args[1]), args[2] == "1", tonumber(args[3])
-  local n = #keys - FACET_TAG + 1
-  if not (limit and crossover) or limit < 0 or n < 0 or #args ~= 3 + n then
-    return redis.error_reply("ERR catalog_facets: malformed call")
-  end
-  local result, book_tags, books, counts = keys[1], keys[2], keys[3], {}
-  local size = redis.call("SCARD", result)
-  if n > 0 and size <= crossover
-      and redis.call("HLEN", book_tags) == redis.call("SCARD", books) then
-    local wanted = {}
-    for i = 1, n do
-      wanted[args[3 + i]] = 0
+-- How many members of `list` (a Lua list, `set` the same as a set) are in tag set `key`,
+-- stopping at `limit` (0: exact): walks the smaller side.
+local function count_in(list, set, key, limit)
+  local counted = 0
+  if redis.call("SCARD", key) <= #list then
+    for _, member in ipairs(redis.call("SMEMBERS", key)) do
+      if set[member] then
+        counted = counted + 1
+        if limit > 0 and counted >= limit then return limit end
+      end
     end
-    local ids = redis.call("SMEMBERS", result)
-    local step = 4096  -- keep unpack() within Lua's stack
-    for first = 1, #ids, step do
-      local lists = redis.call("HMGET", book_tags, unpack(ids, first, math.min(#ids, first + step - 1)))
-      for _, list in ipairs(lists) do
-        if list then
-          for _, name in ipairs(cjson.decode(list)) do
-            local seen = wanted[name]
-            if seen then
-              wanted[name] = seen + 1
-            end
+    return counted
+  end
+  for first = 1, #list, CHUNK do
+    local last = math.min(#list, first + CHUNK - 1)
+    for _, found in ipairs(redis.call("SMISMEMBER", key, unpack(list, first, last))) do
+      counted = counted + found
+    end
+    if limit > 0 and counted >= limit then return limit end
+  end
+  return counted
+end
+
+-- Count tags over a list of book ids from the book-tags hash (one HMGET per 4096 ids).
+local function count_from_hash(book_tags, ids, names, limit)
+  local wanted = {}
+  for _, name in ipairs(names) do
+    wanted[name] = 0
+  end
+  local step = 4096
+  for first = 1, #ids, step do
+    local lists = redis.call("HMGET", book_tags, unpack(ids, first, math.min(#ids, first + step - 1)))
+    for _, tags in ipairs(lists) do
+      if tags then
+        for _, name in ipairs(cjson.decode(tags)) do
+          local seen = wanted[name]
+          if seen then
+            wanted[name] = seen + 1
           end
         end
       end
     end
-    for i = 1, n do
-      local count = wanted[args[3 + i]]
-      if limit > 0 and count > limit then
-        count = limit
-      end
-      counts[i] = count
-    end
-  else
-    for i = 1, n do
-      counts[i] = redis.call("SINTERCARD", 2, result, keys[FACET_TAG - 1 + i], "LIMIT", limit)
-    end
   end
-  if drop then
-    redis.call("UNLINK", result)
+  local counts = {}
+  for i, name in ipairs(names) do
+    local count = wanted[name]
+    if limit > 0 and count > limit then
+      count = limit
+    end
+    counts[i] = count
+  end
+  return counts
+end
+
+-- Facet counts of a result. KEYS: 1 the book-tags hash, 2 the all-books set, then the query's
+-- known AND, OR and NOT tag sets, then one tag set per facet asked for.
+-- ARGV: limit (0: exact), the largest result counted from the book-tags hash, n_and, n_or,
+-- n_not, the result's size (from `query`), then the facets' tag names (in their sets' order).
+-- Reply: one count per facet, capped at the limit. A result of at most the crossover is built
+-- again (in Lua) and counted by reading its books' tag lists, one HMGET (cost grows with the
+-- result); a bigger one, or a store whose book-tags hash is not complete (data written before
+-- it existed), per tag by inclusion-exclusion over the tag sets with SINTERCARD ... LIMIT (cost
+-- grows with the number of tags), or with many query tags over the result built in Lua.
+local function facets(keys, args)
+  local limit, crossover = tonumber(args[1]), tonumber(args[2])
+  local n_and, n_or, n_not = tonumber(args[3]), tonumber(args[4]), tonumber(args[5])
+  local total = tonumber(args[6])
+  if not (limit and crossover and n_and and n_or and n_not and total) or limit < 0 then
+    return redis.error_reply("ERR catalog_facets: malformed call")
+  end
+  local first_facet = 3 + n_and + n_or + n_not
+  local n = #keys - first_facet + 1
+  if n < 0 or #args ~= 6 + n or n_and + n_or + n_not == 0 then
+    return redis.error_reply("ERR catalog_facets: malformed call")
+  end
+  local book_tags, books = keys[1], keys[2]
+  local all_of, any_of, none_of = {}, {}, {}
+  for i = 3, 2 + n_and do table.insert(all_of, keys[i]) end
+  for i = 3 + n_and, 2 + n_and + n_or do table.insert(any_of, keys[i]) end
+  for i = 3 + n_and + n_or, 2 + n_and + n_or + n_not do table.insert(none_of, keys[i]) end
+  local names, counts = {}, {}
+  for i = 1, n do
+    names[i] = args[6 + i]
+  end
+  if n == 0 then
+    return counts
+  end
+
+  if total <= crossover and redis.call("HLEN", book_tags) == redis.call("SCARD", books) then
+    local list
+    if #all_of == 1 and #any_of == 0 and #none_of == 0 then
+      list = redis.call("SMEMBERS", all_of[1])
+    else
+      list = result_list(books, all_of, any_of, none_of)
+    end
+    return count_from_hash(book_tags, list, names, limit)
+  end
+  local terms = terms_of(books, all_of, any_of, none_of)
+  if terms then
+    for i = 1, n do
+      counts[i] = facet_count(terms, keys[first_facet - 1 + i], limit)
+    end
+    return counts
+  end
+  local list = result_list(books, all_of, any_of, none_of)
+  local set = as_set(list)
+  for i = 1, n do
+    counts[i] = count_in(list, set, keys[first_facet - 1 + i], limit)
   end
   return counts
 end
@@ -386,6 +643,8 @@ end
 
 redis.register_function{function_name = "catalog_book_save", callback = book_save}
 redis.register_function{function_name = "catalog_book_delete", callback = book_delete}
-redis.register_function{function_name = "catalog_query", callback = query}
-redis.register_function{function_name = "catalog_facets", callback = facets}
+redis.register_function{function_name = "catalog_query", callback = query,
+  flags = {"no-writes"}}
+redis.register_function{function_name = "catalog_facets", callback = facets,
+  flags = {"no-writes"}}
 redis.register_function{function_name = "catalog_book_tags_fill", callback = book_tags_fill}

@@ -37,6 +37,22 @@
     });
   }
 
+  // Parts that refresh themselves (hx-trigger="every ...", marked data-poll) skip a turn
+  // while the tab is hidden, and while the buyer is typing or choosing inside them or has
+  // the focus on something htmx could not give the focus back to (an element without an id).
+  function skipPoll(evt) {
+    var part = evt.detail && evt.detail.elt;
+    if (!part || !part.hasAttribute || !part.hasAttribute("data-poll")) { return; }
+    var region = part.getAttribute("data-poll") ?
+      document.querySelector(part.getAttribute("data-poll")) || part : part;
+    var active = document.activeElement;
+    var busy = active && active !== document.body && region.contains(active) &&
+      (!active.id || /^(INPUT|SELECT|TEXTAREA)$/.test(active.tagName) &&
+        !/^(radio|checkbox|submit|button)$/.test(active.type));
+    if (document.hidden || busy) { evt.preventDefault(); }
+  }
+  document.addEventListener("htmx:beforeRequest", skipPoll);
+
   function init() {
     document.querySelectorAll("[data-countdown]").forEach(startCountdown);
     document.querySelectorAll("[data-copy]").forEach(startCopy);

@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import sys
+from types import FrameType
 from typing import Any
 
 from django.conf import settings
@@ -12,18 +13,29 @@ from django.core.management.base import BaseCommand
 
 from strongroom import embedded
 from strongroom.conf import env_int
+from strongroom.firstrun import first_run_demo
 from strongroom.serving import gunicorn_command
 from strongroom.store import check, durability, get_store, is_embedded
+
+# SIGTERM (systemd, Docker, `kill`) and SIGHUP (a closed terminal) stop the site like Ctrl-C.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# gunicorn drains for its graceful_timeout (strongroom/gunicorn_conf.py) before it gives up.
+DRAIN_TIMEOUT_S = 30
 
 
 def default_workers() -> int:
     return 2 * (os.cpu_count() or 1)
 
 
+class StopRequested(Exception):
+    """A stop signal arrived: drain the site, then stop the embedded store."""
+
+
 class Command(BaseCommand):
     help = (
-        "Start the store (embedded unless REDIS_URL is set), load demo data, and serve the site "
-        "with gunicorn (runserver when DEBUG=1). Ctrl-C stops the site and the embedded store."
+        "Start the store (embedded unless REDIS_URL is set), load demo data on an empty "
+        "embedded store's first run, and serve the site with gunicorn (runserver when DEBUG=1). "
+        "Ctrl-C, SIGTERM or SIGHUP stop the site, then the embedded store."
     )
 
     def add_arguments(self, parser: Any) -> None:
@@ -41,8 +53,15 @@ class Command(BaseCommand):
             f"store: {info['server']} {info['version']} ({where}); durability: {durability(client)}"
         )
         call_command("buildmessages", verbosity=0)
-        if not options["no_demo"]:
-            call_command("loaddemo")
+        demo = "0" if options["no_demo"] else settings.STRONGROOM_DEMO
+        self.stdout.write(
+            first_run_demo(
+                client=client,
+                embedded=is_embedded(),
+                setting=demo,
+                load=lambda: call_command("loaddemo", stdout=self.stdout),
+            )
+        )
         if not settings.DEBUG:
             call_command("collectstatic", interactive=False, verbosity=0)
         bind = options["bind"]
@@ -51,14 +70,33 @@ class Command(BaseCommand):
         else:
             workers = env_int("WEB_CONCURRENCY", default_workers(), minimum=1, maximum=256)
             command = gunicorn_command(bind=bind, workers=workers, access_log=True)
-        self.stdout.write(f"serving at http://{bind}/ (Ctrl-C stops)")
+        self.stdout.write(f"serving at http://{bind}/ (Ctrl-C stops)", ending="\n")
+        self.stdout.flush()
+        stopping = False
+
+        def on_stop_signal(signum: int, frame: FrameType | None) -> None:
+            nonlocal stopping
+            if not stopping:  # a second signal must not interrupt the clean stop
+                stopping = True
+                raise StopRequested(signal.Signals(signum).name)
+
+        for stop_signal in STOP_SIGNALS:
+            signal.signal(stop_signal, on_stop_signal)
         site = subprocess.Popen(command)
         try:
             site.wait()
-        except KeyboardInterrupt:
-            site.send_signal(signal.SIGINT)
-            site.wait(timeout=30)
+        except StopRequested as stop:
+            self.stdout.write(f"{stop}: stopping the site")
+            self.stdout.flush()
+            # SIGTERM is gunicorn's graceful stop: requests under way are answered first.
+            site.send_signal(signal.SIGTERM)
+            try:
+                site.wait(timeout=DRAIN_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                site.kill()
+                site.wait()
         finally:
+            stopping = True
             if is_embedded() and not options["keep_store"]:
                 embedded.stop(settings.STRONGROOM_DATA_DIR)
                 self.stdout.write("embedded store stopped")

@@ -1,0 +1,216 @@
+"""The building map (/book/find/): one read of every room, its classification (free, partly
+free, held with the hold's end, sold out), the page's links and filters, and bad input."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+from django.test import Client
+
+from booking.building_map import BuildingMap, RoomState, building_map_read
+from booking.claims import booking_hold
+from booking.rules import hold_new_id
+from strongroom.store import round_trips
+from tests.booking_support import NOW, claim, day, request
+
+ALL_ROOMS = range(1, 301)
+EVERY_BOX = list(range(1, 101))
+
+
+@pytest.fixture(autouse=True)
+def frozen() -> Iterator[None]:
+    with time_machine.travel(NOW, tick=False):
+        yield
+
+
+def hold(client: redis.Redis, owner: str = "202", **kwargs: object) -> dt.datetime:
+    req = request(**kwargs)  # type: ignore[arg-type]
+    made = booking_hold(
+        client=client, owner_id=owner, request=req, hold_id=hold_new_id(room=req.room), now=NOW
+    )
+    assert made.ok and made.hold is not None
+    return made.hold.expires_at
+
+
+def states(
+    client: redis.Redis,
+    cls: str,
+    hours: tuple[int, int] | None,
+    dates: tuple[int, ...] = (12,),
+    **kw: Any,
+) -> tuple[BuildingMap, dict[int, RoomState]]:
+    bmap = building_map_read(
+        client=client, cls=cls, dates=[day(d) for d in dates], hours=hours, rooms=ALL_ROOMS,
+        now=NOW, **kw,
+    )  # fmt: skip
+    return bmap, {s.room: s for s in bmap.rooms}
+
+
+def test_the_whole_class_c_map_of_a_day_is_one_round_trip(r: redis.Redis) -> None:
+    claim(r, request("C", room=5, dates=(12,), hour_start=8, hour_end=10, boxes=[1, 2]))
+    with round_trips() as trips:
+        bmap, _ = states(r, "C", (8, 10), grid_room=5)
+    assert trips.count == 1
+    assert len(bmap.rooms) == 300 and len(bmap.grid) == 100
+
+
+def test_class_c_rooms_are_free_partly_free_held_or_sold_out(r: redis.Redis) -> None:
+    claim(r, request("C", room=5, dates=(12,), hour_start=9, hour_end=10, boxes=[3, 4]))
+    claim(r, request("C", room=6, dates=(12,), hour_start=8, hour_end=10, boxes=EVERY_BOX))
+    claim(r, request("C", room=8, dates=(12,), hour_start=8, hour_end=9, boxes=list(range(1, 51))))
+    until = hold(r, cls="C", room=8, dates=(12,), hour_start=9, hour_end=10, boxes=EVERY_BOX[50:])
+    claim(r, request("C", room=9, dates=(12,), hour_start=10, hour_end=12, boxes=EVERY_BOX))
+    bmap, rooms = states(r, "C", (8, 10))
+    assert (rooms[5].state, rooms[5].free, rooms[5].first_box) == ("partly", 98, 1)
+    assert rooms[6].state == "sold_out" and rooms[6].free == 0 and rooms[6].held == 0
+    assert rooms[8].state == "held" and rooms[8].held == 50 and rooms[8].held_until == until
+    assert rooms[9].state == "free"  # booked only outside the chosen hours
+    assert bmap.count("free") == 297 and bmap.count("sold_out") == 1
+
+
+def test_a_buyers_own_hold_reads_free_for_them(r: redis.Redis) -> None:
+    hold(r, owner="202", cls="B", room=4, dates=(12,), hour_start=8, hour_end=10)
+    _, theirs = states(r, "B", (8, 10), owner_id="202")
+    _, others = states(r, "B", (8, 10), owner_id="303")
+    assert theirs[4].state == "free"
+    assert others[4].state == "held" and others[4].held == 2
+
+
+def test_class_b_counts_the_free_hours_of_the_range(r: redis.Redis) -> None:
+    claim(r, request("B", room=7, dates=(12,), hour_start=8, hour_end=10))
+    _, rooms = states(r, "B", (6, 10))
+    assert rooms[7].state == "partly" and rooms[7].free_hours == (6, 7)
+    _, whole_day = states(r, "B", None)
+    assert whole_day[7].free == 22 and whole_day[7].total == 24
+
+
+def test_class_a_over_several_days(r: redis.Redis) -> None:
+    claim(r, request("A", room=3, dates=(12,)))
+    claim(r, request("A", room=4, dates=(12, 13)))
+    _, rooms = states(r, "A", None, dates=(12, 13))
+    assert (rooms[3].state, rooms[3].free) == ("partly", 1)
+    assert rooms[4].state == "sold_out" and rooms[1].state == "free"
+
+
+def test_the_box_grid_marks_each_box_hour(r: redis.Redis) -> None:
+    claim(r, request("C", room=5, dates=(12,), hour_start=9, hour_end=10, boxes=[3]))
+    until = hold(r, cls="C", room=5, dates=(12,), hour_start=8, hour_end=9, boxes=[4])
+    bmap, _ = states(r, "C", (8, 10), grid_room=5)
+    rows = {row.box: row for row in bmap.grid}
+    assert [c.state for c in rows[3].cells] == ["free", "sold_out"]
+    assert [c.state for c in rows[4].cells] == ["held", "free"]
+    assert rows[4].cells[0].held_until == until
+    assert rows[1].free_all and not rows[3].free_all
+
+
+# --- the page --------------------------------------------------------------------------------
+
+
+def page(client: Client, query: str) -> str:
+    response = client.get("/book/find/" + query)
+    assert response.status_code == 200, response.status_code
+    return response.content.decode()
+
+
+def test_the_map_page_lists_every_room_with_counts_and_links(r: redis.Redis) -> None:
+    claim(r, request("C", room=6, dates=(12,), hour_start=8, hour_end=10, boxes=EVERY_BOX))
+    html = page(Client(), "?cls=C&date=2026-12-12&start=8&end=10")
+    assert "299 rooms free" in html and "1 room sold out" in html
+    assert html.count('class="map-room ') == 300
+    tile = re.search(r'id="map-room-006".*?</li>', html, re.S)
+    assert tile and "Sold out" in tile.group(0)
+    book = "/book/?cls=C&amp;room=7&amp;box=1&amp;start=8&amp;end=10&amp;date=2026-12-12"
+    assert book in html
+
+
+def test_a_held_room_says_until_when_in_the_sites_time(r: redis.Redis) -> None:
+    hold(r, cls="A", room=9, dates=(12,))
+    html = page(Client(), "?cls=A&date=2026-12-12")
+    tile = re.search(r'id="map-room-009".*?</li>', html, re.S)
+    assert tile and "Held until 10:10 Shanghai time" in tile.group(0)
+
+
+def test_only_free_and_a_room_range_filter_the_rooms(r: redis.Redis) -> None:
+    claim(r, request("A", room=12, dates=(12,)))
+    html = page(Client(), "?cls=A&date=2026-12-12&from=10&to=20&free=1")
+    assert html.count('class="map-room ') == 10 and 'id="map-room-012"' not in html
+
+
+def test_a_class_c_room_opens_its_box_grid(r: redis.Redis) -> None:
+    claim(r, request("C", room=5, dates=(12,), hour_start=9, hour_end=10, boxes=[3]))
+    html = page(Client(), "?cls=C&date=2026-12-12&start=8&end=10&room=5")
+    grid = re.search(r'id="room-grid".*?</section>', html, re.S)
+    assert grid is not None
+    assert grid.group(0).count('<tr><th scope="row">') == 100
+    assert "/book/?cls=C&amp;room=5&amp;box=3&amp;start=8&amp;end=9&amp;date=2026-12-12" in html
+    assert 'id="grid-book-3"' not in html and 'id="grid-book-4"' in html
+
+
+def test_the_map_speaks_chinese(r: redis.Redis) -> None:
+    client = Client(headers={"accept-language": "zh-hans"})
+    html = page(client, "?cls=C&date=2026-12-12&start=8&end=10")
+    assert "300 间房有空" in html or "300" in html
+    assert "上海时间" in html
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "?cls=Z&date=2026-12-12",
+        "?cls=C&date=2026-13-45",
+        "?cls=C&date=%7B%7D*&start=25&end=-1",
+        "?cls=C&date=2026-12-12&from=abc&to=%F0%9F%92%A5",
+        "?cls=C&date=2026-12-12&room=999",
+        "?cls=C&date=2026-12-12&days=99",
+        "?cls=C&date=2026-11-01",
+        "?cls=A&date=" + "9" * 5000,
+        "?cls=C&date=2026-12-12&start=10&end=8",
+        "?cls=C&date=2026-12-12&from=200&to=100",
+        "?cls=B&date=2026-12-12&date=2026-12-13&date=2026-12-14&date=2026-12-15&date=2026-12-16"
+        "&date=2026-12-17&date=2026-12-18&date=2026-12-19",
+    ],
+)
+def test_hostile_map_queries_get_a_message_never_a_500(r: redis.Redis, query: str) -> None:
+    response = Client().get("/book/find/" + query)
+    assert response.status_code == 200
+    assert 'class="errorlist"' in response.content.decode()
+    fragment = Client().get("/book/find/parts/results/" + query)
+    assert fragment.status_code == 200
+
+
+def test_the_home_page_and_booking_page_link_to_the_map(r: redis.Redis) -> None:
+    assert 'href="/book/find/"' in Client().get("/").content.decode()
+    assert 'href="/book/find/"' in Client().get("/book/").content.decode()
+
+
+def test_a_refresh_that_finds_nothing_new_is_an_empty_204(r: redis.Redis) -> None:
+    query = "?cls=C&date=2026-12-12&start=8&end=10"
+    refresh = {"X-Strongroom-Refresh": "1", "HX-Request": "true"}
+    html = page(Client(), query)
+    seen = re.search(r"seen=([0-9a-f]{16})", html)
+    assert seen is not None
+    part = f"/book/find/parts/results/{query}&seen={seen.group(1)}"
+    again = Client().get(part, headers=refresh)
+    assert again.status_code == 204 and again.content == b""
+    claim(r, request("C", room=6, dates=(12,), hour_start=8, hour_end=9, boxes=[4]))
+    changed = Client().get(part, headers=refresh)
+    assert changed.status_code == 200
+    assert "99 of 100 boxes free" in changed.content.decode()
+
+
+def test_a_refresh_is_not_counted_as_a_page_view(r: redis.Redis) -> None:
+    from accounts.selectors import visits_today
+
+    query = "/book/find/parts/results/?cls=C&date=2026-12-12&start=8&end=10"
+    before = visits_today(client=r).views
+    for _ in range(3):
+        Client().get(query, headers={"X-Strongroom-Refresh": "1", "HX-Request": "true"})
+    assert visits_today(client=r).views == before
+    Client().get(query, headers={"HX-Request": "true"})  # the control: a fragment asked for
+    assert visits_today(client=r).views == before + 1

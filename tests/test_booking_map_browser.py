@@ -1,0 +1,251 @@
+"""The building map and honest, current pickers in Debian's Chromium against the served site
+(desktop and phone, English and Chinese, with and without JavaScript)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from playwright.sync_api import expect
+
+from booking.claims import booking_claim, booking_hold
+from booking.parser import slot_request_parse
+from booking.records import bookings_of
+from booking.rules import booking_new_id, hold_new_id
+from tests.conftest import browser_login
+from tests.test_booking_browser import CODE, DAY, booking_site, new_page, season
+
+pytestmark = pytest.mark.browser
+__all__ = ["booking_site", "new_page", "season"]  # fixtures shared with the booking page tests
+
+EVERY_BOX = list(range(1, 101))
+
+
+def claim(r: redis.Redis, owner: Any, cls: str, room: int, **extra: Any) -> None:
+    """A booking made by the engine, as another buyer would have made it."""
+    request = slot_request_parse(cls=cls, room=room, dates=[DAY], **extra)
+    made = booking_claim(
+        client=r, owner_id=str(owner.id), request=request, booking_id=booking_new_id(room=room)
+    )
+    assert made.ok, made
+
+
+def hold(r: redis.Redis, owner: Any, cls: str, room: int, **extra: Any) -> dt.datetime:
+    request = slot_request_parse(cls=cls, room=room, dates=[DAY], **extra)
+    made = booking_hold(
+        client=r, owner_id=str(owner.id), request=request, hold_id=hold_new_id(room=room)
+    )
+    assert made.ok and made.hold is not None
+    return made.hold.expires_at
+
+
+@pytest.mark.parametrize(
+    ("locale", "javascript", "width"),
+    [("en-US", True, 1280), ("zh-CN", True, 390), ("en-US", False, 390), ("zh-CN", False, 1280)],
+    ids=["desktop-en-js", "phone-zh-js", "phone-en-nojs", "desktop-zh-nojs"],
+)
+def test_a_buyer_finds_a_free_class_c_box_on_the_map_and_books_it_in_four_clicks(
+    new_page: Any,
+    buyer: Any,
+    second_buyer: Any,
+    r: redis.Redis,
+    locale: str,
+    javascript: bool,
+    width: int,
+    screenshot_dir: Path,
+) -> None:
+    # Rooms 1 to 3 are full from 10:00 to 12:00; room 4 has box 1 taken.
+    for room in (1, 2, 3):
+        claim(r, second_buyer, "C", room, hour_start=10, hour_end=12, boxes=EVERY_BOX)
+    claim(r, second_buyer, "C", 4, hour_start=10, hour_end=11, boxes=[1])
+    page = new_page(locale=locale, javascript=javascript, width=width)
+    browser_login(page, buyer)
+    page.goto("/")
+    page.locator("a[href='/book/find/']").first.click()  # the home page's first button
+    page.wait_for_url(re.compile(r"/book/find/$"))
+    clicks = 0
+    page.check("#map-class-C")
+    page.fill("#map-date", DAY.isoformat())
+    page.select_option("#map-start", "10")
+    page.select_option("#map-end", "12")
+    page.click("#map-show")
+    clicks += 1
+    page.wait_for_url(re.compile(r"cls=C"))
+    page.screenshot(path=str(screenshot_dir / f"map-{locale}-{width}.png"), full_page=False)
+    assert "sold out" in page.locator("#map-room-001").inner_text().lower() or (
+        "已满" in page.locator("#map-room-001").inner_text()
+        or "缺" in page.locator("#map-room-001").inner_text()
+    )
+    assert page.locator("#map-room-001 a.map-room__book").count() == 0
+    page.locator("#map-room-004 a.map-room__book").click()  # "Book box 2"
+    clicks += 1
+    page.wait_for_url(re.compile(r"/book/\?cls=C&room=4&box=2&start=10&end=12"))
+    page.locator("#summary form.book-form button[type=submit]").click()  # Hold and review
+    clicks += 1
+    page.wait_for_url(re.compile(r"/book/confirm/"))
+    page.locator("form[action='/book/claim/'] button[type=submit]").click()  # Book
+    clicks += 1
+    page.wait_for_url(re.compile(r"/book/done/"))
+    assert CODE.fullmatch(page.locator("#pickup-code").inner_text().strip())
+    assert clicks <= 4
+    [booking] = bookings_of(client=r, owner_id=str(buyer.id))
+    made = (booking.room, booking.boxes, booking.hours, booking.dates)
+    assert made == (4, (2,), (10, 12), (DAY,))
+    scroll = page.evaluate("document.documentElement.scrollWidth")
+    assert scroll <= width
+
+
+def test_the_map_tells_held_from_sold_and_opens_a_rooms_box_grid(
+    new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis
+) -> None:
+    claim(r, second_buyer, "A", 8)
+    hold(r, second_buyer, "A", 9)
+    page = new_page(javascript=False, width=390)
+    browser_login(page, buyer)
+    page.goto(f"/book/find/?cls=A&date={DAY.isoformat()}")
+    held = page.locator("#map-room-009").inner_text()
+    assert re.search(r"Held until \d\d:\d\d Shanghai time", held), held
+    assert "Sold out" in page.locator("#map-room-008").inner_text()
+    assert "Free" in page.locator("#map-room-010").inner_text()
+    claim(r, second_buyer, "C", 12, hour_start=9, hour_end=10, boxes=[5])
+    hold(r, second_buyer, "C", 12, hour_start=10, hour_end=11, boxes=[5])
+    page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=9&end=11&room=12")
+    row = page.locator("#room-grid tbody tr").nth(4)
+    cells = row.locator("td")
+    assert cells.nth(0).inner_text() == "sold out"
+    assert re.fullmatch(r"held until \d\d:\d\d Shanghai time", cells.nth(1).inner_text())
+
+
+def test_a_second_buyers_open_map_shows_the_slot_taken_within_ten_seconds(
+    new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis
+) -> None:
+    page = new_page()
+    browser_login(page, second_buyer)
+    page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=10&end=11&room=21")
+    page.evaluate("window.stillTheSamePage = true")
+    cell = page.locator("#room-grid tbody tr").nth(6).locator("td").nth(0)
+    assert cell.inner_text() == "free"
+    claim(r, buyer, "C", 21, hour_start=10, hour_end=11, boxes=[7])
+    # no reload: the results refresh themselves (htmx, every 5 s)
+    expect(page.locator("#room-grid tbody tr").nth(6).locator("td").nth(0)).to_have_text(
+        "sold out", timeout=10_000
+    )
+    assert page.evaluate("window.stillTheSamePage") is True
+    assert "99 of 100 boxes free" in page.locator("#map-room-021").inner_text()
+
+
+def test_a_second_buyers_open_booking_page_shows_the_slot_taken_within_ten_seconds(
+    new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis
+) -> None:
+    page = new_page(width=390)
+    browser_login(page, second_buyer)
+    page.goto(f"/book/?cls=C&room=23&box=7&start=10&end=12&date={DAY.isoformat()}")
+    page.evaluate("window.stillTheSamePage = true")
+    assert page.locator("#summary form.book-form").count() == 1  # free: Hold and review
+    claim(r, buyer, "C", 23, hour_start=11, hour_end=12, boxes=[7])
+    expect(page.locator("#choice-blocked")).to_contain_text(
+        "Taken while you were choosing", timeout=10_000
+    )
+    assert page.evaluate("window.stillTheSamePage") is True
+    assert page.locator("#summary form.book-form").count() == 0  # no Hold for a taken slot
+    assert (
+        "11:00–12:00 Shanghai time · box 7: sold out"
+        in page.locator("#choice-blocked").inner_text()
+    )
+    assert page.locator("#alternatives a").count() >= 1
+
+
+@pytest.mark.parametrize(
+    ("locale", "javascript", "width"),
+    [("en-US", True, 1280), ("zh-CN", False, 390)],
+    ids=["desktop-en-js", "phone-zh-nojs"],
+)
+def test_the_pickers_never_offer_a_hold_the_page_shows_as_taken(
+    new_page: Any,
+    buyer: Any,
+    second_buyer: Any,
+    r: redis.Redis,
+    locale: str,
+    javascript: bool,
+    width: int,
+    screenshot_dir: Path,
+) -> None:
+    claim(r, second_buyer, "B", 31, hour_start=8, hour_end=10)
+    claim(r, second_buyer, "A", 31)
+    hold(r, second_buyer, "C", 31, hour_start=6, hour_end=7, boxes=[3])
+    page = new_page(locale=locale, javascript=javascript, width=width)
+    browser_login(page, buyer)
+    day = DAY.isoformat()
+    choices = [
+        f"cls=B&room=31&start=6&end=10&date={day}",  # 08-09 sold: the issue's example
+        f"cls=B&room=31&start=8&end=9&date={day}",
+        f"cls=A&room=31&date={day}",
+        f"cls=C&room=31&box=3&start=6&end=8&date={day}",  # box 3 held at 06
+        f"cls=B&room=31&start=10&end=12&date={day}",  # free: the control
+    ]
+    for query in choices:
+        page.goto(f"/book/?{query}")
+        taken_shown = (
+            page.locator("#pick-hours .cell--taken[aria-pressed=true]").count()
+            + page.locator("#choice-blocked").count()
+            + page.locator(f"#day-{day}.day--sold_out, #day-{day}.day--sold_for").count()
+            + page.locator(f"#day-{day}.day--held").count()
+        )
+        offers_hold = page.locator("#summary form.book-form").count()
+        assert offers_hold == (0 if taken_shown else 1), query
+        if query == choices[0]:
+            shot = screenshot_dir / f"booking-blocked-{locale}-{width}.png"
+            page.screenshot(path=str(shot), full_page=True)
+            pickers, summary = (
+                page.locator("#pickers").bounding_box(),
+                page.locator("#summary").bounding_box(),
+            )
+            assert pickers and summary
+            if width >= 1000:  # side by side: the pickers wide on the left, the summary right
+                assert pickers["width"] > 2 * summary["width"] and summary["x"] > pickers["x"]
+    assert taken_shown == 0  # the control: a free choice is offered
+
+
+def test_on_the_booking_page_a_held_day_reads_held_until_and_a_sold_one_sold_out(
+    new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis
+) -> None:
+    claim(r, second_buyer, "A", 33)
+    hold(r, second_buyer, "A", 34)
+    page = new_page()
+    browser_login(page, buyer)
+    page.goto(f"/book/?cls=A&room=33&month={DAY.strftime('%Y-%m')}")
+    assert "Sold out" in page.locator(f"#day-{DAY.isoformat()}").inner_text()
+    page.goto(f"/book/?cls=A&room=34&month={DAY.strftime('%Y-%m')}")
+    held = page.locator(f"#day-{DAY.isoformat()}").inner_text()
+    assert re.search(r"Held until \d\d:\d\d Shanghai time", held), held
+    assert page.locator(f"#day-{DAY.isoformat()}").is_disabled()
+
+
+def test_the_map_passes_the_accessibility_check_and_refreshes_within_the_csp(
+    new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis
+) -> None:
+    from tests.test_booking_browser import AXE, axe_violations
+
+    assert AXE.exists(), "run `npm ci` (make test does) to get axe-core"
+    claim(r, second_buyer, "C", 5, hour_start=10, hour_end=11, boxes=[1, 2])
+    hold(r, second_buyer, "C", 6, hour_start=10, hour_end=11, boxes=EVERY_BOX)
+    grid = f"/book/find/?cls=C&date={DAY.isoformat()}&start=9&end=12&room=5"
+    checked = new_page(axe=True, width=390)
+    for url in (grid, f"/book/find/?cls=A&date={DAY.isoformat()}&days=3&free=1", "/book/find/"):
+        checked.goto(url)
+        assert axe_violations(checked) == [], url
+    page = new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    browser_login(page, buyer)
+    page.goto(grid)
+    with page.expect_response(lambda answer: "/find/parts/results/" in answer.url, timeout=10_000):
+        pass
+    with page.expect_response(lambda answer: "/book/parts/panel/" in answer.url, timeout=10_000):
+        page.goto(f"/book/?cls=C&room=5&box=9&start=10&end=12&date={DAY.isoformat()}")
+    assert problems == [], problems
