@@ -5,6 +5,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
+CLUSTER_TESTS := tests/test_accounts_*.py tests/test_booking_*.py tests/test_catalog_*.py \
+	tests/test_dashboard_*.py tests/test_budgets.py tests/test_keyspace.py tests/test_serving.py
+
 .PHONY: run test lint bench install chromium redis-server clean-store
 
 $(STAMP): pyproject.toml
@@ -51,6 +54,9 @@ test: $(TEST_STAMP) chromium redis-server
 	# axe-core (package-lock.json) for the booking pages' accessibility check in the browser.
 	test -f node_modules/axe-core/axe.min.js || npm ci --no-audit --no-fund
 	$(PY) -m pytest
+	# The apps' tests, the round-trip budgets and the HTTP flows again, on a real 3-primary
+	# Valkey Cluster (tests/test_cluster.py, in the run above, covers failover and races).
+	STRONGROOM_TEST_STORE=cluster $(PY) -m pytest -m "not browser" $(CLUSTER_TESTS)
 
 lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check --fix .

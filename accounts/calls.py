@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from strongroom.calls import FunctionSpec
 
-SIGNUP = FunctionSpec(
-    "accounts_signup",
-    "SIGNUP",
-    ("by_name", "names", "person", "last_id"),
-    ("name_key", "username", "password", "is_staff", "joined_ms", "id", "token"),
-    reply=("status", "value"),
+PERSON_CREATE = FunctionSpec(
+    "accounts_person_create",
+    "PERSON_CREATE",
+    ("person",),
+    ("username", "name_key", "password", "is_staff", "joined_ms", "token"),
 )
+NAME_CLAIM = FunctionSpec(
+    "accounts_name_claim", "NAME_CLAIM", ("by_name", "names"), ("name_key", "id", "username")
+)
+PERSON_DISCARD = FunctionSpec("accounts_person_discard", "PERSON_DISCARD", ("person",), ("token",))
 LOGIN_GATE = FunctionSpec(
     "accounts_login_gate",
     "LOGIN_GATE",
@@ -39,6 +42,6 @@ EMAIL_FORGET = FunctionSpec(
     "accounts_email_forget", "EMAIL_FORGET", ("by_email",), ("email", "person_id")
 )
 SPECS = (
-    SIGNUP, LOGIN_GATE, LOGIN_PASSED, SIGNUP_GATE, RECENT_LOGINS, TOP_LOGINS, STAFF_SET,
-    EMAIL_FORGET,
+    PERSON_CREATE, NAME_CLAIM, PERSON_DISCARD, LOGIN_GATE, LOGIN_PASSED, SIGNUP_GATE,
+    RECENT_LOGINS, TOP_LOGINS, STAFF_SET, EMAIL_FORGET,
 )  # fmt: skip

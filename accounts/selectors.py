@@ -196,7 +196,9 @@ def visits_by_day(*, client: redis.Redis, start: dt.date, end: dt.date) -> list[
     for day in days:
         for shard in range(VISITS_SHARDS):
             pipe.get(VISITS_VIEWS.key(shard=shard, day=day.isoformat()))
-            pipe.pfcount(VISITS_VISITORS.key(shard=shard, day=day.isoformat()))
+            # As a raw command: redis-py's cluster pipeline refuses pfcount() (it may name keys
+            # of several slots); with one key it goes to that key's primary like any read.
+            pipe.execute_command("PFCOUNT", VISITS_VISITORS.key(shard=shard, day=day.isoformat()))
     replies = pipe.execute()
     width = 2 * VISITS_SHARDS
     rows = []

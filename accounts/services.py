@@ -12,7 +12,16 @@ from django.contrib.auth.hashers import check_password, make_password
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
-from accounts.calls import EMAIL_FORGET, LOGIN_GATE, LOGIN_PASSED, SIGNUP, SIGNUP_GATE, STAFF_SET
+from accounts.calls import (
+    EMAIL_FORGET,
+    LOGIN_GATE,
+    LOGIN_PASSED,
+    NAME_CLAIM,
+    PERSON_CREATE,
+    PERSON_DISCARD,
+    SIGNUP_GATE,
+    STAFF_SET,
+)
 from accounts.names import name_key, username_validate
 from accounts.passwords import password_validate
 from accounts.people import Person
@@ -67,33 +76,35 @@ def person_register(
 ) -> Person:
     """Store a person whose password is already hashed (person_create, fixtures, imports).
 
-    One server-side function claims the name and writes the person; of two sign-ups of one
-    name at the same moment exactly one wins. Raises NameTaken for the other.
+    The person is written under a fresh id in its own slot, then one server-side function
+    claims the name in {people}: of two sign-ups of one name at the same moment exactly one
+    claims it, and the other deletes its person again and gets NameTaken. A sign-up cut off
+    between the two steps leaves a person no name leads to (never a name without a person).
     """
     username_validate(username)
     key = name_key(username)
-    last_id = client.get(PERSON_LAST_ID.key())
-    proposal = int(last_id or 0) + 1
     token = uuid.uuid4().hex
     for _attempt in range(_SIGNUP_ATTEMPTS):
-        signup_keys = {
-            "by_name": PERSON_BY_NAME.key(),
-            "names": PERSON_NAMES.key(),
-            "person": PERSON.key(person_id=proposal),
-            "last_id": PERSON_LAST_ID.key(),
-        }
-        signup_args = {
-            "name_key": key, "username": username, "password": password_hash,
-            "is_staff": int(is_staff), "joined_ms": now_ms(), "id": proposal, "token": token,
+        person_id = int(client.incr(PERSON_LAST_ID.key()))
+        person = PERSON.key(person_id=person_id)
+        create_args = {
+            "username": username, "name_key": key, "password": password_hash,
+            "is_staff": int(is_staff), "joined_ms": now_ms(), "token": token,
         }  # fmt: skip
-        keys, args = SIGNUP.call(keys=signup_keys, args=signup_args)
-        reply = SIGNUP.reply_of(durable_fcall(client, SIGNUP.name, keys, args))
-        if reply["status"] == "ok":
-            return Person(id=int(reply["value"]), username=username, is_staff=is_staff)
-        if reply["status"] == "taken":
-            raise NameTaken
-        proposal = int(reply["value"]) + 1
-    raise RuntimeError("sign-up could not get an id: too much contention")
+        keys, args = PERSON_CREATE.call(keys={"person": person}, args=create_args)
+        if durable_fcall(client, PERSON_CREATE.name, keys, args) == "ok":
+            break
+    else:
+        raise RuntimeError("sign-up could not get an id: too much contention")
+    keys, args = NAME_CLAIM.call(
+        keys={"by_name": PERSON_BY_NAME.key(), "names": PERSON_NAMES.key()},
+        args={"name_key": key, "id": person_id, "username": username},
+    )
+    if durable_fcall(client, NAME_CLAIM.name, keys, args) == "taken":
+        keys, args = PERSON_DISCARD.call(keys={"person": person}, args={"token": token})
+        fcall(client, PERSON_DISCARD.name, keys, args)
+        raise NameTaken
+    return Person(id=person_id, username=username, is_staff=is_staff)
 
 
 def password_set(*, client: redis.Redis, person_id: int, password: str) -> str:
@@ -123,12 +134,12 @@ def staff_set(*, client: redis.Redis, person_id: int, is_staff: bool) -> Person:
 def login_record(
     *, client: redis.Redis, person_id: int, at_ms: int | None = None, language: str = ""
 ) -> None:
-    """Record one login in one round trip (MULTI/EXEC, all keys in {people}); `language` (the
-    page's) becomes the person's language for mail."""
+    """Record one login in one pipeline: the person's counters (its own slot) and the {people}
+    lists (one round trip per primary reached); `language` becomes the person's mail language."""
     at = now_ms() if at_ms is None else at_ms
     person = PERSON.key(person_id=person_id)
     recent = LOGINS_RECENT.key()
-    pipe = client.pipeline(transaction=True)
+    pipe = client.pipeline(transaction=False)
     pipe.hincrby(person, "logins", 1)
     pipe.hset(person, "last_login", at)
     if language in LANGUAGE_CODES:

@@ -38,9 +38,12 @@ class Row:
 
 def bookings_stored(client: Any) -> int:
     """Single-day bookings in the date index (one member per booking and day)."""
-    from strongroom.keyspace import BOOKING_BY_DATE
+    from booking.keys import date_indexes
 
-    return int(client.zcard(BOOKING_BY_DATE.key()))
+    pipe = client.pipeline(transaction=False)
+    for key in date_indexes():
+        pipe.zcard(key)
+    return sum(int(count) for count in pipe.execute())
 
 
 def url(name: str, **kwargs: Any) -> str | None:

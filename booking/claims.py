@@ -152,7 +152,7 @@ def booking_claim(
         "outbox": room.outbox,
     }
     inline = indexes_inline(client)
-    index_keys = [person_index(owner_id), date_index()] if inline else []
+    index_keys = [person_index(owner_id), date_index(request.room)] if inline else []
     fixed = {
         "owner": owner_id,
         **_request_args(request),

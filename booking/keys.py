@@ -112,8 +112,14 @@ def day_number(date: dt.date) -> int:
     return date.year * 10000 + date.month * 100 + date.day
 
 
-def date_index() -> str:
-    return ks.BOOKING_BY_DATE.key()
+def date_index(room: int) -> str:
+    """The shard of the date index that holds `room`'s bookings."""
+    return ks.BOOKING_BY_DATE.key(shard=room % ks.DATE_INDEX_SHARDS)
+
+
+def date_indexes() -> list[str]:
+    """Every shard of the date index (a range over the building reads them all)."""
+    return [ks.BOOKING_BY_DATE.key(shard=shard) for shard in range(ks.DATE_INDEX_SHARDS)]
 
 
 def date_score(date: dt.date, cls: str | None = None, room: int = 0) -> int:

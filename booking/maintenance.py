@@ -11,7 +11,7 @@ import redis
 from django.conf import settings
 
 from booking.calls import FLUSH_ROOM
-from booking.keys import RoomKeys, date_index, member_booking_id, person_index
+from booking.keys import RoomKeys, date_indexes, member_booking_id, person_index
 from booking.records import (
     Booking,
     booking_from_hash,
@@ -22,7 +22,7 @@ from booking.records import (
 from booking.rules import booking_id_room, format_room, reason_clean, room_count
 from booking.stats import stats_rebuild
 from strongroom.clock import to_ms
-from strongroom.store import NotDurable, execute_functions, waitaof_supported
+from strongroom.store import Call, durable_calls
 
 
 @dataclass(frozen=True)
@@ -59,26 +59,31 @@ def indexes_rebuild(*, client: redis.Redis) -> int:
     stats_rebuild(client=client)
     owners = sorted({b.owner_id for b in bookings})
     pipe = client.pipeline(transaction=False)
-    pipe.zrange(date_index(), 0, -1)
+    shards = date_indexes()
+    for shard in shards:
+        pipe.zrange(shard, 0, -1)
     for owner in owners:
         pipe.zrange(person_index(owner), 0, -1)
-    dated, *personal = pipe.execute()
+    replies = pipe.execute()
+    dated = dict(zip(shards, replies[: len(shards)], strict=True))
+    personal = replies[len(shards) :]
     known = {b.id for b in bookings}
-    indexed = {member_booking_id(m) for m in dated} | {i for ids in personal for i in ids}
+    indexed = {member_booking_id(m) for members in dated.values() for m in members}
+    indexed |= {i for ids in personal for i in ids}
+    # Something that is not even a booking id cannot have a record: gone without asking.
     suspects = sorted(indexed - known)
+    checked = [i for i in suspects if booking_id_room(i) is not None]
     pipe = client.pipeline(transaction=False)
-    for booking_id in suspects:
-        suspect_room = booking_id_room(booking_id)
-        if suspect_room is None:  # not even an id: nothing can hold it
-            pipe.echo("0")
-        else:
-            pipe.exists(RoomKeys(suspect_room).record(booking_id))
-    gone = {i for i, found in zip(suspects, pipe.execute(), strict=True) if not int(found)}
+    for booking_id in checked:
+        pipe.exists(RoomKeys(booking_id_room(booking_id) or 0).record(booking_id))
+    found = dict(zip(checked, pipe.execute(), strict=True))
+    gone = {i for i in suspects if not int(found.get(i, 0))}
     if gone:
         pipe = client.pipeline(transaction=False)
-        stale = [m for m in dated if member_booking_id(m) in gone]
-        if stale:
-            pipe.zrem(date_index(), *stale)
+        for shard, members in dated.items():
+            stale = [m for m in members if member_booking_id(m) in gone]
+            if stale:
+                pipe.zrem(shard, *stale)
         for owner, ids in zip(owners, personal, strict=True):
             if gone.intersection(ids):
                 pipe.zrem(person_index(owner), *gone.intersection(ids))
@@ -88,8 +93,8 @@ def indexes_rebuild(*, client: redis.Redis) -> int:
 
 def _flush_room_call(
     room: int, registered: set[str], ledger: set[str], actor_id: str, reason: str, now_ms: int
-) -> list[object]:
-    """FCALL arguments of booking_flush_room for what was read of one room."""
+) -> Call:
+    """The booking_flush_room call for what was read of one room."""
     keys = RoomKeys(room)
     record_keys = [keys.record(booking_id) for booking_id in sorted(ledger)]
     all_keys, args = FLUSH_ROOM.call(
@@ -111,36 +116,26 @@ def _flush_room_call(
         },
         more_keys=[*sorted(registered), *record_keys, keys.stats],
     )
-    return [FLUSH_ROOM.name, len(all_keys), *all_keys, *args]
+    return Call(FLUSH_ROOM.name, all_keys, args)
 
 
 def inventory_flush(*, client: redis.Redis, actor_id: str, reason: str) -> FlushResult:
     """Remove exactly the registered inventory keys and cancel the confirmed bookings, each
-    room atomically (holds go too). All rooms' calls and one WAITAOF share one pipeline; a room
-    that changed between the read and its call is read and flushed again."""
+    room atomically (holds go too). All rooms' calls share one pipeline per primary, each
+    followed by its WAITAOF; a room that changed between the read and its call is read and
+    flushed again."""
     reason = reason_clean(reason)
     removed = cancelled = 0
     now_ms = to_ms(dt.datetime.now(tz=dt.UTC))
     pending = room_sets_read(client, range(1, room_count() + 1))
-    durable = settings.STRONGROOM_DURABILITY == "aof" and waitaof_supported(client)
     for _attempt in range(5):
         if not pending:
             return FlushResult(removed, cancelled)
         order = sorted(pending)
-        pipe = client.pipeline(transaction=False)
-        for room in order:
-            pipe.execute_command(
-                "FCALL", *_flush_room_call(room, *pending[room], actor_id, reason, now_ms)
-            )
-        if durable:
-            pipe.execute_command("WAITAOF", 1, 0, 2000)
-        replies = execute_functions(client, pipe)
-        if replies is None:
-            continue
-        if durable and int(replies[-1][0]) < 1:
-            raise NotDurable("booking_flush_room")
+        calls = [_flush_room_call(room, *pending[room], actor_id, reason, now_ms) for room in order]
+        replies = durable_calls(client, calls, timeout_ms=2000)
         changed = []
-        for room, reply in zip(order, replies, strict=False):
+        for room, reply in zip(order, replies, strict=True):
             if reply[0] == "ok":
                 removed += int(reply[1])
                 cancelled += int(reply[2])

@@ -17,6 +17,7 @@ from booking.keys import (
     DAY_FACTOR,
     RoomKeys,
     date_index,
+    date_indexes,
     date_member,
     date_score,
     day_number,
@@ -27,6 +28,7 @@ from booking.keys import (
 from booking.parser import SlotRequest
 from booking.references import reference_derived
 from booking.rules import (
+    CLASS_DIGIT,
     CLASSES,
     HOURS_PER_DAY,
     booking_id_room,
@@ -242,28 +244,31 @@ def bookings_between(
     limit: int = 500,
 ) -> list[Booking]:
     """Bookings with a day from `start` to `end` (and of class `cls`), by date, class, room.
-    One ZRANGEBYSCORE (one per day when a class is given, in one pipeline), then the records."""
+    One ZRANGEBYSCORE per shard of the date index (one pipeline), then the records."""
     if cls is not None and cls not in CLASSES:
         raise ValueError(f"no class {cls!r}")
     if end < start:
         return []
 
     def reads(pipe: Any) -> None:
-        if cls is None:
-            low = date_score(start)
-            high = date_score(end) + DAY_FACTOR - 1
-            pipe.zrangebyscore(date_index(), low, high)
-        else:
-            for i in range((end - start).days + 1):
-                day = date_score(start + dt.timedelta(days=i), cls)
-                pipe.zrangebyscore(date_index(), day, day + CLASS_FACTOR - 1)
+        # The date index is sharded by room: every shard is read, then merged in score order.
+        for shard in date_indexes():
+            pipe.zrangebyscore(shard, low, high, withscores=True)
 
+    low = date_score(start)
+    high = date_score(end) + DAY_FACTOR - 1
+    entries = sorted(
+        (int(score), member)
+        for members in indexes_read(client=client, reads=reads)
+        for member, score in members
+    )
     ids: dict[str, None] = {}
-    for members in indexes_read(client=client, reads=reads):
-        for member in members:
-            ids.setdefault(member_booking_id(member))
-            if len(ids) >= limit:
-                break
+    for score, member in entries:
+        if cls is not None and score % DAY_FACTOR // CLASS_FACTOR != CLASS_DIGIT[cls]:
+            continue
+        ids.setdefault(member_booking_id(member))
+        if len(ids) >= limit:
+            break
     return _bookings(client, list(ids)[:limit])
 
 
@@ -348,16 +353,16 @@ def indexes_write(*, client: redis.Redis, bookings: Iterable[Booking]) -> None:
 
 def _index_pipeline(client: redis.Redis, bookings: Iterable[Booking]) -> Any:
     pipe = client.pipeline(transaction=False)
-    by_date: dict[str, int] = {}
+    by_shard: dict[str, dict[str, int]] = {}
     for booking in bookings:
         pipe.zadd(person_index(booking.owner_id), {booking.id: person_score(booking.dates)})
+        shard = by_shard.setdefault(date_index(booking.room), {})
         for date in booking.dates:
-            by_date[date_member(booking.id, date)] = date_score(date, booking.cls, booking.room)
-        if len(by_date) >= 5000:
-            pipe.zadd(date_index(), by_date)
-            by_date = {}
-    if by_date:
-        pipe.zadd(date_index(), by_date)
+            shard[date_member(booking.id, date)] = date_score(date, booking.cls, booking.room)
+    for key, members in by_shard.items():
+        items = list(members.items())
+        for start in range(0, len(items), 5000):
+            pipe.zadd(key, dict(items[start : start + 5000]))
     return pipe
 
 

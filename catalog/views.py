@@ -19,7 +19,7 @@ from accounts.access import signed_in_person, staff_required
 from catalog import forms, services
 from catalog.rules import Book, InvalidBook
 from catalog.selectors import Facet, ResultPage, book_get, catalog_page
-from strongroom.store import get_store
+from strongroom.store import get_reader, get_store
 
 # The two long lists of a result page (up to 30 facets, ~100 tags of its books) are built here
 # rather than in template loops: a page renders in a fraction of the time. Every value is
@@ -180,7 +180,7 @@ def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
 def browse(request: HttpRequest) -> HttpResponse:
     """The catalog: AND / OR / NOT tag filters, sorted, paged, with facet counts."""
     parsed = forms.browse_query_parse(request.GET)
-    result = catalog_page(client=get_store(), query=parsed.query)
+    result = catalog_page(client=get_reader(), query=parsed.query)
     context = browse_context(result, parsed.problems)
     partial = request.htmx and not request.htmx.history_restore_request  # type: ignore[attr-defined]
     template = "catalog/_region.html" if partial else "catalog/browse.html"
@@ -194,7 +194,7 @@ def browse(request: HttpRequest) -> HttpResponse:
 def get_book_or_404(book_id: str) -> Book:
     if not forms.BOOK_ID.fullmatch(book_id):
         raise Http404(_("No such book."))
-    book = book_get(client=get_store(), book_id=book_id)
+    book = book_get(client=get_reader(), book_id=book_id)
     if book is None:
         raise Http404(_("No such book."))
     return book

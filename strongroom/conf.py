@@ -85,15 +85,66 @@ def env_timezone(name: str, default: str) -> str:
     return _parse(name, default, parse, "an IANA time zone such as Asia/Shanghai")
 
 
+CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
+
+
+@dataclass(frozen=True)
+class ClusterURL:
+    """A parsed `redis+cluster://[user:password@]host:port[,host:port...]` URL."""
+
+    seeds: tuple[tuple[str, int], ...]
+    username: str | None
+    password: str | None
+    tls: bool
+
+
+def is_cluster_url(url: str | None) -> bool:
+    return bool(url) and str(url).startswith(CLUSTER_SCHEMES)
+
+
+def cluster_url_parse(raw: str) -> ClusterURL:
+    """The seed nodes and credentials of a cluster URL; ValueError when malformed."""
+    scheme, _, rest = raw.partition("://")
+    if scheme not in ("redis+cluster", "rediss+cluster") or not rest:
+        raise ValueError(raw)
+    credentials, _, hosts = rest.rpartition("@")
+    hosts = hosts.rstrip("/")
+    if "/" in hosts or "?" in hosts or "#" in hosts:
+        raise ValueError(raw)
+    username: str | None = None
+    password: str | None = None
+    if credentials:
+        user, colon, secret = credentials.partition(":")
+        username = unquote(user) or None
+        password = unquote(secret) if colon else None
+    seeds = []
+    for item in hosts.split(","):
+        host, colon, port = item.strip().rpartition(":")
+        host = host.removeprefix("[").removesuffix("]")
+        if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(item)
+        seeds.append((host, int(port)))
+    return ClusterURL(tuple(seeds), username, password, tls=scheme == "rediss+cluster")
+
+
 def env_redis_url(name: str) -> str | None:
     def parse(raw: str) -> str | None:
         if not raw:
             return None
+        if raw.startswith(CLUSTER_SCHEMES):
+            cluster_url_parse(raw)
+            return raw
         if not raw.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError(raw)
         return raw
 
-    return _parse(name, None, parse, "a redis://, rediss:// or unix:// URL")
+    return _parse(
+        name,
+        None,
+        parse,
+        "a redis://, rediss:// or unix:// URL, or redis+cluster://[user:password@]host:port"
+        "[,host:port...] (rediss+cluster:// for TLS)",
+    )
 
 
 def env_url(name: str, default: str) -> str:

@@ -130,21 +130,14 @@ def prefix_pattern() -> str:
 
 SESSION = declare(
     "session",
-    "{session}:session:<session_key>",
+    "{session:<session_key>}:session",
     type="string",
     holds="one Django session, signed and encoded by Django; expires with the session",
     app="strongroom",
-    why="a string with a TTL is the whole need: read whole, written whole, expired by the server",
+    why="a string with a TTL is the whole need: read whole, written whole, expired by the "
+    "server; every signed-in request reads one, so each session is its own hash tag and the "
+    "sessions spread over every primary of a cluster",
 )
-CACHE = declare(
-    "cache",
-    "{cache}:cache:<version>:<key>",
-    type="string",
-    holds="disposable cached values (Django cache API); never primary data",
-    app="strongroom",
-)
-
-
 DEMO_LOADED = declare(
     "demo-loaded",
     "{site}:demo:loaded",
@@ -156,19 +149,16 @@ DEMO_LOADED = declare(
 )
 
 
-def cache_key(key: str, key_prefix: str, version: int) -> str:
-    """Django's KEY_FUNCTION: cache keys come from the keyspace like every other key."""
-    return CACHE.key(version=version, key=f"{key_prefix}{key}")
-
-
 # --- accounts ------------------------------------------------------------------------------
 
-# Everything about people shares the tag {people}: sign-up touches the name map, the id counter,
-# the person and the names-by-id hash at once, and a login touches the person, the recent list
-# and the leaderboard at once, so both stay single-slot (cluster-ready).
+# A person's own record has its own tag {person:<id>}: every signed-in request reads it, so the
+# records spread over a cluster's primaries. The name -> id claim, the names, the id counter and
+# the login lists share the small tag {people}: sign-up writes the person first, then claims the
+# name in {people} (the claim is the commit point; a lost race deletes its person again), and a
+# login writes the person's counters and the {people} lists in one pipeline.
 PERSON = declare(
     "person",
-    "{people}:person:<person_id>",
+    "{person:<person_id>}:person",
     type="hash",
     holds="one person: username (as typed), name_key, password (Django hash), is_staff, joined, "
     "logins (count), last_login (epoch ms), signup_token (lets a retried sign-up see its success)",
@@ -182,8 +172,8 @@ PERSON_BY_NAME = declare(
     type="hash",
     holds="normalised username (NFKC + casefold) -> person id",
     app="accounts",
-    why="people know their name, not their id; one hash, so the sign-up function claims a name "
-    "with HSET after HEXISTS inside one atomic call",
+    why="people know their name, not their id; one hash, so the claim function takes a name "
+    "with HSET after HGET inside one atomic call (the commit point of a sign-up)",
 )
 PERSON_NAMES = declare(
     "person-names",
@@ -523,14 +513,19 @@ BOOKING_BY_PERSON = declare(
     "before it, paged with LIMIT; written by the claim function (one server) or drained from "
     "booking-unindexed (cluster), rebuilt by rebuildindexes",
 )
+# The date index is split into DATE_INDEX_SHARDS zsets by room (room mod shards), so a claim
+# writes one of several slots rather than one slot for the whole site; a range over the building
+# reads every shard (one pipeline) and merges by score.
+DATE_INDEX_SHARDS = 16
 BOOKING_BY_DATE = declare(
     "booking-by-date",
-    "{bookings}:by-date",
+    "{bookings:<shard>}:by-date",
     type="zset",
     holds="'<booking id>/<date>' per booked day, score YYYY*10^7 + day-of-year*10^4 + class*10^3 "
     "+ room (11 digits, < 2^53)",
     app="booking",
-    why="a composite score: a range of days, or one day and one class, is one ZRANGEBYSCORE",
+    why="a composite score: a range of days, or one day and one class, is one ZRANGEBYSCORE "
+    "per shard",
 )
 
 # --- catalog -------------------------------------------------------------------------------

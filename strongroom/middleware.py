@@ -7,7 +7,10 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from strongroom.store import UNAVAILABLE, StoreUnavailable, recover
+from strongroom.store import UNAVAILABLE, NotDurable, StoreUnavailable, recover
+
+# Never echoed back into the "press again" form: a password has no business in a page.
+_NOT_ECHOED = ("password", "password1", "password2", "new_password", "old_password")
 
 
 def store_unavailable_response(request: HttpRequest) -> HttpResponse:
@@ -15,6 +18,20 @@ def store_unavailable_response(request: HttpRequest) -> HttpResponse:
     recover()
     response = render(request, "503.html", status=503)
     response["Retry-After"] = "5"
+    return response
+
+
+def not_confirmed_response(request: HttpRequest) -> HttpResponse:
+    """A write ran but the store could not confirm it durable in time (no replica answered,
+    a slow disk): the same form, to be pressed again; its client-made id makes that safe."""
+    fields = [
+        (name, value)
+        for name, values in request.POST.lists()
+        if name not in _NOT_ECHOED
+        for value in values
+    ]
+    response = render(request, "not_confirmed.html", {"fields": fields}, status=503)
+    response["Retry-After"] = "2"
     return response
 
 
@@ -32,7 +49,9 @@ class StoreGuardMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if isinstance(exception, (*UNAVAILABLE, StoreUnavailable)):
+        if isinstance(exception, NotDurable) and request.method == "POST":
+            return not_confirmed_response(request)
+        if isinstance(exception, (*UNAVAILABLE, StoreUnavailable, NotDurable)):
             return store_unavailable_response(request)
         return None
 

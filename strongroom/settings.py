@@ -21,7 +21,6 @@ from strongroom.conf import (
     env_timezone,
     env_url,
 )
-from strongroom.embedded import url_for
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -35,14 +34,21 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 # --- The store -----------------------------------------------------------------------------
-# REDIS_URL points at any Redis 7+ or Valkey; unset, an embedded Valkey runs under DATA_DIR.
+# REDIS_URL points at any Redis 7+ or Valkey, or (redis+cluster://host:port,host:port...) at a
+# Redis / Valkey Cluster; unset, an embedded Valkey runs under DATA_DIR.
 REDIS_URL = env_redis_url("REDIS_URL")
 STRONGROOM_DATA_DIR = Path(env_str("STRONGROOM_DATA_DIR", str(BASE_DIR / "var"))).resolve()
 STRONGROOM_KEY_PREFIX = env_str("STRONGROOM_KEY_PREFIX", "sr")
 if not STRONGROOM_KEY_PREFIX.isalnum():
     raise ImproperlyConfigured("STRONGROOM_KEY_PREFIX must be letters and digits only.")
-# "aof": a booking is confirmed only after WAITAOF says it is on disk; "none": trust the server.
-STRONGROOM_DURABILITY = env_choice("STRONGROOM_DURABILITY", "aof", ("aof", "none"))
+# When a booking counts as confirmed. "aof": WAITAOF says it is on the primary's disk;
+# "aof+replica": on the primary's disk and on at least one replica's (survives losing the
+# primary with its disk, or a failover); "none": trust the server's own fsync policy. Unset:
+# "aof+replica" on a cluster with replicas, else "aof" (strongroom.store.durability).
+STRONGROOM_DURABILITY = env_choice("STRONGROOM_DURABILITY", "", ("", "aof", "aof+replica", "none"))
+# On a cluster with replicas: the catalog's pages read books from replicas too (round robin over
+# each shard's replicas; a just-saved edit may take a few milliseconds to show there).
+STRONGROOM_CATALOG_REPLICA_READS = env_bool("STRONGROOM_CATALOG_REPLICA_READS", False)
 # The embedded server's fsync policy: "always" answers a write only once it is on disk.
 STRONGROOM_EMBEDDED_APPENDFSYNC = env_choice(
     "STRONGROOM_EMBEDDED_APPENDFSYNC", "always", ("always", "everysec")
@@ -157,17 +163,9 @@ CSRF_COOKIE_HTTPONLY = True
 SESSION_COOKIE_AGE = 14 * 24 * 3600
 MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 
-# The cache (disposable data only) shares the store; its keys come from the keyspace module.
-# django-redis keeps its own small pool; the URL is the store's (the embedded socket when unset).
-CACHES = {
-    "default": {
-        "BACKEND": "django_redis.cache.RedisCache",
-        "LOCATION": REDIS_URL or url_for(STRONGROOM_DATA_DIR),
-        "KEY_FUNCTION": "strongroom.keyspace.cache_key",
-        "TIMEOUT": 300,
-        "OPTIONS": {"IGNORE_EXCEPTIONS": True},
-    }
-}
+# Nothing in the site caches: every value is state and lives in the store. A dummy cache keeps
+# Django's cache API from opening a second connection (one that would not know the cluster).
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", _("English")), ("zh-hans", _("Simplified Chinese"))]

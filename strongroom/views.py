@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from strongroom.middleware import store_unavailable_response
-from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store, recover
+from strongroom.store import UNAVAILABLE, NotDurable, StoreUnavailable, get_store, healthy, recover
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -16,10 +16,13 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def healthz(request: HttpRequest) -> HttpResponse:
-    """One round trip: the store answers PING."""
+    """The store answers PING (one round trip); a cluster is healthy only when every primary
+    answers and reports `cluster_state:ok` (one round trip per primary)."""
     try:
-        get_store().ping()
+        ok = healthy(get_store())
     except (*UNAVAILABLE, StoreUnavailable):
+        ok = False
+    if not ok:
         recover()
         return JsonResponse({"store": "unavailable"}, status=503)
     return JsonResponse({"store": "ok"})
@@ -28,6 +31,6 @@ def healthz(request: HttpRequest) -> HttpResponse:
 def server_error(request: HttpRequest) -> HttpResponse:
     """handler500: a store outage raised in middleware still gets the 503 page."""
     error = sys.exc_info()[1]
-    if isinstance(error, (*UNAVAILABLE, StoreUnavailable)):
+    if isinstance(error, (*UNAVAILABLE, StoreUnavailable, NotDurable)):
         return store_unavailable_response(request)
     return render(request, "500.html", status=500)

@@ -39,15 +39,26 @@ CHROMIUM_ARGS = [
 ]
 
 
+# `STRONGROOM_TEST_STORE=cluster pytest ...` runs the tests on a real 3-primary cluster (make test
+# does, for the apps' tests, the budgets and the HTTP flows); unset, on one embedded Valkey.
+ON_CLUSTER = os.environ.get("STRONGROOM_TEST_STORE", "") == "cluster"
+CLUSTER_PRIMARIES = 3
+
+
 @pytest.fixture(scope="session")
 def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The data directory of the session's embedded Valkey (the same code `make run` uses)."""
+    """The data directory of the session's embedded Valkey (the same code `make run` uses), or
+    of the session's local cluster."""
     data_dir = tmp_path_factory.mktemp("store")
-    # Cluster mode, one node owning every slot: a multi-key command whose keys do not share a
-    # hash tag fails with CROSSSLOT here, exactly as it would on Redis Cluster.
-    url = embedded.ensure_running(data_dir, cluster=True)
+    cluster = None
+    if ON_CLUSTER:
+        cluster = embedded.cluster_start(data_dir / "cluster", primaries=CLUSTER_PRIMARIES)
+        url = cluster.url
+    else:
+        # Cluster mode, one node owning every slot: a multi-key command whose keys do not share
+        # a hash tag fails with CROSSSLOT here, exactly as it would on Redis Cluster.
+        url = embedded.ensure_running(data_dir, cluster=True)
     settings.REDIS_URL = url
-    settings.CACHES["default"]["LOCATION"] = url
     # In-process requests use plain static storage; the served site (below) collects static.
     settings.STATIC_ROOT = data_dir / "static"
     settings.STATIC_ROOT.mkdir()
@@ -65,7 +76,10 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     call_command("buildmessages", verbosity=0)
     yield data_dir
     store.reset_store()
-    embedded.stop(data_dir)
+    if cluster is not None:
+        cluster.stop()
+    else:
+        embedded.stop(data_dir)
 
 
 @pytest.fixture(autouse=True)

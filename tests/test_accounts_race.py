@@ -7,6 +7,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+import pytest
 import redis
 from django.conf import settings
 from django.contrib.auth.hashers import make_password
@@ -58,7 +59,8 @@ def test_concurrent_signups_of_one_name_have_exactly_one_winner(r: redis.Redis):
     people = [key for key in r.scan_iter(count=1000) if family_of(key) is PERSON]
     assert len(people) == ROUNDS
     assert r.hlen(PERSON_BY_NAME.key()) == r.hlen(PERSON_NAMES.key()) == ROUNDS
-    assert r.get(PERSON_LAST_ID.key()) == str(ROUNDS)
+    # Every attempt took an id of its own; the losers' persons are gone again.
+    assert r.get(PERSON_LAST_ID.key()) == str(ROUNDS * THREADS)
 
 
 def test_concurrent_signups_of_different_names_all_win_with_distinct_ids(r: redis.Redis):
@@ -98,11 +100,22 @@ def test_a_retried_signup_call_reports_its_own_success_once(r: redis.Redis):
     """redis-py may send a call twice; the second run must not create a second person."""
     from strongroom.store import fcall
 
-    keys = [PERSON_BY_NAME.key(), PERSON_NAMES.key(), PERSON.key(person_id=1), PERSON_LAST_ID.key()]
-    args = [name_key("Twice"), "Twice", "hash", 0, 1, 1, "token-a"]
-    assert fcall(r, "accounts_signup", keys, args) == ["ok", "1"]
-    assert fcall(r, "accounts_signup", keys, args) == ["ok", "1"]
-    other = [*args[:-1], "token-b"]
-    assert fcall(r, "accounts_signup", keys, other) == ["taken", ""]
-    assert r.get(PERSON_LAST_ID.key()) == "1"
+    person = [PERSON.key(person_id=1)]
+    args = ["Twice", name_key("Twice"), "hash", 0, 1, "token-a"]
+    assert fcall(r, "accounts_person_create", person, args) == "ok"
+    assert fcall(r, "accounts_person_create", person, args) == "ok"
+    assert fcall(r, "accounts_person_create", person, [*args[:-1], "token-b"]) == "exists"
+    names = [PERSON_BY_NAME.key(), PERSON_NAMES.key()]
+    assert fcall(r, "accounts_name_claim", names, [name_key("Twice"), 1, "Twice"]) == "ok"
+    assert fcall(r, "accounts_name_claim", names, [name_key("Twice"), 1, "Twice"]) == "ok"
+    assert fcall(r, "accounts_name_claim", names, [name_key("Twice"), 2, "Twice"]) == "taken"
     assert r.hlen(PERSON_BY_NAME.key()) == 1
+
+
+def test_a_signup_that_loses_the_name_leaves_no_person(r: redis.Redis):
+    encoded = make_password("race-password-1")
+    person_register(client=r, username="Only", password_hash=encoded)
+    with pytest.raises(NameTaken):
+        person_register(client=r, username="ONLY", password_hash=encoded)
+    people = [key for key in r.scan_iter(count=1000) if family_of(key) is PERSON]
+    assert people == [PERSON.key(person_id=1)]

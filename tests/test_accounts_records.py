@@ -11,8 +11,8 @@ from django.test import Client
 
 from accounts.selectors import login_summary, logins_recent, logins_top
 from accounts.services import login_record
-from strongroom.keyspace import LOGINS_RECENT, LOGINS_TOP
-from strongroom.store import round_trips
+from strongroom.keyspace import LOGINS_RECENT, LOGINS_TOP, PERSON
+from strongroom.store import primaries_reached, round_trips
 
 T0 = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.UTC)
 
@@ -83,10 +83,11 @@ def test_reads_on_an_empty_store_are_empty(r: redis.Redis):
     assert login_summary(client=r, person_id=42) is None
 
 
-def test_a_login_record_is_one_round_trip(r: redis.Redis, buyer):
+def test_a_login_record_is_one_round_trip_per_primary_it_writes(r: redis.Redis, buyer):
     with round_trips() as trips:
         login_record(client=r, person_id=buyer.id)
-    assert trips.count == 1
+    # One server: one round trip. A cluster: the person's slot and {people} (maybe one node).
+    assert trips.count == primaries_reached(r, [PERSON.key(person_id=buyer.id), LOGINS_TOP.key()])
 
 
 @pytest.mark.parametrize(
@@ -111,7 +112,9 @@ def test_the_whole_login_request_has_a_fixed_round_trip_budget(r: redis.Redis, b
     client = Client()
     with round_trips() as trips:
         login(client, buyer)
-    assert trips.count == LOGIN_REQUEST_ROUND_TRIPS
+    # On a cluster the login record is one round trip per primary it writes.
+    record = primaries_reached(r, [PERSON.key(person_id=buyer.id), LOGINS_TOP.key()])
+    assert trips.count == LOGIN_REQUEST_ROUND_TRIPS - 1 + record
 
 
 # No session to load yet (no cookie). Throttle lock check 1, name 1, person 1, the login record 1;

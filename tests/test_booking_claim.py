@@ -12,12 +12,12 @@ from redis.crc import key_slot
 
 from booking import audit, availability, bitmap, records, stats
 from booking.claims import booking_cancel, booking_claim, booking_hold, booking_hold_release
-from booking.keys import RoomKeys, date_index, date_member, date_score, person_index
+from booking.keys import RoomKeys, date_index, date_indexes, date_member, date_score, person_index
 from booking.maintenance import inventory_flush
 from booking.records import Booking
 from booking.rules import booking_new_id, hold_new_id
 from strongroom import keyspace
-from strongroom.store import round_trips
+from strongroom.store import primaries, primaries_reached, round_trips
 from tests.booking_support import (
     BUYER,
     NOW,
@@ -54,7 +54,8 @@ def test_a_claim_is_one_durable_call_plus_one_index_write(r: redis.Redis) -> Non
     req = request("B", hour_start=8, hour_end=10)
     with round_trips() as trips:
         assert claim(r, req).ok
-    assert trips.count == 2
+    # The index write reaches the person's and the date shard's primaries (one on one server).
+    assert trips.count == 1 + primaries_reached(r, [person_index(BUYER), date_index(req.room)])
 
 
 def test_the_second_buyer_of_the_same_hour_is_refused_with_the_taken_slots(
@@ -265,7 +266,7 @@ def test_occupancy_counts_booked_slots_per_day_from_the_bitmaps(r: redis.Redis) 
     claim(r, request("C", room=300, dates=(4,), hour_start=0, hour_end=1, boxes=[100]))
     with round_trips() as trips:
         occupancy = stats.occupancy_per_day(client=r, cls="C")
-    assert trips.count == 1
+    assert trips.count == len(primaries(r))  # every room: one round trip per primary
     per_day = {row.date.day: row.booked for row in occupancy.days}
     assert per_day[3] == 8 and per_day[4] == 9 and per_day[5] == 0
     assert occupancy.booked == 17
@@ -318,7 +319,8 @@ def test_rebuildindexes_restores_lost_indexes_from_the_records(r: redis.Redis) -
     # A crash right after the claims: the indexes outside the room's slot never got written.
     for key in r.scan_iter(match="sr:{owner:*"):
         r.delete(key)
-    r.delete("sr:{bookings}:by-date")
+    for shard in date_indexes():
+        r.delete(shard)
     assert records.bookings_of(client=r, owner_id=BUYER) == []
     call_command("rebuildindexes", verbosity=0)
     assert records.bookings_of(client=r, owner_id=BUYER) == before_person
@@ -334,7 +336,7 @@ def test_rebuildindexes_keeps_a_claim_made_while_it_runs_and_drops_dead_entries(
     old = claim(r, request(dates=(3,), room=3)).booking
     assert old is not None
     dead = "009-" + "a" * 26  # entries of a booking whose record does not exist
-    r.zadd(date_index(), {date_member(dead, day(9)): date_score(day(9), "A", 9)})
+    r.zadd(date_index(9), {date_member(dead, day(9)): date_score(day(9), "A", 9)})
     r.zadd(person_index(BUYER), {dead: 1})
     during: list[Booking | None] = []
     read_records = maintenance._records
@@ -352,7 +354,8 @@ def test_rebuildindexes_keeps_a_claim_made_while_it_runs_and_drops_dead_entries(
     assert {b.id for b in mine} == {old.id, new.id}
     between = records.bookings_between(client=r, start=day(1), end=day(31))
     assert [b.id for b in between] == [old.id, new.id]
-    assert r.zcard(date_index()) == 2 and r.zcard(person_index(BUYER)) == 2
+    assert r.zcard(date_index(3)) == r.zcard(date_index(4)) == 1
+    assert r.zcard(date_index(9)) == 0 and r.zcard(person_index(BUYER)) == 2
 
 
 def test_every_claim_cancel_and_pickup_is_audited_newest_first(r: redis.Redis) -> None:
@@ -471,14 +474,19 @@ def test_all_keys_of_one_room_share_one_cluster_slot() -> None:
     assert key_slot(RoomKeys(8).ledger.encode()) != key_slot(keys.ledger.encode())
 
 
-def test_flushing_many_rooms_is_two_round_trips(r: redis.Redis, settings: object) -> None:
+def test_flushing_many_rooms_is_two_round_trips_per_primary(
+    r: redis.Redis, settings: object
+) -> None:
     for room in range(1, 41):
         settings.STRONGROOM_DURABILITY = "none"  # type: ignore[attr-defined]  # quick set-up
         claim(r, request("A", room=room))
     settings.STRONGROOM_DURABILITY = "aof"  # type: ignore[attr-defined]
     with round_trips() as trips:
         result = inventory_flush(client=r, actor_id=STAFF, reason="season over")
-    assert trips.count == 2 and result.keys_removed == 40 and result.bookings_cancelled == 40
+    # Read every room, then the 40 rooms' calls with one WAITAOF per primary they reach.
+    flushed = primaries_reached(r, [RoomKeys(room).ledger for room in range(1, 41)])
+    assert trips.count == len(primaries(r)) + flushed
+    assert result.keys_removed == 40 and result.bookings_cancelled == 40
 
 
 def test_a_room_that_changed_since_it_was_read_is_not_flushed_blindly(r: redis.Redis) -> None:

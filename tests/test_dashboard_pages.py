@@ -17,10 +17,10 @@ from accounts.visits import visits_flush
 from booking.records import Booking, booking_get
 from booking.rules import SLOTS_PER_DAY
 from dashboard.selectors import overview_recent, overview_recent_forget
-from strongroom.keyspace import STAFF_AUDIT
+from strongroom.keyspace import SESSION, STAFF_AUDIT, family_of
 from strongroom.store import round_trips, text_stream
 from tests.booking_support import claim, request
-from tests.conftest import Someone
+from tests.conftest import ON_CLUSTER, Someone
 from tests.dashboard_support import (
     DEC3,
     World,
@@ -175,8 +175,13 @@ def test_the_overview_takes_a_constant_number_of_round_trips(
     # The session and its person (1), the rooms' stats counters (1), today's bookings (date
     # index, records: 2), the visits chart (1), the pickups' names (1): the same for 6 bookings
     # as for 46 (6 in all).
-    assert busy.count == small.count
-    assert busy.count <= 6, busy.count
+    if ON_CLUSTER:
+        # Each of the 4 pipelines over rooms, shards or records (counters, date shards,
+        # records, visits) reaches each of 3 primaries at most once: 2 + 4 x 3.
+        assert small.count <= busy.count <= 14, (small.count, busy.count)
+    else:
+        assert busy.count == small.count
+        assert busy.count <= 6, busy.count
 
 
 def test_the_overview_is_read_once_per_interval_and_says_how_old_it_is(
@@ -525,7 +530,9 @@ def test_bad_posts_write_nothing_and_explain(
     after = snapshot(r)
     # The session of the signed-in staff member may be touched; nothing else is.
     changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
-    assert all(":session:" in k or ":visits" in k or "{visits}" in k for k in changed), changed
+    assert all(family_of(k) is SESSION or ":visits" in k or "{visits" in k for k in changed), (
+        changed
+    )
 
 
 def test_a_booking_id_of_an_unknown_room_cannot_be_cancelled(
@@ -537,6 +544,9 @@ def test_a_booking_id_of_an_unknown_room_cannot_be_cancelled(
     assert response.status_code == 404
 
 
+@pytest.mark.skipif(
+    ON_CLUSTER, reason="exact counts on one server; tests/test_budgets.py has the cluster's"
+)
 def test_a_person_is_read_once_per_page(
     r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
 ) -> None:

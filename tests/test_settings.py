@@ -27,6 +27,11 @@ def check_with(**env: str) -> subprocess.CompletedProcess[str]:
         ("STRONGROOM_SEASON_START", "2026-13-01"),
         ("TIME_ZONE", "Mars/Olympus"),
         ("REDIS_URL", "http://localhost:6379"),
+        ("REDIS_URL", "redis+cluster://"),
+        ("REDIS_URL", "redis+cluster://127.0.0.1"),
+        ("REDIS_URL", "redis+cluster://127.0.0.1:7001,127.0.0.1:port"),
+        ("REDIS_URL", "redis+cluster://127.0.0.1:7001/0"),
+        ("REDIS_URL", "rediss+cluster://user:secret@:7001"),
         ("STRONGROOM_DURABILITY", "sometimes"),
         ("EMAIL_URL", "http://mail.example"),
         ("EMAIL_URL", "smtp://mail.example:25?tls=yes"),
@@ -50,3 +55,16 @@ def test_without_debug_a_secret_key_is_required() -> None:
 
 def test_good_settings_pass_the_check() -> None:
     assert check_with(STRONGROOM_ROOM_COUNT="12", TIME_ZONE="Europe/Paris").returncode == 0
+
+
+def test_a_cluster_url_with_credentials_and_several_seeds_passes_the_check() -> None:
+    url = "rediss+cluster://app:s%40cret@10.0.0.1:7001,10.0.0.2:7002,[::1]:7003"
+    assert check_with(REDIS_URL=url).returncode == 0
+
+
+def test_a_cluster_url_is_parsed_into_seeds_and_credentials() -> None:
+    from strongroom.conf import cluster_url_parse
+
+    parsed = cluster_url_parse("rediss+cluster://app:s%40cret@10.0.0.1:7001,[::1]:7003")
+    assert parsed.seeds == (("10.0.0.1", 7001), ("::1", 7003))
+    assert (parsed.username, parsed.password, parsed.tls) == ("app", "s@cret", True)

@@ -3,8 +3,12 @@
 -- Call specs: the names of each function's KEYS and ARGV, in order (a function reads its call
 -- through `named`). accounts/calls.py declares the same lists for Python, and
 -- tests/test_function_calls.py checks that the two agree.
-local SIGNUP_KEYS = {'by_name', 'names', 'person', 'last_id'}
-local SIGNUP_ARGS = {'name_key', 'username', 'password', 'is_staff', 'joined_ms', 'id', 'token'}
+local PERSON_CREATE_KEYS = {'person'}
+local PERSON_CREATE_ARGS = {'username', 'name_key', 'password', 'is_staff', 'joined_ms', 'token'}
+local NAME_CLAIM_KEYS = {'by_name', 'names'}
+local NAME_CLAIM_ARGS = {'name_key', 'id', 'username'}
+local PERSON_DISCARD_KEYS = {'person'}
+local PERSON_DISCARD_ARGS = {'token'}
 local LOGIN_GATE_KEYS = {'pair', 'pair_lock', 'trusted', 'address', 'address_lock', 'name'}
 local LOGIN_GATE_ARGS = {'now_ms', 'window_ms', 'pair_limit', 'lock_ms', 'address_limit',
   'name_limit', 'slow_ms', 'attempt_id'}
@@ -28,34 +32,45 @@ local function named(values, names)
   return out
 end
 
--- Sign-up: claim a name and write the person, all or nothing.
--- KEYS: by-name hash, names-by-id hash, person hash (for ARGV id), last-id string
--- ARGV: name_key, username, password_hash, is_staff (0|1), joined_ms, id, signup token
--- The caller proposes the id (last-id + 1) and a unique token; a retried call (redis-py retries
--- after a lost reply) finds its own token on the person and reports success again.
--- Returns {"ok", id} | {"taken", ""} | {"retry", last_id}
-local function signup(keys, args)
-  local k, a = named(keys, SIGNUP_KEYS), named(args, SIGNUP_ARGS)
-  local by_name, names, person, last_id = k.by_name, k.names, k.person, k.last_id
-  local name_key, username, password, is_staff, joined, id, token =
-    a.name_key, a.username, a.password, a.is_staff, a.joined_ms, a.id, a.token
-  local owner = redis.call('HGET', by_name, name_key)
+-- Sign-up takes two steps because the person ({person:<id>}) and the name map ({people}) live in
+-- different slots on a cluster. Step 1 writes the new person under a fresh id (INCR of last-id);
+-- step 2, the commit point, claims the name for it; a sign-up that lost the name discards its
+-- person. A person whose name was never claimed is invisible (no name leads to it).
+-- Step 1. Returns 'ok' (also for a retried call, which finds its own token) | 'exists' (the id
+-- is in use, e.g. the counter went back after a failover: the caller takes another id).
+local function person_create(keys, args)
+  local person, a = named(keys, PERSON_CREATE_KEYS).person, named(args, PERSON_CREATE_ARGS)
+  if redis.call('EXISTS', person) == 1 then
+    if redis.call('HGET', person, 'signup_token') == a.token then return 'ok' end
+    return 'exists'
+  end
+  redis.call('HSET', person, 'username', a.username, 'name_key', a.name_key, 'password',
+    a.password, 'is_staff', a.is_staff, 'joined', a.joined_ms, 'logins', 0, 'signup_token',
+    a.token)
+  return 'ok'
+end
+
+-- Step 2. Returns 'ok' (also when a retried call finds its own claim) | 'taken'
+local function name_claim(keys, args)
+  local k, a = named(keys, NAME_CLAIM_KEYS), named(args, NAME_CLAIM_ARGS)
+  local owner = redis.call('HGET', k.by_name, a.name_key)
   if owner then
-    if owner == id and redis.call('HGET', person, 'signup_token') == token then
-      return {'ok', id}
-    end
-    return {'taken', ''}
+    if owner == a.id then return 'ok' end
+    return 'taken'
   end
-  local last = tonumber(redis.call('GET', last_id) or '0')
-  if tonumber(id) ~= last + 1 or redis.call('EXISTS', person) == 1 then
-    return {'retry', tostring(last)}
+  redis.call('HSET', k.by_name, a.name_key, a.id)
+  redis.call('HSET', k.names, a.id, a.username)
+  return 'ok'
+end
+
+-- A sign-up that lost the name takes its person back (only its own: the token must match).
+-- Returns 1 when deleted.
+local function person_discard(keys, args)
+  local person, a = named(keys, PERSON_DISCARD_KEYS).person, named(args, PERSON_DISCARD_ARGS)
+  if redis.call('HGET', person, 'signup_token') == a.token then
+    return redis.call('DEL', person)
   end
-  redis.call('SET', last_id, id)
-  redis.call('HSET', person, 'username', username, 'name_key', name_key, 'password', password,
-    'is_staff', is_staff, 'joined', joined, 'logins', 0, 'signup_token', token)
-  redis.call('HSET', by_name, name_key, id)
-  redis.call('HSET', names, id, username)
-  return {'ok', id}
+  return 0
 end
 
 -- The login throttle's gate, taken before a password is checked: checks every limit, then
@@ -220,7 +235,9 @@ local function email_forget(keys, args)
   return 0
 end
 
-redis.register_function{function_name='accounts_signup', callback=signup}
+redis.register_function{function_name='accounts_person_create', callback=person_create}
+redis.register_function{function_name='accounts_name_claim', callback=name_claim}
+redis.register_function{function_name='accounts_person_discard', callback=person_discard}
 redis.register_function{function_name='accounts_email_forget', callback=email_forget}
 redis.register_function{function_name='accounts_staff_set', callback=staff_set}
 redis.register_function{function_name='accounts_login_gate', callback=login_gate}

@@ -15,7 +15,7 @@ from strongroom import embedded
 from strongroom.conf import env_int
 from strongroom.firstrun import first_run_demo
 from strongroom.serving import default_workers, gunicorn_command
-from strongroom.store import check, get_store, is_embedded
+from strongroom.store import check, durability, get_store, is_embedded
 
 # SIGTERM (systemd, Docker, `kill`) and SIGHUP (a closed terminal) stop the site like Ctrl-C.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -45,7 +45,9 @@ class Command(BaseCommand):
         client = get_store()
         info = check(client)
         where = settings.REDIS_URL or f"embedded, data in {settings.STRONGROOM_DATA_DIR}"
-        self.stdout.write(f"store: {info['server']} {info['version']} ({where})")
+        self.stdout.write(
+            f"store: {info['server']} {info['version']} ({where}); durability: {durability(client)}"
+        )
         call_command("buildmessages", verbosity=0)
         demo = "0" if options["no_demo"] else settings.STRONGROOM_DEMO
         self.stdout.write(

@@ -1,0 +1,352 @@
+"""The site on a real Valkey Cluster: routing, durable calls per primary, buyers racing through
+HTTP, and a primary killed with -9 while buyers book (3 primaries, 3 replicas, aof+replica).
+
+Each test starts its own local cluster (strongroom.embedded.cluster_start) and, where it needs
+one, its own gunicorn site on it; `make test` also runs the apps' tests on a 3-primary cluster
+(STRONGROOM_TEST_STORE=cluster).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from django.test import Client
+
+from booking.keys import RoomKeys
+from booking.records import booking_get
+from strongroom import embedded, store
+from strongroom.embedded import LocalCluster
+from strongroom.store import (
+    NotDurable,
+    connect,
+    durable_fcall,
+    fcall,
+    load_functions,
+    primaries,
+    primaries_reached,
+    round_trips,
+)
+from tests.conftest import Someone, person_make, serve_site, site_env
+from tests.test_store_stall import ID_ALPHABET, Browser, status_of, wait_for
+
+BUYERS = 40
+
+
+def booking_id(room: int, rng: random.Random) -> str:
+    return f"{room:03d}-" + "".join(rng.choice(ID_ALPHABET) for _ in range(26))
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
+    """Three primaries, each with one replica, on free loopback ports."""
+    running = embedded.cluster_start(tmp_path / "cluster", primaries=3, replicas=1)
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def on_cluster(cluster: LocalCluster) -> Iterator[redis.Redis]:
+    """A client of `cluster` with the functions loaded on every primary."""
+    client = connect(cluster.url)
+    load_functions(client)
+    yield client
+    client.close()
+
+
+def test_a_cluster_url_selects_the_cluster_client_with_every_seed(on_cluster: redis.Redis):
+    assert store.is_cluster(on_cluster)
+    assert len(primaries(on_cluster)) == 3
+    assert store.durability(on_cluster) == "aof+replica"  # the default with replicas
+    assert store.healthy(on_cluster)
+
+
+def test_an_fcall_costs_one_round_trip_and_a_pipeline_one_per_primary(on_cluster: redis.Redis):
+    """redis-py would ask COMMAND GETKEYS before every FCALL; the parser knows FCALL's keys."""
+    names = ["sr:{people}:by-name", "sr:{people}:names"]
+    with round_trips() as one:
+        fcall(on_cluster, "accounts_name_claim", names, ["solo", 1, "Solo"])
+    assert one.count == 1
+    keys = [RoomKeys(room).ledger for room in range(1, 41)]
+    with round_trips() as many:
+        pipe = on_cluster.pipeline(transaction=False)
+        for key in keys:
+            pipe.fcall("accounts_person_discard", 1, key, "no-token")
+        assert pipe.execute() == [0] * 40
+    assert many.count == primaries_reached(on_cluster, keys) == 3
+
+
+def test_functions_are_on_every_primary_and_come_back_to_one_that_lost_them(
+    on_cluster: redis.Redis,
+):
+    for node in primaries(on_cluster):
+        libraries = {
+            dict(zip(e[::2], e[1::2], strict=True))["library_name"] for e in node.function_list()
+        }
+        assert {"accounts", "booking", "catalog"} <= libraries
+    person = "sr:{person:7}:person"
+    owner = on_cluster.get_node_from_key(person).redis_connection  # type: ignore[attr-defined]
+    owner.function_flush()
+    args = ["Seven", "seven", "hash", 0, 1, "token"]
+    assert durable_fcall(on_cluster, "accounts_person_create", [person], args) == "ok"
+
+
+def test_waitaof_goes_to_the_primary_that_ran_the_call(on_cluster: redis.Redis):
+    person = "sr:{person:8}:person"
+    owner = on_cluster.get_node_from_key(person)  # type: ignore[attr-defined]
+
+    def waitaof_calls() -> dict[str, int]:
+        counts = {}
+        for node in on_cluster.get_primaries():  # type: ignore[attr-defined]
+            stats = node.redis_connection.info("commandstats")
+            counts[node.name] = int(stats.get("cmdstat_waitaof", {}).get("calls", 0))
+        return counts
+
+    assert store.waitaof_supported(on_cluster)  # asked once per client, before counting
+    before = waitaof_calls()
+    durable_fcall(on_cluster, "accounts_person_create", [person], ["E", "e", "h", 0, 1, "t"])
+    after = waitaof_calls()
+    assert {name: after[name] - before[name] for name in after} == {
+        name: int(name == owner.name) for name in after
+    }
+
+
+def test_without_a_replica_answering_a_write_is_not_confirmed_then_is_on_retry(
+    cluster: LocalCluster, on_cluster: redis.Redis
+):
+    person = "sr:{person:9}:person"
+    owner = on_cluster.get_node_from_key(person)  # type: ignore[attr-defined]
+    replica = next(
+        node
+        for node in cluster.replicas
+        if node.client().info("replication")["master_port"] == owner.port
+    )
+    pid = replica.pid()
+    assert pid is not None
+    args = ["Nine", "nine", "hash", 0, 1, "token-9"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        with pytest.raises(NotDurable):
+            durable_fcall(on_cluster, "accounts_person_create", [person], args, timeout_ms=300)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    # The same call again (the same client-made token) is its own success, now confirmed.
+    assert durable_fcall(on_cluster, "accounts_person_create", [person], args) == "ok"
+
+
+def _log_in_buyers(site: str, client: redis.Redis, count: int) -> list[Browser]:
+    browsers = []
+    for n in range(count):
+        someone = person_make(client, f"buyer{n:02d}")
+        browser = Browser(site)
+        browser.log_in(someone.username, someone.password)
+        browsers.append(browser)
+    return browsers
+
+
+def test_forty_buyers_racing_through_http_get_one_winner_per_slot(
+    cluster: LocalCluster, on_cluster: redis.Redis, tmp_path: Path
+):
+    process, base = serve_site(site_env(cluster.url, tmp_path / "site"), workers=3)
+    try:
+        browsers = _log_in_buyers(base, on_cluster, BUYERS)
+        slots = [(room, f"2026-12-{day:02d}") for room in (4, 9, 150) for day in (10, 11)]
+        start = threading.Barrier(BUYERS)
+        answers: list[tuple[tuple[int, str], int]] = []
+
+        def race(n: int) -> None:
+            rng = random.Random(n)
+            start.wait()
+            for room, date in slots:
+                form = {"cls": "A", "room": str(room), "date": date}
+                form["booking_id"] = booking_id(room, rng)
+                answers.append(((room, date), browsers[n].request("/book/claim/", form)[0]))
+
+        threads = [threading.Thread(target=race, args=(n,)) for n in range(BUYERS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        for slot in slots:
+            statuses = sorted(status for where, status in answers if where == slot)
+            assert statuses == [302] + [409] * (BUYERS - 1), (slot, statuses)
+        for room, _date in slots:
+            assert on_cluster.scard(RoomKeys(room).ledger) == 2
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def test_a_primary_killed_while_buyers_book_loses_no_confirmed_booking(
+    cluster: LocalCluster, on_cluster: redis.Redis, tmp_path: Path
+):
+    """kill -9 of a primary under aof+replica: every booking the site confirmed (302) is on
+    the promoted replica, no slot has two bookings, pages answer 503 and then 200 without a
+    restart of the site, and booking in the failed shard works again."""
+    process, base = serve_site(site_env(cluster.url, tmp_path / "site"), workers=4)
+    try:
+        browsers = _log_in_buyers(base, on_cluster, 12)
+        victim_room = 5
+        victim_port = on_cluster.get_node_from_key(RoomKeys(victim_room).ledger).port  # type: ignore[attr-defined]
+        victim = cluster.node_at(victim_port)
+        rooms = [room for room in range(1, 31)]
+        confirmed: list[tuple[str, int, str]] = []
+        unexpected: list[int] = []
+        stop_at = time.monotonic() + 14
+
+        def buy(n: int) -> None:
+            rng = random.Random(100 + n)
+            while time.monotonic() < stop_at:
+                room = rng.choice(rooms)
+                date = f"2026-12-{rng.randint(2, 31):02d}"
+                form = {"cls": "A", "room": str(room), "date": date}
+                form["booking_id"] = booking_id(room, rng)
+                for _press in range(40):  # "press again" with the same form after a 503
+                    status = browsers[n].request("/book/claim/", form)[0]
+                    if status != 503:
+                        break
+                    time.sleep(0.25)
+                if status == 302:
+                    confirmed.append((form["booking_id"], room, date))
+                elif status not in (409, 503):
+                    unexpected.append(status)
+
+        threads = [threading.Thread(target=buy, args=(n,)) for n in range(len(browsers))]
+        for thread in threads:
+            thread.start()
+        time.sleep(3)
+        before_kill = len(confirmed)
+        cluster.kill(victim)
+        page_statuses: list[int] = []
+        while time.monotonic() < stop_at:
+            page_statuses.append(status_of(base, f"/book/?cls=A&room={victim_room}"))
+            page_statuses.append(status_of(base, "/healthz"))
+            time.sleep(0.1)
+        # The killed node comes back (as a supervisor would start it) and rejoins as a replica
+        # of the primary that took its slots over: the shard can confirm under aof+replica.
+        cluster.restart(victim)
+        for thread in threads:
+            thread.join(timeout=120)
+        assert wait_for(lambda: status_of(base, "/healthz") == 200, timeout=30)
+        assert 503 in page_statuses, page_statuses
+        assert 500 not in page_statuses and not unexpected, (page_statuses, unexpected)
+        assert status_of(base, f"/book/?cls=A&room={victim_room}") == 200
+
+        # The victim's shard is now served by its former replica.
+        store.topology_refresh(on_cluster)
+        new_owner = on_cluster.get_node_from_key(RoomKeys(victim_room).ledger)  # type: ignore[attr-defined]
+        assert new_owner.port != victim_port
+        assert before_kill > 0 and len(confirmed) > before_kill
+        in_victim_shard = [
+            c
+            for c in confirmed
+            if on_cluster.get_node_from_key(RoomKeys(c[1]).ledger).port == new_owner.port  # type: ignore[attr-defined]
+        ]
+        assert in_victim_shard, "some confirmed bookings were in the failed shard"
+        for found_id, room, date in confirmed:
+            booking = booking_get(client=on_cluster, booking_id=found_id)
+            assert booking is not None, f"confirmed booking {found_id} was lost"
+            assert booking.room == room and [d.isoformat() for d in booking.dates] == [date]
+        # No slot has two bookings: every record of every room, one per (room, day).
+        seen: dict[tuple[int, str], str] = {}
+        for room in rooms:
+            for record_id in store.text_list(list(on_cluster.smembers(RoomKeys(room).ledger))):
+                booking = booking_get(client=on_cluster, booking_id=record_id)
+                if booking is None or booking.status != "confirmed":
+                    continue
+                for day in booking.dates:
+                    assert (room, day.isoformat()) not in seen, (room, day, record_id)
+                    seen[(room, day.isoformat())] = record_id
+
+        # Booking in the failed shard works again, through the same (never restarted) site.
+        form = {"cls": "A", "room": str(victim_room), "date": "2026-12-01"}
+        form["booking_id"] = booking_id(victim_room, random.Random(7))
+        assert browsers[0].request("/book/claim/", form)[0] == 302
+        assert process.poll() is None
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def test_a_booking_no_replica_confirmed_is_offered_again_and_the_retry_is_the_same_booking(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client], settings: Any
+):
+    """aof+replica on a server without a replica: WAITAOF cannot count one, so the buyer gets
+    "not confirmed yet" with the same form; pressing again once it is durable (here: the level
+    set back to aof) gives the same booking, never a second one."""
+    client = client_for(buyer)
+    form = {"cls": "A", "room": "7", "date": "2026-12-12"}
+    form["booking_id"] = booking_id(7, random.Random(3))
+    settings.STRONGROOM_DURABILITY = "aof+replica"
+    answer = client.post("/book/claim/", form)
+    assert answer.status_code == 503
+    page = answer.content.decode()
+    assert "could not be confirmed yet" in page
+    assert f'name="booking_id" value="{form["booking_id"]}"' in page
+    settings.STRONGROOM_DURABILITY = "aof"
+    again = client.post("/book/claim/", form)
+    assert again.status_code == 302 and form["booking_id"] in again["Location"]
+    assert r.scard(RoomKeys(7).ledger) == 1
+
+
+def test_a_plain_url_at_one_node_of_a_cluster_stops_start_up_with_advice(cluster: LocalCluster):
+    from django.core.exceptions import ImproperlyConfigured
+
+    plain = connect(f"redis://{cluster.primaries[0].address}")
+    try:
+        with pytest.raises(ImproperlyConfigured, match=r"redis\+cluster://"):
+            store.check(plain)
+    finally:
+        plain.close()
+
+
+def test_a_cluster_that_is_down_gives_the_503_page_and_the_site_comes_back_by_itself(
+    cluster: LocalCluster, settings: Any
+):
+    settings.REDIS_URL = cluster.url
+    store.reset_store()
+    try:
+        client = Client()
+        page = "/book/?cls=A&room=7"
+        assert client.get(page).status_code == 200
+        cluster.stop()  # every node: no seed answers
+        assert client.get(page).status_code == 503
+        assert client.get("/healthz").status_code == 503
+        for node in cluster.nodes:
+            cluster.restart(node)
+        assert wait_for(lambda: client.get("/healthz").status_code == 200, timeout=30)
+        assert client.get(page).status_code == 200
+    finally:
+        store.reset_store()
+
+
+def test_catalog_pages_can_read_their_books_from_replicas(cluster: LocalCluster, settings: Any):
+    from catalog.demo import load_demo as load_catalog
+
+    settings.REDIS_URL = cluster.url
+    settings.STRONGROOM_CATALOG_REPLICA_READS = True
+    store.reset_store()
+    try:
+        load_catalog(store.get_store())
+        replicas = [node.client() for node in cluster.replicas]
+        for replica in replicas:
+            replica.config_resetstat()
+        client = Client()
+        for _ in range(4):
+            answer = client.get("/catalog/?all=web")
+            assert answer.status_code == 200 and "book" in answer.content.decode().lower()
+        served = sum(
+            int(replica.info("commandstats").get("cmdstat_hgetall", {}).get("calls", 0))
+            for replica in replicas
+        )
+        assert served > 0, "no book was read from a replica"
+    finally:
+        store.reset_store()
