@@ -179,15 +179,16 @@ def calendar_token_revoke(*, client: redis.Redis, person_id: int) -> None:
 
 
 def person_delete(*, client: redis.Redis, person_id: int) -> bool:
-    """Forget a person: their record, name, address and leaderboard entry (one MULTI/EXEC in
-    {people}); their sessions end with the record. The recent-logins list keeps only ids, which
-    no longer lead to a name. Bookings are the booking app's (booking.services.owner_forget)."""
+    """Forget a person: their name, address and leaderboard entry (in {people}), then their
+    record (its own slot; one pipeline, one round trip per primary); their sessions end with
+    the record. A crash in between leaves a record that no name leads to. The recent-logins
+    list keeps only ids, which no longer lead to a name. Bookings are the booking app's
+    (booking.owners)."""
     key = PERSON.key(person_id=person_id)
     name, email, verified = text_values(client.hmget(key, "name_key", "email", "email_verified"))
     if name is None:
         return False
-    pipe = client.pipeline(transaction=True)
-    pipe.delete(key)
+    pipe = client.pipeline(transaction=False)
     pipe.hdel(PERSON_BY_NAME.key(), name)
     pipe.hdel(PERSON_NAMES.key(), str(person_id))
     pipe.zrem(LOGINS_TOP.key(), str(person_id))
@@ -197,6 +198,7 @@ def person_delete(*, client: redis.Redis, person_id: int) -> bool:
             args={"email": email, "person_id": person_id},
         )
         pipe.fcall(EMAIL_FORGET.name, len(keys), *keys, *args)
+    pipe.delete(key)
     pipe.execute()
     return True
 
