@@ -1,4 +1,5 @@
-"""Booking pages: pick and book (with a hold while confirming), my bookings, the pickup kiosk.
+"""Booking pages: pick and book (with a hold while confirming). My bookings: views_mine.py;
+the pickup kiosk: views_pickup.py.
 
 Views parse, call one engine function (booking.claims, booking.pickup, booking.records,
 booking.availability) and render. The booking page's state lives in its URL
@@ -8,7 +9,6 @@ the parts (fragment URLs below) and pushes the same URL.
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -18,46 +18,39 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils import formats, timezone
+from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_POST
 
-from accounts.access import login_required, request_client, request_person
+from accounts.access import login_required, request_person
 from booking import forms, pages
-from booking.claims import booking_cancel, booking_claim, booking_hold, booking_hold_release
-from booking.codes import code_display
+from booking.claims import booking_claim, booking_hold, booking_hold_release
 from booking.parser import InvalidRequest, SlotRequest
-from booking.pickup import booking_pickup
-from booking.records import Booking, Slot, booking_get, bookings_page, hold_get
+from booking.records import Slot, hold_get
 from booking.rules import (
     booking_id_room,
     booking_new_id,
     format_room,
     hold_new_id,
-    local_now,
-    request_id_new,
     room_count,
     season_end,
     season_start,
-    site_today,
 )
 from booking.site_time import hour_range, zone_name
-from booking.waits import waits_of
 from strongroom.middleware import REFRESH_HEADER
 from strongroom.store import get_store
 
 HOLD_SESSION_KEY = "booking_hold_id"
-MINE_PAGE_SIZE = 20
 
 
-def _owner(request: HttpRequest) -> str | None:
+def request_owner(request: HttpRequest) -> str | None:
     person = request_person(request)
     return str(person.id) if person.is_authenticated else None
 
 
-def _signed_in(request: HttpRequest) -> str:
+def signed_in_owner(request: HttpRequest) -> str:
     """The owner id of a view behind login_required."""
-    owner = _owner(request)
+    owner = request_owner(request)
     assert owner is not None
     return owner
 
@@ -75,7 +68,7 @@ def _context(
     taken: tuple[Slot, ...] | list[Slot] = (),
     panel: pages.Panel | None = None,
 ) -> dict[str, Any]:
-    client, owner = get_store(), _owner(request)
+    client, owner = get_store(), request_owner(request)
     if panel is None:
         panel = pages.panel_build(client=client, choices=choices, owner_id=owner)
     complete_errors = forms.request_errors(choices) if choices.complete else []
@@ -133,7 +126,9 @@ def _fragment(request: HttpRequest, template: str) -> HttpResponse:
     if request.headers.get(REFRESH_HEADER):
         # The open page refreshing itself: nothing new (the digest of what it shows is the
         # same) is an empty 204 that htmx leaves alone; the address bar is not touched.
-        panel = pages.panel_build(client=get_store(), choices=choices, owner_id=_owner(request))
+        panel = pages.panel_build(
+            client=get_store(), choices=choices, owner_id=request_owner(request)
+        )
         if panel.stamp and request.GET.get("seen") == panel.stamp:
             return HttpResponse(status=204)
         return render(request, template, _context(request, choices, problems, panel=panel))
@@ -152,7 +147,7 @@ def booking_panel(request: HttpRequest) -> HttpResponse:
 def booking_calendar(request: HttpRequest) -> HttpResponse:
     """Fragment: the month calendar alone (month navigation)."""
     choices, _problems = forms.choices_from(request.GET)
-    client, owner = get_store(), _owner(request)
+    client, owner = get_store(), request_owner(request)
     context = {
         "choices": choices,
         "month": pages.month_build(client=client, choices=choices, owner_id=owner),
@@ -196,7 +191,7 @@ def _slots_posted(view: _SlotsView) -> Callable[[HttpRequest], HttpResponse]:
     @login_required
     @functools.wraps(view)
     def checked(request: HttpRequest) -> HttpResponse:
-        owner = _signed_in(request)
+        owner = signed_in_owner(request)
         choices, slot_request, problems = _posted_request(request)
         if slot_request is None:
             return _refused(request, choices, problems, status=400)
@@ -265,7 +260,7 @@ def _choices_of(slot_request: Any) -> forms.Choices:
 @login_required
 def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
     """The held slots, the time left, and the Book button (the booking id is made here)."""
-    owner = _owner(request)
+    owner = request_owner(request)
     held = hold_get(client=get_store(), hold_id=hold_id) if booking_id_room(hold_id) else None
     if held is not None and held.owner_id != owner:
         raise Http404
@@ -290,7 +285,7 @@ def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
 @login_required
 def hold_release(request: HttpRequest) -> HttpResponse:
     """Give the hold back and return to the pickers with the same choices."""
-    owner = _signed_in(request)
+    owner = signed_in_owner(request)
     _release_hold(request, owner, request.POST.get("hold_id", ""))
     choices, _problems = forms.choices_from(request.POST)
     return HttpResponseRedirect(_page_url(choices))
@@ -326,117 +321,3 @@ def booking_submit(
     if request.session.get(HOLD_SESSION_KEY) == hold_id:
         request.session.pop(HOLD_SESSION_KEY, None)
     return HttpResponseRedirect(reverse("booking:done", args=[result.booking.id]))
-
-
-def _own_booking(request: HttpRequest, booking_id: str) -> Booking:
-    """The signed-in person's booking, or 404 (other people's bookings do not exist here)."""
-    found = booking_get(client=get_store(), booking_id=booking_id)
-    if found is None or found.owner_id != _owner(request):
-        raise Http404
-    return found
-
-
-def _shown(booking: Booking, today: dt.date) -> dict[str, Any]:
-    return {
-        "booking": booking,
-        "code": code_display(booking.pickup_code()),
-        "upcoming": booking.status == "confirmed" and booking.dates[-1] >= today,
-        "cancellable": booking.status == "confirmed" and booking.dates[0] > today,
-        "created_local": timezone.localtime(booking.created_at),
-    }
-
-
-@require_GET
-@login_required
-def booking_done(request: HttpRequest, booking_id: str) -> HttpResponse:
-    """The confirmation: the booking and its pickup code, large, with the pickup rules."""
-    booking = _own_booking(request, booking_id)
-    context = {
-        **_shown(booking, site_today()),
-        "grace": settings.STRONGROOM_PICKUP_GRACE_MINUTES,
-        "failures": settings.STRONGROOM_PICKUP_MAX_FAILURES,
-        "lock_minutes": max(1, settings.STRONGROOM_PICKUP_LOCK_SECONDS // 60),
-    }
-    return render(request, "booking/done.html", context)
-
-
-@require_GET
-@login_required
-def bookings_mine(request: HttpRequest) -> HttpResponse:
-    """My bookings, MINE_PAGE_SIZE a page (?page=2...): upcoming first (the soonest to end
-    first), then the earlier ones (newest first); every booking is on some page."""
-    owner = _signed_in(request)
-    today = site_today()
-    raw = request.GET.get("page", "1")
-    number = int(raw) if raw.isascii() and raw.isdigit() and 0 < len(raw) < 6 else 1
-    number = max(1, number)
-    found = bookings_page(
-        client=get_store(),
-        owner_id=owner,
-        today=today,
-        limit=MINE_PAGE_SIZE,
-        offset=(number - 1) * MINE_PAGE_SIZE,
-    )
-    rows = [_shown(b, today) for b in found.bookings]
-    pages_total = max(1, -(-found.total // MINE_PAGE_SIZE))
-    context = {
-        "upcoming": [r for r in rows if r["upcoming"]],
-        "others": [r for r in rows if not r["upcoming"]],
-        "page": number,
-        "pages_total": pages_total,
-        "previous_page": number - 1 if number > 1 else None,
-        "next_page": number + 1 if found.has_next else None,
-        "total": found.total,
-        "waits": waits_of(client=get_store(), owner_id=owner),
-        "now": timezone.now(),
-    }
-    return render(request, "booking/mine.html", context)
-
-
-@require_http_methods(["GET", "POST"])
-@login_required
-def booking_cancel_page(request: HttpRequest, booking_id: str) -> HttpResponse:
-    """GET: are you sure? POST: cancel (the engine refuses on or after the first day)."""
-    booking = _own_booking(request, booking_id)
-    if request.method == "GET":
-        context = {**_shown(booking, site_today()), "request_id": request_id_new()}
-        return render(request, "booking/cancel.html", context)
-    owner = _signed_in(request)
-    # The form's request id: a double click on "Yes, cancel" reports success twice.
-    result = booking_cancel(
-        client=get_store(),
-        booking_id=booking.id,
-        actor_id=owner,
-        actor_is_staff=False,
-        request_id=request.POST.get("request_id") or None,
-    )
-    if result.ok:
-        messages.success(request, result.message)
-    else:
-        messages.error(request, result.message)
-    return HttpResponseRedirect(reverse("booking:mine"))
-
-
-@require_http_methods(["GET", "POST"])
-def pickup_kiosk(request: HttpRequest) -> HttpResponse:
-    """The kiosk at the safe: room + code opens the safe, or says why not."""
-    now = local_now()
-    # DATETIME_FORMAT ends in "p.m." in English, and the sentence adds its own full stop.
-    kiosk_time = f"{formats.date_format(now, 'DATE_FORMAT')} {formats.time_format(now, 'H:i')}"
-    context: dict[str, Any] = {"room": "", "kiosk_time": kiosk_time, "attempt": request_id_new()}
-    if request.method == "POST":
-        room = request.POST.get("room", "")[:8]
-        code = request.POST.get("code", "")[:64]
-        # The form's attempt id: a double press of "Open" neither counts a wrong code twice
-        # nor tells the person who just opened the safe that it was "already collected".
-        result = booking_pickup(
-            client=get_store(),
-            room=room,
-            code=code,
-            attempt_id=request.POST.get("attempt") or None,
-            client_id=request_client(request),
-        )
-        context.update(room=room, result=result)
-        if result.locked_until is not None:
-            context["locked_local"] = timezone.localtime(result.locked_until)
-    return render(request, "booking/pickup.html", context)
