@@ -190,9 +190,11 @@ def book_delete(
         keys, args = DELETE.call(
             keys=_edit_keys(book_id),
             args={
-                "book_id": book_id, "expected": version, "n_old": len(current.tags),
+                "book_id": book_id,
+                "expected": version,
+                "n_old": len(current.tags),
                 "edition": new_edition(),
-            },  # fmt: skip
+            },
             more_keys=tag_keys(current.tags),
             more_args=current.tags,
         )

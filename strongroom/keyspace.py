@@ -608,8 +608,7 @@ CATALOG_EDITION = declare(
     type="string",
     holds="a random token, set anew by every write of the catalog's functions",
     app="catalog",
-    why="a worker keeps a result page while the token stays the same: one GET instead of the "
-    "query",
+    why="a worker keeps a result page while the token stays the same: one GET instead of the query",
 )
 
 

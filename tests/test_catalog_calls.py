@@ -27,6 +27,6 @@ def test_the_edit_functions_take_as_many_fixed_keys_as_python_sends() -> None:
 
 def test_a_query_finds_its_first_tag_set_where_python_puts_it() -> None:
     assert lua_value("FIRST_TAG") == "#QUERY_KEYS + 1"
-    assert FIRST_TAG_KEY == len(QUERY.keys) + 1
+    assert len(QUERY.keys) + 1 == FIRST_TAG_KEY
     # The fixed keys (the all-books set, the tag registry, three orders, the edition) come first.
     assert len(query_keys([])) == FIRST_TAG_KEY - 1
