@@ -296,6 +296,9 @@ STRONGROOM_VISITS_FLUSH_MS = env_int("STRONGROOM_VISITS_FLUSH_MS", 1000, minimum
 STRONGROOM_OVERVIEW_CACHE_MS = env_int(
     "STRONGROOM_OVERVIEW_CACHE_MS", 2000, minimum=0, maximum=60_000
 )
+# The building map: each worker keeps a map it read this long and gives it to every buyer who
+# holds nothing on it (0: read on every request, which the in-process tests use).
+STRONGROOM_MAP_CACHE_MS = env_int("STRONGROOM_MAP_CACHE_MS", 1000, minimum=0, maximum=10_000)
 
 LOGGING = {
     "version": 1,
