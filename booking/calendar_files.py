@@ -31,8 +31,28 @@ def _calendar(name: str) -> Calendar:
     return calendar
 
 
+def day_event(
+    booking: Booking, date: dt.date, *, host: str, stamp: dt.datetime, utc: bool = False
+) -> Event:
+    """The event of one booked day, without its words: the UID `<booking id>-<date>@host`, the
+    times (all day for class A; the booked hours in the site's zone, or in UTC with `utc`) and
+    the status (a cancelled booking stays, CANCELLED, so calendars remove it)."""
+    event = Event()
+    event.add("uid", f"{booking.id}-{date.isoformat()}@{host}")
+    event.add("dtstamp", stamp)
+    if booking.hours is None:
+        event.add("dtstart", date)
+        event.add("dtend", date + dt.timedelta(days=1))
+    else:
+        midnight = dt.datetime.combine(date, dt.time(), tzinfo=site_zone())
+        start, end = (midnight + dt.timedelta(hours=hour) for hour in booking.hours)
+        event.add("dtstart", start.astimezone(dt.UTC) if utc else start)
+        event.add("dtend", end.astimezone(dt.UTC) if utc else end)
+    event.add("status", "CANCELLED" if booking.status == "cancelled" else "CONFIRMED")
+    return event
+
+
 def _events(booking: Booking, *, host: str, url: str) -> list[Event]:
-    zone = site_zone()
     stamp = booking.created_at.astimezone(dt.UTC).replace(microsecond=0)
     reference = booking.reference
     where = gettext("Strongroom, room %(room)s") % {"room": booking.room_label}
@@ -46,16 +66,7 @@ def _events(booking: Booking, *, host: str, url: str) -> list[Event]:
         }
     events = []
     for date in booking.dates:
-        event = Event()
-        event.add("uid", f"{booking.id}-{date.isoformat()}@{host}")
-        event.add("dtstamp", stamp)
-        if booking.hours is None:
-            event.add("dtstart", date)
-            event.add("dtend", date + dt.timedelta(days=1))
-        else:
-            midnight = dt.datetime.combine(date, dt.time(), tzinfo=zone)
-            event.add("dtstart", midnight + dt.timedelta(hours=booking.hours[0]))
-            event.add("dtend", midnight + dt.timedelta(hours=booking.hours[1]))
+        event = day_event(booking, date, host=host, stamp=stamp)
         event.add("summary", what)
         event.add("location", where)
         event.add(
@@ -64,7 +75,6 @@ def _events(booking: Booking, *, host: str, url: str) -> list[Event]:
             % {"reference": reference, "url": url},
         )
         event.add("url", url)
-        event.add("status", "CANCELLED" if booking.status == "cancelled" else "CONFIRMED")
         event.add("sequence", 1 if booking.status == "cancelled" else 0)
         events.append(event)
     return events

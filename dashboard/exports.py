@@ -8,10 +8,10 @@ import io
 import unicodedata
 from collections.abc import Iterable
 
-from icalendar import Calendar, Event
+from icalendar import Calendar
 
+from booking.calendar_files import day_event
 from booking.records import Booking
-from booking.rules import site_zone
 
 CSV_COLUMNS = (
     "reference", "booking_id", "class", "room", "dates", "hours", "boxes", "status", "owner_id",
@@ -67,27 +67,16 @@ def bookings_ics(bookings: Iterable[Booking], names: dict[int, str], *, host: st
     calendar = Calendar()
     calendar.add("prodid", "-//Strongroom//staff dashboard//EN")
     calendar.add("version", "2.0")
-    zone = site_zone()
     stamp = dt.datetime.now(tz=dt.UTC).replace(microsecond=0)
     for b in bookings:
         owner = names.get(int(b.owner_id), b.owner_id) if b.owner_id.isdigit() else b.owner_id
         for date in b.dates:
-            event = Event()
-            event.add("uid", f"{b.id}-{date.isoformat()}@{host}")
-            event.add("dtstamp", stamp)
-            if b.hours is None:
-                event.add("dtstart", date)
-                event.add("dtend", date + dt.timedelta(days=1))
-            else:
-                start = dt.datetime.combine(date, dt.time(), tzinfo=zone)
-                event.add("dtstart", (start + dt.timedelta(hours=b.hours[0])).astimezone(dt.UTC))
-                event.add("dtend", (start + dt.timedelta(hours=b.hours[1])).astimezone(dt.UTC))
+            event = day_event(b, date, host=host, stamp=stamp, utc=True)
             boxes = f", boxes {','.join(str(x) for x in b.boxes)}" if b.boxes else ""
             event.add("summary", f"Class {b.cls}, room {b.room_label}{boxes}")
             event.add(
                 "description", f"Booking {b.reference} ({b.id}); {b.status}; booked by {owner}"
             )
-            event.add("status", "CANCELLED" if b.status == "cancelled" else "CONFIRMED")
             event.add("x-strongroom-booking", b.id)
             calendar.add_component(event)
     return calendar.to_ical()
