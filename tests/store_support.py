@@ -1,0 +1,60 @@
+"""Reading the store's own figures the same way on one server and on a cluster.
+
+Round trips are counted per node: a pipeline costs one round trip for each primary it reaches
+(`strongroom.store.primaries_reached`), so a test states its count from the keys it touches.
+A server's INFO figures (commands run, keys changed) are summed over every primary.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import redis
+from django.conf import settings
+from django.test import Client
+
+from accounts.sessions import session_key_person_id
+from strongroom.keyspace import PERSON, SESSION
+from strongroom.store import primaries, primaries_reached
+
+
+def identity_trips(r: redis.Redis, client: Client) -> int:
+    """The round trips of a signed-in request's identity: the session and the person its key
+    names, read in one pipeline (1 on one server; 1 or 2 on a cluster, as their tags fall)."""
+    session_key = client.cookies[settings.SESSION_COOKIE_NAME].value
+    keys = [SESSION.key(session_key=session_key)]
+    person_id = session_key_person_id(session_key)
+    if person_id is not None:
+        keys.append(PERSON.key(person_id=person_id))
+    return primaries_reached(r, keys)
+
+
+def identity_spread(r: redis.Redis, client: Client) -> int:
+    """How many round trips more than one the identity pipeline takes (0 on one server)."""
+    return identity_trips(r, client) - 1
+
+
+def commands_run(r: redis.Redis) -> Counter[str]:
+    """Calls per command (`cmdstat_get` -> `get`), summed over every primary."""
+    calls: Counter[str] = Counter()
+    for node in primaries(r):
+        for name, stats in node.info("commandstats").items():
+            calls[name.removeprefix("cmdstat_")] += int(stats["calls"])
+    return calls
+
+
+def keys_changed(r: redis.Redis) -> int:
+    """The store's count of key changes (every write, also inside functions) over every
+    primary."""
+    return sum(int(node.info("persistence")["rdb_changes_since_last_save"]) for node in primaries(r))
+
+
+def stats_reset(r: redis.Redis) -> None:
+    """Set every primary's command counts back to zero (CONFIG RESETSTAT on each)."""
+    for node in primaries(r):
+        node.config_resetstat()
+
+
+def keys_stored(r: redis.Redis) -> list[str]:
+    """Every key in the store, from every primary (SCAN on each)."""
+    return [str(key) for node in primaries(r) for key in node.scan_iter(count=1000)]
