@@ -52,6 +52,8 @@ class RoomDays:
     room: int
     booked: dict[int, bytes]  # season day -> bytes (A: one byte, 0 or 1)
     holds: dict[int, tuple[HeldSlots, ...]]  # season day -> other buyers' holds
+    # Everyone with an unexpired hold of the class on those days, the reader included.
+    holders: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,8 @@ class BuildingMap:
     rooms: tuple[RoomState, ...]
     grid: tuple[BoxRow, ...]  # the open class C room's boxes x hours, else ()
     grid_room: int | None
+    # Everyone holding slots the map shows: anybody else sees exactly this map too.
+    holders: frozenset[str] = frozenset()
 
     def count(self, state: str) -> int:
         return sum(1 for room in self.rooms if room.state == state)
@@ -111,23 +115,27 @@ def _runs(days: Sequence[int]) -> list[tuple[int, int]]:
 
 def _holds_by_day(
     raw: dict[str, str], cls: str, days: set[int], owner_id: str | None, now_ms: int
-) -> dict[int, tuple[HeldSlots, ...]]:
+) -> tuple[dict[int, tuple[HeldSlots, ...]], frozenset[str]]:
     """Other buyers' unexpired holds of `cls` on `days` (values as booking.calls.HOLD_FIELDS
-    names them). The buyer's own holds count as free for them."""
+    names them), and the owners of every such hold. The buyer's own holds count as free for
+    them."""
     found: dict[int, list[HeldSlots]] = {}
+    holders: set[str] = set()
     for value in raw.values():
         hold = hold_value_split(value)
-        if hold["cls"] != cls:
-            continue
         expiry = int(float(hold["expiry"]))
-        if expiry <= now_ms or (owner_id is not None and hold["owner"] == owner_id):
+        if hold["cls"] != cls or expiry <= now_ms:
+            continue
+        on_days = [day for day in (int(d) for d in hold["days"].split(",") if d) if day in days]
+        if on_days:
+            holders.add(hold["owner"])
+        if owner_id is not None and hold["owner"] == owner_id:
             continue
         mask = 1 if cls == "A" else hour_mask(int(hold["hstart"] or 0), int(hold["hend"] or 0))
         boxes = tuple(int(b) for b in hold["boxes"].split(",") if b) if cls == "C" else ()
-        for day in (int(d) for d in hold["days"].split(",") if d):
-            if day in days:
-                found.setdefault(day, []).append(HeldSlots(mask, boxes, expiry))
-    return {day: tuple(held) for day, held in found.items()}
+        for day in on_days:
+            found.setdefault(day, []).append(HeldSlots(mask, boxes, expiry))
+    return {day: tuple(held) for day, held in found.items()}, frozenset(holders)
 
 
 @functools.lru_cache(maxsize=16)
@@ -184,8 +192,12 @@ def rooms_read(
                     width = _DAY_BYTES[cls]
                     at = (day - first) * width
                     booked[day] = chunk[at : at + width].ljust(width, b"\0")
-        held = _holds_by_day(text_hash(holds), cls, wanted, owner_id, now_ms) if holds else {}
-        found.append(RoomDays(room, booked, held))
+        held, holders = (
+            _holds_by_day(text_hash(holds), cls, wanted, owner_id, now_ms)
+            if holds
+            else ({}, frozenset())
+        )
+        found.append(RoomDays(room, booked, held, holders))
     return found
 
 
@@ -345,4 +357,7 @@ def building_map_read(
     if cls == "C" and grid_room is not None:
         opened = next(days for days in read if days.room == grid_room)
         grid = box_grid(opened, min(dates), span)
-    return BuildingMap(cls, tuple(sorted(dates)), span, states, grid, grid_room if grid else None)
+    holders = frozenset().union(*(days.holders for days in read))
+    return BuildingMap(
+        cls, tuple(sorted(dates)), span, states, grid, grid_room if grid else None, holders
+    )

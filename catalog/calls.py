@@ -11,9 +11,9 @@ SAVE = FunctionSpec(
     "catalog_book_save",
     "SAVE",
     ("book", "books", "registry", "by_title", "title_lex", "by_year", "by_year_desc",
-     "book_tags"),
+     "book_tags", "edition"),
     ("book_id", "expected", "token", "title", "author", "year", "description", "sort_key",
-     "tags", "n_old", "n_new"),
+     "tags", "n_old", "n_new", "edition"),
     reply=("status", "version"),
 )  # fmt: skip
 # more_keys: the book's current tag sets; more_args: their names.
@@ -21,16 +21,16 @@ DELETE = FunctionSpec(
     "catalog_book_delete",
     "DELETE",
     SAVE.keys,
-    ("book_id", "expected", "n_old"),
+    ("book_id", "expected", "n_old", "edition"),
     reply=("status", "version"),
 )
 # more_keys: the AND, OR and NOT tag sets.
 QUERY = FunctionSpec(
     "catalog_query",
     "QUERY",
-    ("books", "registry", "by_title", "by_year", "by_year_desc"),
+    ("books", "registry", "by_title", "by_year", "by_year_desc", "edition"),
     ("n_and", "n_or", "n_not", "sort", "offset", "count", "top_n"),
-    reply=("total", "result_index", "ids", "unknown", "top", "everything"),
+    reply=("total", "result_index", "ids", "unknown", "top", "everything", "edition"),
 )
 # more_keys: the query's known AND, OR and NOT tag sets, then one tag set per facet; more_args:
 # the facets' tag names, in their sets' order.

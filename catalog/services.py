@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import uuid
 from collections.abc import Iterable, Sequence
 
@@ -46,7 +47,13 @@ def _edit_keys(book_id: str) -> dict[str, str]:
         "by_year": keyspace.CATALOG_BY_YEAR.key(),
         "by_year_desc": keyspace.CATALOG_BY_YEAR_DESC.key(),
         "book_tags": keyspace.CATALOG_BOOK_TAGS.key(),
+        "edition": keyspace.CATALOG_EDITION.key(),
     }
+
+
+def new_edition() -> str:
+    """A fresh token for the catalog's edition key: every write sets one (see catalog_page)."""
+    return secrets.token_hex(8)
 
 
 def fixed_keys(book_id: str) -> list[str]:
@@ -77,7 +84,7 @@ def save_call(
         "book_id": book_id, "expected": expected_version, "token": token, "title": title,
         "author": author, "year": year, "description": description, "sort_key": sort_key(title),
         "tags": json.dumps(list(tags), ensure_ascii=False), "n_old": len(old_tags),
-        "n_new": len(tags),
+        "n_new": len(tags), "edition": new_edition(),
     }  # fmt: skip
     return SAVE.call(
         keys=_edit_keys(book_id),
@@ -182,7 +189,12 @@ def book_delete(
         version = expected_version or current.version
         keys, args = DELETE.call(
             keys=_edit_keys(book_id),
-            args={"book_id": book_id, "expected": version, "n_old": len(current.tags)},
+            args={
+                "book_id": book_id,
+                "expected": version,
+                "n_old": len(current.tags),
+                "edition": new_edition(),
+            },
             more_keys=tag_keys(current.tags),
             more_args=current.tags,
         )
@@ -271,6 +283,8 @@ def book_tags_fill(*, client: redis.Redis, chunk: int = 1000) -> int:
             more_args=part,
         )
         written += int(durable_fcall(client, TAGS_FILL.name, keys, args))
+    if written:  # facet counts read the hash: result pages kept by workers are stale now
+        client.set(keyspace.CATALOG_EDITION.key(), new_edition())
     return written
 
 

@@ -18,7 +18,7 @@ from django.utils.translation import gettext as _
 from accounts.access import signed_in_person, staff_required
 from catalog import forms, services
 from catalog.rules import Book, InvalidBook
-from catalog.selectors import Facet, ResultPage, book_get, catalog_page
+from catalog.selectors import Facet, ResultPage, book_get, catalog_page, result_page
 from strongroom.store import get_reader, get_store
 
 # The two long lists of a result page (up to 30 facets, ~100 tags of its books) are built here
@@ -180,7 +180,7 @@ def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
 def browse(request: HttpRequest) -> HttpResponse:
     """The catalog: AND / OR / NOT tag filters, sorted, paged, with facet counts."""
     parsed = forms.browse_query_parse(request.GET)
-    result = catalog_page(client=get_reader(), query=parsed.query)
+    result = result_page(client=get_reader(), query=parsed.query)
     context = browse_context(result, parsed.problems)
     partial = request.htmx and not request.htmx.history_restore_request  # type: ignore[attr-defined]
     template = "catalog/_region.html" if partial else "catalog/browse.html"

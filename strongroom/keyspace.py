@@ -602,6 +602,15 @@ CATALOG_BOOK_TAGS = declare(
     why="a small result's facets are counted from one HMGET instead of one SINTERCARD per tag",
 )
 
+CATALOG_EDITION = declare(
+    "catalog_edition",
+    "{cat}:edition",
+    type="string",
+    holds="a random token, set anew by every write of the catalog's functions",
+    app="catalog",
+    why="a worker keeps a result page while the token stays the same: one GET instead of the query",
+)
+
 
 # --- mail ----------------------------------------------------------------------------------
 

@@ -296,6 +296,9 @@ STRONGROOM_VISITS_FLUSH_MS = env_int("STRONGROOM_VISITS_FLUSH_MS", 1000, minimum
 STRONGROOM_OVERVIEW_CACHE_MS = env_int(
     "STRONGROOM_OVERVIEW_CACHE_MS", 2000, minimum=0, maximum=60_000
 )
+# The building map: each worker keeps a map it read this long and gives it to every buyer who
+# holds nothing on it (0: read on every request, which the in-process tests use).
+STRONGROOM_MAP_CACHE_MS = env_int("STRONGROOM_MAP_CACHE_MS", 1000, minimum=0, maximum=10_000)
 
 LOGGING = {
     "version": 1,
@@ -315,6 +318,9 @@ CATALOG_FACET_TAGS = env_int("CATALOG_FACET_TAGS", 150, minimum=1, maximum=10_00
 CATALOG_FACET_BUDGET = env_int("CATALOG_FACET_BUDGET", 100_000, minimum=0, maximum=10**9)
 CATALOG_FACET_LIMIT = env_int("CATALOG_FACET_LIMIT", 1000, minimum=0, maximum=1_000_000)
 CATALOG_FACETS_SHOWN = env_int("CATALOG_FACETS_SHOWN", 30, minimum=1, maximum=10_000)
+# Result pages a worker keeps while the catalog is unchanged (catalog.selectors.KeptPages); 0
+# computes every page afresh.
+CATALOG_PAGES_KEPT = env_int("CATALOG_PAGES_KEPT", 256, minimum=0, maximum=100_000)
 CATALOG_MAX_QUERY_TAGS = env_int("CATALOG_MAX_QUERY_TAGS", 20, minimum=1, maximum=100)
 
 # --- dashboard -----------------------------------------------------------------------------

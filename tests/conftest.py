@@ -72,6 +72,7 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     settings.STRONGROOM_VISITS_FLUSH_MS = 0
     # The overview is read on every request here (its worker-held copy has its own test).
     settings.STRONGROOM_OVERVIEW_CACHE_MS = 0
+    settings.STRONGROOM_MAP_CACHE_MS = 0
     store.reset_store()
     call_command("buildmessages", verbosity=0)
     yield data_dir

@@ -222,3 +222,49 @@ def test_a_refresh_is_not_counted_as_a_page_view(r: redis.Redis) -> None:
     assert views() == before
     Client().get("/book/find/?cls=C&date=2026-12-12&start=8&end=10")  # the control: the page
     assert views() == before + 1
+
+
+@pytest.fixture
+def kept_maps(settings: Any) -> Iterator[list[float]]:
+    """Maps kept for a minute, on a clock the test moves (a one-item list of seconds)."""
+    from booking.map_views import RECENT_MAPS
+
+    settings.STRONGROOM_MAP_CACHE_MS = 60_000
+    moment = [0.0]
+    RECENT_MAPS.clear()
+    real_clock, RECENT_MAPS.clock = RECENT_MAPS.clock, lambda: moment[0]
+    yield moment
+    RECENT_MAPS.clock = real_clock
+    RECENT_MAPS.clear()
+
+
+def test_buyers_share_a_kept_map_that_costs_them_the_identity_read_only(
+    r: redis.Redis, kept_maps: list[float], client_for: Any, buyer: Any, second_buyer: Any
+) -> None:
+    query = "?cls=C&date=2026-12-12&start=8&end=10"
+    first = page(client_for(buyer), query)
+    claim(r, request("C", room=6, dates=(12,), hour_start=8, hour_end=10, boxes=EVERY_BOX))
+    other = client_for(second_buyer)
+    with round_trips() as trips:
+        again = page(other, query)
+    assert trips.count == 1  # the session and its person; the map is the one kept
+    assert again.count('class="map-room ') == 300 and "300 rooms free" in again
+    assert "300 rooms free" in first
+    kept_maps[0] += 61  # older than its minute: read afresh
+    assert "1 room sold out" in page(other, query)
+
+
+def test_a_buyer_holding_slots_on_the_map_gets_it_read_afresh(
+    r: redis.Redis, kept_maps: list[float], client_for: Any, buyer: Any, second_buyer: Any
+) -> None:
+    query = "?cls=B&date=2026-12-12&start=8&end=10"
+    assert "300 rooms free" in page(client_for(second_buyer), query)
+    hold(r, owner=str(buyer.id), cls="B", room=4, dates=(12,), hour_start=8, hour_end=10)
+    kept_maps[0] += 61
+    others = page(client_for(second_buyer), query)  # read now: the hold is someone else's
+    assert "299 rooms free" in others
+    mine = client_for(buyer)
+    with round_trips() as trips:
+        theirs = page(mine, query)
+    assert trips.count == 2  # not the kept map: their own hold reads free for them
+    assert "300 rooms free" in theirs

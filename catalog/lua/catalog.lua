@@ -3,30 +3,31 @@
 -- The catalog's server-side functions. Every key arrives in KEYS[]; nothing here builds a name.
 -- Fixed keys of the edit functions: 1 book hash, 2 all-books set, 3 tag registry (zset of
 -- counts), 4 title order, 5 title lex index, 6 oldest-first order, 7 newest-first order,
--- 8 book-tags hash (book id -> the book's tags as a JSON list, read by the facet counts).
+-- 8 book-tags hash (book id -> the book's tags as a JSON list, read by the facet counts),
+-- 9 edition (a token set anew by every write: workers keep result pages while it holds).
 --
 -- Orders are zsets scanned ascending. A title's score is its gapped rank (neighbours at least
 -- 1 apart); the year orders add it to +/- year * 1e10, so books of one year stay A to Z.
 
 local GAP = 1024
-local FIXED = 8
 local YEAR = 10000000000
 
 -- Call specs: the names of each function's first KEYS and ARGV, in order (a function reads its
 -- call through `named`; tag sets, tag names and ids follow these). catalog/calls.py declares the
 -- same lists for Python, and tests/test_function_calls.py checks that the two agree.
 local SAVE_KEYS = {'book', 'books', 'registry', 'by_title', 'title_lex', 'by_year',
-  'by_year_desc', 'book_tags'}
+  'by_year_desc', 'book_tags', 'edition'}
 local SAVE_ARGS = {'book_id', 'expected', 'token', 'title', 'author', 'year', 'description',
-  'sort_key', 'tags', 'n_old', 'n_new'}
+  'sort_key', 'tags', 'n_old', 'n_new', 'edition'}
 local DELETE_KEYS = SAVE_KEYS
-local DELETE_ARGS = {'book_id', 'expected', 'n_old'}
-local QUERY_KEYS = {'books', 'registry', 'by_title', 'by_year', 'by_year_desc'}
+local DELETE_ARGS = {'book_id', 'expected', 'n_old', 'edition'}
+local QUERY_KEYS = {'books', 'registry', 'by_title', 'by_year', 'by_year_desc', 'edition'}
 local QUERY_ARGS = {'n_and', 'n_or', 'n_not', 'sort', 'offset', 'count', 'top_n'}
 local FACETS_KEYS = {'book_tags', 'books'}
 local FACETS_ARGS = {'limit', 'crossover', 'n_and', 'n_or', 'n_not', 'total'}
 local TAGS_FILL_KEYS = {'book_tags'}
 local TAGS_FILL_ARGS = {}
+local FIXED = #SAVE_KEYS  -- the edit functions' fixed keys; tag sets follow
 
 -- A list's items by the names of `names` (same order): named({'a', 'b'}, {'x', 'y'}).x == 'a'.
 local function named(values, names)
@@ -175,6 +176,7 @@ local function book_save(keys, args)
   local version = tonumber(current[1] or "0") + 1
   redis.call("HSET", book, "id", book_id, "title", a.title, "author", a.author, "year", a.year,
     "description", a.description, "sort", sort_key, "tags", a.tags, "ver", version, "token", token)
+  redis.call("SET", k.edition, a.edition)
   return {"ok", tostring(version)}
 end
 
@@ -207,6 +209,7 @@ local function book_delete(keys, args)
   redis.call("SREM", books, book_id)
   redis.call("HDEL", book_tags, book_id)
   redis.call("DEL", book)
+  redis.call("SET", k.edition, a.edition)
   return {"ok"}
 end
 
@@ -455,11 +458,12 @@ local function sort_page(order, list, offset, count)
 end
 
 -- One result page. KEYS: 1 all-books set, 2 tag registry, 3 title order, 4 oldest-first order,
--- 5 newest-first order, then the AND, OR and NOT tag sets. ARGV: n_and, n_or, n_not, sort
--- ("title" | "year" | "-year"), offset, count, top n.
+-- 5 newest-first order, 6 edition, then the AND, OR and NOT tag sets. ARGV: n_and, n_or,
+-- n_not, sort ("title" | "year" | "-year"), offset, count, top n.
 -- Reply: {total, result (0: every book, k: the one tag set KEYS[k], -1: computed), page ids,
---         unknown key indexes, top tags as name, count, name, count..., books in the catalog}.
-local FIRST_TAG = 6
+--         unknown key indexes, top tags as name, count, name, count..., books in the catalog,
+--         the edition the page was computed from ("" when none was ever set)}.
+local FIRST_TAG = #QUERY_KEYS + 1
 
 local function query(keys, args)
   local k, a = named(keys, QUERY_KEYS), named(args, QUERY_ARGS)
@@ -478,11 +482,12 @@ local function query(keys, args)
   local any_of = known_keys(keys, FIRST_TAG + n_and, n_or, unknown)
   local none_of = known_keys(keys, FIRST_TAG + n_and + n_or, n_not, unknown)
   local everything = redis.call("ZCARD", k.by_title)
+  local edition = redis.call("GET", k.edition) or ""
   local top = redis.call("ZRANGE", registry, 0, top_n - 1, "REV", "WITHSCORES")
 
   if #all_of == 0 and #any_of == 0 and #none_of == 0 then
     local ids = redis.call("ZRANGE", order, offset, offset + count - 1)
-    return {everything, 0, ids, unknown, top, everything}
+    return {everything, 0, ids, unknown, top, everything, edition}
   end
 
   local result, total, inside, list
@@ -532,7 +537,7 @@ local function query(keys, args)
       ids = sort_page(order, list or redis.call("SMEMBERS", keys[result]), offset, count)
     end
   end
-  return {total, result, ids, unknown, top, everything}
+  return {total, result, ids, unknown, top, everything, edition}
 end
 
 -- How many members of `list` (a Lua list, `set` the same as a set) are in tag set `key`,

@@ -1,0 +1,53 @@
+"""Answers a worker computed a moment ago and may give again while they are young enough.
+
+For pages many people ask for and nobody's action depends on (the building map, the staff
+overview): a fresh answer is computed when the kept one is older than `max_age_ms`, so the store
+is read once per interval per worker whatever the traffic. What a page shows from here must say,
+or not matter, that it may be that old; a booking is always checked by its own function.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+V = TypeVar("V")
+
+
+class Recent(Generic[V]):
+    """Values by key with the moment each was computed; at most `size`, least recent out."""
+
+    def __init__(self, *, size: int = 256, clock: Callable[[], float] = time.monotonic) -> None:
+        self.size = size
+        self.clock = clock
+        self._values: OrderedDict[Hashable, tuple[float, V]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, *, max_age_ms: int) -> tuple[V, float] | None:
+        """The value kept under `key` and its age in seconds, if it is at most `max_age_ms` old."""
+        if max_age_ms <= 0:
+            return None
+        with self._lock:
+            kept = self._values.get(key)
+            if kept is None:
+                return None
+            age = self.clock() - kept[0]
+            if age >= max_age_ms / 1000 or age < 0:
+                del self._values[key]
+                return None
+            self._values.move_to_end(key)
+            return kept[1], age
+
+    def put(self, key: Hashable, value: V) -> None:
+        with self._lock:
+            self._values[key] = (self.clock(), value)
+            self._values.move_to_end(key)
+            while len(self._values) > self.size:
+                self._values.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
