@@ -24,17 +24,18 @@ from strongroom.store import is_cluster, primaries, primaries_reached, waitaof_s
 def identity_trips(r: redis.Redis, client: Client) -> int:
     """The round trips of a signed-in request's identity: the session and the person its key
     names, read in one pipeline (1 on one server; 1 or 2 on a cluster, as their tags fall)."""
-    session_key = client.cookies[settings.SESSION_COOKIE_NAME].value
+    return session_trips(r, client.cookies[settings.SESSION_COOKIE_NAME].value)
+
+
+def session_trips(r: redis.Redis, session_key: str | None) -> int:
+    """The round trips of reading a session (with the person its key names, if any)."""
+    if not session_key:
+        return 0
     keys = [SESSION.key(session_key=session_key)]
     person_id = session_key_person_id(session_key)
     if person_id is not None:
         keys.append(PERSON.key(person_id=person_id))
     return primaries_reached(r, keys)
-
-
-def identity_spread(r: redis.Redis, client: Client) -> int:
-    """How many round trips more than one the identity pipeline takes (0 on one server)."""
-    return identity_trips(r, client) - 1
 
 
 def commands_run(r: redis.Redis) -> Counter[str]:
