@@ -96,7 +96,10 @@ def main(argv: list[str] | None = None) -> int:
             web.get(args.path)
         profiler.stop()
         print(profiler.output_text(unicode=True, color=False, flat=args.flat))
-        print(f"{args.path}: {mean_ms:.2f} ms per request (unprofiled), {trips.count} round trips")
+        print(
+            f"{args.path}: {mean_ms:.2f} ms per request (unprofiled), {trips.count} round trips,"
+            f" {len(first.content):,} bytes of HTML"
+        )
         print(f"of which the store's own time (INFO commandstats): {server.total_ms:.2f} ms")
         for name, ms in server.top:
             print(f"  {name:<32} {ms:6.2f} ms")

@@ -157,6 +157,14 @@ def _month_bounds(choices: Choices, now: dt.datetime | None) -> tuple[dt.date, d
     return first, max(first, season_start()), min(last, season_end())
 
 
+@functools.lru_cache(maxsize=64)
+def _weekday_names(language: str | None, weekday_first: int) -> tuple[tuple[str, str], ...]:
+    """The calendar's head, (short, long) names from `weekday_first` on, in `language` (the
+    active one: the key keeps the languages apart)."""
+    order = [(weekday_first + i) % 7 for i in range(7)]
+    return tuple((str(WEEKDAYS_ABBR[i]), str(WEEKDAYS[i])) for i in order)
+
+
 def _month_table(
     choices: Choices,
     first: dt.date,
@@ -187,14 +195,13 @@ def _month_table(
                 state = "available" if checked else "open"
                 row.append(Day(date, state, "", date in choices.dates))
         weeks.append(row)
-    order = [(weekday_first + i) % 7 for i in range(7)]
     months = season_months()
     index = months.index(first)
     previous = months[index - 1] if index > 0 else None
     following = months[index + 1] if index + 1 < len(months) else None
     return Month(
         first=first,
-        weekdays=[(str(WEEKDAYS_ABBR[i]), str(WEEKDAYS[i])) for i in order],
+        weekdays=list(_weekday_names(get_language(), weekday_first)),
         weeks=weeks,
         previous=previous,
         next=following,

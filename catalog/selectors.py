@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import redis
@@ -14,6 +12,7 @@ from django.conf import settings
 from catalog.calls import FACETS, QUERY
 from catalog.rules import Book
 from strongroom import keyspace
+from strongroom.recent import Recent
 from strongroom.store import fcall, text_hash, text_scored
 
 SORTS = ("title", "year", "-year")
@@ -255,41 +254,11 @@ def catalog_page(
     )  # fmt: skip
 
 
-class KeptPages:
-    """Result pages a worker keeps, least recently used first out, at most `size` of them.
-
-    A page is only ever served again while the catalog's edition is the one it was computed
-    from: every write of the catalog's functions sets a new random edition, so a kept page is
-    never older than the catalog (a flushed store has no edition, and nothing is kept then).
-    """
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._pages: OrderedDict[tuple[object, ...], ResultPage] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[object, ...]) -> ResultPage | None:
-        with self._lock:
-            page = self._pages.get(key)
-            if page is not None:
-                self._pages.move_to_end(key)
-            return page
-
-    def put(self, key: tuple[object, ...], page: ResultPage) -> None:
-        if not page.edition or self.size <= 0:
-            return
-        with self._lock:
-            self._pages[key] = page
-            self._pages.move_to_end(key)
-            while len(self._pages) > self.size:
-                self._pages.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._pages.clear()
-
-
-KEPT_PAGES = KeptPages(settings.CATALOG_PAGES_KEPT)
+# Result pages this worker computed, by query and settings, least recently used out. A page is
+# only given again while the catalog's edition is the one it was computed from: every write of
+# the catalog's functions sets a new random edition, so a kept page is never older than the
+# catalog (a flushed store has no edition, and nothing is kept then).
+KEPT_PAGES: Recent[ResultPage] = Recent(size=settings.CATALOG_PAGES_KEPT)
 
 
 def result_page(*, client: redis.Redis, query: Query) -> ResultPage:
@@ -301,8 +270,9 @@ def result_page(*, client: redis.Redis, query: Query) -> ResultPage:
         settings.CATALOG_FACET_LIMIT, settings.CATALOG_FACET_BUDGET,
     )  # fmt: skip
     kept = KEPT_PAGES.get(key)
-    if kept is not None and client.get(keyspace.CATALOG_EDITION.key()) == kept.edition:
-        return kept
+    if kept is not None and client.get(keyspace.CATALOG_EDITION.key()) == kept[0].edition:
+        return kept[0]
     page = catalog_page(client=client, query=query)
-    KEPT_PAGES.put(key, page)
+    if page.edition and KEPT_PAGES.size > 0:
+        KEPT_PAGES.put(key, page)
     return page

@@ -1,9 +1,11 @@
-"""Answers a worker computed a moment ago and may give again while they are young enough.
+"""Answers a worker computed and may give again: while they are young enough, or for as long
+as the caller checks they still hold.
 
-For pages many people ask for and nobody's action depends on (the building map, the staff
-overview): a fresh answer is computed when the kept one is older than `max_age_ms`, so the store
-is read once per interval per worker whatever the traffic. What a page shows from here must say,
-or not matter, that it may be that old; a booking is always checked by its own function.
+With an age (the building map): a fresh answer is computed when the kept one is older than
+`max_age_ms`, so the store is read once per interval per worker whatever the traffic; what a
+page shows from there must say, or not matter, that it may be that old; a booking is always
+checked by its own function. Without one (the catalog's result pages): the caller keeps with
+each answer what it was computed from and checks that before giving it again.
 """
 
 from __future__ import annotations
@@ -26,16 +28,17 @@ class Recent(Generic[V]):
         self._values: OrderedDict[Hashable, tuple[float, V]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable, *, max_age_ms: int) -> tuple[V, float] | None:
-        """The value kept under `key` and its age in seconds, if it is at most `max_age_ms` old."""
-        if max_age_ms <= 0:
+    def get(self, key: Hashable, *, max_age_ms: int | None = None) -> tuple[V, float] | None:
+        """The value kept under `key` and its age in seconds, if it is younger than `max_age_ms`
+        (None: whatever its age; 0: never)."""
+        if max_age_ms is not None and max_age_ms <= 0:
             return None
         with self._lock:
             kept = self._values.get(key)
             if kept is None:
                 return None
             age = self.clock() - kept[0]
-            if age >= max_age_ms / 1000 or age < 0:
+            if max_age_ms is not None and (age >= max_age_ms / 1000 or age < 0):
                 del self._values[key]
                 return None
             self._values.move_to_end(key)
