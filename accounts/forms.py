@@ -118,31 +118,6 @@ class LoginForm(forms.Form):
     next = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
 
 
-class PasswordChangeForm(forms.Form):
-    """The current password, then the new one twice."""
-
-    old_password = _password_field(_("Current password"), autocomplete="current-password")
-    new_password1 = _password_field(_("New password"), autocomplete="new-password")
-    new_password2 = _password_field(_("New password again"), autocomplete="new-password")
-
-    def __init__(self, *args: Any, person: Person, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.person = person
-        self.fields["new_password1"].help_text = _password_rules()
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        first, second = data.get("new_password1"), data.get("new_password2")
-        if first and second and first != second:
-            self.add_error("new_password2", _("The two passwords differ."))
-        elif first:
-            try:
-                password_validate(first, username=self.person.username)
-            except ValidationError as error:
-                self.add_error("new_password1", error)
-        return data
-
-
 class EmailForm(forms.Form):
     """The account page's address and the language of mail."""
 
@@ -185,6 +160,17 @@ class SetPasswordForm(forms.Form):
             except ValidationError as error:
                 self.add_error("new_password1", error)
         return data
+
+
+class PasswordChangeForm(SetPasswordForm):
+    """The current password, then the new one twice."""
+
+    old_password = _password_field(_("Current password"), autocomplete="current-password")
+    field_order = ("old_password", "new_password1", "new_password2")
+
+    def __init__(self, *args: Any, person: Person, **kwargs: Any) -> None:
+        super().__init__(*args, username=person.username, **kwargs)
+        self.person = person
 
 
 class DeleteAccountForm(forms.Form):

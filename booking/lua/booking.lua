@@ -697,6 +697,29 @@ local function hold_release(keys, args)
   return 0
 end
 
+-- Give a confirmed booking's slots back: clear its bits in `inv` (the inventory goes, with its
+-- registry entry, once nothing in it is booked) and count the booking cancelled in the stats.
+-- days_text and boxes_text are the record's comma lists.
+local function slots_release(inv, registry, stats, cls, days_text, hstart, hend, boxes_text,
+    season, made)
+  local days = split_numbers(days_text)
+  local fields, kind = fields_of(cls, days, tonumber(hstart), tonumber(hend),
+    split_numbers(boxes_text))
+  local values = read_fields(inv, fields, kind)
+  local updated = {}
+  for i, field in ipairs(fields) do
+    updated[i] = bit.band(values[i], bit.bnot(field[2]))
+  end
+  write_fields(inv, fields, kind, updated)
+  stats_slots(stats, season, cls, fields, values, updated)
+  stats_booking(stats, season, cls, days, 'confirmed', made, -1)
+  stats_booking(stats, season, cls, days, 'cancelled', made, 1)
+  if redis.call('BITCOUNT', inv) == 0 then
+    redis.call('DEL', inv)
+    redis.call('SREM', registry, inv)
+  end
+end
+
 -- Cancel: free exactly the booking's own slots, queue the buyer's mail and tell the waiters.
 -- KEYS: record, inventory, registry, audit, stats, outbox, waits, wait-notices, holds
 -- ARGV: actor, is staff (1|0), today ISO, reason, now ms, audit maxlen, request id,
@@ -742,22 +765,7 @@ local function cancel(keys, args)
     return {'invalid', 'call'}
   end
 
-  local days = split_numbers(r[7])
-  local fields, kind = fields_of(r[6], days, tonumber(r[8]), tonumber(r[9]),
-    split_numbers(r[10]))
-  local values = read_fields(inv, fields, kind)
-  local updated = {}
-  for i, field in ipairs(fields) do
-    updated[i] = bit.band(values[i], bit.bnot(field[2]))
-  end
-  write_fields(inv, fields, kind, updated)
-  stats_slots(stats, r[14], r[6], fields, values, updated)
-  stats_booking(stats, r[14], r[6], days, 'confirmed', r[15], -1)
-  stats_booking(stats, r[14], r[6], days, 'cancelled', r[15], 1)
-  if redis.call('BITCOUNT', inv) == 0 then
-    redis.call('DEL', inv)
-    redis.call('SREM', registry, inv)
-  end
+  slots_release(inv, registry, stats, r[6], r[7], r[8], r[9], r[10], r[14], r[15])
   redis.call('HSET', record, 'status', 'cancelled', 'cancelled_at', now, 'cancelled_by', actor,
     'cancel_reason', reason, 'cancel_request', request)
   audit(stream, maxlen, 'cancel', actor, r[11], r[12], reason, now)
@@ -1106,22 +1114,7 @@ local function owner_forget(keys, args)
   for _, row in ipairs(rows) do
     local record, inv, r = row[1], row[2], row[3]
     if r[2] == 'confirmed' and (r[3] == nil or r[3] == '') then
-      local days = split_numbers(r[6])
-      local fields, kind = fields_of(r[5], days, tonumber(r[7]), tonumber(r[8]),
-        split_numbers(r[9]))
-      local values = read_fields(inv, fields, kind)
-      local updated = {}
-      for i, field in ipairs(fields) do
-        updated[i] = bit.band(values[i], bit.bnot(field[2]))
-      end
-      write_fields(inv, fields, kind, updated)
-      stats_slots(stats, r[11], r[5], fields, values, updated)
-      stats_booking(stats, r[11], r[5], days, 'confirmed', r[12], -1)
-      stats_booking(stats, r[11], r[5], days, 'cancelled', r[12], 1)
-      if redis.call('BITCOUNT', inv) == 0 then
-        redis.call('DEL', inv)
-        redis.call('SREM', registry, inv)
-      end
+      slots_release(inv, registry, stats, r[5], r[6], r[7], r[8], r[9], r[11], r[12])
       redis.call('HSET', record, 'status', 'cancelled', 'cancelled_at', now, 'cancelled_by',
         owner, 'cancel_reason', 'account deleted')
       audit(stream, maxlen, 'cancel', owner, r[10], room, 'account deleted', now)
