@@ -17,8 +17,9 @@ from accounts import visits
 from accounts.selectors import visits_by_day, visits_today
 from accounts.sessions import SessionStore
 from strongroom import embedded
-from strongroom.keyspace import PERSON, SESSION, VISITS_SHARDS, VISITS_VIEWS, VISITS_VISITORS
+from strongroom.keyspace import VISITS_SHARDS, VISITS_VIEWS, VISITS_VISITORS
 from strongroom.store import connect, primaries_reached, round_trips
+from tests.store_support import identity_trips, keys_changed, keys_stored
 
 # 10:00 in Shanghai on 2026-11-20 (the site's day), 02:00 UTC.
 NOON_ISH = dt.datetime(2026, 11, 20, 2, 0, tzinfo=dt.UTC)
@@ -127,9 +128,14 @@ def test_a_date_range_is_one_round_trip(r: redis.Redis):
     anonymous().get("/")
     anonymous(agent="Chrome").get("/")
     visits.visits_flush()
+    start = DAY - dt.timedelta(days=29)
     with round_trips() as trips:
-        rows = visits_by_day(client=r, start=DAY - dt.timedelta(days=29), end=DAY)
-    assert trips.count == 1
+        rows = visits_by_day(client=r, start=start, end=DAY)
+    # One pipeline over every shard of every day: one round trip per primary it reaches.
+    days = [(start + dt.timedelta(days=n)).isoformat() for n in range(30)]
+    shards = [family.key(shard=shard, day=day) for day in days for shard in range(VISITS_SHARDS)
+              for family in (VISITS_VIEWS, VISITS_VISITORS)]  # fmt: skip
+    assert trips.count == primaries_reached(r, shards)
     assert len(rows) == 30 and (rows[-1].views, rows[-1].visitors) == (2, 2)
     assert sum(row.views for row in rows[:-1]) == 0
 
@@ -155,22 +161,24 @@ def test_a_signed_in_page_view_costs_one_round_trip(r: redis.Redis, buyer, clien
     with round_trips() as trips:
         assert client.get("/").status_code == 200
     # On a cluster the session and the person may sit on two primaries.
-    session_key = client.cookies[settings.SESSION_COOKIE_NAME].value
-    session_and_person = [SESSION.key(session_key=session_key), PERSON.key(person_id=buyer.id)]
-    assert trips.count == primaries_reached(r, session_and_person)
+    assert trips.count == identity_trips(r, client)
     assert today(r) == (1, 1)
 
 
 def test_a_page_view_is_written_only_by_the_flush(r: redis.Redis, buyer, client_for):
     client = client_for(buyer)
-    before = r.info("persistence")["rdb_changes_since_last_save"]
+    before = keys_changed(r)
     for _ in range(5):
         assert client.get("/").status_code == 200
-    assert r.info("persistence")["rdb_changes_since_last_save"] == before
+    assert keys_changed(r) == before
     assert visits.visits_pending() == 5
     with round_trips() as trips:
         assert visits.visits_flush() == 5
-    assert trips.count == 1  # every day and shard in one pipeline
+    # Every day and shard in one pipeline: one round trip per primary the written keys are on.
+    written = [
+        key for key in keys_stored(r) if VISITS_VIEWS.matches(key) or VISITS_VISITORS.matches(key)
+    ]
+    assert trips.count == primaries_reached(r, written)
     assert visits.visits_pending() == 0
     assert today(r) == (5, 1)
 
@@ -207,7 +215,7 @@ def test_visitors_spread_over_the_shards_and_add_up(r: redis.Redis):
     ]
     assert all(count > 0 for count in counts)  # no one shard takes every visitor
     slots = {
-        r.cluster("keyslot", VISITS_VISITORS.key(shard=shard, day=DAY.isoformat()))
+        r.execute_command("CLUSTER KEYSLOT", VISITS_VISITORS.key(shard=shard, day=DAY.isoformat()))
         for shard in range(VISITS_SHARDS)
     }
     assert len(slots) == VISITS_SHARDS  # one hash tag, one cluster slot per shard

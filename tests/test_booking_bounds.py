@@ -21,6 +21,7 @@ from booking.parser import InvalidRequest
 from booking.records import bookings_page, hold_get
 from booking.rules import hold_new_id
 from tests.booking_support import BUYER, NOW, SECOND_BUYER, claim, request, snapshot
+from tests.store_support import commands_run, stats_reset
 
 B_8_12 = {"cls": "B", "room": "7", "start": "8", "end": "12", "date": "2026-12-08"}
 C_9_10 = {"cls": "C", "room": "9", "start": "9", "end": "10", "box": "1", "date": "2026-12-09"}
@@ -127,19 +128,19 @@ def test_a_claim_reads_only_the_holds_that_touch_its_days(r: redis.Redis) -> Non
                       boxes=[n % 100 + 1])  # fmt: skip
         owner = f"holder{n}"
         assert booking_hold(client=r, owner_id=owner, request=req, hold_id=hold_new_id(room=7)).ok
-    r.config_resetstat()
+    stats_reset(r)
     assert claim(r, request("C", room=7, dates=(3,), hour_start=8, hour_end=9, boxes=[1])).ok
-    stats = r.info("commandstats")
-    assert stats["cmdstat_hgetall"]["calls"] == 1  # the new record, for the reply: no scan
-    assert "cmdstat_hmget" not in stats  # no hold touches day 3: none is read
+    ran = commands_run(r)
+    assert ran["hgetall"] == 1  # the new record, for the reply: no scan
+    assert "hmget" not in ran  # no hold touches day 3: none is read
     # One hold on the claim's day: that one is read (one HMGET), and it refuses the slot.
     blocker = request("C", room=7, dates=(4,), hour_start=8, hour_end=9, boxes=[1])
     assert booking_hold(client=r, owner_id="holder-x", request=blocker,
                         hold_id=hold_new_id(room=7)).ok  # fmt: skip
-    r.config_resetstat()
+    stats_reset(r)
     refused = claim(r, request("C", room=7, dates=(4,), hour_start=8, hour_end=9, boxes=[1]))
     assert not refused.ok and all(slot.held for slot in refused.taken)
-    assert r.info("commandstats")["cmdstat_hmget"]["calls"] == 1
+    assert commands_run(r)["hmget"] == 1
 
 
 def test_a_buyer_with_55_bookings_sees_and_cancels_the_oldest(

@@ -17,7 +17,7 @@ from booking.maintenance import inventory_flush
 from booking.records import Booking
 from booking.rules import booking_new_id, hold_new_id
 from strongroom import keyspace
-from strongroom.store import primaries, primaries_reached, round_trips
+from strongroom.store import is_cluster, primaries, primaries_reached, round_trips
 from tests.booking_support import (
     BUYER,
     NOW,
@@ -29,6 +29,7 @@ from tests.booking_support import (
     request,
     snapshot,
 )
+from tests.store_support import store_probed
 
 
 def test_a_claim_confirms_a_booking_with_every_field(r: redis.Redis) -> None:
@@ -52,10 +53,15 @@ def test_a_claim_confirms_a_booking_with_every_field(r: redis.Redis) -> None:
 
 def test_a_claim_is_one_durable_call_plus_one_index_write(r: redis.Redis) -> None:
     req = request("B", hour_start=8, hour_end=10)
+    store_probed(r)  # asked of the store once per client, not in the counted call
     with round_trips() as trips:
         assert claim(r, req).ok
     # The index write reaches the person's and the date shard's primaries (one on one server).
-    assert trips.count == 1 + primaries_reached(r, [person_index(BUYER), date_index(req.room)])
+    index_write = primaries_reached(r, [person_index(BUYER), date_index(req.room)])
+    # On a cluster the entries are on other primaries than the room: its `unindexed` set is
+    # emptied after they are written, in a round trip of its own.
+    unindexed = 1 if is_cluster(r) else 0
+    assert trips.count == 1 + index_write + unindexed
 
 
 def test_the_second_buyer_of_the_same_hour_is_refused_with_the_taken_slots(

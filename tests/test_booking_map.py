@@ -16,8 +16,9 @@ from django.test import Client
 from booking.building_map import BuildingMap, RoomState, building_map_read
 from booking.claims import booking_hold
 from booking.rules import hold_new_id
-from strongroom.store import primaries, round_trips
+from strongroom.store import round_trips
 from tests.booking_support import NOW, claim, day, request
+from tests.store_support import identity_trips, rooms_trips
 
 ALL_ROOMS = range(1, 301)
 EVERY_BOX = list(range(1, 101))
@@ -56,7 +57,7 @@ def test_the_whole_class_c_map_of_a_day_is_one_round_trip(r: redis.Redis) -> Non
     claim(r, request("C", room=5, dates=(12,), hour_start=8, hour_end=10, boxes=[1, 2]))
     with round_trips() as trips:
         bmap, _ = states(r, "C", (8, 10), grid_room=5)
-    assert trips.count == 1
+    assert trips.count == rooms_trips(r, ALL_ROOMS)  # one pipeline: 1 per primary it reaches
     assert len(bmap.rooms) == 300 and len(bmap.grid) == 100
 
 
@@ -244,11 +245,9 @@ def test_buyers_share_a_kept_map_that_costs_them_the_identity_read_only(
     first = page(client_for(buyer), query)
     claim(r, request("C", room=6, dates=(12,), hour_start=8, hour_end=10, boxes=EVERY_BOX))
     other = client_for(second_buyer)
-    with round_trips() as identity:
-        other.get("/")  # the session and its person (one node, or each primary they are on)
     with round_trips() as trips:
         again = page(other, query)
-    assert trips.count == identity.count  # the map is the one kept
+    assert trips.count == identity_trips(r, other)  # the session and its person; the map is kept
     assert again.count('class="map-room ') == 300 and "300 rooms free" in again
     assert "300 rooms free" in first
     kept_maps[0] += 61  # older than its minute: read afresh
@@ -265,11 +264,8 @@ def test_a_buyer_holding_slots_on_the_map_gets_it_read_afresh(
     others = page(client_for(second_buyer), query)  # read now: the hold is someone else's
     assert "299 rooms free" in others
     mine = client_for(buyer)
-    with round_trips() as identity:
-        mine.get("/")  # the session and its person (one node, or each primary they are on)
     with round_trips() as trips:
         theirs = page(mine, query)
-    # Not the kept map: every room read afresh (one round trip per primary), as their own hold
-    # reads free for them.
-    assert trips.count == identity.count + len(primaries(r))
+    # not the kept map (their own hold reads free for them): the identity, then every room
+    assert trips.count == identity_trips(r, mine) + rooms_trips(r, ALL_ROOMS)
     assert "300 rooms free" in theirs

@@ -18,6 +18,7 @@ from catalog.services import book_add, book_delete, book_edit, book_tags_fill, b
 from strongroom import keyspace
 from strongroom.store import round_trips
 from tests.catalog_support import assert_catalog_exact, brute_force, stored_books
+from tests.store_support import commands_run, stats_reset
 
 TAGS = [f"t{i}" for i in range(12)]
 HASH_PATH = 10**9  # every result counted from the book-tags hash
@@ -83,15 +84,15 @@ def test_both_facet_paths_agree_with_brute_force(r: redis.Redis) -> None:
 
 
 def calls_of(client: redis.Redis, *commands: str) -> int:
-    stats = client.info("commandstats")
-    return sum(int(stats.get(f"cmdstat_{command}", {}).get("calls", 0)) for command in commands)
+    ran = commands_run(client)  # every primary's count (a cluster's INFO goes to one node)
+    return sum(ran[command] for command in commands)
 
 
 def test_the_crossover_picks_the_path(r: redis.Redis) -> None:
     books_load(client=r, books=random_books(random.Random(2), 100))
 
     def counted(query: Query, crossover: int) -> tuple[int, int]:
-        r.config_resetstat()
+        stats_reset(r)
         catalog_page(client=r, query=query, facet_crossover=crossover)
         return calls_of(r, "hmget"), calls_of(r, "sintercard")
 
