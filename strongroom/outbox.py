@@ -235,13 +235,15 @@ def sender_pass(*, client: redis.Redis) -> SendReport | None:
 
 
 def _sender_loop() -> None:
-    from strongroom.store import get_store
+    from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store
 
     while True:
         _wake.wait(SENDER_PERIOD_S)
         _wake.clear()
         try:
             sender_pass(client=get_store())
+        except (*UNAVAILABLE, StoreUnavailable) as exc:  # store down or stalled: one line, no trace
+            logger.warning("the mail sender's pass found no store (%s); next in a few seconds", exc)
         except Exception:
             logger.warning("the mail sender's pass failed; next in a few seconds", exc_info=True)
 
