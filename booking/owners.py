@@ -12,24 +12,31 @@ from django.conf import settings
 from accounts.extensions import account_part, person_forgetter
 from booking.calls import OWNER_FORGET
 from booking.keys import RoomKeys, person_index
-from booking.records import Booking, bookings_of
+from booking.records import Booking, bookings_page
 from booking.rules import booking_id_room, format_room, hold_new_id, site_today
 from booking.waits import first_bookable_day, waits_of
 from strongroom import keyspace as ks
 from strongroom.clock import to_ms
 from strongroom.store import durable_fcall, text_list, text_values
 
-UPCOMING_SCAN = 200
+# The account page lists the soonest upcoming bookings; "My bookings" pages through all of them.
+ACCOUNT_UPCOMING = 10
 
 
 def bookings_upcoming(
-    *, client: redis.Redis, owner_id: str, now: dt.datetime | None = None
+    *,
+    client: redis.Redis,
+    owner_id: str,
+    now: dt.datetime | None = None,
+    limit: int = ACCOUNT_UPCOMING,
 ) -> list[Booking]:
-    """Confirmed bookings whose last day is today or later, soonest first (two round trips)."""
+    """At most `limit` confirmed bookings whose last day is today or later, soonest first (two
+    round trips, whatever the number of bookings: the index from today on, then twice `limit`
+    records, as cancelled ones stay in the index)."""
     today = site_today(now)
-    found = bookings_of(client=client, owner_id=owner_id, limit=UPCOMING_SCAN)
-    upcoming = [b for b in found if b.status == "confirmed" and b.dates[-1] >= today]
-    return sorted(upcoming, key=lambda b: (b.dates[0], b.hours or (0, 0), b.room))
+    found = bookings_page(client=client, owner_id=owner_id, today=today, limit=2 * limit)
+    upcoming = [b for b in found.bookings if b.status == "confirmed" and b.dates[-1] >= today]
+    return sorted(upcoming, key=lambda b: (b.dates[0], b.hours or (0, 0), b.room))[:limit]
 
 
 def owner_forget(*, client: redis.Redis, owner_id: str, now: dt.datetime | None = None) -> int:

@@ -19,7 +19,7 @@ from icalendar import Calendar
 
 from accounts import services
 from accounts.selectors import person_get
-from booking.claims import booking_claim
+from booking.claims import booking_cancel, booking_claim
 from booking.parser import slot_request_parse
 from booking.records import Booking, booking_get
 from booking.references import reference_parse, reference_room
@@ -51,6 +51,20 @@ def test_the_header_links_the_name_to_the_account_page_which_lists_upcoming_book
     assert booking.reference in page
     for action in ("/accounts/me/email/", "/accounts/me/sessions/", "/accounts/me/delete/"):
         assert f'action="{action}"' in page
+
+
+def test_the_account_page_lists_the_ten_soonest_confirmed_bookings_whatever_their_number(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    made = [book(r, buyer, room=20 + n, n=n) for n in range(3, 17)]  # 14 bookings, Dec 3-16
+    cancelled = booking_cancel(
+        client=r, booking_id=made[0].id, actor_id=str(buyer.id), actor_is_staff=False
+    )
+    assert cancelled.ok
+    page = client_for(buyer).get("/accounts/me/").content.decode()
+    listed = re.findall(r'href="/book/done/([^/"]+)/"', page)
+    assert listed == [b.id for b in made[1:11]]  # Dec 4-13, soonest first; Dec 3 is cancelled
+    assert 'href="/book/mine/"' in page  # every booking is one link away
 
 
 def test_a_booking_ics_parses_and_carries_the_local_hours(
