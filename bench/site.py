@@ -197,6 +197,8 @@ def results_text(
     """The dated results file: conditions, data set, the table (one line per paragraph)."""
     from django.conf import settings
 
+    from strongroom import store
+
     share = data.booked_share
     busy = float(before["load"].split()[0])
     lines = [
@@ -204,8 +206,8 @@ def results_text(
         "",
         f"`make bench` (`python -m bench.site`): gunicorn ({server}) serving the site with "
         f"`DEBUG=0` on an embedded {info['server']} {info['version']} (AOF, `appendfsync "
-        f"{settings.STRONGROOM_EMBEDDED_APPENDFSYNC}`, `STRONGROOM_DURABILITY="
-        f"{settings.STRONGROOM_DURABILITY}`), driven by wrk with {args.connections} connections; "
+        f"{settings.STRONGROOM_EMBEDDED_APPENDFSYNC}`, durability "
+        f"`{store.durability(store.get_store())}`), driven by wrk with {args.connections} connections; "
         f"{args.warmup:.0f} s warm-up, then {args.seconds:.0f} s measured per row.",
         "",
         '"vs signed-in base template" is the row\'s requests/s as a share of the reference rows '
