@@ -207,7 +207,8 @@ def results_text(
         f"`make bench` (`python -m bench.site`): gunicorn ({server}) serving the site with "
         f"`DEBUG=0` on an embedded {info['server']} {info['version']} (AOF, `appendfsync "
         f"{settings.STRONGROOM_EMBEDDED_APPENDFSYNC}`, durability "
-        f"`{store.durability(store.get_store())}`), driven by wrk with {args.connections} connections; "
+        f"`{store.durability(store.get_store())}`), driven by wrk with {args.connections} "
+        "connections; "
         f"{args.warmup:.0f} s warm-up, then {args.seconds:.0f} s measured per row.",
         "",
         '"vs signed-in base template" is the row\'s requests/s as a share of the reference rows '
