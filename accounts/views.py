@@ -6,6 +6,7 @@ import math
 from dataclasses import replace
 from urllib.parse import quote
 
+import redis
 from django.contrib import messages
 from django.contrib.auth.hashers import check_password
 from django.core.exceptions import ValidationError
@@ -31,6 +32,7 @@ from accounts.forms import (
     SetPasswordForm,
     SignupForm,
 )
+from accounts.people import Person
 from accounts.selectors import account_get, person_with_password
 from accounts.sessions import request_sign_in, request_sign_out
 from strongroom.clock import now_ms
@@ -144,6 +146,23 @@ def logout(request: HttpRequest) -> HttpResponse:
     return redirect("home")
 
 
+def _password_saved(
+    request: HttpRequest, form: SetPasswordForm, *, client: redis.Redis, person: Person
+) -> HttpResponse | None:
+    """Store the form's new password and sign this request in with it (other sessions end):
+    the redirect to the account page, or None with the refusal added to the form."""
+    try:
+        encoded = services.password_set(
+            client=client, person_id=person.id, password=form.cleaned_data["new_password1"]
+        )
+    except ValidationError as error:
+        form.add_error("new_password1", error)
+        return None
+    request_sign_in(request, person=person, password_hash=encoded)
+    messages.success(request, _("Your password has been changed."))
+    return redirect("accounts:profile")
+
+
 @login_required
 @sensitive_post_parameters("old_password", "new_password1", "new_password2")
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -157,18 +176,9 @@ def password_change(request: HttpRequest) -> HttpResponse:
         if found is None or not check_password(form.cleaned_data["old_password"], found[1]):
             form.add_error("old_password", _("Your current password is wrong."))
         else:
-            try:
-                encoded = services.password_set(
-                    client=client,
-                    person_id=person.id,
-                    password=form.cleaned_data["new_password1"],
-                )
-            except ValidationError as error:
-                form.add_error("new_password1", error)
-            else:
-                request_sign_in(request, person=found[0], password_hash=encoded)
-                messages.success(request, _("Your password has been changed."))
-                return redirect("accounts:profile")
+            saved = _password_saved(request, form, client=client, person=found[0])
+            if saved is not None:
+                return saved
     return render(
         request,
         "accounts/password_change.html",
@@ -336,15 +346,8 @@ def reset_confirm(request: HttpRequest, person_id: int, token: str) -> HttpRespo
         return render(request, "accounts/reset_invalid.html", status=400)
     form = SetPasswordForm(request.POST or None, username=found[0].username)
     if request.method == "POST" and form.is_valid():
-        try:
-            encoded = services.password_set(
-                client=client, person_id=person_id, password=form.cleaned_data["new_password1"]
-            )
-        except ValidationError as error:
-            form.add_error("new_password1", error)
-        else:
-            request_sign_in(request, person=found[0], password_hash=encoded)
-            messages.success(request, _("Your password has been changed."))
-            return redirect("accounts:profile")
+        saved = _password_saved(request, form, client=client, person=found[0])
+        if saved is not None:
+            return saved
     status = 400 if form.errors else 200
     return render(request, "accounts/reset_confirm.html", {"form": form}, status=status)

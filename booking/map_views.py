@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET
 
 from accounts.access import request_person
 from booking.building_map import BuildingMap
-from booking.map_page import MapQuery, map_context, map_query_from, map_read, map_stamp
+from booking.map_page import MapQuery, map_context, map_query_from, map_read
 from strongroom.recent import Recent
 from strongroom.store import get_store
 
@@ -55,6 +55,6 @@ def building_map_results(request: HttpRequest) -> HttpResponse:
     """Fragment: the map's results alone. htmx polls it with the digest of what the page shows
     (`seen`): when nothing changed the answer is an empty 204, which htmx leaves alone."""
     _query, bmap, context = _read(request)
-    if bmap is not None and request.GET.get("seen") == map_stamp(bmap):
+    if bmap is not None and request.GET.get("seen") == context["stamp"]:
         return HttpResponse(status=204)
     return render(request, "booking/_map_results.html", context)

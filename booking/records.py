@@ -374,15 +374,8 @@ def indexes_drain(*, client: redis.Redis, rooms: Sequence[int]) -> int:
     for room in rooms:
         pipe.zrange(RoomKeys(room).unindexed, 0, -1)
     waiting = {room: text_list(ids) for room, ids in zip(rooms, pipe.execute(), strict=True) if ids}
-    if not waiting:
-        return 0
-    ids = [booking_id for room_ids in waiting.values() for booking_id in room_ids]
-    indexes_write(client=client, bookings=_bookings(client, ids))
-    pipe = client.pipeline(transaction=False)
-    for room, room_ids in waiting.items():
-        pipe.zrem(RoomKeys(room).unindexed, *room_ids)
-    pipe.execute()
-    return len(ids)
+    _drain(client, waiting)
+    return sum(len(room_ids) for room_ids in waiting.values())
 
 
 def indexes_read(*, client: redis.Redis, reads: Callable[[Any], object]) -> list[Any]:
