@@ -11,10 +11,12 @@ request carries the next buyer's cookie.
 Floors, measured in the same run: a bare Django view returning a short text, and the site's
 base template signed in as the page rows are (its header reads the session and the person, as
 every page's does), at the start and again at the end. Each page also has an in-memory twin
-(bench/twin.py): the same template rendered from answers kept in memory, without the store and
-the session middleware; page / twin is the share of a page's time that is not the store's.
-A page and its twin run alternately, three rounds by default (`--rounds`): the row shows the
-round with the median ratio and notes every round's.
+(bench/twin.py): the same request served by the same worker, middleware, view and template with
+the store's answers replayed from memory; page / twin is the share of a page's time that is not
+the store's. A render-only twin (bench/render_twin.py) renders the page's template again from
+its kept context: page / render-only is the share that is not the store, the middleware or the
+view's own work. A page and its twins run in turn, three rounds by default (`--rounds`): the
+row shows the round with the median page/twin ratio and notes every round's.
 
 Prints one Markdown table, writes it to bench/results/<date>.md and refreshes the quote in the
 README (between the `bench:site` markers).
@@ -92,6 +94,7 @@ def measure(runner: Runner, row: Row, client: Any, args: argparse.Namespace) -> 
     warm = runner.run(row, args.warmup) if args.warmup > 0 else None
     runner.settle()  # a slow page's warm-up leaves a queue that would eat the run
     row.result = runner.run(row, args.seconds)
+    log(f"{row.label}: {row.result['rps']:,.0f} requests/s")
     runner.settle()
     if row.method == "POST" and not row.twin_of:
         made = bookings_stored(client) - stored
@@ -99,24 +102,28 @@ def measure(runner: Runner, row: Row, client: Any, args: argparse.Namespace) -> 
 
 
 def measure_with_twin(runner: Runner, row: Row, client: Any, args: argparse.Namespace) -> None:
-    """A page and its twin measured alternately `args.rounds` times (a machine that gets busier
-    or quieter meanwhile weighs on both alike); the row keeps the round whose page/twin ratio
-    is the median, and notes every round's ratio."""
-    if row.twin is None:
+    """A page, its in-memory twin and its render-only twin measured one after the other,
+    `args.rounds` times (a machine that gets busier or quieter meanwhile weighs on all alike);
+    the row keeps the round whose page/twin ratio is the median, and notes every round's."""
+    twins = [twin for twin in (row.twin, row.render) if twin is not None]
+    if not twins:
         measure(runner, row, client, args)
         return
-    rounds: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    rounds: list[list[dict[str, Any]]] = []
     for _ in range(max(1, args.rounds)):
         measure(runner, row, client, args)
         if row.missing:
             return
-        measure(runner, row.twin, client, args)
-        if row.twin.missing or not row.twin.result["rps"]:
-            return
-        rounds.append((row.result, row.twin.result))
-    ratios = [page["rps"] / twin["rps"] for page, twin in rounds]
+        for twin in twins:
+            measure(runner, twin, client, args)
+            if twin.missing or not twin.result["rps"]:
+                return
+        rounds.append([row.result] + [twin.result for twin in twins])
+    ratios = [page["rps"] / twin["rps"] for page, twin, *_ in rounds]
     middle = sorted(range(len(rounds)), key=lambda i: ratios[i])[len(rounds) // 2]
-    row.result, row.twin.result = rounds[middle]
+    row.result = rounds[middle][0]
+    for twin, result in zip(twins, rounds[middle][1:], strict=True):
+        twin.result = result
     spread = " / ".join(f"{ratio:.0%}" for ratio in ratios)
     note = row.result.get("note", "")
     row.result["note"] = f"vs twin by round {spread}" + (f"; {note}" if note else "")
@@ -131,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         "--rounds",
         type=int,
         default=3,
-        help="runs of each page and its twin, alternately (the row shows the median ratio)",
+        help="runs of each page and its twins, in turn (the row shows the median page/twin)",
     )
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument(
@@ -240,15 +247,19 @@ def results_text(
         f"`{store.durability(store.get_store())}`), driven by wrk with {args.connections} "
         "connections; "
         f"{args.warmup:.0f} s warm-up, then {args.seconds:.0f} s measured per run; each page and "
-        f"its twin run alternately {args.rounds} times, and the row shows the round whose "
+        f"its two twins run in turn {args.rounds} times, and the row shows the round whose "
         "page/twin ratio is the median (every round's ratio is in the last column).",
         "",
         '"vs signed-in base template" is the row\'s requests/s as a share of the reference rows '
         "that render the site's base template signed in (the session and person read, nothing "
         'else; the mean of the run at the start and the one at the end). "in-memory twin" is '
-        "the same page rendered from answers kept in memory, without the store and the session "
-        'middleware (bench/twin.py); "vs twin" is the page\'s share of it. "alone ms" is one '
-        "request on the idle server (the check made before each row); p50 and p99 include the "
+        "the same page served by the same worker, middleware, view and template with every "
+        'answer of the store replayed from memory (bench/twin.py): "vs twin" is the page\'s '
+        'share of it, what is left when the store costs nothing. "render-only" is stricter: '
+        "the page's template rendered again from the context it was rendered with, without the "
+        "view's own work, the store or the session middleware (bench/render_twin.py). "
+        '"alone ms" is one request on the idle server (the check made before each row); p50 '
+        "and p99 include the "
         f"wait behind the other connections' requests ({args.connections} clients on "
         f"{server}).",
         "",

@@ -16,30 +16,34 @@ from bench.site_rows import RACERS, Row
 
 
 def table(rows: list[Row]) -> str:
-    """The one Markdown table: req/s, p50, p99, the share of the signed-in base template and
-    the share of the page's in-memory twin (what is left when the store and the session and
-    person middleware cost nothing)."""
+    """The one Markdown table: req/s, p50, p99, the share of the signed-in base template, the
+    share of the page's in-memory twin (what is left when the store costs nothing) and of its
+    render-only twin (when only the template's rendering is left)."""
     bases = [r.result["rps"] for r in rows if r.path == "/bench/base" and r.result]
     base_rps = sum(bases) / len(bases) if bases else 0.0
     lines = [
         "| page | requests/s | p50 ms | p99 ms | vs signed-in base template "
-        "| in-memory twin req/s | vs twin | alone ms | answers |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| in-memory twin req/s | vs twin | render-only req/s | vs render-only | alone ms "
+        "| answers |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for row in rows:
         if row.missing:
             lines.append(
-                f"| {row.label} | – | – | – | – | – | – | – | not measured: {row.missing} |"
+                f"| {row.label} | – | – | – | – | – | – | – | – | – | not measured: {row.missing} |"
             )
             continue
         res = row.result
         ratio = "" if row.reference or not base_rps else f"{res['rps'] / base_rps:.0%}"
-        twin = row.twin.result if row.twin is not None and row.twin.result else {}
-        twin_rps = f"{twin['rps']:,.0f}" if twin else ""
-        vs_twin = f"{res['rps'] / twin['rps']:.0%}" if twin else ""
+        floors = []
+        for twin in (row.twin, row.render):
+            found = twin.result if twin is not None and twin.result else {}
+            floors += (
+                [f"{found['rps']:,.0f}", f"{res['rps'] / found['rps']:.0%}"] if found else ["", ""]
+            )
         lines.append(
             f"| {row.label} | {res['rps']:,.0f} | {res['p50_us'] / 1000:.1f} | "
-            f"{res['p99_us'] / 1000:.1f} | {ratio} | {twin_rps} | {vs_twin} | "
+            f"{res['p99_us'] / 1000:.1f} | {ratio} | {' | '.join(floors)} | "
             f"{row.alone_ms:.1f} | {answers(res)} |"
         )
     return "\n".join(lines)

@@ -27,9 +27,10 @@ class Row:
     slots: str = "fixed"  # POST rows: "distinct", "race" (RACERS buyers per slot) or "fixed"
     headers: dict[str, str] = field(default_factory=dict)
     reference: bool = False
-    # The page's in-memory twin (bench/twin.py) is measured right after it; `twin_of` marks
-    # the twin's own row (not printed), `twin` the page row's twin.
+    # The page's in-memory twin (bench/twin.py) and its render-only twin (bench/render_twin.py)
+    # are measured right after it; `twin_of` marks a twin's own row (not printed).
     twin: Row | None = None
+    render: Row | None = None
     twin_of: str = ""
     missing: str = ""  # why the row could not run (e.g. the page does not exist yet)
     alone_ms: float = 0.0  # the preflight: one request on an idle server
@@ -72,13 +73,14 @@ def build_rows(data: DataSet) -> list[Row]:
     pages = booking_rows(data) + map_rows(data) + other_rows(data)
     for row in pages:
         if not row.missing:
-            row.twin = twin_of(row)
+            row.twin = twin_of(row, "/bench/twin", "in-memory twin")
+            row.render = twin_of(row, "/bench/render", "render-only twin")
     return first + pages + last
 
 
-def twin_of(row: Row) -> Row:
-    """The row's page rendered from answers kept in memory (bench/twin.py): same cookies,
-    headers and form; the contended row's twin replays a refusal."""
+def twin_of(row: Row, prefix: str, name: str) -> Row:
+    """The row's page served under `prefix` (bench/twin.py, bench/render_twin.py): same
+    cookies, headers and form; the contended row's twins replay a refusal."""
     path, _, query = row.path.partition("?")
     headers = dict(row.headers)
     expect = row.expect
@@ -86,8 +88,8 @@ def twin_of(row: Row) -> Row:
         headers["X-Bench-Prefer"] = "409"
         expect = (409,)
     return Row(
-        f"{row.label}: in-memory twin",
-        f"/bench/twin{path}" + (f"?{query}" if query else ""),
+        f"{row.label}: {name}",
+        f"{prefix}{path}" + (f"?{query}" if query else ""),
         expect=expect,
         method=row.method,
         who=row.who,

@@ -30,13 +30,14 @@ def default_threads() -> int:
 
 
 def gunicorn_command(
-    *, bind: str, workers: int, threads: int | None = None, access_log: bool = False
-) -> list[str]:
+    *, bind: str, workers: int, threads: int | None = None, access_log: bool = False,
+    app: str = "strongroom.wsgi",
+) -> list[str]:  # fmt: skip
     """The gunicorn command line: gthread workers (sync with one thread), settings from
-    strongroom/gunicorn_conf.py."""
+    strongroom/gunicorn_conf.py; `app` is the WSGI module (the benchmark wraps the site's)."""
     threads = default_threads() if threads is None else threads
     command = [
-        sys.executable, "-m", "gunicorn", "strongroom.wsgi", "--bind", bind,
+        sys.executable, "-m", "gunicorn", app, "--bind", bind,
         "--workers", str(workers), "--config", "python:strongroom.gunicorn_conf",
         "--worker-class", "gthread" if threads > 1 else "sync", "--threads", str(threads),
     ]  # fmt: skip
@@ -51,8 +52,9 @@ def free_port() -> int:
 
 
 def start_site(
-    env: dict[str, str], *, workers: int, threads: int | None = None, timeout: float = 60.0
-) -> tuple[subprocess.Popen[bytes], str]:
+    env: dict[str, str], *, workers: int, threads: int | None = None, timeout: float = 60.0,
+    app: str = "strongroom.wsgi",
+) -> tuple[subprocess.Popen[bytes], str]:  # fmt: skip
     """collectstatic, then gunicorn on a free port; returns once /healthz answers 200."""
     subprocess.run(
         [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
@@ -61,7 +63,7 @@ def start_site(
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     process = subprocess.Popen(
-        gunicorn_command(bind=f"127.0.0.1:{port}", workers=workers, threads=threads),
+        gunicorn_command(bind=f"127.0.0.1:{port}", workers=workers, threads=threads, app=app),
         cwd=ROOT,
         env=env,
     )
