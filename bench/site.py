@@ -18,8 +18,8 @@ its kept context: page / render-only is the share that is not the store, the mid
 view's own work. A page and its twins run in turn, three rounds by default (`--rounds`): the
 row shows the round with the median page/twin ratio and notes every round's.
 
-Prints one Markdown table, writes it to bench/results/<date>.md and refreshes the quote in the
-README (between the `bench:site` markers).
+Prints one Markdown table, writes it to bench/results/<date>-<HHMM>.md and refreshes the quote
+in the README (between the `bench:site` markers).
 """
 
 from __future__ import annotations

@@ -107,7 +107,7 @@ def machine() -> dict[str, str]:
 
 def write_results(text: str, when: dt.datetime) -> Path:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path = RESULTS_DIR / f"{when.date().isoformat()}.md"
+    path = RESULTS_DIR / f"{when:%Y-%m-%d-%H%M}.md"  # never over an earlier run's file
     path.write_text(text, encoding="utf-8")
     return path
 

@@ -45,9 +45,9 @@ Entry = tuple[str, Any, bool]  # the command's signature, its answer, whether it
 Tape = list[Entry]
 
 # What identifies a twin's tape: the request's method, path, query and the headers that change
-# what the page answers.
+# what the page answers (a refusal is taped apart from a win on the same form).
 _KEYED = ("REQUEST_METHOD", "PATH_INFO", "QUERY_STRING", "HTTP_COOKIE", "HTTP_HX_REQUEST",
-          "HTTP_HX_TARGET", "HTTP_ACCEPT_LANGUAGE")  # fmt: skip
+          "HTTP_HX_TARGET", "HTTP_ACCEPT_LANGUAGE", "HTTP_X_BENCH_PREFER")  # fmt: skip
 _tapes: dict[tuple[str, ...], Tape] = {}
 _serving = threading.local()
 
