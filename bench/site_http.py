@@ -3,13 +3,11 @@ the site with gunicorn."""
 
 from __future__ import annotations
 
-import http.client
 import re
 import subprocess
-import urllib.parse
 from typing import Any
 
-from strongroom.serving import start_site
+from strongroom.serving import fetch, start_site
 
 # --- sessions and CSRF --------------------------------------------------------------------------
 
@@ -27,27 +25,6 @@ def session_cookie(client: Any, person: Any) -> str:
     session_sign_in(session, person=found[0], password_hash=found[1])
     session.save()
     return f"{settings.SESSION_COOKIE_NAME}={session.session_key}"
-
-
-def fetch(
-    base: str, path: str, *, method: str = "GET", cookie: str = "", body: str = "",
-    headers: dict[str, str] | None = None,
-) -> tuple[int, dict[str, str], str]:  # fmt: skip
-    """One request without following redirects: status, headers (lower-case), text."""
-    parsed = urllib.parse.urlsplit(base)
-    conn = http.client.HTTPConnection(parsed.hostname or "127.0.0.1", parsed.port, timeout=120)
-    sent = {**(headers or {})}
-    if cookie:
-        sent["Cookie"] = cookie
-    if body:
-        sent["Content-Type"] = "application/x-www-form-urlencoded"
-    conn.request(method, path, body=body.encode() if body else None, headers=sent)
-    response = conn.getresponse()
-    text = response.read().decode("utf-8", "replace")
-    found = {name.lower(): value for name, value in response.getheaders()}
-    found["set-cookie"] = "\n".join(response.headers.get_all("Set-Cookie") or [])
-    conn.close()
-    return response.status, found, text
 
 
 def page_text(html: str) -> str:

@@ -24,6 +24,7 @@ from booking.rules import (
     season_day,
     season_key,
 )
+from strongroom.ahead import Command, pipeline_replies
 from strongroom.clock import from_ms, to_ms
 from strongroom.store import text_hash
 
@@ -147,6 +148,26 @@ def _key_names(prefix: str, season: str, cls: str) -> tuple[tuple[str, str], ...
     )
 
 
+def rooms_commands(*, cls: str, rooms: Sequence[int], dates: Sequence[dt.date]) -> list[Command]:
+    """What `rooms_read` sends: a GETRANGE per room and run of consecutive days, and an HGETALL
+    of the room's holds (a view plans them ahead with its identity, strongroom/ahead.py)."""
+    runs = _runs(sorted({season_day(d) for d in dates}))
+    raw = {NEVER_DECODE: True}  # bytes, whatever the client's decode_responses
+    names = _key_names(settings.STRONGROOM_KEY_PREFIX, season_key(), cls)
+    commands: list[Command] = []
+    for room in rooms:
+        inventory, holds_key = names[room - 1]
+        for first, last in runs:
+            if cls == "A":
+                start, end = first // 8, last // 8
+            else:
+                width = _DAY_BYTES[cls]
+                start, end = first * width, (last + 1) * width - 1
+            commands.append((("GETRANGE", inventory, start, end), raw))
+        commands.append((("HGETALL", holds_key), {}))
+    return commands
+
+
 def rooms_read(
     *,
     client: redis.Redis,
@@ -157,24 +178,11 @@ def rooms_read(
     now: dt.datetime | None = None,
 ) -> list[RoomDays]:
     """The booked bytes and other buyers' holds of `rooms` on `dates` (season days), in ONE
-    round trip: one pipeline of a GETRANGE per room and run of consecutive days, and an HGETALL
-    of the room's holds (on a cluster, redis-py sends one pipeline per primary)."""
+    round trip: one pipeline of `rooms_commands` (on a cluster, redis-py sends one pipeline per
+    primary), none when the view read them ahead with its identity."""
     days = sorted({season_day(d) for d in dates})
     runs = _runs(days)
-    raw = {NEVER_DECODE: True}  # bytes, whatever the client's decode_responses
-    names = _key_names(settings.STRONGROOM_KEY_PREFIX, season_key(), cls)
-    pipe = client.pipeline(transaction=False)
-    for room in rooms:
-        inventory, holds_key = names[room - 1]
-        for first, last in runs:
-            if cls == "A":
-                start, end = first // 8, last // 8
-            else:
-                width = _DAY_BYTES[cls]
-                start, end = first * width, (last + 1) * width - 1
-            pipe.execute_command("GETRANGE", inventory, start, end, **raw)
-        pipe.execute_command("HGETALL", holds_key)
-    replies = pipe.execute()
+    replies = pipeline_replies(client, rooms_commands(cls=cls, rooms=rooms, dates=dates))
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     wanted = set(days)
     step = len(runs) + 1

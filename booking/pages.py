@@ -25,7 +25,7 @@ from django.utils.translation import gettext as _
 
 from booking.choice_check import Blocked, Wanted, choice_check
 from booking.forms import Choices
-from booking.panel_state import CalendarDay, PanelState, panel_state
+from booking.panel_state import CalendarDay, PanelState, panel_commands, panel_state
 from booking.records import Slot
 from booking.rules import (
     BOXES_PER_ROOM,
@@ -37,6 +37,7 @@ from booking.rules import (
     site_today,
 )
 from booking.site_time import clock, hour_range
+from strongroom.ahead import Command
 
 # --- rendered pieces ------------------------------------------------------------------------
 # The booking page repeats the same small pieces on every request: 100 box buttons, 24 hour
@@ -211,6 +212,24 @@ def _month_table(
     )
 
 
+def _calendar(start: dt.date, end: dt.date) -> list[dt.date]:
+    return [start + dt.timedelta(days=i) for i in range((end - start).days + 1)]
+
+
+def panel_reads(choices: Choices, *, with_choice: bool = True) -> list[Command]:
+    """The one read `panel_build` (with the chosen dates) or `month_build` (without) makes
+    for `choices`: what a view sends ahead with the request's identity (strongroom/ahead.py)."""
+    if not (choices.cls and choices.room):
+        return []
+    _first, start, end = _month_bounds(choices, None)
+    return panel_commands(
+        cls=choices.cls,
+        room=choices.room,
+        calendar=_calendar(start, end),
+        dates=choices.dates if with_choice else (),
+    )
+
+
 def _state(
     client: redis.Redis,
     choices: Choices,
@@ -221,7 +240,7 @@ def _state(
     *,
     with_choice: bool,
 ) -> PanelState:
-    calendar = [start + dt.timedelta(days=i) for i in range((end - start).days + 1)]
+    calendar = _calendar(start, end)
     assert choices.room is not None
     return panel_state(
         client=client,

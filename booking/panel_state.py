@@ -11,9 +11,10 @@ from dataclasses import dataclass
 
 import redis
 
-from booking.building_map import boxes_touched, rooms_read
+from booking.building_map import boxes_touched, rooms_commands, rooms_read
 from booking.choice_check import Blocked, DayWords, Wanted, blocked_slots, day_words, slots_taken
 from booking.rules import BOXES_PER_ROOM, HOURS_PER_DAY, day_refusal, season_day, site_today
+from strongroom.ahead import Command
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,26 @@ def _boxes_taken(
     return tuple(box for box, mark in enumerate(marks, 1) if mark)
 
 
+def _days_read(
+    calendar: Sequence[dt.date], dates: Sequence[dt.date], today: dt.date
+) -> list[dt.date]:
+    """The days a panel reads: the calendar's bookable ones and the chosen ones."""
+    return sorted({*(d for d in calendar if not day_refusal(d, today)), *dates})
+
+
+def panel_commands(
+    *,
+    cls: str,
+    room: int,
+    calendar: Sequence[dt.date],
+    dates: Sequence[dt.date] = (),
+    now: dt.datetime | None = None,
+) -> list[Command]:
+    """The one read `panel_state` makes with the same arguments (a view plans it ahead)."""
+    days = _days_read(calendar, dates, site_today(now))
+    return rooms_commands(cls=cls, rooms=[room], dates=days) if days else []
+
+
 def panel_state(
     *,
     client: redis.Redis,
@@ -90,8 +111,7 @@ def panel_state(
     """The calendar days' words, the taken hours and boxes on `dates`, and (a complete choice)
     its blocked slots: ONE round trip. `dates` must be bookable days of the season."""
     today = site_today(now)
-    bookable = [d for d in calendar if not day_refusal(d, today)]
-    wanted_days = sorted({*bookable, *dates})
+    wanted_days = _days_read(calendar, dates, today)
     hours = None if cls == "A" else hours
     boxes = tuple(boxes) if cls == "C" else ()
     if not wanted_days:

@@ -37,6 +37,7 @@ from booking.rules import (
     season_start,
 )
 from booking.site_time import hour_range, zone_name
+from strongroom.ahead import Command, reads_ahead
 from strongroom.middleware import REFRESH_HEADER
 from strongroom.store import get_store
 
@@ -110,7 +111,23 @@ def _choices_or_redirect(
     return choices, problems, forms.choices_changed(choices, request.GET)
 
 
+def _panel_reads(request: HttpRequest) -> list[Command]:
+    """The room's read of the booking page and its panel, planned from the query alone (none
+    for a pressed button, which redirects)."""
+    choices, problems, changed = _choices_or_redirect(request)
+    if changed is not None and not problems:
+        return []
+    return pages.panel_reads(changed or choices)
+
+
+def _month_reads(request: HttpRequest) -> list[Command]:
+    """The room's read of the calendar fragment (the month's days, no chosen ones)."""
+    choices, _problems = forms.choices_from(request.GET)
+    return pages.panel_reads(choices, with_choice=False)
+
+
 @require_GET
+@reads_ahead(_panel_reads)
 def booking_pick(request: HttpRequest) -> HttpResponse:
     """The booking page: pickers, calendar, summary. A pressed button (day, hour, box) comes
     back as a redirect to the page's clean URL."""
@@ -138,12 +155,14 @@ def _fragment(request: HttpRequest, template: str) -> HttpResponse:
 
 
 @require_GET
+@reads_ahead(_panel_reads)
 def booking_panel(request: HttpRequest) -> HttpResponse:
     """Fragment: the pickers, calendar and summary (htmx swaps it after any picker change)."""
     return _fragment(request, "booking/_panel.html")
 
 
 @require_GET
+@reads_ahead(_month_reads)
 def booking_calendar(request: HttpRequest) -> HttpResponse:
     """Fragment: the month calendar alone (month navigation)."""
     choices, _problems = forms.choices_from(request.GET)

@@ -12,6 +12,7 @@ from django.conf import settings
 from catalog.calls import FACETS, QUERY
 from catalog.rules import Book
 from strongroom import keyspace
+from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.recent import Recent
 from strongroom.store import fcall, text_hash, text_scored
 
@@ -261,6 +262,12 @@ def catalog_page(
 KEPT_PAGES: Recent[ResultPage] = Recent(size=settings.CATALOG_PAGES_KEPT)
 
 
+def edition_read() -> list[Command]:
+    """The catalog's edition token: what a kept result page is checked against (the browse
+    view sends it ahead with the request's identity, strongroom/ahead.py)."""
+    return [command("GET", keyspace.CATALOG_EDITION.key())]
+
+
 def result_page(*, client: redis.Redis, query: Query) -> ResultPage:
     """`catalog_page` for visitors: a page this worker computed under the catalog's current
     edition comes back for one GET (1 round trip instead of 2, and no query work on the
@@ -270,7 +277,7 @@ def result_page(*, client: redis.Redis, query: Query) -> ResultPage:
         settings.CATALOG_FACET_LIMIT, settings.CATALOG_FACET_BUDGET,
     )  # fmt: skip
     kept = KEPT_PAGES.get(key)
-    if kept is not None and client.get(keyspace.CATALOG_EDITION.key()) == kept[0].edition:
+    if kept is not None and pipeline_replies(client, edition_read())[0] == kept[0].edition:
         return kept[0]
     page = catalog_page(client=client, query=query)
     if page.edition and KEPT_PAGES.size > 0:

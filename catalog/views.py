@@ -18,7 +18,15 @@ from django.utils.translation import gettext as _
 from accounts.access import signed_in_person, staff_required
 from catalog import forms, services
 from catalog.rules import Book, InvalidBook
-from catalog.selectors import Facet, ResultPage, book_get, catalog_page, result_page
+from catalog.selectors import (
+    Facet,
+    ResultPage,
+    book_get,
+    catalog_page,
+    edition_read,
+    result_page,
+)
+from strongroom.ahead import reads_ahead
 from strongroom.store import get_reader, get_store
 
 # The two long lists of a result page (up to 30 facets, ~100 tags of its books) are built here
@@ -177,6 +185,7 @@ def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
     }
 
 
+@reads_ahead(lambda request: edition_read())
 def browse(request: HttpRequest) -> HttpResponse:
     """The catalog: AND / OR / NOT tag filters, sorted, paged, with facet counts."""
     parsed = forms.browse_query_parse(request.GET)

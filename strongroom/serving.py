@@ -1,12 +1,15 @@
-"""Starting the site with gunicorn the way production runs it, for `serve`, tests and bench."""
+"""Starting the site with gunicorn the way production runs it, for `serve`, tests and bench;
+`fetch`, one request to the served site as a client sends it."""
 
 from __future__ import annotations
 
+import http.client
 import os
 import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -79,3 +82,24 @@ def start_site(
             time.sleep(0.1)
     process.kill()
     raise RuntimeError(f"the site did not answer within {timeout:.0f} s")
+
+
+def fetch(
+    base: str, path: str, *, method: str = "GET", cookie: str = "", body: str = "",
+    headers: dict[str, str] | None = None,
+) -> tuple[int, dict[str, str], str]:  # fmt: skip
+    """One request without following redirects: status, headers (lower-case), text."""
+    parsed = urllib.parse.urlsplit(base)
+    conn = http.client.HTTPConnection(parsed.hostname or "127.0.0.1", parsed.port, timeout=120)
+    sent = {**(headers or {})}
+    if cookie:
+        sent["Cookie"] = cookie
+    if body:
+        sent["Content-Type"] = "application/x-www-form-urlencoded"
+    conn.request(method, path, body=body.encode() if body else None, headers=sent)
+    response = conn.getresponse()
+    text = response.read().decode("utf-8", "replace")
+    found = {name.lower(): value for name, value in response.getheaders()}
+    found["set-cookie"] = "\n".join(response.headers.get_all("Set-Cookie") or [])
+    conn.close()
+    return response.status, found, text

@@ -2,7 +2,8 @@
 
 A subclass may read more along with the session, in the same pipeline (`_reads_along`), and
 name what to read in the key it draws (`_new_key`): accounts' store reads the signed-in person
-with the session, so a request's identity is one round trip (`accounts.sessions`).
+with the session, so a request's identity is one round trip (`accounts.sessions`). A view's
+first reads may ride in the same pipeline (`load_with`, strongroom/ahead.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from django.contrib.sessions.backends.base import (
 from django.utils.crypto import get_random_string
 from redis.client import Pipeline
 
+from strongroom.ahead import Command
 from strongroom.keyspace import SESSION
 from strongroom.store import get_store
 
@@ -32,6 +34,22 @@ class SessionStore(SessionBase):
         key = session_key or self._get_or_create_session_key()  # type: ignore[attr-defined]
         return SESSION.key(session_key=key)
 
+    # Commands a view reads ahead with the session (strongroom/ahead.py), and their replies.
+    _ahead: tuple[Command, ...] = ()
+    _ahead_replies: list[Any] | None = None
+
+    def load_with(self, commands: tuple[Command, ...]) -> list[Any] | None:
+        """Read the session now with `commands` in the same pipeline; their replies, or None
+        when the session was read already or has no key (nothing to ride with)."""
+        if not self.session_key or hasattr(self, "_session_cache"):
+            return None
+        self._ahead, self._ahead_replies = commands, None
+        try:
+            self._get_session()  # type: ignore[attr-defined]
+        finally:
+            self._ahead = ()
+        return self._ahead_replies
+
     def load(self) -> dict[str, Any]:
         if not self.session_key:
             self._session_key = None
@@ -39,8 +57,13 @@ class SessionStore(SessionBase):
         pipe = get_store().pipeline(transaction=False)
         pipe.get(self._key(self.session_key))
         self._reads_along(pipe, self.session_key)
+        along_end = len(pipe)
+        for args, options in self._ahead:
+            pipe.execute_command(*args, **options)
         data, *along = pipe.execute()
-        self._read_along(along)
+        self._read_along(along[: along_end - 1])
+        if self._ahead:
+            self._ahead_replies = along[along_end - 1 :]
         if data is None:
             self._session_key = None
             return {}

@@ -127,6 +127,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last: a view's planned reads go with the session's read, once nothing stops the request.
+    "strongroom.ahead.ReadAheadMiddleware",
 ]
 
 ROOT_URLCONF = "strongroom.urls"

@@ -6,25 +6,24 @@ from __future__ import annotations
 import re
 import subprocess
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import redis
 from django.conf import settings
+from django.test import Client
 from django.urls import reverse
 
-from bench.site_http import csrf_identity, fetch, session_cookie
-from bench.twin import STORE_CALLS_HEADER
 from booking.forms import Choices
 from booking.keys import date_indexes
 from booking.rules import booking_new_id
 from catalog.services import book_add
-from strongroom.serving import start_site
+from strongroom.serving import fetch, start_site
 from tests.booking_support import day, snapshot
-from tests.conftest import person_make, site_env
+from tests.conftest import Someone, person_make, site_env
 
-CALLS = STORE_CALLS_HEADER.lower()
+CALLS = "x-bench-twin-store-calls"  # bench/twin.py: the commands a twin answer sent
 MONTH = Choices(cls="C", room=42, month=day(1))
 PICKED = Choices(cls="C", room=42, dates=(day(16),), start=10, end=12, boxes=(7,), month=day(1))
 
@@ -40,6 +39,26 @@ def bench_site(store_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Ite
     yield base
     process.terminate()
     process.wait(timeout=10)
+
+
+@pytest.fixture
+def cookie_of(client_for: Callable[[Someone], Client]) -> Callable[[Someone], str]:
+    """person -> the Cookie header of a session signed in as them (a real store session)."""
+
+    def make(someone: Someone) -> str:
+        session = client_for(someone).cookies[settings.SESSION_COOKIE_NAME].value
+        return f"{settings.SESSION_COOKIE_NAME}={session}"
+
+    return make
+
+
+def csrf_identity(base: str, cookie: str) -> tuple[str, str]:
+    """The Cookie header with a CSRF cookie added, and the form token that goes with it."""
+    _, headers, text = fetch(base, reverse("accounts:login"), cookie=cookie)
+    found = re.search(rf"{settings.CSRF_COOKIE_NAME}=([A-Za-z0-9]+)", headers["set-cookie"])
+    token = re.search(r'name="csrfmiddlewaretoken" value="([A-Za-z0-9]+)"', text)
+    assert found and token
+    return f"{cookie}; {settings.CSRF_COOKIE_NAME}={found.group(1)}", token.group(1)
 
 
 def same_page(html: str) -> str:
@@ -63,14 +82,19 @@ def bookings(r: redis.Redis) -> int:
     ],
 )
 def test_a_twin_answers_its_page_from_memory(
-    bench_site: str, r: redis.Redis, name: str, query: str, headers: dict[str, str]
+    bench_site: str,
+    r: redis.Redis,
+    cookie_of: Callable[[Someone], str],
+    name: str,
+    query: str,
+    headers: dict[str, str],
 ) -> None:
     buyer = person_make(r, "twin_reader")
     book_add(
         client=r, book_id="odes", title="Odes", author="Anon", year=1900, tags=["poetry", "verse"]
     )
     path = reverse(name) + (f"?{query}" if query else "")
-    cookie = session_cookie(r, buyer.person)
+    cookie = cookie_of(buyer)
     status, _, page = fetch(bench_site, path, cookie=cookie, headers=headers)
     assert status == 200, path
     twin = "/bench/twin" + path
@@ -85,12 +109,10 @@ def test_a_twin_answers_its_page_from_memory(
 
 
 def test_a_post_twin_replays_its_first_claim_and_books_nothing_more(
-    bench_site: str, r: redis.Redis
+    bench_site: str, r: redis.Redis, cookie_of: Callable[[Someone], str]
 ) -> None:
     buyer = person_make(r, "twin_buyer")
-    cookie, token = csrf_identity(
-        bench_site, session_cookie(r, buyer.person), reverse("accounts:login")
-    )
+    cookie, token = csrf_identity(bench_site, cookie_of(buyer))
     claim = reverse("booking:claim")
 
     def form(box: int) -> str:
@@ -113,13 +135,13 @@ def test_a_post_twin_replays_its_first_claim_and_books_nothing_more(
     assert status == 302 and bookings(r) == 2  # the page itself still books
 
 
-def test_a_race_twin_keeps_a_refusal(bench_site: str, r: redis.Redis) -> None:
+def test_a_race_twin_keeps_a_refusal(
+    bench_site: str, r: redis.Redis, cookie_of: Callable[[Someone], str]
+) -> None:
     """The contended row's twin: its first request wins the fresh slot, is asked again under a
     new id and refused; that refusal is what every later request gets."""
     buyer = person_make(r, "twin_racer")
-    cookie, token = csrf_identity(
-        bench_site, session_cookie(r, buyer.person), reverse("accounts:login")
-    )
+    cookie, token = csrf_identity(bench_site, cookie_of(buyer))
     twin = "/bench/twin" + reverse("booking:claim")
     fields = {"csrfmiddlewaretoken": token, "cls": "C", "room": "43", "date": "2026-12-17",
               "start": "10", "end": "11", "box": "9"}  # fmt: skip

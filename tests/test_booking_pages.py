@@ -22,6 +22,7 @@ from booking.records import bookings_of
 from booking.rules import booking_new_id
 from strongroom.store import round_trips
 from tests.booking_support import NOW, SHANGHAI, claim, day, request, snapshot
+from tests.conftest import ON_CLUSTER
 from tests.store_support import claim_trips, identity_trips, store_probed
 
 B_8_12 = {"cls": "B", "room": "7", "start": "8", "end": "12", "date": "2026-12-08"}
@@ -138,21 +139,23 @@ def test_chinese_calendar_marks_a_sold_out_day_with_que(r: redis.Redis, client: 
     assert "缺" not in day_button(page, "2026-12-06")
 
 
-def test_calendar_fragment_costs_one_round_trip_of_its_own(
+def test_calendar_fragment_costs_one_round_trip_with_the_identity(
     r: redis.Redis, client: Client, client_for: Any, buyer: Any
 ) -> None:
     assert claim(r, request("C", dates=(3,), hour_start=8, hour_end=12, boxes=[5])).ok
     query = {"cls": "C", "room": "7", "start": "8", "end": "12", "box": "5"}
     # The site's middleware (session, person, visit record) has a fixed cost per request:
-    # measured on a page that reads nothing of the booking engine.
-    for who in (client, client_for(buyer)):
+    # measured on a page that reads nothing of the booking engine. A visitor without a
+    # session reads the room on its own; a signed-in one reads it in the identity's pipeline
+    # (strongroom/ahead.py), which on a cluster also reaches the room's primary.
+    for who, own in ((client, 1), (client_for(buyer), 1 if ON_CLUSTER else 0)):
         who.get("/book/pickup/")
         with round_trips() as baseline:
             who.get("/book/pickup/")
         with round_trips() as trips:
             response = who.get("/book/parts/calendar/", query)
         assert "disabled" in day_button(html(response), "2026-12-03")
-        assert trips.count == baseline.count + 1, (trips.count, baseline.count)
+        assert trips.count <= baseline.count + own, (trips.count, baseline.count)
         assert trips.count <= 4
 
 
@@ -161,7 +164,8 @@ def test_the_whole_booking_page_reads_the_room_once(
 ) -> None:
     assert claim(r, request("C", dates=(8,), hour_start=8, hour_end=12, boxes=[5])).ok
     query = {"cls": "C", "room": "7", "date": "2026-12-08", "start": "9", "end": "10", "box": "6"}
-    for who in (client, client_for(buyer)):
+    # (signed in, the read rides in the identity's pipeline: see the calendar fragment's test)
+    for who, own in ((client, 1), (client_for(buyer), 1 if ON_CLUSTER else 0)):
         for path in ("/book/", "/book/parts/panel/"):
             who.get("/book/pickup/")
             with round_trips() as baseline:
@@ -169,7 +173,7 @@ def test_the_whole_booking_page_reads_the_room_once(
             with round_trips() as trips:
                 page = html(who.get(path, query))
             # calendar, hour row and box grid all come from the same single read
-            assert trips.count == baseline.count + 1, (path, trips.count, baseline.count)
+            assert trips.count <= baseline.count + own, (path, trips.count, baseline.count)
             box5 = search(r'name="pick_box" value="5".*?</button>', page, re.S).group(0)
             hour9 = search(r'name="hour" value="9".*?</button>', page, re.S).group(0)
             assert "disabled" in box5 and "disabled" not in hour9

@@ -1,0 +1,95 @@
+"""Reads sent ahead with the request's identity (strongroom/ahead.py): one round trip for the
+session, its person and the view's first read, the same page as without, and nothing taken on
+trust from a session that does not hold up."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+import pytest
+import redis
+import time_machine
+from django.conf import settings
+from django.test import Client, override_settings
+
+from booking.claims import booking_hold
+from booking.rules import booking_new_id
+from strongroom.ahead import command, pipeline_replies
+from strongroom.store import round_trips
+from tests.booking_support import NOW, request
+from tests.conftest import ON_CLUSTER, Someone
+
+CALENDAR = "/book/parts/calendar/?cls=C&room=42&month=2026-12"
+PICKED = "/book/?cls=C&room=42&box=7&start=10&end=12&date=2026-12-16&month=2026-12"
+HTMX = {"HX-Request": "true", "HX-Target": "calendar"}
+MIDDLEWARE_WITHOUT = [m for m in settings.MIDDLEWARE if m != "strongroom.ahead.ReadAheadMiddleware"]
+
+
+@pytest.fixture(autouse=True)
+def frozen() -> Iterator[None]:
+    with time_machine.travel(NOW, tick=False):
+        yield
+
+
+def trips_and_page(client: Client, path: str, **headers: str) -> tuple[int, bytes]:
+    client.get(path, headers=headers)  # the once-per-client probes, the worker's caches
+    with round_trips() as trips:
+        response = client.get(path, headers=headers)
+    assert response.status_code == 200
+    return trips.count, response.content
+
+
+@pytest.mark.parametrize(("path", "headers"), [(CALENDAR, HTMX), (PICKED, {})])
+def test_the_rooms_read_rides_with_the_identity_and_the_page_is_the_same(
+    client_for: Callable[[Someone], Client], buyer: Someone, path: str, headers: dict[str, str]
+) -> None:
+    ahead, page = trips_and_page(client_for(buyer), path, **headers)
+    with override_settings(MIDDLEWARE=MIDDLEWARE_WITHOUT):
+        alone, same = trips_and_page(client_for(buyer), path, **headers)
+    assert ahead == alone - 1 if not ON_CLUSTER else ahead <= alone
+    assert _no_tokens(page) == _no_tokens(same)
+
+
+def test_whose_holds_are_free_is_decided_by_the_settled_identity(
+    r: redis.Redis, client_for: Callable[[Someone], Client], buyer: Someone, second_buyer: Someone
+) -> None:
+    """The read goes ahead before the session is settled; whose holds count as free is worked
+    out after: the holder, another buyer and a forged key naming the holder each get the page
+    they get without reading ahead (the forger: an anonymous visitor's)."""
+    req = request(cls="C", room=42, dates=(16,), hour_start=10, hour_end=12, boxes=(7,))
+    hold = booking_hold(
+        client=r, owner_id=str(buyer.id), request=req, hold_id=booking_new_id(room=42), now=NOW
+    )
+    assert hold.ok
+
+    def forged() -> Client:
+        client = Client()
+        client.cookies[settings.SESSION_COOKIE_NAME] = "x" * 32 + f"-{buyer.id}"
+        return client
+
+    def pages() -> list[bytes]:
+        visitors = [client_for(buyer), client_for(second_buyer), forged(), Client()]
+        return [_no_tokens(visitor.get(PICKED).content) for visitor in visitors]
+
+    ahead = pages()
+    with override_settings(MIDDLEWARE=MIDDLEWARE_WITHOUT):
+        alone = pages()
+    assert ahead == alone
+    mine, theirs, forger, anonymous = ahead
+    assert mine != theirs  # the hold is free for its holder only
+    assert forger == anonymous
+
+
+def test_replies_read_ahead_serve_one_read_only(r: redis.Redis) -> None:
+    r.set("sr:test:ahead", "1")
+    commands = [command("GET", "sr:test:ahead")]
+    assert pipeline_replies(r, commands) == ["1"]  # nothing ahead: sent now
+    with round_trips() as trips:
+        pipeline_replies(r, commands)
+    assert trips.count == 1
+
+
+def _no_tokens(html: bytes) -> bytes:
+    """The page without its CSRF tokens (masked anew on every answer)."""
+    return re.sub(rb"\b[A-Za-z0-9]{64}\b", b"", html)
