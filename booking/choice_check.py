@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 import redis
 
-from booking.building_map import FULL_DAY, RoomDays, boxes_touched, rooms_read
+from booking.building_map import FULL_DAY, RoomDays, boxes_touched, rooms_commands, rooms_read
 from booking.rules import BOXES_PER_ROOM, HOURS_PER_DAY, hour_mask, room_count, season_day
+from strongroom.ahead import Command
 from strongroom.clock import from_ms
 
 ALTERNATIVES = 3  # at most this many suggestions of each kind
@@ -200,6 +201,16 @@ def _other_hours(days: RoomDays, wanted: Wanted) -> list[Alternative]:
     return found[:ALTERNATIVES]
 
 
+def _reach(wanted: Wanted) -> range:
+    """The chosen room and up to REACH rooms on either side."""
+    return range(max(1, wanted.room - REACH), min(room_count(), wanted.room + REACH) + 1)
+
+
+def choice_commands(wanted: Wanted) -> list[Command]:
+    """The one read `choice_check` makes for `wanted` (to send it with another)."""
+    return rooms_commands(cls=wanted.cls, rooms=_reach(wanted), dates=wanted.dates)
+
+
 def choice_check(
     *,
     client: redis.Redis,
@@ -209,12 +220,10 @@ def choice_check(
 ) -> ChoiceCheck:
     """What stands in the way of `wanted` and what is nearest instead: ONE round trip (the
     chosen room and up to REACH rooms on either side, as the building map reads them)."""
-    first = max(1, wanted.room - REACH)
-    last = min(room_count(), wanted.room + REACH)
     read = rooms_read(
         client=client,
         cls=wanted.cls,
-        rooms=range(first, last + 1),
+        rooms=_reach(wanted),
         dates=wanted.dates,
         owner_id=owner_id,
         now=now,

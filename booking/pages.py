@@ -23,7 +23,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
-from booking.choice_check import Blocked, Wanted, choice_check
+from booking.choice_check import Blocked, Wanted, choice_check, choice_commands
 from booking.forms import Choices
 from booking.panel_state import CalendarDay, PanelState, panel_commands, panel_state
 from booking.records import Slot
@@ -347,6 +347,14 @@ REFRESH_SECONDS = 5  # an open booking page asks for its availability again this
 class Suggestion:
     text: str
     href: str
+
+
+def alternatives_reads(choices: Choices) -> list[Command]:
+    """The one read `alternatives_build` makes for `choices` (none for an incomplete one)."""
+    if not choices.complete or choices.room is None:
+        return []
+    wanted = Wanted(choices.cls, choices.room, choices.dates, choices.hours, choices.boxes)
+    return choice_commands(wanted)
 
 
 def alternatives_build(

@@ -37,7 +37,7 @@ from booking.rules import (
     season_start,
 )
 from booking.site_time import hour_range, zone_name
-from strongroom.ahead import Command, reads_ahead
+from strongroom.ahead import Command, read_together, reads_ahead
 from strongroom.middleware import REFRESH_HEADER
 from strongroom.store import get_store
 
@@ -184,7 +184,11 @@ def _refused(
     status: int,
     taken: tuple[Slot, ...] = (),
 ) -> HttpResponse:
-    """The booking page again, the buyer's choices kept, with why it did not work."""
+    """The booking page again, the buyer's choices kept, with why it did not work. A slot
+    taken meanwhile (409): the page reads the room and its neighbours for the nearest free
+    alternatives, both in one round trip."""
+    if status == 409:
+        read_together(get_store(), pages.panel_reads(choices), pages.alternatives_reads(choices))
     context = _context(request, choices, problems, taken=taken)
     return render(request, "booking/book.html", context, status=status)
 

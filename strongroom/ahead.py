@@ -6,7 +6,8 @@ else. A view that knows from the request alone what it will read first says so w
 them in the session's own pipeline, just before the view runs. When the view then reads, it asks
 `pipeline_replies(client, commands)`, which gives the replies already read for exactly these
 commands, or sends them (an anonymous request without a session, a plan that differed, a
-session some middleware had read already).
+session some middleware had read already). `read_together` does the same for reads a view
+knows it will make one after the other (a refused booking's panel and its alternatives).
 
 Only reads go ahead: the replies are what the store held a moment before the view ran, and
 whatever depends on who is asking (their own holds, say) is worked out by the view afterwards,
@@ -15,7 +16,8 @@ from the identity the session settles.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
@@ -27,9 +29,9 @@ Command = tuple[tuple[Any, ...], dict[str, Any]]
 Plan = Callable[[HttpRequest], Sequence[Command]]
 View = TypeVar("View", bound=Callable[..., HttpResponse])
 
-_read: ContextVar[tuple[tuple[Command, ...], list[Any]] | None] = ContextVar(
-    "strongroom_read_ahead", default=None
-)
+# This request's reads made ahead: (commands, replies), each served once.
+Read = tuple[tuple[Command, ...], list[Any]]
+_read: ContextVar[list[Read] | None] = ContextVar("strongroom_read_ahead", default=None)
 
 
 def reads_ahead(plan: Plan) -> Callable[[View], View]:
@@ -42,21 +44,57 @@ def reads_ahead(plan: Plan) -> Callable[[View], View]:
     return mark
 
 
+@contextmanager
+def request_reads() -> Iterator[None]:
+    """The span of one request's reads ahead (what is not asked for is dropped at its end)."""
+    token = _read.set(None)
+    try:
+        yield
+    finally:
+        _read.reset(token)
+
+
 def command(*args: Any, **options: Any) -> Command:
     return (args, options)
 
 
 def pipeline_replies(client: redis.Redis, commands: Sequence[Command]) -> list[Any]:
-    """The replies to `commands`: read ahead with this request's session when they were
-    exactly these, else sent now in one pipeline."""
-    ahead = _read.get()
-    if ahead is not None and ahead[0] == tuple(commands):
-        _read.set(None)  # read once: a second read of the same keys goes to the store
-        return ahead[1]
+    """The replies to `commands`: read ahead in this request when they were exactly these
+    (once: a second read of the same keys goes to the store), else sent now in one pipeline."""
+    wanted, ahead = tuple(commands), _read.get() or []
+    for at, (asked, replies) in enumerate(ahead):
+        if asked == wanted:
+            del ahead[at]
+            return replies
+    return _send(client, list(commands))
+
+
+def read_together(client: redis.Redis, *reads: Sequence[Command]) -> None:
+    """Send several reads the view will make in one pipeline now (within a request: what is
+    not asked for by the end of it is dropped); `pipeline_replies` then serves each."""
+    wanted = [tuple(read) for read in reads if read]
+    if wanted:
+        replies = _send(client, [c for read in wanted for c in read])
+        _keep(list(zip(wanted, _split(replies, wanted), strict=True)))
+
+
+def _send(client: redis.Redis, commands: list[Command]) -> list[Any]:
     pipe = client.pipeline(transaction=False)
     for args, options in commands:
         pipe.execute_command(*args, **options)
     return list(pipe.execute())
+
+
+def _split(replies: list[Any], reads: Sequence[Sequence[Command]]) -> list[list[Any]]:
+    parts, at = [], 0
+    for read in reads:
+        parts.append(replies[at : at + len(read)])
+        at += len(read)
+    return parts
+
+
+def _keep(found: list[Read]) -> None:
+    _read.set([*(_read.get() or ()), *found])
 
 
 class ReadAheadMiddleware:
@@ -67,11 +105,8 @@ class ReadAheadMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        token = _read.set(None)
-        try:
+        with request_reads():
             return self.get_response(request)
-        finally:
-            _read.reset(token)
 
     def process_view(
         self, request: HttpRequest, view: Callable[..., Any], args: Any, kwargs: Any
@@ -85,4 +120,4 @@ class ReadAheadMiddleware:
         if commands:
             replies = load_with(commands)
             if replies is not None:
-                _read.set((commands, replies))
+                _keep([(commands, replies)])

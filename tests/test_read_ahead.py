@@ -15,8 +15,8 @@ from django.test import Client, override_settings
 
 from booking.claims import booking_hold
 from booking.rules import booking_new_id
-from strongroom.ahead import command, pipeline_replies
-from strongroom.store import round_trips
+from strongroom.ahead import command, pipeline_replies, read_together, request_reads
+from strongroom.store import primaries_reached, round_trips
 from tests.booking_support import NOW, request
 from tests.conftest import ON_CLUSTER, Someone
 
@@ -81,13 +81,20 @@ def test_whose_holds_are_free_is_decided_by_the_settled_identity(
     assert forger == anonymous
 
 
-def test_replies_read_ahead_serve_one_read_only(r: redis.Redis) -> None:
-    r.set("sr:test:ahead", "1")
-    commands = [command("GET", "sr:test:ahead")]
-    assert pipeline_replies(r, commands) == ["1"]  # nothing ahead: sent now
-    with round_trips() as trips:
-        pipeline_replies(r, commands)
-    assert trips.count == 1
+def test_reads_sent_together_are_served_once_each(r: redis.Redis) -> None:
+    r.set("sr:test:{a}", "1")
+    r.set("sr:test:{b}", "2")
+    first, second = [command("GET", "sr:test:{a}")], [command("GET", "sr:test:{b}")]
+    assert pipeline_replies(r, first) == ["1"]  # nothing read ahead: sent now
+    with request_reads():  # as the middleware opens one for each request
+        with round_trips() as together:
+            read_together(r, first, [], second)
+            assert pipeline_replies(r, second) == ["2"]
+            assert pipeline_replies(r, first) == ["1"]
+        with round_trips() as again:
+            assert pipeline_replies(r, first) == ["1"]  # served once: asked again, sent again
+    assert together.count == primaries_reached(r, ["sr:test:{a}", "sr:test:{b}"])
+    assert again.count == 1
 
 
 def _no_tokens(html: bytes) -> bytes:
