@@ -86,6 +86,17 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _free_ports(count: int) -> list[int]:
+    """`count` different free ports: the kernel may hand the same free port out twice in a
+    row, and two nodes on one port leave one of them down."""
+    found: list[int] = []
+    while len(found) < count:
+        port = _free_port()
+        if port not in found:
+            found.append(port)
+    return found
+
+
 def answers(data_dir: Path) -> bool:
     """True when a server answers PING on the data directory's socket."""
     path = socket_path(data_dir)
@@ -359,12 +370,14 @@ def cluster_start(
     """
     if primaries < 1 or replicas < 0:
         raise ValueError("a cluster needs at least one primary")
+    count = primaries * (1 + replicas)
+    ports = _free_ports(2 * count)
     nodes = []
-    for index in range(primaries * (1 + replicas)):
+    for index in range(count):
         data_dir = base_dir / f"node{index}"
         data_dir.mkdir(parents=True, exist_ok=True)
-        node = ClusterNodeProcess(port=_free_port(), bus_port=_free_port(), data_dir=data_dir)
-        nodes.append(node)
+        port, bus_port = ports[2 * index], ports[2 * index + 1]
+        nodes.append(ClusterNodeProcess(port=port, bus_port=bus_port, data_dir=data_dir))
     cluster = LocalCluster(base_dir, nodes[:primaries], nodes[primaries:])
     try:
         for node in nodes:
