@@ -46,8 +46,9 @@ def reads_ahead(plan: Plan) -> Callable[[View], View]:
 
 @contextmanager
 def request_reads() -> Iterator[None]:
-    """The span of one request's reads ahead (what is not asked for is dropped at its end)."""
-    token = _read.set(None)
+    """The span of one request's reads ahead (what is not asked for is dropped at its end).
+    Outside one nothing is read ahead: no later request could be served from it."""
+    token = _read.set([])
     try:
         yield
     finally:
@@ -73,7 +74,7 @@ def read_together(client: redis.Redis, *reads: Sequence[Command]) -> None:
     """Send several reads the view will make in one pipeline now (within a request: what is
     not asked for by the end of it is dropped); `pipeline_replies` then serves each."""
     wanted = [tuple(read) for read in reads if read]
-    if wanted:
+    if wanted and _read.get() is not None:
         replies = _send(client, [c for read in wanted for c in read])
         _keep(list(zip(wanted, _split(replies, wanted), strict=True)))
 
@@ -94,7 +95,9 @@ def _split(replies: list[Any], reads: Sequence[Sequence[Command]]) -> list[list[
 
 
 def _keep(found: list[Read]) -> None:
-    _read.set([*(_read.get() or ()), *found])
+    ahead = _read.get()
+    if ahead is not None:
+        ahead.extend(found)
 
 
 class ReadAheadMiddleware:

@@ -86,6 +86,9 @@ def test_reads_sent_together_are_served_once_each(r: redis.Redis) -> None:
     r.set("sr:test:{b}", "2")
     first, second = [command("GET", "sr:test:{a}")], [command("GET", "sr:test:{b}")]
     assert pipeline_replies(r, first) == ["1"]  # nothing read ahead: sent now
+    with round_trips() as outside:
+        read_together(r, first, second)  # outside a request: nothing to keep them for
+    assert outside.count == 0
     with request_reads():  # as the middleware opens one for each request
         with round_trips() as together:
             read_together(r, first, [], second)
