@@ -77,8 +77,16 @@ def test_whose_holds_are_free_is_decided_by_the_settled_identity(
         alone = pages()
     assert ahead == alone
     mine, theirs, forger, anonymous = ahead
-    assert mine != theirs  # the hold is free for its holder only
+    assert mine != theirs
+    # the held box is free for its holder only (the pages also differ by the name in the header)
+    assert [_box_taken(page, 7) for page in ahead] == [False, True, True, True]
     assert forger == anonymous
+
+
+def _box_taken(page: bytes, box: int) -> bool:
+    button = re.search(rb'name="pick_box" value="%d".*?</button>' % box, page, re.S)
+    assert button is not None
+    return b"(taken)" in button.group(0)  # said of a chosen box too, which stays pressable
 
 
 def test_reads_sent_together_are_served_once_each(r: redis.Redis) -> None:
