@@ -5,27 +5,45 @@ bookings on deletion)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import redis
+
+from strongroom.ahead import Command
 
 
 class AccountPart(Protocol):
     def __call__(self, *, client: redis.Redis, person_id: int) -> dict[str, object]: ...
 
 
+class AccountPartReads(Protocol):
+    def __call__(self, *, client: redis.Redis, person_id: int) -> list[Command]: ...
+
+
 class PersonForgetter(Protocol):
     def __call__(self, *, client: redis.Redis, person_id: int) -> None: ...
 
 
-_parts: list[AccountPart] = []
+_parts: list[tuple[AccountPart, AccountPartReads]] = []
 _forgetters: list[PersonForgetter] = []
 
 
-def account_part(function: AccountPart) -> AccountPart:
-    """Register a function whose dict joins the account page's context."""
-    _parts.append(function)
-    return function
+def account_part(*, reads: AccountPartReads) -> Callable[[AccountPart], AccountPart]:
+    """Register a function whose dict joins the account page's context. `reads(client=,
+    person_id=)` names the store reads it starts with: the page sends every part's first reads
+    in one round trip (strongroom/ahead.py)."""
+
+    def register(function: AccountPart) -> AccountPart:
+        _parts.append((function, reads))
+        return function
+
+    return register
+
+
+def account_parts_reads(*, client: redis.Redis, person_id: int) -> list[Command]:
+    """The first reads of every registered part of one person's account page."""
+    return [cmd for _part, reads in _parts for cmd in reads(client=client, person_id=person_id)]
 
 
 def person_forgetter(function: PersonForgetter) -> PersonForgetter:
@@ -37,7 +55,7 @@ def person_forgetter(function: PersonForgetter) -> PersonForgetter:
 def account_context(*, client: redis.Redis, person_id: int) -> dict[str, object]:
     """The registered parts of one person's account page."""
     context: dict[str, object] = {}
-    for part in _parts:
+    for part, _reads in _parts:
         context.update(part(client=client, person_id=person_id))
     return context
 

@@ -13,6 +13,7 @@ from redis.client import Pipeline
 from accounts.calls import RECENT_LOGINS, TOP_LOGINS
 from accounts.names import name_key
 from accounts.people import Person
+from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.clock import from_ms
 from strongroom.keyspace import (
     LOGINS_RECENT,
@@ -244,10 +245,15 @@ _ACCOUNT_FIELDS = (
 )  # fmt: skip
 
 
+def account_read(*, person_id: int) -> list[Command]:
+    """What `account_get` reads (the account page reads it ahead with the identity)."""
+    return [command("HMGET", PERSON.key(person_id=person_id), *_ACCOUNT_FIELDS)]
+
+
 def account_get(*, client: redis.Redis, person_id: int) -> Account | None:
-    """One's own account (one HMGET), or None."""
-    reply = text_values(client.hmget(PERSON.key(person_id=person_id), _ACCOUNT_FIELDS))
-    username, email, verified, lang, token, logins, last, joined = reply
+    """One's own account (one HMGET, unless read ahead), or None."""
+    (reply,) = pipeline_replies(client, account_read(person_id=person_id))
+    username, email, verified, lang, token, logins, last, joined = text_values(reply)
     if username is None:
         return None
     return Account(

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts import emails, services
 from accounts.access import login_required, signed_in_person
 from accounts.clients import client_address
-from accounts.extensions import account_context, person_forget_everywhere
+from accounts.extensions import account_context, account_parts_reads, person_forget_everywhere
 from accounts.forms import (
     DeleteAccountForm,
     EmailForm,
@@ -33,8 +33,9 @@ from accounts.forms import (
     SignupForm,
 )
 from accounts.people import Person
-from accounts.selectors import account_get, person_with_password
-from accounts.sessions import request_sign_in, request_sign_out
+from accounts.selectors import account_get, account_read, person_with_password
+from accounts.sessions import request_sign_in, request_sign_out, session_key_person_id
+from strongroom.ahead import Command, read_together, reads_ahead
 from strongroom.clock import now_ms
 from strongroom.store import get_store
 
@@ -187,8 +188,24 @@ def password_change(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _profile_reads(*, client: redis.Redis, person_id: int) -> list[Command]:
+    """The account page's first reads: the account's fields and every part's first reads."""
+    return [
+        *account_read(person_id=person_id),
+        *account_parts_reads(client=client, person_id=person_id),
+    ]
+
+
+def _profile_plan(request: HttpRequest) -> list[Command]:
+    """The account page's first reads for the person the session's key names: sent with the
+    session, used only when the settled identity is that person (strongroom/ahead.py)."""
+    person_id = session_key_person_id(request.session.session_key or "")
+    return [] if person_id is None else _profile_reads(client=get_store(), person_id=person_id)
+
+
 @login_required
 @require_GET
+@reads_ahead(_profile_plan)
 def profile(request: HttpRequest) -> HttpResponse:
     """One's own account: name, address, password, calendar, upcoming bookings, sessions,
     deletion."""
@@ -204,6 +221,8 @@ def _profile_page(
 ) -> HttpResponse:
     client = get_store()
     person = signed_in_person(request)
+    # One round trip for the account and the parts' first reads (none when read ahead).
+    read_together(client, _profile_reads(client=client, person_id=person.id))
     account = account_get(client=client, person_id=person.id)
     if account is None:  # deleted meanwhile
         return redirect("home")

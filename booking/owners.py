@@ -12,15 +12,25 @@ from django.conf import settings
 from accounts.extensions import account_part, person_forgetter
 from booking.calls import OWNER_FORGET
 from booking.keys import RoomKeys, person_index
-from booking.records import Booking, bookings_page
+from booking.records import Booking, bookings_page, bookings_page_read, indexes_read_commands
 from booking.rules import booking_id_room, format_room, hold_new_id, site_today
-from booking.waits import first_bookable_day, waits_of
+from booking.waits import first_bookable_day, waits_of, waits_of_read
 from strongroom import keyspace as ks
+from strongroom.ahead import Command
 from strongroom.clock import to_ms
 from strongroom.store import durable_fcall, text_list, text_values
 
 # The account page lists the soonest upcoming bookings; "My bookings" pages through all of them.
 ACCOUNT_UPCOMING = 10
+
+
+def bookings_upcoming_read(
+    *, client: redis.Redis, owner_id: str, now: dt.datetime | None = None,
+    limit: int = ACCOUNT_UPCOMING,
+) -> list[Command]:  # fmt: skip
+    """What `bookings_upcoming` reads first (its index)."""
+    reads = bookings_page_read(owner_id=owner_id, today=site_today(now), limit=2 * limit)
+    return indexes_read_commands(client=client, reads=reads)
 
 
 def bookings_upcoming(
@@ -111,12 +121,20 @@ def _room_forget(
     raise RuntimeError("the room kept changing while the owner was forgotten")
 
 
-@account_part
+def _upcoming_reads(*, client: redis.Redis, person_id: int) -> list[Command]:
+    """The first reads of the account page's part: the person's bookings index and waits."""
+    owner = str(person_id)
+    return [*bookings_upcoming_read(client=client, owner_id=owner), *waits_of_read(owner_id=owner)]
+
+
+@account_part(reads=_upcoming_reads)
 def _upcoming_on_the_account_page(*, client: redis.Redis, person_id: int) -> dict[str, object]:
-    """The upcoming bookings and the waiting list's notices (one pipeline each)."""
+    """The upcoming bookings and the waiting list's notices: their indexes come read (with the
+    account, `_upcoming_reads`), then the records and the notices in one pipeline."""
+    owner = str(person_id)
     return {
-        "upcoming": bookings_upcoming(client=client, owner_id=str(person_id)),
-        "waits": waits_of(client=client, owner_id=str(person_id)),
+        "upcoming": bookings_upcoming(client=client, owner_id=owner),
+        "waits": waits_of(client=client, owner_id=owner),
         "now": dt.datetime.now(tz=dt.UTC),
     }
 

@@ -4,7 +4,7 @@ them, and the reads of bookings and holds (by id, by person, by date)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,7 @@ from booking.rules import (
     room_count,
     season_start,
 )
+from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.clock import from_ms, to_ms
 from strongroom.store import text, text_hash, text_list
 
@@ -196,6 +197,21 @@ class BookingPage:
         return self.offset + self.limit < self.total
 
 
+def bookings_page_read(
+    *, owner_id: str, today: dt.date, limit: int = 20, offset: int = 0
+) -> list[Command]:
+    """The index reads of `bookings_page` (counts and both ranges)."""
+    limit, offset = max(1, limit), max(0, offset)
+    key, day = person_index(owner_id), day_number(today)
+    return [
+        command("ZCARD", key),
+        command("ZCOUNT", key, day, "+inf"),
+        command("ZRANGEBYSCORE", key, day, "+inf", "LIMIT", offset, limit),
+        # The page's earlier part starts at offset - upcoming, unknown yet: read up to its end.
+        command("ZREVRANGEBYSCORE", key, f"({day}", "-inf", "LIMIT", 0, offset + limit),
+    ]
+
+
 def bookings_page(
     *,
     client: redis.Redis,
@@ -206,17 +222,9 @@ def bookings_page(
 ) -> BookingPage:
     """A page of a person's bookings, every one reachable: upcoming (last day from `today` on)
     by last day, then the earlier ones newest first. Two round trips: the index (counts and
-    both ranges in one pipeline), then the records."""
+    both ranges in one pipeline; see `indexes_read_commands`), then the records."""
     limit, offset = max(1, limit), max(0, offset)
-    key, day = person_index(owner_id), day_number(today)
-
-    def reads(pipe: Any) -> None:
-        pipe.zcard(key)
-        pipe.zcount(key, day, "+inf")
-        pipe.zrangebyscore(key, day, "+inf", start=offset, num=limit)
-        # The page's earlier part starts at offset - upcoming, unknown yet: read up to its end.
-        pipe.zrevrangebyscore(key, f"({day}", "-inf", start=0, num=offset + limit)
-
+    reads = bookings_page_read(owner_id=owner_id, today=today, limit=limit, offset=offset)
     total, upcoming, soon, earlier = indexes_read(client=client, reads=reads)
     ids = text_list(soon)[:limit]
     first_earlier = max(0, offset - int(upcoming))
@@ -230,7 +238,7 @@ def bookings_of(
     """A person's bookings, latest last day first (the person index, then the records)."""
     key = person_index(owner_id)
     (ids,) = indexes_read(
-        client=client, reads=lambda pipe: pipe.zrange(key, offset, offset + limit - 1, desc=True)
+        client=client, reads=[command("ZREVRANGE", key, offset, offset + limit - 1)]
     )
     return _bookings(client, text_list(ids))
 
@@ -250,13 +258,13 @@ def bookings_between(
     if end < start:
         return []
 
-    def reads(pipe: Any) -> None:
-        # The date index is sharded by room: every shard is read, then merged in score order.
-        for shard in date_indexes():
-            pipe.zrangebyscore(shard, low, high, withscores=True)
-
     low = date_score(start)
     high = date_score(end) + DAY_FACTOR - 1
+    # The date index is sharded by room: every shard is read, then merged in score order.
+    reads = [
+        command("ZRANGEBYSCORE", shard, low, high, "WITHSCORES", withscores=True)
+        for shard in date_indexes()
+    ]
     entries = sorted(
         (int(score), member)
         for members in indexes_read(client=client, reads=reads)
@@ -378,24 +386,32 @@ def indexes_drain(*, client: redis.Redis, rooms: Sequence[int]) -> int:
     return sum(len(room_ids) for room_ids in waiting.values())
 
 
-def indexes_read(*, client: redis.Redis, reads: Callable[[Any], object]) -> list[Any]:
-    """The replies of the index reads `reads` adds to a pipeline, with every booking the
-    indexes miss indexed first. On one server nothing can be missing: one pipeline as asked.
-    On a cluster the rooms' `unindexed` sets ride in the same pipeline; whatever they name (a
-    claim cut off before its index step) is indexed and drained, and the reads run again."""
-    rooms = range(1, room_count() + 1) if not indexes_inline(client) else range(0)
-    pipe = client.pipeline(transaction=False)
-    for room in rooms:
-        pipe.zrange(RoomKeys(room).unindexed, 0, -1)
-    reads(pipe)
-    replies = pipe.execute()
-    waiting = {room: text_list(ids) for room, ids in zip(rooms, replies, strict=False) if ids}
+def indexes_read_commands(*, client: redis.Redis, reads: Sequence[Command]) -> list[Command]:
+    """What `indexes_read` sends first: on a cluster every room's `unindexed` set, then `reads`."""
+    if indexes_inline(client):
+        return list(reads)
+    rooms = range(1, room_count() + 1)
+    return [*(command("ZRANGE", RoomKeys(room).unindexed, 0, -1) for room in rooms), *reads]
+
+
+def indexes_read(*, client: redis.Redis, reads: Sequence[Command]) -> list[Any]:
+    """The replies of the index reads `reads`, with every booking the indexes miss indexed
+    first. On one server nothing can be missing: one pipeline as asked. On a cluster the rooms'
+    `unindexed` sets ride in the same pipeline; whatever they name (a claim cut off before its
+    index step) is indexed and drained, and the reads run again. Served from what was read
+    ahead when it was (strongroom/ahead.py)."""
+    first = indexes_read_commands(client=client, reads=reads)
+    replies = pipeline_replies(client, first)
+    unindexed = len(first) - len(reads)
+    waiting = {
+        room: text_list(ids)
+        for room, ids in zip(range(1, unindexed + 1), replies[:unindexed], strict=True)
+        if ids
+    }
     if not waiting:
-        return list(replies[len(rooms) :])
+        return list(replies[unindexed:])
     _drain(client, waiting)
-    pipe = client.pipeline(transaction=False)
-    reads(pipe)
-    return list(pipe.execute())
+    return pipeline_replies(client, reads)
 
 
 def _drain(client: redis.Redis, waiting: dict[int, list[str]]) -> None:

@@ -30,6 +30,7 @@ from booking.rules import (
     site_zone,
 )
 from strongroom import keyspace as ks
+from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.clock import from_ms, to_ms
 from strongroom.outbox import sender_hook
 from strongroom.store import fcall, text_list, text_values
@@ -150,12 +151,17 @@ class WaitStatus:
         return bool(self.hold_id)
 
 
+def waits_of_read(*, owner_id: str) -> list[Command]:
+    """What `waits_of` reads first: the buyer's index of waits."""
+    return [command("ZRANGE", ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner_id), 0, -1)]
+
+
 def waits_of(
     *, client: redis.Redis, owner_id: str, now: dt.datetime | None = None
 ) -> list[WaitStatus]:
     """The buyer's waits and notices, by day (two round trips; one when there are none)."""
-    index = ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner_id)
-    entries = text_list(client.zrange(index, 0, -1))
+    (entries_read,) = pipeline_replies(client, waits_of_read(owner_id=owner_id))
+    entries = text_list(entries_read)
     if not entries:
         return []
     parsed = []

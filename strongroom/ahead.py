@@ -4,10 +4,11 @@ A signed-in request reads its session (and the person the session's key names) b
 else. A view that knows from the request alone what it will read first says so with
 `@reads_ahead(plan)`: `plan(request)` returns those commands, and `ReadAheadMiddleware` sends
 them in the session's own pipeline, just before the view runs. When the view then reads, it asks
-`pipeline_replies(client, commands)`, which gives the replies already read for exactly these
-commands, or sends them (an anonymous request without a session, a plan that differed, a
-session some middleware had read already). `read_together` does the same for reads a view
-knows it will make one after the other (a refused booking's panel and its alternatives).
+`pipeline_replies(client, commands)`, which gives each command the reply already read for that
+very command, and sends the others in one pipeline (all of them for an anonymous request without
+a session, a plan that differed, a session some middleware had read already). `read_together`
+sends at once reads a view knows it will make one after the other (a refused booking's panel
+and its alternatives; the account page's parts).
 
 Only reads go ahead: the replies are what the store held a moment before the view ran, and
 whatever depends on who is asking (their own holds, say) is worked out by the view afterwards,
@@ -27,11 +28,15 @@ from django.http import HttpRequest, HttpResponse
 # One command: its arguments and the options redis-py's execute_command takes (e.g. raw bytes).
 Command = tuple[tuple[Any, ...], dict[str, Any]]
 Plan = Callable[[HttpRequest], Sequence[Command]]
+# A plan follows from what the request claims (its query, the person its session key names),
+# before anything is checked: a longer one is not sent ahead, so that no forged key makes a
+# request read much (the view reads what it needs itself; e.g. a cluster's account page).
+PLAN_MOST = 32
 View = TypeVar("View", bound=Callable[..., HttpResponse])
 
-# This request's reads made ahead: (commands, replies), each served once.
-Read = tuple[tuple[Command, ...], list[Any]]
-_read: ContextVar[list[Read] | None] = ContextVar("strongroom_read_ahead", default=None)
+# This request's replies read ahead, by command (its arguments and options), each served once.
+_Key = tuple[tuple[Any, ...], tuple[tuple[str, Any], ...]]
+_read: ContextVar[dict[_Key, list[Any]] | None] = ContextVar("strongroom_read_ahead", default=None)
 
 
 def reads_ahead(plan: Plan) -> Callable[[View], View]:
@@ -48,7 +53,7 @@ def reads_ahead(plan: Plan) -> Callable[[View], View]:
 def request_reads() -> Iterator[None]:
     """The span of one request's reads ahead (what is not asked for is dropped at its end).
     Outside one nothing is read ahead: no later request could be served from it."""
-    token = _read.set([])
+    token = _read.set({})
     try:
         yield
     finally:
@@ -59,24 +64,40 @@ def command(*args: Any, **options: Any) -> Command:
     return (args, options)
 
 
+def _key(cmd: Command) -> _Key:
+    args, options = cmd
+    return args, tuple(sorted(options.items()))
+
+
 def pipeline_replies(client: redis.Redis, commands: Sequence[Command]) -> list[Any]:
-    """The replies to `commands`: read ahead in this request when they were exactly these
-    (once: a second read of the same keys goes to the store), else sent now in one pipeline."""
-    wanted, ahead = tuple(commands), _read.get() or []
-    for at, (asked, replies) in enumerate(ahead):
-        if asked == wanted:
-            del ahead[at]
-            return replies
-    return _send(client, list(commands))
+    """The replies to `commands`: each one read ahead in this request for that very command
+    (once: asked again, it goes to the store), the others sent now in one pipeline."""
+    kept = _read.get() or {}
+    replies: list[Any] = [None] * len(commands)
+    missing = []
+    for at, cmd in enumerate(commands):
+        found = kept.get(_key(cmd))
+        if found:
+            replies[at] = found.pop(0)
+        else:
+            missing.append(at)
+    if missing:
+        sent = _send(client, [commands[at] for at in missing])
+        for at, reply in zip(missing, sent, strict=True):
+            replies[at] = reply
+    return replies
 
 
 def read_together(client: redis.Redis, *reads: Sequence[Command]) -> None:
-    """Send several reads the view will make in one pipeline now (within a request: what is
-    not asked for by the end of it is dropped); `pipeline_replies` then serves each."""
-    wanted = [tuple(read) for read in reads if read]
-    if wanted and _read.get() is not None:
-        replies = _send(client, [c for read in wanted for c in read])
-        _keep(list(zip(wanted, _split(replies, wanted), strict=True)))
+    """Send now, in one pipeline, the reads the view will make one after the other, except the
+    commands already read ahead (within a request: what is not asked for by its end is
+    dropped); `pipeline_replies` then serves each."""
+    kept = _read.get()
+    if kept is None:
+        return
+    wanted = [cmd for read in reads for cmd in read if not kept.get(_key(cmd))]
+    if wanted:
+        _keep(wanted, _send(client, wanted))
 
 
 def _send(client: redis.Redis, commands: list[Command]) -> list[Any]:
@@ -86,18 +107,11 @@ def _send(client: redis.Redis, commands: list[Command]) -> list[Any]:
     return list(pipe.execute())
 
 
-def _split(replies: list[Any], reads: Sequence[Sequence[Command]]) -> list[list[Any]]:
-    parts, at = [], 0
-    for read in reads:
-        parts.append(replies[at : at + len(read)])
-        at += len(read)
-    return parts
-
-
-def _keep(found: list[Read]) -> None:
-    ahead = _read.get()
-    if ahead is not None:
-        ahead.extend(found)
+def _keep(commands: Sequence[Command], replies: Sequence[Any]) -> None:
+    kept = _read.get()
+    if kept is not None:
+        for cmd, reply in zip(commands, replies, strict=True):
+            kept.setdefault(_key(cmd), []).append(reply)
 
 
 class ReadAheadMiddleware:
@@ -120,7 +134,7 @@ class ReadAheadMiddleware:
         if plan is None or load_with is None:
             return
         commands = tuple(plan(request))
-        if commands:
+        if 0 < len(commands) <= PLAN_MOST:
             replies = load_with(commands)
             if replies is not None:
-                _keep([(commands, replies)])
+                _keep(commands, replies)

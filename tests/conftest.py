@@ -8,7 +8,7 @@ import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import redis
@@ -80,6 +80,20 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     if cluster is not None:
         cluster.stop()
     else:
+        embedded.stop(data_dir)
+
+
+@pytest.fixture
+def one_server(tmp_path: Path, settings: Any) -> Iterator[redis.Redis]:
+    """The site on a store of its own that is one server (not cluster mode), as `make run`'s
+    embedded Valkey is: the claim function writes the indexes itself."""
+    data_dir = tmp_path / "one-server"
+    settings.REDIS_URL = embedded.ensure_running(data_dir)
+    store.reset_store()
+    try:
+        yield store.get_store()
+    finally:
+        store.reset_store()
         embedded.stop(data_dir)
 
 

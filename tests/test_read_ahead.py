@@ -13,7 +13,7 @@ import time_machine
 from django.conf import settings
 from django.test import Client, override_settings
 
-from booking.claims import booking_hold
+from booking.claims import booking_claim, booking_hold
 from booking.rules import booking_new_id
 from strongroom.ahead import command, pipeline_replies, read_together, request_reads
 from strongroom.store import primaries_reached, round_trips
@@ -116,3 +116,51 @@ def test_reads_sent_together_are_served_once_each(r: redis.Redis) -> None:
 def _no_tokens(html: bytes) -> bytes:
     """The page without its CSRF tokens (masked anew on every answer)."""
     return re.sub(rb"\b[A-Za-z0-9]{64}\b", b"", html)
+
+
+def _signed_in(client: redis.Redis, username: str) -> tuple[int, str]:
+    """A person on `client`'s store and a session key signed in as them."""
+    from accounts.selectors import person_with_password
+    from accounts.sessions import SessionStore, session_sign_in
+    from tests.conftest import person_make
+
+    someone = person_make(client, username)
+    found = person_with_password(client=client, person_id=someone.person.id)
+    assert found is not None
+    session = SessionStore()
+    session_sign_in(session, person=found[0], password_hash=found[1])
+    session.save()
+    return someone.person.id, str(session.session_key)
+
+
+def test_the_account_page_reads_its_parts_with_the_identity_on_one_server(
+    one_server: redis.Redis,
+) -> None:
+    """On one server (as `make run`'s store) the account's fields, the bookings index and the
+    waits index ride with the identity: 2 round trips with the records, the same page as
+    without; a forged key naming the person reads nothing of theirs into any page."""
+    person_id, key = _signed_in(one_server, "account_reader")
+    req = request(cls="A", room=42, dates=(16,))
+    made = booking_claim(
+        client=one_server, owner_id=str(person_id), request=req, booking_id=booking_new_id(room=42)
+    )
+    assert made.ok and made.booking is not None
+
+    def visitor(cookie: str) -> Client:
+        client = Client()
+        client.cookies[settings.SESSION_COOKIE_NAME] = cookie
+        return client
+
+    ahead, page = trips_and_page(visitor(key), "/accounts/me/")
+    with override_settings(MIDDLEWARE=MIDDLEWARE_WITHOUT):
+        alone, same = trips_and_page(visitor(key), "/accounts/me/")
+    # without the middleware (no request span to keep reads in) each read goes on its own
+    assert (ahead, alone) == (2, 5)
+    assert made.booking.reference.encode() in page
+    assert _no_tokens(page) == _no_tokens(same)
+
+    forger = visitor("x" * 32 + f"-{person_id}")
+    with round_trips() as trips:
+        response = forger.get("/accounts/me/")
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    assert trips.count == 1  # the session, the person and the planned reads: one pipeline
