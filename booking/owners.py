@@ -129,8 +129,9 @@ def _upcoming_reads(*, client: redis.Redis, person_id: int) -> list[Command]:
 
 @account_part(reads=_upcoming_reads)
 def _upcoming_on_the_account_page(*, client: redis.Redis, person_id: int) -> dict[str, object]:
-    """The upcoming bookings and the waiting list's notices: their indexes come read (with the
-    account, `_upcoming_reads`), then the records and the notices in one pipeline."""
+    """The upcoming bookings and the waiting list's notices: their indexes come read with the
+    account (`_upcoming_reads`); then the records (one pipeline) and, with waits, their notices
+    (one more)."""
     owner = str(person_id)
     return {
         "upcoming": bookings_upcoming(client=client, owner_id=owner),
