@@ -279,12 +279,17 @@ class MailTarget:
     language: str
 
 
+def mail_target_read(*, person_id: int) -> list[Command]:
+    """What `mail_target` reads (a batch of mail reads its people's together)."""
+    key = PERSON.key(person_id=person_id)
+    return [command("HMGET", key, "username", "email", "email_verified", "lang")]
+
+
 def mail_target(*, client: redis.Redis, person_id: int) -> MailTarget | None:
     """The person's verified address and language, or None (no such person, no verified
-    address)."""
-    username, email, verified, lang = text_values(
-        client.hmget(PERSON.key(person_id=person_id), "username", "email", "email_verified", "lang")
-    )
+    address); one HMGET unless read ahead."""
+    (reply,) = pipeline_replies(client, mail_target_read(person_id=person_id))
+    username, email, verified, lang = text_values(reply)
     if username is None or not email or verified != "1":
         return None
     return MailTarget(person_id, username, email, lang or "en")

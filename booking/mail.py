@@ -15,14 +15,16 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext
 
 from accounts.mail import message_build, site_url
-from accounts.selectors import mail_target
+from accounts.selectors import mail_target, mail_target_read
 from booking.calendar_files import booking_ics
 from booking.codes import code_display
 from booking.keys import RoomKeys
-from booking.records import Booking, booking_get
+from booking.records import Booking, booking_from_hash, booking_get, booking_read
 from booking.rules import season_start
+from strongroom.ahead import pipeline_replies, read_together
 from strongroom.clock import from_ms
 from strongroom.outbox import renderer
+from strongroom.store import text_hash
 
 
 def _host() -> str:
@@ -41,7 +43,22 @@ def _booking_context(booking: Booking) -> dict[str, object]:
     }
 
 
-@renderer("confirm")
+def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]]) -> None:
+    """Before a batch of receipts or cancellations (args: booking id): their bookings, then
+    the bookings with their owners' addresses read together for the renders. Two round trips
+    for the batch instead of two a message (each reads its booking, then its owner)."""
+    reads = [booking_read(booking_id=args[0]) for args in arguments if args]
+    bookings = [
+        booking_from_hash(text_hash(reply))
+        for reply in pipeline_replies(client, [c for read in reads for c in read])
+    ]
+    # One read per message, not per person: a read ahead is served once.
+    owners = [owner for b in bookings if b is not None and (owner := _owner(b))]
+    targets = [mail_target_read(person_id=owner) for owner in owners]
+    read_together(client, *reads, *targets)
+
+
+@renderer("confirm", prepare=_bookings_and_owners)
 def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: booking id. The receipt, with the pickup code and the booking as .ics."""
     booking = booking_get(client=client, booking_id=args[0])
@@ -64,7 +81,7 @@ def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     return message
 
 
-@renderer("cancel")
+@renderer("cancel", prepare=_bookings_and_owners)
 def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: booking id. Who cancelled (the buyer or the staff, with the staff's reason)."""
     booking = booking_get(client=client, booking_id=args[0])

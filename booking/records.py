@@ -164,12 +164,19 @@ def hold_value_parse(value: str) -> tuple[int, str, str, list[int], int, int, li
     )
 
 
-def booking_get(*, client: redis.Redis, booking_id: str) -> Booking | None:
-    """One booking, or None (also for a malformed id)."""
+def booking_read(*, booking_id: str) -> list[Command]:
+    """What `booking_get` reads (nothing for a malformed id)."""
     room = booking_id_room(booking_id)
-    if room is None:
+    return [] if room is None else [command("HGETALL", RoomKeys(room).record(booking_id))]
+
+
+def booking_get(*, client: redis.Redis, booking_id: str) -> Booking | None:
+    """One booking, or None (also for a malformed id); one HGETALL unless read ahead."""
+    read = booking_read(booking_id=booking_id)
+    if not read:
         return None
-    return booking_from_hash(text_hash(client.hgetall(RoomKeys(room).record(booking_id))))
+    (reply,) = pipeline_replies(client, read)
+    return booking_from_hash(text_hash(reply))
 
 
 def _bookings(client: redis.Redis, ids: Sequence[str]) -> list[Booking]:

@@ -26,28 +26,40 @@ from dataclasses import dataclass
 import redis
 from django.conf import settings
 from django.core.mail import EmailMessage, get_connection
+from django.core.mail.backends.base import BaseEmailBackend
+from redis.client import Pipeline
 
 from strongroom import keyspace as ks
+from strongroom.ahead import request_reads
 from strongroom.store import text_values
 
 logger = logging.getLogger(__name__)
 
 Renderer = Callable[[redis.Redis, list[str]], EmailMessage | None]
+# Reads, once per batch, what the renders of a kind's entries (their arguments) will read.
+Preparer = Callable[[redis.Redis, list[list[str]]], None]
 _RENDERERS: dict[str, Renderer] = {}
+_PREPARERS: dict[str, Preparer] = {}
 
 BATCH = 100
 LEASE_MS = 120_000
 FIRST_RETRY_MS = 60_000
 LAST_RETRY_MS = 3_600_000
 SENDER_PERIOD_S = 5.0
+SENDER_GAP_S = 0.2  # at least this long between two passes of a process's sender, bar backlogs
 _ERROR_LIMIT = 300
 
 
-def renderer(kind: str) -> Callable[[Renderer], Renderer]:
-    """Register the function that turns a `kind` entry's arguments into a message."""
+def renderer(kind: str, *, prepare: Preparer | None = None) -> Callable[[Renderer], Renderer]:
+    """Register the function that turns a `kind` entry's arguments into a message. `prepare`,
+    given the arguments of a batch's entries of that kind, may read ahead what their renders
+    will read (strongroom/ahead.py: `read_together`), so that a batch of receipts takes a few
+    round trips rather than a few per message."""
 
     def register(function: Renderer) -> Renderer:
         _RENDERERS[kind] = function
+        if prepare is not None:
+            _PREPARERS[kind] = prepare
         return function
 
     return register
@@ -141,6 +153,30 @@ class SendReport:
     failed: int = 0
     dropped: int = 0
 
+    @property
+    def handled(self) -> int:
+        """Messages this pass took up (sent, failed or dropped)."""
+        return self.sent + self.failed + self.dropped
+
+
+def _prepare(client: redis.Redis, members: list[str]) -> None:
+    """Run each kind's preparer over the batch's entries of that kind. One that fails only
+    costs time: each render then reads what it needs itself."""
+    by_kind: dict[str, list[list[str]]] = {}
+    for member in members:
+        kind, *args = member.split("|")
+        by_kind.setdefault(kind, []).append(args)
+    for kind, arguments in by_kind.items():
+        prepare = _PREPARERS.get(kind)
+        if prepare is None:
+            continue
+        try:
+            prepare(client, arguments)
+        except Exception:
+            logger.warning(
+                "mail of kind %s not read ahead; each reads its own", kind, exc_info=True
+            )
+
 
 def _render(client: redis.Redis, member: str) -> EmailMessage | None:
     kind, *args = member.split("|")
@@ -167,38 +203,53 @@ def outbox_send(*, client: redis.Redis, at_ms: int | None = None) -> SendReport:
     # messages): stop at half of it; what is left stays due for the next pass.
     stop_at = time.monotonic() + LEASE_MS / 2000
     try:
-        for pending in due:
-            if time.monotonic() > stop_at:
-                break
-            try:
-                message = _render(client, pending.member)
-                if message is not None:
-                    message.connection = connection
-                    message.send()
-            except Exception as exc:
-                failed += 1
-                attempts, first = pending.attempts + 1, pending.first_failure_ms
-                detail = f"{type(exc).__name__}: {exc}"[:_ERROR_LIMIT].replace("\n", " ")
-                logger.warning(
-                    "mail %s not sent (attempt %d): %s", pending.member, attempts, detail
-                )
-                done.zadd(pending.mailbox, {pending.member: _retry_at(attempts, at)}, xx=True)
-                done.hset(
-                    ks.MAIL_TRIES.key(), pending.tries_field, f"{attempts}|{first or at}|{detail}"
-                )
-                continue
-            if message is None:
-                dropped += 1
-            else:
-                sent += 1
-            done.zrem(pending.mailbox, pending.member)
-            if pending.attempts:
-                done.hdel(ks.MAIL_TRIES.key(), pending.tries_field)
+        with request_reads():
+            _prepare(client, [pending.member for pending in due])
+            sent, failed, dropped = _send_due(client, due, at, connection, done, stop_at)
     finally:
         done.execute()
         with contextlib.suppress(Exception):  # a broken connection is already reported
             connection.close()
     return SendReport(sent, failed, dropped)
+
+
+def _send_due(
+    client: redis.Redis,
+    due: list[Pending],
+    at: int,
+    connection: BaseEmailBackend,
+    done: Pipeline,
+    stop_at: float,
+) -> tuple[int, int, int]:
+    """Render and send `due` in order (until `stop_at`); queue in `done` what each outcome
+    changes in the store. Returns (sent, failed, dropped)."""
+    sent = failed = dropped = 0
+    for pending in due:
+        if time.monotonic() > stop_at:
+            break
+        try:
+            message = _render(client, pending.member)
+            if message is not None:
+                message.connection = connection
+                message.send()
+        except Exception as exc:
+            failed += 1
+            attempts, first = pending.attempts + 1, pending.first_failure_ms
+            detail = f"{type(exc).__name__}: {exc}"[:_ERROR_LIMIT].replace("\n", " ")
+            logger.warning("mail %s not sent (attempt %d): %s", pending.member, attempts, detail)
+            done.zadd(pending.mailbox, {pending.member: _retry_at(attempts, at)}, xx=True)
+            done.hset(
+                ks.MAIL_TRIES.key(), pending.tries_field, f"{attempts}|{first or at}|{detail}"
+            )
+            continue
+        if message is None:
+            dropped += 1
+        else:
+            sent += 1
+        done.zrem(pending.mailbox, pending.member)
+        if pending.attempts:
+            done.hdel(ks.MAIL_TRIES.key(), pending.tries_field)
+    return sent, failed, dropped
 
 
 # --- the sender in every web process ---------------------------------------------------------
@@ -234,18 +285,32 @@ def sender_pass(*, client: redis.Redis) -> SendReport | None:
             client.delete(ks.MAIL_LEASE.key())
 
 
+def sender_pause(report: SendReport | None) -> float:
+    """How long the sender rests after a pass (`report`; None: another process held the
+    lease): not at all after a full batch, as more may be due (the next batch at once, not in a
+    few seconds); else SENDER_GAP_S, so that wakes within it share the next pass (a burst of
+    bookings costs a few scans of every outbox a second, not one per booking)."""
+    return 0.0 if report is not None and report.handled >= BATCH else SENDER_GAP_S
+
+
 def _sender_loop() -> None:
     from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store
 
     while True:
         _wake.wait(SENDER_PERIOD_S)
         _wake.clear()
+        report = None
         try:
-            sender_pass(client=get_store())
+            report = sender_pass(client=get_store())
         except (*UNAVAILABLE, StoreUnavailable) as exc:  # store down or stalled: one line, no trace
             logger.warning("the mail sender's pass found no store (%s); next in a few seconds", exc)
         except Exception:
             logger.warning("the mail sender's pass failed; next in a few seconds", exc_info=True)
+        pause = sender_pause(report)
+        if pause:
+            time.sleep(pause)
+        else:
+            _wake.set()
 
 
 def sender_start() -> None:

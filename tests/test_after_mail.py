@@ -22,9 +22,10 @@ from booking.parser import slot_request_parse
 from booking.records import Booking
 from booking.rules import booking_new_id
 from strongroom import keyspace as ks
-from strongroom.outbox import outbox_pending, outbox_send
+from strongroom.outbox import BATCH, SENDER_GAP_S, outbox_pending, outbox_send, sender_pause
+from strongroom.store import round_trips
 from tests.booking_support import day
-from tests.conftest import Someone
+from tests.conftest import CLUSTER_PRIMARIES, ON_CLUSTER, Someone
 
 
 @pytest.fixture
@@ -122,6 +123,47 @@ def test_a_buyer_without_a_verified_address_gets_no_mail_and_the_entry_goes(
     assert (report.sent, report.dropped) == (0, 1)
     assert not outbox_pending(client=r)
     assert not mail_dir.exists() or not list(mail_dir.iterdir())
+
+
+def test_after_a_full_batch_the_sender_goes_on_at_once_and_otherwise_rests(
+    r: redis.Redis, buyer: Someone, mail_dir: Path
+) -> None:
+    """A burst of bookings leaves more than a batch due: the next batch goes at once, not a
+    period later; after a partial batch (or a lease held elsewhere) the sender rests a moment,
+    and the wakes within it share one pass."""
+    for room in range(1, BATCH + 6):
+        book(r, buyer, room=room)
+    first = outbox_send(client=r)
+    assert first.handled == BATCH and sender_pause(first) == 0
+    second = outbox_send(client=r)
+    assert second.handled == 5 and sender_pause(second) == SENDER_GAP_S > 0
+    assert not outbox_pending(client=r)
+    assert sender_pause(None) == SENDER_GAP_S
+
+
+def test_a_batch_of_receipts_reads_the_store_a_few_times_not_a_few_times_a_message(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone, mail_dir: Path
+) -> None:
+    """The bookings and their owners' addresses are read for the whole batch: the same round
+    trips for 2 receipts as for 40, and each buyer gets their own receipts."""
+    with_address(r, buyer, "anna@example.test")
+    with_address(r, second_buyer, "bo@example.test")
+
+    def trips_to_send(count: int, first_room: int) -> int:
+        for room in range(first_room, first_room + count):
+            book(r, buyer if room % 2 else second_buyer, room=room)
+        with round_trips() as trips:
+            assert outbox_send(client=r).sent == count
+        return trips.count
+
+    few, many = trips_to_send(2, 1), trips_to_send(40, 3)
+    # the due entries, their attempts, the bookings, the bookings with the addresses, the
+    # outcome: 5 pipelines (on a cluster one round trip per primary each reaches)
+    assert many <= 5 * (CLUSTER_PRIMARIES if ON_CLUSTER else 1)
+    assert few == many or ON_CLUSTER
+    assert not outbox_pending(client=r)
+    sent = [message["To"] for message in messages_in(mail_dir)]
+    assert sorted(set(sent)) == ["anna@example.test", "bo@example.test"] and len(sent) == 42
 
 
 class BrokenBackend(BaseEmailBackend):
