@@ -21,7 +21,7 @@ from booking.codes import code_display
 from booking.keys import RoomKeys
 from booking.records import Booking, booking_from_hash, booking_get, booking_read
 from booking.rules import season_start
-from strongroom.ahead import pipeline_replies, read_together
+from strongroom.ahead import keep_replies, pipeline_replies, read_together
 from strongroom.clock import from_ms
 from strongroom.outbox import renderer
 from strongroom.store import text_hash
@@ -45,17 +45,15 @@ def _booking_context(booking: Booking) -> dict[str, object]:
 
 def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]]) -> None:
     """Before a batch of receipts or cancellations (args: booking id): their bookings, then
-    the bookings with their owners' addresses read together for the renders. Two round trips
-    for the batch instead of two a message (each reads its booking, then its owner)."""
-    reads = [booking_read(booking_id=args[0]) for args in arguments if args]
-    bookings = [
-        booking_from_hash(text_hash(reply))
-        for reply in pipeline_replies(client, [c for read in reads for c in read])
-    ]
+    their owners' addresses, both kept for the renders. Two round trips for the batch instead
+    of two a message (each reads its booking, then its owner)."""
+    records = [cmd for args in arguments if args for cmd in booking_read(booking_id=args[0])]
+    replies = pipeline_replies(client, records)
+    keep_replies(records, replies)
+    bookings = [booking_from_hash(text_hash(reply)) for reply in replies]
     # One read per message, not per person: a read ahead is served once.
     owners = [owner for b in bookings if b is not None and (owner := _owner(b))]
-    targets = [mail_target_read(person_id=owner) for owner in owners]
-    read_together(client, *reads, *targets)
+    read_together(client, *(mail_target_read(person_id=owner) for owner in owners))
 
 
 @renderer("confirm", prepare=_bookings_and_owners)

@@ -97,7 +97,7 @@ def read_together(client: redis.Redis, *reads: Sequence[Command]) -> None:
         return
     wanted = [cmd for read in reads for cmd in read if not kept.get(_key(cmd))]
     if wanted:
-        _keep(wanted, _send(client, wanted))
+        keep_replies(wanted, _send(client, wanted))
 
 
 def _send(client: redis.Redis, commands: list[Command]) -> list[Any]:
@@ -107,7 +107,9 @@ def _send(client: redis.Redis, commands: list[Command]) -> list[Any]:
     return list(pipe.execute())
 
 
-def _keep(commands: Sequence[Command], replies: Sequence[Any]) -> None:
+def keep_replies(commands: Sequence[Command], replies: Sequence[Any]) -> None:
+    """Keep replies just read (by `pipeline_replies`, say) for this request's later reads of
+    the same commands: a caller that needed them first need not read them twice."""
     kept = _read.get()
     if kept is not None:
         for cmd, reply in zip(commands, replies, strict=True):
@@ -137,4 +139,4 @@ class ReadAheadMiddleware:
         if 0 < len(commands) <= PLAN_MOST:
             replies = load_with(commands)
             if replies is not None:
-                _keep(commands, replies)
+                keep_replies(commands, replies)

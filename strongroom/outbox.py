@@ -196,7 +196,6 @@ def outbox_send(*, client: redis.Redis, at_ms: int | None = None) -> SendReport:
     due = outbox_pending(client=client, due_before_ms=at)
     if not due:
         return SendReport()
-    sent = failed = dropped = 0
     connection = get_connection(fail_silently=False)
     done = client.pipeline(transaction=False)
     # A slow mail server must not outlive the lease (another process would send the same
