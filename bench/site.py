@@ -40,7 +40,7 @@ from typing import Any
 from bench.site_common import GENERATED_BOOKS, POSTING_BUYERS, ROOT, log
 from bench.site_data import DataSet, load_data
 from bench.site_http import csrf_identity, serve, session_cookie
-from bench.site_report import claim_note, machine, quote_in_readme, table, write_results
+from bench.site_report import claim_note, cpu_table, machine, quote_in_readme, table, write_results
 from bench.site_rows import RACERS, Row, bookings_stored, build_rows, url
 from bench.site_wrk import Placement, Runner, ensure_wrk, placement
 
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         env = configure(data_dir, secrets.token_urlsafe(40))
         from django.conf import settings
 
-        from strongroom import store
+        from strongroom import embedded, store
 
         client = store.get_store()
         info = store.check(client)
@@ -195,11 +195,12 @@ def main(argv: list[str] | None = None) -> int:
         rows = [r for r in build_rows(data) if args.only.lower() in r.label.lower()]
         runner = Runner(
             wrk, base, place, args.connections, identities, data.bookable_days,
-            settings.STRONGROOM_ROOM_COUNT,
+            settings.STRONGROOM_ROOM_COUNT, pids=(server.pid, embedded.server_pid(data_dir) or 0),
         )  # fmt: skip
         for row in rows:
             measure_with_twin(runner, row, client, args)
         block = table(rows)
+        costs = cpu_table(rows)
     finally:
         if server is not None:
             server.terminate()
@@ -213,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(data_dir, ignore_errors=True)
 
     print(block)
+    print(f"\nCPU ms per request:\n\n{costs}")
     if args.no_write:
         return 0
     kind = "gthread" if threads > 1 else "sync"

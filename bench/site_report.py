@@ -49,6 +49,29 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def cpu_table(rows: list[Row]) -> str:
+    """CPU milliseconds a request cost, by who spent them (bench/cpu.py), for each page and its
+    in-memory twin: what the store costs the machine beyond its round trips' wait."""
+    lines = [
+        "| page | served by | workers user | workers sys | store | wrk | other | machine busy "
+        "| switches |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        for name, measured in (("page", row), ("in-memory twin", row.twin)):
+            cpu = measured.result.get("cpu") if measured is not None and measured.result else None
+            if not cpu:
+                continue
+            store = cpu.get("store_user", 0) + cpu.get("store_sys", 0)
+            wrk = cpu.get("wrk_user", 0) + cpu.get("wrk_sys", 0)
+            lines.append(
+                f"| {row.label} | {name} | {cpu.get('workers_user', 0):.2f} | "
+                f"{cpu.get('workers_sys', 0):.2f} | {store:.2f} | {wrk:.2f} | {cpu['other']:.2f} "
+                f"| {cpu['busy']:.2f} | {cpu['switches']:.0f} |"
+            )
+    return "\n".join(lines)
+
+
 def answers(res: dict[str, Any]) -> str:
     """What the server answered, by status class, and what went wrong."""
     counts = {**res, "s4xx": res["s4xx"] - res["s409"]}

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from bench.cpu import per_request, snapshot
 from bench.site_common import FREE_BOX_COUNT, FREE_BOX_FIRST, WRK_SCRIPT, log
 from bench.site_http import fetch, page_text
 from bench.site_rows import RACERS, Row
@@ -76,6 +77,7 @@ class Runner:
     rooms: int
     run_index: int = 0
     preflights: int = 0
+    pids: tuple[int, int] = (0, 0)  # gunicorn's master and the store's: whose CPU is whose
 
     def env(self, row: Row) -> dict[str, str]:
         identities = self.identities.get(row.who, [])
@@ -114,15 +116,19 @@ class Runner:
         return command
 
     def run(self, row: Row, seconds: float) -> dict[str, Any]:
+        """One wrk run of `row`: its counts and latencies, and the CPU a request cost."""
+        before = snapshot(*self.pids)
         done = subprocess.run(
             self.wrk_command(row, seconds), env=self.env(row), capture_output=True, text=True
         )
+        after = snapshot(*self.pids)
         for line in done.stderr.split("SRBAD ")[1:2]:
             log(f"{row.label}: first unexpected answer: {page_text(line)[:800]}")
         for line in done.stdout.splitlines():
             if line.startswith("SRJSON "):
                 result = json.loads(line[len("SRJSON ") :])
                 result["rps"] = result["requests"] / (result["duration_us"] / 1e6)
+                result["cpu"] = per_request(before, after, result["requests"])
                 return result
         raise RuntimeError(f"wrk gave no result for {row.label}:\n{done.stdout}\n{done.stderr}")
 

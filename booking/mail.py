@@ -24,7 +24,7 @@ from booking.rules import season_start
 from strongroom.ahead import keep_replies, pipeline_replies, read_together
 from strongroom.clock import from_ms
 from strongroom.outbox import renderer
-from strongroom.store import text_hash
+from strongroom.store import text_hash, text_values
 
 
 def _host() -> str:
@@ -43,26 +43,60 @@ def _booking_context(booking: Booking) -> dict[str, object]:
     }
 
 
+def _named_owner(args: list[str]) -> int | None:
+    """The owner a receipt's entry names ('confirm|<id>|<owner>'; entries queued before the
+    owner was named have none)."""
+    return int(args[1]) if len(args) > 1 and args[1].isdigit() else None
+
+
 def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]]) -> None:
-    """Before a batch of receipts or cancellations (args: booking id): their bookings, then
-    their owners' addresses, both kept for the renders. Two round trips for the batch instead
-    of two a message (each reads its booking, then its owner)."""
-    records = [cmd for args in arguments if args for cmd in booking_read(booking_id=args[0])]
+    """Before a batch of receipts or cancellations (args: booking id, and a receipt's owner):
+    the named owners' addresses; then the bookings still needed (not those of owners without
+    a verified address) with the addresses of the owners no entry names. All kept for the
+    renders: a few round trips for the batch instead of two a message."""
+    named = [_named_owner(args) for args in arguments]
+    reads = [mail_target_read(person_id=owner) for owner in named if owner is not None]
+    flat = [cmd for read in reads for cmd in read]
+    keep_replies(flat, addresses := pipeline_replies(client, flat))
+    reachable = {
+        owner
+        for owner, reply in zip((o for o in named if o is not None), addresses, strict=True)
+        if _verified(reply)
+    }
+    needed = [
+        args[0] for args, owner in zip(arguments, named, strict=True)
+        if args and (owner is None or owner in reachable)
+    ]  # fmt: skip
+    records = [cmd for booking_id in needed for cmd in booking_read(booking_id=booking_id)]
     replies = pipeline_replies(client, records)
     keep_replies(records, replies)
     bookings = [booking_from_hash(text_hash(reply)) for reply in replies]
     # One read per message, not per person: a read ahead is served once.
-    owners = [owner for b in bookings if b is not None and (owner := _owner(b))]
-    read_together(client, *(mail_target_read(person_id=owner) for owner in owners))
+    unnamed = [
+        owner for b in bookings if b is not None and (owner := _owner(b)) and owner not in reachable
+    ]
+    read_together(client, *(mail_target_read(person_id=owner) for owner in unnamed))
+
+
+def _verified(reply: list[str | None]) -> bool:
+    """Whether a `mail_target_read` reply shows a verified address."""
+    _username, email, verified, _lang = text_values(reply)
+    return bool(email) and verified == "1"
 
 
 @renderer("confirm", prepare=_bookings_and_owners)
 def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
-    """args: booking id. The receipt, with the pickup code and the booking as .ics."""
+    """args: booking id, owner. The receipt, with the pickup code and the booking as .ics;
+    nothing (and the booking unread) when the owner has no verified address."""
+    named = _named_owner(args)
+    target = mail_target(client=client, person_id=named) if named is not None else None
+    if named is not None and target is None:
+        return None
     booking = booking_get(client=client, booking_id=args[0])
     if booking is None or booking.status == "cancelled" or _owner(booking) is None:
         return None
-    target = mail_target(client=client, person_id=_owner(booking) or 0)
+    if target is None or target.person_id != _owner(booking):
+        target = mail_target(client=client, person_id=_owner(booking) or 0)
     if target is None:
         return None
     with translation.override(target.language):

@@ -453,8 +453,8 @@ BOOKING_OUTBOX = declare(
     "booking-outbox",
     "{room:<room>}:outbox",
     type="zset",
-    holds="mail to send about the room's bookings ('confirm|<booking id>', 'cancel|<booking "
-    "id>', 'freed|<person id>|<booking id>') scored by when it is due (epoch ms)",
+    holds="mail to send about the room's bookings ('confirm|<booking id>|<owner>', 'cancel|"
+    "<booking id>', 'freed|<person id>|<booking id>') scored by when it is due (epoch ms)",
     app="booking",
     why="written by the claim and cancel functions themselves, so a confirmed booking's "
     "receipt is as durable as the booking and costs no extra round trip; the mail sender "

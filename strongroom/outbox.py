@@ -41,7 +41,7 @@ Preparer = Callable[[redis.Redis, list[list[str]]], None]
 _RENDERERS: dict[str, Renderer] = {}
 _PREPARERS: dict[str, Preparer] = {}
 
-BATCH = 100
+BATCH = 200
 LEASE_MS = 120_000
 FIRST_RETRY_MS = 60_000
 LAST_RETRY_MS = 3_600_000
@@ -123,20 +123,36 @@ def _tries(value: str | None) -> tuple[int, int, str]:
 def outbox_pending(
     *, client: redis.Redis, due_before_ms: float | None = None, limit: int = BATCH
 ) -> list[Pending]:
-    """Queued messages (due ones only when `due_before_ms` is given), oldest due first; two
-    round trips (every outbox in one pipeline, then the attempts of what was found)."""
+    """Queued messages (due ones only when `due_before_ms` is given), oldest due first, at most
+    `limit`, taken from the outboxes as `_quotas` shares them out. Two round trips (how many
+    are due in each of the 301 outboxes and its oldest, in one pipeline; then the attempts of
+    what was found), three when an outbox's share is more than its oldest. A pass under a
+    backlog reads about `limit` entries, not `limit` from every outbox."""
     top: float | str = "+inf" if due_before_ms is None else due_before_ms
     boxes = mailboxes()
     pipe = client.pipeline(transaction=False)
     for box in boxes:
-        pipe.zrangebyscore(box, "-inf", top, start=0, num=limit, withscores=True)
+        pipe.zcount(box, "-inf", top)
+        pipe.zrangebyscore(box, "-inf", top, start=0, num=1, withscores=True)
+    replies = pipe.execute()
+    counts = [int(count) for count in replies[0::2]]
+    heads = replies[1::2]
+    quotas = _quotas(counts, [head[0][1] if head else 0.0 for head in heads], limit)
+    more = [(box, quota) for box, quota in zip(boxes, quotas, strict=True) if quota > 1]
+    if more:
+        pipe = client.pipeline(transaction=False)
+        for box, quota in more:
+            pipe.zrangebyscore(box, "-inf", top, start=0, num=quota, withscores=True)
+        shares = dict(zip((box for box, _ in more), pipe.execute(), strict=True))
+    else:
+        shares = {}
     found = [
         Pending(box, member, int(score))
-        for box, reply in zip(boxes, pipe.execute(), strict=True)
-        for member, score in reply
+        for box, quota, head in zip(boxes, quotas, heads, strict=True)
+        if quota
+        for member, score in shares.get(box, head)
     ]
     found.sort(key=lambda p: p.due_ms)
-    found = found[:limit]
     if not found:
         return []
     tries = text_values(client.hmget(ks.MAIL_TRIES.key(), [p.tries_field for p in found]))
@@ -145,6 +161,26 @@ def outbox_pending(
         attempts, first, error = _tries(value)
         out.append(Pending(pending.mailbox, pending.member, pending.due_ms, attempts, error, first))
     return out
+
+
+def _quotas(counts: list[int], heads: list[float], limit: int) -> list[int]:
+    """How many entries to take from each outbox (`counts` due in each, the oldest due at
+    `heads`), `limit` in all: every outbox with mail due gets a share in turn, the one whose
+    oldest entry is oldest first, and what a short outbox leaves goes to the longer ones. A
+    room with a long backlog cannot starve the others, nor wait behind them."""
+    quotas = [0] * len(counts)
+    waiting = sorted((at for at, count in enumerate(counts) if count), key=lambda at: heads[at])
+    left = limit
+    while left and waiting:
+        share = max(1, left // len(waiting))
+        for at in waiting:
+            give = min(share, counts[at] - quotas[at], left)
+            quotas[at] += give
+            left -= give
+            if not left:
+                break
+        waiting = [at for at in waiting if quotas[at] < counts[at]]
+    return quotas
 
 
 @dataclass(frozen=True)

@@ -166,6 +166,71 @@ def test_a_batch_of_receipts_reads_the_store_a_few_times_not_a_few_times_a_messa
     assert sorted(set(sent)) == ["anna@example.test", "bo@example.test"] and len(sent) == 42
 
 
+def test_receipts_of_buyers_without_an_address_are_dropped_unread(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone, mail_dir: Path
+) -> None:
+    """The receipt's entry names its owner: the bookings of buyers without a verified address
+    are not read (their entries go), while a receipt queued before entries named the owner is
+    still sent."""
+    with_address(r, second_buyer, "bo@example.test")
+    for room in range(1, 31):
+        book(r, buyer, room=room)
+    with round_trips() as trips:
+        report = outbox_send(client=r)
+    assert (report.sent, report.dropped) == (0, 30)
+    # the due entries, their attempts, the owners' addresses, the outcome
+    assert trips.count <= 4 * (CLUSTER_PRIMARIES if ON_CLUSTER else 1)
+    older = book(r, second_buyer, room=31)
+    box = ks.BOOKING_OUTBOX.key(room="031")
+    r.zrem(box, f"confirm|{older.id}|{second_buyer.id}")
+    r.zadd(box, {f"confirm|{older.id}": 1})
+    assert outbox_send(client=r).sent == 1
+    (message,) = messages_in(mail_dir)
+    assert message["To"] == "bo@example.test" and older.reference in message["Subject"]
+
+
+def queue_due(r: redis.Redis, room: int, dues: range) -> list[str]:
+    """Outbox entries of a room, due at `dues` (ms), as the claim function writes them."""
+    members = {f"confirm|{room:03d}-due{due}": due for due in dues}
+    r.zadd(ks.BOOKING_OUTBOX.key(room=f"{room:03d}"), members)
+    return list(members)
+
+
+def test_a_backlog_is_read_a_batch_at_a_time_every_room_served_oldest_first(
+    r: redis.Redis,
+) -> None:
+    """Under a backlog a pass reads one batch, not a batch from each of the 301 outboxes: a
+    long outbox gives what the short ones leave, and none is starved."""
+    limit = 100
+    long = queue_due(r, 5, range(1_000, 1_150))
+    short = [
+        m for room in (1, 2, 3) for m in queue_due(r, room, range(room * 2_000, room * 2_000 + 1))
+    ]
+    not_due = queue_due(r, 7, range(10**13, 10**13 + 3))
+    with round_trips() as trips:
+        pending = outbox_pending(client=r, due_before_ms=10**12, limit=limit)
+    members = [p.member for p in pending]
+    assert len(members) == limit
+    assert set(short) <= set(members) and not set(not_due) & set(members)
+    assert [m for m in members if m in long] == long[: limit - len(short)]
+    assert [p.due_ms for p in pending] == sorted(p.due_ms for p in pending)
+    # the counts and oldest entries, the long outbox's share, the attempts
+    assert trips.count <= 3 * (CLUSTER_PRIMARIES if ON_CLUSTER else 1)
+
+
+def test_with_more_rooms_waiting_than_a_batch_the_oldest_rooms_go_first(
+    r: redis.Redis,
+) -> None:
+    limit = 40
+    dues = {room: 50_000 - room * 100 for room in range(1, limit + 21)}  # room 60 is oldest
+    for room, due in dues.items():
+        queue_due(r, room, range(due, due + 2))
+    pending = outbox_pending(client=r, due_before_ms=10**12, limit=limit)
+    assert [p.member for p in pending] == [
+        f"confirm|{room:03d}-due{dues[room]}" for room in sorted(dues, key=lambda room: dues[room])[:limit]
+    ]
+
+
 class BrokenBackend(BaseEmailBackend):
     def send_messages(self, email_messages: object) -> int:
         raise ConnectionRefusedError("the mail server is away")
@@ -198,7 +263,9 @@ def test_a_booking_post_takes_no_extra_round_trip_for_its_mail(
 ) -> None:
     """The receipt is written by the claim function itself: it is there when the claim returns."""
     booking = book(r, buyer)
-    assert r.zscore(ks.BOOKING_OUTBOX.key(room="007"), f"confirm|{booking.id}") is not None
+    assert (
+        r.zscore(ks.BOOKING_OUTBOX.key(room="007"), f"confirm|{booking.id}|{buyer.id}") is not None
+    )
 
 
 def test_a_buyer_cancellation_mails_the_buyer_without_a_staff_reason(

@@ -524,8 +524,9 @@ end
 --       short reference
 -- Returns {'ok', <record as flat hash>} | {'taken', 'day:box:mask:held', ...}
 --       | {'id_in_use'} | {'code_clash'} | {'ref_clash'} | {'invalid', what}
--- The receipt ('confirm|<id>') goes into the room's outbox in the same call: as durable as
--- the booking, and no extra round trip.
+-- The receipt ('confirm|<id>|<owner>') goes into the room's outbox in the same call: as durable
+-- as the booking, and no extra round trip (the owner named, the sender need not read the
+-- booking of a buyer without a verified address).
 local function claim(keys, args)
   local k, a = named(keys, CLAIM_KEYS), named(args, CLAIM_ARGS)
   local inv, registry, record, ledger, codes, holds, stream, stats, hold_days, unindexed =
@@ -587,7 +588,7 @@ local function claim(keys, args)
     'boxes', a.boxes, 'created', now, 'status', 'confirmed', 'code_mac', mac,
     'code_n', code_n, 'collected', '', 'inv', inv, 'made', made, 'ref', ref)
   redis.call('HSET', refs, ref, id)
-  redis.call('ZADD', outbox, 'NX', now, 'confirm|' .. id)
+  redis.call('ZADD', outbox, 'NX', now, 'confirm|' .. id .. '|' .. owner)
   if redis.call('SCARD', ledger) == 0 and redis.call('HEXISTS', stats, 'v') == 0 then
     -- The room's first booking: its stats start exact from here.
     redis.call('DEL', stats)
