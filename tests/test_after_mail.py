@@ -226,8 +226,9 @@ def test_with_more_rooms_waiting_than_a_batch_the_oldest_rooms_go_first(
     for room, due in dues.items():
         queue_due(r, room, range(due, due + 2))
     pending = outbox_pending(client=r, due_before_ms=10**12, limit=limit)
+    oldest_rooms = sorted(dues, key=lambda room: dues[room])[:limit]
     assert [p.member for p in pending] == [
-        f"confirm|{room:03d}-due{dues[room]}" for room in sorted(dues, key=lambda room: dues[room])[:limit]
+        f"confirm|{room:03d}-due{dues[room]}" for room in oldest_rooms
     ]
 
 
