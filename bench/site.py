@@ -77,6 +77,16 @@ def configure(data_dir: Path, secret: str) -> dict[str, str]:
 
 # --- main ----------------------------------------------------------------------------------------
 
+CPU_NOTE = (
+    "\nCPU milliseconds per request, by who spent them, in the run the table shows (each page's "
+    "median round) and in its in-memory twin's (bench/cpu.py; /proc before and after each wrk "
+    "run): the gunicorn workers (user and system time; they include each process's mail sender "
+    "and visit flushes), the store's process, wrk, and the rest of the machine's busy time "
+    "(the kernel's own threads: the file system's journal, softirqs). On a saturated machine "
+    "requests/s is about the CPUs over the busy time; switches are context switches per "
+    "request.\n\n"
+)
+
 
 def measure(runner: Runner, row: Row, client: Any, args: argparse.Namespace) -> None:
     """Preflight, warm-up and the measured run of one row; POST rows count what was stored."""
@@ -219,12 +229,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     kind = "gthread" if threads > 1 else "sync"
     server_line = f"{workers} {kind} workers x {threads} threads"
-    report = results_text(
-        block, started, before, info, server_line, place, args, data, load_seconds
+    report = (
+        results_text(block, started, before, info, server_line, place, args, data, load_seconds)
+        + CPU_NOTE
+        + costs
+        + "\n"
     )
     path = write_results(report, started)
     print(f"\nwritten to {path.relative_to(ROOT)}")
-    if quote_in_readme(block, path):
+    if quote_in_readme(f"{block}\n\nCPU ms per request:\n\n{costs}", path):
         print("quoted in README.md (Performance)")
     return 0
 
