@@ -4,6 +4,7 @@ the staff dashboard shows. Every public read is one round trip."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import redis
@@ -289,6 +290,11 @@ def mail_target(*, client: redis.Redis, person_id: int) -> MailTarget | None:
     """The person's verified address and language, or None (no such person, no verified
     address); one HMGET unless read ahead."""
     (reply,) = pipeline_replies(client, mail_target_read(person_id=person_id))
+    return mail_target_from(person_id, reply)
+
+
+def mail_target_from(person_id: int, reply: Sequence[bytes | str | None]) -> MailTarget | None:
+    """The MailTarget a `mail_target_read` reply shows, or None (no verified address)."""
     username, email, verified, lang = text_values(reply)
     if username is None or not email or verified != "1":
         return None

@@ -35,7 +35,7 @@ def _machine() -> tuple[int, int]:
     return busy, switches
 
 
-def _group(pid: int, comm: str, parent: int, server_pid: int, store_pid: int) -> str:
+def _group(pid: int, parent: int, server_pid: int, store_pid: int) -> str:
     if pid == store_pid:
         return "store"
     if pid == server_pid or parent == server_pid:
@@ -58,9 +58,8 @@ def snapshot(server_pid: int, store_pid: int) -> Snapshot:
             text = (entry / "stat").read_text()
         except OSError:
             continue  # gone meanwhile
-        comm = text[text.index("(") + 1 : text.rindex(")")]
-        rest = text[text.rindex(")") + 2 :].split()
-        group = _group(int(entry.name), comm, int(rest[1]), server_pid, store_pid)
+        rest = text[text.rindex(")") + 2 :].split()  # the fields after the command's name
+        group = _group(int(entry.name), int(rest[1]), server_pid, store_pid)
         if group:
             user, system = found.groups.get(group, (0, 0))
             found.groups[group] = (user + int(rest[11]), system + int(rest[12]))

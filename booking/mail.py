@@ -15,7 +15,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext
 
 from accounts.mail import message_build, site_url
-from accounts.selectors import mail_target, mail_target_read
+from accounts.selectors import mail_target, mail_target_from, mail_target_read
 from booking.calendar_files import booking_ics
 from booking.codes import code_display
 from booking.keys import RoomKeys
@@ -24,7 +24,7 @@ from booking.rules import season_start
 from strongroom.ahead import keep_replies, pipeline_replies, read_together
 from strongroom.clock import from_ms
 from strongroom.outbox import renderer
-from strongroom.store import text_hash, text_values
+from strongroom.store import text_hash
 
 
 def _host() -> str:
@@ -61,7 +61,7 @@ def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]]) -> Non
     reachable = {
         owner
         for owner, reply in zip((o for o in named if o is not None), addresses, strict=True)
-        if _verified(reply)
+        if mail_target_from(owner, reply) is not None
     }
     needed = [
         args[0] for args, owner in zip(arguments, named, strict=True)
@@ -76,12 +76,6 @@ def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]]) -> Non
         owner for b in bookings if b is not None and (owner := _owner(b)) and owner not in reachable
     ]
     read_together(client, *(mail_target_read(person_id=owner) for owner in unnamed))
-
-
-def _verified(reply: list[str | None]) -> bool:
-    """Whether a `mail_target_read` reply shows a verified address."""
-    _username, email, verified, _lang = text_values(reply)
-    return bool(email) and verified == "1"
 
 
 @renderer("confirm", prepare=_bookings_and_owners)
