@@ -7,7 +7,7 @@ TEST_STAMP := $(VENV)/.installed-test
 
 CLUSTER_TESTS := tests/test_accounts_*.py tests/test_booking_*.py tests/test_catalog_*.py \
 	tests/test_dashboard_*.py tests/test_budgets.py tests/test_keyspace.py tests/test_serving.py \
-	tests/test_read_ahead.py
+	tests/test_read_ahead.py tests/test_after_*.py
 
 .PHONY: run test lint bench install chromium redis-server clean-store
 
