@@ -76,6 +76,15 @@ local function split(text)
   return out
 end
 
+-- "a||c" -> {'a', '', 'c'}: the '|'-joined values of a hold or a wait, empty ones kept.
+local function pipe_fields(text)
+  local out = {}
+  for part in string.gmatch(text .. '|', '([^|]*)|') do
+    out[#out + 1] = part
+  end
+  return out
+end
+
 local function split_numbers(text)
   local out = {}
   for i, part in ipairs(split(text)) do
@@ -197,11 +206,7 @@ end
 
 -- A hold's value: "expiry ms|owner|cls|days|hstart|hend|boxes".
 local function parse_hold(value)
-  local parts = {}
-  for part in string.gmatch(value .. '|', '([^|]*)|') do
-    parts[#parts + 1] = part
-  end
-  local p = named(parts, HOLD_FIELDS)
+  local p = named(pipe_fields(value), HOLD_FIELDS)
   return {
     expiry = tonumber(p.expiry), owner = p.owner, cls = p.cls, days = split_numbers(p.days),
     hstart = tonumber(p.hstart) or 0, hend = tonumber(p.hend) or 0,
@@ -420,10 +425,7 @@ end
 -- hold on their slot for a few minutes; the others are told that it opens to everyone after.
 
 local function parse_wait(member)
-  local p = {}
-  for part in string.gmatch(member .. '|', '([^|]*)|') do
-    p[#p + 1] = part
-  end
+  local p = pipe_fields(member)
   return {person = p[1], cls = p[2], day = tonumber(p[3]), hstart = tonumber(p[4]) or 0,
     hend = tonumber(p[5]) or 0, box = tonumber(p[6]) or 0}
 end
