@@ -17,10 +17,12 @@ from django.utils.translation import gettext_lazy as _
 from booking.parser import (
     InvalidRequest,
     SlotChoice,
+    SlotRequest,
     box_number,
     date_value,
     picked_hour,
     slot_choice_parse,
+    slot_request_parse,
 )
 from booking.rules import MAX_DATES, in_season
 
@@ -105,6 +107,35 @@ def choices_from(
     if long:
         problems.insert(0, _("Some values were far too long and were ignored."))
     return Choices(**vars(picked), month=_month(one["month"])), problems
+
+
+def posted_request(
+    data: Mapping[str, Any], *, now: dt.datetime | None = None
+) -> tuple[Choices, SlotRequest | None, list[Any]]:
+    """A form that takes slots (hold, book, wait), read strictly: the choices to show again,
+    and the request, or None with a message for every problem. Nothing sent is dropped quietly,
+    as the pickers' reading does: hours or boxes a class has not, a second class or room, a
+    date or box past the most a request takes all refuse the form."""
+    choices, problems = choices_from(data, now=now)
+    long = [n for n in (*_ONE, *_MANY) if any(len(v) > MAX_FIELD for v in query_values(data, n))]
+    if long:
+        return choices, None, problems
+    if any(len(query_values(data, name)) > 1 for name in ("cls", "room", "start", "end")):
+        message = _("The form sent a class, room or hour twice: choose again on the booking page.")
+        return choices, None, [message]
+    try:
+        request = slot_request_parse(
+            cls=query_one(data, "cls"),
+            room=query_one(data, "room"),
+            dates=query_values(data, "date"),
+            hour_start=query_one(data, "start"),
+            hour_end=query_one(data, "end"),
+            boxes=query_values(data, "box"),
+            now=now,
+        )
+    except InvalidRequest as refused:
+        return choices, None, list(refused.errors)
+    return choices, request, []
 
 
 def choices_changed(choices: Choices, data: Mapping[str, Any]) -> Choices | None:

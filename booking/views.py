@@ -193,16 +193,6 @@ def _refused(
     return render(request, "booking/book.html", context, status=status)
 
 
-def _posted_request(request: HttpRequest) -> tuple[forms.Choices, Any, list[Any]]:
-    choices, problems = forms.choices_from(request.POST)
-    if problems:
-        return choices, None, problems
-    try:
-        return choices, choices.slot_request(), []
-    except InvalidRequest as refused:
-        return choices, None, refused.errors
-
-
 _SlotsView = Callable[[HttpRequest, str, forms.Choices, SlotRequest], HttpResponse]
 
 
@@ -215,7 +205,7 @@ def _slots_posted(view: _SlotsView) -> Callable[[HttpRequest], HttpResponse]:
     @functools.wraps(view)
     def checked(request: HttpRequest) -> HttpResponse:
         owner = signed_in_owner(request)
-        choices, slot_request, problems = _posted_request(request)
+        choices, slot_request, problems = forms.posted_request(request.POST)
         if slot_request is None:
             return _refused(request, choices, problems, status=400)
         return view(request, owner, choices, slot_request)

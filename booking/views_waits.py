@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -15,7 +14,6 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.access import login_required, signed_in_person
 from booking import forms
-from booking.parser import InvalidRequest
 from booking.rules import day_refusal, season_days, site_today
 from booking.waits import Wait, wait_join, wait_leave
 from strongroom.store import get_store
@@ -43,16 +41,12 @@ def _waits(choices: forms.Choices) -> list[Wait]:
 @login_required
 def wait_page(request: HttpRequest) -> HttpResponse:
     """GET: the chosen class, room, hours and box with a day to pick. POST: join the list."""
-    source = request.POST if request.method == "POST" else request.GET
-    choices, problems = forms.choices_from(source)
-    context: dict[str, Any] = {"choices": choices, "days": _bookable_days(), "problems": problems}
     if request.method != "POST":
+        choices, problems = forms.choices_from(request.GET)
+        context = {"choices": choices, "days": _bookable_days(), "problems": problems}
         return render(request, "booking/wait.html", context)
-    if not problems:
-        try:
-            choices.slot_request()
-        except InvalidRequest as refused:
-            problems = list(refused.errors)
+    choices, _request, problems = forms.posted_request(request.POST)
+    context = {"choices": choices, "days": _bookable_days(), "problems": problems}
     waits = _waits(choices) if not problems and choices.complete else []
     if not waits or len(waits) > MAX_WAITS_AT_ONCE:
         if not problems:

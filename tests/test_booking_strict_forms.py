@@ -1,0 +1,69 @@
+"""A form that takes slots (hold, book, wait) is read strictly: what the pickers' reading would
+drop quietly (hours for class A, a box for class B, a second class, the 32nd date, the 101st
+box) refuses the whole form with a message naming it, and nothing is written."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+from django.test import Client
+
+from booking.rules import booking_new_id
+from tests.booking_support import NOW, snapshot
+
+A_DAY = {"cls": "A", "room": "6", "date": "2026-12-11"}
+C_HOUR = {"cls": "C", "room": "9", "start": "8", "end": "9", "box": "1", "date": "2026-12-12"}
+DECEMBER = [f"2026-12-{d:02d}" for d in range(1, 32)]
+
+# (what the form adds or changes, a phrase of the message that must name the problem)
+BAD_FORMS: list[tuple[dict[str, Any], str]] = [
+    ({**A_DAY, "start": "8", "end": "12"}, "Class A is booked by the day"),
+    ({**A_DAY, "cls": "B", "start": "8", "end": "12", "box": "3"}, "boxes are for class C only"),
+    ({**A_DAY, "date": [*DECEMBER, "2027-01-01"]}, "At most 31"),
+    ({**C_HOUR, "box": [*(str(b) for b in range(1, 101)), "abc"]}, "At most 100"),
+    ({**C_HOUR, "box": ["1", "abc"]}, "abc"),
+    ({**A_DAY, "cls": ["A", "B"]}, "twice"),
+    ({**A_DAY, "room": ["6", "7"]}, "twice"),
+    ({**C_HOUR, "start": "7:30"}, "on the hour"),
+]
+
+
+@pytest.fixture(autouse=True)
+def frozen() -> Iterator[None]:
+    with time_machine.travel(NOW, tick=False):
+        yield
+
+
+@pytest.fixture
+def signed_in(client_for: Any, buyer: Any) -> Client:
+    client: Client = client_for(buyer)
+    client.get("/book/")  # the session exists before the snapshot
+    return client
+
+
+def _with_ids(form: dict[str, Any]) -> dict[str, Any]:
+    room = int(form["room"][0] if isinstance(form["room"], list) else form["room"])
+    return {**form, "booking_id": booking_new_id(room=room)}
+
+
+@pytest.mark.parametrize("path", ["/book/claim/", "/book/hold/", "/book/wait/"])
+@pytest.mark.parametrize(("form", "phrase"), BAD_FORMS, ids=[p for _, p in BAD_FORMS])
+def test_a_form_with_what_its_class_has_not_is_refused_and_writes_nothing(
+    r: redis.Redis, signed_in: Client, path: str, form: dict[str, Any], phrase: str
+) -> None:
+    before = snapshot(r)
+    response = signed_in.post(path, _with_ids(form))
+    assert response.status_code == 400, (path, form)
+    assert phrase in html.unescape(response.content.decode())
+    assert snapshot(r) == before
+
+
+def test_the_same_forms_made_right_are_taken(r: redis.Redis, signed_in: Client) -> None:
+    assert signed_in.post("/book/claim/", _with_ids(A_DAY)).status_code == 302
+    assert signed_in.post("/book/hold/", _with_ids(C_HOUR)).status_code == 302
+    assert signed_in.post("/book/claim/", _with_ids(A_DAY | {"room": "8"})).status_code == 302
