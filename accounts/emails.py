@@ -22,6 +22,8 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts.calls import EMAIL_FORGET
 from accounts.selectors import person_find, person_id_by_email
+from accounts.services import window_gate
+from accounts.throttle import verify_mail_keys
 from strongroom.keyspace import PERSON, PERSON_BY_EMAIL
 from strongroom.outbox import mail_queue
 from strongroom.store import text_values
@@ -29,6 +31,11 @@ from strongroom.store import text_values
 EMAIL_MAX_LENGTH = 254
 VERIFY_SALT = "strongroom.accounts.verify-email"
 VERIFY_MAX_AGE_S = 3 * 24 * 3600
+# Confirmation mails queued by address changes and sign-ups, in any hour: per person, and to one
+# address from every account (so that nobody can make the site flood someone's inbox).
+VERIFY_MAILS_PER_PERSON = 5
+VERIFY_MAILS_PER_ADDRESS = 3
+VERIFY_WINDOW_MS = 3_600_000
 
 
 def email_normalise(value: str) -> str:
@@ -52,14 +59,17 @@ def email_set(
     email: str,
     next_url: str = "",
     language: str = "",
-) -> bool:
+) -> str:
     """Store a new (unverified) address and queue its verification mail, or clear it when
-    empty; `language` (already checked) is saved in the same write. Returns whether a
-    verification mail was queued. Two round trips (one read, one write pipeline)."""
+    empty; `language` (already checked) is saved in the same write. Returns "sent" (a mail is
+    queued), "saved" (nothing to confirm) or "later" (the address is saved, but this person or
+    this address had as many confirmation mails this hour as they may: none is queued).
+    Two round trips (a read, a write pipeline), three when a mail is asked for."""
     address = email_normalise(email) if email.strip() else ""
     key = PERSON.key(person_id=person_id)
     current, verified = text_values(client.hmget(key, "email", "email_verified"))
     unchanged = address == (current or "") and (not address or verified == "1")
+    outcome = "saved" if unchanged or not address else _verify_mail_gate(client, person_id, address)
     pipe = client.pipeline(transaction=False)
     if language:
         pipe.hset(key, "lang", language)
@@ -68,12 +78,22 @@ def email_set(
         if current and verified == "1":
             # The old address leaves the index only if it still points here.
             _index_forget(pipe, person_id=person_id, email=current)
-        if address:
+        if outcome == "sent":
             args = (person_id, secrets.token_hex(6), _next_arg(next_url))
             mail_queue(pipe, kind="verify", args=args)
     if len(pipe):
         pipe.execute()
-    return not unchanged and bool(address)
+    return outcome
+
+
+def _verify_mail_gate(client: redis.Redis, person_id: int, address: str) -> str:
+    """ "sent" if one more confirmation mail may go, for this person and to this address."""
+    person_key, address_key = verify_mail_keys(person_id=person_id, address=address)
+    limits = ((person_key, VERIFY_MAILS_PER_PERSON), (address_key, VERIFY_MAILS_PER_ADDRESS))
+    for gate_key, limit in limits:
+        if window_gate(client=client, key=gate_key, limit=limit, window_ms=VERIFY_WINDOW_MS):
+            return "later"
+    return "sent"
 
 
 def _index_forget(pipe: redis.client.Pipeline, *, person_id: int, email: str) -> None:

@@ -255,14 +255,26 @@ def login_passed(*, client: redis.Redis, pair: ThrottlePair, attempt: str) -> No
 
 def signup_gate(*, client: redis.Redis, client_id: str, at_ms: int | None = None) -> int:
     """Count one sign-up from a client; returns 0 if it may go ahead, else when the next may."""
-    at = now_ms() if at_ms is None else at_ms
-    window = settings.STRONGROOM_SIGNUP_WINDOW_MINUTES * 60_000
+    return window_gate(
+        client=client,
+        key=signup_key(client_id=client_id),
+        limit=settings.STRONGROOM_SIGNUP_LIMIT,
+        window_ms=settings.STRONGROOM_SIGNUP_WINDOW_MINUTES * 60_000,
+        at_ms=at_ms,
+    )
+
+
+def window_gate(
+    *, client: redis.Redis, key: str, limit: int, window_ms: int, at_ms: int | None = None
+) -> int:
+    """Count one event in the sliding window of `key` (a sign-up, a confirmation mail): 0 if
+    it may go ahead, else the epoch ms when the next one may (and it is not counted)."""
     keys, args = SIGNUP_GATE.call(
-        keys={"attempts": signup_key(client_id=client_id)},
+        keys={"attempts": key},
         args={
-            "now_ms": at,
-            "window_ms": window,
-            "limit": settings.STRONGROOM_SIGNUP_LIMIT,
+            "now_ms": now_ms() if at_ms is None else at_ms,
+            "window_ms": window_ms,
+            "limit": limit,
             "attempt_id": uuid.uuid4().hex,
         },
     )

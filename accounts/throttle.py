@@ -15,6 +15,7 @@ from strongroom.keyspace import (
     LOGIN_NAME_FAILURES,
     LOGIN_TRUSTED,
     SIGNUP_ATTEMPTS,
+    VERIFY_MAILS,
 )
 
 _SALT = "strongroom.accounts.throttle"
@@ -65,3 +66,11 @@ class ThrottlePair:
 def signup_key(*, client_id: str) -> str:
     """The sign-up counter of one client."""
     return SIGNUP_ATTEMPTS.key(client=_digest("signup", client_id))
+
+
+def verify_mail_keys(*, person_id: int, address: str) -> tuple[str, str]:
+    """The confirmation-mail counters of one person and of one address."""
+    return (
+        VERIFY_MAILS.key(who=_digest("person", str(person_id))),
+        VERIFY_MAILS.key(who=_digest("address", address)),
+    )

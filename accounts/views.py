@@ -81,17 +81,13 @@ def signup(request: HttpRequest) -> HttpResponse:
                 )
             messages.success(request, _("Welcome, %(name)s.") % {"name": person.username})
             if form.cleaned_data["email"]:
-                emails.email_set(
+                outcome = emails.email_set(
                     client=client,
                     person_id=person.id,
                     email=form.cleaned_data["email"],
                     next_url=next_url,
                 )
-                messages.info(
-                    request,
-                    _("We sent a link to %(email)s: open it to confirm your address.")
-                    % {"email": form.cleaned_data["email"]},
-                )
+                _say_email_outcome(request, outcome, form.cleaned_data["email"])
             return HttpResponseRedirect(next_url)
     context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
     return render(request, "accounts/signup.html", context)
@@ -251,21 +247,29 @@ def email_change(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _profile_page(request, email_form=form, status=400)
     client, person = get_store(), signed_in_person(request)
-    queued = emails.email_set(
+    outcome = emails.email_set(
         client=client,
         person_id=person.id,
         email=form.cleaned_data["email"],
         language=form.cleaned_data["language"],
     )
-    if queued:
-        messages.info(
-            request,
-            _("We sent a link to %(email)s: open it to confirm your address.")
-            % {"email": form.cleaned_data["email"]},
+    _say_email_outcome(request, outcome, form.cleaned_data["email"])
+    return redirect("accounts:profile")
+
+
+def _say_email_outcome(request: HttpRequest, outcome: str, email: str) -> None:
+    """The message for what `emails.email_set` did with a new address."""
+    if outcome == "sent":
+        message = _("We sent a link to %(email)s: open it to confirm your address.")
+        messages.info(request, message % {"email": email})
+    elif outcome == "later":
+        message = _(
+            "Your address is saved, but it had as many confirmation mails this hour as we send: "
+            "ask for the link again from your account later."
         )
+        messages.warning(request, message)
     else:
         messages.success(request, _("Your settings are saved."))
-    return redirect("accounts:profile")
 
 
 @login_required

@@ -264,6 +264,16 @@ SIGNUP_ATTEMPTS = declare(
     holds="sign-ups from one client, scored by epoch ms",
     app="accounts",
 )
+VERIFY_MAILS = declare(
+    "verify-mails",
+    "{throttle}:verify-mails:<who>",
+    type="zset",
+    holds="confirmation mails queued for one person, or to one address (salted hashes, never "
+    "the address), scored by epoch ms; expires after the window",
+    app="accounts",
+    why="a sliding window, as for sign-ups: nobody can make the site flood an inbox by changing "
+    "an address back and forth, or by signing up with someone else's",
+)
 PERSON_BY_EMAIL = declare(
     "person-by-email",
     "{people}:by-email",

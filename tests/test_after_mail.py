@@ -418,6 +418,31 @@ def test_resending_the_confirmation_link_queues_one_message_per_ten_minutes(
     assert kinds == ["verify", "verify"]  # the first link and one resend
 
 
+def test_changing_the_address_back_and_forth_cannot_flood_an_inbox(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    browser = client_for(buyer)
+    for n in range(20):
+        address = "target@example.org" if n % 2 else "other@example.org"
+        response = browser.post("/accounts/me/email/", {"email": address, "language": "en"})
+        assert response.status_code == 302
+    assert [p.kind for p in outbox_pending(client=r)] == ["verify"] * emails.VERIFY_MAILS_PER_PERSON
+    page = browser.get("/accounts/me/", follow=True).content.decode()
+    assert "ask for the link again from your account later" in page.replace("\n", " ")
+    assert r.hget(ks.PERSON.key(person_id=buyer.id), "email") == "target@example.org"
+    # Other people's accounts add at most a few more mails to one address, in all.
+    r.delete(ks.MAIL_OUTBOX.key())
+    for someone in (second_buyer, staff):
+        for _ in range(3):
+            emails.email_set(client=r, person_id=someone.id, email="victim@example.org")
+            emails.email_set(client=r, person_id=someone.id, email="")
+    assert len(outbox_pending(client=r)) == emails.VERIFY_MAILS_PER_ADDRESS
+
+
 def test_asking_for_a_reset_again_and_again_sends_one_mail(
     r: redis.Redis, buyer: Someone, mail_dir: Path
 ) -> None:
