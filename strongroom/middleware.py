@@ -21,18 +21,35 @@ def store_unavailable_response(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def not_confirmed_response(request: HttpRequest) -> HttpResponse:
-    """A write ran but the store could not confirm it durable in time (no replica answered,
-    a slow disk): the same form, to be pressed again; its client-made id makes that safe."""
+def not_confirmed_response(request: HttpRequest, *, store_lost: bool = False) -> HttpResponse:
+    """A write whose outcome is not known: it ran but the store could not confirm it durable in
+    time (no replica answered, a slow disk), or the store stopped answering while it was sent
+    (`store_lost`). The same form, to be pressed again: its client-made id makes that safe."""
     fields = [
         (name, value)
         for name, values in request.POST.lists()
         if name not in _NOT_ECHOED
         for value in values
     ]
-    response = render(request, "not_confirmed.html", {"fields": fields}, status=503)
-    response["Retry-After"] = "2"
+    context = {"fields": fields, "store_lost": store_lost}
+    response = render(request, "not_confirmed.html", context, status=503)
+    response["Retry-After"] = "2" if not store_lost else "5"
     return response
+
+
+def store_failure_response(request: HttpRequest, error: BaseException) -> HttpResponse | None:
+    """The answer to a store outage (None for any other error). A form sent when the store
+    stopped answering may have been done or not: it is offered again, as one the store could
+    not confirm is, unless it carries a password (that form's own page asks for it again)."""
+    if not isinstance(error, (*UNAVAILABLE, StoreUnavailable, NotDurable)):
+        return None
+    if request.method == "POST":
+        if isinstance(error, NotDurable):
+            return not_confirmed_response(request)
+        if not any(name in request.POST for name in _NOT_ECHOED):
+            recover()
+            return not_confirmed_response(request, store_lost=True)
+    return store_unavailable_response(request)
 
 
 class StoreGuardMiddleware:
@@ -49,11 +66,7 @@ class StoreGuardMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if isinstance(exception, NotDurable) and request.method == "POST":
-            return not_confirmed_response(request)
-        if isinstance(exception, (*UNAVAILABLE, StoreUnavailable, NotDurable)):
-            return store_unavailable_response(request)
-        return None
+        return store_failure_response(request, exception)
 
 
 # Sent by a part of an open page that refreshes itself (htmx polling, hx-headers): the request

@@ -7,8 +7,8 @@ import sys
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from strongroom.middleware import store_unavailable_response
-from strongroom.store import UNAVAILABLE, NotDurable, StoreUnavailable, get_store, healthy, recover
+from strongroom.middleware import store_failure_response
+from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store, healthy, recover
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -31,6 +31,5 @@ def healthz(request: HttpRequest) -> HttpResponse:
 def server_error(request: HttpRequest) -> HttpResponse:
     """handler500: a store outage raised in middleware still gets the 503 page."""
     error = sys.exc_info()[1]
-    if isinstance(error, (*UNAVAILABLE, StoreUnavailable, NotDurable)):
-        return store_unavailable_response(request)
-    return render(request, "500.html", status=500)
+    answer = store_failure_response(request, error) if error is not None else None
+    return answer or render(request, "500.html", status=500)

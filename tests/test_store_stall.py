@@ -87,6 +87,10 @@ def wait_for(check: Callable[[], object], timeout: float = 20.0) -> bool:
     return False
 
 
+def new_id(room: str) -> str:
+    return f"{room}-" + "".join(secrets.choice(ID_ALPHABET) for _ in range(26))
+
+
 def status_of(base: str, path: str) -> int:
     try:
         with urllib.request.urlopen(base + path, timeout=30) as response:
@@ -116,7 +120,13 @@ def test_a_stopped_store_is_waited_for_and_twenty_racing_buyers_get_one_booking(
         os.kill(pid, signal.SIGSTOP)
         statuses: list[int] = []
         during: list[list[int]] = []
+        # A booking sent into the stall may be done or not: the answer offers the same form
+        # again (with its booking id), not a "try again" link that would GET a POST-only page.
+        stalled = {"cls": "A", "room": "8", "date": "2026-12-11", "booking_id": new_id("008")}
         try:
+            status, page = browsers[1].request("/book/claim/", stalled)
+            assert status == 503 and "could not tell whether this went through" in page
+            assert f'name="booking_id" value="{stalled["booking_id"]}"' in page
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline:
                 statuses.append(browsers[0].request("/")[0])
@@ -128,6 +138,10 @@ def test_a_stopped_store_is_waited_for_and_twenty_racing_buyers_get_one_booking(
         assert all(found == [pid] for found in during), during
         assert wait_for(lambda: status_of(base, "/healthz") == 200)
         assert servers_on(tmp_path) == [pid]
+        # Pressed again once the store answers: one booking, whether the first got through or not.
+        assert browsers[1].request("/book/claim/", stalled)[0] == 302
+        assert browsers[1].request("/book/claim/", stalled)[0] == 302
+        assert len(store.keys("*:booking:008-*")) == 1
 
         # Twenty buyers race for one class A room-day through the real booking form.
         outcomes: list[int] = []
@@ -135,7 +149,7 @@ def test_a_stopped_store_is_waited_for_and_twenty_racing_buyers_get_one_booking(
 
         def race(browser: Browser) -> None:
             form = {"cls": "A", "room": "9", "date": "2026-12-10"}
-            form["booking_id"] = "009-" + "".join(secrets.choice(ID_ALPHABET) for _ in range(26))
+            form["booking_id"] = new_id("009")
             start.wait()
             outcomes.append(browser.request("/book/claim/", form)[0])
 
