@@ -22,7 +22,7 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts.calls import EMAIL_FORGET
 from accounts.selectors import person_find, person_id_by_email
-from accounts.services import window_gate
+from accounts.services import window_gates
 from accounts.throttle import verify_mail_keys
 from strongroom.keyspace import PERSON, PERSON_BY_EMAIL
 from strongroom.outbox import mail_queue
@@ -89,11 +89,9 @@ def email_set(
 def _verify_mail_gate(client: redis.Redis, person_id: int, address: str) -> str:
     """ "sent" if one more confirmation mail may go, for this person and to this address."""
     person_key, address_key = verify_mail_keys(person_id=person_id, address=address)
-    limits = ((person_key, VERIFY_MAILS_PER_PERSON), (address_key, VERIFY_MAILS_PER_ADDRESS))
-    for gate_key, limit in limits:
-        if window_gate(client=client, key=gate_key, limit=limit, window_ms=VERIFY_WINDOW_MS):
-            return "later"
-    return "sent"
+    gates = [(person_key, VERIFY_MAILS_PER_PERSON), (address_key, VERIFY_MAILS_PER_ADDRESS)]
+    refused = window_gates(client=client, gates=gates, window_ms=VERIFY_WINDOW_MS)
+    return "later" if any(refused) else "sent"
 
 
 def _index_forget(pipe: redis.client.Pipeline, *, person_id: int, email: str) -> None:

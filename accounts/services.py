@@ -37,7 +37,7 @@ from strongroom.keyspace import (
     PERSON_LAST_ID,
     PERSON_NAMES,
 )
-from strongroom.store import durable_fcall, fcall, text, text_values
+from strongroom.store import durable_fcall, execute_functions, fcall, text, text_values
 
 _SIGNUP_ATTEMPTS = 100
 _NO_PERSON_ID = 0  # ids start at 1
@@ -269,16 +269,30 @@ def window_gate(
 ) -> int:
     """Count one event in the sliding window of `key` (a sign-up, a confirmation mail): 0 if
     it may go ahead, else the epoch ms when the next one may (and it is not counted)."""
-    keys, args = SIGNUP_GATE.call(
-        keys={"attempts": key},
-        args={
-            "now_ms": now_ms() if at_ms is None else at_ms,
-            "window_ms": window_ms,
-            "limit": limit,
-            "attempt_id": uuid.uuid4().hex,
-        },
-    )
-    return int(fcall(client, SIGNUP_GATE.name, keys, args))
+    return window_gates(client=client, gates=[(key, limit)], window_ms=window_ms, at_ms=at_ms)[0]
+
+
+def window_gates(
+    *,
+    client: redis.Redis,
+    gates: list[tuple[str, int]],
+    window_ms: int,
+    at_ms: int | None = None,
+) -> list[int]:
+    """`window_gate` for several (key, limit) at once, in one round trip."""
+    at = now_ms() if at_ms is None else at_ms
+    for _attempt in (1, 2):  # once more after loading the functions into a new server
+        pipe = client.pipeline(transaction=False)
+        for key, limit in gates:
+            args = {"now_ms": at, "window_ms": window_ms, "limit": limit}
+            keys, argv = SIGNUP_GATE.call(
+                keys={"attempts": key}, args={**args, "attempt_id": uuid.uuid4().hex}
+            )
+            pipe.fcall(SIGNUP_GATE.name, len(keys), *keys, *argv)
+        replies = execute_functions(client, pipe)
+        if replies is not None:
+            return [int(reply) for reply in replies]
+    raise RuntimeError("the gate function could not be loaded")
 
 
 # --- signing in ----------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ CLAIM = FunctionSpec(
     "booking_claim",
     "CLAIM",
     ("inventory", "registry", "record", "ledger", "codes", "holds", "audit", "stats",
-     "hold_days", "unindexed", "refs", "outbox"),
+     "hold_days", "unindexed", "refs", "outbox", "hold_streaks"),
     ("owner", "cls", "season", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
      "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "season_bytes",
      "season_days", "made", "person_score", "date_scores", "reference"),
@@ -29,7 +29,7 @@ CLAIM = FunctionSpec(
 HOLD = FunctionSpec(
     "booking_hold",
     "HOLD",
-    ("inventory", "holds", "audit", "hold_days"),
+    ("inventory", "holds", "audit", "hold_days", "hold_streaks"),
     ("owner", "cls", "days", "hstart", "hend", "boxes", "hold_id", "now_ms", "ttl_ms",
      "audit_maxlen", "room", "season_days"),
 )  # fmt: skip

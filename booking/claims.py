@@ -74,9 +74,13 @@ class ClaimResult:
 
 @dataclass(frozen=True)
 class HoldResult:
+    """ok: the slots are held; else `taken` lists what is not free, or `cooling_until` says
+    when this buyer may hold in this room again (they held there for a whole hold time)."""
+
     ok: bool
     hold: Hold | None = None
     taken: tuple[Slot, ...] = ()
+    cooling_until: dt.datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -150,6 +154,7 @@ def booking_claim(
         "unindexed": room.unindexed,
         "refs": room.refs,
         "outbox": room.outbox,
+        "hold_streaks": room.hold_streaks,
     }
     inline = indexes_inline(client)
     index_keys = [person_index(owner_id), date_index(request.room)] if inline else []
@@ -211,7 +216,11 @@ def booking_hold(
     One live hold per buyer: once this hold is placed it becomes the buyer's (SET ... GET of
     the buyer's pointer, whatever session or worker asks) and the one it replaces is released
     by id; a refused hold changes nothing. Two holds placed at once by one buyer: each releases
-    what the pointer held before it, so all but the last one set are released."""
+    what the pointer held before it, so all but the last one set are released.
+
+    One hold time out of two per room: a buyer's holds in a room end one hold time after their
+    first one there (holding again does not extend them), and the hold time after that the room
+    is left to everyone else (`cooling_until`); booking there starts afresh."""
     check_owner_id(owner_id)
     _recheck(request, now)
     _check_id("hold id", hold_id, request.room)
@@ -225,6 +234,7 @@ def booking_hold(
         "holds": room.holds,
         "audit": room.audit,
         "hold_days": room.hold_days,
+        "hold_streaks": room.hold_streaks,
     }
     args = {
         "owner": owner_id,
@@ -256,6 +266,8 @@ def booking_hold(
         raise ValueError(f"hold id {hold_id!r} belongs to another owner")
     if reply[0] == "taken":
         return HoldResult(False, taken=tuple(slots_from_reply(reply[1:], request.cls)))
+    if reply[0] == "cooling":
+        return HoldResult(False, cooling_until=from_ms(reply[1]))
     expires = from_ms(reply[1])
     assert expires is not None
     seen = text_or_none(seen)

@@ -51,6 +51,10 @@ class RoomKeys:
         return ks.BOOKING_HOLD_DAYS.key(room=self.tag)
 
     @property
+    def hold_streaks(self) -> str:
+        return ks.BOOKING_HOLD_STREAKS.key(room=self.tag)
+
+    @property
     def unindexed(self) -> str:
         return ks.BOOKING_UNINDEXED.key(room=self.tag)
 

@@ -249,6 +249,13 @@ def hold_place(
         )
     except InvalidRequest as refused:  # midnight passed since the form was read
         return _refused(request, choices, refused.errors, status=400)
+    if result.cooling_until is not None:
+        until = timezone.localtime(result.cooling_until).strftime("%H:%M")
+        message = _(
+            "You held slots in this room for as long as a hold lasts: to be fair to everyone, "
+            "you can hold here again from %(time)s. Other rooms you can hold now."
+        ) % {"time": until}
+        return _refused(request, choices, [message], status=409)
     if not result.ok:
         return _slots_taken(
             request, choices, result.taken, shown_free=request.POST.get("seen") == "free"

@@ -384,6 +384,16 @@ BOOKING_HOLD_DAYS = declare(
     why="a claim checks the holds that touch its days with one ZRANGEBYSCORE per day, never "
     "every hold of the room; kept by the same functions as the holds hash, in its slot",
 )
+BOOKING_HOLD_STREAKS = declare(
+    "booking-hold-streaks",
+    "{room:<room>}:holds:streaks",
+    type="zset",
+    holds="person id -> when their holds in this room began (epoch ms); a booking there ends "
+    "it, entries older than two hold times are dropped by the next hold",
+    app="booking",
+    why="one person holds a room's slots for one hold time out of two: holding again cannot "
+    "keep slots from everyone else for ever",
+)
 BOOKING_HOLD_OF = declare(
     "booking-hold-of",
     "{owner:<owner_id>}:hold",

@@ -15,11 +15,11 @@ import redis
 import time_machine
 from django.test import Client
 
-from booking.claims import booking_hold
+from booking.claims import booking_claim, booking_hold
 from booking.keys import RoomKeys, hold_of
 from booking.parser import InvalidRequest
 from booking.records import bookings_page, hold_get
-from booking.rules import hold_new_id
+from booking.rules import booking_new_id, hold_new_id
 from tests.booking_support import BUYER, NOW, SECOND_BUYER, claim, request, snapshot
 from tests.store_support import commands_run, stats_reset
 
@@ -81,8 +81,12 @@ def test_other_buyers_holds_stay(r: redis.Redis) -> None:
     kept = hold_new_id(room=7)
     assert booking_hold(client=r, owner_id=SECOND_BUYER, request=theirs, hold_id=kept).ok
     again = hold_new_id(room=7)
-    assert booking_hold(client=r, owner_id=BUYER, request=theirs.__class__(
-        "B", 7, mine.dates, (12, 13)), hold_id=again).ok  # fmt: skip
+    assert booking_hold(
+        client=r,
+        owner_id=BUYER,
+        request=theirs.__class__("B", 7, mine.dates, (12, 13)),
+        hold_id=again,
+    ).ok
     assert live_holds(r) == sorted([kept, again])
 
 
@@ -124,8 +128,14 @@ def test_logout_gives_the_hold_back(
 def test_a_claim_reads_only_the_holds_that_touch_its_days(r: redis.Redis) -> None:
     # 60 buyers hold hours on days 10..15 of room 7; a claim for day 3 reads none of them.
     for n in range(60):
-        req = request("C", room=7, dates=(10 + n % 6,), hour_start=n % 24, hour_end=n % 24 + 1,
-                      boxes=[n % 100 + 1])  # fmt: skip
+        req = request(
+            "C",
+            room=7,
+            dates=(10 + n % 6,),
+            hour_start=n % 24,
+            hour_end=n % 24 + 1,
+            boxes=[n % 100 + 1],
+        )
         owner = f"holder{n}"
         assert booking_hold(client=r, owner_id=owner, request=req, hold_id=hold_new_id(room=7)).ok
     stats_reset(r)
@@ -135,8 +145,9 @@ def test_a_claim_reads_only_the_holds_that_touch_its_days(r: redis.Redis) -> Non
     assert "hmget" not in ran  # no hold touches day 3: none is read
     # One hold on the claim's day: that one is read (one HMGET), and it refuses the slot.
     blocker = request("C", room=7, dates=(4,), hour_start=8, hour_end=9, boxes=[1])
-    assert booking_hold(client=r, owner_id="holder-x", request=blocker,
-                        hold_id=hold_new_id(room=7)).ok  # fmt: skip
+    assert booking_hold(
+        client=r, owner_id="holder-x", request=blocker, hold_id=hold_new_id(room=7)
+    ).ok
     stats_reset(r)
     refused = claim(r, request("C", room=7, dates=(4,), hour_start=8, hour_end=9, boxes=[1]))
     assert not refused.ok and all(slot.held for slot in refused.taken)
@@ -185,3 +196,69 @@ def test_earlier_bookings_come_after_the_upcoming_ones_newest_first(r: redis.Red
     assert [b.dates[0].day for b in page.bookings] == [9, 6] and page.upcoming == 1
     rest = bookings_page(client=r, owner_id=BUYER, today=dt.date(2026, 12, 7), limit=2, offset=2)
     assert [b.dates[0].day for b in rest.bookings] == [3] and not rest.has_next
+
+
+def test_holding_again_and_again_cannot_keep_a_room_from_everyone(
+    r: redis.Redis, client_for: Any, buyer: Any
+) -> None:
+    ttl = dt.timedelta(minutes=10)
+    season = request("A", room=30, dates=range(10, 20))
+
+    def hold_at(at: dt.datetime, owner: str = BUYER, room: int = 30) -> Any:
+        req = season if room == 30 else request("A", room=room, dates=(5,))
+        return booking_hold(
+            client=r,
+            owner_id=owner,
+            request=req,
+            hold_id=hold_new_id(room=room),
+            ttl_seconds=600,
+            now=at,
+        )
+
+    first = hold_at(NOW)
+    assert first.ok and first.hold.expires_at == NOW + ttl
+    # Holding the same slots again keeps the first hold's end: no fresh ten minutes.
+    again = hold_at(NOW + dt.timedelta(minutes=9))
+    assert again.ok and again.hold.expires_at == NOW + ttl
+    # Then for one hold time the room is everyone else's: another buyer books the slots.
+    cooling = hold_at(NOW + ttl + dt.timedelta(seconds=1))
+    assert not cooling.ok and cooling.cooling_until == NOW + 2 * ttl
+    won = booking_claim(
+        client=r,
+        owner_id=SECOND_BUYER,
+        request=request("A", room=30, dates=(10,)),
+        booking_id=booking_new_id(room=30),
+        now=NOW + ttl + dt.timedelta(seconds=2),
+    )
+    assert won.ok
+    # Other rooms are not held back, and after the pause the buyer may hold here again.
+    assert hold_at(NOW + ttl + dt.timedelta(seconds=3), room=31).ok
+    assert hold_at(NOW + 2 * ttl).taken  # day 10 is booked now: refused as taken, not cooling
+    later = booking_hold(
+        client=r,
+        owner_id=BUYER,
+        request=request("A", room=30, dates=(11,)),
+        hold_id=hold_new_id(room=30),
+        ttl_seconds=600,
+        now=NOW + 2 * ttl,
+    )
+    assert later.ok and later.hold.expires_at == NOW + 3 * ttl
+
+
+def test_a_booking_ends_the_hold_time_and_the_page_says_when_to_come_back(
+    r: redis.Redis, client_for: Any, buyer: Any
+) -> None:
+    browser = client_for(buyer)
+    held = held_by_post(browser, B_8_12)
+    confirm = {**B_8_12, "hold_id": held, "booking_id": booking_new_id(room=7)}
+    assert browser.post("/book/claim/", confirm).status_code == 302
+    with time_machine.travel(NOW + dt.timedelta(minutes=11), tick=False):
+        # Booked: holding in the same room starts afresh.
+        other_hours = {**B_8_12, "start": "14", "end": "16"}
+        second = held_by_post(browser, other_hours)
+    with time_machine.travel(NOW + dt.timedelta(minutes=22), tick=False):
+        # That hold ran its whole time unbooked: the room is everyone else's for a while.
+        response = browser.post("/book/hold/", {**B_8_12, "start": "18", "end": "20"})
+        assert response.status_code == 409
+        assert "you can hold here again from 10:31" in response.content.decode()
+    assert second

@@ -67,7 +67,7 @@ def claim_keys(cls: str, booking_id: str) -> list[str]:
     return [
         ROOM.inventory(cls if cls in ("A", "B", "C") else "C"), ROOM.registry,
         ROOM.record(booking_id), ROOM.ledger, ROOM.codes, ROOM.holds, ROOM.audit, ROOM.stats,
-        ROOM.hold_days, ROOM.unindexed, ROOM.refs, ROOM.outbox,
+        ROOM.hold_days, ROOM.unindexed, ROOM.refs, ROOM.outbox, ROOM.hold_streaks,
     ]  # fmt: skip
 
 
@@ -98,7 +98,10 @@ def test_a_malformed_hold_is_refused_by_the_function_before_any_write(
         booking_new_id(room=7), to_ms(NOW), 60_000, 1000, "007", 31,
     ]  # fmt: skip
     reply = fcall(
-        r, "booking_hold", [ROOM.inventory("C"), ROOM.holds, ROOM.audit, ROOM.hold_days], args
+        r,
+        "booking_hold",
+        [ROOM.inventory("C"), ROOM.holds, ROOM.audit, ROOM.hold_days, ROOM.hold_streaks],
+        args,
     )
     assert reply[0] == "invalid"
     assert snapshot(r) == before

@@ -68,7 +68,8 @@ BUDGETS: dict[str, int] = {
     "forgot-password page": 0,
     "forgot-password POST": 3,  # the name (or address) lookup, the person, the outbox entry
     "password reset link": 2,  # the token check reads the person; the form reads the name
-    "account email POST": 4,  # identity, the address read, one write pipeline, the message
+    # identity, the address read, the confirmation-mail limits, one write pipeline, the message
+    "account email POST": 5,
     "calendar subscription": 3,  # the person's secret, the index, the records (no session)
     "my bookings with waits": 4,  # the waits' notices replace the (empty) records read
     "waiting-list page": 1,
@@ -143,7 +144,7 @@ CLUSTER_BUDGETS: dict[str, int] = {
     "forgot-password page": 0,
     "forgot-password POST": 3,  # {people}, the person, {mail}: one call each, as on one server
     "password reset link": 2,
-    "account email POST": 4,  # every call on one tag, as on one server
+    "account email POST": 5,  # every call on one tag, as on one server
     # the person's secret, the index with every room's unindexed set, the 3 records
     "calendar subscription": 1 + EVERY + 3,
     # Booking: pages on one room (its tag). The room's read rides in the identity's pipeline

@@ -18,11 +18,11 @@ local FULL = 16777215 -- 2^24 - 1
 -- through `named`). booking/calls.py declares the very same lists for the Python side, and
 -- tests/test_booking_calls.py checks that the two agree.
 local CLAIM_KEYS = {'inventory', 'registry', 'record', 'ledger', 'codes', 'holds', 'audit',
-  'stats', 'hold_days', 'unindexed', 'refs', 'outbox'}
+  'stats', 'hold_days', 'unindexed', 'refs', 'outbox', 'hold_streaks'}
 local CLAIM_ARGS = {'owner', 'cls', 'season', 'days', 'hstart', 'hend', 'boxes', 'booking_id',
   'now_ms', 'code_mac', 'code_n', 'dates', 'hold_id', 'audit_maxlen', 'room',
   'season_bytes', 'season_days', 'made', 'person_score', 'date_scores', 'reference'}
-local HOLD_KEYS = {'inventory', 'holds', 'audit', 'hold_days'}
+local HOLD_KEYS = {'inventory', 'holds', 'audit', 'hold_days', 'hold_streaks'}
 local HOLD_ARGS = {'owner', 'cls', 'days', 'hstart', 'hend', 'boxes', 'hold_id', 'now_ms',
   'ttl_ms', 'audit_maxlen', 'room', 'season_days'}
 local HOLD_RELEASE_KEYS = {'holds', 'hold_days'}
@@ -550,7 +550,7 @@ local function claim(keys, args)
   if owner == '' or id == '' or not now or not tonumber(a.season_bytes) or not unindexed
       or not made or made == '' or #split(dates) ~= #days or #date_scores ~= #days
       or not tonumber(a.person_score) or (person_index ~= nil) ~= (date_index ~= nil)
-      or not ref or ref == '' or not outbox then
+      or not ref or ref == '' or not outbox or not k.hold_streaks then
     return {'invalid', 'call'}
   end
 
@@ -619,15 +619,17 @@ local function claim(keys, args)
     end
   end
   drop_holds(holds, hold_days, drop, cls, days)
+  redis.call('ZREM', k.hold_streaks, owner)  -- booked: the next hold here starts afresh
   audit(stream, maxlen, 'claim', owner, id, room, cls .. ' ' .. dates, now)
   return {'ok', redis.call('HGETALL', record)}
 end
 
 -- Hold: keep the request's slots for one buyer until expiry (other buyers see them taken).
--- KEYS: inventory, holds, audit, hold days
+-- KEYS: inventory, holds, audit, hold days, hold streaks
 -- ARGV: owner, cls, days, hstart, hend, boxes, hold id, now ms, ttl ms, audit maxlen, room,
 --       days in the season
--- Returns {'ok', expiry ms} | {'taken', ...} | {'id_in_use'} | {'invalid', what}
+-- Returns {'ok', expiry ms} | {'taken', ...} | {'cooling', until ms} | {'id_in_use'} |
+--   {'invalid', what}
 local function hold(keys, args)
   local k, a = named(keys, HOLD_KEYS), named(args, HOLD_ARGS)
   local inv, holds, stream, hold_days = k.inventory, k.holds, k.audit, k.hold_days
@@ -638,7 +640,8 @@ local function hold(keys, args)
   if not cls then
     return {'invalid', days}
   end
-  if owner == '' or id == '' or not now or not ttl or ttl < 1 or not hold_days then
+  if owner == '' or id == '' or not now or not ttl or ttl < 1 or not hold_days
+      or not k.hold_streaks then
     return {'invalid', 'call'}
   end
 
@@ -651,6 +654,16 @@ local function hold(keys, args)
     if old.expiry > now then
       return {'ok', tostring(old.expiry)}
     end
+  end
+  -- One hold time out of two: holds placed within `ttl` of the person's first one here end
+  -- when it would have; for the next `ttl` after that the room is everyone else's.
+  local streaks = k.hold_streaks
+  local began = tonumber(redis.call('ZSCORE', streaks, owner))
+  if began and now >= began + 2 * ttl then
+    began = nil
+  end
+  if began and now >= began + ttl then
+    return {'cooling', tostring(began + 2 * ttl)}
   end
   local fields, kind = fields_of(cls, days, hstart, hend, boxes)
   local taken = booked_conflicts(inv, fields, kind)
@@ -665,7 +678,13 @@ local function hold(keys, args)
     drop[id] = existing
   end
   drop_holds(holds, hold_days, drop, cls, days)
-  local expiry = now + ttl
+  if not began then
+    began = now
+    redis.call('ZREMRANGEBYSCORE', streaks, '-inf', '(' .. tostring(now - 2 * ttl))
+    redis.call('ZADD', streaks, began, owner)
+    redis.call('PEXPIRE', streaks, 2 * ttl)
+  end
+  local expiry = began + ttl
   local stored = {expiry = expiry, owner = owner, cls = cls, days = a.days, hstart = hstart,
     hend = hend, boxes = a.boxes}
   local parts = {}
