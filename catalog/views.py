@@ -14,6 +14,7 @@ from django.utils.cache import patch_vary_headers
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_safe
 
 from accounts.access import signed_in_person, staff_required
 from catalog import forms, services
@@ -185,6 +186,7 @@ def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
     }
 
 
+@require_safe
 @reads_ahead(lambda request: edition_read())
 def browse(request: HttpRequest) -> HttpResponse:
     """The catalog: AND / OR / NOT tag filters, sorted, paged, with facet counts."""
@@ -209,6 +211,7 @@ def get_book_or_404(book_id: str) -> Book:
     return book
 
 
+@require_safe
 def book_detail(request: HttpRequest, book_id: str) -> HttpResponse:
     """One book with its tags as links to the books that share them."""
     book = get_book_or_404(book_id)
@@ -219,6 +222,7 @@ def book_detail(request: HttpRequest, book_id: str) -> HttpResponse:
 
 
 @staff_required
+@require_safe
 def staff_list(request: HttpRequest) -> HttpResponse:
     """Staff: every book (filterable like the browse page) with edit and delete links."""
     parsed = forms.browse_query_parse(request.GET)
@@ -237,6 +241,7 @@ def initial_of(book: Book) -> dict[str, object]:
 
 
 @staff_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def book_add(request: HttpRequest) -> HttpResponse:
     """Staff: add a book. The form carries a client-made id, so a resent form adds it once."""
     if request.method == "POST":
@@ -262,6 +267,7 @@ def book_add(request: HttpRequest) -> HttpResponse:
 
 
 @staff_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def book_edit(request: HttpRequest, book_id: str) -> HttpResponse:
     """Staff: change a book and its tags, refused if someone else changed it meanwhile."""
     book = get_book_or_404(book_id)
@@ -299,6 +305,7 @@ def book_edit(request: HttpRequest, book_id: str) -> HttpResponse:
 
 
 @staff_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def book_delete(request: HttpRequest, book_id: str) -> HttpResponse:
     """Staff: confirm, then delete a book and take it out of every tag."""
     if request.method == "POST":

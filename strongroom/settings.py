@@ -307,6 +307,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+    # A request for a host not in ALLOWED_HOSTS gets its 400; anyone can send one, so it is not
+    # worth a traceback in the log each time.
+    "loggers": {"django.security.DisallowedHost": {"handlers": [], "propagate": False}},
 }
 
 # --- catalog -------------------------------------------------------------------------------

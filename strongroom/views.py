@@ -6,15 +6,18 @@ import sys
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.views.decorators.http import require_safe
 
 from strongroom.middleware import store_failure_response
 from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store, healthy, recover
 
 
+@require_safe
 def home(request: HttpRequest) -> HttpResponse:
     return render(request, "strongroom/home.html")
 
 
+@require_safe
 def healthz(request: HttpRequest) -> HttpResponse:
     """The store answers PING (one round trip); a cluster is healthy only when every primary
     answers and reports `cluster_state:ok` (one round trip per primary)."""

@@ -83,3 +83,25 @@ def test_hostile_values_never_make_a_server_error(
         for method in (visitor.get, visitor.post):
             response = method(path, params)
             assert response.status_code < 500, (method.__name__, path, value[:40])
+
+
+@pytest.mark.parametrize(
+    "path", ["/", "/healthz", "/catalog/", "/staff/catalog/books/", "/staff/catalog/books/add/"]
+)
+def test_a_method_a_page_does_not_take_is_refused(
+    path: str, client_for: Callable[[Someone], Client], staff: Someone
+) -> None:
+    browser = client_for(staff)
+    for method in ("patch", "delete", "put", "trace"):
+        assert getattr(browser, method)(path).status_code == 405, (method, path)
+    assert browser.head(path).status_code == 200
+    if "add" not in path:
+        assert browser.post(path).status_code == 405
+
+
+def test_a_foreign_host_gets_400_and_no_traceback_in_the_log(r: redis.Redis) -> None:
+    import logging
+
+    assert Client(headers={"host": "evil.example"}).get("/").status_code == 400
+    quiet = logging.getLogger("django.security.DisallowedHost")
+    assert not quiet.propagate  # the root logger's console handler never sees it
