@@ -163,7 +163,11 @@ def _weekday_names(language: str | None, weekday_first: int) -> tuple[tuple[str,
     """The calendar's head, (short, long) names from `weekday_first` on, in `language` (the
     active one: the key keeps the languages apart)."""
     order = [(weekday_first + i) % 7 for i in range(7)]
-    return tuple((str(WEEKDAYS_ABBR[i]), str(WEEKDAYS[i])) for i in order)
+    names = [(str(WEEKDAYS_ABBR[i]), str(WEEKDAYS[i])) for i in order]
+    if (language or "").startswith("zh"):
+        # "星期一" is Chinese's abbreviation too: a phone's narrow column takes its last one.
+        names = [(full[-1], full) for _abbr, full in names]
+    return tuple(names)
 
 
 def _month_table(

@@ -104,14 +104,15 @@ def overview(request: HttpRequest) -> HttpResponse:
 @staff_required
 def occupancy(request: HttpRequest) -> HttpResponse:
     """A heat map of one class on one season day; a floor opens its rooms."""
-    form = MapForm(request.GET or None)
+    today = site_today()
+    default_day = today if season_start() <= today <= season_end() else season_start()
+    # Unbound, the form shows the map the page shows: class B on today (or the season's start).
+    form = MapForm(request.GET or None, initial={"date": default_day, "cls": "B"})
     heat = None
     if form.is_bound and not form.is_valid():
         messages.error(request, _("Check the highlighted fields of the map."))
     else:
         data = form.cleaned_data if form.is_bound else {}
-        today = site_today()
-        default_day = today if season_start() <= today <= season_end() else season_start()
         date = data.get("date") or default_day
         cls = data.get("cls") or "B"
         hours = None

@@ -652,3 +652,8 @@ def test_taken_hours_and_boxes_cover_every_chosen_day_in_one_round_trip(r: redis
     assert taken_boxes(client=r, room=7, dates=[day(8)]) == []
     with pytest.raises(ValueError):
         taken_hours(client=r, cls="A", room=7, dates=[day(8)])
+
+
+def test_the_chinese_calendar_heads_its_columns_with_one_character(client: Client) -> None:
+    page = client.get("/book/?cls=A&room=7", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert '<abbr title="星期一">一</abbr>' in page and '<abbr title="星期日">日</abbr>' in page

@@ -336,6 +336,16 @@ def test_bad_map_choices_give_a_message_not_a_500(
     assert 'class="errorlist"' in html or "no such floor" in html
 
 
+def test_the_map_form_shows_the_choice_the_map_shows(
+    staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    html = client_for(staff).get("/staff/occupancy/").content.decode()
+    shown = re.search(r"Class B on (\d{4}-\d{2}-\d{2})", html)
+    assert shown, "the page names the map it shows"
+    assert re.search(r'<option value="B" selected>', html)
+    assert f'value="{shown.group(1)}"' in html
+
+
 def test_the_map_shows_booked_cells_and_links_to_their_bookings(
     r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
 ) -> None:
