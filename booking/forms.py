@@ -84,6 +84,11 @@ def _month(text: str) -> dt.date | None:
         return None
 
 
+def _long_fields(data: Mapping[str, Any]) -> list[str]:
+    """The fields of which some value is longer than MAX_FIELD (refused unread)."""
+    return [n for n in (*_ONE, *_MANY) if any(len(v) > MAX_FIELD for v in query_values(data, n))]
+
+
 def choices_from(
     data: Mapping[str, Any], *, now: dt.datetime | None = None
 ) -> tuple[Choices, list[Any]]:
@@ -91,8 +96,7 @@ def choices_from(
     a message naming it (the page then shows the rest)."""
     one = {name: query_one(data, name) for name in _ONE}
     many = {name: query_values(data, name) for name in _MANY}
-    long = [name for name, text in one.items() if len(text) > MAX_FIELD]
-    long += [name for name, texts in many.items() if any(len(t) > MAX_FIELD for t in texts)]
+    long = _long_fields(data)
     for name in long:
         one[name], many[name] = "", []
     picked, problems = slot_choice_parse(
@@ -117,9 +121,8 @@ def posted_request(
     as the pickers' reading does: hours or boxes a class has not, a second class or room, a
     date or box past the most a request takes all refuse the form."""
     choices, problems = choices_from(data, now=now)
-    long = [n for n in (*_ONE, *_MANY) if any(len(v) > MAX_FIELD for v in query_values(data, n))]
-    if long:
-        return choices, None, problems
+    if _long_fields(data):
+        return choices, None, problems  # choices_from's "far too long" message
     if any(len(query_values(data, name)) > 1 for name in ("cls", "room", "start", "end")):
         message = _("The form sent a class, room or hour twice: choose again on the booking page.")
         return choices, None, [message]

@@ -30,6 +30,7 @@ BAD_FORMS: list[tuple[dict[str, Any], str]] = [
     ({**A_DAY, "cls": ["A", "B"]}, "twice"),
     ({**A_DAY, "room": ["6", "7"]}, "twice"),
     ({**C_HOUR, "start": "7:30"}, "on the hour"),
+    ({**A_DAY, "date": ["2026-12-11", "9" * 100]}, "far too long"),
 ]
 
 
