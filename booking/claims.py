@@ -318,6 +318,16 @@ _CANCEL_MESSAGES = {
 }
 
 
+def cancel_refusal(booking: Booking) -> str:
+    """Why the owner cannot cancel `booking` online (it is not confirmed, or its first day
+    has come): the message the engine would answer."""
+    if booking.status == "cancelled":
+        return str(_CANCEL_MESSAGES["already_cancelled"])
+    if booking.status == "collected":
+        return str(_CANCEL_MESSAGES["collected"])
+    return str(_CANCEL_MESSAGES["started"])
+
+
 def booking_cancel(
     *,
     client: redis.Redis,

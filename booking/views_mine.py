@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.access import login_required
-from booking.claims import booking_cancel
+from booking.claims import booking_cancel, cancel_refusal
 from booking.codes import code_display
 from booking.records import Booking, booking_get, bookings_page
 from booking.rules import (
@@ -99,7 +99,12 @@ def booking_cancel_page(request: HttpRequest, booking_id: str) -> HttpResponse:
     """GET: are you sure? POST: cancel (the engine refuses on or after the first day)."""
     booking = _own_booking(request, booking_id)
     if request.method == "GET":
-        context = {**_shown(booking, site_today()), "request_id": request_id_new()}
+        shown = _shown(booking, site_today())
+        context = {
+            **shown,
+            "request_id": request_id_new(),
+            "refusal": None if shown["cancellable"] else cancel_refusal(booking),
+        }
         return render(request, "booking/cancel.html", context)
     owner = signed_in_owner(request)
     # The form's request id: a double click on "Yes, cancel" reports success twice.

@@ -657,3 +657,16 @@ def test_taken_hours_and_boxes_cover_every_chosen_day_in_one_round_trip(r: redis
 def test_the_chinese_calendar_heads_its_columns_with_one_character(client: Client) -> None:
     page = client.get("/book/?cls=A&room=7", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert '<abbr title="星期一">一</abbr>' in page and '<abbr title="星期日">日</abbr>' in page
+
+
+def test_the_cancel_page_of_a_booking_that_cannot_be_cancelled_says_why_and_offers_no_button(
+    r: redis.Redis, client_for: Any, buyer: Any
+) -> None:
+    me = owner(buyer)
+    gone = claim(r, request("A", dates=(4,)), owner=me).booking
+    assert gone
+    booking_cancel(client=r, booking_id=gone.id, actor_id=me, actor_is_staff=False, now=NOW)
+    page = html(client_for(buyer).get(f"/book/mine/{gone.id}/cancel/"))
+    assert "This booking was already cancelled." in page
+    assert "Yes, cancel the booking" not in page
+    assert "request_id" not in page
