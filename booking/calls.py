@@ -19,7 +19,7 @@ CLAIM = FunctionSpec(
     "booking_claim",
     "CLAIM",
     ("inventory", "registry", "record", "ledger", "codes", "holds", "audit", "stats",
-     "hold_days", "unindexed", "refs", "outbox", "hold_streaks"),
+     "hold_days", "unindexed", "refs", "outbox", "hold_streaks", "waits", "wait_notices"),
     ("owner", "cls", "season", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
      "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "season_bytes",
      "season_days", "made", "person_score", "date_scores", "reference"),

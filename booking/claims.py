@@ -43,7 +43,7 @@ from booking.rules import (
     season_days,
     season_key,
 )
-from booking.waits import first_bookable_day
+from booking.waits import first_bookable_day, waits_forget
 from strongroom.clock import from_ms, to_ms
 from strongroom.outbox import sender_wake
 from strongroom.store import durable_fcall, fcall, load_functions, text_or_none, text_values
@@ -155,6 +155,8 @@ def booking_claim(
         "refs": room.refs,
         "outbox": room.outbox,
         "hold_streaks": room.hold_streaks,
+        "waits": room.waits,
+        "wait_notices": room.wait_notices,
     }
     inline = indexes_inline(client)
     index_keys = [person_index(owner_id), date_index(request.room)] if inline else []
@@ -197,6 +199,8 @@ def booking_claim(
     assert booking is not None
     if not inline:
         indexes_after_claim(client=client, booking=booking)
+    if len(reply) > 2 and reply[2]:
+        waits_forget(client=client, owner_id=owner_id, room=request.room, members=reply[2])
     sender_wake()  # the receipt is in the room's outbox already
     return ClaimResult(True, booking=booking)
 

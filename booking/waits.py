@@ -203,6 +203,13 @@ def wait_leave(*, client: redis.Redis, owner_id: str, entry: str) -> bool:
     return True
 
 
+def waits_forget(*, client: redis.Redis, owner_id: str, room: int, members: list[str]) -> None:
+    """Take waits a booking fulfilled (the claim already took them out of the room) out of
+    the buyer's own index, so that they no longer count towards the buyer's limit."""
+    entries = [f"{format_room(room)}|{member}" for member in text_list(members)]
+    client.zrem(ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner_id), *entries)
+
+
 def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
     """Tell the waiters of slots freed by expired holds; clear past days. One pipeline over the
     rooms that have waits. Returns how many were told."""

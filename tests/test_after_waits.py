@@ -63,6 +63,34 @@ def test_a_waiting_buyer_gets_the_priority_hold_and_the_second_waiter_does_not(
     outbox = text_list(r.zrange(ks.BOOKING_OUTBOX.key(room="007"), 0, -1))
     freed = [m for m in outbox if m.startswith("freed|")]
     assert len(freed) == 2 and freed[0].startswith(f"freed|007|{second_buyer.id}|")
+    # Booked, the wait is fulfilled: its notice goes, and it no longer counts towards the
+    # buyer's limit; the third buyer is still told that the slot opened.
+    assert waits_of(client=r, owner_id=str(second_buyer.id)) == []
+    assert not r.exists(ks.BOOKING_WAITS_BY_PERSON.key(owner_id=str(second_buyer.id)))
+    assert [w.told for w in waits_of(client=r, owner_id=str(third.id))] == [True]
+
+
+def test_booking_a_waited_for_slot_directly_ends_that_wait_only(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone
+) -> None:
+    """A buyer told that their slot freed who books it without the priority hold is no longer
+    listed as waiting for it; their other waits stay."""
+    made = booking_claim(
+        client=r, owner_id=str(buyer.id), request=a_day(), booking_id=booking_new_id(room=7)
+    )
+    other = booking_claim(
+        client=r, owner_id=str(buyer.id), request=a_day(n=6), booking_id=booking_new_id(room=7)
+    )
+    assert made.ok and made.booking is not None and other.ok
+    me = str(second_buyer.id)
+    assert wait_join(client=r, owner_id=me, wait=Wait(7, "A", day(5))) == "ok"
+    assert wait_join(client=r, owner_id=me, wait=Wait(7, "A", day(6))) == "ok"
+    booking_cancel(client=r, booking_id=made.booking.id, actor_id=str(buyer.id),
+                   actor_is_staff=False)  # fmt: skip
+    mine = booking_claim(client=r, owner_id=me, request=a_day(), booking_id=booking_new_id(room=7))
+    assert mine.ok
+    assert [w.wait.date for w in waits_of(client=r, owner_id=me)] == [day(6)]
+    assert r.zcard(ks.BOOKING_WAITS_BY_PERSON.key(owner_id=me)) == 1
 
 
 def test_a_wait_for_a_free_slot_is_refused_and_nothing_is_written(

@@ -67,7 +67,8 @@ def claim_keys(cls: str, booking_id: str) -> list[str]:
     return [
         ROOM.inventory(cls if cls in ("A", "B", "C") else "C"), ROOM.registry,
         ROOM.record(booking_id), ROOM.ledger, ROOM.codes, ROOM.holds, ROOM.audit, ROOM.stats,
-        ROOM.hold_days, ROOM.unindexed, ROOM.refs, ROOM.outbox, ROOM.hold_streaks,
+        ROOM.hold_days, ROOM.unindexed, ROOM.refs, ROOM.outbox, ROOM.hold_streaks, ROOM.waits,
+        ROOM.wait_notices,
     ]  # fmt: skip
 
 

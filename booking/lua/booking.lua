@@ -18,7 +18,7 @@ local FULL = 16777215 -- 2^24 - 1
 -- through `named`). booking/calls.py declares the very same lists for the Python side, and
 -- tests/test_booking_calls.py checks that the two agree.
 local CLAIM_KEYS = {'inventory', 'registry', 'record', 'ledger', 'codes', 'holds', 'audit',
-  'stats', 'hold_days', 'unindexed', 'refs', 'outbox', 'hold_streaks'}
+  'stats', 'hold_days', 'unindexed', 'refs', 'outbox', 'hold_streaks', 'waits', 'wait_notices'}
 local CLAIM_ARGS = {'owner', 'cls', 'season', 'days', 'hstart', 'hend', 'boxes', 'booking_id',
   'now_ms', 'code_mac', 'code_n', 'dates', 'hold_id', 'audit_maxlen', 'room',
   'season_bytes', 'season_days', 'made', 'person_score', 'date_scores', 'reference'}
@@ -512,9 +512,37 @@ local function waits_release(waits, notices, holds, hold_days, outbox, inv_of, n
   return #free
 end
 
+-- The owner's waits (and notices) for exactly the slots a booking took: fulfilled, they go.
+-- Returns their members (the caller takes them out of the owner's own index of waits).
+local function waits_fulfilled(waits, notices, owner, cls, days, hstart, hend, boxes)
+  local members = {}
+  for _, day in ipairs(days) do
+    if cls == 'C' then
+      for _, box in ipairs(boxes) do
+        members[#members + 1] = table.concat({owner, cls, day, hstart, hend, box}, '|')
+      end
+    else
+      members[#members + 1] = table.concat({owner, cls, day, hstart, hend, 0}, '|')
+    end
+  end
+  local waiting = redis.call('ZMSCORE', waits, unpack(members))
+  local told = redis.call('HMGET', notices, unpack(members))
+  local gone = {}
+  for i, member in ipairs(members) do
+    if waiting[i] or told[i] then
+      gone[#gone + 1] = member
+    end
+  end
+  if #gone > 0 then
+    redis.call('ZREM', waits, unpack(gone))
+    redis.call('HDEL', notices, unpack(gone))
+  end
+  return gone
+end
+
 -- Claim: take every slot of the request, or nothing.
 -- KEYS: inventory, registry, record, ledger, codes, holds, audit, stats, hold days, unindexed,
---       refs, outbox,
+--       refs, outbox, hold streaks, waits, wait notices,
 --       then either the person index and the date index (one server: written here) or nothing
 --       (a cluster: the id goes to `unindexed`, and the readers write the entries)
 -- ARGV: owner, cls, season, days, hstart, hend, boxes, booking id, now ms, code mac,
@@ -524,8 +552,10 @@ end
 --       days in the season, the local date of now (the stats' creation date), the person
 --       index's score, the date index's score of each date (csv, in the order of the dates),
 --       short reference
--- Returns {'ok', <record as flat hash>} | {'taken', 'day:box:mask:held', ...}
+-- Returns {'ok', <record as flat hash>, <the owner's waits it fulfilled>}
+--       | {'taken', 'day:box:mask:held', ...}
 --       | {'id_in_use'} | {'code_clash'} | {'ref_clash'} | {'invalid', what}
+-- (a retry of a claim that succeeded returns {'ok', <record>}).
 -- The receipt ('confirm|<id>|<owner>') goes into the room's outbox in the same call: as durable
 -- as the booking, and no extra round trip (the owner named, the sender need not read the
 -- booking of a buyer without a verified address).
@@ -550,7 +580,7 @@ local function claim(keys, args)
   if owner == '' or id == '' or not now or not tonumber(a.season_bytes) or not unindexed
       or not made or made == '' or #split(dates) ~= #days or #date_scores ~= #days
       or not tonumber(a.person_score) or (person_index ~= nil) ~= (date_index ~= nil)
-      or not ref or ref == '' or not outbox or not k.hold_streaks then
+      or not ref or ref == '' or not outbox or not k.hold_streaks or not k.wait_notices then
     return {'invalid', 'call'}
   end
 
@@ -621,7 +651,8 @@ local function claim(keys, args)
   drop_holds(holds, hold_days, drop, cls, days)
   redis.call('ZREM', k.hold_streaks, owner)  -- booked: the next hold here starts afresh
   audit(stream, maxlen, 'claim', owner, id, room, cls .. ' ' .. dates, now)
-  return {'ok', redis.call('HGETALL', record)}
+  return {'ok', redis.call('HGETALL', record),
+    waits_fulfilled(k.waits, k.wait_notices, owner, cls, days, hstart, hend, boxes)}
 end
 
 -- Hold: keep the request's slots for one buyer until expiry (other buyers see them taken).
