@@ -106,21 +106,36 @@ def shown_facets(result: ResultPage) -> tuple[list[Facet], int]:
     return shown, len(candidates) - len(shown)
 
 
+def _quoted(tags: list[str]) -> str:
+    return ", ".join(f"“{forms.shorten(tag)}”" for tag in tags)
+
+
 def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
     """What the browse templates show: the result, its facets as links, pages and messages."""
     query = result.query
     notes = list(problems)
-    if result.unknown:
+    # A tag no book has matches nothing: required (or every "any of" tag), nothing matches;
+    # else it changes nothing and is left out.
+    emptied = {*query.all_of, *(query.any_of if set(query.any_of) <= set(result.unknown) else ())}
+    required = [tag for tag in result.unknown if tag in emptied]
+    left_out = [tag for tag in result.unknown if tag not in emptied]
+    if required:
+        notes.append(
+            _("No book has the tag(s) %(tags)s, so no book matches this query.")
+            % {"tags": _quoted(required)}
+        )
+    if left_out:
         notes.append(
             _("No book has the tag(s) %(tags)s; they were left out of the query.")
-            % {"tags": ", ".join(f"“{forms.shorten(tag)}”" for tag in result.unknown)}
+            % {"tags": _quoted(left_out)}
         )
     if result.page_out_of_range and result.total:
         notes.append(
             _("Page %(page)d does not exist: this result has %(pages)d page(s).")
             % {"page": query.page, "pages": result.pages}
         )
-    known = [tag for tag in query.tags if tag not in result.unknown]
+    # A tag that emptied the result stays listed: removing it is the way out.
+    known = [tag for tag in query.tags if tag not in left_out]
     chosen = [
         {"tag": tag, "kind": kind, "remove_url": forms.query_string(query, **{group: rest})}
         for kind, group, tags in (

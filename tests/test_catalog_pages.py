@@ -55,9 +55,21 @@ def test_facets_are_links_that_narrow_or_exclude(shelf: redis.Redis) -> None:
 
 
 def test_unknown_tags_are_named_and_the_rest_of_the_query_still_runs(shelf: redis.Redis) -> None:
-    page = browse([("all", "ruby"), ("all", "cobol")])
-    assert "No book has the tag(s) “cobol”" in page
+    page = browse([("all", "ruby"), ("any", "cobol"), ("any", "ruby"), ("not", "fortran")])
+    assert "No book has the tag(s) “cobol”, “fortran”; they were left out" in page
     assert "Ruby on Rails" in page and "2 books" in page
+
+
+@pytest.mark.parametrize(
+    "params", [[("all", "ruby"), ("all", "cobol")], [("any", "cobol"), ("any", "fortran")]]
+)
+def test_a_required_tag_no_book_has_matches_nothing_and_can_be_removed(
+    shelf: redis.Redis, params: list[tuple[str, str]]
+) -> None:
+    page = browse(params)
+    assert "so no book matches this query" in page
+    assert "Ruby on Rails" not in page
+    assert "?" + params[0][0] + "=" + params[0][1] in page  # its chip's link without "cobol"
 
 
 @pytest.mark.parametrize(

@@ -219,7 +219,8 @@ end
 
 local CHUNK = 1000  -- members per SMISMEMBER / ZMSCORE call; keeps unpack() within Lua's stack
 
--- The tag sets that exist (unknown tags are dropped), remembering the positions of the others.
+-- The tag sets that exist, remembering the positions of the others (an unknown tag is an empty
+-- set: it empties an AND, and leaves an OR or a NOT as they were).
 local function known_keys(keys, first, count, unknown)
   local found = {}
   for i = first, first + count - 1 do
@@ -484,6 +485,11 @@ local function query(keys, args)
   local everything = redis.call("ZCARD", k.by_title)
   local edition = redis.call("GET", k.edition) or ""
   local top = redis.call("ZRANGE", registry, 0, top_n - 1, "REV", "WITHSCORES")
+
+  if #all_of < n_and or (n_or > 0 and #any_of == 0) then
+    -- A required tag no book has, or "any of" tags none of which a book has: nothing matches.
+    return {0, -1, {}, unknown, top, everything, edition}
+  end
 
   if #all_of == 0 and #any_of == 0 and #none_of == 0 then
     local ids = redis.call("ZRANGE", order, offset, offset + count - 1)
