@@ -198,6 +198,13 @@ class BookForm(forms.Form):
             raise forms.ValidationError(_("Use one line without control characters."))
         return value
 
+    def clean_description(self) -> str:
+        # Line ends as typed in a browser (CRLF) are kept as plain line breaks.
+        value = self.cleaned_data["description"].replace("\r\n", "\n").replace("\r", "\n")
+        if rules.has_hidden_chars(value):
+            raise forms.ValidationError(rules.DESCRIPTION_HIDDEN)
+        return value
+
     def clean_year(self) -> int:
         raw = str(self.data.get(self.add_prefix("year"), "")).strip()
         if not re.fullmatch(r"-?[0-9]+", raw):

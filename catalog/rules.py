@@ -7,6 +7,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 MAX_TITLE = 200
 MAX_AUTHOR = 200
@@ -35,6 +36,11 @@ class Book:
     description: str
     tags: tuple[str, ...]
     version: str = "0"
+
+
+DESCRIPTION_HIDDEN = gettext_lazy(
+    "A description may have line breaks and tabs, but no other control characters."
+)
 
 
 def has_control_chars(text: str) -> bool:
@@ -76,6 +82,22 @@ def sort_key(title: str) -> str:
     return unicodedata.normalize("NFKC", title).casefold().replace("\0", "")
 
 
+# What a description may hold besides visible text: line breaks and tabs. Not other control
+# characters, nor the format characters that reorder text (a description could show its words
+# in an order other than the one stored).
+_TEXT_LAYOUT = frozenset("\n\t")
+_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def has_hidden_chars(text: str) -> bool:
+    """Control characters other than line breaks and tabs, or bidirectional controls."""
+    return any(
+        char in _BIDI_CONTROLS
+        or (unicodedata.category(char) in ("Cc", "Cs", "Co") and char not in _TEXT_LAYOUT)
+        for char in text
+    )
+
+
 def check_book(*, title: str, author: str, year: int, description: str, tags: list[str]) -> None:
     """Refuse a book the catalog cannot store (the storage layer's own guard)."""
     if not title.strip() or len(title) > MAX_TITLE:
@@ -90,6 +112,8 @@ def check_book(*, title: str, author: str, year: int, description: str, tags: li
         raise InvalidBook(
             _("A description has at most %(max)d characters.") % {"max": MAX_DESCRIPTION}
         )
+    if has_hidden_chars(description):
+        raise InvalidBook(str(DESCRIPTION_HIDDEN))
     if len(tags) > MAX_TAGS_PER_BOOK:
         raise InvalidBook(_("A book has at most %(max)d tags.") % {"max": MAX_TAGS_PER_BOOK})
     if len(set(tags)) != len(tags):

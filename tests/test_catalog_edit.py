@@ -129,6 +129,9 @@ def test_a_resent_edit_is_applied_once_and_a_stale_one_is_refused(r: redis.Redis
         {"tags": [f"t{i}" for i in range(21)]},
         {"tags": ["x" * 41]},
         {"description": "d" * 2001},
+        {"description": "a\x00b"},
+        {"description": "red \x1b[31mtext"},
+        {"description": "\u202etxt.exe"},
     ],
 )
 def test_bad_books_are_refused_before_anything_is_written(

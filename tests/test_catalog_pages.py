@@ -187,6 +187,17 @@ def test_staff_add_a_book_once_even_if_the_form_is_sent_twice(
     assert "Programming Erlang" in client.get(first["Location"]).content.decode()
 
 
+def test_a_description_keeps_its_lines_and_tabs(
+    r: redis.Redis, staff: object, client_for: Callable[..., Client]
+) -> None:
+    client = client_for(staff)
+    data = form_of(client.get("/staff/catalog/books/add/"))
+    data |= {"title": "T", "author": "A", "year": "2000", "description": "one\r\n\ttwo"}
+    assert client.post("/staff/catalog/books/add/", data).status_code == 302
+    (book,) = catalog_page(client=r, query=Query()).books
+    assert book.description == "one\n\ttwo"
+
+
 @pytest.mark.parametrize(
     ("change", "error"),
     [
@@ -198,6 +209,8 @@ def test_staff_add_a_book_once_even_if_the_form_is_sent_twice(
         ({"title": "two\nlines"}, "Use one line"),
         ({"title": ""}, "This field is required"),
         ({"book_id": "a:b"}, "This form is out of date"),
+        ({"description": "a\x07b"}, "no other control characters"),
+        ({"description": "\u202egnp.exe"}, "no other control characters"),
     ],
 )
 def test_staff_add_refuses_bad_input_and_writes_nothing(
