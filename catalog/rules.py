@@ -86,7 +86,9 @@ def sort_key(title: str) -> str:
 # characters, nor the format characters that reorder text (a description could show its words
 # in an order other than the one stored).
 _TEXT_LAYOUT = frozenset("\n\t")
-_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
 
 
 def has_hidden_chars(text: str) -> bool:

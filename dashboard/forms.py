@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any, cast
 
 from django import forms
@@ -190,6 +191,25 @@ class AuditFilterForm(forms.Form):
         _choice_field(self, "kind").choices = [("", _("all kinds"))] + [
             (kind, kind_label(kind)) for kind in audit_kinds()
         ]
+
+
+# Details the store's functions write in English (a staff reason is shown as typed).
+_FIXED_DETAILS = {"wrong code": _("wrong code"), "account deleted": _("account deleted")}
+_FLUSH_DETAIL = re.compile(r"(?P<reason>.*?) ?\((?P<keys>\d+) keys, (?P<bookings>\d+) bookings\)")
+
+
+def detail_label(kind: str, detail: str) -> Any:
+    """An audit entry's detail in the reader's language where the site wrote it."""
+    fixed = _FIXED_DETAILS.get(detail)
+    if fixed is not None:
+        return fixed
+    flush = _FLUSH_DETAIL.fullmatch(detail) if kind in ("flush", "season_flush") else None
+    if flush is None:
+        return detail
+    counts = _("%(keys)s keys, %(bookings)s bookings") % {
+        "keys": flush["keys"], "bookings": flush["bookings"]
+    }  # fmt: skip
+    return f"{flush['reason']} ({counts})" if flush["reason"] else counts
 
 
 def kind_label(kind: str) -> Any:

@@ -8,7 +8,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from dashboard.forms import kind_label
+from dashboard.forms import detail_label, kind_label
 from dashboard.selectors import LogEntry
 from dashboard.templatetags.dashboard_tags import name_of
 
@@ -19,9 +19,14 @@ def render_page(
     return render(request, f"dashboard/{template}", context, status=status)
 
 
-def log_rows(entries: list[LogEntry], names: dict[int, str]) -> list[tuple[LogEntry, Any, str]]:
-    """(entry, shown kind, actor's name or '') for the log table."""
-    return [(e, kind_label(e.kind), name_of(names, e.actor)) for e in entries]
+def log_rows(
+    entries: list[LogEntry], names: dict[int, str]
+) -> list[tuple[LogEntry, Any, str, Any]]:
+    """(entry, shown kind, actor's name or '', shown detail) for the log table."""
+    return [
+        (e, kind_label(e.kind), name_of(names, e.actor), detail_label(e.kind, e.detail))
+        for e in entries
+    ]
 
 
 def not_found(request: HttpRequest, message: str) -> HttpResponse:

@@ -66,14 +66,9 @@ def season_flush(
     if not isinstance(confirmation, str) or confirmation.strip() != name:
         raise WrongSeasonName
     reason = " ".join(str(reason).split())[:DETAIL_LIMIT]
-    booking_reason = (
-        f"season {name} flushed by staff: {reason}"
-        if reason
-        else (f"season {name} flushed by staff")
-    )
-    result: FlushResult = inventory_flush(
-        client=client, actor_id=str(actor.id), reason=booking_reason
-    )
+    # Buyers read the reason on their bookings in their own language: it is kept as staff
+    # typed it (the staff audit's season_flush entry says which flush cancelled them).
+    result: FlushResult = inventory_flush(client=client, actor_id=str(actor.id), reason=reason)
     staff_audit_record(
         client=client,
         kind="season_flush",

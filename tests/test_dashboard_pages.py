@@ -14,6 +14,7 @@ from django.test import Client
 from accounts.selectors import person_get
 from accounts.services import login_record
 from accounts.visits import visits_flush
+from booking.pickup import booking_pickup
 from booking.records import Booking, booking_get
 from booking.rules import SLOTS_PER_DAY, room_count
 from dashboard.selectors import overview_recent, overview_recent_forget
@@ -485,6 +486,17 @@ def test_the_audit_log_is_newest_first_and_filtered_by_kind(
     assert only == ["claim", "claim"]
     bad = client.get("/staff/audit/?kind=%7Bevil%7D")
     assert bad.status_code == 200 and 'class="errorlist"' in bad.content.decode()
+
+
+def test_the_audit_log_speaks_chinese_where_the_site_wrote_the_detail(
+    r: redis.Redis, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    assert not booking_pickup(client=r, room="007", code="WRONG12345", client_id="10.0.0.9").ok
+    client = client_for(staff)
+    english = client.get("/staff/audit/?kind=pickup_failed").content.decode()
+    chinese = client.get("/staff/audit/?kind=pickup_failed", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert "<td>wrong code</td>" in english
+    assert "<td>取件码错误</td>" in chinese.content.decode()
 
 
 def test_the_catalog_section_links_to_the_catalog_staff_pages(
