@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote, unquote
 
 from django.conf import settings
+from django.utils.translation import gettext_noop as noop
 
 _PLACEHOLDER = re.compile(r"<(\w+)>")
 
@@ -132,20 +133,24 @@ SESSION = declare(
     "session",
     "{session:<session_key>}:session",
     type="string",
-    holds="one Django session, signed and encoded by Django; expires with the session",
+    holds=noop("one Django session, signed and encoded by Django; expires with the session"),
     app="strongroom",
-    why="a string with a TTL is the whole need: read whole, written whole, expired by the "
-    "server; every signed-in request reads one, so each session is its own hash tag and the "
-    "sessions spread over every primary of a cluster",
+    why=noop(
+        "a string with a TTL is the whole need: read whole, written whole, expired by the "
+        "server; every signed-in request reads one, so each session is its own hash tag and the "
+        "sessions spread over every primary of a cluster"
+    ),
 )
 DEMO_LOADED = declare(
     "demo-loaded",
     "{site}:demo:loaded",
     type="string",
-    holds="epoch ms at which `serve` loaded the demo data into this store (first run only)",
+    holds=noop("epoch ms at which `serve` loaded the demo data into this store (first run only)"),
     app="strongroom",
-    why="a later `make run` finds it and loads nothing again: no demo bookings re-added, no demo "
-    "staff re-granted after a revocation",
+    why=noop(
+        "a later `make run` finds it and loads nothing again: no demo bookings re-added, no demo "
+        "staff re-granted after a revocation"
+    ),
 )
 
 
@@ -160,52 +165,63 @@ PERSON = declare(
     "person",
     "{person:<person_id>}:person",
     type="hash",
-    holds="one person: username (as typed), name_key, password (Django hash), is_staff, joined, "
-    "logins (count), last_login (epoch ms), signup_token (lets a retried sign-up see its success)",
+    holds=noop(
+        "one person: username (as typed), name_key, password (Django hash), is_staff, joined, "
+        "logins (count), last_login (epoch ms), "
+        "signup_token (lets a retried sign-up see its success)"
+    ),
     app="accounts",
-    why="a hash per person: one key, fields read and written singly (HINCRBY logins) or together "
-    "(HMGET), compact (listpack) for a handful of small fields",
+    why=noop(
+        "a hash per person: one key, fields read and written singly (HINCRBY logins) or together "
+        "(HMGET), compact (listpack) for a handful of small fields"
+    ),
 )
 PERSON_BY_NAME = declare(
     "person-by-name",
     "{people}:by-name",
     type="hash",
-    holds="normalised username (NFKC + casefold) -> person id",
+    holds=noop("normalised username (NFKC + casefold) -> person id"),
     app="accounts",
-    why="people know their name, not their id; one hash, so the claim function takes a name "
-    "with HSET after HGET inside one atomic call (the commit point of a sign-up)",
+    why=noop(
+        "people know their name, not their id; one hash, so the claim function takes a name "
+        "with HSET after HGET inside one atomic call (the commit point of a sign-up)"
+    ),
 )
 PERSON_NAMES = declare(
     "person-names",
     "{people}:names",
     type="hash",
-    holds="person id -> username as typed",
+    holds=noop("person id -> username as typed"),
     app="accounts",
-    why="lets the recent-logins and leaderboard reads fetch every name with one HMGET, in the "
-    "same server-side call (one round trip)",
+    why=noop(
+        "lets the recent-logins and leaderboard reads fetch every name with one HMGET, in the "
+        "same server-side call (one round trip)"
+    ),
 )
 PERSON_LAST_ID = declare(
     "person-last-id",
     "{people}:last-id",
     type="string",
-    holds="the highest person id handed out",
+    holds=noop("the highest person id handed out"),
     app="accounts",
 )
 LOGINS_RECENT = declare(
     "logins-recent",
     "{people}:logins:recent",
     type="list",
-    holds="'<person id>:<epoch ms>' per login, newest first, trimmed to STRONGROOM_RECENT_LOGINS",
+    holds=noop(
+        "'<person id>:<epoch ms>' per login, newest first, trimmed to STRONGROOM_RECENT_LOGINS"
+    ),
     app="accounts",
-    why="LPUSH + LTRIM keeps the newest N; the newest N is one LRANGE",
+    why=noop("LPUSH + LTRIM keeps the newest N; the newest N is one LRANGE"),
 )
 LOGINS_TOP = declare(
     "logins-top",
     "{people}:logins:top",
     type="zset",
-    holds="person id scored by login count",
+    holds=noop("person id scored by login count"),
     app="accounts",
-    why="ZINCRBY per login; the people who log in most are one ZRANGE ... REV",
+    why=noop("ZINCRBY per login; the people who log in most are one ZRANGE ... REV"),
 )
 # The throttles share the tag {throttle}: one login attempt checks and counts its (name, client)
 # pair, its client and its name in one atomic call. Every <...> part is a salted hash: no name
@@ -214,74 +230,87 @@ LOGIN_FAILURES = declare(
     "login-failures",
     "{throttle}:login:failures:<pair>",
     type="zset",
-    holds="login attempts of one (username, client) pair not (yet) known to have succeeded, "
-    "scored by epoch ms",
+    holds=noop(
+        "login attempts of one (username, client) pair not (yet) known to have succeeded, "
+        "scored by epoch ms"
+    ),
     app="accounts",
-    why="a window of timestamps the site passes in (not server TTLs), so a frozen clock can "
-    "test it",
+    why=noop(
+        "a window of timestamps the site passes in (not server TTLs), so a frozen clock can test it"
+    ),
 )
 LOGIN_LOCK = declare(
     "login-lock",
     "{throttle}:login:lock:<pair>",
     type="string",
-    holds="epoch ms until which the (username, client) pair may not log in (a lock, or the "
-    "name's slowdown)",
+    holds=noop(
+        "epoch ms until which the (username, client) pair may not log in (a lock, or the "
+        "name's slowdown)"
+    ),
     app="accounts",
 )
 LOGIN_TRUSTED = declare(
     "login-trusted",
     "{throttle}:login:trusted:<pair>",
     type="string",
-    holds="present while a (username, client) pair that logged in is trusted (30 days): it skips "
-    "the client's lock and the name's slowdown",
+    holds=noop(
+        "present while a (username, client) pair that logged in is trusted (30 days): it skips "
+        "the client's lock and the name's slowdown"
+    ),
     app="accounts",
 )
 LOGIN_CLIENT_FAILURES = declare(
     "login-client-failures",
     "{throttle}:login:client-failures:<client>",
     type="zset",
-    holds="failed logins from one client across every name, scored by epoch ms",
+    holds=noop("failed logins from one client across every name, scored by epoch ms"),
     app="accounts",
 )
 LOGIN_CLIENT_LOCK = declare(
     "login-client-lock",
     "{throttle}:login:client-lock:<client>",
     type="string",
-    holds="epoch ms until which a client that guessed too many names may not log in",
+    holds=noop("epoch ms until which a client that guessed too many names may not log in"),
     app="accounts",
 )
 LOGIN_NAME_FAILURES = declare(
     "login-name-failures",
     "{throttle}:login:name-failures:<name>",
     type="zset",
-    holds="failed logins of one username from every client, scored by epoch ms",
+    holds=noop("failed logins of one username from every client, scored by epoch ms"),
     app="accounts",
 )
 SIGNUP_ATTEMPTS = declare(
     "signup-attempts",
     "{throttle}:signup:<client>",
     type="zset",
-    holds="sign-ups from one client, scored by epoch ms",
+    holds=noop("sign-ups from one client, scored by epoch ms"),
     app="accounts",
 )
 VERIFY_MAILS = declare(
     "verify-mails",
     "{throttle}:verify-mails:<who>",
     type="zset",
-    holds="confirmation mails queued for one person, or to one address (salted hashes, never "
-    "the address), scored by epoch ms; expires after the window",
+    holds=noop(
+        "confirmation mails queued for one person, or to one address (salted hashes, never "
+        "the address), scored by epoch ms; expires after the window"
+    ),
     app="accounts",
-    why="a sliding window, as for sign-ups: nobody can make the site flood an inbox by changing "
-    "an address back and forth, or by signing up with someone else's",
+    why=noop(
+        "a sliding window, as for sign-ups: nobody can make the site flood an inbox by changing "
+        "an address back and forth, or by signing up with someone else's"
+    ),
 )
 PERSON_BY_EMAIL = declare(
     "person-by-email",
     "{people}:by-email",
     type="hash",
-    holds="verified email address (lower-cased) -> person id",
+    holds=noop("verified email address (lower-cased) -> person id"),
     app="accounts",
-    why="'forgot password' knows an address, not an id; only verified addresses are entered, "
-    "the last person to verify an address owns it",
+    why=noop(
+        "'forgot password' knows an address, not an id; only verified addresses are entered, "
+        "the last person to verify an address owns it"
+    ),
 )
 # Page views are the one write every page makes: the counters are spread over VISITS_SHARDS
 # hash tags so that no cluster slot takes every view. A visitor always lands in the same shard
@@ -292,22 +321,30 @@ VISITS_VIEWS = declare(
     "visits-views",
     "{visits:<shard>}:views:<day>",
     type="string",
-    holds="page views on one day (site time zone) counted in one of VISITS_SHARDS shards, "
-    "INCRBY once a second per worker; expires after STRONGROOM_VISITS_KEEP_DAYS",
+    holds=noop(
+        "page views on one day (site time zone) counted in one of VISITS_SHARDS shards, "
+        "INCRBY once a second per worker; expires after STRONGROOM_VISITS_KEEP_DAYS"
+    ),
     app="accounts",
-    why="sharded so that page views spread over several cluster slots; the day's views are the "
-    "sum of the shards",
+    why=noop(
+        "sharded so that page views spread over several cluster slots; the day's views are the "
+        "sum of the shards"
+    ),
 )
 VISITS_VISITORS = declare(
     "visits-visitors",
     "{visits:<shard>}:visitors:<day>",
     type="hyperloglog",
-    holds="unique visitors on one day whose id hashes to this shard: person ids, session keys or "
-    "salted hashes of IP + user agent (never the raw IP); expires after "
-    "STRONGROOM_VISITS_KEEP_DAYS",
+    holds=noop(
+        "unique visitors on one day whose id hashes to this shard: person ids, session keys or "
+        "salted hashes of IP + user agent (never the raw IP); expires after "
+        "STRONGROOM_VISITS_KEEP_DAYS"
+    ),
     app="accounts",
-    why="a HyperLogLog counts distinct visitors in at most 12 KB a day, within about 1 %; a "
-    "visitor is in one shard only, so the day's count is the sum of the shards' counts",
+    why=noop(
+        "a HyperLogLog counts distinct visitors in at most 12 KB a day, within about 1 %; a "
+        "visitor is in one shard only, so the day's count is the sum of the shards' counts"
+    ),
 )
 
 
@@ -320,218 +357,279 @@ BOOKING_INVENTORY = declare(
     "booking-inventory",
     "{room:<room>}:inv:<cls>:<season>",
     type="string",
-    holds="one bit per slot of one class in one room for the season starting <season>: A bit "
-    "day, B bit day*24+hour, C bit (day*100+box-1)*24+hour",
+    holds=noop(
+        "one bit per slot of one class in one room for the season starting <season>: A bit "
+        "day, B bit day*24+hour, C bit (day*100+box-1)*24+hour"
+    ),
     app="booking",
-    why="a bitmap is the bit limit itself (class C: 31*24*100 bits = 9,300 bytes a room); a "
-    "calendar is one GET, a day one GETRANGE, occupancy one BITCOUNT; created by the first claim "
-    "and deleted when a cancel empties it, so empty costs zero keys",
+    why=noop(
+        "a bitmap is the bit limit itself (class C: 31*24*100 bits = 9,300 bytes a room); a "
+        "calendar is one GET, a day one GETRANGE, occupancy one BITCOUNT; "
+        "created by the first claim and deleted when a cancel empties it, so empty costs zero keys"
+    ),
 )
 BOOKING_REGISTRY = declare(
     "booking-registry",
     "{room:<room>}:inventories",
     type="set",
-    holds="the inventory keys of the room that exist",
+    holds=noop("the inventory keys of the room that exist"),
     app="booking",
-    why="staff list and flush inventory without KEYS; kept by the same function that creates "
-    "or deletes a bitmap, so it never drifts; per room so it shares the claim's slot",
+    why=noop(
+        "staff list and flush inventory without KEYS; kept by the same function that creates "
+        "or deletes a bitmap, so it never drifts; per room so it shares the claim's slot"
+    ),
 )
 BOOKING_RECORD = declare(
     "booking-record",
     "{room:<room>}:booking:<booking_id>",
     type="hash",
-    holds="one booking: owner, class, room, dates, hours, boxes, created (and its local date, "
-    "made), status, code MAC, sealed code, collected days, cancel details",
+    holds=noop(
+        "one booking: owner, class, room, dates, hours, boxes, created (and its local date, "
+        "made), status, code MAC, sealed code, collected days, cancel details"
+    ),
     app="booking",
-    why="written by the claim function with the bits it takes, so a record without its slots "
-    "(or slots without a record) cannot exist; its existence makes a retried claim idempotent",
+    why=noop(
+        "written by the claim function with the bits it takes, so a record without its slots "
+        "(or slots without a record) cannot exist; its existence makes a retried claim idempotent"
+    ),
 )
 BOOKING_LEDGER = declare(
     "booking-ledger",
     "{room:<room>}:ledger",
     type="set",
-    holds="every booking id of the room, any status",
+    holds=noop("every booking id of the room, any status"),
     app="booking",
-    why="finds the records without KEYS (rebuildindexes, flush); in the claim's slot, so it is "
-    "exact",
+    why=noop(
+        "finds the records without KEYS (rebuildindexes, flush); in the claim's slot, so it is "
+        "exact"
+    ),
 )
 BOOKING_CODES = declare(
     "booking-codes",
     "{room:<room>}:codes",
     type="hash",
-    holds="HMAC of a pickup code -> booking id",
+    holds=noop("HMAC of a pickup code -> booking id"),
     app="booking",
-    why="a pickup knows room + code, not the booking: one HGET finds it without storing codes",
+    why=noop(
+        "a pickup knows room + code, not the booking: one HGET finds it without storing codes"
+    ),
 )
 BOOKING_HOLDS = declare(
     "booking-holds",
     "{room:<room>}:holds",
     type="hash",
-    holds="hold id -> 'expiry ms|owner|class|days|start|end|boxes'; key PEXPIREs with its last "
-    "hold",
+    holds=noop(
+        "hold id -> 'expiry ms|owner|class|days|start|end|boxes'; key PEXPIREs with its last hold"
+    ),
     app="booking",
-    why="holds are few and short; a claim or hold reads only those its days touch (through "
-    "booking-hold-days) and drops the expired ones it meets, so abandoned holds free themselves "
-    "and the key vanishes",
+    why=noop(
+        "holds are few and short; a claim or hold reads only those its days touch (through "
+        "booking-hold-days) and drops the expired ones it meets, "
+        "so abandoned holds free themselves and the key vanishes"
+    ),
 )
 BOOKING_HOLD_DAYS = declare(
     "booking-hold-days",
     "{room:<room>}:holds:days",
     type="zset",
-    holds="'<hold id>/<day>' per held day, score class digit * 1000 + season day (all of one "
-    "class and day share a score); PEXPIREs with the holds hash",
+    holds=noop(
+        "'<hold id>/<day>' per held day, score class digit * 1000 + season day (all of one "
+        "class and day share a score); PEXPIREs with the holds hash"
+    ),
     app="booking",
-    why="a claim checks the holds that touch its days with one ZRANGEBYSCORE per day, never "
-    "every hold of the room; kept by the same functions as the holds hash, in its slot",
+    why=noop(
+        "a claim checks the holds that touch its days with one ZRANGEBYSCORE per day, never "
+        "every hold of the room; kept by the same functions as the holds hash, in its slot"
+    ),
 )
 BOOKING_HOLD_STREAKS = declare(
     "booking-hold-streaks",
     "{room:<room>}:holds:streaks",
     type="zset",
-    holds="person id -> when their holds in this room began (epoch ms); a booking there ends "
-    "it, entries older than two hold times are dropped by the next hold",
+    holds=noop(
+        "person id -> when their holds in this room began (epoch ms); a booking there ends "
+        "it, entries older than two hold times are dropped by the next hold"
+    ),
     app="booking",
-    why="one person holds a room's slots for one hold time out of two: holding again cannot "
-    "keep slots from everyone else for ever",
+    why=noop(
+        "one person holds a room's slots for one hold time out of two: holding again cannot "
+        "keep slots from everyone else for ever"
+    ),
 )
 BOOKING_HOLD_OF = declare(
     "booking-hold-of",
     "{owner:<owner_id>}:hold",
     type="string",
-    holds="the id of the buyer's live hold; PX with the hold",
+    holds=noop("the id of the buyer's live hold; PX with the hold"),
     app="booking",
-    why="one live hold per buyer across sessions and workers: a new hold SET ... GET here and "
-    "releases the previous one by id (idempotent); logout releases it",
+    why=noop(
+        "one live hold per buyer across sessions and workers: a new hold SET ... GET here and "
+        "releases the previous one by id (idempotent); logout releases it"
+    ),
 )
 BOOKING_PICKUP_FAILURES = declare(
     "booking-pickup-failures",
     "{room:<room>}:pickup:failures:<client>",
     type="zset",
-    holds="wrong codes typed by one client (address) in the room, scored by epoch ms",
+    holds=noop("wrong codes typed by one client (address) in the room, scored by epoch ms"),
     app="booking",
-    why="a sliding window per guessing client: trim by score, count with ZCARD, inside the "
-    "pickup function; never a lock on the room, so the owner is not refused for others' guesses",
+    why=noop(
+        "a sliding window per guessing client: trim by score, count with ZCARD, inside the "
+        "pickup function; never a lock on the room, so the owner is not refused for others' guesses"
+    ),
 )
 BOOKING_PICKUP_LOCK = declare(
     "booking-pickup-lock",
     "{room:<room>}:pickup:lock:<client>",
     type="string",
-    holds="epoch ms until which this client may not try codes in the room; PX expiry",
+    holds=noop("epoch ms until which this client may not try codes in the room; PX expiry"),
     app="booking",
-    why="present only while locked; the server drops it when the lock ends",
+    why=noop("present only while locked; the server drops it when the lock ends"),
 )
 PICKUP_CLIENT_FAILURES = declare(
     "pickup-client-failures",
     "{pickup:<client>}:failures",
     type="zset",
-    holds="wrong pickup codes of one client in any room, scored by epoch ms",
+    holds=noop("wrong pickup codes of one client in any room, scored by epoch ms"),
     app="booking",
-    why="the building-wide limit per client (spreading guesses over rooms does not help); "
-    "its own tag per client, so it spreads over a cluster",
+    why=noop(
+        "the building-wide limit per client (spreading guesses over rooms does not help); "
+        "its own tag per client, so it spreads over a cluster"
+    ),
 )
 PICKUP_CLIENT_LOCK = declare(
     "pickup-client-lock",
     "{pickup:<client>}:lock",
     type="string",
-    holds="epoch ms until which the client may not try codes anywhere; PX expiry",
+    holds=noop("epoch ms until which the client may not try codes anywhere; PX expiry"),
     app="booking",
-    why="read with the code lookup before the pickup (same round trip)",
+    why=noop("read with the code lookup before the pickup (same round trip)"),
 )
 BOOKING_AUDIT = declare(
     "booking-audit",
     "{room:<room>}:audit",
     type="stream",
-    holds="claims, holds, cancels, pickups (and failed ones), flushes of the room: kind, actor, "
-    "booking, detail, at; capped with MAXLEN ~",
+    holds=noop(
+        "claims, holds, cancels, pickups (and failed ones), flushes of the room: kind, actor, "
+        "booking, detail, at; capped with MAXLEN ~"
+    ),
     app="booking",
-    why="appended inside the same function as the action, so an action and its entry cannot "
-    "part; per room to stay in the action's slot (the reader merges the rooms)",
+    why=noop(
+        "appended inside the same function as the action, so an action and its entry cannot "
+        "part; per room to stay in the action's slot (the reader merges the rooms)"
+    ),
 )
 BOOKING_STATS = declare(
     "booking-stats",
     "{room:<room>}:stats",
     type="hash",
-    holds="counters of the room: v (format, set once exact), slots:<season>:<cls> and "
-    "active:<season>:<cls> ('n0,n1,...' per season day: booked bits, confirmed + collected "
-    "bookings), status:<season>:<cls>:<status>, made:<season>:<cls>:<local date>",
+    holds=noop(
+        "counters of the room: v (format, set once exact), slots:<season>:<cls> and "
+        "active:<season>:<cls> ('n0,n1,...' per season day: booked bits, confirmed + collected "
+        "bookings), status:<season>:<cls>:<status>, made:<season>:<cls>:<local date>"
+    ),
     app="booking",
-    why="the dashboard's figures in one HMGET per room instead of every record and 27,900 "
-    "BITCOUNTs; kept by the claim, cancel, pickup and flush functions in the same slot (so "
-    "exact and atomic with the slots); rebuildindexes recomputes it from records + bitmaps",
+    why=noop(
+        "the dashboard's figures in one HMGET per room instead of every record and 27,900 "
+        "BITCOUNTs; kept by the claim, cancel, pickup and flush functions in the same slot (so "
+        "exact and atomic with the slots); rebuildindexes recomputes it from records + bitmaps"
+    ),
 )
 BOOKING_UNINDEXED = declare(
     "booking-unindexed",
     "{room:<room>}:unindexed",
     type="zset",
-    holds="booking ids of the room whose person and date index entries may be missing, scored "
-    "by created epoch ms (used only where the indexes live in other slots: a cluster)",
+    holds=noop(
+        "booking ids of the room whose person and date index entries may be missing, scored "
+        "by created epoch ms (used only where the indexes live in other slots: a cluster)"
+    ),
     app="booking",
-    why="written by the claim function with the record, so a booking is either indexed or "
-    "listed here; the list readers drain it (write the entries, then ZREM) before they read",
+    why=noop(
+        "written by the claim function with the record, so a booking is either indexed or "
+        "listed here; the list readers drain it (write the entries, then ZREM) before they read"
+    ),
 )
 BOOKING_OUTBOX = declare(
     "booking-outbox",
     "{room:<room>}:outbox",
     type="zset",
-    holds="mail to send about the room's bookings ('confirm|<booking id>|<owner>', 'cancel|"
-    "<booking id>', 'freed|<person id>|<booking id>') scored by when it is due (epoch ms)",
+    holds=noop(
+        "mail to send about the room's bookings ('confirm|<booking id>|<owner>', 'cancel|"
+        "<booking id>', 'freed|<person id>|<booking id>') scored by when it is due (epoch ms)"
+    ),
     app="booking",
-    why="written by the claim and cancel functions themselves, so a confirmed booking's "
-    "receipt is as durable as the booking and costs no extra round trip; the mail sender "
-    "reads every room's outbox in one pipeline",
+    why=noop(
+        "written by the claim and cancel functions themselves, so a confirmed booking's "
+        "receipt is as durable as the booking and costs no extra round trip; the mail sender "
+        "reads every room's outbox in one pipeline"
+    ),
 )
 BOOKING_REFS = declare(
     "booking-refs",
     "{room:<room>}:refs",
     type="hash",
-    holds="short reference (B-XXXX-XXXX, its first two letters encode the room) -> booking id",
+    holds=noop(
+        "short reference (B-XXXX-XXXX, its first two letters encode the room) -> booking id"
+    ),
     app="booking",
-    why="the claim function refuses a reference already in use, so references are unique; "
-    "staff search by one with one HGET (the reference names its room)",
+    why=noop(
+        "the claim function refuses a reference already in use, so references are unique; "
+        "staff search by one with one HGET (the reference names its room)"
+    ),
 )
 BOOKING_WAITS = declare(
     "booking-waits",
     "{room:<room>}:waits",
     type="zset",
-    holds="'<person id>|<cls>|<day>|<start>|<end>|<box>' buyers waiting for a sold-out slot, "
-    "scored by when they asked (first come, first told)",
+    holds=noop(
+        "'<person id>|<cls>|<day>|<start>|<end>|<box>' buyers waiting for a sold-out slot, "
+        "scored by when they asked (first come, first told)"
+    ),
     app="booking",
-    why="in the room's slot, so a cancel (or the sweep after an expired hold) finds and tells "
-    "the waiters, and gives the first a priority hold, in the same atomic call",
+    why=noop(
+        "in the room's slot, so a cancel (or the sweep after an expired hold) finds and tells "
+        "the waiters, and gives the first a priority hold, in the same atomic call"
+    ),
 )
 BOOKING_WAIT_NOTICES = declare(
     "booking-wait-notices",
     "{room:<room>}:wait-notices",
     type="hash",
-    holds="a told wait's member -> 'told ms|priority hold id|hold expiry ms' (the on-page notice)",
+    holds=noop(
+        "a told wait's member -> 'told ms|priority hold id|hold expiry ms' (the on-page notice)"
+    ),
     app="booking",
-    why="cleared with the waits at the day's end",
+    why=noop("cleared with the waits at the day's end"),
 )
 BOOKING_WAITS_BY_PERSON = declare(
     "booking-waits-by-person",
     "{owner:<owner_id>}:waits",
     type="zset",
-    holds="'<room>|<wait member>' of one buyer, scored by the waited day's epoch ms",
+    holds=noop("'<room>|<wait member>' of one buyer, scored by the waited day's epoch ms"),
     app="booking",
-    why="the buyer's pages list their waits and notices without reading every room; bounds "
-    "the waits per buyer",
+    why=noop(
+        "the buyer's pages list their waits and notices without reading every room; bounds "
+        "the waits per buyer"
+    ),
 )
 BOOKING_WAIT_ROOMS = declare(
     "booking-wait-rooms",
     "{waits}:rooms",
     type="set",
-    holds="rooms that may have waits; the sweep visits only these",
+    holds=noop("rooms that may have waits; the sweep visits only these"),
     app="booking",
 )
 BOOKING_BY_PERSON = declare(
     "booking-by-person",
     "{owner:<owner_id>}:bookings",
     type="zset",
-    holds="a person's booking ids scored by their last booked day as YYYYMMDD",
+    holds=noop("a person's booking ids scored by their last booked day as YYYYMMDD"),
     app="booking",
-    why="'my bookings, upcoming first' is one ZRANGEBYSCORE from today and one ZREVRANGEBYSCORE "
-    "before it, paged with LIMIT; written by the claim function (one server) or drained from "
-    "booking-unindexed (cluster), rebuilt by rebuildindexes",
+    why=noop(
+        "'my bookings, upcoming first' is one ZRANGEBYSCORE from today and one ZREVRANGEBYSCORE "
+        "before it, paged with LIMIT; written by the claim function (one server) or drained from "
+        "booking-unindexed (cluster), rebuilt by rebuildindexes"
+    ),
 )
 # The date index is split into DATE_INDEX_SHARDS zsets by room (room mod shards), so a claim
 # writes one of several slots rather than one slot for the whole site; a range over the building
@@ -541,11 +639,15 @@ BOOKING_BY_DATE = declare(
     "booking-by-date",
     "{bookings:<shard>}:by-date",
     type="zset",
-    holds="'<booking id>/<date>' per booked day, score YYYY*10^7 + day-of-year*10^4 + class*10^3 "
-    "+ room (11 digits, < 2^53)",
+    holds=noop(
+        "'<booking id>/<date>' per booked day, score YYYY*10^7 + day-of-year*10^4 + class*10^3 "
+        "+ room (11 digits, < 2^53)"
+    ),
     app="booking",
-    why="a composite score: a range of days, or one day and one class, is one ZRANGEBYSCORE "
-    "per shard",
+    why=noop(
+        "a composite score: a range of days, or one day and one class, is one ZRANGEBYSCORE "
+        "per shard"
+    ),
 )
 
 # --- catalog -------------------------------------------------------------------------------
@@ -556,79 +658,91 @@ CATALOG_BOOK = declare(
     "catalog_book",
     "{cat}:book:<book_id>",
     type="hash",
-    holds="one book: title, author, year, description, tags (a JSON list), version, edit token",
+    holds=noop(
+        "one book: title, author, year, description, tags (a JSON list), version, edit token"
+    ),
     app="catalog",
-    why="read and written whole; the tag list lets an edit find the tag sets it must leave",
+    why=noop("read and written whole; the tag list lets an edit find the tag sets it must leave"),
 )
 CATALOG_TAG = declare(
     "catalog_tag",
     "{cat}:tag:<tag>",
     type="set",
-    holds="the ids of the books that carry one tag (the tag name is percent-escaped)",
+    holds=noop("the ids of the books that carry one tag (the tag name is percent-escaped)"),
     app="catalog",
-    why="AND / OR / NOT are SINTER / SUNION / SDIFF; an empty set vanishes with its tag",
+    why=noop("AND / OR / NOT are SINTER / SUNION / SDIFF; an empty set vanishes with its tag"),
 )
 CATALOG_TAGS = declare(
     "catalog_tags",
     "{cat}:tags",
     type="zset",
-    holds="every tag in use, scored by its number of books",
+    holds=noop("every tag in use, scored by its number of books"),
     app="catalog",
-    why="lists tags with counts and picks the most popular tags for facets in one command",
+    why=noop("lists tags with counts and picks the most popular tags for facets in one command"),
 )
 CATALOG_BOOKS = declare(
     "catalog_books",
     "{cat}:books",
     type="set",
-    holds="the ids of every book (the universe a NOT-only query subtracts from)",
+    holds=noop("the ids of every book (the universe a NOT-only query subtracts from)"),
     app="catalog",
 )
 CATALOG_BY_TITLE = declare(
     "catalog_by_title",
     "{cat}:by-title",
     type="zset",
-    holds="book id scored by its position in title order (gapped ranks, renumbered when full)",
+    holds=noop(
+        "book id scored by its position in title order (gapped ranks, renumbered when full)"
+    ),
     app="catalog",
-    why="ZINTERSTORE with a result set sorts it by title without reading the books",
+    why=noop("ZINTERSTORE with a result set sorts it by title without reading the books"),
 )
 CATALOG_TITLE_LEX = declare(
     "catalog_title_lex",
     "{cat}:title-lex",
     type="zset",
-    holds="`<casefolded title>\\0<book id>` at score 0, to find a new title's neighbours",
+    holds=noop("`<casefolded title>\\0<book id>` at score 0, to find a new title's neighbours"),
     app="catalog",
 )
 CATALOG_BY_YEAR = declare(
     "catalog_by_year",
     "{cat}:by-year",
     type="zset",
-    holds="book id scored by year * 1e10 + its title score: oldest first, A to Z within a year",
+    holds=noop(
+        "book id scored by year * 1e10 + its title score: oldest first, A to Z within a year"
+    ),
     app="catalog",
-    why="a result page walks it in order (or intersects it) without reading the books",
+    why=noop("a result page walks it in order (or intersects it) without reading the books"),
 )
 CATALOG_BY_YEAR_DESC = declare(
     "catalog_by_year_desc",
     "{cat}:by-year-desc",
     type="zset",
-    holds="book id scored by -year * 1e10 + its title score: newest first, A to Z within a year",
+    holds=noop(
+        "book id scored by -year * 1e10 + its title score: newest first, A to Z within a year"
+    ),
     app="catalog",
 )
 CATALOG_BOOK_TAGS = declare(
     "catalog_book_tags",
     "{cat}:book-tags",
     type="hash",
-    holds="book id -> the book's tags as a JSON list (the book hash's own value)",
+    holds=noop("book id -> the book's tags as a JSON list (the book hash's own value)"),
     app="catalog",
-    why="a small result's facets are counted from one HMGET instead of one SINTERCARD per tag",
+    why=noop(
+        "a small result's facets are counted from one HMGET instead of one SINTERCARD per tag"
+    ),
 )
 
 CATALOG_EDITION = declare(
     "catalog_edition",
     "{cat}:edition",
     type="string",
-    holds="a random token, set anew by every write of the catalog's functions",
+    holds=noop("a random token, set anew by every write of the catalog's functions"),
     app="catalog",
-    why="a worker keeps a result page while the token stays the same: one GET instead of the query",
+    why=noop(
+        "a worker keeps a result page while the token stays the same: one GET instead of the query"
+    ),
 )
 
 
@@ -638,27 +752,33 @@ MAIL_OUTBOX = declare(
     "mail-outbox",
     "{mail}:outbox",
     type="zset",
-    holds="mail about accounts ('verify|<person id>|<nonce>', 'reset|<person id>|<nonce>') "
-    "scored by when it is due (epoch ms); rooms keep their own booking-outbox",
+    holds=noop(
+        "mail about accounts ('verify|<person id>|<nonce>', 'reset|<person id>|<nonce>') "
+        "scored by when it is due (epoch ms); rooms keep their own booking-outbox"
+    ),
     app="strongroom",
-    why="a message is rendered and sent by the sender, removed only once sent; a failure "
-    "moves its score later (backoff), so nothing is lost while the mail server is away",
+    why=noop(
+        "a message is rendered and sent by the sender, removed only once sent; a failure "
+        "moves its score later (backoff), so nothing is lost while the mail server is away"
+    ),
 )
 MAIL_TRIES = declare(
     "mail-tries",
     "{mail}:tries",
     type="hash",
-    holds="'<outbox key> <member>' -> 'attempts|first failure ms|last error' of messages that "
-    "failed at least once",
+    holds=noop(
+        "'<outbox key> <member>' -> 'attempts|first failure ms|last error' of messages that "
+        "failed at least once"
+    ),
     app="strongroom",
 )
 MAIL_LEASE = declare(
     "mail-lease",
     "{mail}:sender",
     type="string",
-    holds="the token of the process sending mail now; PX expiry",
+    holds=noop("the token of the process sending mail now; PX expiry"),
     app="strongroom",
-    why="one sender at a time across processes, none forever if it dies",
+    why=noop("one sender at a time across processes, none forever if it dies"),
 )
 
 
@@ -668,9 +788,13 @@ STAFF_AUDIT = declare(
     "staff-audit",
     "{staff}:audit",
     type="stream",
-    holds="staff actions taken in the dashboard (grant or revoke staff, flush the season's "
-    "inventory): kind, actor, subject, detail, at; capped with MAXLEN ~",
+    holds=noop(
+        "staff actions taken in the dashboard (grant or revoke staff, flush the season's "
+        "inventory): kind, actor, subject, detail, at; capped with MAXLEN ~"
+    ),
     app="dashboard",
-    why="a stream is an append-only log read newest first with XREVRANGE; actions on rooms keep "
-    "their own per-room booking-audit streams, the dashboard merges both",
+    why=noop(
+        "a stream is an append-only log read newest first with XREVRANGE; actions on rooms keep "
+        "their own per-room booking-audit streams, the dashboard merges both"
+    ),
 )

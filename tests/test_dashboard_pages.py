@@ -499,6 +499,14 @@ def test_the_audit_log_speaks_chinese_where_the_site_wrote_the_detail(
     assert "<td>取件码错误</td>" in chinese.content.decode()
 
 
+def test_the_keyspace_page_explains_each_family_in_chinese(
+    r: redis.Redis, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    page = client_for(staff).get("/staff/keyspace/", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    text = page.content.decode()
+    assert "每个用户一个哈希" in text and "a hash per person" not in text
+
+
 def test_the_catalog_section_links_to_the_catalog_staff_pages(
     staff: Someone, client_for: Callable[[Someone], Client]
 ) -> None:

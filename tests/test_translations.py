@@ -57,7 +57,7 @@ SOURCES = sorted(
     for app in ("strongroom", "accounts", "booking", "catalog", "dashboard")
     for path in (ROOT / app).rglob("*.py")
 )
-GETTEXT_NAMES = {"_", "gettext", "gettext_lazy", "_lazy"}
+GETTEXT_NAMES = {"_", "gettext", "gettext_lazy", "_lazy", "noop"}
 
 
 def source_strings(path: Path) -> list[str]:
