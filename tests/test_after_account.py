@@ -175,6 +175,19 @@ def test_deleting_the_account_frees_upcoming_slots_and_keeps_collected_ones_anon
     )
 
 
+def test_staff_see_a_deleted_account_as_such_not_as_a_bare_id(
+    r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    upcoming = book(r, buyer, room=7)
+    gone = client_for(buyer).post("/accounts/me/delete/", {"password": buyer.password})
+    assert gone.status_code == 302
+    desk = client_for(staff)
+    detail = desk.get(f"/staff/bookings/{upcoming.id}/").content.decode()
+    assert "deleted account" in detail
+    trail = desk.get("/staff/audit/?kind=claim").content.decode()
+    assert f"deleted account (#{buyer.id})" in trail
+
+
 @pytest.mark.parametrize(
     "value",
     [
