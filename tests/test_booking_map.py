@@ -156,7 +156,7 @@ def test_a_class_c_room_opens_its_box_grid(r: redis.Redis) -> None:
 def test_the_map_speaks_chinese(r: redis.Redis) -> None:
     client = Client(headers={"accept-language": "zh-hans"})
     html = page(client, "?cls=C&date=2026-12-12&start=8&end=10")
-    assert "300 间房有空" in html or "300" in html
+    assert "300 个房间有空" in html or "300" in html
     assert "上海时间" in html
 
 
