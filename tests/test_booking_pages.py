@@ -135,8 +135,8 @@ def test_chinese_calendar_marks_a_sold_out_day_with_que(r: redis.Redis, client: 
     page = html(
         client.get("/book/parts/calendar/", {"cls": "A", "room": "7"}, HTTP_ACCEPT_LANGUAGE="zh")
     )
-    assert "已满" in day_button(page, "2026-12-05")
-    assert "已满" not in day_button(page, "2026-12-06")
+    assert "缺" in day_button(page, "2026-12-05")
+    assert "缺" not in day_button(page, "2026-12-06")
 
 
 def test_calendar_fragment_costs_one_round_trip_with_the_identity(
