@@ -42,7 +42,12 @@ def booking_ics(request: HttpRequest, booking_id: str) -> HttpResponse:
 def calendar_subscription(request: HttpRequest, token: str) -> HttpResponse:
     """The buyer's bookings for calendar apps: no login, the secret in the URL (revocable)."""
     person_text, _dash, secret = token.partition("-")
-    if not person_text.isdigit() or len(person_text) > 12 or not secret or len(secret) > 64:
+    if (
+        not (person_text.isascii() and person_text.isdigit())
+        or len(person_text) > 12
+        or not secret
+        or len(secret) > 64
+    ):
         raise Http404
     client = get_store()
     username, stored, lang = text_values(

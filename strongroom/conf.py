@@ -121,7 +121,12 @@ def cluster_url_parse(raw: str) -> ClusterURL:
     for item in hosts.split(","):
         host, colon, port = item.strip().rpartition(":")
         host = host.removeprefix("[").removesuffix("]")
-        if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        if (
+            not colon
+            or not host
+            or not (port.isascii() and port.isdigit())
+            or not 0 < int(port) < 65536
+        ):
             raise ValueError(item)
         seeds.append((host, int(port)))
     return ClusterURL(tuple(seeds), username, password, tls=scheme == "rediss+cluster")

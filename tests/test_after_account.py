@@ -226,6 +226,11 @@ def test_hostile_input_on_the_account_forms_never_fails_the_site(
     assert email_value in (None, "", value.strip().lower())
 
 
+@pytest.mark.parametrize("token", ["²-abc", "١-abc", "①-x", "-abc", "1-", "9" * 13 + "-x"])
+def test_a_calendar_feed_address_with_odd_digits_is_not_found(r: redis.Redis, token: str) -> None:
+    assert Client().get(f"/book/calendar/{token}.ics").status_code == 404
+
+
 def test_a_post_without_csrf_is_refused_on_the_new_forms(
     buyer: Someone, client_for: Callable[[Someone], Client]
 ) -> None:
