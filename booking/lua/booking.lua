@@ -515,6 +515,9 @@ end
 -- The owner's waits (and notices) for exactly the slots a booking took: fulfilled, they go.
 -- Returns their members (the caller takes them out of the owner's own index of waits).
 local function waits_fulfilled(waits, notices, owner, cls, days, hstart, hend, boxes)
+  if redis.call('EXISTS', waits, notices) == 0 then
+    return {}  -- nobody waits in this room: the common case costs one call
+  end
   local members = {}
   for _, day in ipairs(days) do
     if cls == 'C' then
