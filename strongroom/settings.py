@@ -163,7 +163,10 @@ SESSION_COOKIE_SECURE = not DEBUG and env_bool("SECURE_COOKIES", True)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 CSRF_COOKIE_HTTPONLY = True
 SESSION_COOKIE_AGE = 14 * 24 * 3600
-MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
+# One-time messages ("You have logged out.") travel in a signed cookie, the session only when
+# they outgrow it: showing one writes nothing to the store, and a visitor who is not signed in
+# gets no session for it (an invalid link or a logout must not create store keys).
+MESSAGE_STORAGE = "django.contrib.messages.storage.fallback.FallbackStorage"
 
 # Nothing in the site caches: every value is state and lives in the store. A dummy cache keeps
 # Django's cache API from opening a second connection (one that would not know the cluster).

@@ -105,3 +105,26 @@ def test_a_foreign_host_gets_400_and_no_traceback_in_the_log(r: redis.Redis) -> 
     assert Client(headers={"host": "evil.example"}).get("/").status_code == 400
     quiet = logging.getLogger("django.security.DisallowedHost")
     assert not quiet.propagate  # the root logger's console handler never sees it
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "cookie"),
+    [
+        ("get", "/accounts/verify/x/", ""),
+        ("get", "/accounts/verify/x/", "abcdefghijklmnopqrstuvwxyz012345-2"),
+        ("post", "/accounts/logout/", ""),
+        ("get", "/book/", "abcdefghijklmnopqrstuvwxyz012345-2"),
+    ],
+)
+def test_a_visitor_who_is_not_signed_in_makes_no_session(
+    r: redis.Redis, method: str, path: str, cookie: str
+) -> None:
+    """An invalid link, a logout or a forged cookie shows its message without a session: an
+    anonymous client cannot fill the store with sessions."""
+    visitor = Client()
+    if cookie:
+        visitor.cookies["sessionid"] = cookie
+    for _ in range(3):
+        answer = getattr(visitor, method)(path)
+        assert answer.status_code in (200, 302)
+    assert [key for key in r.scan_iter("*session*")] == []
