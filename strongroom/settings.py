@@ -310,9 +310,13 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
-    # A request for a host not in ALLOWED_HOSTS gets its 400; anyone can send one, so it is not
-    # worth a traceback in the log each time.
-    "loggers": {"django.security.DisallowedHost": {"handlers": [], "propagate": False}},
+    # A request for a host not in ALLOWED_HOSTS, a body over DATA_UPLOAD_MAX_MEMORY_SIZE or
+    # more fields than DATA_UPLOAD_MAX_NUMBER_FIELDS gets its 400; anyone can send one, so it
+    # is not worth a traceback in the log each time.
+    "loggers": {
+        f"django.security.{name}": {"handlers": [], "propagate": False}
+        for name in ("DisallowedHost", "RequestDataTooBig", "TooManyFieldsSent", "TooManyFilesSent")
+    },
 }
 
 # --- catalog -------------------------------------------------------------------------------

@@ -15,4 +15,5 @@ urlpatterns = [
     path("staff/", include("dashboard.urls")),
 ]
 
+handler400 = "strongroom.views.bad_request"
 handler500 = "strongroom.views.server_error"

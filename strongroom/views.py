@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.core.exceptions import DisallowedHost
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
@@ -29,6 +30,14 @@ def healthz(request: HttpRequest) -> HttpResponse:
         recover()
         return JsonResponse({"store": "unavailable"}, status=503)
     return JsonResponse({"store": "ok"})
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler400: the site's own page, in the visitor's language (a body too large, too many
+    fields); a foreign Host gets a plain answer, as its page could not build a link."""
+    if isinstance(exception, DisallowedHost):
+        return HttpResponseBadRequest("Bad Request (400)", content_type="text/plain")
+    return render(request, "400.html", status=400)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

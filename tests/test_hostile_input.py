@@ -108,6 +108,26 @@ def test_a_foreign_host_gets_400_and_no_traceback_in_the_log(r: redis.Redis) -> 
 
 
 @pytest.mark.parametrize(
+    "body",
+    ["&".join(f"f{i}=1" for i in range(3000)), "notes=" + "x" * 3_000_000],
+    ids=["3000-fields", "3-MB"],
+)
+def test_an_oversized_form_gets_the_site_s_own_400_page_in_the_visitor_s_language(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client], body: str
+) -> None:
+    import logging
+
+    browser = client_for(buyer)
+    form = "application/x-www-form-urlencoded"
+    answer = browser.post("/book/hold/", body, content_type=form)
+    assert answer.status_code == 400 and "nothing was changed" in answer.content.decode()
+    chinese = browser.post("/book/hold/", body, content_type=form, HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert chinese.status_code == 400 and "<html lang=\"zh-hans\"" in chinese.content.decode()
+    for name in ("RequestDataTooBig", "TooManyFieldsSent"):
+        assert not logging.getLogger(f"django.security.{name}").propagate
+
+
+@pytest.mark.parametrize(
     ("method", "path", "cookie"),
     [
         ("get", "/accounts/verify/x/", ""),
