@@ -97,3 +97,19 @@ class ContentSecurityPolicyMiddleware:
         response = self.get_response(request)
         response.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
         return response
+
+
+class MethodNotAllowedPageMiddleware:
+    """A 405 (a link or a language switch that GETs an address taking only forms) is the
+    site's own page in the visitor's language, with a way on, not an empty body."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if response.status_code != 405 or response.streaming or response.content:
+            return response
+        page = render(request, "405.html", status=405)
+        page["Allow"] = response.get("Allow", "")
+        return page

@@ -122,6 +122,7 @@ MIDDLEWARE = [
     "accounts.middleware.PersonMiddleware",
     "accounts.middleware.VisitMiddleware",
     "django.middleware.locale.LocaleMiddleware",
+    "strongroom.middleware.MethodNotAllowedPageMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",

@@ -99,6 +99,28 @@ def test_a_method_a_page_does_not_take_is_refused(
         assert browser.post(path).status_code == 405
 
 
+@pytest.mark.parametrize("path", ["/book/hold/", "/book/claim/", "/accounts/logout/"])
+def test_a_get_of_a_form_only_address_is_a_page_with_a_way_on(
+    r: redis.Redis, path: str, buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    answer = client_for(buyer).get(path, HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert answer.status_code == 405 and "POST" in answer["Allow"]
+    assert "此地址只接收" in answer.content.decode() and 'href="/book/"' in answer.content.decode()
+
+
+def test_switching_language_after_a_refused_form_returns_to_the_form_s_page(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    browser = client_for(buyer)
+    page = "/book/?cls=A&room=7"
+    answer = browser.post(
+        "/book/hold/", {"cls": "Z"}, HTTP_REFERER=f"http://testserver{page}"
+    ).content.decode()
+    assert f'name="next" type="hidden" value="{page.replace("&", "&amp;")}"' in answer
+    foreign = browser.post("/book/hold/", {"cls": "Z"}, HTTP_REFERER="http://evil.example/x")
+    assert 'name="next" type="hidden" value="/"' in foreign.content.decode()
+
+
 def test_a_foreign_host_gets_400_and_no_traceback_in_the_log(r: redis.Redis) -> None:
     import logging
 
@@ -122,7 +144,7 @@ def test_an_oversized_form_gets_the_site_s_own_400_page_in_the_visitor_s_languag
     answer = browser.post("/book/hold/", body, content_type=form)
     assert answer.status_code == 400 and "nothing was changed" in answer.content.decode()
     chinese = browser.post("/book/hold/", body, content_type=form, HTTP_ACCEPT_LANGUAGE="zh-hans")
-    assert chinese.status_code == 400 and "<html lang=\"zh-hans\"" in chinese.content.decode()
+    assert chinese.status_code == 400 and '<html lang="zh-hans"' in chinese.content.decode()
     for name in ("RequestDataTooBig", "TooManyFieldsSent"):
         assert not logging.getLogger(f"django.security.{name}").propagate
 
