@@ -135,7 +135,8 @@ def login_record(
     *, client: redis.Redis, person_id: int, at_ms: int | None = None, language: str = ""
 ) -> None:
     """Record one login in one pipeline: the person's counters (its own slot) and the {people}
-    lists (one round trip per primary reached); `language` becomes the person's mail language."""
+    lists (one round trip per primary reached); `language` becomes the person's mail language
+    when they have none yet (one chosen on the account page stays whatever the browser says)."""
     at = now_ms() if at_ms is None else at_ms
     person = PERSON.key(person_id=person_id)
     recent = LOGINS_RECENT.key()
@@ -143,7 +144,7 @@ def login_record(
     pipe.hincrby(person, "logins", 1)
     pipe.hset(person, "last_login", at)
     if language in LANGUAGE_CODES:
-        pipe.hset(person, "lang", language)
+        pipe.hsetnx(person, "lang", language)
     pipe.lpush(recent, f"{person_id}:{at}")
     pipe.ltrim(recent, 0, settings.STRONGROOM_RECENT_LOGINS - 1)
     pipe.zincrby(LOGINS_TOP.key(), 1, str(person_id))

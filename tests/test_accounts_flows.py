@@ -116,6 +116,18 @@ def test_login_rotates_the_session_and_counts_one_login(r: redis.Redis, buyer):
     assert summary is not None and summary.logins == 1 and summary.last_login is not None
 
 
+def test_a_login_from_a_browser_in_another_language_keeps_the_chosen_mail_language(
+    r: redis.Redis, buyer
+):
+    from accounts.services import language_set
+    from strongroom.keyspace import PERSON
+
+    language_set(client=r, person_id=buyer.id, language="en")
+    chinese = Client(HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert login(chinese, buyer.username, buyer.password).status_code == 302
+    assert r.hget(PERSON.key(person_id=buyer.id), "lang") == "en"
+
+
 def test_wrong_password_and_unknown_name_read_the_same(r: redis.Redis, buyer):
     wrong = login(Client(), buyer.username, "not-the-password")
     unknown = login(Client(), "nobody-here", "not-the-password")
