@@ -58,6 +58,7 @@ def person_detail(request: HttpRequest, person_id: int) -> HttpResponse:
         "summary": summary,
         "bookings": bookings_of(client=client, owner_id=str(person_id), limit=100),
         "section": "people",
+        "is_me": signed_in_person(request).id == person_id,
     }
     return render_page(request, "person.html", context)
 

@@ -459,6 +459,7 @@ def test_granting_and_revoking_staff_is_audited_and_self_revoke_refused(
     assert person_get(client=r, person_id=buyer.id).is_staff  # type: ignore[union-attr]
     assert client.post(f"/staff/people/{buyer.id}/staff/", {"is_staff": "0"}).status_code == 302
     assert not person_get(client=r, person_id=buyer.id).is_staff  # type: ignore[union-attr]
+    assert "Revoke staff" not in client.get(f"/staff/people/{staff.id}/").content.decode()
     own = client.post(f"/staff/people/{staff.id}/staff/", {"is_staff": "0"})
     assert own.status_code == 302
     assert "cannot revoke your own" in client.get(own["Location"]).content.decode()
@@ -468,7 +469,9 @@ def test_granting_and_revoking_staff_is_audited_and_self_revoke_refused(
     assert kinds == ["staff_grant", "staff_revoke"]
     log = client.get("/staff/audit/?kind=staff_grant").content.decode()
     assert 'data-kind="staff_grant"' in log and 'data-kind="staff_revoke"' not in log
-    assert buyer.username in log
+    # The person granted is named (a link) under Detail, not as a number under Booking.
+    assert f'<a href="/staff/people/{buyer.id}/">{buyer.username}</a></td>' in log
+    assert f"<td>{buyer.id}</td>" not in log
 
 
 def test_the_audit_log_is_newest_first_and_filtered_by_kind(

@@ -22,3 +22,10 @@ def name_of(names: dict[int, str], person_id: object) -> str:
 def room_label(room: int | None) -> str:
     """A room number as shown everywhere (booking's format_room: 007); '' for none."""
     return format_room(room) if isinstance(room, int) else ""
+
+
+@register.filter
+def person_number(value: object) -> int | None:
+    """A person id given as text (an audit entry's subject), or None when it is not one."""
+    text = str(value)
+    return int(text) if text.isascii() and text.isdigit() and len(text) < 19 else None
