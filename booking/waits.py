@@ -189,17 +189,25 @@ def waits_of(
 
 
 def wait_leave(*, client: redis.Redis, owner_id: str, entry: str) -> bool:
-    """Stop waiting (or dismiss the notice); False when `entry` is not the buyer's."""
+    """Stop waiting (or dismiss the notice, giving back the priority hold it came with);
+    False when `entry` is not the buyer's."""
     index = ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner_id)
     if not isinstance(entry, str) or len(entry) > 100 or client.zscore(index, entry) is None:
         return False
     room_text, member = entry.split("|", 1)
     keys = RoomKeys(int(room_text))
     pipe = client.pipeline(transaction=True)
+    pipe.hget(keys.wait_notices, member)
     pipe.zrem(keys.waits, member)
     pipe.hdel(keys.wait_notices, member)
-    pipe.execute()
+    notice = text_values([pipe.execute()[0]])[0]
     client.zrem(index, entry)
+    priority_hold = (notice or "").split("|")[1:2]
+    if priority_hold and priority_hold[0]:
+        # Declined: the slot held for this buyer goes back to everyone at once.
+        from booking.claims import booking_hold_release  # claims imports this module
+
+        booking_hold_release(client=client, owner_id=owner_id, hold_id=priority_hold[0])
     return True
 
 

@@ -13,7 +13,7 @@ from booking.claims import booking_cancel, booking_claim, booking_hold
 from booking.parser import slot_request_parse
 from booking.records import hold_get
 from booking.rules import booking_new_id, hold_new_id
-from booking.waits import Wait, wait_join, waits_of, waits_sweep
+from booking.waits import Wait, wait_join, wait_leave, waits_of, waits_sweep
 from strongroom import keyspace as ks
 from strongroom.store import text_list
 from tests.booking_support import day
@@ -91,6 +91,27 @@ def test_booking_a_waited_for_slot_directly_ends_that_wait_only(
     assert mine.ok
     assert [w.wait.date for w in waits_of(client=r, owner_id=me)] == [day(6)]
     assert r.zcard(ks.BOOKING_WAITS_BY_PERSON.key(owner_id=me)) == 1
+
+
+def test_dismissing_the_notice_gives_the_priority_hold_back_to_everyone(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone
+) -> None:
+    third = person_make(r, "third_waiter")
+    made = booking_claim(
+        client=r, owner_id=str(buyer.id), request=a_day(), booking_id=booking_new_id(room=7)
+    )
+    assert made.ok and made.booking is not None
+    assert wait_join(client=r, owner_id=str(second_buyer.id), wait=Wait(7, "A", day(5))) == "ok"
+    booking_cancel(client=r, booking_id=made.booking.id, actor_id=str(buyer.id),
+                   actor_is_staff=False)  # fmt: skip
+    (told,) = waits_of(client=r, owner_id=str(second_buyer.id))
+    assert told.mine and hold_get(client=r, hold_id=told.hold_id) is not None
+    assert wait_leave(client=r, owner_id=str(second_buyer.id), entry=told.entry)
+    assert hold_get(client=r, hold_id=told.hold_id) is None
+    taken = booking_claim(
+        client=r, owner_id=str(third.id), request=a_day(), booking_id=booking_new_id(room=7)
+    )
+    assert taken.ok
 
 
 def test_a_wait_for_a_free_slot_is_refused_and_nothing_is_written(
