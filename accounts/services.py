@@ -266,11 +266,20 @@ def signup_gate(*, client: redis.Redis, client_id: str, at_ms: int | None = None
 
 
 def window_gate(
-    *, client: redis.Redis, key: str, limit: int, window_ms: int, at_ms: int | None = None
+    *,
+    client: redis.Redis,
+    key: str,
+    limit: int,
+    window_ms: int,
+    at_ms: int | None = None,
+    event_id: str | None = None,
 ) -> int:
-    """Count one event in the sliding window of `key` (a sign-up, a confirmation mail): 0 if
-    it may go ahead, else the epoch ms when the next one may (and it is not counted)."""
-    return window_gates(client=client, gates=[(key, limit)], window_ms=window_ms, at_ms=at_ms)[0]
+    """Count one event in the sliding window of `key` (a sign-up, a confirmation mail, a
+    booking): 0 if it may go ahead, else the epoch ms when the next one may (and it is not
+    counted). An `event_id` counted already (a retry of the same booking) goes ahead again."""
+    return window_gates(
+        client=client, gates=[(key, limit)], window_ms=window_ms, at_ms=at_ms, event_id=event_id
+    )[0]
 
 
 def window_gates(
@@ -279,15 +288,17 @@ def window_gates(
     gates: list[tuple[str, int]],
     window_ms: int,
     at_ms: int | None = None,
+    event_id: str | None = None,
 ) -> list[int]:
     """`window_gate` for several (key, limit) at once, in one round trip."""
     at = now_ms() if at_ms is None else at_ms
+    event = event_id or uuid.uuid4().hex
     for _attempt in (1, 2):  # once more after loading the functions into a new server
         pipe = client.pipeline(transaction=False)
         for key, limit in gates:
             args = {"now_ms": at, "window_ms": window_ms, "limit": limit}
             keys, argv = SIGNUP_GATE.call(
-                keys={"attempts": key}, args={**args, "attempt_id": uuid.uuid4().hex}
+                keys={"attempts": key}, args={**args, "attempt_id": event}
             )
             pipe.fcall(SIGNUP_GATE.name, len(keys), *keys, *argv)
         replies = execute_functions(client, pipe)

@@ -14,9 +14,18 @@ import redis
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
+from accounts.services import window_gate
 from booking.calls import CANCEL, CLAIM, HOLD, HOLD_RELEASE
 from booking.codes import code_for, code_mac
-from booking.keys import RoomKeys, date_index, date_score, hold_of, person_index, person_score
+from booking.keys import (
+    RoomKeys,
+    date_index,
+    date_score,
+    hold_of,
+    pace_of,
+    person_index,
+    person_score,
+)
 from booking.parser import InvalidRequest, SlotRequest, check_dates, check_size
 from booking.records import (
     Booking,
@@ -65,11 +74,13 @@ _CODE_ATTEMPTS = 5
 
 @dataclass(frozen=True)
 class ClaimResult:
-    """ok: the booking is confirmed (and durable); otherwise `taken` lists what is not free."""
+    """ok: the booking is confirmed (and durable); otherwise `taken` lists what is not free,
+    or `paced_until` says when the buyer may book again (their hourly allowance is spent)."""
 
     ok: bool
     booking: Booking | None = None
     taken: tuple[Slot, ...] = ()
+    paced_until: dt.datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +134,28 @@ def _refuse_invalid(function: str, reply: list[Any]) -> None:
         raise ValueError(f"{function} refused a malformed request ({reply[1]})")
 
 
+PACE_WINDOW_MS = 3_600_000
+
+
+def booking_pace(
+    *, client: redis.Redis, owner_id: str, booking_id: str, now: dt.datetime | None = None
+) -> dt.datetime | None:
+    """Count a new booking against the buyer's hourly allowance
+    (STRONGROOM_BOOKINGS_PER_HOUR): None if it may go ahead (a retry of the same booking id is
+    not counted again), else when the buyer may book again. One round trip, in the buyer's own
+    slot; checked before the claim, so a refused booking writes nothing else."""
+    check_owner_id(owner_id)
+    again = window_gate(
+        client=client,
+        key=pace_of(owner_id),
+        limit=settings.STRONGROOM_BOOKINGS_PER_HOUR,
+        window_ms=PACE_WINDOW_MS,
+        at_ms=to_ms(now) if now is not None else None,
+        event_id=booking_id,
+    )
+    return from_ms(again) if again else None
+
+
 def booking_claim(
     *,
     client: redis.Redis,
@@ -131,14 +164,21 @@ def booking_claim(
     booking_id: str,
     hold_id: str | None = None,
     now: dt.datetime | None = None,
+    paced: bool = False,
 ) -> ClaimResult:
     """Take every slot of `request` for `owner_id`, or nothing; a retry with the same
-    `booking_id` returns the same booking. A `hold_id` of the same owner is converted."""
+    `booking_id` returns the same booking. A `hold_id` of the same owner is converted.
+    `paced` (a buyer's own booking, not staff or a script): the booking first counts against
+    the buyer's hourly allowance (`booking_pace`), once the request is known to be valid."""
     check_owner_id(owner_id)
     _recheck(request, now)
     _check_id("booking id", booking_id, request.room)
     if hold_id:
         _check_id("hold id", hold_id, request.room)
+    if paced:
+        again = booking_pace(client=client, owner_id=owner_id, booking_id=booking_id, now=now)
+        if again is not None:
+            return ClaimResult(False, paced_until=again)
     room = RoomKeys(request.room)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     keys = {

@@ -99,6 +99,11 @@ def hold_of(owner_id: str) -> str:
     return ks.BOOKING_HOLD_OF.key(owner_id=owner_id)
 
 
+def pace_of(owner_id: str) -> str:
+    """The buyer's bookings of the last hour (booking_pace)."""
+    return ks.BOOKING_PACE.key(owner_id=owner_id)
+
+
 def pickup_client_failures(client: str) -> str:
     return ks.PICKUP_CLIENT_FAILURES.key(client=client)
 

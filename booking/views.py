@@ -330,12 +330,23 @@ def booking_submit(
             request=slot_request,
             booking_id=booking_id,
             hold_id=hold_id or None,
+            paced=True,
         )
     except InvalidRequest as refused:  # midnight passed since the form was read
         return _refused(request, choices, refused.errors, status=400)
     except ValueError:
         message = _("This form is out of date: check your choices and book again.")
         return _refused(request, choices, [message], status=400)
+    if result.paced_until is not None:
+        message = _(
+            "You have made %(n)s bookings in the last hour, the most one account may; you can "
+            "book again from %(time)s (%(zone)s time)."
+        ) % {
+            "n": settings.STRONGROOM_BOOKINGS_PER_HOUR,
+            "time": timezone.localtime(result.paced_until).strftime("%H:%M"),
+            "zone": zone_name(),
+        }
+        return _refused(request, choices, [message], status=429)
     if not result.ok or result.booking is None:
         return _slots_taken(request, choices, result.taken)
     if request.session.get(HOLD_SESSION_KEY) == hold_id:

@@ -456,6 +456,17 @@ BOOKING_HOLD_STREAKS = declare(
         "keep slots from everyone else for ever"
     ),
 )
+BOOKING_PACE = declare(
+    "booking-pace",
+    "{owner:<owner_id>}:bookings:pace",
+    type="zset",
+    holds=noop("the buyer's booking ids of the last hour, scored by epoch ms; expires after it"),
+    app="booking",
+    why=noop(
+        "bounds how fast one account can book (STRONGROOM_BOOKINGS_PER_HOUR): a retry of the "
+        "same booking id is not counted twice; per buyer, so it spreads over a cluster"
+    ),
+)
 BOOKING_HOLD_OF = declare(
     "booking-hold-of",
     "{owner:<owner_id>}:hold",

@@ -235,6 +235,11 @@ STRONGROOM_WAIT_HOLD_SECONDS = env_int(
     "STRONGROOM_WAIT_HOLD_SECONDS", 300, minimum=30, maximum=3600
 )
 STRONGROOM_WAITS_PER_BUYER = env_int("STRONGROOM_WAITS_PER_BUYER", 5, minimum=1, maximum=50)
+# New bookings one buyer may make in an hour (a retry of the same booking counts once): one
+# account cannot sweep the building's free slots in a few seconds.
+STRONGROOM_BOOKINGS_PER_HOUR = env_int(
+    "STRONGROOM_BOOKINGS_PER_HOUR", 20, minimum=1, maximum=100_000
+)
 
 # --- bench ---------------------------------------------------------------------------------
 # `make bench` serves two reference views under /bench/ (Django's floor); never in production.

@@ -308,7 +308,7 @@ def test_double_click_on_book_books_once(r: redis.Redis, client_for: Any, buyer:
     assert len(bookings_of(client=r, owner_id=owner(buyer))) == 1
     # Session read + claim (FCALL+WAITAOF, the index pipeline) + session write.
     claimed = claim_trips(r, owner_id=owner(buyer), room=7)
-    assert trips.count == identity_trips(r, client) + claimed + 1
+    assert trips.count == identity_trips(r, client) + 1 + claimed + 1  # + the buyer's pace
 
 
 def test_booking_post_round_trips(r: redis.Redis, client_for: Any, buyer: Any) -> None:
@@ -322,10 +322,32 @@ def test_booking_post_round_trips(r: redis.Redis, client_for: Any, buyer: Any) -
     assert response.status_code == 302
     # The claim: FCALL + WAITAOF in one pipeline, then the index pipeline (one round trip per
     # primary it reaches); then the session write that forgets the converted hold. The rest is
-    # the middleware's: the identity, as on any signed-in page.
+    # the middleware's: the identity, as on any signed-in page. Before the claim, the buyer's
+    # pace (bookings of the last hour) in their own slot.
     claimed = claim_trips(r, owner_id=owner(buyer), room=7)
     assert baseline.count == identity_trips(r, client)
-    assert trips.count - baseline.count == claimed + 1, (trips.count, baseline.count)
+    assert trips.count - baseline.count == 1 + claimed + 1, (trips.count, baseline.count)
+
+
+def test_one_account_books_at_most_its_hourly_allowance_and_a_retry_is_not_counted(
+    r: redis.Redis, client_for: Any, buyer: Any, settings: Any
+) -> None:
+    settings.STRONGROOM_BOOKINGS_PER_HOUR = 2
+    client = client_for(buyer)
+    forms = [
+        {"cls": "A", "room": str(room), "date": day(5).isoformat(),
+         "booking_id": booking_new_id(room=room)}
+        for room in (11, 12, 13)
+    ]  # fmt: skip
+    assert client.post("/book/claim/", forms[0]).status_code == 302
+    assert client.post("/book/claim/", forms[1]).status_code == 302
+    assert client.post("/book/claim/", forms[1]).status_code == 302  # a retry: not counted
+    keys_before = sorted(r.scan_iter("*"))
+    refused = client.post("/book/claim/", forms[2])
+    assert refused.status_code == 429
+    assert "You have made 2 bookings in the last hour" in html(refused)
+    assert sorted(r.scan_iter("*")) == keys_before
+    assert len(bookings_of(client=r, owner_id=owner(buyer))) == 2
 
 
 def test_conflict_keeps_the_choices_names_the_slots_and_refreshes_the_calendar(

@@ -78,12 +78,13 @@ BUDGETS: dict[str, int] = {
     "pickup POST, wrong code": 2,
     "hold POST": 4,
     "confirm page": 2,
-    "booking POST": 3,
+    # identity, the buyer's pace (bookings of the last hour), the claim, the index pipeline
+    "booking POST": 4,
     # one server (`make run`): the claim (FCALL with the indexes + WAITAOF) is 1 round trip
-    "booking POST, one server": 2,
+    "booking POST, one server": 3,
     # the refusal re-renders the booking page, which names the taken slots and reads the
     # nearby rooms for the closest free alternatives (with the room, in one pipeline)
-    "booking POST, slot taken": 3,
+    "booking POST, slot taken": 4,
     "booking page, choice taken (alternatives)": 2,
     "panel fragment, polled, nothing new (204)": 1,
     # The building map: every room's bitmap bytes and holds in one pipeline (1), whatever is
@@ -174,13 +175,15 @@ CLUSTER_BUDGETS: dict[str, int] = {
     # the pointer swapped with the release of the previous hold (the same two); the session
     "hold POST": 1 + 2 + 2 + 1,
     "confirm page": 2,
-    # identity; the claim (FCALL + WAITAOF); the index pipeline (the owner's index and the date
-    # shard of room 101: two primaries); the ZREM from the room's unindexed set after them
-    "booking POST": 1 + 1 + 2 + 1,
+    # identity; the buyer's pace ({owner:1}); the claim (FCALL + WAITAOF); the index pipeline
+    # (the owner's index and the date shard of room 101: two primaries); the ZREM from the
+    # room's unindexed set after them
+    "booking POST": 1 + 1 + 1 + 2 + 1,
     # measured on a store of its own that is one server, in both runs
-    "booking POST, one server": 2,
-    # identity, the refused claim, the chosen room with the nearby rooms (every primary)
-    "booking POST, slot taken": 1 + 1 + EVERY,
+    "booking POST, one server": 3,
+    # identity, the pace, the refused claim, the chosen room with the nearby rooms (every
+    # primary)
+    "booking POST, slot taken": 1 + 1 + 1 + EVERY,
     # identity, the chosen room, the nearby rooms (every primary)
     "booking page, choice taken (alternatives)": 1 + 1 + EVERY,
     "panel fragment, polled, nothing new (204)": 2,
