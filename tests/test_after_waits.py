@@ -11,13 +11,22 @@ from django.test import Client
 
 from booking.claims import booking_cancel, booking_claim, booking_hold
 from booking.parser import slot_request_parse
-from booking.records import hold_get
+from booking.records import Booking, hold_get
 from booking.rules import booking_new_id, hold_new_id
 from booking.waits import Wait, wait_join, wait_leave, waits_of, waits_sweep
 from strongroom import keyspace as ks
 from strongroom.store import text_list
 from tests.booking_support import day
 from tests.conftest import Someone, person_make
+
+
+def booked(r: redis.Redis, someone: Someone, n: int = 5) -> Booking:
+    """`someone`'s booking of room 7, class A, on season day `n` (made and checked)."""
+    made = booking_claim(
+        client=r, owner_id=str(someone.id), request=a_day(n=n), booking_id=booking_new_id(room=7)
+    )
+    assert made.ok and made.booking is not None
+    return made.booking
 
 
 def a_day(room: int = 7, n: int = 5):
@@ -28,16 +37,13 @@ def test_a_waiting_buyer_gets_the_priority_hold_and_the_second_waiter_does_not(
     r: redis.Redis, buyer: Someone, second_buyer: Someone
 ) -> None:
     third = person_make(r, "third_waiter")
-    made = booking_claim(
-        client=r, owner_id=str(buyer.id), request=a_day(), booking_id=booking_new_id(room=7)
-    )
-    assert made.ok and made.booking is not None
+    made = booked(r, buyer)
     wait = Wait(7, "A", day(5))
     assert wait_join(client=r, owner_id=str(second_buyer.id), wait=wait) == "ok"
     assert wait_join(client=r, owner_id=str(third.id), wait=wait) == "ok"
 
     done = booking_cancel(
-        client=r, booking_id=made.booking.id, actor_id=str(buyer.id), actor_is_staff=False
+        client=r, booking_id=made.id, actor_id=str(buyer.id), actor_is_staff=False
     )
     assert done.ok
 
@@ -75,17 +81,12 @@ def test_booking_a_waited_for_slot_directly_ends_that_wait_only(
 ) -> None:
     """A buyer told that their slot freed who books it without the priority hold is no longer
     listed as waiting for it; their other waits stay."""
-    made = booking_claim(
-        client=r, owner_id=str(buyer.id), request=a_day(), booking_id=booking_new_id(room=7)
-    )
-    other = booking_claim(
-        client=r, owner_id=str(buyer.id), request=a_day(n=6), booking_id=booking_new_id(room=7)
-    )
-    assert made.ok and made.booking is not None and other.ok
+    made = booked(r, buyer)
+    booked(r, buyer, n=6)
     me = str(second_buyer.id)
     assert wait_join(client=r, owner_id=me, wait=Wait(7, "A", day(5))) == "ok"
     assert wait_join(client=r, owner_id=me, wait=Wait(7, "A", day(6))) == "ok"
-    booking_cancel(client=r, booking_id=made.booking.id, actor_id=str(buyer.id),
+    booking_cancel(client=r, booking_id=made.id, actor_id=str(buyer.id),
                    actor_is_staff=False)  # fmt: skip
     mine = booking_claim(client=r, owner_id=me, request=a_day(), booking_id=booking_new_id(room=7))
     assert mine.ok
@@ -97,12 +98,9 @@ def test_dismissing_the_notice_gives_the_priority_hold_back_to_everyone(
     r: redis.Redis, buyer: Someone, second_buyer: Someone
 ) -> None:
     third = person_make(r, "third_waiter")
-    made = booking_claim(
-        client=r, owner_id=str(buyer.id), request=a_day(), booking_id=booking_new_id(room=7)
-    )
-    assert made.ok and made.booking is not None
+    made = booked(r, buyer)
     assert wait_join(client=r, owner_id=str(second_buyer.id), wait=Wait(7, "A", day(5))) == "ok"
-    booking_cancel(client=r, booking_id=made.booking.id, actor_id=str(buyer.id),
+    booking_cancel(client=r, booking_id=made.id, actor_id=str(buyer.id),
                    actor_is_staff=False)  # fmt: skip
     (told,) = waits_of(client=r, owner_id=str(second_buyer.id))
     assert told.mine and hold_get(client=r, hold_id=told.hold_id) is not None
@@ -228,10 +226,7 @@ def test_no_one_slips_in_between_the_cancellation_and_the_priority_hold(
 
     if not priority:
         monkeypatch.setattr(claims, "hold_new_id", lambda *, room: "")
-    made = booking_claim(
-        client=r, owner_id=str(buyer.id), request=a_day(), booking_id=booking_new_id(room=7)
-    )
-    assert made.ok and made.booking is not None
+    made = booked(r, buyer)
     assert wait_join(client=r, owner_id=str(second_buyer.id), wait=Wait(7, "A", day(5))) == "ok"
     cancelled = threading.Event()
     won: list[str] = []
@@ -252,7 +247,7 @@ def test_no_one_slips_in_between_the_cancellation_and_the_priority_hold(
     for thread in threads:
         thread.start()
     done = booking_cancel(
-        client=r, booking_id=made.booking.id, actor_id=str(buyer.id), actor_is_staff=False
+        client=r, booking_id=made.id, actor_id=str(buyer.id), actor_is_staff=False
     )
     cancelled.set()
     for thread in threads:
