@@ -10,7 +10,6 @@ from django.shortcuts import render
 
 from dashboard.forms import detail_label, kind_label
 from dashboard.selectors import LogEntry
-from dashboard.templatetags.dashboard_tags import name_of
 
 
 def render_page(
@@ -19,14 +18,10 @@ def render_page(
     return render(request, f"dashboard/{template}", context, status=status)
 
 
-def log_rows(
-    entries: list[LogEntry], names: dict[int, str]
-) -> list[tuple[LogEntry, Any, str, Any]]:
-    """(entry, shown kind, actor's name or '', shown detail) for the log table."""
-    return [
-        (e, kind_label(e.kind), name_of(names, e.actor), detail_label(e.kind, e.detail))
-        for e in entries
-    ]
+def log_rows(entries: list[LogEntry]) -> list[tuple[LogEntry, Any, Any]]:
+    """(entry, shown kind, shown detail) for the log table (which names the actors from the
+    page's `names`, as every staff page does: dashboard/_owner.html)."""
+    return [(e, kind_label(e.kind), detail_label(e.kind, e.detail)) for e in entries]
 
 
 def not_found(request: HttpRequest, message: str) -> HttpResponse:

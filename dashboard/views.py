@@ -227,6 +227,6 @@ def audit(request: HttpRequest) -> HttpResponse:
         entries = audit_log(
             client=client, kind=data.get("kind") or None, count=data.get("count") or 50
         )
-    rows = log_rows(entries, names_of(client=get_store(), ids=[e.actor for e in entries]))
-    context = {"form": form, "rows": rows, "section": "audit"}
+    names = names_of(client=get_store(), ids=[e.actor for e in entries])
+    context = {"form": form, "rows": log_rows(entries), "names": names, "section": "audit"}
     return render_page(request, "audit.html", context)

@@ -152,7 +152,7 @@ def _booking_page(
     )
     context = {
         "booking": booking,
-        "trail_rows": log_rows(trail, names),
+        "trail_rows": log_rows(trail),
         "names": names,
         "form": form,
         "section": "bookings",
