@@ -241,7 +241,7 @@ def booking_claim(
         indexes_after_claim(client=client, booking=booking)
     if len(reply) > 2 and reply[2]:
         waits_forget(client=client, owner_id=owner_id, room=request.room, members=reply[2])
-    sender_wake()  # the receipt is in the room's outbox already
+    sender_wake(room.outbox)  # the receipt is in the room's outbox already
     return ClaimResult(True, booking=booking)
 
 
@@ -431,5 +431,5 @@ def booking_cancel(
     outcome = reply[0]
     booking = booking_from_hash(flat_to_dict(reply[1])) if len(reply) > 1 else None
     if outcome == "cancelled":
-        sender_wake()
+        sender_wake(keys.outbox)  # the cancellation, and any waiter's notice, are in it
     return CancelResult(outcome == "cancelled", outcome, _CANCEL_MESSAGES[outcome], booking)

@@ -5,12 +5,18 @@ scored by when it is due: account mail into `{mail}:outbox`, booking mail into t
 outbox, written by the claim and cancel functions in the same atomic (and durable) call as the
 booking itself. Nothing is rendered or sent during the request.
 
-`outbox_send` (a background thread in every web process, every few seconds, one process at a
-time under a lease; or `manage.py sendmail`) reads every outbox in one pipeline, renders each
+`outbox_send` (a background thread in every web process, one process at a time under a lease;
+or `manage.py sendmail`) reads the outboxes in one pipeline, renders each
 due entry in its reader's language with the renderer registered for its kind, sends them through
 Django's email framework, and removes an entry only once it is sent. A message that fails is kept
 and retried after 1, 2, 4 ... minutes (at most an hour apart); staff see the queue with attempts
 and the last error. A renderer returning None (no verified address, booking gone) drops the entry.
+
+The sender reads every outbox (301 of them) every few seconds, and between those passes only the
+outboxes its own process wrote to (`sender_wake(box)`): a booking's receipt goes out within a
+fraction of a second without a scan of the whole building per burst of bookings. What another
+process wrote while this one held the lease waits for that process's next try or for the next
+full pass, a few seconds at most.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import redis
@@ -82,7 +88,7 @@ def mail_queue(
 ) -> None:
     """Queue one account message (`{mail}:outbox`); the caller may pass a pipeline."""
     client.zadd(ks.MAIL_OUTBOX.key(), {entry(kind, *args): now_ms()}, nx=True)
-    sender_wake()
+    sender_wake(ks.MAIL_OUTBOX.key())
 
 
 def mailboxes() -> list[str]:
@@ -121,15 +127,21 @@ def _tries(value: str | None) -> tuple[int, int, str]:
 
 
 def outbox_pending(
-    *, client: redis.Redis, due_before_ms: float | None = None, limit: int = BATCH
+    *,
+    client: redis.Redis,
+    due_before_ms: float | None = None,
+    limit: int = BATCH,
+    boxes: Sequence[str] | None = None,
 ) -> list[Pending]:
     """Queued messages (due ones only when `due_before_ms` is given), oldest due first, at most
-    `limit`, taken from the outboxes as `_quotas` shares them out. Two round trips (how many
-    are due in each of the 301 outboxes and its oldest, in one pipeline; then the attempts of
-    what was found), three when an outbox's share is more than its oldest. A pass under a
-    backlog reads about `limit` entries, not `limit` from every outbox."""
+    `limit`, taken from the outboxes (`boxes`, or all 301) as `_quotas` shares them out. Two
+    round trips (how many are due in each outbox and its oldest, in one pipeline; then the
+    attempts of what was found), three when an outbox's share is more than its oldest. A pass
+    under a backlog reads about `limit` entries, not `limit` from every outbox."""
     top: float | str = "+inf" if due_before_ms is None else due_before_ms
-    boxes = mailboxes()
+    boxes = mailboxes() if boxes is None else list(boxes)
+    if not boxes:
+        return []
     pipe = client.pipeline(transaction=False)
     for box in boxes:
         pipe.zcount(box, "-inf", top)
@@ -226,10 +238,13 @@ def _retry_at(attempts: int, at: int) -> int:
     return at + min(LAST_RETRY_MS, FIRST_RETRY_MS * 2 ** max(0, attempts - 1))
 
 
-def outbox_send(*, client: redis.Redis, at_ms: int | None = None) -> SendReport:
-    """Send every due message (up to BATCH); keep and reschedule the ones that fail."""
+def outbox_send(
+    *, client: redis.Redis, at_ms: int | None = None, boxes: Sequence[str] | None = None
+) -> SendReport:
+    """Send every due message (up to BATCH) of `boxes` (default: every outbox); keep and
+    reschedule the ones that fail."""
     at = now_ms() if at_ms is None else at_ms
-    due = outbox_pending(client=client, due_before_ms=at)
+    due = outbox_pending(client=client, due_before_ms=at, boxes=boxes)
     if not due:
         return SendReport()
     connection = get_connection(fail_silently=False)
@@ -293,28 +308,45 @@ _wake = threading.Event()
 _thread: threading.Thread | None = None
 _thread_lock = threading.Lock()
 _hooks: list[Callable[[redis.Redis], None]] = []
+EVERY_BOX = ""  # in the woken set: look at every outbox
+_woken: set[str] = set()  # the outboxes this process wrote to since its sender last looked
+_woken_lock = threading.Lock()
 
 
 def sender_hook(function: Callable[[redis.Redis], None]) -> Callable[[redis.Redis], None]:
-    """Also run `function(client)` on every pass of the sender (e.g. the waiting-list sweep)."""
+    """Also run `function(client)` on every full pass of the sender (e.g. the waiting-list
+    sweep)."""
     _hooks.append(function)
     return function
 
 
-def sender_wake() -> None:
-    """Ask this process's sender to look now (no store round trip)."""
+def sender_wake(*boxes: str) -> None:
+    """Ask this process's sender to look now (no store round trip): at `boxes`, the outboxes
+    the caller wrote to, or at every outbox when none is named."""
+    with _woken_lock:
+        _woken.update(boxes or (EVERY_BOX,))
     _wake.set()
 
 
-def sender_pass(*, client: redis.Redis) -> SendReport | None:
-    """One pass under the lease: None when another process holds it."""
+def sender_woken() -> set[str]:
+    """Take the outboxes woken since the last call (EVERY_BOX among them: look at all)."""
+    with _woken_lock:
+        woken = set(_woken)
+        _woken.clear()
+    return woken
+
+
+def sender_pass(*, client: redis.Redis, boxes: Sequence[str] | None = None) -> SendReport | None:
+    """One pass under the lease: None when another process holds it. A full pass (no `boxes`)
+    runs the hooks first, then sends from every outbox; else only from `boxes`."""
     token = secrets.token_hex(8)
     if not client.set(ks.MAIL_LEASE.key(), token, nx=True, px=LEASE_MS):
         return None
     try:
-        for hook in _hooks:
-            hook(client)
-        return outbox_send(client=client)
+        if boxes is None:
+            for hook in _hooks:
+                hook(client)
+        return outbox_send(client=client, boxes=boxes)
     finally:
         if client.get(ks.MAIL_LEASE.key()) == token:
             client.delete(ks.MAIL_LEASE.key())
@@ -324,23 +356,39 @@ def sender_pause(report: SendReport | None) -> float:
     """How long the sender rests after a pass (`report`; None: another process held the
     lease): not at all after a full batch, as more may be due (the next batch at once, not in a
     few seconds); else SENDER_GAP_S, so that wakes within it share the next pass (a burst of
-    bookings costs a few scans of every outbox a second, not one per booking)."""
+    bookings costs a few reads of the outboxes it wrote to a second, not one per booking)."""
     return 0.0 if report is not None and report.handled >= BATCH else SENDER_GAP_S
+
+
+def sender_boxes(woken: set[str], *, full_due: bool) -> list[str] | None:
+    """The outboxes a pass reads: None (all of them) when a full pass is due or was asked for,
+    else the woken ones."""
+    return None if full_due or EVERY_BOX in woken else sorted(woken)
 
 
 def _sender_loop() -> None:
     from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store
 
+    last_full = float("-inf")  # the first pass reads every outbox
     while True:
         _wake.wait(SENDER_PERIOD_S)
         _wake.clear()
+        woken = sender_woken()
+        boxes = sender_boxes(woken, full_due=time.monotonic() - last_full >= SENDER_PERIOD_S)
+        if boxes == []:
+            continue
         report = None
         try:
-            report = sender_pass(client=get_store())
+            report = sender_pass(client=get_store(), boxes=boxes)
         except (*UNAVAILABLE, StoreUnavailable) as exc:  # store down or stalled: one line, no trace
             logger.warning("the mail sender's pass found no store (%s); next in a few seconds", exc)
         except Exception:
             logger.warning("the mail sender's pass failed; next in a few seconds", exc_info=True)
+        if report is not None and boxes is None:
+            last_full = time.monotonic()
+        if report is None or report.handled >= BATCH:
+            # Not sent (the lease is elsewhere, the store away) or more may be due: look again.
+            sender_wake(*(woken if boxes is not None else ()))
         pause = sender_pause(report)
         if pause:
             time.sleep(pause)

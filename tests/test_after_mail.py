@@ -22,7 +22,17 @@ from booking.parser import slot_request_parse
 from booking.records import Booking
 from booking.rules import booking_new_id
 from strongroom import keyspace as ks
-from strongroom.outbox import BATCH, SENDER_GAP_S, outbox_pending, outbox_send, sender_pause
+from strongroom.outbox import (
+    BATCH,
+    EVERY_BOX,
+    SENDER_GAP_S,
+    outbox_pending,
+    outbox_send,
+    sender_boxes,
+    sender_pass,
+    sender_pause,
+    sender_woken,
+)
 from strongroom.store import round_trips
 from tests.booking_support import day
 from tests.conftest import CLUSTER_PRIMARIES, ON_CLUSTER, Someone
@@ -139,6 +149,32 @@ def test_after_a_full_batch_the_sender_goes_on_at_once_and_otherwise_rests(
     assert second.handled == 5 and sender_pause(second) == SENDER_GAP_S > 0
     assert not outbox_pending(client=r)
     assert sender_pause(None) == SENDER_GAP_S
+
+
+def test_between_full_passes_the_sender_reads_only_the_outboxes_its_process_wrote_to(
+    r: redis.Redis, buyer: Someone, mail_dir: Path
+) -> None:
+    """A booking or a cancellation names its room's outbox to this process's sender, which then
+    reads that outbox alone; every outbox is read when a full pass is due or asked for."""
+    with_address(r, buyer, "buyer@example.com")
+    sender_woken()
+    first, second = book(r, buyer, room=7), book(r, buyer, room=8)
+    assert sender_woken() == {ks.BOOKING_OUTBOX.key(room="007"), ks.BOOKING_OUTBOX.key(room="008")}
+    booking_cancel(client=r, booking_id=first.id, actor_id=str(buyer.id), actor_is_staff=False)
+    assert sender_woken() == {ks.BOOKING_OUTBOX.key(room="007")}
+
+    report = sender_pass(client=r, boxes=[ks.BOOKING_OUTBOX.key(room="007")])
+    # Room 7's cancellation is sent; the receipt of the cancelled booking is dropped.
+    assert report is not None and (report.sent, report.dropped) == (1, 1)
+    assert [p.member for p in outbox_pending(client=r)] == [f"confirm|{second.id}|{buyer.id}"]
+    report = sender_pass(client=r)
+    assert report is not None and report.sent == 1
+    assert len(messages_in(mail_dir)) == 2
+
+    assert sender_boxes({"b", "a"}, full_due=False) == ["a", "b"]
+    assert sender_boxes({"a"}, full_due=True) is None
+    assert sender_boxes({"a", EVERY_BOX}, full_due=False) is None
+    assert sender_boxes(set(), full_due=False) == []
 
 
 def test_a_batch_of_receipts_reads_the_store_a_few_times_not_a_few_times_a_message(

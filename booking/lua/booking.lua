@@ -358,28 +358,28 @@ end
 -- crosses a day while a day's sum stays below 10^7) and cuts the sum into days.
 local DAY_WIDTH = 7
 
--- Add deltas ({day -> n}, days listed in `order`) to a per-day field.
+-- Add deltas ({day -> n}, days listed in `order`) to a per-day field. Only the named days are
+-- read and rewritten: a claim touches one day or a few of a whole season's text.
+local ZERO_DAY = '0000000'  -- one day of nothing (DAY_WIDTH digits)
+
 local function bump_days(stats, field, order, deltas)
   local text = redis.call('HGET', stats, field) or ''
-  local values = {}
-  for d = 1, math.floor(#text / DAY_WIDTH) do
-    values[d] = tonumber(string.sub(text, (d - 1) * DAY_WIDTH + 1, d * DAY_WIDTH))
-  end
+  text = string.sub(text, 1, #text - #text % DAY_WIDTH)
   for _, day in ipairs(order) do
-    for d = #values + 1, day + 1 do
-      values[d] = 0
+    local at = day * DAY_WIDTH
+    if #text < at + DAY_WIDTH then
+      text = text .. string.rep(ZERO_DAY, day + 1 - #text / DAY_WIDTH)
     end
-    values[day + 1] = values[day + 1] + deltas[day]
+    local n = (tonumber(string.sub(text, at + 1, at + DAY_WIDTH)) or 0) + deltas[day]
+    text = string.sub(text, 1, at) .. string.format('%07d', n)
+      .. string.sub(text, at + DAY_WIDTH + 1)
   end
   -- Canonical: no trailing zero days (a rebuild writes the same text as the live counting).
-  while #values > 0 and values[#values] == 0 do
-    values[#values] = nil
+  while string.sub(text, -DAY_WIDTH) == ZERO_DAY do
+    text = string.sub(text, 1, -DAY_WIDTH - 1)
   end
-  for d, n in ipairs(values) do
-    values[d] = string.format('%07d', n)
-  end
-  if #values > 0 then
-    redis.call('HSET', stats, field, table.concat(values))
+  if #text > 0 then
+    redis.call('HSET', stats, field, text)
   else
     redis.call('HDEL', stats, field)
   end
