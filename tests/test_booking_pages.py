@@ -614,9 +614,10 @@ def test_pickup_on_the_wrong_day_cancelled_and_locked(r: redis.Redis, client: Cl
     assert booking and cancelled
     booking_cancel(client=r, booking_id=cancelled.id, actor_id="101", actor_is_staff=False, now=NOW)
     with time_machine.travel(dt.datetime(2026, 12, 7, 10, 0, tzinfo=SHANGHAI), tick=False):
-        assert "not for today" in html(
-            client.post("/book/pickup/", {"room": "7", "code": booking.pickup_code()})
-        )
+        early = html(client.post("/book/pickup/", {"room": "7", "code": booking.pickup_code()}))
+    # It says which day the booking is for (the person holds its code).
+    assert "not for today" in early and "The booking this code opens" in early
+    assert "Dec. 8, 2026" in early
     with time_machine.travel(dt.datetime(2026, 12, 8, 10, 0, tzinfo=SHANGHAI), tick=False):
         assert "was cancelled" in html(
             client.post("/book/pickup/", {"room": "8", "code": cancelled.pickup_code()})
