@@ -42,6 +42,8 @@ from strongroom.middleware import REFRESH_HEADER
 from strongroom.store import get_store
 
 HOLD_SESSION_KEY = "booking_hold_id"
+# The hold last turned into a booking, and that booking: Back to its confirm page leads to it.
+HOLD_BOOKED_SESSION_KEY = "booking_hold_booked"
 
 
 def request_owner(request: HttpRequest) -> str | None:
@@ -285,6 +287,10 @@ def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
     if held is not None and held.owner_id != owner:
         raise Http404
     if held is None:
+        booked = request.session.get(HOLD_BOOKED_SESSION_KEY)
+        if isinstance(booked, list) and len(booked) == 2 and booked[0] == hold_id:
+            messages.info(request, _("You have booked these slots already: here is the booking."))
+            return HttpResponseRedirect(reverse("booking:done", args=[booked[1]]))
         messages.warning(
             request, _("That hold has ended (it lasts a few minutes): please choose again.")
         )
@@ -349,6 +355,7 @@ def booking_submit(
         return _refused(request, choices, [message], status=429)
     if not result.ok or result.booking is None:
         return _slots_taken(request, choices, result.taken)
-    if request.session.get(HOLD_SESSION_KEY) == hold_id:
-        request.session.pop(HOLD_SESSION_KEY, None)
+    if hold_id and request.session.get(HOLD_SESSION_KEY) == hold_id:
+        del request.session[HOLD_SESSION_KEY]
+        request.session[HOLD_BOOKED_SESSION_KEY] = [hold_id, result.booking.id]
     return HttpResponseRedirect(reverse("booking:done", args=[result.booking.id]))

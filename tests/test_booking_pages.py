@@ -241,6 +241,10 @@ def test_buyer_holds_then_books_and_sees_the_code(
     assert "How to pick up" in done
     # The hold is converted: nothing of it is left.
     assert r.hlen(RoomKeys(7).holds) == 0
+    # Back to the confirm page leads to the booking, not to "that hold has ended".
+    back = client.get(f"/book/confirm/{form['hold_id']}/", follow=True)
+    assert back.redirect_chain[-1][0] == response["Location"]
+    assert "You have booked these slots already" in html(back)
 
 
 def test_a_cancelled_or_collected_booking_page_shows_no_code_and_no_pickup_rules(
