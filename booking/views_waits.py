@@ -66,11 +66,14 @@ def wait_page(request: HttpRequest) -> HttpResponse:
             % {"count": joined},
         )
     if "free" in outcomes:
-        messages.info(request, _("Good news: it is free right now. Book it on the booking page."))
+        messages.info(request, _("Good news: it is free right now: book it here."))
     if "limit" in outcomes:
         messages.warning(request, _("You are waiting for as many slots as one person may."))
     if "invalid" in outcomes:
         messages.error(request, _("That slot cannot be waited for."))
+    if outcomes.count("free") == len(outcomes):
+        # Nothing to wait for: back to the booking page with the very same choice.
+        return HttpResponseRedirect(reverse("booking:pick") + f"?{choices.query()}")
     return HttpResponseRedirect(reverse("booking:mine") + "#waits")
 
 

@@ -191,6 +191,12 @@ def test_the_wait_pages_join_show_and_leave(
     left = browser.post("/book/wait/leave/", {"entry": status.entry})
     assert left.status_code == 302
     assert waits_of(client=r, owner_id=str(second_buyer.id)) == []
+    # A slot that is free needs no wait: back to the booking page with the same choice.
+    free = browser.post("/book/wait/", {"cls": "A", "room": "8", "date": "2026-12-05"}, follow=True)
+    assert free.redirect_chain[0][0].startswith("/book/?")
+    assert "room=8" in free.redirect_chain[0][0] and "2026-12-05" in free.redirect_chain[0][0]
+    assert "it is free right now" in free.content.decode()
+    assert waits_of(client=r, owner_id=str(second_buyer.id)) == []
 
 
 def test_hostile_input_on_the_wait_forms_is_refused_without_a_500(
