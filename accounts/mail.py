@@ -17,6 +17,7 @@ from accounts.selectors import MailTarget
 from strongroom.keyspace import PERSON
 from strongroom.outbox import renderer
 from strongroom.store import text_values
+from strongroom.zone import zone_name
 
 
 def site_url(path: str) -> str:
@@ -28,7 +29,10 @@ def message_build(
     *, target: MailTarget, subject: str, template: str, context: dict[str, object]
 ) -> EmailMessage:
     """A plain-text message to `target`, rendered in their language (the caller has switched)."""
-    body = render_to_string(template, {**context, "target": target, "site": site_url("/")})
+    # Every time in a message is on the site's clock, and says so (in the reader's language).
+    body = render_to_string(
+        template, {**context, "target": target, "site": site_url("/"), "site_zone": zone_name()}
+    )
     return EmailMessage(subject=subject, body=body, to=[target.email])
 
 

@@ -121,6 +121,7 @@ def test_the_receipt_carries_the_pickup_code_and_a_calendar_file(
     text = body_of(message)
     code = booking.pickup_code()
     assert f"{code[:5]}-{code[5:]}" in text and booking.reference in text
+    assert "08:00–12:00 (Shanghai time)" in text  # whose clock the hours follow
     calendars = [p for p in message.walk() if p.get_content_type() == "text/calendar"]
     assert len(calendars) == 1
 
