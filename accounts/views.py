@@ -291,6 +291,16 @@ def email_verify(request: HttpRequest, token: str) -> HttpResponse:
             _("This confirmation link is not valid any more. Send a new one from your account."),
         )
         return redirect("accounts:profile")
+    if request.user.is_authenticated and signed_in_person(request).id != verified.person_id:
+        # The link of another account (a shared computer): its address is confirmed, not yours.
+        messages.success(
+            request,
+            _(
+                "That link confirmed the email address of another account, not of the one "
+                "signed in here."
+            ),
+        )
+        return redirect("accounts:profile")
     messages.success(request, _("Your email address is confirmed."))
     if verified.next_url:
         return HttpResponseRedirect(safe_next(request, verified.next_url))

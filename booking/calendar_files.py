@@ -61,9 +61,7 @@ def _events(booking: Booking, *, host: str, url: str) -> list[Event]:
         "room": booking.room_label,
     }
     if booking.boxes:
-        what += " · " + gettext("boxes %(boxes)s") % {
-            "boxes": ", ".join(str(b) for b in booking.boxes)
-        }
+        what += " · " + gettext("boxes %(boxes)s") % {"boxes": booking.boxes_label}
     events = []
     for date in booking.dates:
         event = day_event(booking, date, host=host, stamp=stamp)

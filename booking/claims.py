@@ -156,6 +156,12 @@ def booking_pace(
     return from_ms(again) if again else None
 
 
+def booking_pace_return(*, client: redis.Redis, owner_id: str, booking_id: str) -> None:
+    """Take a refused booking back out of the buyer's allowance: only bookings made count,
+    and a refused request leaves nothing behind."""
+    client.zrem(pace_of(owner_id), booking_id)
+
+
 def booking_claim(
     *,
     client: redis.Redis,
@@ -169,7 +175,8 @@ def booking_claim(
     """Take every slot of `request` for `owner_id`, or nothing; a retry with the same
     `booking_id` returns the same booking. A `hold_id` of the same owner is converted.
     `paced` (a buyer's own booking, not staff or a script): the booking first counts against
-    the buyer's hourly allowance (`booking_pace`), once the request is known to be valid."""
+    the buyer's hourly allowance (`booking_pace`), once the request is known to be valid, and
+    is taken back out if the claim refuses it (one more round trip on that path)."""
     check_owner_id(owner_id)
     _recheck(request, now)
     _check_id("booking id", booking_id, request.room)
@@ -230,6 +237,8 @@ def booking_claim(
             break
     else:
         raise RuntimeError("no free pickup code after several attempts")
+    if reply[0] != "ok" and paced:
+        booking_pace_return(client=client, owner_id=owner_id, booking_id=booking_id)
     _refuse_invalid(CLAIM.name, reply)
     if reply[0] == "id_in_use":
         raise ValueError(f"booking id {booking_id!r} belongs to another owner")

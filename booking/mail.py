@@ -118,7 +118,7 @@ def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
         return None
     by_staff = booking.cancelled_by != booking.owner_id
     with translation.override(target.language):
-        return message_build(
+        message = message_build(
             target=target,
             subject=gettext("Cancelled: %(reference)s, room %(room)s")
             % {"reference": booking.reference, "room": booking.room_label},
@@ -130,6 +130,12 @@ def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
                 "mine": site_url(reverse("booking:mine")),
             },
         )
+        # The receipt's events again, CANCELLED (same UIDs, next sequence): opening it takes
+        # the booking out of the calendar it was added to.
+        url = site_url(reverse("booking:done", args=[booking.id]))
+        calendar = booking_ics(booking, host=_host(), url=url, language=target.language)
+    message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
+    return message
 
 
 @renderer("freed")

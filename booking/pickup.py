@@ -29,6 +29,10 @@ class PickupResult:
     message: Any
     booking: Booking | None = None
     locked_until: dt.datetime | None = None
+    tries_left: int | None = None  # after a wrong code: how many more before the lock
+
+
+TRIES_WARNING = 3  # a wrong code says how many tries are left from this many down
 
 
 _PICKUP_MESSAGES = {
@@ -65,6 +69,12 @@ def booking_pickup(
     attempt = attempt_id if attempt_id and request_id_valid(attempt_id) else request_id_new()
     number = room_number(room)
     typed = code if isinstance(code, str) and len(code) <= 64 else ""
+    if number is None and isinstance(room, str) and room.strip():
+        message = _("There is no room %(room)s here: rooms are numbered 001 to %(last)s.") % {
+            "room": room.strip()[:8],
+            "last": format_room(settings.STRONGROOM_ROOM_COUNT),
+        }
+        return PickupResult(False, "no_room", message)
     if number is None or not typed.strip():
         return PickupResult(False, "invalid", _PICKUP_MESSAGES["invalid"])
     keys = RoomKeys(number)
@@ -166,10 +176,15 @@ def _wrong_code(
             return PickupResult(
                 False, "locked", _PICKUP_MESSAGES["locked"], locked_until=from_ms(reply[1])
             )
-    if room_reply[0] == "wrong_code":
-        return PickupResult(False, "wrong_code", _PICKUP_MESSAGES["wrong_code"])
     # 'retry': the code was made between the two reads; the caller's next press finds it.
-    return PickupResult(False, "wrong_code", _PICKUP_MESSAGES["wrong_code"])
+    left = [int(reply[1]) for reply in (room_reply, miss_reply) if str(reply[1]).isdigit()]
+    fewest = min(left) if left else None
+    return PickupResult(
+        False,
+        "wrong_code",
+        _PICKUP_MESSAGES["wrong_code"],
+        tries_left=fewest if fewest is not None and fewest <= TRIES_WARNING else None,
+    )
 
 
 def _fcalls(client: redis.Redis, calls: list[tuple[str, list[str], list[object]]]) -> list[Any]:

@@ -77,6 +77,11 @@ class Booking:
         return format_room(self.room)
 
     @property
+    def boxes_label(self) -> str:
+        """The boxes as people read them: "3, 4, 5" (mail and calendar files are plain text)."""
+        return ", ".join(str(box) for box in self.boxes)
+
+    @property
     def reference(self) -> str:
         """The short reference people read out (B-7K3Q-9MXD), shown instead of the id."""
         return self.ref or reference_derived(self.id, self.room)

@@ -314,13 +314,17 @@ STRONGROOM_MAP_CACHE_MS = env_int("STRONGROOM_MAP_CACHE_MS", 1000, minimum=0, ma
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler"},
+        "null": {"class": "logging.NullHandler"},
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
     # A request for a host not in ALLOWED_HOSTS, a body over DATA_UPLOAD_MAX_MEMORY_SIZE or
     # more fields than DATA_UPLOAD_MAX_NUMBER_FIELDS gets its 400; anyone can send one, so it
-    # is not worth a traceback in the log each time.
+    # is not worth a traceback in the log each time. (A logger with no handler at all would
+    # fall back to Python's last-resort handler and print it anyway.)
     "loggers": {
-        f"django.security.{name}": {"handlers": [], "propagate": False}
+        f"django.security.{name}": {"handlers": ["null"], "propagate": False}
         for name in ("DisallowedHost", "RequestDataTooBig", "TooManyFieldsSent", "TooManyFilesSent")
     },
 }

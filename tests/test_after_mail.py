@@ -106,6 +106,16 @@ def test_staff_cancellation_mails_the_reason_in_the_buyers_language_and_shows_it
     assert subject_of(last).startswith("已取消")
     text = body_of(last)
     assert "工作人员" in text and "Room 251 safe under repair" in text
+    # The receipt's calendar event comes back CANCELLED under the same UID.
+    receipt_ics, cancel_ics = (
+        next(p for p in m.walk() if p.get_content_type() == "text/calendar").get_payload(
+            decode=True
+        )
+        for m in cancelled
+    )
+    uid = f"UID:{booking.id}-{day(5).isoformat()}@".encode()
+    assert uid in receipt_ics and b"STATUS:CONFIRMED" in receipt_ics
+    assert uid in cancel_ics and b"STATUS:CANCELLED" in cancel_ics and b"SEQUENCE:1" in cancel_ics
     page = client_for(buyer).get("/book/mine/").content.decode()
     assert "Room 251 safe under repair" in page
     assert booking.reference in page
@@ -124,6 +134,20 @@ def test_the_receipt_carries_the_pickup_code_and_a_calendar_file(
     assert "08:00–12:00 (Shanghai time)" in text  # whose clock the hours follow
     calendars = [p for p in message.walk() if p.get_content_type() == "text/calendar"]
     assert len(calendars) == 1
+
+
+def test_a_class_c_receipt_lists_its_boxes_as_numbers(
+    r: redis.Redis, buyer: Someone, mail_dir: Path
+) -> None:
+    """Mail is plain text (no autoescape): the boxes read "3, 17", never a Python tuple."""
+    with_address(r, buyer, "anna@example.test")
+    req = slot_request_parse(
+        cls="C", room=9, dates=[day(5)], hour_start=8, hour_end=10, boxes="3,17"
+    )
+    booking_claim(client=r, owner_id=str(buyer.id), request=req, booking_id=booking_new_id(room=9))
+    assert outbox_send(client=r).sent == 1
+    text = body_of(messages_in(mail_dir)[0])
+    assert "Boxes: 3, 17" in text and "(3" not in text
 
 
 def test_a_buyer_without_a_verified_address_gets_no_mail_and_the_entry_goes(
@@ -373,7 +397,11 @@ def test_forgot_password_says_the_same_for_unknown_people_and_sends_nothing(
 
 
 def test_email_verification_keeps_the_way_back(
-    r: redis.Redis, mail_dir: Path, settings: object
+    r: redis.Redis,
+    mail_dir: Path,
+    settings: object,
+    buyer: Someone,
+    client_for: Callable[[Someone], Client],
 ) -> None:
     settings.AUTH_PASSWORD_VALIDATORS = []  # type: ignore[attr-defined]
     browser = Client()
@@ -399,6 +427,9 @@ def test_email_verification_keeps_the_way_back(
     person_id = r.hget(ks.PERSON_BY_EMAIL.key(), "new@example.test")
     assert person_id is not None
     assert r.hget(ks.PERSON.key(person_id=person_id), "email_verified") == "1"
+    # Opened where someone else is signed in, the link does not say "your address".
+    elsewhere = client_for(buyer).get(match.group(1), follow=True).content.decode()
+    assert "another account" in elsewhere and "Your email address is confirmed" not in elsewhere
 
 
 def test_staff_see_the_mail_queue_with_attempts_and_errors(

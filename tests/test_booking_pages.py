@@ -354,6 +354,26 @@ def test_one_account_books_at_most_its_hourly_allowance_and_a_retry_is_not_count
     assert len(bookings_of(client=r, owner_id=owner(buyer))) == 2
 
 
+def test_a_refused_booking_does_not_use_up_the_allowance(
+    r: redis.Redis, client_for: Any, buyer: Any, second_buyer: Any, settings: Any
+) -> None:
+    """Slots someone else has (409) leave nothing behind, the pace entry included: a buyer who
+    lost three races still has the whole allowance."""
+    settings.STRONGROOM_BOOKINGS_PER_HOUR = 2
+    assert claim(r, request("A", room=20, dates=(5,)), owner=owner(second_buyer)).ok
+    client = client_for(buyer)
+    keys_before = sorted(r.scan_iter("*"))
+    for _ in range(3):
+        lost = {"cls": "A", "room": "20", "date": day(5).isoformat(),
+                "booking_id": booking_new_id(room=20)}  # fmt: skip
+        assert client.post("/book/claim/", lost).status_code == 409
+    assert sorted(r.scan_iter("*")) == keys_before
+    for room in (21, 22):
+        form = {"cls": "A", "room": str(room), "date": day(5).isoformat(),
+                "booking_id": booking_new_id(room=room)}  # fmt: skip
+        assert client.post("/book/claim/", form).status_code == 302
+
+
 def test_conflict_keeps_the_choices_names_the_slots_and_refreshes_the_calendar(
     r: redis.Redis, client_for: Any, buyer: Any, second_buyer: Any
 ) -> None:
@@ -606,7 +626,7 @@ def test_pickup_opens_once_then_says_why_not(r: redis.Redis, client: Client) -> 
     assert "pickup-result--open" in opened and ">Open<" in opened
     assert "already been collected" in again and "pickup-result--refused" in again
     assert "does not open a safe" in wrong
-    assert hostile.status_code == 200 and "Enter the room number" in html(hostile)
+    assert hostile.status_code == 200 and "There is no room {7}* here" in html(hostile)
     with time_machine.travel(at.replace(hour=16), tick=False):
         late = html(client.post("/book/pickup/", {"room": "7", "code": code}))
     assert "not for this hour" in late or "already been collected" in late
@@ -630,6 +650,21 @@ def test_pickup_on_the_wrong_day_cancelled_and_locked(r: redis.Redis, client: Cl
             client.post("/book/pickup/", {"room": "7", "code": "AAAAA-BBBBB"})
         locked = html(client.post("/book/pickup/", {"room": "7", "code": booking.pickup_code()}))
     assert "locked out of pickups" in locked and "Try again after" in locked
+
+
+def test_the_kiosk_names_a_room_that_does_not_exist_and_warns_before_the_lock(
+    r: redis.Redis, client: Client
+) -> None:
+    for room in ("999", "0", "abc"):
+        answer = html(client.post("/book/pickup/", {"room": room, "code": "AAAAA-BBBBB"}))
+        assert f"There is no room {room} here" in answer and "001 to 300" in answer
+    assert not r.keys("*pickup*")  # not counted as a wrong code anywhere
+    pages = [
+        html(client.post("/book/pickup/", {"room": "7", "code": "AAAAA-BBBBB"})) for _ in range(9)
+    ]
+    assert "more wrong codes from this device" not in pages[5]
+    assert "3 more wrong codes from this device" in pages[6]
+    assert "One more wrong code from this device" in pages[8]
 
 
 def test_ten_wrong_codes_from_one_address_do_not_stop_the_owner_from_another(

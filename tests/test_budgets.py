@@ -82,9 +82,10 @@ BUDGETS: dict[str, int] = {
     "booking POST": 4,
     # one server (`make run`): the claim (FCALL with the indexes + WAITAOF) is 1 round trip
     "booking POST, one server": 3,
+    # the refused claim gives the pace entry back (a refusal uses up none of the allowance);
     # the refusal re-renders the booking page, which names the taken slots and reads the
     # nearby rooms for the closest free alternatives (with the room, in one pipeline)
-    "booking POST, slot taken": 4,
+    "booking POST, slot taken": 5,
     "booking page, choice taken (alternatives)": 2,
     "panel fragment, polled, nothing new (204)": 1,
     # The building map: every room's bitmap bytes and holds in one pipeline (1), whatever is
@@ -181,9 +182,9 @@ CLUSTER_BUDGETS: dict[str, int] = {
     "booking POST": 1 + 1 + 1 + 2 + 1,
     # measured on a store of its own that is one server, in both runs
     "booking POST, one server": 3,
-    # identity, the pace, the refused claim, the chosen room with the nearby rooms (every
-    # primary)
-    "booking POST, slot taken": 1 + 1 + 1 + EVERY,
+    # identity, the pace, the refused claim, the pace given back, the chosen room with the
+    # nearby rooms (every primary)
+    "booking POST, slot taken": 1 + 1 + 1 + 1 + EVERY,
     # identity, the chosen room, the nearby rooms (every primary)
     "booking page, choice taken (alternatives)": 1 + 1 + EVERY,
     "panel fragment, polled, nothing new (204)": 2,
