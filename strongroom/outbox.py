@@ -377,17 +377,20 @@ def _sender_loop() -> None:
         boxes = sender_boxes(woken, full_due=time.monotonic() - last_full >= SENDER_PERIOD_S)
         if boxes == []:
             continue
-        report = None
+        report, failed = None, False
         try:
             report = sender_pass(client=get_store(), boxes=boxes)
         except (*UNAVAILABLE, StoreUnavailable) as exc:  # store down or stalled: one line, no trace
+            failed = True
             logger.warning("the mail sender's pass found no store (%s); next in a few seconds", exc)
         except Exception:
+            failed = True
             logger.warning("the mail sender's pass failed; next in a few seconds", exc_info=True)
         if report is not None and boxes is None:
             last_full = time.monotonic()
-        if report is None or report.handled >= BATCH:
-            # Not sent (the lease is elsewhere, the store away) or more may be due: look again.
+        if not failed and (report is None or report.handled >= BATCH):
+            # The lease is elsewhere, or more may be due: look again after the pause. (A failed
+            # pass waits for the next full one, a few seconds away, not a retry every pause.)
             sender_wake(*(woken if boxes is not None else ()))
         pause = sender_pause(report)
         if pause:
