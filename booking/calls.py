@@ -22,10 +22,11 @@ CLAIM = FunctionSpec(
      "hold_days", "unindexed", "refs", "outbox", "hold_streaks", "waits", "wait_notices"),
     ("owner", "cls", "season", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
      "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "season_bytes",
-     "season_days", "made", "person_score", "date_scores", "reference"),
+     "season_days", "made", "person_score", "date_scores", "reference", "pace_limit",
+     "pace_window_ms"),
 )  # fmt: skip
 # more_keys of CLAIM: the person index and the date index where one call may write them (not on
-# a cluster), else none.
+# a cluster), then the buyer's pace when the call counts it (pace_limit > 0), else none.
 HOLD = FunctionSpec(
     "booking_hold",
     "HOLD",

@@ -1,8 +1,9 @@
 """Taking slots: claim (confirm a booking), hold (keep slots a while), release, cancel. Each
 check-and-take is one Redis Function (booking/lua/booking.lua) on one room's keys; confirmed
-changes go through `durable_fcall` (FCALL + WAITAOF, one round trip). A claim writes the person
-and date indexes in the same call where one server holds them all, and otherwise names the
-booking in the room's `unindexed` set for the list readers to drain (booking.records)."""
+changes go through `durable_fcall` (FCALL + WAITAOF, one round trip). Where one server holds
+every key, a claim also writes the person and date indexes and counts the buyer's hourly
+allowance in the same call; on a cluster it names the booking in the room's `unindexed` set for
+the list readers to drain (booking.records), and the allowance is counted first, apart."""
 
 from __future__ import annotations
 
@@ -174,15 +175,19 @@ def booking_claim(
 ) -> ClaimResult:
     """Take every slot of `request` for `owner_id`, or nothing; a retry with the same
     `booking_id` returns the same booking. A `hold_id` of the same owner is converted.
-    `paced` (a buyer's own booking, not staff or a script): the booking first counts against
-    the buyer's hourly allowance (`booking_pace`), once the request is known to be valid, and
-    is taken back out if the claim refuses it (one more round trip on that path)."""
+    `paced` (a buyer's own booking, not staff or a script): the booking counts against the
+    buyer's hourly allowance (STRONGROOM_BOOKINGS_PER_HOUR). On one server the claim function
+    counts it itself, only when it books; on a cluster the buyer's pace lives in their own
+    slot, so `booking_pace` counts it first (one more round trip) and a refused claim gives
+    the entry back (one more again)."""
     check_owner_id(owner_id)
     _recheck(request, now)
     _check_id("booking id", booking_id, request.room)
     if hold_id:
         _check_id("hold id", hold_id, request.room)
-    if paced:
+    inline = indexes_inline(client)
+    paced_first = paced and not inline
+    if paced_first:
         again = booking_pace(client=client, owner_id=owner_id, booking_id=booking_id, now=now)
         if again is not None:
             return ClaimResult(False, paced_until=again)
@@ -205,8 +210,10 @@ def booking_claim(
         "waits": room.waits,
         "wait_notices": room.wait_notices,
     }
-    inline = indexes_inline(client)
-    index_keys = [person_index(owner_id), date_index(request.room)] if inline else []
+    more_keys = [person_index(owner_id), date_index(request.room)] if inline else []
+    paced_here = paced and inline
+    if paced_here:
+        more_keys.append(pace_of(owner_id))
     fixed = {
         "owner": owner_id,
         **_request_args(request),
@@ -224,6 +231,8 @@ def booking_claim(
         "date_scores": ",".join(
             str(date_score(d, request.cls, request.room)) for d in request.dates
         ),
+        "pace_limit": settings.STRONGROOM_BOOKINGS_PER_HOUR if paced_here else 0,
+        "pace_window_ms": PACE_WINDOW_MS if paced_here else 0,
     }
     # The code derives from the id (nothing sealed per call); a clash with a live code of the
     # room, about one claim in 10^10, takes the next number.
@@ -231,15 +240,17 @@ def booking_claim(
         code = code_for(booking_id, number)
         args = {**fixed, "code_mac": code_mac(request.room, code), "code_n": number}
         args["reference"] = reference_new(room=request.room)
-        call_keys, call_args = CLAIM.call(keys=keys, args=args, more_keys=index_keys)
+        call_keys, call_args = CLAIM.call(keys=keys, args=args, more_keys=more_keys)
         reply = durable_fcall(client, CLAIM.name, call_keys, call_args)
         if reply[0] not in ("code_clash", "ref_clash"):
             break
     else:
         raise RuntimeError("no free pickup code after several attempts")
-    if reply[0] != "ok" and paced:
+    if reply[0] != "ok" and paced_first:
         booking_pace_return(client=client, owner_id=owner_id, booking_id=booking_id)
     _refuse_invalid(CLAIM.name, reply)
+    if reply[0] == "paced":
+        return ClaimResult(False, paced_until=from_ms(int(reply[1])))
     if reply[0] == "id_in_use":
         raise ValueError(f"booking id {booking_id!r} belongs to another owner")
     if reply[0] == "taken":

@@ -100,7 +100,7 @@ def hold_of(owner_id: str) -> str:
 
 
 def pace_of(owner_id: str) -> str:
-    """The buyer's bookings of the last hour (booking_pace)."""
+    """The buyer's bookings of the last hour (counted by the claim, or by booking_pace)."""
     return ks.BOOKING_PACE.key(owner_id=owner_id)
 
 

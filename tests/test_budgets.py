@@ -80,8 +80,10 @@ BUDGETS: dict[str, int] = {
     "confirm page": 2,
     # identity, the buyer's pace (bookings of the last hour), the claim, the index pipeline
     "booking POST": 4,
-    # one server (`make run`): the claim (FCALL with the indexes + WAITAOF) is 1 round trip
-    "booking POST, one server": 3,
+    # one server (`make run`): identity, then the claim (FCALL with the indexes and the buyer's
+    # allowance + WAITAOF) in 1 round trip; refused, the alternatives' reads are one more
+    "booking POST, one server": 2,
+    "booking POST, slot taken, one server": 3,
     # the refused claim gives the pace entry back (a refusal uses up none of the allowance);
     # the refusal re-renders the booking page, which names the taken slots and reads the
     # nearby rooms for the closest free alternatives (with the room, in one pipeline)
@@ -181,7 +183,8 @@ CLUSTER_BUDGETS: dict[str, int] = {
     # room's unindexed set after them
     "booking POST": 1 + 1 + 1 + 2 + 1,
     # measured on a store of its own that is one server, in both runs
-    "booking POST, one server": 3,
+    "booking POST, one server": 2,
+    "booking POST, slot taken, one server": 3,
     # identity, the pace, the refused claim, the pace given back, the chosen room with the
     # nearby rooms (every primary)
     "booking POST, slot taken": 1 + 1 + 1 + 1 + EVERY,
@@ -461,6 +464,13 @@ def test_a_booking_post_on_one_server_waits_for_the_store_once(one_server: redis
         return buyer.post("/book/claim/", form)
 
     check("booking POST, one server", count(claim, expect=302))
+    taken = {"cls": "C", "room": "100", "start": "9", "end": "10", "box": "5"}
+    taken |= {"date": "2026-12-09"}
+
+    def refused() -> Any:
+        return buyer.post("/book/claim/", {**taken, "booking_id": booking_new_id(room=100)})
+
+    check("booking POST, slot taken, one server", count(refused, expect=409))
     req = slot_request_parse(cls="A", room=7, dates=[dt.date(2026, 12, 5)])
     with round_trips() as trips:
         made = booking_claim(

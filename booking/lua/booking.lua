@@ -21,7 +21,8 @@ local CLAIM_KEYS = {'inventory', 'registry', 'record', 'ledger', 'codes', 'holds
   'stats', 'hold_days', 'unindexed', 'refs', 'outbox', 'hold_streaks', 'waits', 'wait_notices'}
 local CLAIM_ARGS = {'owner', 'cls', 'season', 'days', 'hstart', 'hend', 'boxes', 'booking_id',
   'now_ms', 'code_mac', 'code_n', 'dates', 'hold_id', 'audit_maxlen', 'room',
-  'season_bytes', 'season_days', 'made', 'person_score', 'date_scores', 'reference'}
+  'season_bytes', 'season_days', 'made', 'person_score', 'date_scores', 'reference',
+  'pace_limit', 'pace_window_ms'}
 local HOLD_KEYS = {'inventory', 'holds', 'audit', 'hold_days', 'hold_streaks'}
 local HOLD_ARGS = {'owner', 'cls', 'days', 'hstart', 'hend', 'boxes', 'hold_id', 'now_ms',
   'ttl_ms', 'audit_maxlen', 'room', 'season_days'}
@@ -554,9 +555,11 @@ end
 --       full size at once: an exact allocation, where growing bit by bit would over-allocate),
 --       days in the season, the local date of now (the stats' creation date), the person
 --       index's score, the date index's score of each date (csv, in the order of the dates),
---       short reference
+--       short reference, the buyer's hourly allowance and its window (0 and 0: not counted
+--       here); with an allowance, the KEYS end with the buyer's pace (one server only: on a
+--       cluster the caller counts it first, in the buyer's own slot)
 -- Returns {'ok', <record as flat hash>, <the owner's waits it fulfilled>}
---       | {'taken', 'day:box:mask:held', ...}
+--       | {'taken', 'day:box:mask:held', ...} | {'paced', ms when the buyer may book again}
 --       | {'id_in_use'} | {'code_clash'} | {'ref_clash'} | {'invalid', what}
 -- (a retry of a claim that succeeded returns {'ok', <record>}).
 -- The receipt ('confirm|<id>|<owner>') goes into the room's outbox in the same call: as durable
@@ -580,10 +583,13 @@ local function claim(keys, args)
   -- KEYS after the named ones: the person index and the date index (when the store lets one
   -- call write them: not on a cluster, where the booking waits in `unindexed` instead).
   local person_index, date_index = keys[#CLAIM_KEYS + 1], keys[#CLAIM_KEYS + 2]
+  local pace, pace_limit, pace_window = keys[#CLAIM_KEYS + 3], tonumber(a.pace_limit),
+    tonumber(a.pace_window_ms)
   if owner == '' or id == '' or not now or not tonumber(a.season_bytes) or not unindexed
       or not made or made == '' or #split(dates) ~= #days or #date_scores ~= #days
       or not tonumber(a.person_score) or (person_index ~= nil) ~= (date_index ~= nil)
-      or not ref or ref == '' or not outbox or not k.hold_streaks or not k.wait_notices then
+      or not ref or ref == '' or not outbox or not k.hold_streaks or not k.wait_notices
+      or not pace_limit or not pace_window or (pace ~= nil) ~= (pace_limit > 0) then
     return {'invalid', 'call'}
   end
 
@@ -598,6 +604,12 @@ local function claim(keys, args)
   end
   if redis.call('HEXISTS', refs, ref) == 1 then
     return {'ref_clash'}
+  end
+  local pace_since = '(' .. tostring(now - pace_window)
+  if pace and redis.call('ZCOUNT', pace, pace_since, '+inf') >= pace_limit then
+    local oldest = redis.call('ZRANGEBYSCORE', pace, pace_since, '+inf', 'WITHSCORES',
+      'LIMIT', 0, 1)
+    return {'paced', tostring(tonumber(oldest[2]) + pace_window)}
   end
   local fields, kind = fields_of(cls, days, hstart, hend, boxes)
   local taken, values = booked_conflicts(inv, fields, kind)
@@ -653,6 +665,12 @@ local function claim(keys, args)
   end
   drop_holds(holds, hold_days, drop, cls, days)
   redis.call('ZREM', k.hold_streaks, owner)  -- booked: the next hold here starts afresh
+  if pace then
+    -- Only a booking made counts against the allowance: a refusal above wrote nothing.
+    redis.call('ZADD', pace, now, id)
+    redis.call('ZREMRANGEBYSCORE', pace, '-inf', pace_since)
+    redis.call('PEXPIRE', pace, pace_window)
+  end
   audit(stream, maxlen, 'claim', owner, id, room, cls .. ' ' .. dates, now)
   return {'ok', redis.call('HGETALL', record),
     waits_fulfilled(k.waits, k.wait_notices, owner, cls, days, hstart, hend, boxes)}

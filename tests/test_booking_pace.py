@@ -1,0 +1,94 @@
+"""The buyer's hourly allowance of bookings, on both layouts: one server (the claim function
+counts it in the same call) and cluster mode (counted first in the buyer's own slot, given back
+when the claim is refused). Either way only bookings made count, a retry is not counted twice,
+and a refusal leaves the store as it was."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+import redis
+
+from booking.claims import PACE_WINDOW_MS, ClaimResult, booking_claim
+from booking.records import bookings_of
+from booking.rules import booking_new_id
+from strongroom.clock import to_ms
+from strongroom.store import round_trips
+from tests.booking_support import BUYER, NOW, SECOND_BUYER, claim, request, snapshot
+from tests.store_support import store_probed
+
+
+@pytest.fixture(params=["cluster mode", "one server"])
+def store(request: pytest.FixtureRequest) -> redis.Redis:
+    if request.param == "one server":
+        client: redis.Redis = request.getfixturevalue("one_server")
+    else:
+        client = request.getfixturevalue("r")
+    store_probed(client)
+    return client
+
+
+def test_the_allowance_counts_bookings_made_and_a_retry_once(
+    store: redis.Redis, settings: Any
+) -> None:
+    settings.STRONGROOM_BOOKINGS_PER_HOUR = 2
+    first = claim(store, request("A", room=11), paced=True)
+    second_id = booking_new_id(room=12)
+
+    def second_claim() -> ClaimResult:
+        return booking_claim(
+            client=store, owner_id=BUYER, request=request("A", room=12), booking_id=second_id,
+            now=NOW, paced=True,
+        )  # fmt: skip
+
+    second = second_claim()
+    assert first.ok and second.ok
+    again = second_claim()
+    assert again.ok and again.booking == second.booking  # a retry: the same booking, not counted
+    before = snapshot(store)
+    refused = claim(store, request("A", room=13), paced=True)
+    assert not refused.ok and refused.taken == ()
+    assert refused.paced_until is not None
+    assert to_ms(refused.paced_until) == to_ms(NOW) + PACE_WINDOW_MS  # when the first one ages out
+    assert snapshot(store) == before
+    assert len(bookings_of(client=store, owner_id=BUYER)) == 2
+    # An hour on, the allowance is whole again.
+    later = booking_claim(
+        client=store, owner_id=BUYER, request=request("A", room=13),
+        booking_id=booking_new_id(room=13), now=NOW + dt.timedelta(hours=1), paced=True,
+    )  # fmt: skip
+    assert later.ok
+
+
+def test_a_refused_claim_writes_nothing_and_uses_none_of_the_allowance(
+    store: redis.Redis, settings: Any
+) -> None:
+    settings.STRONGROOM_BOOKINGS_PER_HOUR = 2
+    assert claim(store, request("A", room=20), owner=SECOND_BUYER).ok
+    before = snapshot(store)
+    for _ in range(3):
+        lost = claim(store, request("A", room=20), paced=True)
+        assert not lost.ok and lost.taken and lost.paced_until is None
+    assert snapshot(store) == before
+    assert claim(store, request("A", room=21), paced=True).ok
+    assert claim(store, request("A", room=22), paced=True).ok
+    assert claim(store, request("A", room=23), paced=True).paced_until is not None
+
+
+def test_staff_and_scripts_are_not_paced(store: redis.Redis, settings: Any) -> None:
+    settings.STRONGROOM_BOOKINGS_PER_HOUR = 1
+    assert all(claim(store, request("A", room=room)).ok for room in (30, 31, 32))
+    assert claim(store, request("A", room=33), paced=True).ok  # none of those was counted
+
+
+def test_one_server_counts_the_allowance_inside_the_claim(one_server: redis.Redis) -> None:
+    """One round trip for a booking and for a refusal: no pace call before the claim and no
+    entry given back after it."""
+    store_probed(one_server)
+    with round_trips() as made:
+        assert claim(one_server, request("A", room=40), paced=True).ok
+    with round_trips() as refused:
+        assert claim(one_server, request("A", room=40), owner=SECOND_BUYER, paced=True).taken
+    assert made.count == refused.count == 1
