@@ -314,14 +314,20 @@ def room_state(days: RoomDays, cls: str, hours: tuple[int, int]) -> RoomState:
     return _room_c(days, hours)
 
 
-def box_grid(days: RoomDays, date: dt.date, hours: tuple[int, int]) -> tuple[BoxRow, ...]:
-    """A class C room's boxes x hours on one day: each cell free, held (until when) or sold."""
-    day = season_day(date)
-    value = days.booked.get(day, bytes(_DAY_BYTES["C"]))
-    holds = days.holds.get(day, ())
+def box_grid(
+    days: RoomDays, dates: Sequence[dt.date], hours: tuple[int, int]
+) -> tuple[BoxRow, ...]:
+    """A class C room's boxes x hours over `dates` (what one booking of them would take): a
+    cell is sold when it is sold on any of the days, held (until the last such hold ends) when
+    another buyer holds it on any, and free only when it is free on every one of them."""
+    empty = bytes(_DAY_BYTES["C"])
+    values = [days.booked.get(season_day(date), empty) for date in dates]
+    holds = [hold for date in dates for hold in days.holds.get(season_day(date), ())]
     rows = []
     for box in range(1, BOXES_PER_ROOM + 1):
-        mask = int.from_bytes(value[(box - 1) * 3 : box * 3])
+        mask = 0
+        for value in values:
+            mask |= int.from_bytes(value[(box - 1) * 3 : box * 3])
         mine = [h for h in holds if box in h.boxes]
         cells = []
         for hour in range(*hours):
@@ -351,7 +357,7 @@ def building_map_read(
     now: dt.datetime | None = None,
 ) -> BuildingMap:
     """The map of `rooms` for class `cls` on `dates` (during `hours`; the whole day when None),
-    and for class C the open room's box grid on the first date: ONE round trip."""
+    and for class C the open room's box grid over the same dates: ONE round trip."""
     if not dates or len(dates) > MAP_MAX_DAYS:
         raise ValueError(f"1 to {MAP_MAX_DAYS} dates, not {len(dates)}")
     span = (0, HOURS_PER_DAY) if cls == "A" or hours is None else hours
@@ -364,7 +370,7 @@ def building_map_read(
     grid: tuple[BoxRow, ...] = ()
     if cls == "C" and grid_room is not None:
         opened = next(days for days in read if days.room == grid_room)
-        grid = box_grid(opened, min(dates), span)
+        grid = box_grid(opened, sorted(dates), span)
     holders = frozenset().union(*(days.holders for days in read))
     return BuildingMap(
         cls, tuple(sorted(dates)), span, states, grid, grid_room if grid else None, holders

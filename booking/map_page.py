@@ -277,13 +277,14 @@ class GridRowView:
 
 
 def _grid_row(bmap: BuildingMap, room: int, row: BoxRow) -> GridRowView:
-    date = min(bmap.dates)
+    """One box's row: its links book the cell (or the whole range) on every searched day."""
+    dates = _date_params(bmap.dates)
     base = [("cls", "C"), ("room", str(room)), ("box", str(row.box))]
     cells = []
     for cell in row.cells:
         if cell.state == "free":
             hour = [("start", str(cell.hour)), ("end", str(cell.hour + 1))]
-            href = _book_url([*base, *hour, ("date", date.isoformat())])
+            href = _book_url([*base, *hour, *dates])
             cells.append(("free", _("free"), href))
         elif cell.state == "held" and cell.held_until is not None:
             until = clock(cell.held_until)
@@ -293,7 +294,7 @@ def _grid_row(bmap: BuildingMap, room: int, row: BoxRow) -> GridRowView:
     whole_href = whole_text = ""
     if row.free_all:
         hours = [("start", str(bmap.hours[0])), ("end", str(bmap.hours[1]))]
-        whole_href = _book_url([*base, *hours, ("date", date.isoformat())])
+        whole_href = _book_url([*base, *hours, *dates])
         whole_text = _("Book box %(box)s, %(hours)s") % {
             "box": row.box,
             "hours": f"{bmap.hours[0]:02d}:00–{bmap.hours[1]:02d}:00",
@@ -410,7 +411,6 @@ def map_context(
         grid_rows=_pieces("booking/_map_box_row.html", "row", grid_rows) if grid_rows else "",
         grid_hours=[f"{h:02d}:00" for h in range(*bmap.hours)],
         grid_room_label=format_room(bmap.grid_room) if bmap.grid_room else "",
-        grid_date=min(bmap.dates),
         grid_close="?" + query.query(room=None),
     )
     return context

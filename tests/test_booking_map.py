@@ -153,6 +153,23 @@ def test_a_class_c_room_opens_its_box_grid(r: redis.Redis) -> None:
     assert 'id="grid-book-3"' not in html and 'id="grid-book-4"' in html
 
 
+def test_a_multi_day_search_opens_a_grid_of_every_day_and_books_them_all(r: redis.Redis) -> None:
+    """Three days asked: a cell sold on any of them is sold, and the grid's links book the same
+    three days (a one-day link would book something other than what was searched)."""
+    claim(r, request("C", room=5, dates=(13,), hour_start=9, hour_end=10, boxes=[3]))
+    html = page(Client(), "?cls=C&date=2026-12-12&days=3&start=8&end=10&room=5")
+    grid = re.search(r'id="room-grid".*?</section>', html, re.S)
+    assert grid is not None
+    assert "Dec. 12, 2026, Dec. 13, 2026, Dec. 14, 2026" in grid.group(0)
+    days = "date=2026-12-12&amp;date=2026-12-13&amp;date=2026-12-14"
+    assert f"/book/?cls=C&amp;room=5&amp;box=3&amp;start=8&amp;end=9&amp;{days}" in html
+    assert "box=3&amp;start=9&amp;end=10" not in html  # sold on the 13th
+    assert f"/book/?cls=C&amp;room=5&amp;box=4&amp;start=8&amp;end=10&amp;{days}" in html
+    assert 'id="grid-book-3"' not in html and 'id="grid-book-4"' in html
+    book = Client().get(f"/book/?cls=C&room=5&box=4&start=8&end=10&{days.replace('&amp;', '&')}")
+    assert book.status_code == 200
+
+
 def test_the_map_speaks_chinese(r: redis.Redis) -> None:
     client = Client(headers={"accept-language": "zh-hans"})
     html = page(client, "?cls=C&date=2026-12-12&start=8&end=10")
