@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import redis
 from django.conf import settings
@@ -62,6 +64,8 @@ def test_signup_creates_the_person_signs_them_in_and_shows_the_name_as_typed(r: 
     assert page.status_code == 200
     assert "Zoë_Li" in page.content.decode()
     assert page.context["request"].user == person
+    zone = r'<span class="zone">\(Shanghai time\)</span>'
+    assert re.search(r"Last login</dt><dd>[-\d]+ [:\d]+ " + zone, page.content.decode())
 
 
 def test_signup_mapping_ignores_case_and_width(r: redis.Redis):

@@ -389,7 +389,11 @@ def test_the_map_shows_booked_cells_and_links_to_their_bookings(
 
 
 def test_staff_cancel_a_booking_with_a_reason_that_reaches_the_audit_log(
-    r: redis.Redis, one_booking: str, staff: Someone, client_for: Callable[[Someone], Client]
+    r: redis.Redis,
+    one_booking: str,
+    staff: Someone,
+    buyer: Someone,
+    client_for: Callable[[Someone], Client],
 ) -> None:
     client = client_for(staff)
     refused = client.post(f"/staff/bookings/{one_booking}/cancel/", {"reason": "   "})
@@ -407,6 +411,14 @@ def test_staff_cancel_a_booking_with_a_reason_that_reaches_the_audit_log(
     assert "Safe 7 is being repaired" in log and one_booking in log and staff.username in log
     detail = client.get(f"/staff/bookings/{one_booking}/").content.decode()
     assert "Safe 7 is being repaired" in detail and 'id="cancel-form"' not in detail
+    # Every time shown says whose clock it is: the site's, which a browser may not share.
+    zone = r'<span class="zone">\(Shanghai time\)</span>'
+    assert re.search(r"Cancelled at</dt><dd>[-\d]+ [:\d]+ " + zone, detail)
+    assert "Times on the staff pages are Shanghai time." in detail
+    mine = client_for(buyer).get("/book/mine/").content.decode()
+    assert re.search(r"Cancelled by our staff\..*?[:\d]+ " + zone, mine, re.S)
+    person = client.get(f"/staff/people/{buyer.id}/").content.decode()
+    assert re.search(r'id="last-login">(never|[-\d]+ [:\d]+ ' + zone + ")", person)
     again = client.post(f"/staff/bookings/{one_booking}/cancel/", {"reason": "twice"})
     assert again.status_code == 302
     assert "already cancelled" in client.get(again["Location"]).content.decode()
