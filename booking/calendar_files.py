@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
+from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext
 from icalendar import Calendar, Event
@@ -52,7 +54,16 @@ def day_event(
     return event
 
 
-def _events(booking: Booking, *, host: str, url: str) -> list[Event]:
+def uid_host() -> str:
+    """The host part of a buyer's events' UIDs: the site's configured address
+    (STRONGROOM_SITE_URL), whichever address a file was fetched from, so that the download, the
+    subscription and the mail's attachment name the same event the same way (a calendar app
+    then updates it instead of adding a copy)."""
+    return urlsplit(settings.STRONGROOM_SITE_URL).hostname or "localhost"
+
+
+def _events(booking: Booking, *, url: str) -> list[Event]:
+    host = uid_host()
     stamp = booking.created_at.astimezone(dt.UTC).replace(microsecond=0)
     reference = booking.reference
     where = gettext("Strongroom, room %(room)s") % {"room": booking.room_label}
@@ -78,26 +89,26 @@ def _events(booking: Booking, *, host: str, url: str) -> list[Event]:
     return events
 
 
-def booking_ics(booking: Booking, *, host: str, url: str, language: str = "en") -> bytes:
+def booking_ics(booking: Booking, *, url: str, language: str = "en") -> bytes:
     """One booking as an .ics file (an event per booked day)."""
     with translation.override(language):
         calendar = _calendar(
             gettext("Strongroom booking %(reference)s") % {"reference": booking.reference}
         )
-        for event in _events(booking, host=host, url=url):
+        for event in _events(booking, url=url):
             calendar.add_component(event)
     calendar.add_missing_timezones()
     return calendar.to_ical()
 
 
 def bookings_feed(
-    bookings: Iterable[tuple[Booking, str]], *, host: str, name: str, language: str = "en"
+    bookings: Iterable[tuple[Booking, str]], *, name: str, language: str = "en"
 ) -> bytes:
     """A buyer's bookings (each with its page URL) as one subscribable calendar."""
     with translation.override(language):
         calendar = _calendar(name)
         for booking, url in bookings:
-            for event in _events(booking, host=host, url=url):
+            for event in _events(booking, url=url):
                 calendar.add_component(event)
     calendar.add_missing_timezones()
     return calendar.to_ical()

@@ -5,10 +5,8 @@ waiting list's "it is free" notice."""
 from __future__ import annotations
 
 import datetime as dt
-from urllib.parse import urlsplit
 
 import redis
-from django.conf import settings
 from django.core.mail import EmailMessage
 from django.urls import reverse
 from django.utils import timezone, translation
@@ -25,10 +23,6 @@ from strongroom.ahead import keep_replies, pipeline_replies, read_together
 from strongroom.clock import from_ms
 from strongroom.outbox import renderer
 from strongroom.store import text_hash
-
-
-def _host() -> str:
-    return urlsplit(settings.STRONGROOM_SITE_URL).hostname or "localhost"
 
 
 def _owner(booking: Booking) -> int | None:
@@ -102,7 +96,7 @@ def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
             context={**_booking_context(booking), "code": code_display(booking.pickup_code())},
         )
         url = site_url(reverse("booking:done", args=[booking.id]))
-        calendar = booking_ics(booking, host=_host(), url=url, language=target.language)
+        calendar = booking_ics(booking, url=url, language=target.language)
     message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
     return message
 
@@ -133,7 +127,7 @@ def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
         # The receipt's events again, CANCELLED (same UIDs, next sequence): opening it takes
         # the booking out of the calendar it was added to.
         url = site_url(reverse("booking:done", args=[booking.id]))
-        calendar = booking_ics(booking, host=_host(), url=url, language=target.language)
+        calendar = booking_ics(booking, url=url, language=target.language)
     message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
     return message
 

@@ -32,9 +32,7 @@ def booking_ics(request: HttpRequest, booking_id: str) -> HttpResponse:
     if booking is None or booking.owner_id != str(person.id):
         raise Http404
     url = request.build_absolute_uri(reverse("booking:done", args=[booking.id]))
-    body = calendar_files.booking_ics(
-        booking, host=request.get_host(), url=url, language=request.LANGUAGE_CODE
-    )
+    body = calendar_files.booking_ics(booking, url=url, language=request.LANGUAGE_CODE)
     return _ics(body, f"{booking.reference}.ics")
 
 
@@ -60,6 +58,6 @@ def calendar_subscription(request: HttpRequest, token: str) -> HttpResponse:
         (b, request.build_absolute_uri(reverse("booking:done", args=[b.id]))) for b in bookings
     ]
     body = calendar_files.bookings_feed(
-        pages, host=request.get_host(), name=f"Strongroom · {username}", language=lang or "en"
+        pages, name=f"Strongroom · {username}", language=lang or "en"
     )
     return _ics(body, "strongroom.ics")

@@ -116,6 +116,14 @@ def test_staff_cancellation_mails_the_reason_in_the_buyers_language_and_shows_it
     uid = f"UID:{booking.id}-{day(5).isoformat()}@".encode()
     assert uid in receipt_ics and b"STATUS:CONFIRMED" in receipt_ics
     assert uid in cancel_ics and b"STATUS:CANCELLED" in cancel_ics and b"SEQUENCE:1" in cancel_ics
+    # The download names the same event the same way, whatever address it came from (a
+    # calendar app updates the event instead of adding a copy).
+    full_uid = re.search(rb"UID:[^\r\n]+", receipt_ics)
+    assert full_uid is not None
+    for host in ("127.0.0.1:8123", "localhost"):
+        download = client_for(buyer).get(f"/book/mine/{booking.id}/calendar.ics", HTTP_HOST=host)
+        assert download.status_code == 200, download.status_code
+        assert full_uid.group(0) in download.content
     page = client_for(buyer).get("/book/mine/").content.decode()
     assert "Room 251 safe under repair" in page
     assert booking.reference in page
