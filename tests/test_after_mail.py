@@ -118,6 +118,7 @@ def test_staff_cancellation_mails_the_reason_in_the_buyers_language_and_shows_it
     assert uid in cancel_ics and b"STATUS:CANCELLED" in cancel_ics and b"SEQUENCE:1" in cancel_ics
     # The download names the same event the same way, whatever address it came from (a
     # calendar app updates the event instead of adding a copy).
+    assert isinstance(receipt_ics, bytes)
     full_uid = re.search(rb"UID:[^\r\n]+", receipt_ics)
     assert full_uid is not None
     for host in ("127.0.0.1:8123", "localhost"):

@@ -15,7 +15,14 @@ import redis
 from booking import audit
 from booking.claims import booking_cancel, booking_hold
 from booking.codes import code_mac
-from booking.keys import RoomKeys, date_score, pickup_client_failures
+from booking.keys import (
+    RoomKeys,
+    date_index,
+    date_score,
+    pace_of,
+    person_index,
+    pickup_client_failures,
+)
 from booking.pickup import booking_pickup
 from booking.rules import booking_new_id, season_bytes
 from strongroom.clock import to_ms
@@ -59,7 +66,7 @@ def claim_args(part: dict[str, str], booking_id: str) -> list[object]:
         BUYER, values["cls"], "2026-12-01", values["days"], values["hstart"], values["hend"],
         values["boxes"], booking_id, to_ms(NOW), code_mac(7, "ABCDEFGHJK"),
         0, "2026-12-03", "", 1000, "007", season_bytes("C"), 31, "2026-11-30", 20261203,
-        date_score(dt.date(2026, 12, 3), "C", 7), "B-2222-2227",
+        date_score(dt.date(2026, 12, 3), "C", 7), "B-2222-2227", 0, 0,
     ]  # fmt: skip
 
 
@@ -112,6 +119,24 @@ def test_the_valid_call_the_cases_start_from_is_accepted(r: redis.Redis) -> None
     booking_id = booking_new_id(room=7)
     reply = fcall(r, "booking_claim", claim_keys("C", booking_id), claim_args({}, booking_id))
     assert reply[0] == "ok"
+
+
+@pytest.mark.parametrize(
+    ("pace_keys", "limit", "window"),
+    [([], 20, 3_600_000), (["pace"], 0, 0), (["pace"], 20, "x"), (["pace"], "many", 3_600_000)],
+)
+def test_an_allowance_without_its_key_or_a_key_without_an_allowance_is_refused(
+    one_server: redis.Redis, pace_keys: list[str], limit: object, window: object
+) -> None:
+    """The allowance rides in the claim only with the buyer's pace key after the index keys
+    (one server); anything else is a malformed call, refused before any write."""
+    booking_id = booking_new_id(room=7)
+    indexes = [person_index(BUYER), date_index(7)]
+    keys = claim_keys("C", booking_id) + indexes + [pace_of(BUYER) for _ in pace_keys]
+    args = [*claim_args({}, booking_id)[:-2], limit, window]
+    before = snapshot(one_server)
+    assert fcall(one_server, "booking_claim", keys, args) == ["invalid", "call"]
+    assert snapshot(one_server) == before
 
 
 def test_a_hand_built_request_is_a_programming_error_and_writes_nothing(r: redis.Redis) -> None:
