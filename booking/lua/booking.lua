@@ -348,24 +348,53 @@ local function popcount(value)
   return n
 end
 
-local function bump(stats, field, n)
-  if n ~= 0 and redis.call('HINCRBY', stats, field, n) == 0 then
-    redis.call('HDEL', stats, field)
+-- A change to the room's stats: the functions below gather it field by field, then
+-- stats_write reads every field it touches in one HMGET and writes them in one HSET (and one
+-- HDEL for counters that come back to nothing), however many bookings and fields it spans.
+local function stats_change()
+  return {fields = {}, ints = {}, days = {}}
+end
+
+local function bump(change, field, n)
+  if n == 0 then
+    return
   end
+  if change.ints[field] == nil then
+    change.fields[#change.fields + 1] = field
+    change.ints[field] = 0
+  end
+  change.ints[field] = change.ints[field] + n
 end
 
 -- A per-day field is one 7-digit decimal number per season day, day 0 first ("0000003" +
 -- "0000012" + ...): a reader adds the fields of 300 rooms as 300 big integers (no carry
 -- crosses a day while a day's sum stays below 10^7) and cuts the sum into days.
 local DAY_WIDTH = 7
-
--- Add deltas ({day -> n}, days listed in `order`) to a per-day field. Only the named days are
--- read and rewritten: a claim touches one day or a few of a whole season's text.
 local ZERO_DAY = '0000000'  -- one day of nothing (DAY_WIDTH digits)
 
-local function bump_days(stats, field, order, deltas)
-  local text = redis.call('HGET', stats, field) or ''
+-- Add deltas ({day -> n}) to a per-day field.
+local function bump_days(change, field, deltas)
+  local into = change.days[field]
+  if into == nil then
+    change.fields[#change.fields + 1] = field
+    into = {}
+    change.days[field] = into
+  end
+  for day, n in pairs(deltas) do
+    into[day] = (into[day] or 0) + n
+  end
+end
+
+-- A per-day field's text with deltas added: only the named days are cut out and rewritten (a
+-- claim touches one day or a few of a whole season's text). Canonical: no trailing zero days,
+-- so a rebuild writes the same text as the live counting ('' for nothing at all).
+local function days_added(text, deltas)
   text = string.sub(text, 1, #text - #text % DAY_WIDTH)
+  local order = {}
+  for day in pairs(deltas) do
+    order[#order + 1] = day
+  end
+  table.sort(order)
   for _, day in ipairs(order) do
     local at = day * DAY_WIDTH
     if #text < at + DAY_WIDTH then
@@ -375,21 +404,47 @@ local function bump_days(stats, field, order, deltas)
     text = string.sub(text, 1, at) .. string.format('%07d', n)
       .. string.sub(text, at + DAY_WIDTH + 1)
   end
-  -- Canonical: no trailing zero days (a rebuild writes the same text as the live counting).
   while string.sub(text, -DAY_WIDTH) == ZERO_DAY do
     text = string.sub(text, 1, -DAY_WIDTH - 1)
   end
-  if #text > 0 then
-    redis.call('HSET', stats, field, text)
-  else
-    redis.call('HDEL', stats, field)
+  return text
+end
+
+-- Apply a gathered change to the stats hash: a counter that reaches zero and a per-day field
+-- with no day left are removed, so the hash holds only what exists.
+local function stats_write(stats, change)
+  if #change.fields == 0 then
+    return
+  end
+  local current = redis.call('HMGET', stats, unpack(change.fields))
+  local set, gone = {}, {}
+  for i, field in ipairs(change.fields) do
+    local value
+    if change.days[field] then
+      value = days_added(current[i] or '', change.days[field])
+    else
+      local n = (tonumber(current[i]) or 0) + change.ints[field]
+      value = n ~= 0 and string.format('%d', n) or ''
+    end
+    if value ~= '' then
+      set[#set + 1] = field
+      set[#set + 1] = value
+    elseif current[i] then
+      gone[#gone + 1] = field
+    end
+  end
+  if #set > 0 then
+    redis.call('HSET', stats, unpack(set))
+  end
+  if #gone > 0 then
+    redis.call('HDEL', stats, unpack(gone))
   end
 end
 
 -- What one booking adds (sign 1) or takes away (sign -1): its status, and while it is active
 -- (not cancelled) one per booked day and one on its creation date.
-local function stats_booking(stats, season, cls, days, status, made, sign)
-  bump(stats, 'status:' .. season .. ':' .. cls .. ':' .. status, sign)
+local function stats_booking(change, season, cls, days, status, made, sign)
+  bump(change, 'status:' .. season .. ':' .. cls .. ':' .. status, sign)
   if status == 'cancelled' then
     return
   end
@@ -397,24 +452,20 @@ local function stats_booking(stats, season, cls, days, status, made, sign)
   for _, day in ipairs(days) do
     deltas[day] = sign
   end
-  bump_days(stats, 'active:' .. season .. ':' .. cls, days, deltas)
+  bump_days(change, 'active:' .. season .. ':' .. cls, deltas)
   if made and made ~= '' then
-    bump(stats, 'made:' .. season .. ':' .. cls .. ':' .. made, sign)
+    bump(change, 'made:' .. season .. ':' .. cls .. ':' .. made, sign)
   end
 end
 
 -- The bits a write changed, per day: after - before, summed over the fields of each day.
-local function stats_slots(stats, season, cls, fields, before, after)
-  local order, deltas = {}, {}
+local function stats_slots(change, season, cls, fields, before, after)
+  local deltas = {}
   for i, field in ipairs(fields) do
     local day = field[3]
-    if deltas[day] == nil then
-      order[#order + 1] = day
-      deltas[day] = 0
-    end
-    deltas[day] = deltas[day] + popcount(after[i]) - popcount(before[i])
+    deltas[day] = (deltas[day] or 0) + popcount(after[i]) - popcount(before[i])
   end
-  bump_days(stats, 'slots:' .. season .. ':' .. cls, order, deltas)
+  bump_days(change, 'slots:' .. season .. ':' .. cls, deltas)
 end
 
 -- --- The waiting list --------------------------------------------------------------------------
@@ -630,10 +681,12 @@ local function claim(keys, args)
   end
   write_fields(inv, fields, kind, updated)
   redis.call('SADD', registry, inv)
-  redis.call('HSET', record, 'id', id, 'owner', owner, 'cls', cls, 'room', room,
-    'season', season, 'days', a.days, 'dates', dates, 'hstart', hstart, 'hend', hend,
-    'boxes', a.boxes, 'created', now, 'status', 'confirmed', 'code_mac', mac,
-    'code_n', code_n, 'collected', '', 'inv', inv, 'made', made, 'ref', ref)
+  -- The record as written is the record returned (no read back).
+  local written = {'id', id, 'owner', owner, 'cls', cls, 'room', room,
+    'season', season, 'days', a.days, 'dates', dates, 'hstart', tostring(hstart),
+    'hend', tostring(hend), 'boxes', a.boxes, 'created', a.now_ms, 'status', 'confirmed',
+    'code_mac', mac, 'code_n', code_n, 'collected', '', 'inv', inv, 'made', made, 'ref', ref}
+  redis.call('HSET', record, unpack(written))
   redis.call('HSET', refs, ref, id)
   redis.call('ZADD', outbox, 'NX', now, 'confirm|' .. id .. '|' .. owner)
   if redis.call('SCARD', ledger) == 0 and redis.call('HEXISTS', stats, 'v') == 0 then
@@ -641,8 +694,10 @@ local function claim(keys, args)
     redis.call('DEL', stats)
     redis.call('HSET', stats, 'v', STATS_VERSION)
   end
-  stats_slots(stats, season, cls, fields, values, updated)
-  stats_booking(stats, season, cls, days, 'confirmed', made, 1)
+  local change = stats_change()
+  stats_slots(change, season, cls, fields, values, updated)
+  stats_booking(change, season, cls, days, 'confirmed', made, 1)
+  stats_write(stats, change)
   redis.call('SADD', ledger, id)
   redis.call('HSET', codes, mac, id)
   if person_index then
@@ -672,7 +727,7 @@ local function claim(keys, args)
     redis.call('PEXPIRE', pace, pace_window)
   end
   audit(stream, maxlen, 'claim', owner, id, room, cls .. ' ' .. dates, now)
-  return {'ok', redis.call('HGETALL', record),
+  return {'ok', written,
     waits_fulfilled(k.waits, k.wait_notices, owner, cls, days, hstart, hend, boxes)}
 end
 
@@ -785,9 +840,11 @@ local function slots_release(inv, registry, stats, cls, days_text, hstart, hend,
     updated[i] = bit.band(values[i], bit.bnot(field[2]))
   end
   write_fields(inv, fields, kind, updated)
-  stats_slots(stats, season, cls, fields, values, updated)
-  stats_booking(stats, season, cls, days, 'confirmed', made, -1)
-  stats_booking(stats, season, cls, days, 'cancelled', made, 1)
+  local change = stats_change()
+  stats_slots(change, season, cls, fields, values, updated)
+  stats_booking(change, season, cls, days, 'confirmed', made, -1)
+  stats_booking(change, season, cls, days, 'cancelled', made, 1)
+  stats_write(stats, change)
   if redis.call('BITCOUNT', inv) == 0 then
     redis.call('DEL', inv)
     redis.call('SREM', registry, inv)
@@ -941,8 +998,10 @@ local function pickup(keys, args)
   if #collected == #dates then
     fields[#fields + 1] = 'status'
     fields[#fields + 1] = 'collected'
-    bump(stats, 'status:' .. r[8] .. ':' .. r[4] .. ':confirmed', -1)
-    bump(stats, 'status:' .. r[8] .. ':' .. r[4] .. ':collected', 1)
+    local change = stats_change()
+    bump(change, 'status:' .. r[8] .. ':' .. r[4] .. ':confirmed', -1)
+    bump(change, 'status:' .. r[8] .. ':' .. r[4] .. ':collected', 1)
+    stats_write(stats, change)
   end
   redis.call('HSET', record, unpack(fields))
   audit(stream, maxlen, 'pickup', redis.call('HGET', record, 'owner'), id, room, day, now)
@@ -1010,17 +1069,18 @@ local function flush_room(keys, args)
     return {'invalid', 'call'}
   end
 
-  local cancelled = 0
+  local cancelled, change = 0, stats_change()
   for _, record in ipairs(records) do
     local r = redis.call('HMGET', record, 'status', 'season', 'cls', 'days', 'made')
     if r[1] == 'confirmed' then
       redis.call('HSET', record, 'status', 'cancelled', 'cancelled_at', now, 'cancelled_by',
         actor, 'cancel_reason', reason)
-      stats_booking(stats, r[2], r[3], split_numbers(r[4]), 'confirmed', r[5], -1)
-      stats_booking(stats, r[2], r[3], split_numbers(r[4]), 'cancelled', r[5], 1)
+      stats_booking(change, r[2], r[3], split_numbers(r[4]), 'confirmed', r[5], -1)
+      stats_booking(change, r[2], r[3], split_numbers(r[4]), 'cancelled', r[5], 1)
       cancelled = cancelled + 1
     end
   end
+  stats_write(stats, change)
   for i = first, first - 1 + n_inv do
     redis.call('DEL', keys[i])
   end
@@ -1067,25 +1127,26 @@ local function stats_rebuild(keys, args)
   end
 
   redis.call('DEL', stats)
+  local change = stats_change()
   for j = 1, n_rec do
     local record = keys[3 + n_inv + j]
     redis.call('HSETNX', record, 'made', args[2 + 3 * n_inv + j])
     local r = redis.call('HMGET', record, 'season', 'cls', 'days', 'status', 'made')
-    stats_booking(stats, r[1], r[2], split_numbers(r[3]), r[4], r[5], 1)
+    stats_booking(change, r[1], r[2], split_numbers(r[3]), r[4], r[5], 1)
   end
   for i = 1, n_inv do
     local inv, season, cls = keys[3 + i], args[3 * i], args[3 * i + 1]
     local width = tonumber(args[3 * i + 2])
-    local order, deltas = {}, {}
+    local deltas = {}
     for day = 0, math.floor(redis.call('STRLEN', inv) * 8 / width) - 1 do
       local n = redis.call('BITCOUNT', inv, day * width, (day + 1) * width - 1, 'BIT')
       if n > 0 then
-        order[#order + 1] = day
         deltas[day] = n
       end
     end
-    bump_days(stats, 'slots:' .. season .. ':' .. cls, order, deltas)
+    bump_days(change, 'slots:' .. season .. ':' .. cls, deltas)
   end
+  stats_write(stats, change)
   redis.call('HSET', stats, 'v', STATS_VERSION)
   return {'ok', n_rec}
 end
