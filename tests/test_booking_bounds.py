@@ -141,8 +141,8 @@ def test_a_claim_reads_only_the_holds_that_touch_its_days(r: redis.Redis) -> Non
     stats_reset(r)
     assert claim(r, request("C", room=7, dates=(3,), hour_start=8, hour_end=9, boxes=[1])).ok
     ran = commands_run(r)
-    assert ran["hgetall"] == 1  # the new record, for the reply: no scan
-    assert "hmget" not in ran  # no hold touches day 3: none is read
+    assert "hgetall" not in ran  # the reply is the record as written: nothing is scanned
+    assert ran["hmget"] == 1  # the room's stats only: no hold touches day 3, none is read
     # One hold on the claim's day: that one is read (one HMGET), and it refuses the slot.
     blocker = request("C", room=7, dates=(4,), hour_start=8, hour_end=9, boxes=[1])
     assert booking_hold(
@@ -151,7 +151,7 @@ def test_a_claim_reads_only_the_holds_that_touch_its_days(r: redis.Redis) -> Non
     stats_reset(r)
     refused = claim(r, request("C", room=7, dates=(4,), hour_start=8, hour_end=9, boxes=[1]))
     assert not refused.ok and all(slot.held for slot in refused.taken)
-    assert commands_run(r)["hmget"] == 1
+    assert commands_run(r)["hmget"] == 1  # that hold (refused: the stats are not read)
 
 
 def test_a_buyer_with_55_bookings_sees_and_cancels_the_oldest(
