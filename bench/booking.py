@@ -2,9 +2,11 @@
 
 Runs on its own embedded Valkey in a temporary directory (never the site's data) and prints:
 claims/s with 1 and 16 client threads, on one contended room and spread over all rooms, for
-each durability setting; store round trips per claim; MEMORY USAGE of a fully booked season
-per class against the bit limit; and the same figures for the source's design (hash of JSON
-arrays, read-modify-write), including how many bookings it doubled or lost under a race.
+each durability setting, and what one claim costs the store (its function's server time, the
+process's CPU, commands, AOF bytes); store round trips per claim; MEMORY USAGE of a fully
+booked season per class against the bit limit; and the same figures for the source's design
+(hash of JSON arrays, read-modify-write), including how many bookings it doubled or lost under
+a race.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -244,6 +247,39 @@ def race(client: redis.Redis, *, naive: bool, pause: float) -> tuple[int, int, i
     return len(won), doubled, lost
 
 
+@dataclass(frozen=True)
+class StoreCost:
+    """What one claim costs the store, from its own counters over a run of claims."""
+
+    function_us: float  # server time of the claim's FCALL (INFO commandstats)
+    cpu_us: float  # the store process's CPU, user + system (INFO cpu)
+    commands: float  # commands run, the function's own calls included
+    aof_bytes: float  # growth of the append-only file
+
+
+def store_cost(client: redis.Redis, claims: int) -> StoreCost:
+    """The store's cost of a class C claim (one box, one hour, rooms at random) made by one
+    client on an empty store, after a few hundred claims of warm-up."""
+    client.flushall()
+    store.load_functions(client)
+    work = strongroom_claim(client)
+    slots = slot_stream(list(range(1, ROOMS + 1)), claims + 300, seed=7)
+    for slot in slots[:300]:
+        work(slot)
+    client.config_resetstat()
+    cpu, aof = client.info("cpu"), client.info("persistence")["aof_current_size"]
+    for slot in slots[300:]:
+        work(slot)
+    cpu_after, stats = client.info("cpu"), client.info("commandstats")
+    used = sum(cpu_after[f"used_cpu_{kind}"] - cpu[f"used_cpu_{kind}"] for kind in ("user", "sys"))
+    return StoreCost(
+        function_us=stats["cmdstat_fcall"]["usec"] / claims,
+        cpu_us=used * 1e6 / claims,
+        commands=sum(entry["calls"] for entry in stats.values()) / claims,
+        aof_bytes=(client.info("persistence")["aof_current_size"] - aof) / claims,
+    )
+
+
 def round_trips_per_claim(client: redis.Redis, make: Callable[[redis.Redis], Callable]) -> int:
     client.flushall()
     store.load_functions(client)
@@ -285,6 +321,13 @@ def main() -> None:
             figures = throughput(client, strongroom_claim, options.claims, slow=slow)
             for name, rate in figures.items():
                 print(f"  {name:<26} {rate:>9,.0f}")
+            if not slow:
+                cost = store_cost(client, 2000)
+                print(
+                    f"  the store's cost of a claim (one client): the function "
+                    f"{cost.function_us:.0f} us, the process's CPU {cost.cpu_us:.0f} us, "
+                    f"{cost.commands:.1f} commands, {cost.aof_bytes:,.0f} bytes of AOF"
+                )
         settings.STRONGROOM_DURABILITY = "aof"
         client.config_set("appendfsync", "always")
         print(
