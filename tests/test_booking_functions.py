@@ -24,6 +24,7 @@ from booking.keys import (
     pickup_client_failures,
 )
 from booking.pickup import booking_pickup
+from booking.records import flat_to_dict
 from booking.rules import booking_new_id, season_bytes
 from strongroom.clock import to_ms
 from strongroom.store import fcall
@@ -122,19 +123,10 @@ def test_the_valid_call_the_cases_start_from_is_accepted(r: redis.Redis) -> None
     # The record it answers with (built as written, not read back) is the stored one, and so
     # is the answer to a retry of the same call (read back).
     stored = r.hgetall(ROOM.record(booking_id))
-    assert as_text(dict(zip(reply[1][0::2], reply[1][1::2], strict=True))) == as_text(stored)
+    assert flat_to_dict(reply[1]) == stored
     again = fcall(r, "booking_claim", claim_keys("C", booking_id), claim_args({}, booking_id))
     assert again[0] == "ok"
-    assert as_text(dict(zip(again[1][0::2], again[1][1::2], strict=True))) == as_text(stored)
-
-
-def as_text(values: dict[Any, Any]) -> dict[str, str]:
-    return {
-        (k.decode() if isinstance(k, bytes) else str(k)): (
-            v.decode() if isinstance(v, bytes) else str(v)
-        )
-        for k, v in values.items()
-    }
+    assert flat_to_dict(again[1]) == stored
 
 
 @pytest.mark.parametrize(
