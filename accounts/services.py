@@ -184,7 +184,7 @@ def person_delete(*, client: redis.Redis, person_id: int) -> bool:
     record (its own slot; one pipeline, one round trip per primary); their sessions end with
     the record. A crash in between leaves a record that no name leads to. The recent-logins
     list keeps only ids, which no longer lead to a name. Bookings are the booking app's
-    (booking.owners)."""
+    (booking.engine.owners)."""
     key = PERSON.key(person_id=person_id)
     name, email, verified = text_values(client.hmget(key, "name_key", "email", "email_verified"))
     if name is None:

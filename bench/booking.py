@@ -39,11 +39,11 @@ django.setup()
 import redis  # noqa: E402
 from django.conf import settings  # noqa: E402
 
-from booking.bitmap import inventory_keys  # noqa: E402
-from booking.claims import booking_claim  # noqa: E402
-from booking.keys import RoomKeys  # noqa: E402
-from booking.parser import SlotRequest  # noqa: E402
-from booking.rules import booking_new_id, season_days  # noqa: E402
+from booking.domain.keys import RoomKeys  # noqa: E402
+from booking.domain.parser import SlotRequest  # noqa: E402
+from booking.domain.rules import booking_new_id, season_days  # noqa: E402
+from booking.engine.claims import booking_claim  # noqa: E402
+from booking.slots.bitmap import inventory_keys  # noqa: E402
 from strongroom import embedded, store  # noqa: E402
 from tests.naive_booking import hour_mask, naive_claim, naive_key  # noqa: E402
 

@@ -24,7 +24,7 @@ from django.template.backends.django import Template
 from django.test import Client
 from django.views.decorators.csrf import csrf_exempt
 
-from booking.rules import booking_new_id
+from booking.domain.rules import booking_new_id
 
 # Headers of the caller that the real page also gets (what makes it a fragment, its language).
 _PASSED_HEADERS = ("HX-Request", "HX-Target", "HX-History-Restore-Request", "Accept-Language")

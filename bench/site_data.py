@@ -169,9 +169,9 @@ def load_bookings(
     """Book about a third of class A room-days, 1-4 hours on half of the class B room-days, and
     two hours of 1-3 of boxes 1-50 on 30% of class C room-days (boxes 51-100 stay free for the
     POST row)."""
-    from booking.claims import booking_claim
-    from booking.parser import SlotRequest
-    from booking.rules import booking_new_id, day_refusal, season_days, site_today
+    from booking.domain.parser import SlotRequest
+    from booking.domain.rules import booking_new_id, day_refusal, season_days, site_today
+    from booking.engine.claims import booking_claim
 
     today = site_today()
     days = [day for day in season_days() if not day_refusal(day, today)]

@@ -39,7 +39,7 @@ class Row:
 
 def bookings_stored(client: Any) -> int:
     """Single-day bookings in the date index (one member per booking and day)."""
-    from booking.keys import date_indexes
+    from booking.domain.keys import date_indexes
 
     pipe = client.pipeline(transaction=False)
     for key in date_indexes():
@@ -122,7 +122,7 @@ def booking_rows(data: DataSet) -> list[Row]:
         why = "the booking pages do not exist"
         labels = ("booking page", "calendar fragment", "booking POST, distinct free slots")
         return [Row(label, "", missing=why) for label in (*labels, "booking POST, contended")]
-    from booking.forms import Choices
+    from booking.web.forms import Choices
 
     # A buyer who has picked a class C room, day, hours and box: calendar, hours and boxes.
     day = data.bookable_days[len(data.bookable_days) // 2]

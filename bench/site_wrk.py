@@ -148,7 +148,7 @@ class Runner:
         cookie = identities[0][0] if identities else ""
         body = row.body
         if row.method == "POST":
-            from booking.rules import booking_new_id
+            from booking.domain.rules import booking_new_id
 
             day = self.days[-1].isoformat()
             values = {"token": identities[0][1], "uid": booking_new_id(room=1).split("-", 1)[1]}

@@ -36,7 +36,7 @@ from urllib.parse import parse_qsl, urlencode
 import redis
 from redis.client import Pipeline
 
-from booking.rules import booking_new_id
+from booking.domain.rules import booking_new_id
 
 PREFIX = "/bench/twin"
 STORE_CALLS_HEADER = "X-Bench-Twin-Store-Calls"

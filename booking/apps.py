@@ -7,14 +7,15 @@ class BookingConfig(AppConfig):
     name = "booking"
 
     def ready(self) -> None:
-        from booking.rules import AUDIT_KINDS
+        from booking.domain.rules import AUDIT_KINDS
         from strongroom.audit import audit_kinds_register
 
         # Written by booking.lua into each room's own stream, not the staff stream.
         audit_kinds_register(kinds=AUDIT_KINDS, stream="booking")
         # The booking mail renderers and the waiting-list sweep (the outbox), the account
         # page's upcoming bookings and account deletion (accounts.extensions).
-        from booking import mail, owners, waits  # noqa: F401
+        from booking.engine import owners, waits  # noqa: F401
+        from booking.web import mail  # noqa: F401
 
         signed_out.connect(_release_hold_at_sign_out, dispatch_uid="booking-release-hold")
 
@@ -22,7 +23,7 @@ class BookingConfig(AppConfig):
 def _release_hold_at_sign_out(sender: object, *, person_id: str, **kwargs: object) -> None:
     """Logout gives the buyer's hold back at once (it would otherwise keep its slots until it
     expires)."""
-    from booking.claims import holds_release_of
+    from booking.engine.holds import holds_release_of
     from strongroom.store import get_store
 
     holds_release_of(client=get_store(), owner_id=person_id)

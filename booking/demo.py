@@ -8,9 +8,9 @@ import hashlib
 
 import redis
 
-from booking.claims import booking_claim
-from booking.parser import InvalidRequest, slot_request_parse
-from booking.rules import format_room, season_days, site_today
+from booking.domain.parser import InvalidRequest, slot_request_parse
+from booking.domain.rules import format_room, season_days, site_today
+from booking.engine.claims import booking_claim
 
 # (buyer, class, room, day offset from the first bookable day, hours, boxes)
 PLAN = [

@@ -2,25 +2,25 @@
 
 from django.urls import path
 
-from booking import map_views, views, views_calendar, views_mine, views_pickup, views_waits
+from booking.web import find, ics, mine, pick, pickup, wait
 
 app_name = "booking"
 urlpatterns = [
-    path("", views.booking_pick, name="pick"),
-    path("find/", map_views.building_map, name="find"),
-    path("find/parts/results/", map_views.building_map_results, name="find_results"),
-    path("parts/panel/", views.booking_panel, name="panel"),
-    path("parts/calendar/", views.booking_calendar, name="calendar"),
-    path("hold/", views.hold_place, name="hold"),
-    path("hold/release/", views.hold_release, name="release"),
-    path("confirm/<str:hold_id>/", views.hold_confirm, name="confirm"),
-    path("claim/", views.booking_submit, name="claim"),
-    path("done/<str:booking_id>/", views_mine.booking_done, name="done"),
-    path("mine/", views_mine.bookings_mine, name="mine"),
-    path("mine/<str:booking_id>/cancel/", views_mine.booking_cancel_page, name="cancel"),
-    path("pickup/", views_pickup.pickup_kiosk, name="pickup"),
-    path("mine/<str:booking_id>/calendar.ics", views_calendar.booking_ics, name="ics"),
-    path("calendar/<str:token>.ics", views_calendar.calendar_subscription, name="subscription"),
-    path("wait/", views_waits.wait_page, name="wait"),
-    path("wait/leave/", views_waits.wait_leave_page, name="wait_leave"),
+    path("", pick.booking_pick, name="pick"),
+    path("find/", find.building_map, name="find"),
+    path("find/parts/results/", find.building_map_results, name="find_results"),
+    path("parts/panel/", pick.booking_panel, name="panel"),
+    path("parts/calendar/", pick.booking_calendar, name="calendar"),
+    path("hold/", pick.hold_place, name="hold"),
+    path("hold/release/", pick.hold_release, name="release"),
+    path("confirm/<str:hold_id>/", pick.hold_confirm, name="confirm"),
+    path("claim/", pick.booking_submit, name="claim"),
+    path("done/<str:booking_id>/", mine.booking_done, name="done"),
+    path("mine/", mine.bookings_mine, name="mine"),
+    path("mine/<str:booking_id>/cancel/", mine.booking_cancel_page, name="cancel"),
+    path("pickup/", pickup.pickup_kiosk, name="pickup"),
+    path("mine/<str:booking_id>/calendar.ics", ics.booking_ics, name="ics"),
+    path("calendar/<str:token>.ics", ics.calendar_subscription, name="subscription"),
+    path("wait/", wait.wait_page, name="wait"),
+    path("wait/leave/", wait.wait_leave_page, name="wait_leave"),
 ]

@@ -10,8 +10,8 @@ from collections.abc import Iterable
 
 from icalendar import Calendar
 
-from booking.calendar_files import day_event
-from booking.records import Booking
+from booking.domain.calendar_files import day_event
+from booking.domain.records import Booking
 
 CSV_COLUMNS = (
     "reference", "booking_id", "class", "room", "dates", "hours", "boxes", "status", "owner_id",

@@ -10,7 +10,7 @@ from django import forms
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
-from booking.rules import CLASSES, STATUSES, season_end, season_start
+from booking.domain.rules import CLASSES, STATUSES, season_end, season_start
 from dashboard.selectors import BookingFilter
 from strongroom.audit import audit_kinds
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from booking.rules import season_end, season_start
+from booking.domain.rules import season_end, season_start
 
 
 def season_name() -> str:

@@ -18,24 +18,18 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.access import signed_in_person, staff_required
-from booking.bitmap import inventory_keys
-from booking.rules import season_end, season_start, site_today
+from booking.domain.rules import season_end, season_start, site_today
+from booking.slots.bitmap import inventory_keys
 from dashboard import charts
 from dashboard.forms import (
     AuditFilterForm,
     FlushForm,
     MapForm,
 )
+from dashboard.occupancy import HeatMap, occupancy_map
 from dashboard.pages import log_rows, render_page
 from dashboard.season import season_name
-from dashboard.selectors import (
-    HeatMap,
-    Overview,
-    audit_log,
-    names_of,
-    occupancy_map,
-    overview_recent,
-)
+from dashboard.selectors import Overview, audit_log, names_of, overview_recent
 from dashboard.services import WrongSeasonName, season_flush
 from strongroom.inventory import keyspace_stats
 from strongroom.store import get_store

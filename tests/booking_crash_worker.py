@@ -18,8 +18,8 @@ def main() -> None:
     django.setup()
     import redis
 
-    from booking.claims import booking_claim
-    from booking.rules import booking_new_id
+    from booking.domain.rules import booking_new_id
+    from booking.engine.claims import booking_claim
     from strongroom import store
     from tests.booking_support import NOW, request
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import redis
 
-from booking.claims import ClaimResult, booking_claim
-from booking.parser import SlotRequest, slot_request_parse
-from booking.rules import booking_new_id
+from booking.domain.parser import SlotRequest, slot_request_parse
+from booking.domain.rules import booking_new_id
+from booking.engine.claims import ClaimResult, booking_claim
 from strongroom.store import text
 
 SHANGHAI = zoneinfo.ZoneInfo("Asia/Shanghai")

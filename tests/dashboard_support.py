@@ -8,8 +8,9 @@ from dataclasses import dataclass
 
 import redis
 
-from booking.claims import booking_cancel
-from booking.records import Booking, booking_get
+from booking.domain.records import Booking
+from booking.engine.bookings import booking_get
+from booking.engine.cancel import booking_cancel
 from tests.booking_support import NOW, SHANGHAI, claim, request
 from tests.conftest import Someone
 
@@ -39,9 +40,9 @@ def world_make(client: redis.Redis, buyer: Someone, second: Someone, staff: Some
         claim(client, request("C", 7, (3,), hour_start=9, hour_end=11, boxes="1,2,3"), owner=b),
         claim(client, request("C", 300, (10,), hour_start=0, hour_end=24, boxes="100"), owner=a),
     ]
-    from booking.claims import booking_claim
-    from booking.parser import slot_request_parse
-    from booking.rules import booking_new_id
+    from booking.domain.parser import slot_request_parse
+    from booking.domain.rules import booking_new_id
+    from booking.engine.claims import booking_claim
 
     late = slot_request_parse(
         cls="B", room=8, dates=[dt.date(2026, 12, 5)], hour_start=10, hour_end=11, now=DEC3

@@ -15,8 +15,8 @@ from django.conf import settings
 from django.test import Client
 
 from accounts.sessions import session_key_person_id
-from booking.keys import RoomKeys, date_index, person_index
-from booking.records import indexes_inline
+from booking.domain.keys import RoomKeys, date_index, person_index
+from booking.engine.indexes import indexes_inline
 from strongroom.keyspace import PERSON, SESSION
 from strongroom.store import is_cluster, primaries, primaries_reached, waitaof_supported
 

@@ -19,11 +19,13 @@ from icalendar import Calendar
 
 from accounts import services
 from accounts.selectors import person_get
-from booking.claims import booking_cancel, booking_claim
-from booking.parser import slot_request_parse
-from booking.records import Booking, booking_get
-from booking.references import reference_parse, reference_room
-from booking.rules import booking_new_id
+from booking.domain.parser import slot_request_parse
+from booking.domain.records import Booking
+from booking.domain.references import reference_parse, reference_room
+from booking.domain.rules import booking_new_id
+from booking.engine.bookings import booking_get
+from booking.engine.cancel import booking_cancel
+from booking.engine.claims import booking_claim
 from strongroom import keyspace as ks
 from strongroom.conf import env_email_url
 from tests.booking_support import day

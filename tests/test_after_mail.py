@@ -17,10 +17,11 @@ from django.core.mail.backends.base import BaseEmailBackend
 from django.test import Client
 
 from accounts import emails, services
-from booking.claims import booking_cancel, booking_claim
-from booking.parser import slot_request_parse
-from booking.records import Booking
-from booking.rules import booking_new_id
+from booking.domain.parser import slot_request_parse
+from booking.domain.records import Booking
+from booking.domain.rules import booking_new_id
+from booking.engine.cancel import booking_cancel
+from booking.engine.claims import booking_claim
 from strongroom import keyspace as ks
 from strongroom.outbox import (
     BATCH,

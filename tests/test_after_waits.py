@@ -9,11 +9,14 @@ import pytest
 import redis
 from django.test import Client
 
-from booking.claims import booking_cancel, booking_claim, booking_hold
-from booking.parser import slot_request_parse
-from booking.records import Booking, hold_get
-from booking.rules import booking_new_id, hold_new_id
-from booking.waits import Wait, wait_join, wait_leave, waits_of, waits_sweep
+from booking.domain.parser import slot_request_parse
+from booking.domain.records import Booking
+from booking.domain.rules import booking_new_id, hold_new_id
+from booking.engine.bookings import hold_get
+from booking.engine.cancel import booking_cancel
+from booking.engine.claims import booking_claim
+from booking.engine.holds import booking_hold
+from booking.engine.waits import Wait, wait_join, wait_leave, waits_of, waits_sweep
 from strongroom import keyspace as ks
 from strongroom.store import text_list
 from tests.booking_support import day
@@ -228,10 +231,10 @@ def test_no_one_slips_in_between_the_cancellation_and_the_priority_hold(
     control cancels without a priority hold, and then a thief does take it."""
     import threading
 
-    from booking import claims
+    from booking.engine import cancel
 
     if not priority:
-        monkeypatch.setattr(claims, "hold_new_id", lambda *, room: "")
+        monkeypatch.setattr(cancel, "hold_new_id", lambda *, room: "")
     made = booked(r, buyer)
     assert wait_join(client=r, owner_id=str(second_buyer.id), wait=Wait(7, "A", day(5))) == "ok"
     cancelled = threading.Event()

@@ -15,9 +15,9 @@ from django.conf import settings
 from django.test import Client
 from django.urls import reverse
 
-from booking.forms import Choices
-from booking.keys import date_indexes
-from booking.rules import booking_new_id
+from booking.domain.keys import date_indexes
+from booking.domain.rules import booking_new_id
+from booking.web.forms import Choices
 from catalog.services import book_add
 from strongroom.serving import fetch, start_site
 from tests.booking_support import day, snapshot

@@ -15,11 +15,12 @@ import redis
 import time_machine
 from django.test import Client
 
-from booking.claims import booking_claim, booking_hold
-from booking.keys import RoomKeys, hold_of
-from booking.parser import InvalidRequest
-from booking.records import bookings_page, hold_get
-from booking.rules import booking_new_id, hold_new_id
+from booking.domain.keys import RoomKeys, hold_of
+from booking.domain.parser import InvalidRequest
+from booking.domain.rules import booking_new_id, hold_new_id
+from booking.engine.bookings import bookings_page, hold_get
+from booking.engine.claims import booking_claim
+from booking.engine.holds import booking_hold
 from tests.booking_support import BUYER, NOW, SECOND_BUYER, claim, request, snapshot
 from tests.store_support import commands_run, stats_reset
 

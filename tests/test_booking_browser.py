@@ -22,10 +22,10 @@ import redis
 from django.conf import settings
 from django.test import override_settings
 
-from booking.claims import booking_claim
-from booking.parser import slot_request_parse
-from booking.records import bookings_of
-from booking.rules import booking_new_id, site_today
+from booking.domain.parser import slot_request_parse
+from booking.domain.rules import booking_new_id, site_today
+from booking.engine.bookings import bookings_of
+from booking.engine.claims import booking_claim
 from tests.conftest import ROOT, browser_login, serve_site, site_env
 
 pytestmark = pytest.mark.browser

@@ -1,6 +1,7 @@
-"""booking.lua and booking/calls.py declare each function's KEYS and ARGV names, the hold value's
-fields and the stats constants once each; these tests read the Lua's declarations and check the
-two sides agree, and that the stats fields the functions write are the ones Python reads."""
+"""booking.lua declares each function's KEYS and ARGV names, the hold value's fields and the stats
+constants once; the engine modules' call specs and booking/domain/formats.py declare them on the
+Python side. These tests read the Lua's declarations and check the two sides agree, and that the
+stats fields the functions write are the ones Python reads."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from pathlib import Path
 import pytest
 import redis
 
-from booking import calls
-from booking.claims import booking_cancel
-from booking.keys import RoomKeys
-from booking.rules import STATUSES, season_key
+from booking.domain import formats
+from booking.domain.keys import RoomKeys
+from booking.domain.rules import STATUSES, season_key
+from booking.engine import holds, specs
+from booking.engine.cancel import booking_cancel
+from strongroom.calls import FunctionSpec
 from tests.booking_support import NOW, STAFF, claim, request
 
 LUA = (Path(__file__).resolve().parent.parent / "booking" / "lua" / "booking.lua").read_text()
@@ -32,9 +35,9 @@ def lua_constant(name: str) -> str:
     return match.group(1)
 
 
-@pytest.mark.parametrize("spec", calls.SPECS, ids=lambda s: s.name)
+@pytest.mark.parametrize("spec", specs.SPECS, ids=lambda s: s.name)
 def test_each_function_takes_its_keys_and_arguments_in_the_order_python_sends_them(
-    spec: calls.FunctionSpec,
+    spec: FunctionSpec,
 ) -> None:
     assert lua_list(f"{spec.lua}_KEYS") == spec.keys
     assert lua_list(f"{spec.lua}_ARGS") == spec.args
@@ -42,22 +45,22 @@ def test_each_function_takes_its_keys_and_arguments_in_the_order_python_sends_th
 
 def test_every_registered_function_has_a_call_spec() -> None:
     registered = set(re.findall(r"function_name = '(\w+)'", LUA))
-    assert registered == {spec.name for spec in calls.SPECS}
+    assert registered == {spec.name for spec in specs.SPECS}
 
 
 def test_the_hold_value_and_the_stats_constants_are_the_same_on_both_sides() -> None:
-    assert lua_list("HOLD_FIELDS") == calls.HOLD_FIELDS
-    assert lua_constant("STATS_VERSION") == calls.STATS_VERSION
-    assert int(lua_constant("DAY_WIDTH")) == calls.DAY_WIDTH
+    assert lua_list("HOLD_FIELDS") == formats.HOLD_FIELDS
+    assert lua_constant("STATS_VERSION") == formats.STATS_VERSION
+    assert int(lua_constant("DAY_WIDTH")) == formats.DAY_WIDTH
 
 
 def test_a_call_with_a_missing_or_unknown_name_is_refused_before_it_is_sent() -> None:
-    keys = dict.fromkeys(calls.HOLD_RELEASE.keys, "k")
+    keys = dict.fromkeys(holds.HOLD_RELEASE.keys, "k")
     with pytest.raises(ValueError, match="owner"):
-        calls.HOLD_RELEASE.call(keys=keys, args={"hold_id": "x"})
+        holds.HOLD_RELEASE.call(keys=keys, args={"hold_id": "x"})
     with pytest.raises(ValueError, match="other"):
-        calls.HOLD_RELEASE.call(keys=keys, args={"hold_id": "x", "owner": "1", "other": 2})
-    assert calls.HOLD_RELEASE.call(keys=keys, args={"owner": "1", "hold_id": "x"}) == (
+        holds.HOLD_RELEASE.call(keys=keys, args={"hold_id": "x", "owner": "1", "other": 2})
+    assert holds.HOLD_RELEASE.call(keys=keys, args={"owner": "1", "hold_id": "x"}) == (
         ["k", "k"],
         ["x", "1"],
     )
@@ -70,13 +73,13 @@ def test_every_stats_field_the_functions_write_is_named_by_python(r: redis.Redis
     booking_cancel(client=r, booking_id=gone.id, actor_id=STAFF, actor_is_staff=True, now=NOW)
     season = season_key()
     made = {kept.created_at, gone.created_at}
-    names = {calls.stats_field(kind, season, cls) for kind in ("slots", "active") for cls in "AB"}
-    names |= {calls.stats_field("status", season, c, s) for c in "AB" for s in STATUSES}
+    names = {formats.stats_field(kind, season, cls) for kind in ("slots", "active") for cls in "AB"}
+    names |= {formats.stats_field("status", season, c, s) for c in "AB" for s in STATUSES}
     names |= {
-        calls.stats_field("made", season, c, m.astimezone(NOW.tzinfo).date().isoformat())
+        formats.stats_field("made", season, c, m.astimezone(NOW.tzinfo).date().isoformat())
         for c in "AB"
         for m in made
     }
     written = set(r.hkeys(RoomKeys(kept.room).stats)) - {"v"}
     assert written and written <= names
-    assert r.hget(RoomKeys(kept.room).stats, "v") == calls.STATS_VERSION
+    assert r.hget(RoomKeys(kept.room).stats, "v") == formats.STATS_VERSION

@@ -8,12 +8,14 @@ from typing import Any
 import pytest
 import redis
 
-from booking import audit, availability, records, stats
-from booking.claims import booking_cancel, booking_claim
-from booking.keys import RoomKeys
-from booking.pickup import booking_pickup
-from booking.records import Booking
-from booking.rules import booking_new_id
+from booking.domain.keys import RoomKeys
+from booking.domain.records import Booking
+from booking.domain.rules import booking_new_id
+from booking.engine import audit, bookings, stats
+from booking.engine.cancel import booking_cancel
+from booking.engine.claims import booking_claim
+from booking.engine.pickup import booking_pickup
+from booking.slots import availability
 from tests.booking_support import (
     BUYER,
     NOW,
@@ -102,7 +104,7 @@ def test_unknown_or_hostile_ids_are_not_found_and_write_nothing(
 ) -> None:
     result = booking_cancel(client=r, booking_id=bad_id, actor_id=STAFF, actor_is_staff=True)
     assert result.outcome == "not_found"
-    assert records.booking_get(client=r, booking_id=bad_id) is None
+    assert bookings.booking_get(client=r, booking_id=bad_id) is None
     assert product_keys(r) == []
 
 

@@ -10,12 +10,22 @@ import redis
 from django.core.management import call_command
 from redis.crc import key_slot
 
-from booking import audit, availability, bitmap, records, stats
-from booking.claims import booking_cancel, booking_claim, booking_hold, booking_hold_release
-from booking.keys import RoomKeys, date_index, date_indexes, date_member, date_score, person_index
-from booking.maintenance import inventory_flush
-from booking.records import Booking
-from booking.rules import booking_new_id, hold_new_id
+from booking.domain.keys import (
+    RoomKeys,
+    date_index,
+    date_indexes,
+    date_member,
+    date_score,
+    person_index,
+)
+from booking.domain.records import Booking
+from booking.domain.rules import booking_new_id, hold_new_id
+from booking.engine import audit, bookings, stats
+from booking.engine.cancel import booking_cancel
+from booking.engine.claims import booking_claim
+from booking.engine.holds import booking_hold, booking_hold_release
+from booking.engine.maintenance import inventory_flush
+from booking.slots import availability, bitmap
 from strongroom import keyspace
 from strongroom.store import is_cluster, primaries, primaries_reached, round_trips
 from tests.booking_support import (
@@ -48,7 +58,7 @@ def test_a_claim_confirms_a_booking_with_every_field(r: redis.Redis) -> None:
     assert booking.boxes == (5, 6) and booking.status == "confirmed"
     assert booking.created_at == NOW
     assert len(booking.pickup_code()) == 10
-    assert records.booking_get(client=r, booking_id=booking.id) == booking
+    assert bookings.booking_get(client=r, booking_id=booking.id) == booking
 
 
 def test_a_claim_is_one_durable_call_plus_one_index_write(r: redis.Redis) -> None:
@@ -103,7 +113,7 @@ def test_a_retried_claim_with_the_same_id_returns_the_same_booking(r: redis.Redi
     assert first.ok and again.ok and again.booking == first.booking
     assert again.booking is not None and first.booking is not None
     assert again.booking.pickup_code() == first.booking.pickup_code()
-    assert len(records.bookings_of(client=r, owner_id=BUYER)) == 1
+    assert len(bookings.bookings_of(client=r, owner_id=BUYER)) == 1
     assert r.scard(RoomKeys(7).ledger) == 1 and r.hlen(RoomKeys(7).codes) == 1
     assert stats.occupancy_per_day(client=r, cls="C").booked == 1
     assert len(audit.audit_entries(client=r, kind="claim")) == 1
@@ -150,7 +160,7 @@ def test_a_hold_refuses_other_buyers_and_converts_for_its_holder(r: redis.Redis)
     )
     assert held.ok and held.hold is not None
     assert held.hold.expires_at == NOW + dt.timedelta(seconds=60)
-    assert records.hold_get(client=r, hold_id=hold_id, now=NOW) == held.hold
+    assert bookings.hold_get(client=r, hold_id=hold_id, now=NOW) == held.hold
     other = claim(r, request("C", hour_start=9, hour_end=11, boxes=[3, 4]), owner=SECOND_BUYER)
     assert not other.ok and [(s.hour, s.box, s.held) for s in other.taken] == [(9, 3, True)]
     second_hold = booking_hold(
@@ -167,7 +177,7 @@ def test_a_hold_refuses_other_buyers_and_converts_for_its_holder(r: redis.Redis)
     assert 3 in mine and 3 not in theirs
     converted = claim(r, req, hold_id=hold_id)
     assert converted.ok
-    assert records.hold_get(client=r, hold_id=hold_id, now=NOW) is None
+    assert bookings.hold_get(client=r, hold_id=hold_id, now=NOW) is None
     assert not r.exists(RoomKeys(7).holds), "an empty holds hash is no key at all"
 
 
@@ -185,7 +195,7 @@ def test_an_abandoned_hold_frees_itself_when_it_expires(r: redis.Redis) -> None:
     ).ok
     assert not claim(r, request(), owner=SECOND_BUYER).ok
     later = NOW + dt.timedelta(seconds=31)
-    assert records.hold_get(client=r, hold_id=hold_id, now=later) is None
+    assert bookings.hold_get(client=r, hold_id=hold_id, now=later) is None
     result = booking_claim(
         client=r,
         owner_id=SECOND_BUYER,
@@ -297,8 +307,8 @@ def test_bookings_of_a_person_newest_first(r: redis.Redis) -> None:
         assert result.booking is not None
         ids.append(result.booking.id)
     claim(r, request(room=9), owner=SECOND_BUYER)
-    assert [b.id for b in records.bookings_of(client=r, owner_id=BUYER)] == ids[::-1]
-    assert [b.id for b in records.bookings_of(client=r, owner_id=BUYER, limit=1, offset=1)] == [
+    assert [b.id for b in bookings.bookings_of(client=r, owner_id=BUYER)] == ids[::-1]
+    assert [b.id for b in bookings.bookings_of(client=r, owner_id=BUYER, limit=1, offset=1)] == [
         ids[1]
     ]
 
@@ -310,34 +320,34 @@ def test_the_date_index_answers_ranges_and_day_plus_class(r: redis.Redis) -> Non
     assert a and b and c
     assert date_score(day(5), "B", 3) == 20263392003
     assert date_score(dt.date(2026, 12, 31), "C", 999) < 2**53
-    between = records.bookings_between(client=r, start=day(5), end=day(7))
+    between = bookings.bookings_between(client=r, start=day(5), end=day(7))
     assert [x.id for x in between] == [a.id, b.id, c.id]
-    assert [x.id for x in records.bookings_between(client=r, start=day(6), end=day(6))] == [a.id]
-    only_b = records.bookings_between(client=r, start=day(1), end=day(31), cls="B")
+    assert [x.id for x in bookings.bookings_between(client=r, start=day(6), end=day(6))] == [a.id]
+    only_b = bookings.bookings_between(client=r, start=day(1), end=day(31), cls="B")
     assert [x.id for x in only_b] == [b.id]
-    assert records.bookings_between(client=r, start=day(8), end=day(31)) == []
+    assert bookings.bookings_between(client=r, start=day(8), end=day(31)) == []
 
 
 def test_rebuildindexes_restores_lost_indexes_from_the_records(r: redis.Redis) -> None:
     made = [claim(r, request(dates=(d,), room=d)).booking for d in (3, 4, 5)]
-    before_person = records.bookings_of(client=r, owner_id=BUYER)
-    before_dates = records.bookings_between(client=r, start=day(1), end=day(31))
+    before_person = bookings.bookings_of(client=r, owner_id=BUYER)
+    before_dates = bookings.bookings_between(client=r, start=day(1), end=day(31))
     # A crash right after the claims: the indexes outside the room's slot never got written.
     for key in r.scan_iter(match="sr:{owner:*"):
         r.delete(key)
     for shard in date_indexes():
         r.delete(shard)
-    assert records.bookings_of(client=r, owner_id=BUYER) == []
+    assert bookings.bookings_of(client=r, owner_id=BUYER) == []
     call_command("rebuildindexes", verbosity=0)
-    assert records.bookings_of(client=r, owner_id=BUYER) == before_person
-    assert records.bookings_between(client=r, start=day(1), end=day(31)) == before_dates
+    assert bookings.bookings_of(client=r, owner_id=BUYER) == before_person
+    assert bookings.bookings_between(client=r, start=day(1), end=day(31)) == before_dates
     assert len(made) == 3
 
 
 def test_rebuildindexes_keeps_a_claim_made_while_it_runs_and_drops_dead_entries(
     r: redis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from booking import maintenance
+    from booking.engine import maintenance
 
     old = claim(r, request(dates=(3,), room=3)).booking
     assert old is not None
@@ -356,9 +366,9 @@ def test_rebuildindexes_keeps_a_claim_made_while_it_runs_and_drops_dead_entries(
     assert maintenance.indexes_rebuild(client=r) == 1
     [new] = during
     assert new is not None
-    mine = records.bookings_of(client=r, owner_id=BUYER)
+    mine = bookings.bookings_of(client=r, owner_id=BUYER)
     assert {b.id for b in mine} == {old.id, new.id}
-    between = records.bookings_between(client=r, start=day(1), end=day(31))
+    between = bookings.bookings_between(client=r, start=day(1), end=day(31))
     assert [b.id for b in between] == [old.id, new.id]
     assert r.zcard(date_index(3)) == r.zcard(date_index(4)) == 1
     assert r.zcard(date_index(9)) == 0 and r.zcard(person_index(BUYER)) == 2
@@ -433,7 +443,7 @@ def test_flush_removes_exactly_the_registered_keys_and_cancels_confirmed_booking
     assert not any(r.exists(k) for k in registered)
     assert r.get("sr:{room:005}:stranger") == "not inventory"
     assert bitmap.inventory_keys(client=r) == []
-    flushed = records.booking_get(client=r, booking_id=kept.id)
+    flushed = bookings.booking_get(client=r, booking_id=kept.id)
     assert flushed is not None and flushed.status == "cancelled"
     assert flushed.cancel_reason == "end of season" and flushed.cancelled_by == STAFF
     assert any(e.kind == "flush" for e in audit.audit_entries(client=r))
@@ -442,13 +452,13 @@ def test_flush_removes_exactly_the_registered_keys_and_cancels_confirmed_booking
 
 def test_demo_bookings_load_once_however_often_loaddemo_runs(r: redis.Redis) -> None:
     call_command("loaddemo", stdout=open(os.devnull, "w"))  # noqa: SIM115
-    first = records.bookings_between(client=r, start=day(1), end=day(31))
+    first = bookings.bookings_between(client=r, start=day(1), end=day(31))
     call_command("loaddemo", stdout=open(os.devnull, "w"))  # noqa: SIM115
-    assert first and records.bookings_between(client=r, start=day(1), end=day(31)) == first
+    assert first and bookings.bookings_between(client=r, start=day(1), end=day(31)) == first
 
 
 def test_every_key_the_engine_writes_is_a_declared_booking_family(r: redis.Redis) -> None:
-    from booking.pickup import booking_pickup
+    from booking.engine.pickup import booking_pickup
 
     booking = claim(r, request("C", hour_start=1, hour_end=2, boxes=[1])).booking
     assert booking is not None

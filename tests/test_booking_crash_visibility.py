@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 import redis
 
-from booking import claims, records
-from booking.keys import RoomKeys, person_index
-from booking.records import bookings_between, bookings_page, indexes_inline
+from booking.domain.keys import RoomKeys, person_index
+from booking.engine import bookings, claims
+from booking.engine.bookings import bookings_between, bookings_page
+from booking.engine.indexes import indexes_inline
 from strongroom import embedded, store
 from tests.booking_support import NOW, claim, day, request
 
@@ -169,6 +170,8 @@ def test_a_crash_between_the_claim_and_the_index_step_hides_nothing(
         page = bookings_page(client=again, owner_id="777", today=TODAY)
         assert [b.id for b in page.bookings] == list(owners)
         assert again.zcard(RoomKeys(9).unindexed) == 0
-        assert records.bookings_of(client=again, owner_id="777")[0].dates == (dt.date(2026, 12, 3),)
+        assert bookings.bookings_of(client=again, owner_id="777")[0].dates == (
+            dt.date(2026, 12, 3),
+        )
     finally:
         again.close()

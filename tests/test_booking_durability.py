@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import redis
 
-from booking import records
-from booking.claims import booking_claim
-from booking.keys import RoomKeys
-from booking.rules import booking_new_id
+from booking.domain.keys import RoomKeys
+from booking.domain.rules import booking_new_id
+from booking.engine import bookings
+from booking.engine.claims import booking_claim
 from strongroom import embedded, store
 from tests.booking_support import NOW, request
 
@@ -79,7 +79,7 @@ def test_two_hundred_confirmed_claims_survive_kill_9(
     assert embedded.server_pid(data_dir) != pid
     again = store.connect(embedded.url_for(data_dir))
     try:
-        found = [records.booking_get(client=again, booking_id=i) for i in confirmed]
+        found = [bookings.booking_get(client=again, booking_id=i) for i in confirmed]
         assert all(b is not None and b.status == "confirmed" for b in found)
         bits = sum(again.bitcount(RoomKeys(room).inventory("B")) for room in range(1, 11))
         assert bits == CLAIMS

@@ -12,10 +12,8 @@ from typing import Any
 import pytest
 import redis
 
-from booking import audit
-from booking.claims import booking_cancel, booking_hold
-from booking.codes import code_mac
-from booking.keys import (
+from booking.domain.codes import code_mac
+from booking.domain.keys import (
     RoomKeys,
     date_index,
     date_score,
@@ -23,9 +21,12 @@ from booking.keys import (
     person_index,
     pickup_client_failures,
 )
-from booking.pickup import booking_pickup
-from booking.records import flat_to_dict
-from booking.rules import booking_new_id, season_bytes
+from booking.domain.records import flat_to_dict
+from booking.domain.rules import booking_new_id, season_bytes
+from booking.engine import audit
+from booking.engine.cancel import booking_cancel
+from booking.engine.holds import booking_hold
+from booking.engine.pickup import booking_pickup
 from strongroom.clock import to_ms
 from strongroom.store import fcall
 from tests.booking_support import BUYER, NOW, SHANGHAI, claim, request, snapshot

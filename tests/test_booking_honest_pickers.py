@@ -12,8 +12,8 @@ import redis
 import time_machine
 from django.test import Client
 
-from booking.claims import booking_hold
-from booking.rules import hold_new_id
+from booking.domain.rules import hold_new_id
+from booking.engine.holds import booking_hold
 from tests.booking_support import NOW, claim, request
 from tests.conftest import Someone
 

@@ -13,9 +13,9 @@ import redis
 import time_machine
 from django.test import Client
 
-from booking.building_map import BuildingMap, RoomState, building_map_read
-from booking.claims import booking_hold
-from booking.rules import hold_new_id
+from booking.domain.rules import hold_new_id
+from booking.engine.holds import booking_hold
+from booking.slots.building_map import BuildingMap, RoomState, building_map_read
 from strongroom.store import round_trips
 from tests.booking_support import NOW, claim, day, request
 from tests.store_support import identity_trips, rooms_trips
@@ -244,7 +244,7 @@ def test_a_refresh_is_not_counted_as_a_page_view(r: redis.Redis) -> None:
 @pytest.fixture
 def kept_maps(settings: Any) -> Iterator[list[float]]:
     """Maps kept for a minute, on a clock the test moves (a one-item list of seconds)."""
-    from booking.map_views import RECENT_MAPS
+    from booking.web.find import RECENT_MAPS
 
     settings.STRONGROOM_MAP_CACHE_MS = 60_000
     moment = [0.0]

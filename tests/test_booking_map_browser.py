@@ -12,10 +12,11 @@ import pytest
 import redis
 from playwright.sync_api import expect
 
-from booking.claims import booking_claim, booking_hold
-from booking.parser import slot_request_parse
-from booking.records import bookings_of
-from booking.rules import booking_new_id, hold_new_id
+from booking.domain.parser import slot_request_parse
+from booking.domain.rules import booking_new_id, hold_new_id
+from booking.engine.bookings import bookings_of
+from booking.engine.claims import booking_claim
+from booking.engine.holds import booking_hold
 from tests.conftest import browser_login
 from tests.test_booking_browser import CODE, DAY, booking_site, new_page, season
 

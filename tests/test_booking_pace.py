@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import redis
 
-from booking.claims import PACE_WINDOW_MS, ClaimResult, booking_claim
-from booking.records import bookings_of
-from booking.rules import booking_new_id
+from booking.domain.rules import booking_new_id
+from booking.engine.bookings import bookings_of
+from booking.engine.claims import PACE_WINDOW_MS, ClaimResult, booking_claim
 from strongroom.clock import to_ms
 from strongroom.store import round_trips
 from tests.booking_support import BUYER, NOW, SECOND_BUYER, claim, request, snapshot

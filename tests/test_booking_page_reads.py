@@ -15,10 +15,15 @@ import redis
 import time_machine
 from django.test import Client
 
-from booking.availability import panel_availability, season_availability, taken_boxes, taken_hours
-from booking.claims import booking_hold
-from booking.parser import SlotRequest
-from booking.rules import BOXES_PER_ROOM, HOURS_PER_DAY, booking_new_id
+from booking.domain.parser import SlotRequest
+from booking.domain.rules import BOXES_PER_ROOM, HOURS_PER_DAY, booking_new_id
+from booking.engine.holds import booking_hold
+from booking.slots.availability import (
+    panel_availability,
+    season_availability,
+    taken_boxes,
+    taken_hours,
+)
 from tests.booking_support import NOW, SECOND_BUYER, SHANGHAI, claim, day
 
 ROOM = 7

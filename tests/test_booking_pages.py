@@ -13,13 +13,14 @@ import redis
 import time_machine
 from django.test import Client
 
-from booking.availability import free_hours, taken_boxes, taken_hours
-from booking.claims import booking_cancel, booking_hold
-from booking.codes import code_display
-from booking.keys import RoomKeys
-from booking.pickup import booking_pickup
-from booking.records import bookings_of
-from booking.rules import booking_new_id
+from booking.domain.codes import code_display
+from booking.domain.keys import RoomKeys
+from booking.domain.rules import booking_new_id
+from booking.engine.bookings import bookings_of
+from booking.engine.cancel import booking_cancel
+from booking.engine.holds import booking_hold
+from booking.engine.pickup import booking_pickup
+from booking.slots.availability import free_hours, taken_boxes, taken_hours
 from strongroom.store import round_trips
 from tests.booking_support import NOW, SHANGHAI, claim, day, request, snapshot
 from tests.conftest import ON_CLUSTER
@@ -281,7 +282,7 @@ def test_the_hold_countdown_is_a_timer_not_a_live_region_read_every_second(
 def test_midnight_between_reading_the_form_and_booking_is_a_message_not_a_500(
     r: redis.Redis, client_for: Any, buyer: Any, monkeypatch: pytest.MonkeyPatch, step: str
 ) -> None:
-    from booking import views
+    from booking.web import pick as views
 
     evening = dt.datetime(2026, 12, 7, 23, 59, 59, tzinfo=SHANGHAI)
     client = client_for(buyer)

@@ -10,10 +10,12 @@ from typing import Any
 
 import redis
 
-from booking import records, stats
-from booking.claims import booking_cancel, booking_claim
-from booking.keys import RoomKeys
-from booking.rules import booking_new_id, season_day
+from booking.domain.keys import RoomKeys
+from booking.domain.rules import booking_new_id, season_day
+from booking.engine import stats
+from booking.engine.bookings import booking_get
+from booking.engine.cancel import booking_cancel
+from booking.engine.claims import booking_claim
 from strongroom.store import text_list
 from tests.booking_support import NOW, STAFF, day, request
 from tests.naive_booking import naive_claim, naive_flush, naive_key
@@ -97,7 +99,7 @@ def test_random_overlapping_claims_never_share_a_slot_and_bits_match_bookings(
 
     ids = sorted(text_list(list(r.smembers(RoomKeys(5).ledger))))
     assert len(ids) == sum(outcomes), "every success is one record"
-    bookings = [records.booking_get(client=r, booking_id=i) for i in ids]
+    bookings = [booking_get(client=r, booking_id=i) for i in ids]
     confirmed = [b for b in bookings if b is not None and b.status == "confirmed"]
     owner_of: dict[tuple[int, int, int], str] = {}
     for booking in confirmed:

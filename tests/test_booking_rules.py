@@ -10,11 +10,18 @@ import time_machine
 from django.test import override_settings
 from django.utils import translation
 
-from booking.claims import booking_claim
-from booking.codes import CODE_ALPHABET, code_for, code_mac, code_normalise, code_seal, code_unseal
-from booking.parser import InvalidRequest, slot_request_parse
-from booking.records import booking_from_hash
-from booking.rules import booking_id_room, booking_new_id
+from booking.domain.codes import (
+    CODE_ALPHABET,
+    code_for,
+    code_mac,
+    code_normalise,
+    code_seal,
+    code_unseal,
+)
+from booking.domain.parser import InvalidRequest, slot_request_parse
+from booking.domain.records import booking_from_hash
+from booking.domain.rules import booking_id_room, booking_new_id
+from booking.engine.claims import booking_claim
 from tests.booking_support import BUYER, NOW, SHANGHAI, day, product_keys
 
 

@@ -13,14 +13,21 @@ import redis
 import time_machine
 from django.core.management import call_command
 
-from booking import stats
-from booking.claims import booking_cancel, booking_claim
-from booking.keys import RoomKeys
-from booking.maintenance import inventory_flush
-from booking.pickup import booking_pickup
-from booking.records import Booking, bookings_between
-from booking.rules import CLASSES, SLOTS_PER_DAY, booking_new_id, request_id_new
-from booking.stats import occupancy_from_bitmaps, occupancy_per_day, season_stats, stats_rebuild
+from booking.domain.keys import RoomKeys
+from booking.domain.records import Booking
+from booking.domain.rules import CLASSES, SLOTS_PER_DAY, booking_new_id, request_id_new
+from booking.engine import stats
+from booking.engine.bookings import bookings_between
+from booking.engine.cancel import booking_cancel
+from booking.engine.claims import booking_claim
+from booking.engine.maintenance import inventory_flush
+from booking.engine.pickup import booking_pickup
+from booking.engine.stats import (
+    occupancy_from_bitmaps,
+    occupancy_per_day,
+    season_stats,
+    stats_rebuild,
+)
 from strongroom.store import primaries, round_trips, text_hash, text_list
 from tests.booking_support import NOW, SHANGHAI, STAFF, day, request
 

@@ -13,7 +13,7 @@ import redis
 import time_machine
 from django.test import Client
 
-from booking.rules import booking_new_id
+from booking.domain.rules import booking_new_id
 from tests.booking_support import NOW, snapshot
 
 A_DAY = {"cls": "A", "room": "6", "date": "2026-12-11"}

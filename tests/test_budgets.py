@@ -27,10 +27,10 @@ from django.test import Client
 
 from accounts.emails import reset_token_make
 from accounts.services import calendar_token_new
-from booking.claims import booking_claim
-from booking.parser import slot_request_parse
-from booking.records import booking_get
-from booking.rules import booking_new_id
+from booking.domain.parser import slot_request_parse
+from booking.domain.rules import booking_new_id
+from booking.engine.bookings import booking_get
+from booking.engine.claims import booking_claim
 from catalog.demo import load_demo as load_catalog
 from strongroom import store
 from strongroom.store import round_trips

@@ -21,8 +21,8 @@ import pytest
 import redis
 from django.test import Client
 
-from booking.keys import RoomKeys
-from booking.records import booking_get
+from booking.domain.keys import RoomKeys
+from booking.engine.bookings import booking_get
 from strongroom import embedded, store
 from strongroom.embedded import LocalCluster
 from strongroom.store import (

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import redis
 
-from booking.records import booking_get
+from booking.engine.bookings import booking_get
 from tests.booking_support import claim, request
 from tests.conftest import Someone, browser_login
 from tests.dashboard_support import World

@@ -12,7 +12,7 @@ import redis
 from django.test import Client
 from icalendar import Calendar
 
-from booking.claims import booking_cancel
+from booking.engine.cancel import booking_cancel
 from dashboard.exports import csv_cell
 from tests.booking_support import SHANGHAI, claim, request
 from tests.conftest import Someone

@@ -7,8 +7,8 @@ from collections.abc import Callable
 import redis
 from django.test import Client
 
-from booking.bitmap import inventory_keys
-from booking.records import booking_get
+from booking.engine.bookings import booking_get
+from booking.slots.bitmap import inventory_keys
 from strongroom import keyspace as ks
 from strongroom.store import text_stream
 from tests.booking_support import product_keys

@@ -14,9 +14,10 @@ from django.test import Client
 from accounts.selectors import person_get
 from accounts.services import login_record
 from accounts.visits import visits_flush
-from booking.pickup import booking_pickup
-from booking.records import Booking, booking_get
-from booking.rules import SLOTS_PER_DAY, room_count
+from booking.domain.records import Booking
+from booking.domain.rules import SLOTS_PER_DAY, room_count
+from booking.engine.bookings import booking_get
+from booking.engine.pickup import booking_pickup
 from dashboard.selectors import overview_recent, overview_recent_forget
 from strongroom.keyspace import SESSION, STAFF_AUDIT, family_of
 from strongroom.store import primaries, round_trips, text_stream

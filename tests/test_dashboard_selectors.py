@@ -9,12 +9,12 @@ import pytest
 import redis
 
 from accounts.selectors import person_names
-from booking.audit import booking_audit
-from booking.bitmap import day_inventory
-from booking.claims import booking_cancel
+from booking.engine.audit import booking_audit
+from booking.engine.cancel import booking_cancel
+from booking.slots.bitmap import day_inventory
 from dashboard.charts import bar_chart
+from dashboard.occupancy import floors, hours_booked, occupancy_map
 from dashboard.season import season_name
-from dashboard.selectors import floors, hours_booked, occupancy_map
 from strongroom.store import primaries, round_trips
 from tests.booking_support import claim, request
 from tests.conftest import Someone

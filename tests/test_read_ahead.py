@@ -13,8 +13,9 @@ import time_machine
 from django.conf import settings
 from django.test import Client, override_settings
 
-from booking.claims import booking_claim, booking_hold
-from booking.rules import booking_new_id
+from booking.domain.rules import booking_new_id
+from booking.engine.claims import booking_claim
+from booking.engine.holds import booking_hold
 from strongroom.ahead import command, pipeline_replies, read_together, request_reads
 from strongroom.store import primaries_reached, round_trips
 from tests.booking_support import NOW, request

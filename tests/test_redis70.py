@@ -26,22 +26,20 @@ from django.contrib.auth.hashers import make_password
 from accounts import selectors as people
 from accounts.services import login_attempt, login_record, person_create, person_register
 from accounts.visits import visit_record
-from booking import audit, availability, bitmap, records, stats
-from booking.claims import (
-    ClaimResult,
-    booking_cancel,
-    booking_claim,
-    booking_hold,
-    booking_hold_release,
-)
-from booking.keys import RoomKeys
-from booking.maintenance import inventory_flush
-from booking.pickup import booking_pickup
-from booking.records import Booking
-from booking.rules import booking_new_id, hold_new_id
+from booking.domain.keys import RoomKeys
+from booking.domain.records import Booking
+from booking.domain.rules import booking_new_id, hold_new_id
+from booking.engine import audit, bookings, stats
+from booking.engine.cancel import booking_cancel
+from booking.engine.claims import ClaimResult, booking_claim
+from booking.engine.holds import booking_hold, booking_hold_release
+from booking.engine.maintenance import inventory_flush
+from booking.engine.pickup import booking_pickup
+from booking.slots import availability, bitmap
 from catalog.selectors import Query, book_get, catalog_page, tags_with_counts
 from catalog.services import BookStale, book_add, book_delete, book_edit
 from dashboard import selectors as dashboard
+from dashboard.occupancy import occupancy_map
 from strongroom import embedded, store
 from strongroom.audit import staff_audit_entries, staff_audit_record
 from strongroom.inventory import keyspace_stats
@@ -167,7 +165,7 @@ def test_a_claim_confirms_in_one_call_without_waitaof_and_is_in_the_aof(
     assert trips.count == 2, "the function call and the index write, no WAITAOF"
     assert result.ok and result.booking is not None
     booking = result.booking
-    assert records.booking_get(client=old, booking_id=booking.id) == booking
+    assert bookings.booking_get(client=old, booking_id=booking.id) == booking
     # appendfsync always: the server wrote (and fsynced) the claim before it answered.
     assert booking.id.encode() in aof_bytes(redis70_dir)
 
@@ -201,7 +199,7 @@ def test_a_hold_keeps_slots_for_its_holder_and_converts(old: redis.Redis) -> Non
         )
         == held
     ), "a retried hold is the same hold"
-    assert records.hold_get(client=old, hold_id=hold_id, now=NOW) == held.hold
+    assert bookings.hold_get(client=old, hold_id=hold_id, now=NOW) == held.hold
     assert 0 < old.pttl(RoomKeys(7).holds) <= 60_000
     theirs = availability.free_boxes(
         client=old, room=7, date=day(3), hours=(8, 10), owner_id=SECOND_BUYER, now=NOW
@@ -246,8 +244,8 @@ def test_cancel_frees_the_slots_and_a_second_cancel_says_so(old: redis.Redis) ->
 
 
 def test_waits_outbox_and_account_deletion_on_redis_7_0(old: redis.Redis) -> None:
-    from booking.owners import owner_forget
-    from booking.waits import Wait, wait_join, waits_of, waits_sweep
+    from booking.engine.owners import owner_forget
+    from booking.engine.waits import Wait, wait_join, waits_of, waits_sweep
     from strongroom.outbox import outbox_pending
 
     mine = booked(old, "B", hour_start=8, hour_end=10)
@@ -264,7 +262,7 @@ def test_waits_outbox_and_account_deletion_on_redis_7_0(old: redis.Redis) -> Non
     assert waits_sweep(client=old, now=before) == 0
     other = booked(old, "A", owner=SECOND_BUYER)
     assert owner_forget(client=old, owner_id=SECOND_BUYER, now=before) == 1
-    gone = records.booking_get(client=old, booking_id=other.id)
+    gone = bookings.booking_get(client=old, booking_id=other.id)
     assert gone is not None and gone.status == "cancelled" and gone.owner_id == "0"
 
 
@@ -303,11 +301,11 @@ def test_availability_occupancy_and_bookings_between(old: redis.Redis) -> None:
     per_day = {row.date.day: row.booked for row in occupancy.days}
     assert (per_day[5], per_day[6], per_day[7], occupancy.booked) == (4, 0, 4, 8)
     assert stats.occupancy_per_day(client=old, cls="B").booked == 4
-    between = records.bookings_between(client=old, start=day(5), end=day(7))
+    between = bookings.bookings_between(client=old, start=day(5), end=day(7))
     assert [x.id for x in between] == [a.id, b.id, c.id]
-    only_c = records.bookings_between(client=old, start=day(1), end=day(31), cls="C")
+    only_c = bookings.bookings_between(client=old, start=day(1), end=day(31), cls="C")
     assert [x.id for x in only_c] == [c.id]
-    assert {x.id for x in records.bookings_of(client=old, owner_id=BUYER)} == {a.id, b.id, c.id}
+    assert {x.id for x in bookings.bookings_of(client=old, owner_id=BUYER)} == {a.id, b.id, c.id}
     assert {k.cls for k in bitmap.inventory_keys(client=old)} == {"A", "B", "C"}
 
 
@@ -351,7 +349,7 @@ def test_confirmed_claims_survive_kill_9_of_redis_7_0(tmp_path: Path) -> None:
         client = store.connect(start_redis(data_dir))
         assert embedded.server_pid(data_dir) != pid
         for booking_id in confirmed:
-            found = records.booking_get(client=client, booking_id=booking_id)
+            found = bookings.booking_get(client=client, booking_id=booking_id)
             assert found is not None and found.status == "confirmed"
         assert stats.occupancy_per_day(client=client, cls="B").booked == len(requests)
     finally:
@@ -470,7 +468,7 @@ def test_dashboard_reads_of_redis_7_0(old: redis.Redis) -> None:
         client=old, wanted=dashboard.BookingFilter(start=day(1), end=day(31), cls="B", hour=9)
     )
     assert [x.id for x in found.bookings] == [b.id] and found.names == {anna.id: "Anna_70"}
-    heat = dashboard.occupancy_map(client=old, cls="B", date=day(3), floor=2)
+    heat = occupancy_map(client=old, cls="B", date=day(3), floor=2)
     assert heat.summary and heat.detail
     kinds = [e.kind for e in dashboard.audit_log(client=old)]
     assert sorted(kinds) == ["claim", "claim", "staff_grant"]

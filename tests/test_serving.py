@@ -16,9 +16,9 @@ import pytest
 import redis
 from django.test import Client, override_settings
 
-from booking.claims import booking_claim
-from booking.parser import slot_request_parse
-from booking.rules import booking_new_id
+from booking.domain.parser import slot_request_parse
+from booking.domain.rules import booking_new_id
+from booking.engine.claims import booking_claim
 from catalog.demo import load_demo as load_catalog
 from strongroom.middleware import CONTENT_SECURITY_POLICY
 from tests.conftest import ROOT, Someone, browser_login, person_make

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import template
 
-from booking.rules import format_room
+from booking.domain.rules import format_room
 
 register = template.Library()
 

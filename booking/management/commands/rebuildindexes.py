@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from booking.maintenance import indexes_rebuild
+from booking.engine.maintenance import indexes_rebuild
 from strongroom.store import get_store
 
 

@@ -1,0 +1,114 @@
+"""iCalendar files for buyers: one booking ("Add to calendar") and a buyer's subscription feed.
+
+Times are written in the site's time zone (TZID plus its VTIMEZONE), so a calendar shows the
+hours the treasure is in the safe wherever the reader is. Class A is an all-day event per
+booked day; B and C run over their hours. A cancelled booking stays in the feed as CANCELLED,
+so subscribed calendars remove it rather than keeping a stale entry.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.utils import translation
+from django.utils.translation import gettext
+from icalendar import Calendar, Event
+
+from booking.domain.records import Booking
+from booking.domain.rules import site_zone
+
+PRODID = "-//Strongroom//bookings//EN"
+
+
+def _calendar(name: str) -> Calendar:
+    calendar = Calendar()
+    calendar.add("prodid", PRODID)
+    calendar.add("version", "2.0")
+    calendar.add("calscale", "GREGORIAN")
+    calendar.add("x-wr-calname", name)
+    calendar.add("x-wr-timezone", str(site_zone()))
+    return calendar
+
+
+def day_event(
+    booking: Booking, date: dt.date, *, host: str, stamp: dt.datetime, utc: bool = False
+) -> Event:
+    """The event of one booked day, without its words: the UID `<booking id>-<date>@host`, the
+    times (all day for class A; the booked hours in the site's zone, or in UTC with `utc`) and
+    the status (a cancelled booking stays, CANCELLED, so calendars remove it)."""
+    event = Event()
+    event.add("uid", f"{booking.id}-{date.isoformat()}@{host}")
+    event.add("dtstamp", stamp)
+    if booking.hours is None:
+        event.add("dtstart", date)
+        event.add("dtend", date + dt.timedelta(days=1))
+    else:
+        midnight = dt.datetime.combine(date, dt.time(), tzinfo=site_zone())
+        start, end = (midnight + dt.timedelta(hours=hour) for hour in booking.hours)
+        event.add("dtstart", start.astimezone(dt.UTC) if utc else start)
+        event.add("dtend", end.astimezone(dt.UTC) if utc else end)
+    event.add("status", "CANCELLED" if booking.status == "cancelled" else "CONFIRMED")
+    return event
+
+
+def uid_host() -> str:
+    """The host part of a buyer's events' UIDs: the site's configured address
+    (STRONGROOM_SITE_URL), whichever address a file was fetched from, so that the download, the
+    subscription and the mail's attachment name the same event the same way (a calendar app
+    then updates it instead of adding a copy)."""
+    return urlsplit(settings.STRONGROOM_SITE_URL).hostname or "localhost"
+
+
+def _events(booking: Booking, *, url: str) -> list[Event]:
+    host = uid_host()
+    stamp = booking.created_at.astimezone(dt.UTC).replace(microsecond=0)
+    reference = booking.reference
+    where = gettext("Strongroom, room %(room)s") % {"room": booking.room_label}
+    what = gettext("Treasure class %(cls)s, room %(room)s") % {
+        "cls": booking.cls,
+        "room": booking.room_label,
+    }
+    if booking.boxes:
+        what += " · " + gettext("boxes %(boxes)s") % {"boxes": booking.boxes_label}
+    events = []
+    for date in booking.dates:
+        event = day_event(booking, date, host=host, stamp=stamp)
+        event.add("summary", what)
+        event.add("location", where)
+        event.add(
+            "description",
+            gettext("Booking %(reference)s. Open the safe with your pickup code; details: %(url)s")
+            % {"reference": reference, "url": url},
+        )
+        event.add("url", url)
+        event.add("sequence", 1 if booking.status == "cancelled" else 0)
+        events.append(event)
+    return events
+
+
+def booking_ics(booking: Booking, *, url: str, language: str = "en") -> bytes:
+    """One booking as an .ics file (an event per booked day)."""
+    with translation.override(language):
+        calendar = _calendar(
+            gettext("Strongroom booking %(reference)s") % {"reference": booking.reference}
+        )
+        for event in _events(booking, url=url):
+            calendar.add_component(event)
+    calendar.add_missing_timezones()
+    return calendar.to_ical()
+
+
+def bookings_feed(
+    bookings: Iterable[tuple[Booking, str]], *, name: str, language: str = "en"
+) -> bytes:
+    """A buyer's bookings (each with its page URL) as one subscribable calendar."""
+    with translation.override(language):
+        calendar = _calendar(name)
+        for booking, url in bookings:
+            for event in _events(booking, url=url):
+                calendar.add_component(event)
+    calendar.add_missing_timezones()
+    return calendar.to_ical()

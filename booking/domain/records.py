@@ -1,0 +1,147 @@
+"""Booking and hold records: their types and how the store's hashes, hold values and replies
+decode into them."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from booking.domain.codes import code_for, code_unseal
+from booking.domain.formats import hold_value_split
+from booking.domain.parser import SlotRequest
+from booking.domain.references import reference_derived
+from booking.domain.rules import (
+    HOURS_PER_DAY,
+    format_room,
+    season_start,
+)
+from strongroom.clock import from_ms
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One slot reported as taken: by a booking, or (held=True) by another buyer's hold."""
+
+    date: dt.date
+    hour: int | None = None
+    box: int | None = None
+    held: bool = False
+
+
+@dataclass(frozen=True)
+class Booking:
+    """One booking record as stored."""
+
+    id: str
+    owner_id: str
+    cls: str
+    room: int
+    dates: tuple[dt.date, ...]
+    hours: tuple[int, int] | None
+    boxes: tuple[int, ...]
+    created_at: dt.datetime
+    status: str
+    collected_dates: tuple[dt.date, ...] = ()
+    cancelled_at: dt.datetime | None = None
+    cancelled_by: str = ""
+    cancel_reason: str = ""
+    code_sealed: str = field(default="", repr=False)  # records made before codes were derived
+    code_n: int = field(default=-1, repr=False)
+    ref: str = ""
+
+    @property
+    def room_label(self) -> str:
+        return format_room(self.room)
+
+    @property
+    def boxes_label(self) -> str:
+        """The boxes as people read them: "3, 4, 5" (mail and calendar files are plain text)."""
+        return ", ".join(str(box) for box in self.boxes)
+
+    @property
+    def reference(self) -> str:
+        """The short reference people read out (B-7K3Q-9MXD), shown instead of the id."""
+        return self.ref or reference_derived(self.id, self.room)
+
+    def pickup_code(self) -> str:
+        """The pickup code (show it to the owner only); '' if it cannot be read."""
+        if self.code_n >= 0:
+            return code_for(self.id, self.code_n)
+        return code_unseal(self.code_sealed)
+
+
+@dataclass(frozen=True)
+class Hold:
+    """Slots kept for one buyer until `expires_at`."""
+
+    id: str
+    owner_id: str
+    request: SlotRequest
+    expires_at: dt.datetime
+
+
+def _dates(text: str) -> tuple[dt.date, ...]:
+    return tuple(dt.date.fromisoformat(part) for part in text.split(",") if part)
+
+
+def booking_from_hash(data: dict[str, str]) -> Booking | None:
+    """A Booking from a record's HGETALL (None for an empty or foreign hash)."""
+    if not data.get("id"):
+        return None
+    cls = data["cls"]
+    hours = None if cls == "A" else (int(data["hstart"]), int(data["hend"]))
+    return Booking(
+        id=data["id"],
+        owner_id=data["owner"],
+        cls=cls,
+        room=int(data["room"]),
+        dates=_dates(data["dates"]),
+        hours=hours,
+        boxes=tuple(int(b) for b in data.get("boxes", "").split(",") if b),
+        created_at=from_ms(data["created"]) or dt.datetime.fromtimestamp(0, tz=dt.UTC),
+        status=data["status"],
+        collected_dates=_dates(data.get("collected", "")),
+        cancelled_at=from_ms(data.get("cancelled_at")),
+        cancelled_by=data.get("cancelled_by", ""),
+        cancel_reason=data.get("cancel_reason", ""),
+        code_sealed=data.get("code_sealed", ""),
+        code_n=int(data.get("code_n") or -1),
+        ref=data.get("ref", ""),
+    )
+
+
+def flat_to_dict(flat: Sequence[str]) -> dict[str, str]:
+    """A Lua HGETALL reply (flat list) as a dict."""
+    return dict(zip(flat[::2], flat[1::2], strict=True))
+
+
+def slots_from_reply(entries: Sequence[str], request_cls: str) -> list[Slot]:
+    """Expand the function's 'day:box:mask:held' entries into one Slot per taken slot."""
+    slots: set[Slot] = set()
+    start = season_start()
+    for entry in entries:
+        day, box, mask, held = (int(float(part)) for part in entry.split(":"))
+        date = start + dt.timedelta(days=day)
+        if request_cls == "A":
+            slots.add(Slot(date, None, None, bool(held)))
+            continue
+        for hour in range(HOURS_PER_DAY):
+            if mask & (1 << (23 - hour)):
+                slots.add(Slot(date, hour, box or None, bool(held)))
+    return sorted(slots, key=lambda s: (s.date, s.box or 0, s.hour or 0, s.held))
+
+
+def hold_value_parse(value: str) -> tuple[int, str, str, list[int], int, int, list[int]]:
+    """A hold's stored value (booking.domain.formats.HOLD_FIELDS) as expiry ms, owner, class, days,
+    hour start, hour end, boxes."""
+    f = hold_value_split(value)
+    return (
+        int(float(f["expiry"])),
+        f["owner"],
+        f["cls"],
+        [int(d) for d in f["days"].split(",") if d],
+        int(f["hstart"] or 0),
+        int(f["hend"] or 0),
+        [int(b) for b in f["boxes"].split(",") if b],
+    )

@@ -1,0 +1,81 @@
+"""Reads of the rooms' audit streams (booking.lua's functions write them): the newest entries
+of every room, and the entries of one booking."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import redis
+from django.conf import settings
+
+from booking.domain.keys import RoomKeys
+from booking.domain.rules import booking_id_room, room_count
+from strongroom.clock import from_ms, to_ms
+from strongroom.store import text_stream
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    id: str
+    at: dt.datetime
+    kind: str
+    actor: str
+    booking_id: str
+    room: int
+    detail: str
+
+
+def _audit_entry(entry_id: str, fields: dict[str, str], room: int) -> AuditEntry:
+    """One stream entry as written by the functions' `audit` (missing fields read as empty)."""
+    at = from_ms(fields.get("at")) or dt.datetime.fromtimestamp(0, tz=dt.UTC)
+    return AuditEntry(
+        entry_id,
+        at,
+        fields.get("kind", ""),
+        fields.get("actor", ""),
+        fields.get("booking", ""),
+        room,
+        fields.get("detail", ""),
+    )
+
+
+def audit_entries(
+    *, client: redis.Redis, kind: str | None = None, count: int = 50
+) -> list[AuditEntry]:
+    """The newest audit entries of every room, merged newest first (one pipeline). With a
+    kind, up to 10 x count entries per room are scanned for it."""
+    count = max(1, min(int(count), 1000))
+    per_room = count if kind is None else min(count * 10, settings.STRONGROOM_AUDIT_MAXLEN)
+    rooms = range(1, room_count() + 1)
+    pipe = client.pipeline(transaction=False)
+    for room in rooms:
+        pipe.xrevrange(RoomKeys(room).audit, count=per_room)
+    entries = [
+        _audit_entry(entry_id, fields, room)
+        for room, stream in zip(rooms, pipe.execute(), strict=True)
+        for entry_id, fields in stream
+        if kind is None or fields.get("kind") == kind
+    ]
+
+    def order(entry: AuditEntry) -> tuple[int, int, int]:
+        ms, seq = entry.id.split("-")
+        return (to_ms(entry.at), int(ms), int(seq))
+
+    entries.sort(key=order, reverse=True)
+    return entries[:count]
+
+
+def booking_audit(*, client: redis.Redis, booking_id: str) -> list[AuditEntry]:
+    """The audit entries of one booking (its room's stream), newest first; [] for a bad id."""
+    room = booking_id_room(booking_id)
+    if room is None:
+        return []
+    stream = text_stream(
+        client.xrevrange(RoomKeys(room).audit, count=settings.STRONGROOM_AUDIT_MAXLEN)
+    )
+    return [
+        _audit_entry(entry_id, fields, room)
+        for entry_id, fields in stream
+        if fields.get("booking") == booking_id
+    ]

@@ -1,0 +1,192 @@
+"""Reads of bookings and holds: one by id, a buyer's bookings a page at a time, by date, and
+the sets a room's statistics are rebuilt from."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import redis
+
+from booking.domain.keys import (
+    CLASS_FACTOR,
+    DAY_FACTOR,
+    RoomKeys,
+    date_indexes,
+    date_score,
+    day_number,
+    member_booking_id,
+    person_index,
+)
+from booking.domain.parser import SlotRequest
+from booking.domain.records import Booking, Hold, booking_from_hash, hold_value_parse
+from booking.domain.rules import (
+    CLASS_DIGIT,
+    CLASSES,
+    booking_id_room,
+    season_start,
+)
+from booking.engine.indexes import bookings_by_id, indexes_read
+from strongroom.ahead import Command, command, pipeline_replies
+from strongroom.clock import from_ms, to_ms
+from strongroom.store import text, text_hash, text_list
+
+
+def booking_read(*, booking_id: str) -> list[Command]:
+    """What `booking_get` reads (nothing for a malformed id)."""
+    room = booking_id_room(booking_id)
+    return [] if room is None else [command("HGETALL", RoomKeys(room).record(booking_id))]
+
+
+def booking_get(*, client: redis.Redis, booking_id: str) -> Booking | None:
+    """One booking, or None (also for a malformed id); one HGETALL unless read ahead."""
+    read = booking_read(booking_id=booking_id)
+    if not read:
+        return None
+    (reply,) = pipeline_replies(client, read)
+    return booking_from_hash(text_hash(reply))
+
+
+@dataclass(frozen=True)
+class BookingPage:
+    """One page of a person's bookings: upcoming first (soonest last day first), then the
+    earlier ones (latest first). `total`: all of them; `upcoming`: how many are upcoming."""
+
+    bookings: list[Booking]
+    total: int
+    upcoming: int
+    offset: int
+    limit: int
+
+    @property
+    def has_next(self) -> bool:
+        return self.offset + self.limit < self.total
+
+
+def bookings_page_read(
+    *, owner_id: str, today: dt.date, limit: int = 20, offset: int = 0
+) -> list[Command]:
+    """The index reads of `bookings_page` (counts and both ranges)."""
+    limit, offset = max(1, limit), max(0, offset)
+    key, day = person_index(owner_id), day_number(today)
+    return [
+        command("ZCARD", key),
+        command("ZCOUNT", key, day, "+inf"),
+        command("ZRANGEBYSCORE", key, day, "+inf", "LIMIT", offset, limit),
+        # The page's earlier part starts at offset - upcoming, unknown yet: read up to its end.
+        command("ZREVRANGEBYSCORE", key, f"({day}", "-inf", "LIMIT", 0, offset + limit),
+    ]
+
+
+def bookings_page(
+    *,
+    client: redis.Redis,
+    owner_id: str,
+    today: dt.date,
+    limit: int = 20,
+    offset: int = 0,
+) -> BookingPage:
+    """A page of a person's bookings, every one reachable: upcoming (last day from `today` on)
+    by last day, then the earlier ones newest first. Two round trips: the index (counts and
+    both ranges in one pipeline; see `indexes_read_commands`), then the records."""
+    limit, offset = max(1, limit), max(0, offset)
+    reads = bookings_page_read(owner_id=owner_id, today=today, limit=limit, offset=offset)
+    total, upcoming, soon, earlier = indexes_read(client=client, reads=reads)
+    ids = text_list(soon)[:limit]
+    first_earlier = max(0, offset - int(upcoming))
+    ids += text_list(earlier)[first_earlier : first_earlier + limit - len(ids)]
+    return BookingPage(
+        bookings_by_id(client=client, ids=ids), int(total), int(upcoming), offset, limit
+    )
+
+
+def bookings_of(
+    *, client: redis.Redis, owner_id: str, limit: int = 50, offset: int = 0
+) -> list[Booking]:
+    """A person's bookings, latest last day first (the person index, then the records)."""
+    key = person_index(owner_id)
+    (ids,) = indexes_read(
+        client=client, reads=[command("ZREVRANGE", key, offset, offset + limit - 1)]
+    )
+    return bookings_by_id(client=client, ids=text_list(ids))
+
+
+def bookings_between(
+    *,
+    client: redis.Redis,
+    start: dt.date,
+    end: dt.date,
+    cls: str | None = None,
+    limit: int = 500,
+) -> list[Booking]:
+    """Bookings with a day from `start` to `end` (and of class `cls`), by date, class, room.
+    One ZRANGEBYSCORE per shard of the date index (one pipeline), then the records."""
+    if cls is not None and cls not in CLASSES:
+        raise ValueError(f"no class {cls!r}")
+    if end < start:
+        return []
+
+    low = date_score(start)
+    high = date_score(end) + DAY_FACTOR - 1
+    # The date index is sharded by room: every shard is read, then merged in score order.
+    reads = [
+        command("ZRANGEBYSCORE", shard, low, high, "WITHSCORES", withscores=True)
+        for shard in date_indexes()
+    ]
+    entries = sorted(
+        (int(score), member)
+        for members in indexes_read(client=client, reads=reads)
+        for member, score in members
+    )
+    ids: dict[str, None] = {}
+    for score, member in entries:
+        if cls is not None and score % DAY_FACTOR // CLASS_FACTOR != CLASS_DIGIT[cls]:
+            continue
+        ids.setdefault(member_booking_id(member))
+        if len(ids) >= limit:
+            break
+    return bookings_by_id(client=client, ids=list(ids)[:limit])
+
+
+def hold_get(*, client: redis.Redis, hold_id: str, now: dt.datetime | None = None) -> Hold | None:
+    """A live hold, or None when expired, released or unknown."""
+    room = booking_id_room(hold_id)
+    if room is None:
+        return None
+    value = client.hget(RoomKeys(room).holds, hold_id)
+    if value is None:
+        return None
+    expiry, owner, cls, days, start, end, boxes = hold_value_parse(text(value))
+    if expiry <= to_ms(now or dt.datetime.now(tz=dt.UTC)):
+        return None
+    dates = tuple(season_start() + dt.timedelta(days=d) for d in days)
+    request = SlotRequest(cls, room, dates, None if cls == "A" else (start, end), tuple(boxes))
+    expires = from_ms(expiry)
+    assert expires is not None
+    return Hold(hold_id, owner, request, expires)
+
+
+def room_sets_read(
+    client: redis.Redis, rooms: Sequence[int]
+) -> dict[int, tuple[set[str], set[str]]]:
+    """Registry and ledger of each room (one pipeline); rooms with neither are left out."""
+    pipe = client.pipeline(transaction=False)
+    for room in rooms:
+        pipe.smembers(RoomKeys(room).registry)
+        pipe.smembers(RoomKeys(room).ledger)
+    replies = pipe.execute()
+    found = {}
+    for index, room in enumerate(rooms):
+        registered, ledger = replies[2 * index], replies[2 * index + 1]
+        if registered or ledger:
+            found[room] = (registered, ledger)
+    return found
+
+
+# --- The person and date indexes ---------------------------------------------------------------
+# On one server the claim function writes them with the booking (one atomic call). On a cluster
+# they live in other slots than the room's: the claim function puts the id in the room's
+# `unindexed` set instead, in the same atomic call, and every reader of a list reads those sets
+# with its index reads (same round trip); if any names a booking, it writes that booking's
+# entries, only then removes it from the set, and reads again (`indexes_read`).

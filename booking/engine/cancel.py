@@ -1,0 +1,134 @@
+"""Cancelling a booking (the owner before its first day, staff until collection): one Redis
+Function on the booking's room, durable (FCALL + WAITAOF), and the words of each outcome."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from django.conf import settings
+from django.utils.translation import gettext_lazy as _
+
+from booking.domain.keys import (
+    RoomKeys,
+)
+from booking.domain.records import (
+    Booking,
+    booking_from_hash,
+    flat_to_dict,
+)
+from booking.domain.rules import (
+    booking_id_room,
+    first_bookable_day,
+    hold_new_id,
+    local_now,
+    reason_clean,
+    request_id_new,
+    request_id_valid,
+)
+from strongroom.calls import FunctionSpec
+from strongroom.clock import to_ms
+from strongroom.outbox import sender_wake
+from strongroom.store import durable_fcall, text_values
+
+CANCEL = FunctionSpec(
+    "booking_cancel",
+    "CANCEL",
+    ("record", "inventory", "registry", "audit", "stats", "outbox", "waits", "wait_notices",
+     "holds", "hold_days"),
+    ("actor", "is_staff", "today", "reason", "now_ms", "audit_maxlen", "request_id", "first_day",
+     "priority_hold_id", "priority_hold_ms"),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CancelResult:
+    ok: bool
+    outcome: str
+    message: Any
+    booking: Booking | None = None
+
+
+_CANCEL_MESSAGES = {
+    "cancelled": _("The booking is cancelled; its treasures are free again."),
+    "already_cancelled": _("This booking was already cancelled."),
+    "not_found": _("There is no such booking."),
+    "forbidden": _("You can only cancel your own bookings."),
+    "collected": _("This booking has been collected and can no longer be cancelled."),
+    "started": _("Bookings can be cancelled only before their first day; ask the staff."),
+}
+
+
+def cancel_refusal(booking: Booking) -> str:
+    """Why the owner cannot cancel `booking` online (it is not confirmed, or its first day
+    has come): the message the engine would answer."""
+    if booking.status == "cancelled":
+        return str(_CANCEL_MESSAGES["already_cancelled"])
+    if booking.status == "collected":
+        return str(_CANCEL_MESSAGES["collected"])
+    return str(_CANCEL_MESSAGES["started"])
+
+
+def booking_cancel(
+    *,
+    client: redis.Redis,
+    booking_id: str,
+    actor_id: str,
+    actor_is_staff: bool,
+    reason: str = "",
+    now: dt.datetime | None = None,
+    request_id: str | None = None,
+) -> CancelResult:
+    """Cancel a booking: the owner before its first day, staff any time before collection.
+
+    `request_id` (made by the caller, e.g. carried by the confirmation form) lets a repeat of
+    the same request, a double click or a retry, answer "cancelled" again rather than
+    "already cancelled"; without one, each call makes its own (redis-py retries stay safe)."""
+    room = booking_id_room(booking_id)
+    if room is None or not isinstance(actor_id, str) or not actor_id:
+        return CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"])
+    request_id = request_id if request_id_valid(request_id) else request_id_new()
+    keys = RoomKeys(room)
+    today = local_now(now).date().isoformat()
+    now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
+    reason = reason_clean(reason)
+    for _attempt in range(3):
+        cls, season = text_values(client.hmget(keys.record(booking_id), ["cls", "season"]))
+        if cls is None:
+            return CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"])
+        call = CANCEL.call(
+            keys={
+                "record": keys.record(booking_id),
+                "inventory": keys.inventory(cls, season),
+                "registry": keys.registry,
+                "audit": keys.audit,
+                "stats": keys.stats,
+                "outbox": keys.outbox,
+                "waits": keys.waits,
+                "wait_notices": keys.wait_notices,
+                "holds": keys.holds,
+                "hold_days": keys.hold_days,
+            },
+            args={
+                "actor": actor_id,
+                "is_staff": "1" if actor_is_staff else "0",
+                "today": today,
+                "reason": reason,
+                "now_ms": now_ms,
+                "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
+                "request_id": request_id,
+                "first_day": first_bookable_day(now),
+                "priority_hold_id": hold_new_id(room=room),
+                "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
+            },
+        )
+        reply = durable_fcall(client, CANCEL.name, *call)
+        if reply[0] != "stale":
+            break
+    outcome = reply[0]
+    booking = booking_from_hash(flat_to_dict(reply[1])) if len(reply) > 1 else None
+    if outcome == "cancelled":
+        sender_wake(keys.outbox)  # the cancellation, and any waiter's notice, are in it
+    return CancelResult(outcome == "cancelled", outcome, _CANCEL_MESSAGES[outcome], booking)

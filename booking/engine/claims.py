@@ -1,0 +1,206 @@
+"""Confirming a booking (claim) and the buyer's hourly allowance (pace). The claim is one Redis
+Function (booking/lua/booking.lua) on one room's keys, sent through `durable_fcall` (FCALL +
+WAITAOF, one round trip). Where one server holds every key, a claim also writes the person and
+date indexes and counts the buyer's hourly allowance in the same call; on a cluster it names the
+booking in the room's `unindexed` set for the list readers to drain (booking.engine.indexes),
+and the allowance is counted first, apart."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import redis
+from django.conf import settings
+
+from accounts.services import window_gate
+from booking.domain.codes import code_for, code_mac
+from booking.domain.keys import (
+    RoomKeys,
+    date_index,
+    date_score,
+    pace_of,
+    person_index,
+    person_score,
+)
+from booking.domain.parser import SlotRequest
+from booking.domain.records import (
+    Booking,
+    Slot,
+    booking_from_hash,
+    flat_to_dict,
+    slots_from_reply,
+)
+from booking.domain.references import reference_new
+from booking.domain.rules import (
+    check_owner_id,
+    format_room,
+    local_now,
+    season_bytes,
+    season_days,
+    season_key,
+)
+from booking.engine.indexes import indexes_after_claim, indexes_inline
+from booking.engine.requests import check_id, refuse_invalid, request_args, request_recheck
+from booking.engine.waits import waits_forget
+from strongroom.calls import FunctionSpec
+from strongroom.clock import from_ms, to_ms
+from strongroom.outbox import sender_wake
+from strongroom.store import durable_fcall
+
+CLAIM = FunctionSpec(
+    "booking_claim",
+    "CLAIM",
+    ("inventory", "registry", "record", "ledger", "codes", "holds", "audit", "stats",
+     "hold_days", "unindexed", "refs", "outbox", "hold_streaks", "waits", "wait_notices"),
+    ("owner", "cls", "season", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
+     "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "season_bytes",
+     "season_days", "made", "person_score", "date_scores", "reference", "pace_limit",
+     "pace_window_ms"),
+)  # fmt: skip
+# more_keys of CLAIM: the person index and the date index where one call may write them (not on
+# a cluster), then the buyer's pace when the call counts it (pace_limit > 0), else none.
+
+
+_CODE_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """ok: the booking is confirmed (and durable); otherwise `taken` lists what is not free,
+    or `paced_until` says when the buyer may book again (their hourly allowance is spent)."""
+
+    ok: bool
+    booking: Booking | None = None
+    taken: tuple[Slot, ...] = ()
+    paced_until: dt.datetime | None = None
+
+
+PACE_WINDOW_MS = 3_600_000
+
+
+def booking_pace(
+    *, client: redis.Redis, owner_id: str, booking_id: str, now: dt.datetime | None = None
+) -> dt.datetime | None:
+    """Count a new booking against the buyer's hourly allowance
+    (STRONGROOM_BOOKINGS_PER_HOUR): None if it may go ahead (a retry of the same booking id is
+    not counted again), else when the buyer may book again. One round trip, in the buyer's own
+    slot; checked before the claim, so a refused booking writes nothing else."""
+    check_owner_id(owner_id)
+    again = window_gate(
+        client=client,
+        key=pace_of(owner_id),
+        limit=settings.STRONGROOM_BOOKINGS_PER_HOUR,
+        window_ms=PACE_WINDOW_MS,
+        at_ms=to_ms(now) if now is not None else None,
+        event_id=booking_id,
+    )
+    return from_ms(again) if again else None
+
+
+def booking_pace_return(*, client: redis.Redis, owner_id: str, booking_id: str) -> None:
+    """Take a refused booking back out of the buyer's allowance: only bookings made count,
+    and a refused request leaves nothing behind."""
+    client.zrem(pace_of(owner_id), booking_id)
+
+
+def booking_claim(
+    *,
+    client: redis.Redis,
+    owner_id: str,
+    request: SlotRequest,
+    booking_id: str,
+    hold_id: str | None = None,
+    now: dt.datetime | None = None,
+    paced: bool = False,
+) -> ClaimResult:
+    """Take every slot of `request` for `owner_id`, or nothing; a retry with the same
+    `booking_id` returns the same booking. A `hold_id` of the same owner is converted.
+    `paced` (a buyer's own booking, not staff or a script): the booking counts against the
+    buyer's hourly allowance (STRONGROOM_BOOKINGS_PER_HOUR). On one server the claim function
+    counts it itself, only when it books; on a cluster the buyer's pace lives in their own
+    slot, so `booking_pace` counts it first (one more round trip) and a refused claim gives
+    the entry back (one more again)."""
+    check_owner_id(owner_id)
+    request_recheck(request, now)
+    check_id("booking id", booking_id, request.room)
+    if hold_id:
+        check_id("hold id", hold_id, request.room)
+    inline = indexes_inline(client)
+    paced_first = paced and not inline
+    if paced_first:
+        again = booking_pace(client=client, owner_id=owner_id, booking_id=booking_id, now=now)
+        if again is not None:
+            return ClaimResult(False, paced_until=again)
+    room = RoomKeys(request.room)
+    now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
+    keys = {
+        "inventory": room.inventory(request.cls),
+        "registry": room.registry,
+        "record": room.record(booking_id),
+        "ledger": room.ledger,
+        "codes": room.codes,
+        "holds": room.holds,
+        "audit": room.audit,
+        "stats": room.stats,
+        "hold_days": room.hold_days,
+        "unindexed": room.unindexed,
+        "refs": room.refs,
+        "outbox": room.outbox,
+        "hold_streaks": room.hold_streaks,
+        "waits": room.waits,
+        "wait_notices": room.wait_notices,
+    }
+    more_keys = [person_index(owner_id), date_index(request.room)] if inline else []
+    paced_here = paced and inline
+    if paced_here:
+        more_keys.append(pace_of(owner_id))
+    fixed = {
+        "owner": owner_id,
+        **request_args(request),
+        "season": season_key(),
+        "booking_id": booking_id,
+        "now_ms": now_ms,
+        "dates": ",".join(d.isoformat() for d in request.dates),
+        "hold_id": hold_id or "",
+        "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
+        "room": format_room(request.room),
+        "season_bytes": season_bytes(request.cls),
+        "season_days": len(season_days()),
+        "made": local_now(from_ms(now_ms)).date().isoformat(),
+        "person_score": person_score(request.dates),
+        "date_scores": ",".join(
+            str(date_score(d, request.cls, request.room)) for d in request.dates
+        ),
+        "pace_limit": settings.STRONGROOM_BOOKINGS_PER_HOUR if paced_here else 0,
+        "pace_window_ms": PACE_WINDOW_MS if paced_here else 0,
+    }
+    # The code derives from the id (nothing sealed per call); a clash with a live code of the
+    # room, about one claim in 10^10, takes the next number.
+    for number in range(_CODE_ATTEMPTS):
+        code = code_for(booking_id, number)
+        args = {**fixed, "code_mac": code_mac(request.room, code), "code_n": number}
+        args["reference"] = reference_new(room=request.room)
+        call_keys, call_args = CLAIM.call(keys=keys, args=args, more_keys=more_keys)
+        reply = durable_fcall(client, CLAIM.name, call_keys, call_args)
+        if reply[0] not in ("code_clash", "ref_clash"):
+            break
+    else:
+        raise RuntimeError("no free pickup code after several attempts")
+    if reply[0] != "ok" and paced_first:
+        booking_pace_return(client=client, owner_id=owner_id, booking_id=booking_id)
+    refuse_invalid(CLAIM.name, reply)
+    if reply[0] == "paced":
+        return ClaimResult(False, paced_until=from_ms(int(reply[1])))
+    if reply[0] == "id_in_use":
+        raise ValueError(f"booking id {booking_id!r} belongs to another owner")
+    if reply[0] == "taken":
+        return ClaimResult(False, taken=tuple(slots_from_reply(reply[1:], request.cls)))
+    booking = booking_from_hash(flat_to_dict(reply[1]))
+    assert booking is not None
+    if not inline:
+        indexes_after_claim(client=client, booking=booking)
+    if len(reply) > 2 and reply[2]:
+        waits_forget(client=client, owner_id=owner_id, room=request.room, members=reply[2])
+    sender_wake(room.outbox)  # the receipt is in the room's outbox already
+    return ClaimResult(True, booking=booking)

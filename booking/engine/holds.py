@@ -1,0 +1,160 @@
+"""Holding slots a while (one live hold per buyer), giving a hold back, and giving back the
+buyer's hold at sign-out. Each is one Redis Function on one room's keys."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import redis
+from django.conf import settings
+
+from booking.domain.keys import (
+    RoomKeys,
+    hold_of,
+)
+from booking.domain.parser import SlotRequest
+from booking.domain.records import (
+    Hold,
+    Slot,
+    slots_from_reply,
+)
+from booking.domain.rules import (
+    booking_id_room,
+    check_owner_id,
+    format_room,
+    season_days,
+)
+from booking.engine.requests import check_id, refuse_invalid, request_args, request_recheck
+from strongroom.calls import FunctionSpec
+from strongroom.clock import from_ms, to_ms
+from strongroom.store import fcall, load_functions, text_or_none
+
+HOLD = FunctionSpec(
+    "booking_hold",
+    "HOLD",
+    ("inventory", "holds", "audit", "hold_days", "hold_streaks"),
+    ("owner", "cls", "days", "hstart", "hend", "boxes", "hold_id", "now_ms", "ttl_ms",
+     "audit_maxlen", "room", "season_days"),
+)  # fmt: skip
+HOLD_RELEASE = FunctionSpec(
+    "booking_hold_release", "HOLD_RELEASE", ("holds", "hold_days"), ("hold_id", "owner")
+)
+
+
+@dataclass(frozen=True)
+class HoldResult:
+    """ok: the slots are held; else `taken` lists what is not free, or `cooling_until` says
+    when this buyer may hold in this room again (they held there for a whole hold time)."""
+
+    ok: bool
+    hold: Hold | None = None
+    taken: tuple[Slot, ...] = ()
+    cooling_until: dt.datetime | None = None
+
+
+def booking_hold(
+    *,
+    client: redis.Redis,
+    owner_id: str,
+    request: SlotRequest,
+    hold_id: str,
+    ttl_seconds: int | None = None,
+    now: dt.datetime | None = None,
+) -> HoldResult:
+    """Keep the request's slots for `owner_id` for `ttl_seconds` (default
+    STRONGROOM_HOLD_SECONDS); other buyers' claims and holds see them as taken.
+
+    One live hold per buyer: once this hold is placed it becomes the buyer's (SET ... GET of
+    the buyer's pointer, whatever session or worker asks) and the one it replaces is released
+    by id; a refused hold changes nothing. Two holds placed at once by one buyer: each releases
+    what the pointer held before it, so all but the last one set are released.
+
+    One hold time out of two per room: a buyer's holds in a room end one hold time after their
+    first one there (holding again does not extend them), and the hold time after that the room
+    is left to everyone else (`cooling_until`); booking there starts afresh."""
+    check_owner_id(owner_id)
+    request_recheck(request, now)
+    check_id("hold id", hold_id, request.room)
+    ttl = settings.STRONGROOM_HOLD_SECONDS if ttl_seconds is None else int(ttl_seconds)
+    if not 1 <= ttl <= 3600:
+        raise ValueError("a hold lasts 1 to 3600 seconds")
+    room = RoomKeys(request.room)
+    now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
+    keys = {
+        "inventory": room.inventory(request.cls),
+        "holds": room.holds,
+        "audit": room.audit,
+        "hold_days": room.hold_days,
+        "hold_streaks": room.hold_streaks,
+    }
+    args = {
+        "owner": owner_id,
+        **request_args(request),
+        "hold_id": hold_id,
+        "now_ms": now_ms,
+        "ttl_ms": ttl * 1000,
+        "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
+        "room": format_room(request.room),
+        "season_days": len(season_days()),
+    }
+    # The hold with a read of the buyer's pointer, then (placed) the pointer swapped with the
+    # release of the hold it named: two round trips, nothing but the hold function on refusal.
+    call_keys, call_args = HOLD.call(keys=keys, args=args)
+    pointer = hold_of(owner_id)
+    for attempt in (1, 2):
+        pipe = client.pipeline(transaction=False)
+        pipe.fcall(HOLD.name, len(call_keys), *call_keys, *call_args)
+        pipe.get(pointer)
+        reply, seen = pipe.execute(raise_on_error=False)
+        if isinstance(reply, redis.ResponseError):
+            if "Function not found" in str(reply) and attempt == 1:
+                load_functions(client)
+                continue
+            raise reply
+        break
+    refuse_invalid(HOLD.name, reply)
+    if reply[0] == "id_in_use":
+        raise ValueError(f"hold id {hold_id!r} belongs to another owner")
+    if reply[0] == "taken":
+        return HoldResult(False, taken=tuple(slots_from_reply(reply[1:], request.cls)))
+    if reply[0] == "cooling":
+        return HoldResult(False, cooling_until=from_ms(reply[1]))
+    expires = from_ms(reply[1])
+    assert expires is not None
+    seen = text_or_none(seen)
+    pipe = client.pipeline(transaction=False)
+    pipe.set(pointer, hold_id, px=ttl * 1000, get=True)
+    if seen and seen != hold_id and booking_id_room(seen) is not None:
+        release_keys, release_args = _release_call(owner_id, seen)
+        pipe.fcall(HOLD_RELEASE.name, len(release_keys), *release_keys, *release_args)
+    previous = text_or_none(pipe.execute()[0])
+    if previous and previous not in (seen, hold_id):
+        # Another hold of this buyer was placed between our two round trips: it goes too.
+        booking_hold_release(client=client, owner_id=owner_id, hold_id=previous)
+    return HoldResult(True, hold=Hold(hold_id, owner_id, request, expires))
+
+
+def booking_hold_release(*, client: redis.Redis, owner_id: str, hold_id: str) -> bool:
+    """Give a hold back before it expires; False if it was not this owner's live hold."""
+    room = booking_id_room(hold_id)
+    if room is None:
+        return False
+    return bool(fcall(client, HOLD_RELEASE.name, *_release_call(owner_id, hold_id)))
+
+
+def _release_call(owner_id: str, hold_id: str) -> tuple[list[str], list[object]]:
+    """KEYS and ARGV of booking_hold_release (the hold id names its room)."""
+    keys = RoomKeys(booking_id_room(hold_id) or 0)
+    return HOLD_RELEASE.call(
+        keys={"holds": keys.holds, "hold_days": keys.hold_days},
+        args={"hold_id": hold_id, "owner": owner_id},
+    )
+
+
+def holds_release_of(*, client: redis.Redis, owner_id: str) -> bool:
+    """Give back the buyer's live hold, if any (at logout). True if one was released."""
+    held = text_or_none(client.getdel(hold_of(owner_id)))
+    if not held:
+        return False
+    return booking_hold_release(client=client, owner_id=owner_id, hold_id=held)

@@ -1,0 +1,163 @@
+"""A buyer's bookings seen from their account: the upcoming ones, and forgetting the buyer
+when they delete their account (each room in one atomic call)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+
+import redis
+from django.conf import settings
+
+from accounts.extensions import account_part, person_forgetter
+from booking.domain.keys import RoomKeys, person_index
+from booking.domain.records import Booking
+from booking.domain.rules import (
+    booking_id_room,
+    first_bookable_day,
+    format_room,
+    hold_new_id,
+    site_today,
+)
+from booking.engine.bookings import bookings_page, bookings_page_read
+from booking.engine.indexes import indexes_read_commands
+from booking.engine.waits import waits_of, waits_of_read
+from strongroom import keyspace as ks
+from strongroom.ahead import Command
+from strongroom.calls import FunctionSpec
+from strongroom.clock import to_ms
+from strongroom.store import durable_fcall, text_list, text_values
+
+# more_keys: the owner's record keys, then the inventory key each record names (same order).
+OWNER_FORGET = FunctionSpec(
+    "booking_owner_forget",
+    "OWNER_FORGET",
+    ("registry", "audit", "stats", "waits", "wait_notices", "holds", "outbox", "hold_days"),
+    ("owner", "now_ms", "audit_maxlen", "n", "room", "first_day", "priority_hold_id",
+     "priority_hold_ms"),
+)  # fmt: skip
+
+
+# The account page lists the soonest upcoming bookings; "My bookings" pages through all of them.
+ACCOUNT_UPCOMING = 10
+
+
+def bookings_upcoming_read(
+    *, client: redis.Redis, owner_id: str, now: dt.datetime | None = None,
+    limit: int = ACCOUNT_UPCOMING,
+) -> list[Command]:  # fmt: skip
+    """What `bookings_upcoming` reads first (its index)."""
+    reads = bookings_page_read(owner_id=owner_id, today=site_today(now), limit=2 * limit)
+    return indexes_read_commands(client=client, reads=reads)
+
+
+def bookings_upcoming(
+    *,
+    client: redis.Redis,
+    owner_id: str,
+    now: dt.datetime | None = None,
+    limit: int = ACCOUNT_UPCOMING,
+) -> list[Booking]:
+    """At most `limit` confirmed bookings whose last day is today or later, soonest first (two
+    round trips, whatever the number of bookings: the index from today on, then twice `limit`
+    records, as cancelled ones stay in the index)."""
+    today = site_today(now)
+    found = bookings_page(client=client, owner_id=owner_id, today=today, limit=2 * limit)
+    upcoming = [b for b in found.bookings if b.status == "confirmed" and b.dates[-1] >= today]
+    return sorted(upcoming, key=lambda b: (b.dates[0], b.hours or (0, 0), b.room))[:limit]
+
+
+def owner_forget(*, client: redis.Redis, owner_id: str, now: dt.datetime | None = None) -> int:
+    """Cancel the owner's bookings not collected at all (freeing their slots), keep every record
+    for staff with owner '0', drop their waits, tell waiters of what freed: one durable call per
+    room. Returns the number of bookings cancelled."""
+    ids = text_list(client.zrange(person_index(owner_id), 0, -1))
+    by_room: dict[int, list[str]] = defaultdict(list)
+    for booking_id in ids:
+        room = booking_id_room(booking_id)
+        if room is not None:
+            by_room[room].append(booking_id)
+    waits_index = ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner_id)
+    for entry in text_list(client.zrange(waits_index, 0, -1)):
+        room_text = entry.split("|", 1)[0]
+        if room_text.isdigit():
+            by_room.setdefault(int(room_text), [])
+    at = to_ms(now or dt.datetime.now(tz=dt.UTC))
+    cancelled = 0
+    for room, booking_ids in sorted(by_room.items()):
+        cancelled += _room_forget(client, room, owner_id, booking_ids, at, now)
+    pipe = client.pipeline(transaction=False)
+    pipe.delete(person_index(owner_id))
+    pipe.delete(waits_index)
+    pipe.execute()
+    return cancelled
+
+
+def _room_forget(
+    client: redis.Redis,
+    room: int,
+    owner_id: str,
+    booking_ids: list[str],
+    at: int,
+    now: dt.datetime | None,
+) -> int:
+    keys = RoomKeys(room)
+    records = [keys.record(i) for i in booking_ids]
+    for _attempt in range(5):
+        pipe = client.pipeline(transaction=False)
+        for record in records:
+            pipe.hget(record, "inv")
+        inventories = [value or keys.registry for value in text_values(pipe.execute())]
+        call = OWNER_FORGET.call(
+            keys={
+                "registry": keys.registry,
+                "audit": keys.audit,
+                "stats": keys.stats,
+                "waits": keys.waits,
+                "wait_notices": keys.wait_notices,
+                "holds": keys.holds,
+                "hold_days": keys.hold_days,
+                "outbox": keys.outbox,
+            },
+            args={
+                "owner": owner_id,
+                "now_ms": at,
+                "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
+                "n": len(records),
+                "room": format_room(room),
+                "first_day": first_bookable_day(now),
+                "priority_hold_id": hold_new_id(room=room),
+                "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
+            },
+            more_keys=[*records, *inventories],
+        )
+        reply = durable_fcall(client, OWNER_FORGET.name, *call)
+        if reply[0] == "ok":
+            return int(reply[1])
+        if reply[0] != "stale":
+            raise RuntimeError(f"booking_owner_forget refused: {reply}")
+    raise RuntimeError("the room kept changing while the owner was forgotten")
+
+
+def _upcoming_reads(*, client: redis.Redis, person_id: int) -> list[Command]:
+    """The first reads of the account page's part: the person's bookings index and waits."""
+    owner = str(person_id)
+    return [*bookings_upcoming_read(client=client, owner_id=owner), *waits_of_read(owner_id=owner)]
+
+
+@account_part(reads=_upcoming_reads)
+def _upcoming_on_the_account_page(*, client: redis.Redis, person_id: int) -> dict[str, object]:
+    """The upcoming bookings and the waiting list's notices: their indexes come read with the
+    account (`_upcoming_reads`); then the records (one pipeline) and, with waits, their notices
+    (one more)."""
+    owner = str(person_id)
+    return {
+        "upcoming": bookings_upcoming(client=client, owner_id=owner),
+        "waits": waits_of(client=client, owner_id=owner),
+        "now": dt.datetime.now(tz=dt.UTC),
+    }
+
+
+@person_forgetter
+def _forget_on_account_deletion(*, client: redis.Redis, person_id: int) -> None:
+    owner_forget(client=client, owner_id=str(person_id))

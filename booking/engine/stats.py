@@ -1,0 +1,264 @@
+"""The rooms' stats counters (kept exact by the functions in booking.lua): the season's figures
+read from them, the same figures counted from the bitmaps (the check), and the rebuild of a
+room's counters from its records and bitmaps.
+
+Reading rooms whose counters are not exact yet (data written before the stats existed) is two
+explicit steps in `_stats_rows`: the read finds them, `stats_rebuild` rebuilds them, then they
+are read again."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import redis
+from django.conf import settings
+
+from booking.domain.formats import DAY_WIDTH, STATS_VERSION, stats_field
+from booking.domain.keys import RoomKeys
+from booking.domain.rules import (
+    CLASSES,
+    SLOTS_PER_DAY,
+    STATUSES,
+    in_season,
+    local_now,
+    room_count,
+    season_day,
+    season_days,
+    season_key,
+    site_today,
+)
+from booking.engine.bookings import room_sets_read
+from strongroom import keyspace as ks
+from strongroom.calls import FunctionSpec
+from strongroom.clock import from_ms
+from strongroom.store import execute_functions, text_or_none
+
+# more_keys: the inventory keys, then the record keys; more_args: season, cls, bits per day of
+# each inventory key, then the local creation date of each record.
+STATS_REBUILD = FunctionSpec(
+    "booking_stats_rebuild", "STATS_REBUILD", ("stats", "registry", "ledger"), ("n_inv", "n_rec")
+)
+
+
+@dataclass(frozen=True)
+class DayOccupancy:
+    date: dt.date
+    booked: int
+    capacity: int
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    cls: str
+    days: tuple[DayOccupancy, ...]
+    booked: int
+    capacity: int
+
+
+def _days_sum(texts: Iterable[str | None], n_days: int) -> list[int]:
+    """The sum of per-day stats fields (7 decimal digits a day, day 0 first) over rooms, per
+    day: each field is read as one big integer, so 300 rooms are 300 additions (a day's sum
+    stays below 10^7, so no carry crosses into the day before)."""
+    width = n_days * DAY_WIDTH
+    total = 0
+    for field in texts:
+        if field:
+            total += int(field[:width].ljust(width, "0"))
+    digits = str(total).zfill(width)
+    return [int(digits[i : i + DAY_WIDTH]) for i in range(0, width, DAY_WIDTH)]
+
+
+@functools.lru_cache(maxsize=8)
+def _stats_keys(prefix: str, rooms: int) -> tuple[tuple[str, str], ...]:
+    """(stats, ledger) key of every room (cached: the overview builds 600 names a request)."""
+    return tuple((RoomKeys(room).stats, RoomKeys(room).ledger) for room in range(1, rooms + 1))
+
+
+def _stats_read(
+    client: redis.Redis, fields: Sequence[str]
+) -> tuple[list[list[str | None]], list[int]]:
+    """`fields` of every room's stats hash (one pipeline of HMGET, with the ledger's size), and
+    the rooms whose hash is not exact yet (bookings written before the stats existed). Reads
+    only."""
+    keys = _stats_keys(settings.STRONGROOM_KEY_PREFIX, room_count())
+    pipe = client.pipeline(transaction=False)
+    for stats, ledger in keys:
+        pipe.execute_command("HMGET", stats, "v", *fields)
+        pipe.execute_command("SCARD", ledger)
+    replies = pipe.execute()
+    rows: list[list[str | None]] = replies[0::2]
+    stale = [
+        n + 1
+        for n, (row, size) in enumerate(zip(rows, replies[1::2], strict=True))
+        if row[0] != STATS_VERSION and int(size)
+    ]
+    return rows, stale
+
+
+def _stats_rows(client: redis.Redis, fields: Sequence[str]) -> list[list[str | None]]:
+    """`fields` of every room's stats hash, exact: step 1 reads them; step 2 (only for rooms
+    whose hash is not exact yet) rebuilds those rooms with `stats_rebuild` and reads them again."""
+    rows, stale = _stats_read(client, fields)
+    if stale:
+        stats_rebuild(client=client, rooms=stale)
+        pipe = client.pipeline(transaction=False)
+        for room in stale:
+            pipe.execute_command("HMGET", RoomKeys(room).stats, "v", *fields)
+        for room, row in zip(stale, pipe.execute(), strict=True):
+            rows[room - 1] = row
+    return [row[1:] for row in rows]
+
+
+def _occupancy(cls: str, slots: list[int]) -> Occupancy:
+    days = season_days()
+    capacity = SLOTS_PER_DAY[cls] * room_count()
+    rows = tuple(DayOccupancy(d, n, capacity) for d, n in zip(days, slots, strict=True))
+    return Occupancy(cls, rows, sum(slots), capacity * len(days))
+
+
+def occupancy_per_day(*, client: redis.Redis, cls: str) -> Occupancy:
+    """Booked slots per season day over all rooms, and season totals, from the rooms' stats
+    counters (one pipeline; the functions keep them equal to the bitmaps' bits, see
+    `occupancy_from_bitmaps`)."""
+    if cls not in CLASSES:
+        raise ValueError(f"no class {cls!r}")
+    rows = _stats_rows(client, [stats_field("slots", season_key(), cls)])
+    return _occupancy(cls, _days_sum((row[0] for row in rows), len(season_days())))
+
+
+def occupancy_from_bitmaps(*, client: redis.Redis, cls: str) -> Occupancy:
+    """`occupancy_per_day` counted from the inventory bitmaps themselves (one pipeline of
+    BITCOUNT per room per day: 9,300 for 300 rooms and 31 days): the exact check of the
+    counters, for tests and audits, not for pages."""
+    if cls not in CLASSES:
+        raise ValueError(f"no class {cls!r}")
+    width = SLOTS_PER_DAY[cls]
+    days = season_days()
+    rooms = range(1, room_count() + 1)
+    pipe = client.pipeline(transaction=False)
+    for room in rooms:
+        key = RoomKeys(room).inventory(cls)
+        for index in range(len(days)):
+            pipe.execute_command("BITCOUNT", key, index * width, (index + 1) * width - 1, "BIT")
+    counts = pipe.execute()
+    per_day = [0] * len(days)
+    for i, count in enumerate(counts):
+        per_day[i % len(days)] += int(count)
+    return _occupancy(cls, per_day)
+
+
+@dataclass(frozen=True)
+class ClassStats:
+    """One class's season figures from the stats counters. `active_per_day`: confirmed +
+    collected bookings per season day; `for_today`/`made_today`: active bookings with a day
+    today / created today (local date); `statuses`: bookings per status."""
+
+    cls: str
+    occupancy: Occupancy
+    active_per_day: tuple[int, ...]
+    for_today: int
+    made_today: int
+    statuses: dict[str, int]
+
+    @property
+    def active(self) -> int:
+        return self.statuses["confirmed"] + self.statuses["collected"]
+
+
+@dataclass(frozen=True)
+class SeasonStats:
+    today: dt.date
+    classes: tuple[ClassStats, ...]
+
+
+def season_stats(*, client: redis.Redis, now: dt.datetime | None = None) -> SeasonStats:
+    """Every class's counters of the season over all rooms: ONE round trip (an HMGET of each
+    room's stats hash in one pipeline), whatever the number of bookings."""
+    today = site_today(now)
+    season = season_key()
+    fields: list[str] = []
+    for cls in CLASSES:
+        fields += [stats_field("slots", season, cls), stats_field("active", season, cls)]
+        fields += [stats_field("made", season, cls, today.isoformat())]
+        fields += [stats_field("status", season, cls, status) for status in STATUSES]
+    width = len(fields) // len(CLASSES)
+    n_days = len(season_days())
+    rows = _stats_rows(client, fields)
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(fields)
+    classes = []
+    for c, cls in enumerate(CLASSES):
+        first = c * width
+        slots = _days_sum(columns[first], n_days)
+        active = _days_sum(columns[first + 1], n_days)
+        made = sum(int(value) for value in columns[first + 2] if value)
+        statuses = {
+            status: sum(int(value) for value in columns[first + 3 + i] if value)
+            for i, status in enumerate(STATUSES)
+        }
+        for_today = active[season_day(today)] if in_season(today) else 0
+        classes.append(
+            ClassStats(cls, _occupancy(cls, slots), tuple(active), for_today, made, statuses)
+        )
+    return SeasonStats(today, tuple(classes))
+
+
+def _stats_call(
+    room: int, registered: set[str], ledger: set[str], created: dict[str, str]
+) -> list[object]:
+    """FCALL arguments of booking_stats_rebuild for what was read of one room."""
+    keys = RoomKeys(room)
+    inventories = sorted(registered)
+    ids = sorted(ledger)
+    more_args: list[object] = []
+    for key in inventories:
+        parts = ks.BOOKING_INVENTORY.parse(key)
+        more_args += [parts["season"], parts["cls"], SLOTS_PER_DAY[parts["cls"]]]
+    for booking_id in ids:
+        moment = from_ms(created.get(booking_id)) or dt.datetime.fromtimestamp(0, tz=dt.UTC)
+        more_args.append(local_now(moment).date().isoformat())
+    all_keys, args = STATS_REBUILD.call(
+        keys={"stats": keys.stats, "registry": keys.registry, "ledger": keys.ledger},
+        args={"n_inv": len(inventories), "n_rec": len(ids)},
+        more_keys=[*inventories, *(keys.record(booking_id) for booking_id in ids)],
+        more_args=more_args,
+    )
+    return [STATS_REBUILD.name, len(all_keys), *all_keys, *args]
+
+
+def stats_rebuild(*, client: redis.Redis, rooms: Sequence[int] | None = None) -> int:
+    """Recompute the stats hash of `rooms` (default: every room) from the booking records and
+    the inventory bitmaps, each room atomically (booking_stats_rebuild); a room that changed
+    between the read and its call is read again. Returns the number of records counted.
+
+    Needed once for data written before the stats existed (rebuildindexes runs it); from then
+    on the claim, cancel, pickup and flush functions keep the counters exact themselves."""
+    counted = 0
+    pending = room_sets_read(client, list(range(1, room_count() + 1)) if rooms is None else rooms)
+    for _attempt in range(5):
+        if not pending:
+            return counted
+        order = sorted(pending)
+        pipe = client.pipeline(transaction=False)
+        for room in order:
+            for booking_id in sorted(pending[room][1]):
+                pipe.hget(RoomKeys(room).record(booking_id), "created")
+        created_at = iter(pipe.execute())
+        pipe = client.pipeline(transaction=False)
+        for room in order:
+            registered, ledger = pending[room]
+            created = {i: text_or_none(next(created_at)) or "" for i in sorted(ledger)}
+            pipe.execute_command("FCALL", *_stats_call(room, registered, ledger, created))
+        replies = execute_functions(client, pipe)
+        if replies is None:
+            continue
+        changed = []
+        for room, reply in zip(order, replies, strict=True):
+            if reply[0] == "ok":
+                counted += int(reply[1])
+            else:
+                changed.append(room)
+        pending = room_sets_read(client, changed) if changed else {}
+    raise RuntimeError("rooms kept changing during the stats rebuild")

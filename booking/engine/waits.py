@@ -1,0 +1,285 @@
+"""The waiting list: be told when a sold-out slot frees.
+
+A wait is one slot (class A: a day; B: an hour range on a day; C: one box's hours on a day)
+kept in the room's `waits` sorted set, in the order people asked. The cancel function (and
+the sweep, for holds that expired) tells the waiters whose slot is free in the same atomic
+call that freed it: a notice, a mail, and for the first a priority hold of
+STRONGROOM_WAIT_HOLD_SECONDS. Each buyer's waits are also listed under their id (to show them
+and to bound them, STRONGROOM_WAITS_PER_BUYER); everything about a day goes at the day's end.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import redis
+from django.conf import settings
+
+from booking.domain.keys import RoomKeys
+from booking.domain.rules import (
+    check_owner_id,
+    first_bookable_day,
+    format_room,
+    hold_new_id,
+    room_count,
+    season_day,
+    season_days,
+    season_start,
+    site_today,
+    site_zone,
+)
+from booking.engine.holds import booking_hold_release
+from strongroom import keyspace as ks
+from strongroom.ahead import Command, command, pipeline_replies
+from strongroom.calls import FunctionSpec
+from strongroom.clock import from_ms, to_ms
+from strongroom.outbox import sender_hook
+from strongroom.store import fcall, text_list, text_values
+
+WAIT = FunctionSpec(
+    "booking_wait",
+    "WAIT",
+    ("waits", "inventory", "holds", "hold_days"),
+    ("person", "cls", "day", "hstart", "hend", "box", "now_ms", "limit", "season_days",
+     "first_day"),
+)  # fmt: skip
+WAITS_CHECK = FunctionSpec(
+    "booking_waits_check",
+    "WAITS_CHECK",
+    (
+        "waits",
+        "wait_notices",
+        "holds",
+        "outbox",
+        "inventory_a",
+        "inventory_b",
+        "inventory_c",
+        "hold_days",
+    ),
+    ("now_ms", "first_day", "priority_hold_id", "priority_hold_ms", "room"),
+)
+
+
+def _day_start_ms(date: dt.date) -> int:
+    return to_ms(dt.datetime.combine(date, dt.time(), tzinfo=site_zone()))
+
+
+@dataclass(frozen=True)
+class Wait:
+    """One slot a buyer waits for."""
+
+    room: int
+    cls: str
+    date: dt.date
+    hours: tuple[int, int] | None = None
+    box: int | None = None
+
+    @property
+    def room_label(self) -> str:
+        return format_room(self.room)
+
+
+def wait_member(*, owner_id: str, wait: Wait) -> str:
+    start, end = wait.hours or (0, 0)
+    day = season_day(wait.date)
+    return f"{owner_id}|{wait.cls}|{day}|{start}|{end}|{wait.box or 0}"
+
+
+def _wait_of(room: int, member: str) -> tuple[str, Wait]:
+    person, cls, day, start, end, box = member.split("|")
+    date = season_start() + dt.timedelta(days=int(day))
+    hours = None if cls == "A" else (int(start), int(end))
+    return person, Wait(room, cls, date, hours, int(box) or None)
+
+
+def _index_trim(pipe: redis.client.Pipeline, owner_id: str, now: dt.datetime | None) -> None:
+    """Forget the buyer's waits for days that can no longer be booked (the day's end)."""
+    tomorrow = site_today(now) + dt.timedelta(days=1)
+    pipe.zremrangebyscore(ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner_id), "-inf",
+                          f"({_day_start_ms(tomorrow)}")  # fmt: skip
+
+
+def wait_join(
+    *, client: redis.Redis, owner_id: str, wait: Wait, now: dt.datetime | None = None
+) -> str:
+    """Ask to be told when `wait`'s slot frees. Returns 'ok' (also when already waiting),
+    'free' (it is free: book it), 'limit' (too many waits) or 'invalid'."""
+    check_owner_id(owner_id)
+    if not 1 <= wait.room <= room_count() or wait.date not in season_days():
+        return "invalid"
+    first = first_bookable_day(now)
+    index = ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner_id)
+    pipe = client.pipeline(transaction=False)
+    _index_trim(pipe, owner_id, now)
+    pipe.zcard(index)
+    _trimmed, count = pipe.execute()
+    member = wait_member(owner_id=owner_id, wait=wait)
+    entry = f"{format_room(wait.room)}|{member}"
+    if count >= settings.STRONGROOM_WAITS_PER_BUYER and client.zscore(index, entry) is None:
+        return "limit"
+    keys = RoomKeys(wait.room)
+    start, end = wait.hours or (0, 0)
+    call = WAIT.call(
+        keys={
+            "waits": keys.waits,
+            "inventory": keys.inventory(wait.cls),
+            "holds": keys.holds,
+            "hold_days": keys.hold_days,
+        },
+        args={
+            "person": owner_id,
+            "cls": wait.cls,
+            "day": season_day(wait.date),
+            "hstart": start,
+            "hend": end,
+            "box": wait.box or 0,
+            "now_ms": to_ms(now or dt.datetime.now(tz=dt.UTC)),
+            "limit": settings.STRONGROOM_WAITS_PER_BUYER,
+            "season_days": len(season_days()),
+            "first_day": first,
+        },
+    )
+    reply = fcall(client, WAIT.name, *call)
+    if reply[0] != "ok":
+        return "invalid" if reply[0] == "invalid" else str(reply[0])
+    pipe = client.pipeline(transaction=False)
+    pipe.zadd(index, {entry: _day_start_ms(wait.date)})
+    pipe.sadd(ks.BOOKING_WAIT_ROOMS.key(), format_room(wait.room))
+    pipe.execute()
+    return "ok"
+
+
+@dataclass(frozen=True)
+class WaitStatus:
+    """A buyer's wait as their pages show it: still waiting, or told (with their priority hold
+    while it lasts, or until when the first in line has it)."""
+
+    wait: Wait
+    entry: str
+    told_at: dt.datetime | None = None
+    hold_id: str = ""
+    priority_until: dt.datetime | None = None
+
+    @property
+    def told(self) -> bool:
+        return self.told_at is not None
+
+    @property
+    def mine(self) -> bool:
+        """The priority hold is this buyer's."""
+        return bool(self.hold_id)
+
+
+def waits_of_read(*, owner_id: str) -> list[Command]:
+    """What `waits_of` reads first: the buyer's index of waits."""
+    return [command("ZRANGE", ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner_id), 0, -1)]
+
+
+def waits_of(
+    *, client: redis.Redis, owner_id: str, now: dt.datetime | None = None
+) -> list[WaitStatus]:
+    """The buyer's waits and notices, by day (two round trips; one when there are none)."""
+    (entries_read,) = pipeline_replies(client, waits_of_read(owner_id=owner_id))
+    entries = text_list(entries_read)
+    if not entries:
+        return []
+    parsed = []
+    pipe = client.pipeline(transaction=False)
+    for entry in entries:
+        room_text, member = entry.split("|", 1)
+        room = int(room_text)
+        parsed.append((entry, room, member))
+        pipe.zscore(RoomKeys(room).waits, member)
+        pipe.hget(RoomKeys(room).wait_notices, member)
+    replies = pipe.execute()
+    first = first_bookable_day(now)
+    found = []
+    for i, (entry, room, member) in enumerate(parsed):
+        waiting, notice = replies[2 * i], text_values([replies[2 * i + 1]])[0]
+        _person, wait = _wait_of(room, member)
+        if season_day(wait.date) < first or (waiting is None and notice is None):
+            continue
+        if notice is None:
+            found.append(WaitStatus(wait, entry))
+            continue
+        told, hold_id, expiry, _room = ([*notice.split("|"), "", "", ""])[:4]
+        found.append(WaitStatus(wait, entry, from_ms(told), hold_id, from_ms(expiry or None)))
+    return found
+
+
+def wait_leave(*, client: redis.Redis, owner_id: str, entry: str) -> bool:
+    """Stop waiting (or dismiss the notice, giving back the priority hold it came with);
+    False when `entry` is not the buyer's."""
+    index = ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner_id)
+    if not isinstance(entry, str) or len(entry) > 100 or client.zscore(index, entry) is None:
+        return False
+    room_text, member = entry.split("|", 1)
+    keys = RoomKeys(int(room_text))
+    pipe = client.pipeline(transaction=True)
+    pipe.hget(keys.wait_notices, member)
+    pipe.zrem(keys.waits, member)
+    pipe.hdel(keys.wait_notices, member)
+    notice = text_values([pipe.execute()[0]])[0]
+    client.zrem(index, entry)
+    priority_hold = (notice or "").split("|")[1:2]
+    if priority_hold and priority_hold[0]:
+        # Declined: the slot held for this buyer goes back to everyone at once.
+        booking_hold_release(client=client, owner_id=owner_id, hold_id=priority_hold[0])
+    return True
+
+
+def waits_forget(*, client: redis.Redis, owner_id: str, room: int, members: list[str]) -> None:
+    """Take waits a booking fulfilled (the claim already took them out of the room) out of
+    the buyer's own index, so that they no longer count towards the buyer's limit."""
+    entries = [f"{format_room(room)}|{member}" for member in text_list(members)]
+    client.zrem(ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner_id), *entries)
+
+
+def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
+    """Tell the waiters of slots freed by expired holds; clear past days. One pipeline over the
+    rooms that have waits. Returns how many were told."""
+    rooms = sorted(text_list(list(client.smembers(ks.BOOKING_WAIT_ROOMS.key()))))
+    if not rooms:
+        return 0
+    at = to_ms(now or dt.datetime.now(tz=dt.UTC))
+    first = first_bookable_day(now)
+    pipe = client.pipeline(transaction=False)
+    numbers = [int(r) for r in rooms if r.isdigit()]
+    for room in numbers:
+        keys = RoomKeys(room)
+        call_keys, call_args = WAITS_CHECK.call(
+            keys={
+                "waits": keys.waits,
+                "wait_notices": keys.wait_notices,
+                "holds": keys.holds,
+                "hold_days": keys.hold_days,
+                "outbox": keys.outbox,
+                "inventory_a": keys.inventory("A"),
+                "inventory_b": keys.inventory("B"),
+                "inventory_c": keys.inventory("C"),
+            },
+            args={
+                "now_ms": at,
+                "first_day": first,
+                "priority_hold_id": hold_new_id(room=room),
+                "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
+                "room": format_room(room),
+            },
+        )
+        pipe.fcall(WAITS_CHECK.name, len(call_keys), *call_keys, *call_args)
+    told = 0
+    empty = []
+    for room, reply in zip(numbers, pipe.execute(), strict=True):
+        told += int(reply[0])
+        if int(reply[1]) == 0:
+            empty.append(format_room(room))
+    if empty:
+        client.srem(ks.BOOKING_WAIT_ROOMS.key(), *empty)
+    return told
+
+
+@sender_hook
+def _sweep_with_the_mail(client: redis.Redis) -> None:
+    """Every pass of the mail sender also sweeps (the waiters it tells are mailed at once)."""
+    waits_sweep(client=client)

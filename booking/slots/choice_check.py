@@ -1,0 +1,307 @@
+"""Honest pickers: what exactly stands in the way of a choice, and what is nearest instead.
+
+From the booking map's read (booked bytes and other buyers' holds kept apart, one round trip):
+each chosen slot that is sold or held (with the hold's end), the same hours in the closest rooms
+where the whole choice is free, and the closest free hours (or other boxes) in the same room. The
+calendar's words come from the same bytes: a day is free, partly booked, held until HH:MM, sold
+out for the chosen hours, or sold out (nothing left that day)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import redis
+
+from booking.domain.rules import BOXES_PER_ROOM, HOURS_PER_DAY, hour_mask, room_count, season_day
+from booking.slots.building_map import FULL_DAY, RoomDays, boxes_touched, rooms_commands, rooms_read
+from strongroom.ahead import Command
+from strongroom.clock import from_ms
+
+ALTERNATIVES = 3  # at most this many suggestions of each kind
+REACH = 30  # rooms on either side searched for the same hours elsewhere
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """A choice as the checks need it (a complete SlotRequest, or the page's choices)."""
+
+    cls: str
+    room: int
+    dates: tuple[dt.date, ...]
+    hours: tuple[int, int] | None  # B/C
+    boxes: tuple[int, ...]  # C
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """A run of chosen slots that cannot be had: sold, or held by another buyer until when."""
+
+    date: dt.date
+    hours: tuple[int, int] | None  # None for class A
+    box: int | None
+    held_until: dt.datetime | None  # None: sold
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """A choice that is free right now, near the one asked for."""
+
+    room: int
+    hours: tuple[int, int] | None
+    boxes: tuple[int, ...]
+    dates: tuple[dt.date, ...]
+
+
+@dataclass(frozen=True)
+class ChoiceCheck:
+    blocked: tuple[Blocked, ...]
+    other_rooms: tuple[Alternative, ...]  # the same hours (and as many boxes) in close rooms
+    other_hours: tuple[Alternative, ...]  # this room: the closest free hours, or other boxes
+
+    @property
+    def free(self) -> bool:
+        return not self.blocked
+
+
+def _slot_mask(cls: str, day: bytes, box: int | None) -> int:
+    if cls == "C" and box is not None:
+        return int.from_bytes(day[(box - 1) * 3 : box * 3])
+    return int.from_bytes(day)
+
+
+def _runs_of(mask: int, hours: tuple[int, int]) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    for hour in range(*hours):
+        if mask & (1 << (23 - hour)):
+            if runs and runs[-1][1] == hour:
+                runs[-1] = (runs[-1][0], hour + 1)
+            else:
+                runs.append((hour, hour + 1))
+    return runs
+
+
+def blocked_slots(days: RoomDays, wanted: Wanted) -> list[Blocked]:
+    """The chosen slots that are sold or held by another buyer, consecutive hours merged."""
+    found: list[Blocked] = []
+    for date in wanted.dates:
+        day = season_day(date)
+        value = days.booked.get(day)
+        if value is None:
+            continue
+        holds = days.holds.get(day, ())
+        if wanted.cls == "A":
+            if value[0]:
+                found.append(Blocked(date, None, None, None))
+            elif holds:
+                found.append(Blocked(date, None, None, from_ms(max(h.expires_ms for h in holds))))
+            continue
+        span = wanted.hours or (0, HOURS_PER_DAY)
+        for box in wanted.boxes if wanted.cls == "C" else (None,):
+            booked = _slot_mask(wanted.cls, value, box) & hour_mask(*span)
+            for run in _runs_of(booked, span):
+                found.append(Blocked(date, run, box, None))
+            for hold in holds:
+                if box is not None and box not in hold.boxes:
+                    continue
+                held = hold.mask & hour_mask(*span) & ~booked
+                for run in _runs_of(held, span):
+                    found.append(Blocked(date, run, box, from_ms(hold.expires_ms)))
+    return found
+
+
+def slots_taken(days: RoomDays, cls: str, day: int) -> bytes:
+    """The day's bytes with other buyers' holds added (what cannot be booked now)."""
+    value = days.booked[day]
+    holds = days.holds.get(day, ())
+    if not holds:
+        return value
+    if cls == "A":
+        return b"\x01"
+    taken = bytearray(value)
+    for hold in holds:
+        for box in hold.boxes if cls == "C" else (None,):
+            at = (box - 1) * 3 if box is not None else 0
+            mask = int.from_bytes(taken[at : at + 3]) | hold.mask
+            taken[at : at + 3] = mask.to_bytes(3)
+    return bytes(taken)
+
+
+def _free_boxes(days: RoomDays, dates: Sequence[dt.date], mask: int) -> list[int]:
+    """Class C boxes free for every hour of `mask` on every date (holds count as taken)."""
+    touched = 0
+    for date in dates:
+        touched |= boxes_touched(slots_taken(days, "C", season_day(date)), mask)
+    flags = touched.to_bytes(BOXES_PER_ROOM)
+    return [box for box, flag in enumerate(flags, 1) if not flag]
+
+
+def _fits(days: RoomDays, wanted: Wanted, hours: tuple[int, int] | None) -> tuple[int, ...] | None:
+    """The boxes (C; () for A/B) with which `wanted` at `hours` is free in this room, or None.
+    Class C keeps the chosen boxes when they are free, else takes the nearest free ones."""
+    if wanted.cls == "A":
+        open_days = all(not slots_taken(days, "A", season_day(d))[0] for d in wanted.dates)
+        return () if open_days else None
+    assert hours is not None
+    mask = hour_mask(*hours)
+    if wanted.cls == "B":
+        busy = 0
+        for date in wanted.dates:
+            busy |= int.from_bytes(slots_taken(days, "B", season_day(date)))
+        return () if busy & mask == 0 else None
+    free = _free_boxes(days, wanted.dates, mask)
+    count = max(1, len(wanted.boxes))
+    if len(free) < count:
+        return None
+    if set(wanted.boxes) <= set(free) and wanted.boxes:
+        return wanted.boxes
+    centre = wanted.boxes[0] if wanted.boxes else 1
+    return tuple(sorted(sorted(free, key=lambda b: (abs(b - centre), b))[:count]))
+
+
+def _other_rooms(read: Sequence[RoomDays], wanted: Wanted) -> list[Alternative]:
+    found = []
+    for days in sorted(read, key=lambda d: (abs(d.room - wanted.room), d.room)):
+        if days.room == wanted.room:
+            continue
+        boxes = _fits(days, wanted, wanted.hours)
+        if boxes is not None:
+            found.append(Alternative(days.room, wanted.hours, boxes, wanted.dates))
+            if len(found) == ALTERNATIVES:
+                break
+    return found
+
+
+def _other_hours(days: RoomDays, wanted: Wanted) -> list[Alternative]:
+    """This room: the same length of hours starting as close as possible to the chosen start;
+    for class C, failing that, other boxes at the chosen hours."""
+    if wanted.cls == "A" or wanted.hours is None:
+        return []
+    start, end = wanted.hours
+    length = end - start
+    starts = sorted(range(HOURS_PER_DAY - length + 1), key=lambda h: (abs(h - start), h))
+    fitting = []
+    for first in starts:
+        if first == start:
+            continue
+        hours = (first, first + length)
+        boxes = _fits(days, wanted, hours)
+        if boxes is not None and (wanted.cls == "B" or boxes == wanted.boxes):
+            fitting.append(Alternative(wanted.room, hours, boxes, wanted.dates))
+    # the closest earlier and the closest later hours first, then the next closest
+    earlier = [a for a in fitting if a.hours and a.hours[0] < start][:1]
+    later = [a for a in fitting if a.hours and a.hours[0] > start][:1]
+    found = earlier + later
+    found += [a for a in fitting if a not in found][: ALTERNATIVES - len(found)]
+    if wanted.cls == "C":
+        boxes = _fits(days, wanted, wanted.hours)
+        if boxes is not None and boxes != wanted.boxes:
+            found.insert(0, Alternative(wanted.room, wanted.hours, boxes, wanted.dates))
+    return found[:ALTERNATIVES]
+
+
+def _reach(wanted: Wanted) -> range:
+    """The chosen room and up to REACH rooms on either side."""
+    return range(max(1, wanted.room - REACH), min(room_count(), wanted.room + REACH) + 1)
+
+
+def choice_commands(wanted: Wanted) -> list[Command]:
+    """The one read `choice_check` makes for `wanted` (to send it with another)."""
+    return rooms_commands(cls=wanted.cls, rooms=_reach(wanted), dates=wanted.dates)
+
+
+def choice_check(
+    *,
+    client: redis.Redis,
+    wanted: Wanted,
+    owner_id: str | None = None,
+    now: dt.datetime | None = None,
+) -> ChoiceCheck:
+    """What stands in the way of `wanted` and what is nearest instead: ONE round trip (the
+    chosen room and up to REACH rooms on either side, as the building map reads them)."""
+    read = rooms_read(
+        client=client,
+        cls=wanted.cls,
+        rooms=_reach(wanted),
+        dates=wanted.dates,
+        owner_id=owner_id,
+        now=now,
+    )
+    here = next(days for days in read if days.room == wanted.room)
+    blocked = blocked_slots(here, wanted)
+    if not blocked:
+        return ChoiceCheck((), (), ())
+    return ChoiceCheck(
+        tuple(blocked), tuple(_other_rooms(read, wanted)), tuple(_other_hours(here, wanted))
+    )
+
+
+# --- the calendar's words ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DayWords:
+    """One bookable day for the chosen class, room (and hours, boxes).
+
+    state: available (nothing taken), partly (the choice is free, something else is taken),
+    held (the choice is blocked only by another buyer's hold, until `held_until`), sold_for
+    (the choice is taken, the day has other free slots), sold_out (nothing left that day)."""
+
+    state: str
+    held_until: dt.datetime | None = None
+
+
+def _everything_taken(cls: str, value: bytes) -> bool:
+    if cls == "A":
+        return bool(value[0])
+    if cls == "B":
+        return int.from_bytes(value) == FULL_DAY
+    return value == b"\xff" * len(value)
+
+
+def _choice_blocked(
+    cls: str, value: bytes, hours: tuple[int, int] | None, boxes: Sequence[int]
+) -> bool:
+    if cls == "A":
+        return bool(value[0])
+    mask = hour_mask(*hours) if hours else FULL_DAY
+    if cls == "B":
+        taken = int.from_bytes(value)
+        return taken & mask != 0 if hours else taken == FULL_DAY
+    if boxes:
+        if hours:
+            flags = boxes_touched(value, mask).to_bytes(BOXES_PER_ROOM)
+            return any(flags[b - 1] for b in boxes)
+        busy = 0
+        for box in boxes:
+            busy |= int.from_bytes(value[(box - 1) * 3 : box * 3])
+        return busy == FULL_DAY
+    if hours:
+        return 0 not in boxes_touched(value, mask).to_bytes(BOXES_PER_ROOM)
+    return _everything_taken("C", value)
+
+
+def day_words(
+    days: RoomDays,
+    cls: str,
+    day: int,
+    hours: tuple[int, int] | None,
+    boxes: Sequence[int],
+) -> DayWords:
+    """The calendar's word for one bookable season day of this room."""
+    booked = days.booked[day]
+    taken = slots_taken(days, cls, day)
+    if _everything_taken(cls, taken):
+        if not _everything_taken(cls, booked):
+            holds = days.holds.get(day, ())
+            return DayWords("held", from_ms(min(h.expires_ms for h in holds)))
+        return DayWords("sold_out")
+    if _choice_blocked(cls, taken, hours, boxes):
+        if not _choice_blocked(cls, booked, hours, boxes):
+            holds = days.holds.get(day, ())
+            return DayWords("held", from_ms(min(h.expires_ms for h in holds)))
+        return DayWords("sold_for")
+    if any(taken):
+        return DayWords("partly")
+    return DayWords("available")

@@ -1,0 +1,61 @@
+"""The building map (/book/find/): every room at once for a class, day(s) and hours. A plain
+GET form and links; with htmx the results refresh by themselves (a fragment every few seconds).
+
+Many buyers look at the same map: each worker keeps a map it read (and the page's context, per
+language) for STRONGROOM_MAP_CACHE_MS and gives it to everyone who holds nothing on it. A buyer
+with a hold of their own on the map gets it read afresh (their holds count as free for them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.translation import get_language
+from django.views.decorators.http import require_GET
+
+from accounts.access import request_person
+from booking.slots.building_map import BuildingMap
+from booking.web.find_page import map_context, map_read
+from booking.web.find_query import MapQuery, map_query_from
+from strongroom.recent import Recent
+from strongroom.store import get_store
+
+RECENT_MAPS: Recent[tuple[BuildingMap | None, dict[str, Any]]] = Recent(size=64)
+
+
+def _read(request: HttpRequest) -> tuple[MapQuery, BuildingMap | None, dict[str, Any]]:
+    """The query, its map and the page's context: kept ones when young enough and the same
+    for this buyer, else read now."""
+    person = request_person(request)
+    owner = str(person.id) if person.is_authenticated else None
+    query = map_query_from(request.GET)
+    key = (query, get_language()) if query.ready and not query.problems else None
+    if key is not None:
+        kept = RECENT_MAPS.get(key, max_age_ms=settings.STRONGROOM_MAP_CACHE_MS)
+        if kept is not None and kept[0][0] is not None and owner not in kept[0][0].holders:
+            return query, *kept[0]
+    bmap = map_read(client=get_store(), query=query, owner_id=owner)
+    context = map_context(query=query, bmap=bmap)
+    if key is not None and bmap is not None and owner not in bmap.holders:
+        RECENT_MAPS.put(key, (bmap, context))
+    return query, bmap, context
+
+
+@require_GET
+def building_map(request: HttpRequest) -> HttpResponse:
+    """The map page: the form, the counts, every room, the open class C room's box grid."""
+    _query, _bmap, context = _read(request)
+    return render(request, "booking/map.html", context)
+
+
+@require_GET
+def building_map_results(request: HttpRequest) -> HttpResponse:
+    """Fragment: the map's results alone. htmx polls it with the digest of what the page shows
+    (`seen`): when nothing changed the answer is an empty 204, which htmx leaves alone."""
+    _query, bmap, context = _read(request)
+    if bmap is not None and request.GET.get("seen") == context["stamp"]:
+        return HttpResponse(status=204)
+    return render(request, "booking/_map_results.html", context)

@@ -1,0 +1,170 @@
+"""Booking mail, rendered when sent (strongroom/outbox.py) in the buyer's language: the
+receipt (pickup code and an .ics file), the cancellation (with the staff's reason) and the
+waiting list's "it is free" notice."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import redis
+from django.core.mail import EmailMessage
+from django.urls import reverse
+from django.utils import timezone, translation
+from django.utils.translation import gettext
+
+from accounts.mail import message_build, site_url
+from accounts.selectors import mail_target, mail_target_from, mail_target_read
+from booking.domain.calendar_files import booking_ics
+from booking.domain.codes import code_display
+from booking.domain.keys import RoomKeys
+from booking.domain.records import Booking, booking_from_hash
+from booking.domain.rules import season_start
+from booking.engine.bookings import booking_get, booking_read
+from strongroom.ahead import keep_replies, pipeline_replies, read_together
+from strongroom.clock import from_ms
+from strongroom.outbox import renderer
+from strongroom.store import text_hash
+
+
+def _owner(booking: Booking) -> int | None:
+    return int(booking.owner_id) if booking.owner_id.isdigit() else None
+
+
+def _booking_context(booking: Booking) -> dict[str, object]:
+    return {
+        "booking": booking,
+        "first_day": booking.dates[0],
+        "link": site_url(reverse("booking:done", args=[booking.id])),
+    }
+
+
+def _named_owner(args: list[str]) -> int | None:
+    """The owner a receipt's entry names ('confirm|<id>|<owner>'; entries queued before the
+    owner was named have none)."""
+    return int(args[1]) if len(args) > 1 and args[1].isdigit() else None
+
+
+def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]]) -> None:
+    """Before a batch of receipts or cancellations (args: booking id, and a receipt's owner):
+    the named owners' addresses; then the bookings still needed (not those of owners without
+    a verified address) with the addresses of the owners no entry names. All kept for the
+    renders: a few round trips for the batch instead of two a message."""
+    named = [_named_owner(args) for args in arguments]
+    reads = [mail_target_read(person_id=owner) for owner in named if owner is not None]
+    flat = [cmd for read in reads for cmd in read]
+    keep_replies(flat, addresses := pipeline_replies(client, flat))
+    reachable = {
+        owner
+        for owner, reply in zip((o for o in named if o is not None), addresses, strict=True)
+        if mail_target_from(owner, reply) is not None
+    }
+    needed = [
+        args[0] for args, owner in zip(arguments, named, strict=True)
+        if args and (owner is None or owner in reachable)
+    ]  # fmt: skip
+    records = [cmd for booking_id in needed for cmd in booking_read(booking_id=booking_id)]
+    replies = pipeline_replies(client, records)
+    keep_replies(records, replies)
+    bookings = [booking_from_hash(text_hash(reply)) for reply in replies]
+    # One read per message, not per person: a read ahead is served once.
+    unnamed = [
+        owner for b in bookings if b is not None and (owner := _owner(b)) and owner not in reachable
+    ]
+    read_together(client, *(mail_target_read(person_id=owner) for owner in unnamed))
+
+
+@renderer("confirm", prepare=_bookings_and_owners)
+def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
+    """args: booking id, owner. The receipt, with the pickup code and the booking as .ics;
+    nothing (and the booking unread) when the owner has no verified address."""
+    named = _named_owner(args)
+    target = mail_target(client=client, person_id=named) if named is not None else None
+    if named is not None and target is None:
+        return None
+    booking = booking_get(client=client, booking_id=args[0])
+    if booking is None or booking.status == "cancelled" or _owner(booking) is None:
+        return None
+    if target is None or target.person_id != _owner(booking):
+        target = mail_target(client=client, person_id=_owner(booking) or 0)
+    if target is None:
+        return None
+    with translation.override(target.language):
+        message = message_build(
+            target=target,
+            subject=gettext("Booked: %(reference)s, room %(room)s")
+            % {"reference": booking.reference, "room": booking.room_label},
+            template="mail/booking_confirmed.txt",
+            context={**_booking_context(booking), "code": code_display(booking.pickup_code())},
+        )
+        url = site_url(reverse("booking:done", args=[booking.id]))
+        calendar = booking_ics(booking, url=url, language=target.language)
+    message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
+    return message
+
+
+@renderer("cancel", prepare=_bookings_and_owners)
+def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
+    """args: booking id. Who cancelled (the buyer or the staff, with the staff's reason)."""
+    booking = booking_get(client=client, booking_id=args[0])
+    if booking is None or booking.status != "cancelled" or _owner(booking) is None:
+        return None
+    target = mail_target(client=client, person_id=_owner(booking) or 0)
+    if target is None:
+        return None
+    by_staff = booking.cancelled_by != booking.owner_id
+    with translation.override(target.language):
+        message = message_build(
+            target=target,
+            subject=gettext("Cancelled: %(reference)s, room %(room)s")
+            % {"reference": booking.reference, "room": booking.room_label},
+            template="mail/booking_cancelled.txt",
+            context={
+                **_booking_context(booking),
+                "by_staff": by_staff,
+                "reason": booking.cancel_reason,
+                "mine": site_url(reverse("booking:mine")),
+            },
+        )
+        # The receipt's events again, CANCELLED (same UIDs, next sequence): opening it takes
+        # the booking out of the calendar it was added to.
+        url = site_url(reverse("booking:done", args=[booking.id]))
+        calendar = booking_ics(booking, url=url, language=target.language)
+    message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
+    return message
+
+
+@renderer("freed")
+def freed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
+    """args: room, person, cls, day, start, end, box, told ms. The slot a buyer waited for is
+    free; the first in line holds it for a few minutes."""
+    room, person, cls, day, start, end, box = args[:7]
+    if not person.isdigit():
+        return None
+    target = mail_target(client=client, person_id=int(person))
+    if target is None:
+        return None
+    member = "|".join(args[1:7])
+    notice = client.hget(RoomKeys(int(room)).wait_notices, member)
+    hold_id, until = "", None
+    if notice:
+        _told, hold_id, expiry, _room = ([*str(notice).split("|"), "", "", ""])[:4]
+        until = from_ms(expiry or None)
+    date = season_start() + dt.timedelta(days=int(day))
+    with translation.override(target.language):
+        return message_build(
+            target=target,
+            subject=gettext("Free again: class %(cls)s, room %(room)s, %(date)s")
+            % {"cls": cls, "room": room, "date": date.isoformat()},
+            template="mail/wait_freed.txt",
+            context={
+                "cls": cls,
+                "room": room,
+                "date": date,
+                "hours": None if cls == "A" else (int(start), int(end)),
+                "box": int(box) or None,
+                "priority": bool(hold_id),
+                "until": timezone.localtime(until) if until else None,
+                "confirm": site_url(reverse("booking:confirm", args=[hold_id])) if hold_id else "",
+                "book": site_url(reverse("booking:pick")),
+            },
+        )

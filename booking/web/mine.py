@@ -1,0 +1,120 @@
+"""A buyer's bookings after the booking: the done page, My bookings (paged), cancelling."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods
+
+from accounts.access import login_required
+from booking.domain.codes import code_display
+from booking.domain.records import Booking
+from booking.domain.rules import request_id_new, site_today
+from booking.engine.bookings import booking_get, bookings_page
+from booking.engine.cancel import booking_cancel, cancel_refusal
+from booking.engine.waits import waits_of
+from booking.web.owner import request_owner, signed_in_owner
+from strongroom.store import get_store
+
+MINE_PAGE_SIZE = 20
+
+
+def _own_booking(request: HttpRequest, booking_id: str) -> Booking:
+    """The signed-in person's booking, or 404 (other people's bookings do not exist here)."""
+    found = booking_get(client=get_store(), booking_id=booking_id)
+    if found is None or found.owner_id != request_owner(request):
+        raise Http404
+    return found
+
+
+def _shown(booking: Booking, today: dt.date) -> dict[str, Any]:
+    return {
+        "booking": booking,
+        "code": code_display(booking.pickup_code()),
+        "upcoming": booking.status == "confirmed" and booking.dates[-1] >= today,
+        "cancellable": booking.status == "confirmed" and booking.dates[0] > today,
+        "created_local": timezone.localtime(booking.created_at),
+    }
+
+
+@require_GET
+@login_required
+def booking_done(request: HttpRequest, booking_id: str) -> HttpResponse:
+    """The confirmation: the booking and its pickup code, large, with the pickup rules."""
+    booking = _own_booking(request, booking_id)
+    context = {
+        **_shown(booking, site_today()),
+        "grace": settings.STRONGROOM_PICKUP_GRACE_MINUTES,
+        "failures": settings.STRONGROOM_PICKUP_MAX_FAILURES,
+        "lock_minutes": max(1, settings.STRONGROOM_PICKUP_LOCK_SECONDS // 60),
+    }
+    return render(request, "booking/done.html", context)
+
+
+@require_GET
+@login_required
+def bookings_mine(request: HttpRequest) -> HttpResponse:
+    """My bookings, MINE_PAGE_SIZE a page (?page=2...): upcoming first (the soonest to end
+    first), then the earlier ones (newest first); every booking is on some page."""
+    owner = signed_in_owner(request)
+    today = site_today()
+    raw = request.GET.get("page", "1")
+    number = int(raw) if raw.isascii() and raw.isdigit() and 0 < len(raw) < 6 else 1
+    number = max(1, number)
+    found = bookings_page(
+        client=get_store(),
+        owner_id=owner,
+        today=today,
+        limit=MINE_PAGE_SIZE,
+        offset=(number - 1) * MINE_PAGE_SIZE,
+    )
+    rows = [_shown(b, today) for b in found.bookings]
+    pages_total = max(1, -(-found.total // MINE_PAGE_SIZE))
+    context = {
+        "upcoming": [r for r in rows if r["upcoming"]],
+        "others": [r for r in rows if not r["upcoming"]],
+        "page": number,
+        "pages_total": pages_total,
+        "previous_page": number - 1 if number > 1 else None,
+        "next_page": number + 1 if found.has_next else None,
+        "total": found.total,
+        "waits": waits_of(client=get_store(), owner_id=owner),
+        "now": timezone.now(),
+    }
+    return render(request, "booking/mine.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def booking_cancel_page(request: HttpRequest, booking_id: str) -> HttpResponse:
+    """GET: are you sure? POST: cancel (the engine refuses on or after the first day)."""
+    booking = _own_booking(request, booking_id)
+    if request.method == "GET":
+        shown = _shown(booking, site_today())
+        context = {
+            **shown,
+            "request_id": request_id_new(),
+            "refusal": None if shown["cancellable"] else cancel_refusal(booking),
+        }
+        return render(request, "booking/cancel.html", context)
+    owner = signed_in_owner(request)
+    # The form's request id: a double click on "Yes, cancel" reports success twice.
+    result = booking_cancel(
+        client=get_store(),
+        booking_id=booking.id,
+        actor_id=owner,
+        actor_is_staff=False,
+        request_id=request.POST.get("request_id") or None,
+    )
+    if result.ok:
+        messages.success(request, result.message)
+    else:
+        messages.error(request, result.message)
+    return HttpResponseRedirect(reverse("booking:mine"))

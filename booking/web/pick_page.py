@@ -1,0 +1,378 @@
+"""What the booking pages show, built from the engine's reads: the month calendar, the hour row,
+the box grid, taken slots in words. No store access except through booking.slots.panel_state and
+booking.slots.choice_check."""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import urlencode
+
+import redis
+from django.urls import reverse
+from django.utils import formats
+from django.utils.dates import WEEKDAYS, WEEKDAYS_ABBR
+from django.utils.safestring import SafeString
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
+
+from booking.domain.rules import (
+    BOXES_PER_ROOM,
+    HOURS_PER_DAY,
+    day_refusal,
+    format_room,
+    season_end,
+    season_start,
+    site_today,
+)
+from booking.domain.site_time import clock, hour_range
+from booking.slots.choice_check import Blocked, Wanted, choice_check, choice_commands
+from booking.slots.panel_state import CalendarDay, PanelState, panel_commands, panel_state
+from booking.web.forms import Choices
+from booking.web.pieces import pieces
+from strongroom.ahead import Command
+
+
+@dataclass(frozen=True)
+class Day:
+    """One calendar cell."""
+
+    date: dt.date | None  # None: a day of the neighbouring month (an empty cell)
+    # available | partly | held | sold_for | sold_out | not_bookable | open (nothing picked yet)
+    state: str = ""
+    reason: str = ""
+    chosen: bool = False
+    held_until: dt.datetime | None = None
+    hours: tuple[int, int] | None = None  # sold_for: the chosen hours
+
+    @property
+    def disabled(self) -> bool:
+        blocked = ("sold_out", "sold_for", "held", "not_bookable")
+        return self.state in blocked and not self.chosen
+
+    @property
+    def note(self) -> str:
+        if self.state == "sold_out":
+            return _("Sold out")
+        if self.state == "sold_for":
+            if self.hours:
+                start, end = self.hours
+                return _("Sold out for %(hours)s") % {"hours": f"{start:02d}:00–{end:02d}:00"}
+            return _("Sold out for these boxes")
+        if self.state == "held" and self.held_until is not None:
+            return _("Held until %(time)s") % {"time": clock(self.held_until)}
+        if self.state == "partly":
+            return _("Partly booked")
+        if self.state == "not_bookable":
+            return {"past": _("Past"), "today": _("Today"), "outside_season": _("Closed")}.get(
+                self.reason, _("Closed")
+            )
+        return _("Chosen") if self.chosen else ""
+
+
+@dataclass(frozen=True)
+class Month:
+    first: dt.date
+    weekdays: list[tuple[str, str]]  # (abbreviation, full name), in the locale's order
+    weeks: list[list[Day]]
+    previous: dt.date | None
+    next: dt.date | None
+    checked: bool  # availability known (class and room picked)
+    previous_query: str = ""
+    next_query: str = ""
+
+    @property
+    def rows(self) -> list[SafeString]:
+        """Each week's seven cells as HTML (booking/_day_cell.html)."""
+        return [pieces("booking/_day_cell.html", "day", week) for week in self.weeks]
+
+
+def season_months() -> list[dt.date]:
+    """The first day of every month the season touches."""
+    months, month = [], season_start().replace(day=1)
+    while month <= season_end():
+        months.append(month)
+        month = (month + dt.timedelta(days=32)).replace(day=1)
+    return months
+
+
+def month_shown(choices: Choices, now: dt.datetime | None = None) -> dt.date:
+    """The month asked for, else the first chosen date's, else the first bookable day's."""
+    months = season_months()
+    if choices.month in months:
+        return choices.month
+    if choices.dates and choices.dates[0].replace(day=1) in months:
+        return choices.dates[0].replace(day=1)
+    tomorrow = site_today(now) + dt.timedelta(days=1)
+    first = max(tomorrow, season_start()).replace(day=1)
+    return first if first in months else months[0]
+
+
+def first_weekday() -> int:
+    """Python's calendar numbering (0 = Monday) of the locale's first day of the week."""
+    django_first = int(formats.get_format("FIRST_DAY_OF_WEEK"))  # 0 = Sunday
+    return (django_first - 1) % 7
+
+
+def _month_bounds(choices: Choices, now: dt.datetime | None) -> tuple[dt.date, dt.date, dt.date]:
+    """The month shown, and the part of it inside the season (first and last day)."""
+    first = month_shown(choices, now)
+    last = (first + dt.timedelta(days=32)).replace(day=1) - dt.timedelta(days=1)
+    return first, max(first, season_start()), min(last, season_end())
+
+
+@functools.lru_cache(maxsize=64)
+def _weekday_names(language: str | None, weekday_first: int) -> tuple[tuple[str, str], ...]:
+    """The calendar's head, (short, long) names from `weekday_first` on, in `language` (the
+    active one: the key keeps the languages apart)."""
+    order = [(weekday_first + i) % 7 for i in range(7)]
+    names = [(str(WEEKDAYS_ABBR[i]), str(WEEKDAYS[i])) for i in order]
+    if (language or "").startswith("zh"):
+        # "星期一" is Chinese's abbreviation too: a phone's narrow column takes its last one.
+        names = [(full[-1], full) for _abbr, full in names]
+    return tuple(names)
+
+
+def _month_table(
+    choices: Choices,
+    first: dt.date,
+    availability: Sequence[CalendarDay] | None,
+    now: dt.datetime | None,
+) -> Month:
+    """The month's table from the days' availability (None: no class and room picked yet)."""
+    states = {day.date: day for day in availability or []}
+    checked = availability is not None
+    today = site_today(now)
+    weekday_first = first_weekday()
+    weeks = []
+    for week in calendar.Calendar(weekday_first).monthdatescalendar(first.year, first.month):
+        row = []
+        for date in week:
+            if date.month != first.month:
+                row.append(Day(None))
+                continue
+            refusal = day_refusal(date, today)
+            known = states.get(date)
+            if refusal:
+                row.append(Day(date, "not_bookable", refusal, date in choices.dates))
+            elif known is not None:
+                hours = choices.hours if known.state == "sold_for" else None
+                chosen = date in choices.dates
+                row.append(Day(date, known.state, "", chosen, known.held_until, hours))
+            else:
+                state = "available" if checked else "open"
+                row.append(Day(date, state, "", date in choices.dates))
+        weeks.append(row)
+    months = season_months()
+    index = months.index(first)
+    previous = months[index - 1] if index > 0 else None
+    following = months[index + 1] if index + 1 < len(months) else None
+    return Month(
+        first=first,
+        weekdays=list(_weekday_names(get_language(), weekday_first)),
+        weeks=weeks,
+        previous=previous,
+        next=following,
+        checked=checked,
+        previous_query=choices.query(month=previous) if previous else "",
+        next_query=choices.query(month=following) if following else "",
+    )
+
+
+def _calendar(start: dt.date, end: dt.date) -> list[dt.date]:
+    return [start + dt.timedelta(days=i) for i in range((end - start).days + 1)]
+
+
+def panel_reads(choices: Choices, *, with_choice: bool = True) -> list[Command]:
+    """The one read `panel_build` (with the chosen dates) or `month_build` (without) makes
+    for `choices`: what a view sends ahead with the request's identity (strongroom/ahead.py)."""
+    if not (choices.cls and choices.room):
+        return []
+    _first, start, end = _month_bounds(choices, None)
+    return panel_commands(
+        cls=choices.cls,
+        room=choices.room,
+        calendar=_calendar(start, end),
+        dates=choices.dates if with_choice else (),
+    )
+
+
+def _state(
+    client: redis.Redis,
+    choices: Choices,
+    owner_id: str | None,
+    now: dt.datetime | None,
+    start: dt.date,
+    end: dt.date,
+    *,
+    with_choice: bool,
+) -> PanelState:
+    calendar = _calendar(start, end)
+    assert choices.room is not None
+    return panel_state(
+        client=client,
+        cls=choices.cls,
+        room=choices.room,
+        calendar=calendar,
+        dates=choices.dates if with_choice else (),
+        hours=choices.hours,
+        boxes=choices.boxes,
+        owner_id=owner_id,
+        now=now,
+    )
+
+
+def month_build(
+    *,
+    client: redis.Redis,
+    choices: Choices,
+    owner_id: str | None,
+    now: dt.datetime | None = None,
+) -> Month:
+    """The month's table alone (month navigation); with a class and room, each day's
+    availability (one round trip)."""
+    first, start, end = _month_bounds(choices, now)
+    availability = None
+    if choices.cls and choices.room:
+        found = _state(client, choices, owner_id, now, start, end, with_choice=False)
+        availability = found.days
+    return _month_table(choices, first, availability, now)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One hour of the hour row or one box of the box grid."""
+
+    number: int
+    taken: bool
+    chosen: bool
+
+    @property
+    def label(self) -> str:
+        return f"{self.number:02d}"
+
+
+@dataclass(frozen=True)
+class Panel:
+    """The pickers' state: the month table, the hour row (B/C), the box grid (C), and what
+    stands in the way of a complete choice (its sold or held slots, else ())."""
+
+    month: Month
+    hours: list[Cell]
+    boxes: list[Cell]
+    blocked: tuple[Blocked, ...] = ()
+    stamp: str = ""
+
+    @property
+    def hour_cells(self) -> SafeString:
+        """The hour row as HTML (booking/_hour_cell.html)."""
+        return pieces("booking/_hour_cell.html", "cell", self.hours)
+
+    @property
+    def box_cells(self) -> SafeString:
+        """The box grid as HTML (booking/_box_cell.html)."""
+        return pieces("booking/_box_cell.html", "cell", self.boxes)
+
+
+def panel_build(
+    *,
+    client: redis.Redis,
+    choices: Choices,
+    owner_id: str | None,
+    now: dt.datetime | None = None,
+) -> Panel:
+    """The calendar, the hour row, the box grid and the chosen slots' state from one read of
+    the room (one round trip once a class and room are picked, none before). Hours and boxes
+    are marked taken on the chosen dates (for the chosen boxes, during the chosen hours)."""
+    first, start, end = _month_bounds(choices, now)
+    found = None
+    if choices.cls and choices.room:
+        found = _state(client, choices, owner_id, now, start, end, with_choice=True)
+    hours_taken = set(found.taken_hours if found else ())
+    boxes_taken = set(found.taken_boxes if found else ())
+    chosen = choices.hours
+    return Panel(
+        month=_month_table(choices, first, found.days if found else None, now),
+        hours=[
+            Cell(h, h in hours_taken, chosen is not None and chosen[0] <= h < chosen[1])
+            for h in range(HOURS_PER_DAY)
+        ]
+        if choices.cls in ("B", "C")
+        else [],
+        boxes=[Cell(b, b in boxes_taken, b in choices.boxes) for b in range(1, BOXES_PER_ROOM + 1)]
+        if choices.cls == "C"
+        else [],
+        blocked=found.blocked if found else (),
+        stamp=found.stamp if found else "",
+    )
+
+
+REFRESH_SECONDS = 5  # an open booking page asks for its availability again this often (htmx)
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    text: str
+    href: str
+
+
+def alternatives_reads(choices: Choices) -> list[Command]:
+    """The one read `alternatives_build` makes for `choices` (none for an incomplete one)."""
+    if not choices.complete or choices.room is None:
+        return []
+    wanted = Wanted(choices.cls, choices.room, choices.dates, choices.hours, choices.boxes)
+    return choice_commands(wanted)
+
+
+def alternatives_build(
+    *, client: redis.Redis, choices: Choices, owner_id: str | None
+) -> list[Suggestion]:
+    """The nearest free choices to a blocked one, as links that fill in the booking page:
+    the same hours in the closest rooms, then the closest hours (or other boxes) here."""
+    if not choices.complete or choices.room is None:
+        return []
+    wanted = Wanted(choices.cls, choices.room, choices.dates, choices.hours, choices.boxes)
+    check = choice_check(client=client, wanted=wanted, owner_id=owner_id)
+    found = []
+    page = reverse("booking:pick")
+    for option in (*check.other_rooms, *check.other_hours):
+        start, end = option.hours or (None, None)
+        changed = replace(choices, room=option.room, start=start, end=end, boxes=option.boxes)
+        parts = [_("Room %(room)s") % {"room": format_room(option.room)}]
+        if option.hours:
+            parts.append(hour_range(*option.hours))
+        if option.boxes:
+            boxes = ", ".join(str(b) for b in option.boxes)
+            parts.append(_("boxes %(boxes)s") % {"boxes": boxes})
+        found.append(Suggestion(" · ".join(parts), f"{page}?{changed.query(month=None)}"))
+    return found
+
+
+def map_url(choices: Choices) -> str:
+    """The building map for the same class, days and hours (every room at once)."""
+    pairs: list[tuple[str, str]] = [("cls", choices.cls or "C")]
+    pairs += [("date", d.isoformat()) for d in choices.dates[:7]]
+    if choices.hours and choices.cls != "A":
+        pairs += [("start", str(choices.hours[0])), ("end", str(choices.hours[1]))]
+    return reverse("booking:find") + "?" + urlencode(pairs)
+
+
+def class_lines() -> list[dict[str, Any]]:
+    """The three classes with one line each."""
+    return [
+        {"code": "A", "name": _("Class A"), "line": _("The finest: one safe, booked by the day.")},
+        {
+            "code": "B",
+            "name": _("Class B"),
+            "line": _("Fine: a second safe, a new treasure every hour."),
+        },
+        {
+            "code": "C",
+            "name": _("Class C"),
+            "line": _("Value: 100 boxes, a new treasure in every box every hour."),
+        },
+    ]

@@ -1,0 +1,87 @@
+"""The waiting list pages: ask to be told when a sold-out slot frees, and stop waiting."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+from django.views.decorators.http import require_http_methods, require_POST
+
+from accounts.access import login_required, signed_in_person
+from booking.domain.rules import day_refusal, season_days, site_today
+from booking.engine.waits import Wait, wait_join, wait_leave
+from booking.web import forms
+from strongroom.store import get_store
+
+MAX_WAITS_AT_ONCE = 10
+
+
+def _bookable_days() -> list[dt.date]:
+    today = site_today()
+    return [d for d in season_days() if not day_refusal(d, today)]
+
+
+def _waits(choices: forms.Choices) -> list[Wait]:
+    """One wait per day (and per box for class C) of a complete choice."""
+    assert choices.room is not None
+    boxes: list[int | None] = list(choices.boxes) if choices.cls == "C" else [None]
+    return [
+        Wait(choices.room, choices.cls, date, choices.hours if choices.cls != "A" else None, box)
+        for date in choices.dates
+        for box in boxes
+    ]
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@login_required
+def wait_page(request: HttpRequest) -> HttpResponse:
+    """GET: the chosen class, room, hours and box with a day to pick. POST: join the list."""
+    if request.method != "POST":
+        choices, problems = forms.choices_from(request.GET)
+        context = {"choices": choices, "days": _bookable_days(), "problems": problems}
+        return render(request, "booking/wait.html", context)
+    choices, _request, problems = forms.posted_request(request.POST)
+    context = {"choices": choices, "days": _bookable_days(), "problems": problems}
+    waits = _waits(choices) if not problems and choices.complete else []
+    if not waits or len(waits) > MAX_WAITS_AT_ONCE:
+        if not problems:
+            problems = [_("Choose a class, a room, the hours (and a box) and one day to wait for.")]
+        return render(request, "booking/wait.html", {**context, "problems": problems}, status=400)
+    owner = str(signed_in_person(request).id)
+    outcomes = [wait_join(client=get_store(), owner_id=owner, wait=w) for w in waits]
+    joined = outcomes.count("ok")
+    if joined:
+        messages.success(
+            request,
+            ngettext(
+                "You are on the waiting list: we will tell you when it frees.",
+                "You are on %(count)d waiting lists: we will tell you when they free.",
+                joined,
+            )
+            % {"count": joined},
+        )
+    if "free" in outcomes:
+        messages.info(request, _("Good news: it is free right now: book it here."))
+    if "limit" in outcomes:
+        messages.warning(request, _("You are waiting for as many slots as one person may."))
+    if "invalid" in outcomes:
+        messages.error(request, _("That slot cannot be waited for."))
+    if outcomes.count("free") == len(outcomes):
+        # Nothing to wait for: back to the booking page with the very same choice.
+        return HttpResponseRedirect(reverse("booking:pick") + f"?{choices.query()}")
+    return HttpResponseRedirect(reverse("booking:mine") + "#waits")
+
+
+@require_POST
+@login_required
+def wait_leave_page(request: HttpRequest) -> HttpResponse:
+    """Stop waiting for a slot, or dismiss its notice."""
+    owner = str(signed_in_person(request).id)
+    if wait_leave(client=get_store(), owner_id=owner, entry=request.POST.get("entry", "")[:100]):
+        messages.success(request, _("Removed from your waiting list."))
+    return HttpResponseRedirect(reverse("booking:mine") + "#waits")

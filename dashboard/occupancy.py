@@ -1,0 +1,148 @@
+"""The staff occupancy map: one class on one day as a heat map, a summary row per floor and,
+for a chosen floor, its rooms by hours (class B) or by boxes over an hour range (class C)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import redis
+from django.conf import settings
+
+from booking.domain.rules import format_room
+from booking.slots.bitmap import day_inventory
+
+ROOMS_PER_FLOOR = 25
+
+
+@dataclass(frozen=True)
+class Floor:
+    number: int
+    rooms: tuple[int, ...]
+
+    @property
+    def label(self) -> str:
+        return f"{format_room(self.rooms[0])}–{format_room(self.rooms[-1])}"
+
+
+def floors() -> list[Floor]:
+    """The building's rooms in floors of 25 (001-025 on floor 1, ...)."""
+    rooms = list(range(1, settings.STRONGROOM_ROOM_COUNT + 1))
+    return [
+        Floor(i // ROOMS_PER_FLOOR + 1, tuple(rooms[i : i + ROOMS_PER_FLOOR]))
+        for i in range(0, len(rooms), ROOMS_PER_FLOOR)
+    ]
+
+
+def hours_booked(mask: int, hours: Sequence[int]) -> int:
+    """How many of `hours` are set in a 24-bit hour mask (bit 23 - h is hour h)."""
+    return sum(1 for h in hours if mask & (1 << (23 - h)))
+
+
+@dataclass(frozen=True)
+class HeatCell:
+    booked: int
+    capacity: int
+    room: int | None = None
+    hour: int | None = None
+    box: int | None = None
+
+    @property
+    def level(self) -> int:
+        """0 (free) to 4 (full), for the heat colour."""
+        if self.booked <= 0 or self.capacity <= 0:
+            return 0
+        return max(1, min(4, -(-4 * self.booked // self.capacity)))
+
+
+@dataclass(frozen=True)
+class HeatRow:
+    label: str
+    room: int | None
+    floor: int | None
+    cells: tuple[HeatCell, ...]
+    booked: int
+    capacity: int
+
+
+@dataclass(frozen=True)
+class HeatMap:
+    cls: str
+    date: dt.date
+    summary_columns: tuple[str, ...]
+    detail_columns: tuple[str, ...]
+    summary: tuple[HeatRow, ...]
+    detail: tuple[HeatRow, ...]
+    floor: Floor | None
+    hours: tuple[int, int] | None
+
+
+BOX_GROUP = 10
+HOUR_COLUMNS = tuple(f"{h:02d}" for h in range(24))
+
+
+def occupancy_map(
+    *,
+    client: redis.Redis,
+    cls: str,
+    date: dt.date,
+    floor: int | None = None,
+    hours: tuple[int, int] | None = None,
+) -> HeatMap:
+    """A heat map of one class on one day (one pipeline): a summary row per floor, and for a
+    chosen floor its rooms x hours (B) or rooms x boxes over an hour range (C); class A shows
+    every room in the summary."""
+    rooms = day_inventory(client=client, cls=cls, date=date).rooms
+    all_floors = floors()
+    chosen = next((f for f in all_floors if f.number == floor), None)
+    if cls == "A":
+        columns = tuple(f"+{i}" for i in range(ROOMS_PER_FLOOR))
+        summary = [
+            _row(fl.label, None, fl.number,
+                 tuple(HeatCell(rooms[r][0], 1, room=r) for r in fl.rooms))
+            for fl in all_floors
+        ]  # fmt: skip
+        return HeatMap(cls, date, columns, (), tuple(summary), (), None, None)
+    if cls == "B":
+        summary = [
+            _row(fl.label, None, fl.number, tuple(
+                HeatCell(sum(hours_booked(rooms[r][0], [h]) for r in fl.rooms), len(fl.rooms),
+                         hour=h)
+                for h in range(24)))
+            for fl in all_floors
+        ]  # fmt: skip
+        detail = [
+            _row(format_room(room), room, None, tuple(
+                HeatCell(hours_booked(rooms[room][0], [h]), 1, room=room, hour=h)
+                for h in range(24)))
+            for room in (chosen.rooms if chosen else ())
+        ]  # fmt: skip
+        return HeatMap(cls, date, HOUR_COLUMNS, HOUR_COLUMNS, tuple(summary), tuple(detail),
+                       chosen, None)  # fmt: skip
+    span = list(range(*(hours or (0, 24))))
+    groups = [range(g, g + BOX_GROUP) for g in range(1, 101, BOX_GROUP)]
+    summary = [
+        _row(fl.label, None, fl.number, tuple(
+            HeatCell(sum(hours_booked(rooms[r][b - 1], span) for r in fl.rooms for b in g),
+                     len(fl.rooms) * len(g) * len(span))
+            for g in groups))
+        for fl in all_floors
+    ]  # fmt: skip
+    detail = [
+        _row(format_room(room), room, None, tuple(
+            HeatCell(hours_booked(rooms[room][b - 1], span), len(span), room=room, box=b)
+            for b in range(1, 101)))
+        for room in (chosen.rooms if chosen else ())
+    ]  # fmt: skip
+    return HeatMap(
+        cls, date, tuple(f"{g.start}–{g.stop - 1}" for g in groups),
+        tuple(str(b) for b in range(1, 101)), tuple(summary), tuple(detail), chosen,
+        hours or (0, 24),
+    )  # fmt: skip
+
+
+def _row(label: str, room: int | None, floor: int | None, cells: tuple[HeatCell, ...]) -> HeatRow:
+    return HeatRow(
+        label, room, floor, cells, sum(c.booked for c in cells), sum(c.capacity for c in cells)
+    )
