@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import datetime as dt
 import zoneinfo
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import redis
 
 from booking.domain.parser import SlotRequest, slot_request_parse
-from booking.domain.rules import booking_new_id
+from booking.domain.rules import (
+    BOXES_PER_ROOM,
+    HOURS_PER_DAY,
+    booking_new_id,
+    season_end,
+    season_start,
+)
 from booking.engine.claims import ClaimResult, booking_claim
+from booking.slots.panel_state import CalendarDay, panel_state
 from strongroom.store import text
 
 SHANGHAI = zoneinfo.ZoneInfo("Asia/Shanghai")
@@ -58,3 +65,56 @@ def snapshot(client: redis.Redis) -> dict[str, object]:
         value = readers[kind](key) if kind in readers else client.dump(key)
         content[key] = (kind, value)
     return content
+
+
+# --- reads through the one read model of a room (booking.slots.panel_state) -----------------
+
+
+def calendar_days(
+    *,
+    client: redis.Redis,
+    cls: str,
+    room: int,
+    hours: tuple[int, int] | None = None,
+    boxes: Sequence[int] = (),
+    owner_id: str | None = None,
+    now: dt.datetime | None = None,
+    start: dt.date | None = None,
+    end: dt.date | None = None,
+) -> list[CalendarDay]:
+    """The booking page's calendar of one room from `start` to `end` (the season): each day's
+    word (available, partly, held, sold_for, sold_out, not_bookable) for the choice."""
+    first, last = start or season_start(), end or season_end()
+    calendar = [first + dt.timedelta(days=i) for i in range((last - first).days + 1)]
+    found = panel_state(
+        client=client, cls=cls, room=room, calendar=calendar, hours=hours, boxes=boxes,
+        owner_id=owner_id, now=now,
+    )  # fmt: skip
+    return list(found.days)
+
+
+def free_hours(
+    *, client: redis.Redis, room: int, date: dt.date, cls: str, owner_id: str | None = None
+) -> list[int]:
+    """The hours of `date` the booking page offers: class B free, class C with a free box."""
+    taken = panel_state(
+        client=client, cls=cls, room=room, calendar=[], dates=[date], owner_id=owner_id
+    ).taken_hours
+    return [hour for hour in range(HOURS_PER_DAY) if hour not in taken]
+
+
+def free_boxes(
+    *,
+    client: redis.Redis,
+    room: int,
+    date: dt.date,
+    hours: tuple[int, int],
+    owner_id: str | None = None,
+    now: dt.datetime | None = None,
+) -> list[int]:
+    """The class C boxes of `date` the booking page offers for every hour of `hours`."""
+    taken = panel_state(
+        client=client, cls="C", room=room, calendar=[], dates=[date], hours=hours,
+        owner_id=owner_id, now=now,
+    ).taken_boxes  # fmt: skip
+    return [box for box in range(1, BOXES_PER_ROOM + 1) if box not in taken]

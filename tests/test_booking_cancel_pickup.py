@@ -15,7 +15,6 @@ from booking.engine import audit, bookings, stats
 from booking.engine.cancel import booking_cancel
 from booking.engine.claims import booking_claim
 from booking.engine.pickup import booking_pickup
-from booking.slots import availability
 from tests.booking_support import (
     BUYER,
     NOW,
@@ -24,6 +23,7 @@ from tests.booking_support import (
     STAFF,
     claim,
     day,
+    free_hours,
     product_keys,
     request,
     snapshot,
@@ -56,7 +56,7 @@ def test_the_owner_cancels_before_the_first_day_and_exactly_its_slots_are_freed(
     )
     assert result.ok and result.outcome == "cancelled"
     assert result.booking is not None and result.booking.status == "cancelled"
-    free = availability.free_hours(client=r, room=7, date=day(3), cls="B")
+    free = free_hours(client=r, room=7, date=day(3), cls="B")
     assert 8 in free and 9 in free and 10 not in free and 11 not in free
     assert stats.occupancy_per_day(client=r, cls="B").booked == 2
     assert claim(r, request("B", hour_start=8, hour_end=10), owner=SECOND_BUYER).ok

@@ -12,8 +12,9 @@ import time_machine
 
 from booking.domain.rules import hold_new_id, season_day
 from booking.engine.holds import booking_hold
-from booking.slots.building_map import rooms_read
-from booking.slots.choice_check import REACH, Wanted, choice_check, day_words
+from booking.slots.choice_check import REACH, Wanted, choice_check
+from booking.slots.panel_state import day_words
+from booking.slots.room_read import rooms_read
 from strongroom.store import round_trips
 from tests.booking_support import NOW, claim, day, request
 from tests.store_support import rooms_trips

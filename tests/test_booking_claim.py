@@ -25,7 +25,7 @@ from booking.engine.cancel import booking_cancel
 from booking.engine.claims import booking_claim
 from booking.engine.holds import booking_hold, booking_hold_release
 from booking.engine.maintenance import inventory_flush
-from booking.slots import availability, bitmap
+from booking.slots import bitmap
 from strongroom import keyspace
 from strongroom.store import is_cluster, primaries, primaries_reached, round_trips
 from tests.booking_support import (
@@ -33,8 +33,11 @@ from tests.booking_support import (
     NOW,
     SECOND_BUYER,
     STAFF,
+    calendar_days,
     claim,
     day,
+    free_boxes,
+    free_hours,
     product_keys,
     request,
     snapshot,
@@ -101,7 +104,7 @@ def test_a_multi_slot_claim_is_all_or_nothing(r: redis.Redis) -> None:
     assert claim(r, request("A", dates=(5,))).ok
     result = claim(r, request("A", dates=(3, 4, 5, 6)), owner=SECOND_BUYER)
     assert not result.ok and [s.date for s in result.taken] == [day(5)]
-    days = availability.season_availability(client=r, cls="A", room=7, now=NOW)
+    days = calendar_days(client=r, cls="A", room=7, now=NOW)
     assert [d.state for d in days[2:6]] == ["available", "available", "sold_out", "available"]
 
 
@@ -168,10 +171,8 @@ def test_a_hold_refuses_other_buyers_and_converts_for_its_holder(r: redis.Redis)
     )
     assert not second_hold.ok
     # The holder sees it free; the other buyer sees it taken.
-    mine = availability.free_boxes(
-        client=r, room=7, date=day(3), hours=(8, 10), owner_id=BUYER, now=NOW
-    )
-    theirs = availability.free_boxes(
+    mine = free_boxes(client=r, room=7, date=day(3), hours=(8, 10), owner_id=BUYER, now=NOW)
+    theirs = free_boxes(
         client=r, room=7, date=day(3), hours=(8, 10), owner_id=SECOND_BUYER, now=NOW
     )
     assert 3 in mine and 3 not in theirs
@@ -233,13 +234,13 @@ def test_a_hold_can_be_released_by_its_owner_only(r: redis.Redis) -> None:
 # --- Availability ----------------------------------------------------------------------------
 
 
-def test_season_availability_marks_every_day_and_says_why(r: redis.Redis) -> None:
+def test_the_calendar_marks_every_day_and_says_why(r: redis.Redis) -> None:
     at = dt.datetime(2026, 12, 2, 23, 59, tzinfo=NOW.tzinfo)
     for hours in ((0, 8), (8, 24)):
         assert claim(r, request("B", dates=(10,), hour_start=hours[0], hour_end=hours[1])).ok
     assert claim(r, request("B", dates=(11,), hour_start=8, hour_end=9)).ok
     with round_trips() as trips:
-        days = availability.season_availability(client=r, cls="B", room=7, now=at)
+        days = calendar_days(client=r, cls="B", room=7, now=at)
     assert trips.count == 1
     assert len(days) == 31 and days[0].date == day(1) and days[-1].date == day(31)
     states = {d.date.day: (d.state, d.reason) for d in days}
@@ -247,10 +248,10 @@ def test_season_availability_marks_every_day_and_says_why(r: redis.Redis) -> Non
     assert states[2] == ("not_bookable", "today")
     assert states[3] == ("available", "")
     assert states[10] == ("sold_out", "")
-    assert states[11] == ("available", "")
-    narrowed = availability.season_availability(client=r, cls="B", room=7, hours=(8, 10), now=at)
-    assert narrowed[10].state == "sold_out"
-    month = availability.season_availability(
+    assert states[11] == ("partly", ""), "08:00-09:00 is taken, the rest of the day is free"
+    narrowed = calendar_days(client=r, cls="B", room=7, hours=(8, 10), now=at)
+    assert narrowed[10].state == "sold_for", "December 11: 08:00-09:00 is taken"
+    month = calendar_days(
         client=r, cls="B", room=7, now=at, start=dt.date(2026, 11, 30), end=dt.date(2027, 1, 1)
     )
     assert month[0].reason == "outside_season" and month[-1].reason == "outside_season"
@@ -258,21 +259,21 @@ def test_season_availability_marks_every_day_and_says_why(r: redis.Redis) -> Non
 
 def test_class_c_availability_by_box_and_hours(r: redis.Redis) -> None:
     assert claim(r, request("C", hour_start=0, hour_end=24, boxes=list(range(1, 100)))).ok
-    days = {d.date: d.state for d in availability.season_availability(client=r, cls="C", room=7)}
-    assert days[day(3)] == "available", "box 100 is still free"
-    box1 = availability.season_availability(client=r, cls="C", room=7, boxes=[1], now=NOW)
-    assert {d.date: d.state for d in box1}[day(3)] == "sold_out"
+    days = {d.date: d.state for d in calendar_days(client=r, cls="C", room=7)}
+    assert days[day(3)] == "partly", "box 100 is still free"
+    box1 = calendar_days(client=r, cls="C", room=7, boxes=[1], now=NOW)
+    assert {d.date: d.state for d in box1}[day(3)] == "sold_for", "box 1 is taken, box 100 is not"
     assert claim(r, request("C", hour_start=8, hour_end=9, boxes=[100])).ok
-    assert availability.free_boxes(client=r, room=7, date=day(3), hours=(9, 10)) == [100]
-    assert availability.free_boxes(client=r, room=7, date=day(3), hours=(8, 10)) == []
-    hours = availability.free_hours(client=r, room=7, date=day(3), cls="C")
+    assert free_boxes(client=r, room=7, date=day(3), hours=(9, 10)) == [100]
+    assert free_boxes(client=r, room=7, date=day(3), hours=(8, 10)) == []
+    hours = free_hours(client=r, room=7, date=day(3), cls="C")
     assert hours == [h for h in range(24) if h != 8]
 
 
 def test_free_hours_of_class_b_in_one_round_trip(r: redis.Redis) -> None:
     assert claim(r, request("B", hour_start=8, hour_end=12)).ok
     with round_trips() as trips:
-        hours = availability.free_hours(client=r, room=7, date=day(3), cls="B")
+        hours = free_hours(client=r, room=7, date=day(3), cls="B")
     assert trips.count == 1
     assert hours == [*range(8), *range(12, 24)]
 

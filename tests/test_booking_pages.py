@@ -20,9 +20,17 @@ from booking.engine.bookings import bookings_of
 from booking.engine.cancel import booking_cancel
 from booking.engine.holds import booking_hold
 from booking.engine.pickup import booking_pickup
-from booking.slots.availability import free_hours, taken_boxes, taken_hours
+from booking.slots.panel_state import PanelState, panel_state
 from strongroom.store import round_trips
-from tests.booking_support import NOW, SHANGHAI, claim, day, request, snapshot
+from tests.booking_support import (
+    NOW,
+    SHANGHAI,
+    claim,
+    day,
+    free_hours,
+    request,
+    snapshot,
+)
 from tests.conftest import ON_CLUSTER
 from tests.store_support import claim_trips, identity_trips, store_probed
 
@@ -696,25 +704,28 @@ def test_ten_wrong_codes_from_one_address_do_not_stop_the_owner_from_another(
     assert "pickup-result--open" in opened
 
 
-# --- the selectors the pages added --------------------------------------------------------
+# --- the one read model the pages use (booking.slots.panel_state) ---------------------------
 
 
 def test_taken_hours_and_boxes_cover_every_chosen_day_in_one_round_trip(r: redis.Redis) -> None:
     assert claim(r, request("B", dates=(8,), hour_start=8, hour_end=10)).ok
     assert claim(r, request("B", dates=(9,), hour_start=20, hour_end=21)).ok
     assert claim(r, request("C", dates=(8,), hour_start=8, hour_end=10, boxes=[3, 4])).ok
+
+    def panel(cls: str, dates: list[dt.date], **choice: Any) -> PanelState:
+        return panel_state(client=r, cls=cls, room=7, calendar=[], dates=dates, **choice)
+
     with round_trips() as trips:
-        hours = taken_hours(client=r, cls="B", room=7, dates=[day(8), day(9)])
-    assert hours == [8, 9, 20] and trips.count == 1
-    assert taken_hours(client=r, cls="C", room=7, dates=[day(8)]) == []
-    assert taken_hours(client=r, cls="C", room=7, dates=[day(8)], boxes=[4, 9]) == [8, 9]
+        hours = panel("B", [day(8), day(9)]).taken_hours
+    assert hours == (8, 9, 20) and trips.count == 1
+    assert panel("C", [day(8)]).taken_hours == ()
+    assert panel("C", [day(8)], boxes=[4, 9]).taken_hours == (8, 9)
     with round_trips() as trips:
-        boxes = taken_boxes(client=r, room=7, dates=[day(8), day(9)], hours=(9, 11))
-    assert boxes == [3, 4] and trips.count == 1
-    assert taken_boxes(client=r, room=7, dates=[day(8)], hours=(10, 11)) == []
-    assert taken_boxes(client=r, room=7, dates=[day(8)]) == []
-    with pytest.raises(ValueError):
-        taken_hours(client=r, cls="A", room=7, dates=[day(8)])
+        boxes = panel("C", [day(8), day(9)], hours=(9, 11)).taken_boxes
+    assert boxes == (3, 4) and trips.count == 1
+    assert panel("C", [day(8)], hours=(10, 11)).taken_boxes == ()
+    assert panel("C", [day(8)]).taken_boxes == ()
+    assert panel("A", [day(8)]).taken_hours == ()  # class A is booked by the day
 
 
 def test_the_chinese_calendar_heads_its_columns_with_one_character(client: Client) -> None:

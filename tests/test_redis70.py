@@ -35,7 +35,7 @@ from booking.engine.claims import ClaimResult, booking_claim
 from booking.engine.holds import booking_hold, booking_hold_release
 from booking.engine.maintenance import inventory_flush
 from booking.engine.pickup import booking_pickup
-from booking.slots import availability, bitmap
+from booking.slots import bitmap
 from catalog.selectors import Query, book_get, catalog_page, tags_with_counts
 from catalog.services import BookStale, book_add, book_delete, book_edit
 from dashboard import selectors as dashboard
@@ -43,7 +43,18 @@ from dashboard.occupancy import occupancy_map
 from strongroom import embedded, store
 from strongroom.audit import staff_audit_entries, staff_audit_record
 from strongroom.inventory import keyspace_stats
-from tests.booking_support import BUYER, NOW, SECOND_BUYER, SHANGHAI, STAFF, day, request
+from tests.booking_support import (
+    BUYER,
+    NOW,
+    SECOND_BUYER,
+    SHANGHAI,
+    STAFF,
+    calendar_days,
+    day,
+    free_boxes,
+    free_hours,
+    request,
+)
 from tests.catalog_support import assert_catalog_exact
 
 REDIS_SERVER = Path("/usr/bin/redis-server")
@@ -201,7 +212,7 @@ def test_a_hold_keeps_slots_for_its_holder_and_converts(old: redis.Redis) -> Non
     ), "a retried hold is the same hold"
     assert bookings.hold_get(client=old, hold_id=hold_id, now=NOW) == held.hold
     assert 0 < old.pttl(RoomKeys(7).holds) <= 60_000
-    theirs = availability.free_boxes(
+    theirs = free_boxes(
         client=old, room=7, date=day(3), hours=(8, 10), owner_id=SECOND_BUYER, now=NOW
     )
     assert 3 not in theirs
@@ -239,7 +250,7 @@ def test_cancel_frees_the_slots_and_a_second_cancel_says_so(old: redis.Redis) ->
         client=old, booking_id=mine.id, actor_id=BUYER, actor_is_staff=False, now=before
     )
     assert again.outcome == "already_cancelled"
-    assert availability.free_hours(client=old, room=7, date=day(3), cls="B") == list(range(24))
+    assert free_hours(client=old, room=7, date=day(3), cls="B") == list(range(24))
     assert not old.exists(RoomKeys(7).inventory("B")), "an emptied inventory key is deleted"
 
 
@@ -290,12 +301,12 @@ def test_availability_occupancy_and_bookings_between(old: redis.Redis) -> None:
     a = booked(old, "A", room=200, dates=(5, 6))
     b = booked(old, "B", room=3, dates=(5,))
     c = booked(old, "C", room=1, dates=(5, 7), hour_start=1, hour_end=3, boxes=[1, 2])
-    days = availability.season_availability(client=old, cls="A", room=200, now=NOW)
+    days = calendar_days(client=old, cls="A", room=200, now=NOW)
     assert [d.state for d in days[3:7]] == ["available", "sold_out", "sold_out", "available"]
-    assert availability.free_hours(client=old, room=3, date=day(5), cls="B") == [
+    assert free_hours(client=old, room=3, date=day(5), cls="B") == [
         *range(8), *range(12, 24)
     ]  # fmt: skip
-    boxes = availability.free_boxes(client=old, room=1, date=day(5), hours=(2, 3))
+    boxes = free_boxes(client=old, room=1, date=day(5), hours=(2, 3))
     assert 1 not in boxes and 2 not in boxes and 3 in boxes
     occupancy = stats.occupancy_per_day(client=old, cls="C")
     per_day = {row.date.day: row.booked for row in occupancy.days}

@@ -6,55 +6,23 @@ hold reads "held until 14:05", not "sold out"."""
 from __future__ import annotations
 
 import datetime as dt
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import redis
-from django.conf import settings
-from redis.client import NEVER_DECODE
 
-from booking.domain.formats import hold_value_split
-from booking.domain.keys import RoomKeys
 from booking.domain.rules import (
     BOXES_PER_ROOM,
     HOURS_PER_DAY,
     hour_mask,
-    room_count,
     season_day,
-    season_key,
 )
-from strongroom.ahead import Command, pipeline_replies
-from strongroom.clock import from_ms, to_ms
-from strongroom.store import text_hash
+from booking.slots.layout import DAY_BYTES, box_flags, box_mask, boxes_touched
+from booking.slots.room_read import HeldSlots, RoomDays, rooms_read
+from strongroom.clock import from_ms
 
-FULL_DAY = (1 << HOURS_PER_DAY) - 1
 MAP_MAX_DAYS = 7  # several days at once: at most a week (a week of class C is 2,100 bytes a room)
 STATES = ("free", "partly", "held", "sold_out")
-
-# Bytes of one day of one class in a room's bitmap (hour 0 in the top bit of each 24-bit mask):
-# class C 300 (box 1 first), class B 3; class A is one bit a day (read by the byte).
-_DAY_BYTES = {"B": 3, "C": BOXES_PER_ROOM * 3}
-
-
-@dataclass(frozen=True)
-class HeldSlots:
-    """Another buyer's unexpired hold as the map needs it: its hours and boxes on one day."""
-
-    mask: int  # 24-bit hour mask (1 for class A)
-    boxes: tuple[int, ...]  # class C; () for A and B
-    expires_ms: int
-
-
-@dataclass(frozen=True)
-class RoomDays:
-    """One room's read: its booked bytes per chosen season day and the holds on those days."""
-
-    room: int
-    booked: dict[int, bytes]  # season day -> bytes (A: one byte, 0 or 1)
-    holds: dict[int, tuple[HeldSlots, ...]]  # season day -> other buyers' holds
-    # Everyone with an unexpired hold of the class on those days, the reader included.
-    holders: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -102,132 +70,6 @@ class BuildingMap:
 
     def count(self, state: str) -> int:
         return sum(1 for room in self.rooms if room.state == state)
-
-
-def _runs(days: Sequence[int]) -> list[tuple[int, int]]:
-    runs: list[tuple[int, int]] = []
-    for day in sorted(set(days)):
-        if runs and runs[-1][1] == day - 1:
-            runs[-1] = (runs[-1][0], day)
-        else:
-            runs.append((day, day))
-    return runs
-
-
-def _holds_by_day(
-    raw: dict[str, str], cls: str, days: set[int], owner_id: str | None, now_ms: int
-) -> tuple[dict[int, tuple[HeldSlots, ...]], frozenset[str]]:
-    """Other buyers' unexpired holds of `cls` on `days` (values as
-    booking.domain.formats.HOLD_FIELDS names them), and the owners of every such hold. The
-    buyer's own holds count as free for them."""
-    found: dict[int, list[HeldSlots]] = {}
-    holders: set[str] = set()
-    for value in raw.values():
-        hold = hold_value_split(value)
-        expiry = int(float(hold["expiry"]))
-        if hold["cls"] != cls or expiry <= now_ms:
-            continue
-        on_days = [day for day in (int(d) for d in hold["days"].split(",") if d) if day in days]
-        if on_days:
-            holders.add(hold["owner"])
-        if owner_id is not None and hold["owner"] == owner_id:
-            continue
-        mask = 1 if cls == "A" else hour_mask(int(hold["hstart"] or 0), int(hold["hend"] or 0))
-        boxes = tuple(int(b) for b in hold["boxes"].split(",") if b) if cls == "C" else ()
-        for day in on_days:
-            found.setdefault(day, []).append(HeldSlots(mask, boxes, expiry))
-    return {day: tuple(held) for day, held in found.items()}, frozenset(holders)
-
-
-@functools.lru_cache(maxsize=16)
-def _key_names(prefix: str, season: str, cls: str) -> tuple[tuple[str, str], ...]:
-    """(inventory of `cls`, holds) of every room, built once (600 names a map otherwise)."""
-    return tuple(
-        (RoomKeys(room).inventory(cls, season), RoomKeys(room).holds)
-        for room in range(1, room_count() + 1)
-    )
-
-
-def rooms_commands(*, cls: str, rooms: Sequence[int], dates: Sequence[dt.date]) -> list[Command]:
-    """What `rooms_read` sends: a GETRANGE per room and run of consecutive days, and an HGETALL
-    of the room's holds (a view plans them ahead with its identity, strongroom/ahead.py)."""
-    runs = _runs(sorted({season_day(d) for d in dates}))
-    raw = {NEVER_DECODE: True}  # bytes, whatever the client's decode_responses
-    names = _key_names(settings.STRONGROOM_KEY_PREFIX, season_key(), cls)
-    commands: list[Command] = []
-    for room in rooms:
-        inventory, holds_key = names[room - 1]
-        for first, last in runs:
-            if cls == "A":
-                start, end = first // 8, last // 8
-            else:
-                width = _DAY_BYTES[cls]
-                start, end = first * width, (last + 1) * width - 1
-            commands.append((("GETRANGE", inventory, start, end), raw))
-        commands.append((("HGETALL", holds_key), {}))
-    return commands
-
-
-def rooms_read(
-    *,
-    client: redis.Redis,
-    cls: str,
-    rooms: Sequence[int],
-    dates: Sequence[dt.date],
-    owner_id: str | None = None,
-    now: dt.datetime | None = None,
-) -> list[RoomDays]:
-    """The booked bytes and other buyers' holds of `rooms` on `dates` (season days), in ONE
-    round trip: one pipeline of `rooms_commands` (on a cluster, redis-py sends one pipeline per
-    primary), none when the view read them ahead with its identity."""
-    days = sorted({season_day(d) for d in dates})
-    runs = _runs(days)
-    replies = pipeline_replies(client, rooms_commands(cls=cls, rooms=rooms, dates=dates))
-    now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
-    wanted = set(days)
-    step = len(runs) + 1
-    found = []
-    for n, room in enumerate(rooms):
-        chunks, holds = replies[n * step : n * step + len(runs)], replies[n * step + len(runs)]
-        booked: dict[int, bytes] = {}
-        for (first, last), chunk in zip(runs, chunks, strict=True):
-            for day in range(first, last + 1):
-                if cls == "A":
-                    at = day // 8 - first // 8
-                    bit = chunk[at] >> (7 - day % 8) & 1 if at < len(chunk) else 0
-                    booked[day] = bytes((bit,))
-                else:
-                    width = _DAY_BYTES[cls]
-                    at = (day - first) * width
-                    booked[day] = chunk[at : at + width].ljust(width, b"\0")
-        held, holders = (
-            _holds_by_day(text_hash(holds), cls, wanted, owner_id, now_ms)
-            if holds
-            else ({}, frozenset())
-        )
-        found.append(RoomDays(room, booked, held, holders))
-    return found
-
-
-@functools.cache
-def _touch_table(part: int) -> bytes:
-    """bytes.translate table: a byte -> 1 if it shares a bit with `part`, else 0."""
-    return bytes(1 if value & part else 0 for value in range(256))
-
-
-def boxes_touched(day: bytes, mask: int) -> int:
-    """Class C: a 100-byte big integer, byte b-1 non-zero when box b is booked in an hour of
-    `mask` (three bytes.translate calls, one per byte of the boxes' 24-bit masks)."""
-    touched = 0
-    for column in range(3):
-        part = mask >> (16 - 8 * column) & 0xFF
-        if part:
-            touched |= int.from_bytes(day[column::3].translate(_touch_table(part)))
-    return touched
-
-
-def _box_flags(value: int) -> bytes:
-    return value.to_bytes(BOXES_PER_ROOM)
 
 
 def _earliest(holds: Sequence[HeldSlots]) -> dt.datetime | None:
@@ -291,7 +133,7 @@ def _room_c(days: RoomDays, hours: tuple[int, int]) -> RoomState:
             if hold.mask & wanted:
                 held_boxes.update(hold.boxes)
                 blocking.append(hold)
-    flags = _box_flags(booked)
+    flags = box_flags(booked)
     held = {b for b in held_boxes if not flags[b - 1]}
     if held:  # rare: mark the held boxes taken too
         taken = bytearray(flags)
@@ -320,14 +162,14 @@ def box_grid(
     """A class C room's boxes x hours over `dates` (what one booking of them would take): a
     cell is sold when it is sold on any of the days, held (until the last such hold ends) when
     another buyer holds it on any, and free only when it is free on every one of them."""
-    empty = bytes(_DAY_BYTES["C"])
+    empty = bytes(DAY_BYTES["C"])
     values = [days.booked.get(season_day(date), empty) for date in dates]
     holds = [hold for date in dates for hold in days.holds.get(season_day(date), ())]
     rows = []
     for box in range(1, BOXES_PER_ROOM + 1):
         mask = 0
         for value in values:
-            mask |= int.from_bytes(value[(box - 1) * 3 : box * 3])
+            mask |= box_mask(value, box)
         mine = [h for h in holds if box in h.boxes]
         cells = []
         for hour in range(*hours):

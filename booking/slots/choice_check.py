@@ -3,8 +3,7 @@
 From the booking map's read (booked bytes and other buyers' holds kept apart, one round trip):
 each chosen slot that is sold or held (with the hold's end), the same hours in the closest rooms
 where the whole choice is free, and the closest free hours (or other boxes) in the same room. The
-calendar's words come from the same bytes: a day is free, partly booked, held until HH:MM, sold
-out for the chosen hours, or sold out (nothing left that day)."""
+calendar's words come from the same read (booking.slots.panel_state)."""
 
 from __future__ import annotations
 
@@ -14,8 +13,9 @@ from dataclasses import dataclass
 
 import redis
 
-from booking.domain.rules import BOXES_PER_ROOM, HOURS_PER_DAY, hour_mask, room_count, season_day
-from booking.slots.building_map import FULL_DAY, RoomDays, boxes_touched, rooms_commands, rooms_read
+from booking.domain.rules import HOURS_PER_DAY, hour_mask, room_count, season_day
+from booking.slots.layout import box_flags, box_mask, boxes_touched
+from booking.slots.room_read import RoomDays, rooms_commands, rooms_read, slots_taken
 from strongroom.ahead import Command
 from strongroom.clock import from_ms
 
@@ -65,12 +65,6 @@ class ChoiceCheck:
         return not self.blocked
 
 
-def _slot_mask(cls: str, day: bytes, box: int | None) -> int:
-    if cls == "C" and box is not None:
-        return int.from_bytes(day[(box - 1) * 3 : box * 3])
-    return int.from_bytes(day)
-
-
 def _runs_of(mask: int, hours: tuple[int, int]) -> list[tuple[int, int]]:
     runs: list[tuple[int, int]] = []
     for hour in range(*hours):
@@ -99,7 +93,7 @@ def blocked_slots(days: RoomDays, wanted: Wanted) -> list[Blocked]:
             continue
         span = wanted.hours or (0, HOURS_PER_DAY)
         for box in wanted.boxes if wanted.cls == "C" else (None,):
-            booked = _slot_mask(wanted.cls, value, box) & hour_mask(*span)
+            booked = box_mask(value, box) & hour_mask(*span)
             for run in _runs_of(booked, span):
                 found.append(Blocked(date, run, box, None))
             for hold in holds:
@@ -111,29 +105,12 @@ def blocked_slots(days: RoomDays, wanted: Wanted) -> list[Blocked]:
     return found
 
 
-def slots_taken(days: RoomDays, cls: str, day: int) -> bytes:
-    """The day's bytes with other buyers' holds added (what cannot be booked now)."""
-    value = days.booked[day]
-    holds = days.holds.get(day, ())
-    if not holds:
-        return value
-    if cls == "A":
-        return b"\x01"
-    taken = bytearray(value)
-    for hold in holds:
-        for box in hold.boxes if cls == "C" else (None,):
-            at = (box - 1) * 3 if box is not None else 0
-            mask = int.from_bytes(taken[at : at + 3]) | hold.mask
-            taken[at : at + 3] = mask.to_bytes(3)
-    return bytes(taken)
-
-
 def _free_boxes(days: RoomDays, dates: Sequence[dt.date], mask: int) -> list[int]:
     """Class C boxes free for every hour of `mask` on every date (holds count as taken)."""
     touched = 0
     for date in dates:
         touched |= boxes_touched(slots_taken(days, "C", season_day(date)), mask)
-    flags = touched.to_bytes(BOXES_PER_ROOM)
+    flags = box_flags(touched)
     return [box for box, flag in enumerate(flags, 1) if not flag]
 
 
@@ -235,73 +212,3 @@ def choice_check(
     return ChoiceCheck(
         tuple(blocked), tuple(_other_rooms(read, wanted)), tuple(_other_hours(here, wanted))
     )
-
-
-# --- the calendar's words ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DayWords:
-    """One bookable day for the chosen class, room (and hours, boxes).
-
-    state: available (nothing taken), partly (the choice is free, something else is taken),
-    held (the choice is blocked only by another buyer's hold, until `held_until`), sold_for
-    (the choice is taken, the day has other free slots), sold_out (nothing left that day)."""
-
-    state: str
-    held_until: dt.datetime | None = None
-
-
-def _everything_taken(cls: str, value: bytes) -> bool:
-    if cls == "A":
-        return bool(value[0])
-    if cls == "B":
-        return int.from_bytes(value) == FULL_DAY
-    return value == b"\xff" * len(value)
-
-
-def _choice_blocked(
-    cls: str, value: bytes, hours: tuple[int, int] | None, boxes: Sequence[int]
-) -> bool:
-    if cls == "A":
-        return bool(value[0])
-    mask = hour_mask(*hours) if hours else FULL_DAY
-    if cls == "B":
-        taken = int.from_bytes(value)
-        return taken & mask != 0 if hours else taken == FULL_DAY
-    if boxes:
-        if hours:
-            flags = boxes_touched(value, mask).to_bytes(BOXES_PER_ROOM)
-            return any(flags[b - 1] for b in boxes)
-        busy = 0
-        for box in boxes:
-            busy |= int.from_bytes(value[(box - 1) * 3 : box * 3])
-        return busy == FULL_DAY
-    if hours:
-        return 0 not in boxes_touched(value, mask).to_bytes(BOXES_PER_ROOM)
-    return _everything_taken("C", value)
-
-
-def day_words(
-    days: RoomDays,
-    cls: str,
-    day: int,
-    hours: tuple[int, int] | None,
-    boxes: Sequence[int],
-) -> DayWords:
-    """The calendar's word for one bookable season day of this room."""
-    booked = days.booked[day]
-    taken = slots_taken(days, cls, day)
-    if _everything_taken(cls, taken):
-        if not _everything_taken(cls, booked):
-            holds = days.holds.get(day, ())
-            return DayWords("held", from_ms(min(h.expires_ms for h in holds)))
-        return DayWords("sold_out")
-    if _choice_blocked(cls, taken, hours, boxes):
-        if not _choice_blocked(cls, booked, hours, boxes):
-            holds = days.holds.get(day, ())
-            return DayWords("held", from_ms(min(h.expires_ms for h in holds)))
-        return DayWords("sold_for")
-    if any(taken):
-        return DayWords("partly")
-    return DayWords("available")

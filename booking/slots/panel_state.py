@@ -11,17 +11,12 @@ from dataclasses import dataclass
 
 import redis
 
-from booking.domain.rules import BOXES_PER_ROOM, HOURS_PER_DAY, day_refusal, season_day, site_today
-from booking.slots.building_map import boxes_touched, rooms_commands, rooms_read
-from booking.slots.choice_check import (
-    Blocked,
-    DayWords,
-    Wanted,
-    blocked_slots,
-    day_words,
-    slots_taken,
-)
+from booking.domain.rules import HOURS_PER_DAY, day_refusal, hour_mask, season_day, site_today
+from booking.slots.choice_check import Blocked, Wanted, blocked_slots
+from booking.slots.layout import FULL_DAY, box_flags, box_mask, boxes_full, boxes_touched, hours_in
+from booking.slots.room_read import RoomDays, rooms_commands, rooms_read, slots_taken
 from strongroom.ahead import Command
+from strongroom.clock import from_ms
 
 
 @dataclass(frozen=True)
@@ -45,6 +40,73 @@ class PanelState:
         return hashlib.blake2b(repr(self).encode(), digest_size=8).hexdigest()
 
 
+@dataclass(frozen=True)
+class DayWords:
+    """One bookable day for the chosen class, room (and hours, boxes).
+
+    state: available (nothing taken), partly (the choice is free, something else is taken),
+    held (the choice is blocked only by another buyer's hold, until `held_until`), sold_for
+    (the choice is taken, the day has other free slots), sold_out (nothing left that day)."""
+
+    state: str
+    held_until: dt.datetime | None = None
+
+
+def _everything_taken(cls: str, value: bytes) -> bool:
+    if cls == "A":
+        return bool(value[0])
+    if cls == "B":
+        return box_mask(value, None) == FULL_DAY
+    return value == b"\xff" * len(value)
+
+
+def _choice_blocked(
+    cls: str, value: bytes, hours: tuple[int, int] | None, boxes: Sequence[int]
+) -> bool:
+    if cls == "A":
+        return bool(value[0])
+    mask = hour_mask(*hours) if hours else FULL_DAY
+    if cls == "B":
+        taken = box_mask(value, None)
+        return taken & mask != 0 if hours else taken == FULL_DAY
+    if boxes:
+        if hours:
+            flags = box_flags(boxes_touched(value, mask))
+            return any(flags[b - 1] for b in boxes)
+        busy = 0
+        for box in boxes:
+            busy |= box_mask(value, box)
+        return busy == FULL_DAY
+    if hours:
+        return 0 not in box_flags(boxes_touched(value, mask))
+    return _everything_taken("C", value)
+
+
+def day_words(
+    days: RoomDays,
+    cls: str,
+    day: int,
+    hours: tuple[int, int] | None,
+    boxes: Sequence[int],
+) -> DayWords:
+    """The calendar's word for one bookable season day of this room."""
+    booked = days.booked[day]
+    taken = slots_taken(days, cls, day)
+    if _everything_taken(cls, taken):
+        if not _everything_taken(cls, booked):
+            holds = days.holds.get(day, ())
+            return DayWords("held", from_ms(min(h.expires_ms for h in holds)))
+        return DayWords("sold_out")
+    if _choice_blocked(cls, taken, hours, boxes):
+        if not _choice_blocked(cls, booked, hours, boxes):
+            holds = days.holds.get(day, ())
+            return DayWords("held", from_ms(min(h.expires_ms for h in holds)))
+        return DayWords("sold_for")
+    if any(taken):
+        return DayWords("partly")
+    return DayWords("available")
+
+
 def _hours_taken(
     cls: str, taken: dict[int, bytes], days: Sequence[int], boxes: Sequence[int]
 ) -> tuple[int, ...]:
@@ -52,16 +114,16 @@ def _hours_taken(
     for day in days:
         value = taken[day]
         if cls == "B":
-            busy |= int.from_bytes(value)
+            busy |= box_mask(value, None)
         elif boxes:
             for box in boxes:
-                busy |= int.from_bytes(value[(box - 1) * 3 : box * 3])
+                busy |= box_mask(value, box)
         else:  # an hour is taken when every box is taken in it
             for hour in range(HOURS_PER_DAY):
                 bit = 1 << (23 - hour)
-                if not busy & bit and 0 not in boxes_touched(value, bit).to_bytes(BOXES_PER_ROOM):
+                if not busy & bit and 0 not in box_flags(boxes_touched(value, bit)):
                     busy |= bit
-    return tuple(h for h in range(HOURS_PER_DAY) if busy & (1 << (23 - h)))
+    return tuple(hours_in(busy))
 
 
 def _boxes_taken(
@@ -70,17 +132,8 @@ def _boxes_taken(
     flags = 0
     for day in days:
         value = taken[day]
-        if hours:
-            mask = sum(1 << (23 - h) for h in range(*hours))
-            flags |= boxes_touched(value, mask)
-        else:  # taken all day
-            full = -1
-            for column in range(3):
-                column_full = bytes(1 if b == 0xFF else 0 for b in value[column::3])
-                full &= int.from_bytes(column_full)
-            flags |= full
-    marks = flags.to_bytes(BOXES_PER_ROOM)
-    return tuple(box for box, mark in enumerate(marks, 1) if mark)
+        flags |= boxes_touched(value, hour_mask(*hours)) if hours else boxes_full(value)
+    return tuple(box for box, mark in enumerate(box_flags(flags), 1) if mark)
 
 
 def _days_read(

@@ -1,0 +1,141 @@
+"""The one read of rooms that every availability page is built on (the booking panel, the
+choice check, the building map): for each room, the booked bytes of the chosen days (a GETRANGE
+per run of consecutive days) and the room's holds (an HGETALL), ONE round trip for any number of
+rooms. Booked bytes and other buyers' holds are kept apart, so a slot blocked only by a hold
+reads "held until 14:05", not "sold out"; a buyer's own holds count as free for them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import redis
+from django.conf import settings
+from redis.client import NEVER_DECODE
+
+from booking.domain.formats import hold_value_split
+from booking.domain.keys import RoomKeys
+from booking.domain.rules import hour_mask, room_count, season_day, season_key
+from booking.slots.layout import day_of_run, day_runs, run_bytes, with_mask
+from strongroom.ahead import Command, pipeline_replies
+from strongroom.clock import to_ms
+from strongroom.store import text_hash
+
+
+@dataclass(frozen=True)
+class HeldSlots:
+    """Another buyer's unexpired hold as the map needs it: its hours and boxes on one day."""
+
+    mask: int  # 24-bit hour mask (1 for class A)
+    boxes: tuple[int, ...]  # class C; () for A and B
+    expires_ms: int
+
+
+@dataclass(frozen=True)
+class RoomDays:
+    """One room's read: its booked bytes per chosen season day and the holds on those days."""
+
+    room: int
+    booked: dict[int, bytes]  # season day -> bytes (A: one byte, 0 or 1)
+    holds: dict[int, tuple[HeldSlots, ...]]  # season day -> other buyers' holds
+    # Everyone with an unexpired hold of the class on those days, the reader included.
+    holders: frozenset[str] = frozenset()
+
+
+def _holds_by_day(
+    raw: dict[str, str], cls: str, days: set[int], owner_id: str | None, now_ms: int
+) -> tuple[dict[int, tuple[HeldSlots, ...]], frozenset[str]]:
+    """Other buyers' unexpired holds of `cls` on `days` (values as
+    booking.domain.formats.HOLD_FIELDS names them), and the owners of every such hold. The
+    buyer's own holds count as free for them."""
+    found: dict[int, list[HeldSlots]] = {}
+    holders: set[str] = set()
+    for value in raw.values():
+        hold = hold_value_split(value)
+        expiry = int(float(hold["expiry"]))
+        if hold["cls"] != cls or expiry <= now_ms:
+            continue
+        on_days = [day for day in (int(d) for d in hold["days"].split(",") if d) if day in days]
+        if on_days:
+            holders.add(hold["owner"])
+        if owner_id is not None and hold["owner"] == owner_id:
+            continue
+        mask = 1 if cls == "A" else hour_mask(int(hold["hstart"] or 0), int(hold["hend"] or 0))
+        boxes = tuple(int(b) for b in hold["boxes"].split(",") if b) if cls == "C" else ()
+        for day in on_days:
+            found.setdefault(day, []).append(HeldSlots(mask, boxes, expiry))
+    return {day: tuple(held) for day, held in found.items()}, frozenset(holders)
+
+
+@functools.lru_cache(maxsize=16)
+def _key_names(prefix: str, season: str, cls: str) -> tuple[tuple[str, str], ...]:
+    """(inventory of `cls`, holds) of every room, built once (600 names a map otherwise)."""
+    return tuple(
+        (RoomKeys(room).inventory(cls, season), RoomKeys(room).holds)
+        for room in range(1, room_count() + 1)
+    )
+
+
+def rooms_commands(*, cls: str, rooms: Sequence[int], dates: Sequence[dt.date]) -> list[Command]:
+    """What `rooms_read` sends: a GETRANGE per room and run of consecutive days, and an HGETALL
+    of the room's holds (a view plans them ahead with its identity, strongroom/ahead.py)."""
+    runs = day_runs([season_day(d) for d in dates])
+    raw = {NEVER_DECODE: True}  # bytes, whatever the client's decode_responses
+    names = _key_names(settings.STRONGROOM_KEY_PREFIX, season_key(), cls)
+    commands: list[Command] = []
+    for room in rooms:
+        inventory, holds_key = names[room - 1]
+        for first, last in runs:
+            commands.append((("GETRANGE", inventory, *run_bytes(cls, first, last)), raw))
+        commands.append((("HGETALL", holds_key), {}))
+    return commands
+
+
+def rooms_read(
+    *,
+    client: redis.Redis,
+    cls: str,
+    rooms: Sequence[int],
+    dates: Sequence[dt.date],
+    owner_id: str | None = None,
+    now: dt.datetime | None = None,
+) -> list[RoomDays]:
+    """The booked bytes and other buyers' holds of `rooms` on `dates` (season days), in ONE
+    round trip: one pipeline of `rooms_commands` (on a cluster, redis-py sends one pipeline per
+    primary), none when the view read them ahead with its identity."""
+    days = sorted({season_day(d) for d in dates})
+    runs = day_runs(days)
+    replies = pipeline_replies(client, rooms_commands(cls=cls, rooms=rooms, dates=dates))
+    now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
+    wanted = set(days)
+    step = len(runs) + 1
+    found = []
+    for n, room in enumerate(rooms):
+        chunks, holds = replies[n * step : n * step + len(runs)], replies[n * step + len(runs)]
+        booked: dict[int, bytes] = {}
+        for (first, last), chunk in zip(runs, chunks, strict=True):
+            for day in range(first, last + 1):
+                booked[day] = day_of_run(cls, chunk, first, day)
+        held, holders = (
+            _holds_by_day(text_hash(holds), cls, wanted, owner_id, now_ms)
+            if holds
+            else ({}, frozenset())
+        )
+        found.append(RoomDays(room, booked, held, holders))
+    return found
+
+
+def slots_taken(days: RoomDays, cls: str, day: int) -> bytes:
+    """The day's bytes with other buyers' holds added (what cannot be booked now)."""
+    value = days.booked[day]
+    holds = days.holds.get(day, ())
+    if not holds:
+        return value
+    if cls == "A":
+        return b"\x01"
+    for hold in holds:
+        for box in hold.boxes if cls == "C" else (None,):
+            value = with_mask(value, box, hold.mask)
+    return value
