@@ -5,9 +5,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-CLUSTER_TESTS := tests/test_accounts_*.py tests/test_booking_*.py tests/test_catalog_*.py \
-	tests/test_dashboard_*.py tests/test_budgets.py tests/test_keyspace.py tests/test_serving.py \
-	tests/test_read_ahead.py tests/test_after_*.py
+CLUSTER_TESTS := tests/accounts tests/booking tests/catalog tests/dashboard \
+	tests/store/test_budgets.py tests/store/test_keyspace.py tests/store/test_read_ahead.py \
+	tests/site/test_serving.py tests/site/test_after_browser.py tests/site/test_after_mail.py
 
 .PHONY: run test lint bench install chromium redis-server clean-store
 
@@ -36,7 +36,7 @@ chromium:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; \
 	fi
 
-# tests/test_redis70.py runs the site on Debian's Redis 7.0 (the oldest server supported), which
+# tests/store/test_redis70.py runs the site on Debian's Redis 7.0 (the oldest server supported), which
 # the tests start themselves: install the binary when missing and we may (root), and leave no
 # system service enabled or running.
 redis-server:
@@ -56,7 +56,7 @@ test: $(TEST_STAMP) chromium redis-server
 	test -f node_modules/axe-core/axe.min.js || npm ci --no-audit --no-fund
 	$(PY) -m pytest
 	# The apps' tests, the round-trip budgets and the HTTP flows again, on a real 3-primary
-	# Valkey Cluster (tests/test_cluster.py, in the run above, covers failover and races).
+	# Valkey Cluster (tests/store/test_cluster.py, in the run above, covers failover and races).
 	STRONGROOM_TEST_STORE=cluster $(PY) -m pytest -m "not browser" $(CLUSTER_TESTS)
 
 lint: $(TEST_STAMP)

@@ -13,7 +13,7 @@ not need are skipped: a probe sent once per process, a read that a per-worker ca
 one the rest of the tape does not have (that cache was warm when the tape was made and is cold
 now) goes to the store, and its answer replaces the rest of the tape. Each twin answer says in
 `X-Bench-Twin-Store-Calls` how many commands it sent; once a tape is made, that is 0
-(tests/test_bench_twin.py).
+(tests/store/test_bench_twin.py).
 
 A twin of a POST keeps the answers of its first request (with `X-Bench-Prefer`, of the first
 whose status is that one: 409 for buyers who lose a race, asked again under a new booking id

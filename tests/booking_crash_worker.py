@@ -1,7 +1,7 @@
-"""A buyer process for tests/test_booking_crash_visibility.py: claims slots one after the
-other until it has tried them all, through whatever kill -9 the test does to the store. A claim
-that fails (the store went away) is not retried: the buyer saw an error page and moves on, as
-people do. Prints "ready", then one confirmed booking id per line.
+"""A buyer process for tests/booking/engine/test_booking_crash_visibility.py: claims slots one
+after the other until it has tried them all, through whatever kill -9 the test does to the
+store. A claim that fails (the store went away) is not retried: the buyer saw an error page
+and moves on, as people do. Prints "ready", then one confirmed booking id per line.
 
     python -m tests.booking_crash_worker <store url> <owner> <first room> <inline|pending> <n>
 """

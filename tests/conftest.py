@@ -109,7 +109,7 @@ def r(store_dir: Path) -> redis.Redis:
 def site_env(store_url: str, data_dir: Path, **extra: str) -> dict[str, str]:
     """The environment of a served site under test: production mode on the test store. The
     fault tests book hundreds of times with a few buyers: the hourly allowance of bookings per
-    buyer is raised (tests/test_booking_pages.py checks the allowance itself)."""
+    buyer is raised (tests/booking/web/test_booking_pages.py checks the allowance itself)."""
     env = {**os.environ, "REDIS_URL": store_url, "STRONGROOM_DATA_DIR": str(data_dir)}
     env.update(
         {"DEBUG": "0", "SECURE_COOKIES": "0", "STRONGROOM_BOOKINGS_PER_HOUR": "100000", **extra}

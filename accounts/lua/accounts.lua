@@ -2,7 +2,7 @@
 
 -- Call specs: the names of each function's KEYS and ARGV, in order (a function reads its call
 -- through `named`). accounts/calls.py declares the same lists for Python, and
--- tests/test_function_calls.py checks that the two agree.
+-- tests/store/test_function_calls.py checks that the two agree.
 local PERSON_CREATE_KEYS = {'person'}
 local PERSON_CREATE_ARGS = {'username', 'name_key', 'password', 'is_staff', 'joined_ms', 'token'}
 local NAME_CLAIM_KEYS = {'by_name', 'names'}

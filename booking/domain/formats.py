@@ -1,7 +1,8 @@
 """The formats booking.lua and Python share: the hold value's fields, the stats hash's version,
 day width and field names. booking.lua declares the same names (`HOLD_FIELDS`, `STATS_VERSION`,
-`DAY_WIDTH`); tests/test_booking_calls.py reads them from the Lua and checks that they agree. The
-call specs (KEYS and ARGV by name, in order) live with the engine module that makes each call."""
+`DAY_WIDTH`); tests/booking/domain/test_booking_calls.py reads them from the Lua and
+checks that they agree. The call specs (KEYS and ARGV by name, in order) live with the engine
+module that makes each call."""
 
 from __future__ import annotations
 

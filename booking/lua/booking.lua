@@ -16,7 +16,7 @@ local FULL = 16777215 -- 2^24 - 1
 
 -- Call specs: the names of each function's KEYS and ARGV, in order (a function reads its call
 -- through `named`). booking/calls.py declares the very same lists for the Python side, and
--- tests/test_booking_calls.py checks that the two agree.
+-- tests/booking/domain/test_booking_calls.py checks that the two agree.
 local CLAIM_KEYS = {'inventory', 'registry', 'record', 'ledger', 'codes', 'holds', 'audit',
   'stats', 'hold_days', 'unindexed', 'refs', 'outbox', 'hold_streaks', 'waits', 'wait_notices'}
 local CLAIM_ARGS = {'owner', 'cls', 'season', 'days', 'hstart', 'hend', 'boxes', 'booking_id',

@@ -14,7 +14,7 @@ local YEAR = 10000000000
 
 -- Call specs: the names of each function's first KEYS and ARGV, in order (a function reads its
 -- call through `named`; tag sets, tag names and ids follow these). catalog/calls.py declares the
--- same lists for Python, and tests/test_function_calls.py checks that the two agree.
+-- same lists for Python, and tests/store/test_function_calls.py checks that the two agree.
 local SAVE_KEYS = {'book', 'books', 'registry', 'by_title', 'title_lex', 'by_year',
   'by_year_desc', 'book_tags', 'edition'}
 local SAVE_ARGS = {'book_id', 'expected', 'token', 'title', 'author', 'year', 'description',

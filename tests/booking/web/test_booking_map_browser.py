@@ -17,8 +17,8 @@ from booking.domain.rules import booking_new_id, hold_new_id
 from booking.engine.bookings import bookings_of
 from booking.engine.claims import booking_claim
 from booking.engine.holds import booking_hold
+from tests.booking.web.test_booking_browser import CODE, DAY, booking_site, new_page, season
 from tests.conftest import browser_login
-from tests.test_booking_browser import CODE, DAY, booking_site, new_page, season
 
 pytestmark = pytest.mark.browser
 __all__ = ["booking_site", "new_page", "season"]  # fixtures shared with the booking page tests
@@ -228,7 +228,7 @@ def test_on_the_booking_page_a_held_day_reads_held_until_and_a_sold_one_sold_out
 def test_the_map_passes_the_accessibility_check_and_refreshes_within_the_csp(
     new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis
 ) -> None:
-    from tests.test_booking_browser import AXE, axe_violations
+    from tests.booking.web.test_booking_browser import AXE, axe_violations
 
     assert AXE.exists(), "run `npm ci` (make test does) to get axe-core"
     claim(r, second_buyer, "C", 5, hour_start=10, hour_end=11, boxes=[1, 2])

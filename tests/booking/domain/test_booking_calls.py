@@ -19,7 +19,7 @@ from booking.engine.cancel import booking_cancel
 from strongroom.calls import FunctionSpec
 from tests.booking_support import NOW, STAFF, claim, request
 
-LUA = (Path(__file__).resolve().parent.parent / "booking" / "lua" / "booking.lua").read_text()
+LUA = (Path(__file__).resolve().parents[3] / "booking" / "lua" / "booking.lua").read_text()
 
 
 def lua_list(name: str) -> tuple[str, ...]:

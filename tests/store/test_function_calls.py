@@ -1,7 +1,7 @@
 """catalog.lua and accounts.lua declare each function's KEYS and ARGV names, and
 catalog/calls.py and accounts/calls.py declare the same ones for Python (booking has its own
-test, tests/test_booking_calls.py); these tests read the Lua's declarations and check that the
-two sides agree, and that a drift would be caught."""
+test, tests/booking/domain/test_booking_calls.py); these tests read the Lua's declarations and
+check that the two sides agree, and that a drift would be caught."""
 
 from __future__ import annotations
 

@@ -36,7 +36,7 @@ from strongroom.store import (
     round_trips,
 )
 from tests.conftest import Someone, person_make, serve_site, site_env
-from tests.test_store_stall import ID_ALPHABET, Browser, status_of, wait_for
+from tests.store.test_store_stall import ID_ALPHABET, Browser, status_of, wait_for
 
 BUYERS = 40
 

@@ -10,7 +10,7 @@ import pytest
 from django.utils import translation
 from django.utils.translation.template import templatize
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = sorted([*ROOT.glob("templates/**/*.html"), *ROOT.glob("templates/**/*.txt")])
 # What templatize turns {% translate %} / {% blocktranslate %} into.
 # templatize writes a string with an apostrophe in double quotes.

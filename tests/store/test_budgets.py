@@ -98,7 +98,8 @@ BUDGETS: dict[str, int] = {
     "building map, class A, 7 days": 2,
     "building map results fragment (polled)": 2,  # identity (one pipeline), the map
     # Catalog: asked again (the count follows a warm-up request), the worker's kept result page
-    # costs one GET of the catalog's edition; a new query is 2 (tests/test_catalog_kept_pages.py)
+    # costs one GET of the catalog's edition; a new query is 2
+    # (tests/catalog/test_catalog_kept_pages.py)
     "catalog browse": 1,
     "catalog, 2 tags": 1,
     "catalog, 2 tags, signed in": 1,  # the edition GET read ahead with the identity
@@ -107,7 +108,8 @@ BUDGETS: dict[str, int] = {
     "catalog staff list": 3,
     # Dashboard (staff)
     # overview, read afresh (the test settings hold it for 0 ms; held, it costs the identity
-    # only: tests/test_dashboard_pages.py): identity (1), the rooms' stats counters (1), today's
+    # only: tests/dashboard/test_dashboard_pages.py): identity (1), the rooms' stats counters
+    # (1), today's
     # bookings (the date index; their records when there are some), the visits (1)
     "dashboard overview": 4,
     "dashboard overview (30 bookings)": 4,

@@ -1,6 +1,6 @@
 """catalog.lua and the catalog's Python name the same key positions: the edit functions' fixed
 keys and the first tag set of a query (both sides derive them from the declared key lists,
-which tests/test_function_calls.py checks agree)."""
+which tests/store/test_function_calls.py checks agree)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from catalog.calls import QUERY, SAVE
 from catalog.selectors import FIRST_TAG_KEY, query_keys
 from catalog.services import fixed_keys
 
-LUA = (Path(__file__).resolve().parent.parent / "catalog" / "lua" / "catalog.lua").read_text()
+LUA = (Path(__file__).resolve().parents[2] / "catalog" / "lua" / "catalog.lua").read_text()
 
 
 def lua_value(name: str) -> str:

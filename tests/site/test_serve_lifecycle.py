@@ -26,7 +26,7 @@ from strongroom.keyspace import DEMO_LOADED, PERSON_BY_NAME
 from strongroom.serving import free_port
 from strongroom.store import connect
 from tests.conftest import ROOT
-from tests.test_store_stall import servers_on, wait_for
+from tests.store.test_store_stall import servers_on, wait_for
 
 
 def answers(base: str) -> bool:

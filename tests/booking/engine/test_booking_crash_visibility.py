@@ -26,7 +26,7 @@ from booking.engine.indexes import indexes_inline
 from strongroom import embedded, store
 from tests.booking_support import NOW, claim, day, request
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 WORKERS = 6
 CLAIMS_EACH = 800  # 5 rooms each
 ROOMS = range(1, WORKERS * 5 + 1)
