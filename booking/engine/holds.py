@@ -28,7 +28,7 @@ from booking.domain.rules import (
 from booking.engine.requests import check_id, refuse_invalid, request_args, request_recheck
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
-from strongroom.store import fcall, load_functions, text_or_none
+from strongroom.store import fcall, pipeline_functions, text_or_none
 
 HOLD = FunctionSpec(
     "booking_hold",
@@ -102,17 +102,13 @@ def booking_hold(
     # release of the hold it named: two round trips, nothing but the hold function on refusal.
     call_keys, call_args = HOLD.call(keys=keys, args=args)
     pointer = hold_of(owner_id)
-    for attempt in (1, 2):
-        pipe = client.pipeline(transaction=False)
-        pipe.fcall(HOLD.name, len(call_keys), *call_keys, *call_args)
-        pipe.get(pointer)
-        reply, seen = pipe.execute(raise_on_error=False)
-        if isinstance(reply, redis.ResponseError):
-            if "Function not found" in str(reply) and attempt == 1:
-                load_functions(client)
-                continue
-            raise reply
-        break
+    reply, seen = pipeline_functions(
+        client,
+        lambda pipe: (
+            pipe.fcall(HOLD.name, len(call_keys), *call_keys, *call_args),
+            pipe.get(pointer),
+        ),
+    )
     refuse_invalid(HOLD.name, reply)
     if reply[0] == "id_in_use":
         raise ValueError(f"hold id {hold_id!r} belongs to another owner")

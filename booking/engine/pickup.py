@@ -19,7 +19,7 @@ from booking.domain.rules import format_room, local_now, request_id_new, request
 from booking.domain.values import room_number
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
-from strongroom.store import durable_fcall, load_functions, text_or_none
+from strongroom.store import durable_fcall, fcalls, text_or_none
 
 PICKUP = FunctionSpec(
     "booking_pickup",
@@ -182,7 +182,7 @@ def _wrong_code(
             "lock_ms": settings.STRONGROOM_PICKUP_LOCK_SECONDS * 1000,
         },
     )
-    room_reply, miss_reply = _fcalls(
+    room_reply, miss_reply = fcalls(
         client, [(PICKUP.name, *room_call), (PICKUP_MISS.name, *miss_call)]
     )
     for reply in (room_reply, miss_reply):
@@ -199,19 +199,3 @@ def _wrong_code(
         _PICKUP_MESSAGES["wrong_code"],
         tries_left=fewest if fewest is not None and fewest <= TRIES_WARNING else None,
     )
-
-
-def _fcalls(client: redis.Redis, calls: list[tuple[str, list[str], list[object]]]) -> list[Any]:
-    """Several FCALLs in one pipeline (one round trip), loading the libraries once if the
-    server has lost them."""
-    for attempt in (1, 2):
-        pipe = client.pipeline(transaction=False)
-        for name, keys, args in calls:
-            pipe.fcall(name, len(keys), *keys, *args)
-        try:
-            return pipe.execute()
-        except redis.ResponseError as exc:
-            if "Function not found" not in str(exc) or attempt == 2:
-                raise
-            load_functions(client)
-    raise AssertionError("unreachable")
