@@ -419,7 +419,8 @@ BOOKING_HOLDS = declare(
     "{room:<room>}:holds",
     type="hash",
     holds=noop(
-        "hold id -> 'expiry ms|owner|class|days|start|end|boxes'; key PEXPIREs with its last hold"
+        "hold id -> '<expiry>|<owner>|<cls>|<days>|<hstart>|<hend>|<boxes>' (expiry in epoch "
+        "ms); key PEXPIREs with its last hold"
     ),
     app="booking",
     why=noop(
@@ -565,8 +566,9 @@ BOOKING_OUTBOX = declare(
     "{room:<room>}:outbox",
     type="zset",
     holds=noop(
-        "mail to send about the room's bookings ('confirm|<booking id>|<owner>', 'cancel|"
-        "<booking id>', 'freed|<person id>|<booking id>') scored by when it is due (epoch ms)"
+        "mail to send about the room's bookings ('confirm|<booking_id>|<owner>', "
+        "'cancel|<booking_id>', 'freed|<room>|<person>|<cls>|<day>|<hstart>|<hend>|<box>|"
+        "<told>') scored by when it is due (epoch ms)"
     ),
     app="booking",
     why=noop(
@@ -593,7 +595,7 @@ BOOKING_WAITS = declare(
     "{room:<room>}:waits",
     type="zset",
     holds=noop(
-        "'<person id>|<cls>|<day>|<start>|<end>|<box>' buyers waiting for a sold-out slot, "
+        "'<person>|<cls>|<day>|<hstart>|<hend>|<box>' buyers waiting for a sold-out slot, "
         "scored by when they asked (first come, first told)"
     ),
     app="booking",
@@ -607,7 +609,8 @@ BOOKING_WAIT_NOTICES = declare(
     "{room:<room>}:wait-notices",
     type="hash",
     holds=noop(
-        "a told wait's member -> 'told ms|priority hold id|hold expiry ms' (the on-page notice)"
+        "a told wait's member -> '<told>|<hold_id>|<expiry>|<room>' (the on-page notice: told "
+        "at, the priority hold and its expiry in epoch ms, the room)"
     ),
     app="booking",
     why=noop("cleared with the waits at the day's end"),

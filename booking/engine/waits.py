@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import redis
 from django.conf import settings
 
+from booking.domain.formats import NOTICE_FIELDS, WAIT_FIELDS, fields_join, fields_split
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import (
     check_owner_id,
@@ -81,16 +82,40 @@ class Wait:
 
 
 def wait_member(*, owner_id: str, wait: Wait) -> str:
+    """The wait as the room's waits hold it (WAIT_FIELDS)."""
     start, end = wait.hours or (0, 0)
-    day = season_day(wait.date)
-    return f"{owner_id}|{wait.cls}|{day}|{start}|{end}|{wait.box or 0}"
+    return fields_join(
+        {"person": owner_id, "cls": wait.cls, "day": season_day(wait.date), "hstart": start,
+         "hend": end, "box": wait.box or 0},
+        WAIT_FIELDS,
+    )  # fmt: skip
 
 
-def _wait_of(room: int, member: str) -> tuple[str, Wait]:
-    person, cls, day, start, end, box = member.split("|")
-    date = season_start() + dt.timedelta(days=int(day))
-    hours = None if cls == "A" else (int(start), int(end))
-    return person, Wait(room, cls, date, hours, int(box) or None)
+def wait_of(room: int, member: str) -> tuple[str, Wait]:
+    """The person and the wait of a member of the room's waits (WAIT_FIELDS)."""
+    f = fields_split(member, WAIT_FIELDS)
+    date = season_start() + dt.timedelta(days=int(f["day"]))
+    hours = None if f["cls"] == "A" else (int(f["hstart"]), int(f["hend"]))
+    return f["person"], Wait(room, f["cls"], date, hours, int(f["box"]) or None)
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A told wait's notice: when, and the priority hold (the first in line's, or '') until
+    when it lasts."""
+
+    told_at: dt.datetime | None
+    hold_id: str
+    expires_at: dt.datetime | None
+
+
+def notice_of(value: str | None) -> Notice | None:
+    """A notice as stored (NOTICE_FIELDS; notices written before a field was added lack it)."""
+    if value is None:
+        return None
+    parts = [*value.split("|"), *[""] * len(NOTICE_FIELDS)][: len(NOTICE_FIELDS)]
+    f = dict(zip(NOTICE_FIELDS, parts, strict=True))
+    return Notice(from_ms(f["told"]), f["hold_id"], from_ms(f["expiry"] or None))
 
 
 def _index_trim(pipe: redis.client.Pipeline, owner_id: str, now: dt.datetime | None) -> None:
@@ -196,15 +221,14 @@ def waits_of(
     first = first_bookable_day(now)
     found = []
     for i, (entry, room, member) in enumerate(parsed):
-        waiting, notice = replies[2 * i], text_values([replies[2 * i + 1]])[0]
-        _person, wait = _wait_of(room, member)
+        waiting, notice = replies[2 * i], notice_of(text_values([replies[2 * i + 1]])[0])
+        _person, wait = wait_of(room, member)
         if season_day(wait.date) < first or (waiting is None and notice is None):
             continue
         if notice is None:
             found.append(WaitStatus(wait, entry))
             continue
-        told, hold_id, expiry, _room = ([*notice.split("|"), "", "", ""])[:4]
-        found.append(WaitStatus(wait, entry, from_ms(told), hold_id, from_ms(expiry or None)))
+        found.append(WaitStatus(wait, entry, notice.told_at, notice.hold_id, notice.expires_at))
     return found
 
 
@@ -220,12 +244,11 @@ def wait_leave(*, client: redis.Redis, owner_id: str, entry: str) -> bool:
     pipe.hget(keys.wait_notices, member)
     pipe.zrem(keys.waits, member)
     pipe.hdel(keys.wait_notices, member)
-    notice = text_values([pipe.execute()[0]])[0]
+    notice = notice_of(text_values([pipe.execute()[0]])[0])
     client.zrem(index, entry)
-    priority_hold = (notice or "").split("|")[1:2]
-    if priority_hold and priority_hold[0]:
+    if notice is not None and notice.hold_id:
         # Declined: the slot held for this buyer goes back to everyone at once.
-        booking_hold_release(client=client, owner_id=owner_id, hold_id=priority_hold[0])
+        booking_hold_release(client=client, owner_id=owner_id, hold_id=notice.hold_id)
     return True
 
 

@@ -26,7 +26,7 @@ local CLAIM_ARGS = {'owner', 'cls', 'season', 'days', 'hstart', 'hend', 'boxes',
 --       | {'taken', 'day:box:mask:held', ...} | {'paced', ms when the buyer may book again}
 --       | {'id_in_use'} | {'code_clash'} | {'ref_clash'} | {'invalid', what}
 -- (a retry of a claim that succeeded returns {'ok', <record>}).
--- The receipt ('confirm|<id>|<owner>') goes into the room's outbox in the same call: as durable
+-- The receipt (OUTBOX_CONFIRM) goes into the room's outbox in the same call: as durable
 -- as the booking, and no extra round trip (the owner named, the sender need not read the
 -- booking of a buyer without a verified address).
 local function claim(keys, args)
@@ -95,13 +95,15 @@ local function claim(keys, args)
   write_fields(inv, fields, kind, updated)
   redis.call('SADD', registry, inv)
   -- The record as written is the record returned (no read back).
-  local written = {'id', id, 'owner', owner, 'cls', cls, 'room', room,
-    'season', season, 'days', a.days, 'dates', dates, 'hstart', tostring(hstart),
-    'hend', tostring(hend), 'boxes', a.boxes, 'created', a.now_ms, 'status', 'confirmed',
-    'code_mac', mac, 'code_n', code_n, 'collected', '', 'inv', inv, 'made', made, 'ref', ref}
+  local written = field_values({id = id, owner = owner, cls = cls, room = room,
+    season = season, days = a.days, dates = dates, hstart = tostring(hstart),
+    hend = tostring(hend), boxes = a.boxes, created = a.now_ms, status = 'confirmed',
+    code_mac = mac, code_n = code_n, collected = '', inv = inv, made = made, ref = ref},
+    RECORD_FIELDS)
   redis.call('HSET', record, unpack(written))
   redis.call('HSET', refs, ref, id)
-  redis.call('ZADD', outbox, 'NX', now, 'confirm|' .. id .. '|' .. owner)
+  redis.call('ZADD', outbox, 'NX', now, outbox_entry(OUTBOX_CONFIRM, {booking_id = id,
+    owner = owner}))
   if redis.call('SCARD', ledger) == 0 and redis.call('HEXISTS', stats, 'v') == 0 then
     -- The room's first booking: its stats start exact from here.
     redis.call('DEL', stats)
