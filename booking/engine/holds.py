@@ -36,6 +36,7 @@ HOLD = FunctionSpec(
     ("inventory", "holds", "audit", "hold_days", "hold_streaks"),
     ("owner", "cls", "days", "hstart", "hend", "boxes", "hold_id", "now_ms", "ttl_ms",
      "audit_maxlen", "room", "season_days"),
+    replies=("ok expiry", "taken *slots", "cooling until", "id_in_use", "invalid what"),
 )  # fmt: skip
 HOLD_RELEASE = FunctionSpec(
     "booking_hold_release", "HOLD_RELEASE", ("holds", "hold_days"), ("hold_id", "owner")
@@ -109,14 +110,15 @@ def booking_hold(
             pipe.get(pointer),
         ),
     )
-    refuse_invalid(HOLD.name, reply)
-    if reply[0] == "id_in_use":
+    answer = HOLD.answer_of(reply)
+    refuse_invalid(HOLD.name, answer)
+    if answer["status"] == "id_in_use":
         raise ValueError(f"hold id {hold_id!r} belongs to another owner")
-    if reply[0] == "taken":
-        return HoldResult(False, taken=tuple(slots_from_reply(reply[1:], request.cls)))
-    if reply[0] == "cooling":
-        return HoldResult(False, cooling_until=from_ms(reply[1]))
-    expires = from_ms(reply[1])
+    if answer["status"] == "taken":
+        return HoldResult(False, taken=tuple(slots_from_reply(answer["slots"], request.cls)))
+    if answer["status"] == "cooling":
+        return HoldResult(False, cooling_until=from_ms(answer["until"]))
+    expires = from_ms(answer["expiry"])
     assert expires is not None
     seen = text_or_none(seen)
     pipe = client.pipeline(transaction=False)

@@ -27,12 +27,16 @@ PICKUP = FunctionSpec(
     ("lock", "failures", "codes", "record", "audit", "stats"),
     ("code_mac", "booking_id", "now_ms", "today", "minute", "grace_minutes", "max_failures",
      "window_ms", "lock_ms", "attempt_id", "audit_maxlen", "room", "yesterday"),
+    replies=("collected record", "already_collected record", "cancelled record",
+             "wrong_day record", "wrong_hour record", "wrong_code tries_left", "locked until",
+             "retry booking_id", "invalid what"),
 )  # fmt: skip
 PICKUP_MISS = FunctionSpec(
     "booking_pickup_miss",
     "PICKUP_MISS",
     ("failures", "lock"),
     ("failure", "now_ms", "max_failures", "window_ms", "lock_ms"),
+    replies=("counted tries_left", "locked until"),
 )
 
 
@@ -118,18 +122,19 @@ def booking_pickup(
             "audit": keys.audit,
             "stats": keys.stats,
         }
-        reply = durable_fcall(client, PICKUP.name, *PICKUP.call(keys=call_keys, args=args))
-        if reply[0] != "retry":
+        call = PICKUP.call(keys=call_keys, args=args)
+        answer = PICKUP.answer_of(durable_fcall(client, PICKUP.name, *call))
+        if answer["status"] != "retry":
             break
-        booking_id = reply[1]
-    outcome = reply[0]
+        booking_id = answer["booking_id"]
+    outcome = answer["status"]
     if outcome == "locked":
         return PickupResult(
-            False, outcome, _PICKUP_MESSAGES[outcome], locked_until=from_ms(reply[1])
+            False, outcome, _PICKUP_MESSAGES[outcome], locked_until=from_ms(answer["until"])
         )
     if outcome == "wrong_code":
         return PickupResult(False, outcome, _PICKUP_MESSAGES[outcome])
-    booking = booking_from_hash(flat_to_dict(reply[1]))
+    booking = booking_from_hash(flat_to_dict(answer["record"]))
     return PickupResult(outcome == "collected", outcome, _PICKUP_MESSAGES[outcome], booking)
 
 
@@ -185,13 +190,14 @@ def _wrong_code(
     room_reply, miss_reply = fcalls(
         client, [(PICKUP.name, *room_call), (PICKUP_MISS.name, *miss_call)]
     )
-    for reply in (room_reply, miss_reply):
-        if reply[0] == "locked":
+    answers = (PICKUP.answer_of(room_reply), PICKUP_MISS.answer_of(miss_reply))
+    for answer in answers:
+        if answer["status"] == "locked":
             return PickupResult(
-                False, "locked", _PICKUP_MESSAGES["locked"], locked_until=from_ms(reply[1])
+                False, "locked", _PICKUP_MESSAGES["locked"], locked_until=from_ms(answer["until"])
             )
     # 'retry': the code was made between the two reads; the caller's next press finds it.
-    left = [int(reply[1]) for reply in (room_reply, miss_reply) if str(reply[1]).isdigit()]
+    left = [int(a["tries_left"]) for a in answers if a["status"] in ("wrong_code", "counted")]
     fewest = min(left) if left else None
     return PickupResult(
         False,

@@ -39,7 +39,12 @@ from strongroom.store import fcalls, text_or_none
 # more_keys: the inventory keys, then the record keys; more_args: season, cls, bits per day of
 # each inventory key, then the local creation date of each record.
 STATS_REBUILD = FunctionSpec(
-    "booking_stats_rebuild", "STATS_REBUILD", ("stats", "registry", "ledger"), ("n_inv", "n_rec")
+    "booking_stats_rebuild",
+    "STATS_REBUILD",
+    ("stats", "registry", "ledger"),
+    ("n_inv", "n_rec"),
+    replies=("ok counted", "retry", "invalid what"),
+    key_tails=("inventories", "records"),
 )
 
 
@@ -222,7 +227,7 @@ def _stats_call(
     all_keys, args = STATS_REBUILD.call(
         keys={"stats": keys.stats, "registry": keys.registry, "ledger": keys.ledger},
         args={"n_inv": len(inventories), "n_rec": len(ids)},
-        more_keys=[*inventories, *(keys.record(booking_id) for booking_id in ids)],
+        tails={"inventories": inventories, "records": [keys.record(i) for i in ids]},
         more_args=more_args,
     )
     return STATS_REBUILD.name, all_keys, args
@@ -254,8 +259,9 @@ def stats_rebuild(*, client: redis.Redis, rooms: Sequence[int] | None = None) ->
         replies = fcalls(client, calls)
         changed = []
         for room, reply in zip(order, replies, strict=True):
-            if reply[0] == "ok":
-                counted += int(reply[1])
+            answer = STATS_REBUILD.answer_of(reply)
+            if answer["status"] == "ok":
+                counted += int(answer["counted"])
             else:
                 changed.append(room)
         pending = room_sets_read(client, changed) if changed else {}

@@ -44,6 +44,7 @@ WAIT = FunctionSpec(
     ("waits", "inventory", "holds", "hold_days"),
     ("person", "cls", "day", "hstart", "hend", "box", "now_ms", "limit", "season_days",
      "first_day"),
+    replies=("ok", "free", "limit", "invalid what"),
 )  # fmt: skip
 WAITS_CHECK = FunctionSpec(
     "booking_waits_check",
@@ -59,6 +60,7 @@ WAITS_CHECK = FunctionSpec(
         "hold_days",
     ),
     ("now_ms", "first_day", "priority_hold_id", "priority_hold_ms", "room"),
+    reply=("told", "left"),
 )
 
 
@@ -165,9 +167,9 @@ def wait_join(
             "first_day": first,
         },
     )
-    reply = fcall(client, WAIT.name, *call)
-    if reply[0] != "ok":
-        return "invalid" if reply[0] == "invalid" else str(reply[0])
+    status = WAIT.answer_of(fcall(client, WAIT.name, *call))["status"]
+    if status != "ok":
+        return str(status)
     pipe = client.pipeline(transaction=False)
     pipe.zadd(index, {entry: _day_start_ms(wait.date)})
     pipe.sadd(ks.BOOKING_WAIT_ROOMS.key(), format_room(wait.room))
@@ -294,8 +296,9 @@ def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
     told = 0
     empty = []
     for room, reply in zip(numbers, pipe.execute(), strict=True):
-        told += int(reply[0])
-        if int(reply[1]) == 0:
+        swept = WAITS_CHECK.reply_of(reply)
+        told += int(swept["told"])
+        if int(swept["left"]) == 0:
             empty.append(format_room(room))
     if empty:
         client.srem(ks.BOOKING_WAIT_ROOMS.key(), *empty)

@@ -4,6 +4,8 @@ local CANCEL_KEYS = {'record', 'inventory', 'registry', 'audit', 'stats', 'outbo
   'wait_notices', 'holds', 'hold_days'}
 local CANCEL_ARGS = {'actor', 'is_staff', 'today', 'reason', 'now_ms', 'audit_maxlen',
   'request_id', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
+local CANCEL_REPLIES = {'cancelled record', 'already_cancelled', 'not_found', 'forbidden',
+  'collected', 'started', 'stale', 'invalid what'}
 
 -- Give a confirmed booking's slots back: clear its bits in `inv` (the inventory goes, with its
 -- registry entry, once nothing in it is booked) and count the booking cancelled in the stats.

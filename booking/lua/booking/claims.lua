@@ -7,6 +7,11 @@ local CLAIM_ARGS = {'owner', 'cls', 'season', 'days', 'hstart', 'hend', 'boxes',
   'now_ms', 'code_mac', 'code_n', 'dates', 'hold_id', 'audit_maxlen', 'room',
   'season_bytes', 'season_days', 'made', 'person_score', 'date_scores', 'reference',
   'pace_limit', 'pace_window_ms'}
+local CLAIM_REPLIES = {'ok record fulfilled', 'taken *slots', 'paced until', 'id_in_use',
+  'code_clash', 'ref_clash', 'invalid what'}
+-- The keys a call may add after the named ones: on one server the indexes (written here), and
+-- with an allowance the buyer's pace.
+local CLAIM_KEY_TAILS = {'person_index', 'date_index', 'pace'}
 
 -- Claim: take every slot of the request, or nothing.
 -- KEYS: inventory, registry, record, ledger, codes, holds, audit, stats, hold days, unindexed,
@@ -46,8 +51,9 @@ local function claim(keys, args)
   local date_scores = split(a.date_scores)
   -- KEYS after the named ones: the person index and the date index (when the store lets one
   -- call write them: not on a cluster, where the booking waits in `unindexed` instead).
-  local person_index, date_index = keys[#CLAIM_KEYS + 1], keys[#CLAIM_KEYS + 2]
-  local pace, pace_limit, pace_window = keys[#CLAIM_KEYS + 3], tonumber(a.pace_limit),
+  local tail = named({unpack(keys, #CLAIM_KEYS + 1)}, CLAIM_KEY_TAILS)
+  local person_index, date_index = tail.person_index, tail.date_index
+  local pace, pace_limit, pace_window = tail.pace, tonumber(a.pace_limit),
     tonumber(a.pace_window_ms)
   if owner == '' or id == '' or not now or not tonumber(a.season_bytes) or not unindexed
       or not made or made == '' or #split(dates) ~= #days or #date_scores ~= #days

@@ -4,6 +4,7 @@
 local HOLD_KEYS = {'inventory', 'holds', 'audit', 'hold_days', 'hold_streaks'}
 local HOLD_ARGS = {'owner', 'cls', 'days', 'hstart', 'hend', 'boxes', 'hold_id', 'now_ms',
   'ttl_ms', 'audit_maxlen', 'room', 'season_days'}
+local HOLD_REPLIES = {'ok expiry', 'taken *slots', 'cooling until', 'id_in_use', 'invalid what'}
 local HOLD_RELEASE_KEYS = {'holds', 'hold_days'}
 local HOLD_RELEASE_ARGS = {'hold_id', 'owner'}
 

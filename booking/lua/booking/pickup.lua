@@ -4,8 +4,12 @@
 local PICKUP_KEYS = {'lock', 'failures', 'codes', 'record', 'audit', 'stats'}
 local PICKUP_ARGS = {'code_mac', 'booking_id', 'now_ms', 'today', 'minute', 'grace_minutes',
   'max_failures', 'window_ms', 'lock_ms', 'attempt_id', 'audit_maxlen', 'room', 'yesterday'}
+local PICKUP_REPLIES = {'collected record', 'already_collected record', 'cancelled record',
+  'wrong_day record', 'wrong_hour record', 'wrong_code tries_left', 'locked until',
+  'retry booking_id', 'invalid what'}
 local PICKUP_MISS_KEYS = {'failures', 'lock'}
 local PICKUP_MISS_ARGS = {'failure', 'now_ms', 'max_failures', 'window_ms', 'lock_ms'}
+local PICKUP_MISS_REPLIES = {'counted tries_left', 'locked until'}
 
 -- Pickup: open the safe with room + code, once per booked day, within the booked hours.
 -- KEYS: lock, failures, codes, record (of ARGV booking id; any key of the room if none), audit,

@@ -4,9 +4,11 @@
 local WAIT_KEYS = {'waits', 'inventory', 'holds', 'hold_days'}
 local WAIT_ARGS = {'person', 'cls', 'day', 'hstart', 'hend', 'box', 'now_ms', 'limit',
   'season_days', 'first_day'}
+local WAIT_REPLIES = {'ok', 'free', 'limit', 'invalid what'}
 local WAITS_CHECK_KEYS = {'waits', 'wait_notices', 'holds', 'outbox', 'inventory_a',
   'inventory_b', 'inventory_c', 'hold_days'}
 local WAITS_CHECK_ARGS = {'now_ms', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'room'}
+local WAITS_CHECK_REPLY = {'told', 'left'}
 
 -- --- The waiting list --------------------------------------------------------------------------
 -- A wait is one sold-out slot a buyer asked about (a WAIT_FIELDS member), scored by when they
