@@ -35,7 +35,6 @@ from strongroom import keyspace as ks
 from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
-from strongroom.outbox import sender_hook
 from strongroom.store import fcall, text_list, text_values
 
 WAIT = FunctionSpec(
@@ -305,7 +304,6 @@ def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
     return told
 
 
-@sender_hook
-def _sweep_with_the_mail(client: redis.Redis) -> None:
+def sweep_with_the_mail(client: redis.Redis) -> None:
     """Every pass of the mail sender also sweeps (the waiters it tells are mailed at once)."""
     waits_sweep(client=client)

@@ -20,7 +20,7 @@ from booking.domain.records import Booking, booking_from_hash
 from booking.engine.bookings import booking_get, booking_read
 from booking.engine.waits import notice_of, wait_of
 from strongroom.ahead import keep_replies, pipeline_replies, read_together
-from strongroom.outbox import renderer
+from strongroom.outbox import MailKind
 from strongroom.store import text_hash, text_or_none
 
 
@@ -72,7 +72,6 @@ def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]]) -> Non
     read_together(client, *(mail_target_read(person_id=owner) for owner in unnamed))
 
 
-@renderer("confirm", prepare=_bookings_and_owners)
 def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: booking id, owner. The receipt, with the pickup code and the booking as .ics;
     nothing (and the booking unread) when the owner has no verified address."""
@@ -101,7 +100,6 @@ def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     return message
 
 
-@renderer("cancel", prepare=_bookings_and_owners)
 def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: booking id. Who cancelled (the buyer or the staff, with the staff's reason)."""
     booking = booking_get(client=client, booking_id=args[0])
@@ -132,7 +130,6 @@ def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     return message
 
 
-@renderer("freed")
 def freed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: OUTBOX_FREED. The slot a buyer waited for is free; the first in line holds it
     for a few minutes."""
@@ -166,3 +163,11 @@ def freed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
                 "book": site_url(reverse("booking:pick")),
             },
         )
+
+
+# Plugged into the outbox by booking's AppConfig.ready (formats.OUTBOX_ENTRIES: the same kinds).
+MAIL_KINDS = (
+    MailKind("confirm", confirm_render, prepare=_bookings_and_owners),
+    MailKind("cancel", cancel_render, prepare=_bookings_and_owners),
+    MailKind("freed", freed_render),
+)
