@@ -43,7 +43,8 @@ class _ShopForm(forms.Form):
 
 def _every_password_box() -> list[tuple[str, str]]:
     def walk(base: type) -> list[type]:
-        return [sub for child in base.__subclasses__() for sub in (child, *walk(child))]
+        children: list[type] = base.__subclasses__()
+        return [sub for child in children for sub in (child, *walk(child))]
 
     import accounts.forms  # noqa: F401  (the site's own forms, loaded)
     import dashboard.forms  # noqa: F401
