@@ -32,6 +32,22 @@ def _clean_text(value: str, *, label: Any) -> str:
     return text
 
 
+class _DayInput(forms.DateInput):
+    """<input type="date">: its value is an ISO date or nothing, whatever the page's language
+    (zh would write 2026/12/01, which the browser shows as an empty box) and whatever was typed
+    into the address (a refused "x" is said in the error, not put back into the box)."""
+
+    input_type = "date"
+
+    def format_value(self, value: Any) -> str | None:
+        if isinstance(value, str):
+            try:
+                return dt.date.fromisoformat(value).isoformat()
+            except ValueError:
+                return None
+        return value.isoformat() if isinstance(value, dt.date) else None
+
+
 def _season_date(value: dt.date | None) -> dt.date | None:
     if value is not None and not season_start() <= value <= season_end():
         raise forms.ValidationError(
@@ -50,12 +66,8 @@ def class_choices(blank: bool) -> list[tuple[str, Any]]:
 class BookingFilterForm(forms.Form):
     """The bookings list's filter (GET). Unset dates mean the whole season."""
 
-    start = forms.DateField(
-        label=_("From"), required=False, widget=forms.DateInput(attrs={"type": "date"})
-    )
-    end = forms.DateField(
-        label=_("To"), required=False, widget=forms.DateInput(attrs={"type": "date"})
-    )
+    start = forms.DateField(label=_("From"), required=False, widget=_DayInput())
+    end = forms.DateField(label=_("To"), required=False, widget=_DayInput())
     cls = forms.ChoiceField(label=_("Class"), required=False, choices=())
     room = forms.IntegerField(label=_("Room"), required=False, min_value=1)
     status = forms.ChoiceField(label=_("Status"), required=False, choices=())
@@ -132,9 +144,7 @@ class CancelForm(forms.Form):
 class MapForm(forms.Form):
     """The occupancy map's choice (GET): a season day, a class, a floor, an hour range (C)."""
 
-    date = forms.DateField(
-        label=_("Date"), required=False, widget=forms.DateInput(attrs={"type": "date"})
-    )
+    date = forms.DateField(label=_("Date"), required=False, widget=_DayInput())
     cls = forms.ChoiceField(label=_("Class"), required=False, choices=())
     floor = forms.IntegerField(label=_("Floor"), required=False, min_value=1, max_value=999)
     hour_start = forms.IntegerField(label=_("From hour"), required=False, min_value=0, max_value=23)

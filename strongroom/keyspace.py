@@ -187,6 +187,18 @@ PERSON_BY_NAME = declare(
         "with HSET after HGET inside one atomic call (the commit point of a sign-up)"
     ),
 )
+PERSON_BY_SKELETON = declare(
+    "person-by-skeleton",
+    "{people}:by-skeleton",
+    type="hash",
+    holds=noop("confusable skeleton (Unicode TR39) of a normalised username -> person id"),
+    app="accounts",
+    why=noop(
+        "a name that looks like a taken one ('anna' spelt with a Cyrillic a beside "
+        "'anna') is refused by the same claim function that takes the name: HGET, "
+        "then HSET, in one atomic call"
+    ),
+)
 PERSON_NAMES = declare(
     "person-names",
     "{people}:names",
