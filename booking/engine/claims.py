@@ -41,6 +41,7 @@ from booking.domain.rules import (
     season_key,
 )
 from booking.engine.indexes import indexes_after_claim, indexes_inline
+from booking.engine.pace import PACE_WINDOW_MS
 from booking.engine.requests import check_id, refuse_invalid, request_args, request_recheck
 from booking.engine.waits import waits_forget
 from strongroom.calls import FunctionSpec
@@ -77,9 +78,6 @@ class ClaimResult:
     booking: Booking | None = None
     taken: tuple[Slot, ...] = ()
     paced_until: dt.datetime | None = None
-
-
-PACE_WINDOW_MS = 3_600_000
 
 
 def booking_pace(

@@ -267,3 +267,17 @@ local function append(list, more)
   end
   return list
 end
+
+-- The buyer's hourly booking allowance (their pace: a sorted set of bookings by time): nil
+-- while they may book, else the ms when they may again. No pace key: not checked here.
+local function pace_spent_until(pace, limit, window, now)
+  if not pace then
+    return nil
+  end
+  local since = '(' .. tostring(now - window)
+  if redis.call('ZCOUNT', pace, since, '+inf') < limit then
+    return nil
+  end
+  local oldest = redis.call('ZRANGEBYSCORE', pace, since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  return tostring(tonumber(oldest[2]) + window)
+end
