@@ -108,10 +108,6 @@ def pickup_client_failures(client: str) -> str:
     return ks.PICKUP_CLIENT_FAILURES.key(client=client)
 
 
-def pickup_client_lock(client: str) -> str:
-    return ks.PICKUP_CLIENT_LOCK.key(client=client)
-
-
 def person_score(dates: tuple[dt.date, ...]) -> int:
     """The person index's score: the last booked day as YYYYMMDD (upcoming = score >= today)."""
     return day_number(max(dates))
