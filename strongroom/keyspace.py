@@ -489,14 +489,6 @@ BOOKING_PICKUP_FAILURES = declare(
         "ZCARD): sets the delay a wrong code asks for; never a lock, the right code always opens"
     ),
 )
-BOOKING_PICKUP_LOCK = declare(
-    "booking-pickup-lock",
-    "{room:<room>}:pickup:lock:<client>",
-    type="string",
-    holds=noop("epoch ms until which this client may not try codes in the room; PX expiry"),
-    app="booking",
-    why=noop("present only while locked; the server drops it when the lock ends"),
-)
 PICKUP_CLIENT_FAILURES = declare(
     "pickup-client-failures",
     "{pickup:<client>}:failures",

@@ -62,9 +62,6 @@ class RoomKeys:
         """Wrong codes of one client (address) in this room."""
         return ks.BOOKING_PICKUP_FAILURES.key(room=self.tag, client=client)
 
-    def pickup_lock(self, client: str) -> str:
-        return ks.BOOKING_PICKUP_LOCK.key(room=self.tag, client=client)
-
     @property
     def audit(self) -> str:
         return ks.BOOKING_AUDIT.key(room=self.tag)

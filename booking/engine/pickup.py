@@ -25,20 +25,10 @@ from strongroom.store import durable_fcall, text_or_none
 PICKUP = FunctionSpec(
     "booking_pickup",
     "PICKUP",
-    ("lock", "failures", "codes", "record", "audit", "stats"),
-    ("code_mac", "booking_id", "now_ms", "today", "minute", "grace_minutes", "max_failures",
-     "window_ms", "lock_ms", "attempt_id", "audit_maxlen", "room", "yesterday"),
+    ("codes", "record", "audit", "stats"),
+    ("code_mac", "booking_id", "now_ms", "today", "minute", "grace_minutes", "attempt_id",
+     "audit_maxlen", "room", "yesterday"),
 )  # fmt: skip
-PICKUP_MISS = FunctionSpec(
-    "booking_pickup_miss",
-    "PICKUP_MISS",
-    ("failures", "lock"),
-    ("failure", "now_ms", "max_failures", "window_ms", "lock_ms"),
-)
-
-# The function's own wrong-code lock is never reached: wrong codes are counted here (a right
-# code must open whatever came before, so nothing may lock a client out).
-_NEVER = 2**31
 
 # Wrong codes remembered per client and room (and per client): enough to reach the ceiling and
 # to tell staff "1,024 wrong codes", bounded however fast a client guesses.
@@ -117,24 +107,17 @@ def booking_pickup(
     for _attempt in range(3):
         args = {**_pickup_args(moment, number, mac, attempt), "booking_id": booking_id}
         call_keys = {
-            "lock": keys.pickup_lock(who),
-            "failures": keys.pickup_failures(who),
             "codes": keys.codes,
             "record": keys.record(booking_id or "-"),
             "audit": keys.audit,
             "stats": keys.stats,
         }
         reply = durable_fcall(client, PICKUP.name, *PICKUP.call(keys=call_keys, args=args))
-        if reply[0] == "locked":
-            # A lock left by the throttle this replaced: it no longer stands between an owner
-            # and the safe.
-            client.delete(keys.pickup_lock(who))
-        elif reply[0] != "retry":
+        if reply[0] != "retry":
             break
-        else:
-            booking_id = reply[1]
+        booking_id = reply[1]
     outcome = reply[0]
-    if outcome in ("wrong_code", "locked"):
+    if outcome == "wrong_code":
         # The code's booking went (cancelled or moved) between the lookup and the function.
         return _wrong_code(client, keys, who, mac, attempt, moment)
     booking = booking_from_hash(flat_to_dict(reply[1]))
@@ -160,9 +143,6 @@ def _pickup_args(moment: dt.datetime, number: int, mac: str, attempt: str) -> di
         "today": moment.date().isoformat(),
         "minute": moment.hour * 60 + moment.minute,
         "grace_minutes": settings.STRONGROOM_PICKUP_GRACE_MINUTES,
-        "max_failures": _NEVER,
-        "window_ms": settings.STRONGROOM_PICKUP_WINDOW_SECONDS * 1000,
-        "lock_ms": 1000,
         "attempt_id": attempt,
         "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
         "room": format_room(number),

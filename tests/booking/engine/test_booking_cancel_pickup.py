@@ -281,15 +281,6 @@ def test_the_failure_count_expires_by_itself(r: redis.Redis) -> None:
         booking_pickup(client=r, room=7, code="ABCDEFGHJK", now=at(3, 9), client_id="x")
     ttl = r.pttl(RoomKeys(7).pickup_failures("x"))
     assert 590_000 < ttl <= 600_000
-    assert not r.exists(RoomKeys(7).pickup_lock("x"))
-
-
-def test_a_lock_left_by_the_former_throttle_does_not_refuse_the_owner(r: redis.Redis) -> None:
-    booking = booked(r, "A")
-    r.set(RoomKeys(7).pickup_lock("x"), "1", px=600_000)
-    assert booking_pickup(
-        client=r, room=7, code=booking.pickup_code(), now=at(3, 9), client_id="x"
-    ).ok
 
 
 def test_the_wrong_day_names_the_day_to_come_back(r: redis.Redis) -> None:
