@@ -206,6 +206,9 @@ class AuditFilterForm(forms.Form):
 # Details the store's functions write in English (a staff reason is shown as typed).
 _FIXED_DETAILS = {"wrong code": _("wrong code"), "account deleted": _("account deleted")}
 _FLUSH_DETAIL = re.compile(r"(?P<reason>.*?) ?\((?P<keys>\d+) keys, (?P<bookings>\d+) bookings\)")
+_MISSES_DETAIL = re.compile(
+    r"(?P<count>\d+) wrong codes from (?P<client>\S+) within (?P<minutes>\d+) min"
+)
 
 
 def detail_label(kind: str, detail: str) -> Any:
@@ -213,6 +216,11 @@ def detail_label(kind: str, detail: str) -> Any:
     fixed = _FIXED_DETAILS.get(detail)
     if fixed is not None:
         return fixed
+    misses = _MISSES_DETAIL.fullmatch(detail) if kind == "pickup_failed" else None
+    if misses is not None:
+        return (
+            _("%(count)s wrong codes from %(client)s within %(minutes)s min") % misses.groupdict()
+        )
     flush = _FLUSH_DETAIL.fullmatch(detail) if kind in ("flush", "season_flush") else None
     if flush is None:
         return detail

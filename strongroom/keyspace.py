@@ -498,17 +498,9 @@ BOOKING_PICKUP_FAILURES = declare(
     holds=noop("wrong codes typed by one client (address) in the room, scored by epoch ms"),
     app="booking",
     why=noop(
-        "a sliding window per guessing client: trim by score, count with ZCARD, inside the "
-        "pickup function; never a lock on the room, so the owner is not refused for others' guesses"
+        "a sliding window per guessing client (trim by score and to the newest 1,024, count with "
+        "ZCARD): sets the delay a wrong code asks for; never a lock, the right code always opens"
     ),
-)
-BOOKING_PICKUP_LOCK = declare(
-    "booking-pickup-lock",
-    "{room:<room>}:pickup:lock:<client>",
-    type="string",
-    holds=noop("epoch ms until which this client may not try codes in the room; PX expiry"),
-    app="booking",
-    why=noop("present only while locked; the server drops it when the lock ends"),
 )
 PICKUP_CLIENT_FAILURES = declare(
     "pickup-client-failures",
@@ -517,17 +509,9 @@ PICKUP_CLIENT_FAILURES = declare(
     holds=noop("wrong pickup codes of one client in any room, scored by epoch ms"),
     app="booking",
     why=noop(
-        "the building-wide limit per client (spreading guesses over rooms does not help); "
+        "the building-wide delay per client (spreading guesses over rooms does not help); "
         "its own tag per client, so it spreads over a cluster"
     ),
-)
-PICKUP_CLIENT_LOCK = declare(
-    "pickup-client-lock",
-    "{pickup:<client>}:lock",
-    type="string",
-    holds=noop("epoch ms until which the client may not try codes anywhere; PX expiry"),
-    app="booking",
-    why=noop("read with the code lookup before the pickup (same round trip)"),
 )
 BOOKING_AUDIT = declare(
     "booking-audit",

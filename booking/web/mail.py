@@ -166,3 +166,30 @@ def freed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
                 "book": site_url(reverse("booking:pick")),
             },
         )
+
+
+@renderer("moved", prepare=_bookings_and_owners)
+def moved_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
+    """args: booking id, the move's number. The booking as it is now, with its new pickup code
+    and its calendar events (same UIDs, higher SEQUENCE); nothing for a move a later one
+    replaced (that one's mail says it all) or a booking cancelled since."""
+    booking = booking_get(client=client, booking_id=args[0])
+    if booking is None or booking.status != "confirmed" or _owner(booking) is None:
+        return None
+    if len(args) > 1 and args[1].isdigit() and int(args[1]) < booking.seq:
+        return None
+    target = mail_target(client=client, person_id=_owner(booking) or 0)
+    if target is None:
+        return None
+    with translation.override(target.language):
+        message = message_build(
+            target=target,
+            subject=gettext("Moved: %(reference)s, room %(room)s")
+            % {"reference": booking.reference, "room": booking.room_label},
+            template="mail/booking_moved.txt",
+            context={**_booking_context(booking), "code": code_display(booking.pickup_code())},
+        )
+        url = site_url(reverse("booking:done", args=[booking.id]))
+        calendar = booking_ics(booking, url=url, language=target.language)
+    message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
+    return message
