@@ -196,6 +196,8 @@ class AuditFilterForm(forms.Form):
 # Details the store's functions write in English (a staff reason is shown as typed).
 _FIXED_DETAILS = {"wrong code": _("wrong code"), "account deleted": _("account deleted")}
 _FLUSH_DETAIL = re.compile(r"(?P<reason>.*?) ?\((?P<keys>\d+) keys, (?P<bookings>\d+) bookings\)")
+# booking.engine.indexes_repair's account of a repair after a failover
+_REPAIR_DETAIL = re.compile(r"bookings=(?P<bookings>\d+) drained=(?P<drained>\d+)")
 
 
 def detail_label(kind: str, detail: str) -> Any:
@@ -203,6 +205,12 @@ def detail_label(kind: str, detail: str) -> Any:
     fixed = _FIXED_DETAILS.get(detail)
     if fixed is not None:
         return fixed
+    repair = _REPAIR_DETAIL.fullmatch(detail) if kind == "failover_repair" else None
+    if repair is not None:
+        return _(
+            "index entries of %(bookings)s bookings written again from their rooms; "
+            "%(drained)s bookings not yet indexed drained"
+        ) % {"bookings": repair["bookings"], "drained": repair["drained"]}
     flush = _FLUSH_DETAIL.fullmatch(detail) if kind in ("flush", "season_flush") else None
     if flush is None:
         return detail
@@ -220,5 +228,6 @@ def kind_label(kind: str) -> Any:
         "staff_grant": _("staff granted"), "staff_revoke": _("staff revoked"),
         "season_flush": _("season flush"), "book_add": _("book added"),
         "book_edit": _("book edited"), "book_delete": _("book deleted"),
+        "failover_repair": _("repair after a failover"),
     }  # fmt: skip
     return labels.get(kind, kind)
