@@ -76,15 +76,14 @@ def indexes_after_claim(*, client: redis.Redis, booking: Booking) -> bool:
 
 
 def rooms_mark(*, client: redis.Redis, rooms: Iterable[int]) -> None:
-    """Name rooms whose `unindexed` set needs a drain in the one set list readers read
-    (best effort, durable when it can be: a mark lost with its primary is made good by the
-    repair after the failover and by the keeper's sweep)."""
+    """Name rooms whose `unindexed` set needs a drain in the one set list readers read. Best
+    effort and not waited for (the primary that could not confirm the entries may be this
+    set's too): a mark that is lost, or never written, is made good by the keeper's next
+    sweep of every room (booking.engine.indexes_repair)."""
     labels = sorted({format_room(room) for room in rooms})
-    if not labels:
-        return
-    key = ks.BOOKING_UNINDEXED_ROOMS.key()
-    with contextlib.suppress(NotDurable, StoreUnavailable, *UNAVAILABLE):
-        durable_calls(client, [Write(key, ("SADD", key, *labels))])
+    if labels:
+        with contextlib.suppress(*UNAVAILABLE, redis.ReadOnlyError):
+            client.sadd(ks.BOOKING_UNINDEXED_ROOMS.key(), *labels)
 
 
 def indexes_write(*, client: redis.Redis, bookings: Iterable[Booking]) -> None:
