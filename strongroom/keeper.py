@@ -31,6 +31,7 @@ from strongroom import keyspace as ks
 from strongroom.audit import staff_audit_record
 from strongroom.store import (
     UNAVAILABLE,
+    NotDurable,
     StoreUnavailable,
     Write,
     durable_calls,
@@ -142,8 +143,9 @@ def _keeper_loop() -> None:
         time.sleep(KEEPER_PERIOD_S)
         try:
             keeper_pass(client=get_store())
-        except (*UNAVAILABLE, StoreUnavailable) as exc:
-            logger.warning("the keeper's pass found no store (%s); next in a few seconds", exc)
+        except (*UNAVAILABLE, StoreUnavailable, NotDurable) as exc:
+            # Away, or a new primary without a replica to confirm yet: the next pass repairs.
+            logger.warning("the keeper's pass could not finish (%r); next in a few seconds", exc)
         except Exception:
             logger.warning("the keeper's pass failed; next in a few seconds", exc_info=True)
 
