@@ -10,7 +10,7 @@ class BookingConfig(AppConfig):
         from booking.domain.rules import AUDIT_KINDS
         from strongroom.audit import audit_kinds_register
 
-        # Written by booking.lua into each room's own stream, not the staff stream.
+        # Written by the booking Lua into each room's own stream, not the staff stream.
         audit_kinds_register(kinds=AUDIT_KINDS, stream="booking")
         # The booking mail renderers and the waiting-list sweep (the outbox), the account
         # page's upcoming bookings and account deletion (accounts.extensions).

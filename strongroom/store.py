@@ -372,11 +372,27 @@ def text_stream(reply: object) -> list[tuple[str, dict[str, str]]]:
 # --- Server-side function libraries --------------------------------------------------------
 
 
+def library_text(source: Path) -> str:
+    """One function library's text: a `.lua` file as it is, or a folder of files joined in the
+    order its `library.txt` lists them (one file per function family)."""
+    if source.is_file():
+        return source.read_text()
+    names = [
+        line.strip()
+        for line in (source / "library.txt").read_text().splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    return "\n".join((source / name).read_text() for name in names)
+
+
 def function_sources() -> list[Path]:
-    """Every `<app>/lua/*.lua` library of the installed apps, in app order."""
+    """Every function library of the installed apps, in app order: `<app>/lua/<name>.lua`, or a
+    folder `<app>/lua/<name>/` whose `library.txt` lists its files."""
     sources: list[Path] = []
     for app in apps.get_app_configs():
-        sources.extend(sorted(Path(app.path).glob("lua/*.lua")))
+        lua = Path(app.path) / "lua"
+        sources.extend(sorted(lua.glob("*.lua")))
+        sources.extend(sorted(path.parent for path in lua.glob("*/library.txt")))
     return sources
 
 
@@ -386,7 +402,7 @@ def load_functions(client: redis.Redis) -> None:
     On a cluster each primary needs its own copy (a replica has its primary's); a primary that
     is new or took over after a failover gets them again through `fcall`'s retry.
     """
-    sources = [source.read_text() for source in function_sources()]
+    sources = [library_text(source) for source in function_sources()]
     for node in primaries(client):
         for source in sources:
             node.function_load(source, replace=True)

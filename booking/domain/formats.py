@@ -1,5 +1,5 @@
-"""The formats booking.lua and Python share: the hold value's fields, the stats hash's version,
-day width and field names. booking.lua declares the same names (`HOLD_FIELDS`, `STATS_VERSION`,
+"""The formats the booking Lua and Python share: the hold value's fields, the stats hash's version,
+day width and field names. The booking Lua declares the same names (`HOLD_FIELDS`, `STATS_VERSION`,
 `DAY_WIDTH`); tests/booking/domain/test_booking_calls.py reads them from the Lua and
 checks that they agree. The call specs (KEYS and ARGV by name, in order) live with the engine
 module that makes each call."""
@@ -20,7 +20,7 @@ def hold_value_split(value: str) -> dict[str, str]:
 
 
 def stats_field(kind: str, season: str, cls: str, detail: str = "") -> str:
-    """The name of a stats hash field as booking.lua writes it: `slots` and `active` (per-day
+    """The name of a stats hash field as the booking Lua writes it: `slots` and `active` (per-day
     fields), `status` (detail: the status) and `made` (detail: the local creation date)."""
     if kind in ("slots", "active"):
         return f"{kind}:{season}:{cls}"

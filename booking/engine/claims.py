@@ -1,5 +1,5 @@
 """Confirming a booking (claim) and the buyer's hourly allowance (pace). The claim is one Redis
-Function (booking/lua/booking.lua) on one room's keys, sent through `durable_fcall` (FCALL +
+Function (booking/lua/booking/) on one room's keys, sent through `durable_fcall` (FCALL +
 WAITAOF, one round trip). Where one server holds every key, a claim also writes the person and
 date indexes and counts the buyer's hourly allowance in the same call; on a cluster it names the
 booking in the room's `unindexed` set for the list readers to drain (booking.engine.indexes),

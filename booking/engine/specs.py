@@ -1,4 +1,4 @@
-"""Every call spec of booking/lua/booking.lua, for the tests that check both sides agree."""
+"""Every call spec of booking/lua/booking/, for the tests that check both sides agree."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The rooms' stats counters (kept exact by the functions in booking.lua): the season's figures
+"""The rooms' stats counters (kept exact by the functions in the booking Lua): the season's figures
 read from them, the same figures counted from the bitmaps (the check), and the rebuild of a
 room's counters from its records and bitmaps.
 
