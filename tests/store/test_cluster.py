@@ -25,11 +25,13 @@ import pytest
 import redis
 from django.test import Client
 
-from booking.domain.keys import RoomKeys, date_index
-from booking.engine.bookings import booking_get
+from booking.domain.keys import RoomKeys, date_index, person_index
+from booking.engine.bookings import booking_get, bookings_page
 from strongroom import embedded, store
+from strongroom import keyspace as ks
 from strongroom.audit import staff_audit_entries
 from strongroom.embedded import ClusterNodeProcess, LocalCluster
+from strongroom.keeper import KeeperReport, keeper_pass
 from strongroom.store import (
     NotDurable,
     connect,
@@ -37,9 +39,11 @@ from strongroom.store import (
     fcall,
     load_functions,
     primaries,
+    primaries_by_slot,
     primaries_reached,
     round_trips,
 )
+from tests.booking_support import NOW, claim, request
 from tests.conftest import Someone, person_make, serve_site, site_env
 from tests.store.test_store_stall import ID_ALPHABET, Browser, status_of, wait_for
 
@@ -507,3 +511,74 @@ def test_catalog_pages_can_read_their_books_from_replicas(cluster: LocalCluster,
         assert served > 0, "no book was read from a replica"
     finally:
         store.reset_store()
+
+
+def _port_of(client: redis.Redis, key: str) -> int:
+    return int(client.get_node_from_key(key).port)  # type: ignore[attr-defined]
+
+
+def test_index_entries_no_replica_confirmed_leave_the_booking_named_until_they_are(
+    cluster: LocalCluster, on_cluster: redis.Redis, settings: Any
+):
+    """aof+replica: the claim's index entries go to a primary whose replica does not answer.
+    The booking is confirmed (its room, on another primary, holds it durably) but stays named
+    in its room's `unindexed` set, its room marked, until its entries are confirmed; the
+    owner's list drains it then. (The old code removed it at once: a failover of the index
+    primary then hid the booking for good.)"""
+    settings.STRONGROOM_DURABILITY = "aof+replica"
+    owner = "41"
+    index_port = _port_of(on_cluster, person_index(owner))
+    room = next(
+        r
+        for r in range(1, 301)
+        if _port_of(on_cluster, date_index(r)) == index_port
+        and _port_of(on_cluster, RoomKeys(r).ledger) != index_port
+    )
+    replica = _replica_of(cluster, cluster.node_at(index_port))
+    pid = replica.pid()
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        made = claim(on_cluster, request("A", room=room), owner=owner)
+        assert made.ok and made.booking is not None
+        assert on_cluster.zrange(RoomKeys(room).unindexed, 0, -1) == [made.booking.id]
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    marks = on_cluster.smembers(ks.BOOKING_UNINDEXED_ROOMS.key())
+    assert marks == {f"{room:03d}"}
+    page = bookings_page(client=on_cluster, owner_id=owner, today=NOW.date())
+    assert [b.id for b in page.bookings] == [made.booking.id]
+    assert on_cluster.zcard(RoomKeys(room).unindexed) == 0
+    assert not on_cluster.smembers(ks.BOOKING_UNINDEXED_ROOMS.key())
+
+
+def test_after_a_failover_the_keeper_writes_lost_entries_again_and_tells_staff(
+    cluster: LocalCluster, on_cluster: redis.Redis
+):
+    """The keeper's pass writes down which primary serves each slot; after a failover (here a
+    manual one) it writes again, from the rooms' records, the index entries the changed slots
+    should hold (one was lost, as a replica without the last writes loses it) and says so in
+    the staff audit. A pass with the same primaries repairs nothing."""
+    owner = "42"
+    made = claim(on_cluster, request("A", room=12), owner=owner)
+    assert made.ok and made.booking is not None
+    assert keeper_pass(client=on_cluster) == KeeperReport()  # the primaries written down
+    assert keeper_pass(client=on_cluster) == KeeperReport()
+    on_cluster.zrem(person_index(owner), made.booking.id)  # what the failover takes
+    index_primary = cluster.node_at(_port_of(on_cluster, person_index(owner)))
+    replica = _replica_of(cluster, index_primary)
+    before = primaries_by_slot(on_cluster)
+    promoted = replica.client()
+    try:
+        promoted.execute_command("CLUSTER", "FAILOVER")
+        assert wait_for(lambda: primaries_by_slot(on_cluster) not in (None, before), timeout=30)
+    finally:
+        promoted.close()
+    report = keeper_pass(client=on_cluster)
+    assert report is not None and report.slots_repaired > 0
+    assert report.detail == "bookings=1 drained=0"
+    page = bookings_page(client=on_cluster, owner_id=owner, today=NOW.date())
+    assert [b.id for b in page.bookings] == [made.booking.id]
+    (entry,) = staff_audit_entries(client=on_cluster, kind="failover_repair")
+    assert entry.actor == "site" and entry.detail == "bookings=1 drained=0"
+    assert keeper_pass(client=on_cluster) == KeeperReport()  # nothing changed since
