@@ -198,6 +198,21 @@ _FIXED_DETAILS = {"wrong code": _("wrong code"), "account deleted": _("account d
 _FLUSH_DETAIL = re.compile(r"(?P<reason>.*?) ?\((?P<keys>\d+) keys, (?P<bookings>\d+) bookings\)")
 # booking.engine.indexes_repair's account of a repair after a failover
 _REPAIR_DETAIL = re.compile(r"bookings=(?P<bookings>\d+) drained=(?P<drained>\d+)")
+_REPAIR_WAITS = re.compile(r"waits=(?P<waits>\d+)")
+
+
+def _repair_part(part: str) -> Any:
+    """One repair's account (booking.engine.indexes_repair, booking.engine.waits) in words."""
+    indexes = _REPAIR_DETAIL.fullmatch(part)
+    if indexes is not None:
+        return _(
+            "index entries of %(bookings)s bookings written again from their rooms; "
+            "%(drained)s bookings not yet indexed drained"
+        ) % {"bookings": indexes["bookings"], "drained": indexes["drained"]}
+    waits = _REPAIR_WAITS.fullmatch(part)
+    if waits is not None:
+        return _("%(waits)s waits listed again for their buyers") % {"waits": waits["waits"]}
+    return part
 
 
 def detail_label(kind: str, detail: str) -> Any:
@@ -205,12 +220,8 @@ def detail_label(kind: str, detail: str) -> Any:
     fixed = _FIXED_DETAILS.get(detail)
     if fixed is not None:
         return fixed
-    repair = _REPAIR_DETAIL.fullmatch(detail) if kind == "failover_repair" else None
-    if repair is not None:
-        return _(
-            "index entries of %(bookings)s bookings written again from their rooms; "
-            "%(drained)s bookings not yet indexed drained"
-        ) % {"bookings": repair["bookings"], "drained": repair["drained"]}
+    if kind == "failover_repair":
+        return "; ".join(str(_repair_part(part)) for part in detail.split("; "))
     flush = _FLUSH_DETAIL.fullmatch(detail) if kind in ("flush", "season_flush") else None
     if flush is None:
         return detail

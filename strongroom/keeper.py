@@ -106,7 +106,8 @@ def topology_check(*, client: redis.Redis) -> KeeperReport:
     if before is not None and before != current:
         changed = slots_changed(before, current)
         if changed:
-            detail = "; ".join(filter(None, (repair(client, changed) for repair in _repairs)))
+            accounts = (repair(client, changed) for repair in _repairs)
+            detail = "; ".join(sorted(filter(None, accounts)))
             staff_audit_record(
                 client=client,
                 kind=AUDIT_KIND,

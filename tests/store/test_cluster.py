@@ -27,6 +27,7 @@ from django.test import Client
 
 from booking.domain.keys import RoomKeys, date_index, person_index
 from booking.engine.bookings import booking_get, bookings_page
+from booking.engine.waits import Wait, wait_join, waits_of
 from strongroom import embedded, store
 from strongroom import keyspace as ks
 from strongroom.audit import staff_audit_entries
@@ -43,7 +44,7 @@ from strongroom.store import (
     primaries_reached,
     round_trips,
 )
-from tests.booking_support import NOW, claim, request
+from tests.booking_support import NOW, claim, day, request
 from tests.conftest import Someone, person_make, serve_site, site_env
 from tests.store.test_store_stall import ID_ALPHABET, Browser, status_of, wait_for
 
@@ -647,9 +648,16 @@ def test_after_a_failover_the_keeper_writes_lost_entries_again_and_tells_staff(
     owner = "42"
     made = claim(on_cluster, request("A", room=12), owner=owner)
     assert made.ok and made.booking is not None
+    assert claim(on_cluster, request("A", room=13), owner="43").ok
+    wait = Wait(room=13, cls="A", date=day(3))
+    assert wait_join(client=on_cluster, owner_id=owner, wait=wait, now=NOW) == "ok"
     assert keeper_pass(client=on_cluster) == KeeperReport()  # the primaries written down
     assert keeper_pass(client=on_cluster) == KeeperReport()
-    on_cluster.zrem(person_index(owner), made.booking.id)  # what the failover takes
+    # What the failover takes: the booking's person index entry, the buyer's list of waits
+    # (the same {owner:42} slot).
+    on_cluster.zrem(person_index(owner), made.booking.id)
+    on_cluster.delete(ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner))
+    assert waits_of(client=on_cluster, owner_id=owner, now=NOW) == []
     index_primary = cluster.node_at(_port_of(on_cluster, person_index(owner)))
     replica = _replica_of(cluster, index_primary)
     before = primaries_by_slot(on_cluster)
@@ -661,9 +669,10 @@ def test_after_a_failover_the_keeper_writes_lost_entries_again_and_tells_staff(
         promoted.close()
     report = keeper_pass(client=on_cluster)
     assert report is not None and report.slots_repaired > 0
-    assert report.detail == "bookings=1 drained=0"
+    assert report.detail == "bookings=1 drained=0; waits=1"
     page = bookings_page(client=on_cluster, owner_id=owner, today=NOW.date())
     assert [b.id for b in page.bookings] == [made.booking.id]
+    assert [w.wait for w in waits_of(client=on_cluster, owner_id=owner, now=NOW)] == [wait]
     (entry,) = staff_audit_entries(client=on_cluster, kind="failover_repair")
-    assert entry.actor == "site" and entry.detail == "bookings=1 drained=0"
+    assert entry.actor == "site" and entry.detail == report.detail
     assert keeper_pass(client=on_cluster) == KeeperReport()  # nothing changed since
