@@ -24,6 +24,7 @@ from strongroom import keyspace as ks
 from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.store import (
     UNAVAILABLE,
+    WAITAOF_TIMEOUT_MS,
     NotDurable,
     StoreUnavailable,
     Write,
@@ -32,6 +33,9 @@ from strongroom.store import (
 )
 
 _INLINE_ATTRIBUTE = "_strongroom_indexes_inline"
+# A page that drains marked rooms waits this long at most for a replica (the entries are
+# written either way, and shown; unconfirmed, the rooms stay marked for the keeper).
+READER_WAIT_MS = 200
 
 
 def indexes_inline(client: redis.Redis) -> bool:
@@ -86,12 +90,14 @@ def rooms_mark(*, client: redis.Redis, rooms: Iterable[int]) -> None:
             client.sadd(ks.BOOKING_UNINDEXED_ROOMS.key(), *labels)
 
 
-def indexes_write(*, client: redis.Redis, bookings: Iterable[Booking]) -> None:
+def indexes_write(
+    *, client: redis.Redis, bookings: Iterable[Booking], timeout_ms: int = WAITAOF_TIMEOUT_MS
+) -> None:
     """Add bookings to the person index and the date index (idempotent), confirmed with the
     configured durability on each primary written to (raises NotDurable if one cannot)."""
     writes = index_writes(bookings)
     if writes:
-        durable_calls(client, writes)
+        durable_calls(client, writes, timeout_ms=timeout_ms)
 
 
 def index_writes(bookings: Iterable[Booking]) -> list[Write]:
@@ -123,7 +129,9 @@ def _index_pipeline(client: redis.Redis, bookings: Iterable[Booking]) -> Any:
     return pipe
 
 
-def indexes_drain(*, client: redis.Redis, rooms: Sequence[int]) -> int:
+def indexes_drain(
+    *, client: redis.Redis, rooms: Sequence[int], timeout_ms: int = WAITAOF_TIMEOUT_MS
+) -> int:
     """Index the bookings the rooms' `unindexed` sets still name, then remove them from the
     sets (never before their entries are confirmed: a crash in between leaves them named
     there, and writing an entry twice changes nothing). The rooms' marks go first, so that a
@@ -138,7 +146,7 @@ def indexes_drain(*, client: redis.Redis, rooms: Sequence[int]) -> int:
     for room in rooms:
         pipe.zrange(RoomKeys(room).unindexed, 0, -1)
     waiting = {room: text_list(ids) for room, ids in zip(rooms, pipe.execute(), strict=True) if ids}
-    _drain(client, waiting)
+    _drain(client, waiting, timeout_ms)
     return sum(len(room_ids) for room_ids in waiting.values())
 
 
@@ -162,16 +170,17 @@ def indexes_read(*, client: redis.Redis, reads: Sequence[Command]) -> list[Any]:
     marked = [int(room) for room in text_list(list(replies[0])) if room.isdigit()]
     if not marked:
         return list(replies[1:])
-    indexes_drain(client=client, rooms=marked)
+    indexes_drain(client=client, rooms=marked, timeout_ms=READER_WAIT_MS)
     return pipeline_replies(client, reads)
 
 
-def _drain(client: redis.Redis, waiting: dict[int, list[str]]) -> None:
+def _drain(client: redis.Redis, waiting: dict[int, list[str]], timeout_ms: int) -> None:
     if not waiting:
         return
     ids = [booking_id for room_ids in waiting.values() for booking_id in room_ids]
+    found = bookings_by_id(client=client, ids=ids)
     try:
-        indexes_write(client=client, bookings=bookings_by_id(client=client, ids=ids))
+        indexes_write(client=client, bookings=found, timeout_ms=timeout_ms)
     except NotDurable:
         # Written, not confirmed: the names stay, and so does the mark (the reader shows them).
         rooms_mark(client=client, rooms=waiting)
