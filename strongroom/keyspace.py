@@ -557,6 +557,19 @@ BOOKING_UNINDEXED = declare(
         "listed here; the list readers drain it (write the entries, then ZREM) before they read"
     ),
 )
+BOOKING_UNINDEXED_ROOMS = declare(
+    "booking-unindexed-rooms",
+    "{unindexed}:rooms",
+    type="set",
+    holds=noop("rooms whose booking-unindexed set names a booking its claim could not index"),
+    app="booking",
+    why=noop(
+        "the list readers read this one set instead of every room's booking-unindexed set; a "
+        "claim whose index writes were not confirmed adds its room, a reader that drains a "
+        "room removes it first (so a later claim's mark is never lost to the drain); a mark "
+        "lost with its primary is made good by the repair after the failover"
+    ),
+)
 BOOKING_OUTBOX = declare(
     "booking-outbox",
     "{room:<room>}:outbox",
@@ -789,6 +802,26 @@ MAIL_LEASE = declare(
     holds=noop("the token of the process sending mail now; PX expiry"),
     app="strongroom",
     why=noop("one sender at a time across processes, none forever if it dies"),
+)
+
+STORE_PRIMARIES = declare(
+    "store-primaries",
+    "{cluster}:primaries",
+    type="string",
+    holds=noop("the cluster's slot ranges and the primary serving each, as last repaired"),
+    app="strongroom",
+    why=noop(
+        "a web process that sees other primaries than these (a failover) repairs what the "
+        "changed slots may have lost, then writes the new list (durably)"
+    ),
+)
+STORE_REPAIR_LEASE = declare(
+    "store-repair-lease",
+    "{cluster}:repair",
+    type="string",
+    holds=noop("the token of the process repairing after a failover; PX expiry"),
+    app="strongroom",
+    why=noop("one repair at a time across processes, none forever if it dies"),
 )
 
 

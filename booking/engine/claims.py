@@ -2,8 +2,9 @@
 Function (booking/lua/booking/) on one room's keys, sent through `durable_fcall` (FCALL +
 WAITAOF, one round trip). Where one server holds every key, a claim also writes the person and
 date indexes and counts the buyer's hourly allowance in the same call; on a cluster it names the
-booking in the room's `unindexed` set for the list readers to drain (booking.engine.indexes),
-and the allowance is counted first, apart."""
+booking in the room's `unindexed` set, then writes the index entries with the same durability
+and only then takes the name out (booking.engine.indexes); the allowance is counted first,
+apart."""
 
 from __future__ import annotations
 
