@@ -335,7 +335,7 @@ def waits_repair(client: redis.Redis, slots: frozenset[int]) -> str:
     listed: dict[str, list[object]] = {}
     for room, members in waiting.items():
         for member in members:
-            person, wait = _wait_of(room, member)
+            person, wait = wait_of(room, member)
             key = ks.BOOKING_WAITS_BY_PERSON.key(owner_id=person)
             if cluster.keyslot(key) in slots:
                 entry = f"{format_room(room)}|{member}"
