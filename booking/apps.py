@@ -8,9 +8,9 @@ class BookingConfig(AppConfig):
         """What booking adds to the other apps (strongroom/plugins.py), all declared here."""
         from accounts import extensions
         from booking.domain.rules import AUDIT_KINDS
-        from booking.engine import owners, waits
+        from booking.engine import indexes_repair, owners, waits
         from booking.web import mail
-        from strongroom import audit, outbox
+        from strongroom import audit, keeper, outbox
 
         # Written by the booking Lua into each room's own stream, not the staff stream.
         audit.KINDS.plug(*audit.audit_kinds_of(AUDIT_KINDS, stream="booking"))
@@ -19,6 +19,9 @@ class BookingConfig(AppConfig):
         extensions.ACCOUNT_PARTS.plug(owners.ACCOUNT_PART)
         extensions.PERSON_FORGETTERS.plug(owners.forget_on_account_deletion)
         extensions.SIGNED_OUT.plug(_release_hold_at_sign_out)
+        # The keeper's sweep and failover repairs of the indexes and the waits.
+        keeper.KEEPER_TASKS.plug(indexes_repair.indexes_sweep)
+        keeper.FAILOVER_REPAIRS.plug(indexes_repair.indexes_repair, waits.waits_repair)
 
 
 def _release_hold_at_sign_out(*, person_id: str) -> None:

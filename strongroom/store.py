@@ -232,6 +232,24 @@ def primaries_reached(client: redis.Redis, keys: Sequence[str]) -> int:
     return len({_cluster(client).get_node_from_key(key).name for key in keys})
 
 
+def primaries_by_slot(client: redis.Redis) -> str | None:
+    """Which primary serves each slot, as the first node that answers says (CLUSTER SLOTS):
+    "<first>-<last>=<node id>,..." in slot order; None off a cluster, when no node answers or
+    while some slot has no primary (a failover under way)."""
+    if not is_cluster(client):
+        return None
+    for node in _cluster(client).get_nodes():
+        try:
+            reply = node.redis_connection.execute_command("CLUSTER SLOTS")
+        except UNAVAILABLE:
+            continue
+        spans = sorted((int(row[0]), int(row[1]), str(row[2][2])) for row in reply)
+        if sum(last - first + 1 for first, last, _owner in spans) != 16384:
+            return None
+        return ",".join(f"{first}-{last}={owner}" for first, last, owner in spans)
+    return None
+
+
 def topology_refresh(client: redis.Redis) -> None:
     """Read the cluster's slots and nodes again (after MOVED, a lost node, a failover)."""
     if is_cluster(client):

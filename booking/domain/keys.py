@@ -71,9 +71,6 @@ class RoomKeys:
         """Wrong codes of one client (address) in this room."""
         return ks.BOOKING_PICKUP_FAILURES.key(room=self.tag, client=client)
 
-    def pickup_lock(self, client: str) -> str:
-        return ks.BOOKING_PICKUP_LOCK.key(room=self.tag, client=client)
-
     @property
     def audit(self) -> str:
         return ks.BOOKING_AUDIT.key(room=self.tag)
@@ -115,10 +112,6 @@ def pace_of(owner_id: str) -> str:
 
 def pickup_client_failures(client: str) -> str:
     return ks.PICKUP_CLIENT_FAILURES.key(client=client)
-
-
-def pickup_client_lock(client: str) -> str:
-    return ks.PICKUP_CLIENT_LOCK.key(client=client)
 
 
 def person_score(dates: tuple[dt.date, ...]) -> int:

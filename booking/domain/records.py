@@ -49,6 +49,8 @@ class Booking:
     code_sealed: str = field(default="", repr=False)  # records made before codes were derived
     code_n: int = field(default=-1, repr=False)
     ref: str = ""
+    seq: int = 0  # times moved: the calendar events' SEQUENCE
+    uid_dates: tuple[dt.date, ...] = ()  # the dates first booked (a moved booking's event UIDs)
 
     @property
     def room_label(self) -> str:
@@ -108,6 +110,8 @@ def booking_from_hash(data: dict[str, str]) -> Booking | None:
         code_sealed=data.get("code_sealed", ""),
         code_n=int(data.get("code_n") or -1),
         ref=data.get("ref", ""),
+        seq=int(data.get("seq") or 0),
+        uid_dates=_dates(data.get("uid_dates", "")),
     )
 
 

@@ -2,8 +2,9 @@
 Function (booking/lua/booking/) on one room's keys, sent through `durable_fcall` (FCALL +
 WAITAOF, one round trip). Where one server holds every key, a claim also writes the person and
 date indexes and counts the buyer's hourly allowance in the same call; on a cluster it names the
-booking in the room's `unindexed` set for the list readers to drain (booking.engine.indexes),
-and the allowance is counted first, apart."""
+booking in the room's `unindexed` set, then writes the index entries with the same durability
+and only then takes the name out (booking.engine.indexes); the allowance is counted first,
+apart."""
 
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ from booking.domain.rules import (
     season_key,
 )
 from booking.engine.indexes import indexes_after_claim, indexes_inline
+from booking.engine.pace import PACE_WINDOW_MS
 from booking.engine.requests import check_id, refuse_invalid, request_args, request_recheck
 from booking.engine.waits import waits_forget
 from strongroom.calls import FunctionSpec
@@ -77,9 +79,6 @@ class ClaimResult:
     booking: Booking | None = None
     taken: tuple[Slot, ...] = ()
     paced_until: dt.datetime | None = None
-
-
-PACE_WINDOW_MS = 3_600_000
 
 
 def booking_pace(

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import cast
 
 import redis
 from django.conf import settings
+from redis.cluster import RedisCluster
 
 from booking.domain.formats import NOTICE_FIELDS, WAIT_FIELDS, fields_join, fields_split
 from booking.domain.keys import RoomKeys
@@ -35,7 +37,7 @@ from strongroom import keyspace as ks
 from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
-from strongroom.store import fcall, text_list, text_values
+from strongroom.store import Write, durable_calls, fcall, is_cluster, text_list, text_values
 
 WAIT = FunctionSpec(
     "booking_wait",
@@ -307,3 +309,35 @@ def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
 def sweep_with_the_mail(client: redis.Redis) -> None:
     """Every pass of the mail sender also sweeps (the waiters it tells are mailed at once)."""
     waits_sweep(client=client)
+
+
+def waits_repair(client: redis.Redis, slots: frozenset[int]) -> str:
+    """After a failover: the set of rooms with waits and the buyers' own lists of waits, where
+    their slots changed, written again from the rooms' waits (a wait is written to its room
+    first, then listed under the buyer: a failover can take the listing, not the wait).
+    Returns 'waits=N' (the waits listed again), or '' when none was."""
+    if not is_cluster(client):
+        return ""
+    cluster = cast(RedisCluster, client)
+    rooms = list(range(1, room_count() + 1))
+    pipe = client.pipeline(transaction=False)
+    for room in rooms:
+        pipe.zrange(RoomKeys(room).waits, 0, -1)
+    waiting = {room: text_list(m) for room, m in zip(rooms, pipe.execute(), strict=True) if m}
+    writes = []
+    rooms_key = ks.BOOKING_WAIT_ROOMS.key()
+    if waiting and cluster.keyslot(rooms_key) in slots:
+        writes.append(Write(rooms_key, ("SADD", rooms_key, *map(format_room, waiting))))
+    listed: dict[str, list[object]] = {}
+    for room, members in waiting.items():
+        for member in members:
+            person, wait = wait_of(room, member)
+            key = ks.BOOKING_WAITS_BY_PERSON.key(owner_id=person)
+            if cluster.keyslot(key) in slots:
+                entry = f"{format_room(room)}|{member}"
+                listed.setdefault(key, []).extend((_day_start_ms(wait.date), entry))
+    writes += [Write(key, ("ZADD", key, *flat)) for key, flat in listed.items()]
+    if writes:
+        durable_calls(client, writes)
+    count = sum(len(flat) // 2 for flat in listed.values())
+    return f"waits={count}" if count else ""

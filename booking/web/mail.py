@@ -4,6 +4,8 @@ waiting list's "it is free" notice."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import redis
 from django.core.mail import EmailMessage
 from django.urls import reverse
@@ -36,19 +38,19 @@ def _booking_context(booking: Booking) -> dict[str, object]:
     }
 
 
-def _named_owner(args: list[str]) -> int | None:
-    """The owner a receipt's entry names (OUTBOX_CONFIRM; entries queued before the owner was
-    named have none, and a cancellation's names none)."""
-    owner = outbox_fields("confirm", args)["owner"]
+def _named_owner(kind: str, args: list[str]) -> int | None:
+    """The owner an entry names (only a receipt's, OUTBOX_CONFIRM, names one; entries queued
+    before the owner was named have none)."""
+    owner = outbox_fields(kind, args).get("owner", "")
     return int(owner) if owner.isdigit() else None
 
 
-def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]]) -> None:
-    """Before a batch of receipts or cancellations (args: booking id, and a receipt's owner):
-    the named owners' addresses; then the bookings still needed (not those of owners without
-    a verified address) with the addresses of the owners no entry names. All kept for the
-    renders: a few round trips for the batch instead of two a message."""
-    named = [_named_owner(args) for args in arguments]
+def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]], kind: str) -> None:
+    """Before a batch of receipts, cancellations or moves (OUTBOX_* of `kind`): the named
+    owners' addresses; then the bookings still needed (not those of owners without a verified
+    address) with the addresses of the owners no entry names. All kept for the renders: a few
+    round trips for the batch instead of two a message."""
+    named = [_named_owner(kind, args) for args in arguments]
     reads = [mail_target_read(person_id=owner) for owner in named if owner is not None]
     flat = [cmd for read in reads for cmd in read]
     keep_replies(flat, addresses := pipeline_replies(client, flat))
@@ -58,9 +60,10 @@ def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]]) -> Non
         if mail_target_from(owner, reply) is not None
     }
     needed = [
-        args[0] for args, owner in zip(arguments, named, strict=True)
+        outbox_fields(kind, args)["booking_id"]
+        for args, owner in zip(arguments, named, strict=True)
         if args and (owner is None or owner in reachable)
-    ]  # fmt: skip
+    ]
     records = [cmd for booking_id in needed for cmd in booking_read(booking_id=booking_id)]
     replies = pipeline_replies(client, records)
     keep_replies(records, replies)
@@ -75,11 +78,11 @@ def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]]) -> Non
 def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: booking id, owner. The receipt, with the pickup code and the booking as .ics;
     nothing (and the booking unread) when the owner has no verified address."""
-    named = _named_owner(args)
+    named = _named_owner("confirm", args)
     target = mail_target(client=client, person_id=named) if named is not None else None
     if named is not None and target is None:
         return None
-    booking = booking_get(client=client, booking_id=args[0])
+    booking = booking_get(client=client, booking_id=outbox_fields("confirm", args)["booking_id"])
     if booking is None or booking.status == "cancelled" or _owner(booking) is None:
         return None
     if target is None or target.person_id != _owner(booking):
@@ -102,7 +105,7 @@ def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
 
 def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: booking id. Who cancelled (the buyer or the staff, with the staff's reason)."""
-    booking = booking_get(client=client, booking_id=args[0])
+    booking = booking_get(client=client, booking_id=outbox_fields("cancel", args)["booking_id"])
     if booking is None or booking.status != "cancelled" or _owner(booking) is None:
         return None
     target = mail_target(client=client, person_id=_owner(booking) or 0)
@@ -165,9 +168,37 @@ def freed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
         )
 
 
+def moved_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
+    """args: booking id, the move's number. The booking as it is now, with its new pickup code
+    and its calendar events (same UIDs, higher SEQUENCE); nothing for a move a later one
+    replaced (that one's mail says it all) or a booking cancelled since."""
+    booking = booking_get(client=client, booking_id=outbox_fields("moved", args)["booking_id"])
+    if booking is None or booking.status != "confirmed" or _owner(booking) is None:
+        return None
+    seq = outbox_fields("moved", args)["seq"]
+    if seq.isdigit() and int(seq) < booking.seq:
+        return None
+    target = mail_target(client=client, person_id=_owner(booking) or 0)
+    if target is None:
+        return None
+    with translation.override(target.language):
+        message = message_build(
+            target=target,
+            subject=gettext("Moved: %(reference)s, room %(room)s")
+            % {"reference": booking.reference, "room": booking.room_label},
+            template="mail/booking_moved.txt",
+            context={**_booking_context(booking), "code": code_display(booking.pickup_code())},
+        )
+        url = site_url(reverse("booking:done", args=[booking.id]))
+        calendar = booking_ics(booking, url=url, language=target.language)
+    message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
+    return message
+
+
 # Plugged into the outbox by booking's AppConfig.ready (formats.OUTBOX_ENTRIES: the same kinds).
 MAIL_KINDS = (
-    MailKind("confirm", confirm_render, prepare=_bookings_and_owners),
-    MailKind("cancel", cancel_render, prepare=_bookings_and_owners),
+    MailKind("confirm", confirm_render, prepare=partial(_bookings_and_owners, kind="confirm")),
+    MailKind("cancel", cancel_render, prepare=partial(_bookings_and_owners, kind="cancel")),
     MailKind("freed", freed_render),
+    MailKind("moved", moved_render, prepare=partial(_bookings_and_owners, kind="moved")),
 )

@@ -16,7 +16,7 @@ from accounts import extensions
 from booking.domain.rules import hold_new_id
 from booking.engine.bookings import hold_get
 from booking.engine.holds import booking_hold
-from strongroom import audit, outbox
+from strongroom import audit, keeper, outbox
 from strongroom.plugins import Point
 from tests.booking_support import request
 from tests.conftest import Someone
@@ -26,10 +26,13 @@ PRODUCT = ("strongroom", "accounts", "booking", "catalog", "dashboard")
 
 
 def test_every_point_holds_what_the_apps_declare() -> None:
-    assert {k.kind for k in outbox.RENDERERS} == {"confirm", "cancel", "freed", "verify", "reset"}
+    kinds = {k.kind for k in outbox.RENDERERS}
+    assert kinds == {"confirm", "cancel", "freed", "moved", "verify", "reset"}
     assert {"claim", "cancel", "book_add"} <= set(audit.audit_kinds())
     assert "claim" in audit.audit_kinds("booking") and "claim" not in audit.audit_kinds("staff")
     assert len(list(outbox.SENDER_HOOKS)) == 1
+    assert len(list(keeper.KEEPER_TASKS)) == 1
+    assert len(list(keeper.FAILOVER_REPAIRS)) == 2
     assert len(list(extensions.ACCOUNT_PARTS)) == 1
     assert len(list(extensions.PERSON_FORGETTERS)) == 1
     assert len(list(extensions.SIGNED_OUT)) == 1
@@ -43,7 +46,11 @@ def test_apps_plug_in_only_from_their_ready_never_by_import_or_signal() -> None:
             name = str(path.relative_to(ROOT))
             if ".plug(" in text and path.name != "apps.py":
                 plugged_elsewhere.append(name)
-            if re.search(r"^@(renderer|sender_hook|account_part|person_forgetter)\b", text, re.M):
+            if re.search(
+                r"^@(renderer|sender_hook|account_part|person_forgetter|keeper_task|failover_repair)\b",
+                text,
+                re.M,
+            ):
                 registering.append(name)
             if re.search(r"\bSignal\(|\.connect\(", text):
                 registering.append(name)

@@ -76,10 +76,9 @@ local function claim(keys, args)
     return {'ref_clash'}
   end
   local pace_since = '(' .. tostring(now - pace_window)
-  if pace and redis.call('ZCOUNT', pace, pace_since, '+inf') >= pace_limit then
-    local oldest = redis.call('ZRANGEBYSCORE', pace, pace_since, '+inf', 'WITHSCORES',
-      'LIMIT', 0, 1)
-    return {'paced', tostring(tonumber(oldest[2]) + pace_window)}
+  local paced_until = pace_spent_until(pace, pace_limit, pace_window, now)
+  if paced_until then
+    return {'paced', paced_until}
   end
   local fields, kind = fields_of(cls, days, hstart, hend, boxes)
   local taken, values = booked_conflicts(inv, fields, kind)

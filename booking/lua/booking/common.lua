@@ -37,6 +37,7 @@ local TAKEN_FIELDS = {'day', 'box', 'mask', 'held'}
 local OUTBOX_CONFIRM = {'confirm', 'booking_id', 'owner'}
 local OUTBOX_CANCEL = {'cancel', 'booking_id'}
 local OUTBOX_FREED = {'freed', 'room', 'person', 'cls', 'day', 'hstart', 'hend', 'box', 'told'}
+local OUTBOX_MOVED = {'moved', 'booking_id', 'seq'}
 
 -- A list's items by the names of `names` (same order): named({'a', 'b'}, {'x', 'y'}).x == 'a'.
 local function named(values, names)
@@ -266,4 +267,18 @@ local function append(list, more)
     list[#list + 1] = item
   end
   return list
+end
+
+-- The buyer's hourly booking allowance (their pace: a sorted set of bookings by time): nil
+-- while they may book, else the ms when they may again. No pace key: not checked here.
+local function pace_spent_until(pace, limit, window, now)
+  if not pace then
+    return nil
+  end
+  local since = '(' .. tostring(now - window)
+  if redis.call('ZCOUNT', pace, since, '+inf') < limit then
+    return nil
+  end
+  local oldest = redis.call('ZRANGEBYSCORE', pace, since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  return tostring(tonumber(oldest[2]) + window)
 end
