@@ -577,7 +577,7 @@ BOOKING_OUTBOX = declare(
     holds=noop(
         "mail to send about the room's bookings ('confirm|<booking_id>|<owner>', "
         "'cancel|<booking_id>', 'freed|<room>|<person>|<cls>|<day>|<hstart>|<hend>|<box>|"
-        "<told>', 'moved|<booking_id>|<seq>') scored by when it is due (epoch ms)"
+        "<told>', 'moved|<booking_id>|<sequence>') scored by when it is due (epoch ms)"
     ),
     app="booking",
     why=noop(

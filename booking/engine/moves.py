@@ -54,7 +54,6 @@ MOVE = FunctionSpec(
              "started", "unchanged", "code_clash", "invalid what"),
     key_tails=("person_index", "date_index"),
 )  # fmt: skip
-# more_keys of MOVE: the person index and the date index where one call may write them.
 
 _CODE_ATTEMPTS = 5
 

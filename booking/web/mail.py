@@ -172,11 +172,11 @@ def moved_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: booking id, the move's number. The booking as it is now, with its new pickup code
     and its calendar events (same UIDs, higher SEQUENCE); nothing for a move a later one
     replaced (that one's mail says it all) or a booking cancelled since."""
-    booking = booking_get(client=client, booking_id=outbox_fields("moved", args)["booking_id"])
+    entry = outbox_fields("moved", args)
+    booking = booking_get(client=client, booking_id=entry["booking_id"])
     if booking is None or booking.status != "confirmed" or _owner(booking) is None:
         return None
-    seq = outbox_fields("moved", args)["seq"]
-    if seq.isdigit() and int(seq) < booking.seq:
+    if entry["sequence"].isdigit() and int(entry["sequence"]) < booking.seq:
         return None
     target = mail_target(client=client, person_id=_owner(booking) or 0)
     if target is None:
