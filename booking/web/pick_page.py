@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils import formats
 from django.utils.dates import WEEKDAYS, WEEKDAYS_ABBR
 from django.utils.safestring import SafeString
-from django.utils.translation import get_language
+from django.utils.translation import get_language, ngettext
 from django.utils.translation import gettext as _
 
 from booking.domain.rules import (
@@ -347,7 +347,9 @@ def alternatives_build(
             parts.append(hour_range(*option.hours))
         if option.boxes:
             boxes = ", ".join(str(b) for b in option.boxes)
-            parts.append(_("boxes %(boxes)s") % {"boxes": boxes})
+            parts.append(
+                ngettext("box %(boxes)s", "boxes %(boxes)s", len(option.boxes)) % {"boxes": boxes}
+            )
         found.append(Suggestion(" · ".join(parts), f"{page}?{changed.query(month=None)}"))
     return found
 
