@@ -85,4 +85,3 @@ def test_one_box_is_a_box_in_the_calendar_file(r: redis.Redis, client_for: Any, 
         ics = client_for(buyer).get(f"/book/mine/{made.booking.id}/calendar.ics").content.decode()
     assert "box 5" in ics.replace("\r\n ", "")
     assert "boxes 5" not in ics.replace("\r\n ", "")
-
