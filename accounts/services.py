@@ -38,7 +38,7 @@ from strongroom.keyspace import (
     PERSON_LAST_ID,
     PERSON_NAMES,
 )
-from strongroom.store import durable_fcall, execute_functions, fcall, text, text_values
+from strongroom.store import durable_fcall, fcall, fcalls, pipeline_functions, text, text_values
 
 _SIGNUP_ATTEMPTS = 100
 _NO_PERSON_ID = 0  # ids start at 1
@@ -262,16 +262,13 @@ def login_gate(
             "attempt_id": attempt,
         },
     )
-    pipe = client.pipeline(transaction=False)
-    pipe.fcall(LOGIN_GATE.name, len(keys), *keys, *gate_args)
-    pipe.hget(PERSON_BY_NAME.key(), name_key(username))
-    gate, person_id = pipe.execute(raise_on_error=False)
-    if isinstance(gate, redis.ResponseError) and "Function not found" in str(gate):
-        gate = fcall(client, LOGIN_GATE.name, keys, gate_args)  # loads the libraries
-    if isinstance(person_id, Exception):
-        raise person_id
-    if isinstance(gate, Exception):
-        raise gate
+    gate, person_id = pipeline_functions(
+        client,
+        lambda pipe: (
+            pipe.fcall(LOGIN_GATE.name, len(keys), *keys, *gate_args),
+            pipe.hget(PERSON_BY_NAME.key(), name_key(username)),
+        ),
+    )
     verdict = LOGIN_GATE.reply_of(gate)
     found = int(person_id) if person_id is not None else None
     return verdict["verdict"] == "go", int(verdict["ends"]), found
@@ -325,18 +322,15 @@ def window_gates(
     """`window_gate` for several (key, limit) at once, in one round trip."""
     at = now_ms() if at_ms is None else at_ms
     event = event_id or uuid.uuid4().hex
-    for _attempt in (1, 2):  # once more after loading the functions into a new server
-        pipe = client.pipeline(transaction=False)
-        for key, limit in gates:
-            args = {"now_ms": at, "window_ms": window_ms, "limit": limit}
-            keys, argv = SIGNUP_GATE.call(
-                keys={"attempts": key}, args={**args, "attempt_id": event}
-            )
-            pipe.fcall(SIGNUP_GATE.name, len(keys), *keys, *argv)
-        replies = execute_functions(client, pipe)
-        if replies is not None:
-            return [int(reply) for reply in replies]
-    raise RuntimeError("the gate function could not be loaded")
+    calls = [
+        SIGNUP_GATE.call(
+            keys={"attempts": key},
+            args={"now_ms": at, "window_ms": window_ms, "limit": limit, "attempt_id": event},
+        )
+        for key, limit in gates
+    ]
+    replies = fcalls(client, [(SIGNUP_GATE.name, keys, argv) for keys, argv in calls])
+    return [int(reply) for reply in replies]
 
 
 # --- signing in ----------------------------------------------------------------------------------

@@ -206,6 +206,26 @@ class AuditFilterForm(forms.Form):
 # Details the store's functions write in English (a staff reason is shown as typed).
 _FIXED_DETAILS = {"wrong code": _("wrong code"), "account deleted": _("account deleted")}
 _FLUSH_DETAIL = re.compile(r"(?P<reason>.*?) ?\((?P<keys>\d+) keys, (?P<bookings>\d+) bookings\)")
+_MISSES_DETAIL = re.compile(
+    r"(?P<count>\d+) wrong codes from (?P<client>\S+) within (?P<minutes>\d+) min"
+)
+# booking.engine.indexes_repair's account of a repair after a failover
+_REPAIR_DETAIL = re.compile(r"bookings=(?P<bookings>\d+) drained=(?P<drained>\d+)")
+_REPAIR_WAITS = re.compile(r"waits=(?P<waits>\d+)")
+
+
+def _repair_part(part: str) -> Any:
+    """One repair's account (booking.engine.indexes_repair, booking.engine.waits) in words."""
+    indexes = _REPAIR_DETAIL.fullmatch(part)
+    if indexes is not None:
+        return _(
+            "index entries of %(bookings)s bookings written again from their rooms; "
+            "%(drained)s bookings not yet indexed drained"
+        ) % {"bookings": indexes["bookings"], "drained": indexes["drained"]}
+    waits = _REPAIR_WAITS.fullmatch(part)
+    if waits is not None:
+        return _("%(waits)s waits listed again for their buyers") % {"waits": waits["waits"]}
+    return part
 
 
 def detail_label(kind: str, detail: str) -> Any:
@@ -213,6 +233,13 @@ def detail_label(kind: str, detail: str) -> Any:
     fixed = _FIXED_DETAILS.get(detail)
     if fixed is not None:
         return fixed
+    misses = _MISSES_DETAIL.fullmatch(detail) if kind == "pickup_failed" else None
+    if misses is not None:
+        return (
+            _("%(count)s wrong codes from %(client)s within %(minutes)s min") % misses.groupdict()
+        )
+    if kind == "failover_repair":
+        return "; ".join(str(_repair_part(part)) for part in detail.split("; "))
     flush = _FLUSH_DETAIL.fullmatch(detail) if kind in ("flush", "season_flush") else None
     if flush is None:
         return detail
@@ -230,5 +257,6 @@ def kind_label(kind: str) -> Any:
         "staff_grant": _("staff granted"), "staff_revoke": _("staff revoked"),
         "season_flush": _("season flush"), "book_add": _("book added"),
         "book_edit": _("book edited"), "book_delete": _("book deleted"),
+        "failover_repair": _("repair after a failover"),
     }  # fmt: skip
     return labels.get(kind, kind)
