@@ -3,8 +3,10 @@ real site served by gunicorn on a free port; Debian's Chromium driven by Playwri
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +22,8 @@ from accounts.people import Person
 from accounts.visits import visits_discard
 from strongroom import embedded, store
 from strongroom.serving import start_site
+from tests.slow_support import ProcessWatch, fixtures_starting_processes
+from tests.slow_support import starts_processes as code_starts_processes
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -39,6 +43,46 @@ CHROMIUM_ARGS = [
 ]
 
 
+# --- the slow marker ----------------------------------------------------------------------------
+# A test that starts processes of its own (a store, a cluster, gunicorn, a browser, Redis 7.0, any
+# subprocess), itself or through a fixture, is marked `slow`; `make check` runs the others. The
+# session's store, which every test uses, does not count (tests/slow_support.py).
+
+_watch = ProcessWatch()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    sys.addaudithook(_watch.hook)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        function = getattr(item, "function", None)
+        if item.get_closest_marker("slow") is None and (
+            fixtures_starting_processes(item)
+            or (function is not None and code_starts_processes(function))
+        ):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    _watch.item = item
+    try:
+        yield
+    finally:
+        _watch.check("its fixtures")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        _watch.check("its body")
+        _watch.item = None
+
+
 # `STRONGROOM_TEST_STORE=cluster pytest ...` runs the tests on a real 3-primary cluster (make test
 # does, for the apps' tests, the budgets and the HTTP flows); unset, on one embedded Valkey.
 ON_CLUSTER = os.environ.get("STRONGROOM_TEST_STORE", "") == "cluster"
@@ -51,13 +95,14 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     of the session's local cluster."""
     data_dir = tmp_path_factory.mktemp("store")
     cluster = None
-    if ON_CLUSTER:
-        cluster = embedded.cluster_start(data_dir / "cluster", primaries=CLUSTER_PRIMARIES)
-        url = cluster.url
-    else:
-        # Cluster mode, one node owning every slot: a multi-key command whose keys do not share
-        # a hash tag fails with CROSSSLOT here, exactly as it would on Redis Cluster.
-        url = embedded.ensure_running(data_dir, cluster=True)
+    with _watch.shared():  # every test uses this store: starting it does not make a test slow
+        if ON_CLUSTER:
+            cluster = embedded.cluster_start(data_dir / "cluster", primaries=CLUSTER_PRIMARIES)
+            url = cluster.url
+        else:
+            # Cluster mode, one node owning every slot: a multi-key command whose keys do not
+            # share a hash tag fails with CROSSSLOT here, exactly as it would on Redis Cluster.
+            url = embedded.ensure_running(data_dir, cluster=True)
     settings.REDIS_URL = url
     # In-process requests use plain static storage; the served site (below) collects static.
     settings.STATIC_ROOT = data_dir / "static"
@@ -74,7 +119,11 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     settings.STRONGROOM_OVERVIEW_CACHE_MS = 0
     settings.STRONGROOM_MAP_CACHE_MS = 0
     store.reset_store()
-    call_command("buildmessages", verbosity=0)
+    # Parallel workers (pytest-xdist) each start a session: one at a time compiles the catalogs.
+    lock_path = tmp_path_factory.getbasetemp().parent / "strongroom-buildmessages.lock"
+    with lock_path.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        call_command("buildmessages", verbosity=0)
     yield data_dir
     store.reset_store()
     if cluster is not None:
