@@ -22,8 +22,7 @@ from accounts.people import Person
 from accounts.visits import visits_discard
 from strongroom import embedded, store
 from strongroom.serving import start_site
-from tests.slow_support import ProcessWatch, fixtures_starting_processes
-from tests.slow_support import starts_processes as code_starts_processes
+from tests import marks_support
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -43,12 +42,14 @@ CHROMIUM_ARGS = [
 ]
 
 
-# --- the slow marker ----------------------------------------------------------------------------
-# A test that starts processes of its own (a store, a cluster, gunicorn, a browser, Redis 7.0, any
-# subprocess), itself or through a fixture, is marked `slow`; `make check` runs the others. The
-# session's store, which every test uses, does not count (tests/slow_support.py).
+# --- markers ---------------------------------------------------------------------------------
+# `slow`: the test starts processes of its own (a store, a cluster, gunicorn, a browser, Redis
+# 7.0, any subprocess), itself or through a fixture; the session's store, which every test uses,
+# does not count. `make check` runs the others. `store`: the test uses the session's store in
+# this process; the cluster pass runs those that are not slow. Both are read from the code of
+# the test and its fixtures (tests/marks_support.py); a test may also be marked by hand.
 
-_watch = ProcessWatch()
+_watch = marks_support.ProcessWatch()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -57,12 +58,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        function = getattr(item, "function", None)
-        if item.get_closest_marker("slow") is None and (
-            fixtures_starting_processes(item)
-            or (function is not None and code_starts_processes(function))
-        ):
+        if item.get_closest_marker("slow") is None and marks_support.slow(item):
             item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("store") is None and marks_support.uses_store(item):
+            item.add_marker(pytest.mark.store)
 
 
 @pytest.hookimpl(wrapper=True)
