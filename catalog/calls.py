@@ -1,6 +1,6 @@
-"""One call spec per Redis Function of catalog/lua/catalog.lua (see strongroom.calls).
-catalog.lua declares the same names (its `*_KEYS` and `*_ARGS`); tests/store/test_function_calls.py
-reads them from the Lua and checks that they agree with this module."""
+"""One call spec per Redis Function of catalog/lua/catalog/ (see strongroom.calls). The Lua
+declares the same names (its `*_KEYS` and `*_ARGS`); tests/store/test_function_calls.py reads
+them from the Lua and checks that they agree with this module."""
 
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from strongroom.calls import FunctionSpec
+from strongroom.store import library_text
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -13,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def lua_lists(path: str) -> dict[str, tuple[str, ...]]:
     """The `local NAME = {'a', 'b'}` lists of a Lua file (a list may span lines), and the
     `local NAME = OTHER` aliases of them, by name."""
-    text = (ROOT / path).read_text(encoding="utf-8")
+    text = library_text(ROOT / path)
     found = {
         match.group(1): tuple(re.findall(r"'([a-z_]+)'", match.group(2)))
         for match in re.finditer(r"^local ([A-Z_]+) = \{([^}]*)\}", text, re.M)
@@ -26,7 +27,7 @@ def lua_lists(path: str) -> dict[str, tuple[str, ...]]:
 
 def registered_functions(path: str) -> set[str]:
     """The names a Lua library registers."""
-    text = (ROOT / path).read_text(encoding="utf-8")
+    text = library_text(ROOT / path)
     return set(re.findall(r"function_name ?= ?['\"](\w+)['\"]", text))
 
 

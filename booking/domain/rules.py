@@ -144,7 +144,7 @@ def check_owner_id(owner_id: object) -> str:
     return owner_id
 
 
-# A booking's status, as stored and counted (booking.lua writes the same words).
+# A booking's status, as stored and counted (the booking Lua writes the same words).
 STATUSES = ("confirmed", "collected", "cancelled")
 # The kinds of entries the booking functions write into each room's audit stream.
 AUDIT_KINDS = ("claim", "cancel", "pickup", "pickup_failed", "flush", "hold")

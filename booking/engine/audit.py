@@ -1,4 +1,4 @@
-"""Reads of the rooms' audit streams (booking.lua's functions write them): the newest entries
+"""Reads of the rooms' audit streams (the booking Lua's functions write them): the newest entries
 of every room, and the entries of one booking."""
 
 from __future__ import annotations

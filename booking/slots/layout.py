@@ -1,4 +1,4 @@
-"""The inventory bitmap's layout as Python reads it (booking.lua writes the same one): class A
+"""The inventory bitmap's layout as Python reads it (the booking Lua writes the same one): class A
 one bit a day; class B a 24-bit hour mask a day; class C 100 such masks a day, box 1 first. Hour
 0 is the top bit of a mask. Whole days are read as bytes (GETRANGE), and a class C day's 100
 boxes are looked at together with bytes.translate rather than 100 Python steps."""

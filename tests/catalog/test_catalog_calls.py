@@ -1,4 +1,4 @@
-"""catalog.lua and the catalog's Python name the same key positions: the edit functions' fixed
+"""The catalog Lua and the catalog's Python name the same key positions: the edit functions' fixed
 keys and the first tag set of a query (both sides derive them from the declared key lists,
 which tests/store/test_function_calls.py checks agree)."""
 
@@ -10,13 +10,14 @@ from pathlib import Path
 from catalog.calls import QUERY, SAVE
 from catalog.selectors import FIRST_TAG_KEY, query_keys
 from catalog.services import fixed_keys
+from strongroom.store import library_text
 
-LUA = (Path(__file__).resolve().parents[2] / "catalog" / "lua" / "catalog.lua").read_text()
+LUA = library_text(Path(__file__).resolve().parents[2] / "catalog" / "lua" / "catalog")
 
 
 def lua_value(name: str) -> str:
     match = re.search(rf"^local {name} = (.+?)(?:\s+--.*)?$", LUA, re.M)
-    assert match is not None, f"catalog.lua declares no {name}"
+    assert match is not None, f"the catalog Lua declares no {name}"
     return match.group(1).strip()
 
 

@@ -1,4 +1,4 @@
-"""catalog.lua and accounts.lua declare each function's KEYS and ARGV names, and
+"""The catalog Lua and accounts.lua declare each function's KEYS and ARGV names, and
 catalog/calls.py and accounts/calls.py declare the same ones for Python (booking has its own
 test, tests/booking/domain/test_booking_calls.py); these tests read the Lua's declarations and
 check that the two sides agree, and that a drift would be caught."""
@@ -15,7 +15,7 @@ from strongroom.calls import FunctionSpec
 from tests.lua_support import registered_functions, spec_mismatches
 
 LIBRARIES = {
-    "catalog/lua/catalog.lua": catalog_calls.SPECS,
+    "catalog/lua/catalog": catalog_calls.SPECS,
     "accounts/lua/accounts.lua": accounts_calls.SPECS,
 }
 FUNCTIONS = [(path, spec) for path, specs in LIBRARIES.items() for spec in specs]

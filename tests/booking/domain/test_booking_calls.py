@@ -1,7 +1,8 @@
-"""booking.lua declares each function's KEYS and ARGV names, the hold value's fields and the stats
-constants once; the engine modules' call specs and booking/domain/formats.py declare them on the
-Python side. These tests read the Lua's declarations and check the two sides agree, and that the
-stats fields the functions write are the ones Python reads."""
+"""The booking library (booking/lua/booking/, one file per function family) declares each
+function's KEYS and ARGV names, the hold value's fields and the stats constants once; the engine
+modules' call specs and booking/domain/formats.py declare them on the Python side. These tests
+read the Lua's declarations and check the two sides agree, and that the stats fields the
+functions write are the ones Python reads."""
 
 from __future__ import annotations
 
@@ -17,21 +18,23 @@ from booking.domain.rules import STATUSES, season_key
 from booking.engine import holds, specs
 from booking.engine.cancel import booking_cancel
 from strongroom.calls import FunctionSpec
+from strongroom.store import library_text
 from tests.booking_support import NOW, STAFF, claim, request
 
-LUA = (Path(__file__).resolve().parents[3] / "booking" / "lua" / "booking.lua").read_text()
+ROOT = Path(__file__).resolve().parents[3]
+LUA = library_text(ROOT / "booking" / "lua" / "booking")
 
 
 def lua_list(name: str) -> tuple[str, ...]:
-    """A `local NAME = {'a', 'b'}` list of booking.lua."""
+    """A `local NAME = {'a', 'b'}` list of the booking library."""
     match = re.search(rf"^local {name} = \{{([^}}]*)\}}", LUA, re.M)
-    assert match is not None, f"booking.lua declares no {name}"
+    assert match is not None, f"the booking library declares no {name}"
     return tuple(re.findall(r"'([a-z_]+)'", match.group(1)))
 
 
 def lua_constant(name: str) -> str:
     match = re.search(rf"^local {name} = '?([0-9A-Za-z_]+)'?", LUA, re.M)
-    assert match is not None, f"booking.lua declares no {name}"
+    assert match is not None, f"the booking library declares no {name}"
     return match.group(1)
 
 
@@ -41,6 +44,17 @@ def test_each_function_takes_its_keys_and_arguments_in_the_order_python_sends_th
 ) -> None:
     assert lua_list(f"{spec.lua}_KEYS") == spec.keys
     assert lua_list(f"{spec.lua}_ARGS") == spec.args
+
+
+def test_no_function_library_file_is_over_400_lines() -> None:
+    files = [*ROOT.glob("*/lua/*.lua"), *ROOT.glob("*/lua/*/*.lua")]
+    assert len(files) > 3
+    long = {
+        str(path.relative_to(ROOT)): n
+        for path in files
+        if (n := len(path.read_text().splitlines())) > 400
+    }
+    assert long == {}
 
 
 def test_every_registered_function_has_a_call_spec() -> None:

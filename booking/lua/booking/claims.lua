@@ -1,0 +1,154 @@
+-- Booking: booking_claim checks and takes a whole request, writes the record, the code, the
+-- receipt and the statistics in one call.
+
+local CLAIM_KEYS = {'inventory', 'registry', 'record', 'ledger', 'codes', 'holds', 'audit',
+  'stats', 'hold_days', 'unindexed', 'refs', 'outbox', 'hold_streaks', 'waits', 'wait_notices'}
+local CLAIM_ARGS = {'owner', 'cls', 'season', 'days', 'hstart', 'hend', 'boxes', 'booking_id',
+  'now_ms', 'code_mac', 'code_n', 'dates', 'hold_id', 'audit_maxlen', 'room',
+  'season_bytes', 'season_days', 'made', 'person_score', 'date_scores', 'reference',
+  'pace_limit', 'pace_window_ms'}
+local CLAIM_REPLIES = {'ok record fulfilled', 'taken *slots', 'paced until', 'id_in_use',
+  'code_clash', 'ref_clash', 'invalid what'}
+-- The keys a call may add after the named ones: on one server the indexes (written here), and
+-- with an allowance the buyer's pace.
+local CLAIM_KEY_TAILS = {'person_index', 'date_index', 'pace'}
+
+-- Claim: take every slot of the request, or nothing.
+-- KEYS: inventory, registry, record, ledger, codes, holds, audit, stats, hold days, unindexed,
+--       refs, outbox, hold streaks, waits, wait notices,
+--       then either the person index and the date index (one server: written here) or nothing
+--       (a cluster: the id goes to `unindexed`, and the readers write the entries)
+-- ARGV: owner, cls, season, days, hstart, hend, boxes, booking id, now ms, code mac,
+--       code number (the code derives from the id and it), dates (ISO csv), hold id ('' for
+--       none), audit maxlen, room, bitmap bytes of a whole season (a new bitmap is made at its
+--       full size at once: an exact allocation, where growing bit by bit would over-allocate),
+--       days in the season, the local date of now (the stats' creation date), the person
+--       index's score, the date index's score of each date (csv, in the order of the dates),
+--       short reference, the buyer's hourly allowance and its window (0 and 0: not counted
+--       here); with an allowance, the KEYS end with the buyer's pace (one server only: on a
+--       cluster the caller counts it first, in the buyer's own slot)
+-- Returns {'ok', <record as flat hash>, <the owner's waits it fulfilled>}
+--       | {'taken', 'day:box:mask:held', ...} | {'paced', ms when the buyer may book again}
+--       | {'id_in_use'} | {'code_clash'} | {'ref_clash'} | {'invalid', what}
+-- (a retry of a claim that succeeded returns {'ok', <record>}).
+-- The receipt (OUTBOX_CONFIRM) goes into the room's outbox in the same call: as durable
+-- as the booking, and no extra round trip (the owner named, the sender need not read the
+-- booking of a buyer without a verified address).
+local function claim(keys, args)
+  local k, a = named(keys, CLAIM_KEYS), named(args, CLAIM_ARGS)
+  local inv, registry, record, ledger, codes, holds, stream, stats, hold_days, unindexed =
+    k.inventory, k.registry, k.record, k.ledger, k.codes, k.holds, k.audit, k.stats,
+    k.hold_days, k.unindexed
+  local owner, season, id, now = a.owner, a.season, a.booking_id, tonumber(a.now_ms)
+  local mac, code_n, dates, hold_id, maxlen, room =
+    a.code_mac, a.code_n, a.dates, a.hold_id, a.audit_maxlen, a.room
+  local cls, days, hstart, hend, boxes = checked_request(a.cls, a.days, a.hstart, a.hend,
+    a.boxes, a.season_days)
+  if not cls then
+    return {'invalid', days}
+  end
+  local made, ref, refs, outbox = a.made, a.reference, k.refs, k.outbox
+  local date_scores = split(a.date_scores)
+  -- KEYS after the named ones: the person index and the date index (when the store lets one
+  -- call write them: not on a cluster, where the booking waits in `unindexed` instead).
+  local tail = named({unpack(keys, #CLAIM_KEYS + 1)}, CLAIM_KEY_TAILS)
+  local person_index, date_index = tail.person_index, tail.date_index
+  local pace, pace_limit, pace_window = tail.pace, tonumber(a.pace_limit),
+    tonumber(a.pace_window_ms)
+  if owner == '' or id == '' or not now or not tonumber(a.season_bytes) or not unindexed
+      or not made or made == '' or #split(dates) ~= #days or #date_scores ~= #days
+      or not tonumber(a.person_score) or (person_index ~= nil) ~= (date_index ~= nil)
+      or not ref or ref == '' or not outbox or not k.hold_streaks or not k.wait_notices
+      or not pace_limit or not pace_window or (pace ~= nil) ~= (pace_limit > 0) then
+    return {'invalid', 'call'}
+  end
+
+  if redis.call('EXISTS', record) == 1 then
+    if redis.call('HGET', record, 'owner') == owner then
+      return {'ok', redis.call('HGETALL', record)}
+    end
+    return {'id_in_use'}
+  end
+  if redis.call('HEXISTS', codes, mac) == 1 then
+    return {'code_clash'}
+  end
+  if redis.call('HEXISTS', refs, ref) == 1 then
+    return {'ref_clash'}
+  end
+  local pace_since = '(' .. tostring(now - pace_window)
+  local paced_until = pace_spent_until(pace, pace_limit, pace_window, now)
+  if paced_until then
+    return {'paced', paced_until}
+  end
+  local fields, kind = fields_of(cls, days, hstart, hend, boxes)
+  local taken, values = booked_conflicts(inv, fields, kind)
+  local held, drop = held_conflicts(holds, hold_days, owner, cls, days, hstart, hend, boxes,
+    now)
+  append(taken, held)
+  if #taken > 0 then
+    return {'taken', unpack(taken)}
+  end
+
+  local updated = {}
+  for i, field in ipairs(fields) do
+    updated[i] = bit.bor(values[i], field[2])
+  end
+  if redis.call('EXISTS', inv) == 0 then
+    -- SETRANGE on a missing key allocates exactly, and the AOF gets a short command.
+    redis.call('SETRANGE', inv, tonumber(a.season_bytes) - 1, '\0')
+  end
+  write_fields(inv, fields, kind, updated)
+  redis.call('SADD', registry, inv)
+  -- The record as written is the record returned (no read back).
+  local written = field_values({id = id, owner = owner, cls = cls, room = room,
+    season = season, days = a.days, dates = dates, hstart = tostring(hstart),
+    hend = tostring(hend), boxes = a.boxes, created = a.now_ms, status = 'confirmed',
+    code_mac = mac, code_n = code_n, collected = '', inv = inv, made = made, ref = ref},
+    RECORD_FIELDS)
+  redis.call('HSET', record, unpack(written))
+  redis.call('HSET', refs, ref, id)
+  redis.call('ZADD', outbox, 'NX', now, outbox_entry(OUTBOX_CONFIRM, {booking_id = id,
+    owner = owner}))
+  if redis.call('SCARD', ledger) == 0 and redis.call('HEXISTS', stats, 'v') == 0 then
+    -- The room's first booking: its stats start exact from here.
+    redis.call('DEL', stats)
+    redis.call('HSET', stats, 'v', STATS_VERSION)
+  end
+  local change = stats_change()
+  stats_slots(change, season, cls, fields, values, updated)
+  stats_booking(change, season, cls, days, 'confirmed', made, 1)
+  stats_write(stats, change)
+  redis.call('SADD', ledger, id)
+  redis.call('HSET', codes, mac, id)
+  if person_index then
+    -- The indexes in the same atomic call: the booking is listed the moment it exists.
+    redis.call('ZADD', person_index, a.person_score, id)
+    local scored = {}
+    for i, date in ipairs(split(dates)) do
+      scored[#scored + 1] = date_scores[i]
+      scored[#scored + 1] = id .. '/' .. date
+    end
+    redis.call('ZADD', date_index, unpack(scored))
+  else
+    redis.call('ZADD', unindexed, now, id)
+  end
+  if hold_id ~= '' then
+    local value = redis.call('HGET', holds, hold_id)
+    if value and parse_hold(value).owner == owner then
+      drop[hold_id] = value
+    end
+  end
+  drop_holds(holds, hold_days, drop, cls, days)
+  redis.call('ZREM', k.hold_streaks, owner)  -- booked: the next hold here starts afresh
+  if pace then
+    -- Only a booking made counts against the allowance: a refusal above wrote nothing.
+    redis.call('ZADD', pace, now, id)
+    redis.call('ZREMRANGEBYSCORE', pace, '-inf', pace_since)
+    redis.call('PEXPIRE', pace, pace_window)
+  end
+  audit(stream, maxlen, 'claim', owner, id, room, cls .. ' ' .. dates, now)
+  return {'ok', written,
+    waits_fulfilled(k.waits, k.wait_notices, owner, cls, days, hstart, hend, boxes)}
+end
+
+redis.register_function{function_name = 'booking_claim', callback = claim}

@@ -1,0 +1,190 @@
+-- Holds: a buyer's slots kept for a few minutes (booking_hold, booking_hold_release), and the
+-- look-up of other buyers' holds that every taking function checks.
+
+local HOLD_KEYS = {'inventory', 'holds', 'audit', 'hold_days', 'hold_streaks'}
+local HOLD_ARGS = {'owner', 'cls', 'days', 'hstart', 'hend', 'boxes', 'hold_id', 'now_ms',
+  'ttl_ms', 'audit_maxlen', 'room', 'season_days', 'pace_limit', 'pace_window_ms'}
+local HOLD_REPLIES = {'ok expiry', 'taken *slots', 'cooling until', 'paced until', 'id_in_use',
+  'invalid what'}
+local HOLD_RELEASE_KEYS = {'holds', 'hold_days'}
+local HOLD_RELEASE_ARGS = {'hold_id', 'owner'}
+
+-- Holds that touch the request's days (found through the hold-days index: one ZRANGEBYSCORE a
+-- day, never every hold of the room). Returns the slots of other buyers' unexpired holds that
+-- overlap the request ("day:box:mask:1" entries), and the holds to drop on a successful write
+-- ({id = value}: expired ones, and index entries whose hold is gone, as value false).
+local function held_conflicts(holds_key, days_key, owner, cls, days, hstart, hend, boxes, now)
+  local conflicts, drop = {}, {}
+  local ids, seen = {}, {}
+  for _, day in ipairs(days) do
+    local score = day_score(cls, day)
+    for _, member in ipairs(redis.call('ZRANGEBYSCORE', days_key, score, score)) do
+      local id = string.match(member, '^(.*)/')
+      if id and not seen[id] then
+        seen[id] = true
+        ids[#ids + 1] = id
+      end
+    end
+  end
+  if #ids == 0 then
+    return conflicts, drop
+  end
+  local values = redis.call('HMGET', holds_key, unpack(ids))
+  local my_days, my_boxes = as_set(days), as_set(boxes)
+  for i, id in ipairs(ids) do
+    local value = values[i]
+    if not value then
+      drop[id] = false
+    else
+      local hold = parse_hold(value)
+      if hold.expiry <= now then
+        drop[id] = value
+      elseif hold.owner ~= owner and hold.cls == cls then
+        local mask = 1
+        if cls ~= 'A' then
+          local first, last = math.max(hstart, hold.hstart), math.min(hend, hold.hend)
+          mask = first < last and hour_mask(first, last) or 0
+        end
+        if mask ~= 0 then
+          for _, day in ipairs(hold.days) do
+            if my_days[day] then
+              if cls == 'C' then
+                for _, box in ipairs(hold.boxes) do
+                  if my_boxes[box] then
+                    conflicts[#conflicts + 1] = joined({day = day, box = box, mask = mask,
+                      held = 1}, TAKEN_FIELDS, ':')
+                  end
+                end
+              else
+                conflicts[#conflicts + 1] = joined({day = day, box = 0, mask = mask,
+                  held = 1}, TAKEN_FIELDS, ':')
+              end
+            end
+          end
+        end
+      end
+    end
+  end
+  return conflicts, drop
+end
+
+-- Remove holds ({id = value or false}) from the holds hash and their days from the index (an
+-- id without a value: its index entries for the request's `days` of class `cls`).
+local function drop_holds(holds_key, days_key, drop, cls, days)
+  local ids, members = {}, {}
+  for id, value in pairs(drop) do
+    ids[#ids + 1] = id
+    local hold = value and parse_hold(value) or {days = days}
+    for _, day in ipairs(hold.days) do
+      members[#members + 1] = id .. '/' .. day
+    end
+  end
+  if #ids > 0 then
+    redis.call('HDEL', holds_key, unpack(ids))
+    redis.call('ZREM', days_key, unpack(members))
+  end
+end
+
+-- Hold: keep the request's slots for one buyer until expiry (other buyers see them taken).
+-- KEYS: inventory, holds, audit, hold days, hold streaks
+-- ARGV: owner, cls, days, hstart, hend, boxes, hold id, now ms, ttl ms, audit maxlen, room,
+--       days in the season, the buyer's hourly booking allowance and its window (0 and 0: not
+--       checked here); with an allowance, the KEYS end with the buyer's pace (one server only:
+--       on a cluster the caller reads it first, in the buyer's own slot)
+-- Returns {'ok', expiry ms} | {'taken', ...} | {'cooling', until ms} | {'id_in_use'} |
+--   {'paced', ms when the buyer may book again} | {'invalid', what}
+local function hold(keys, args)
+  local k, a = named(keys, HOLD_KEYS), named(args, HOLD_ARGS)
+  local inv, holds, stream, hold_days = k.inventory, k.holds, k.audit, k.hold_days
+  local owner, id, now, ttl = a.owner, a.hold_id, tonumber(a.now_ms), tonumber(a.ttl_ms)
+  local maxlen, room = a.audit_maxlen, a.room
+  local cls, days, hstart, hend, boxes = checked_request(a.cls, a.days, a.hstart, a.hend,
+    a.boxes, a.season_days)
+  if not cls then
+    return {'invalid', days}
+  end
+  local pace, pace_limit, pace_window = keys[#HOLD_KEYS + 1], tonumber(a.pace_limit),
+    tonumber(a.pace_window_ms)
+  if owner == '' or id == '' or not now or not ttl or ttl < 1 or not hold_days
+      or not k.hold_streaks or not pace_limit or not pace_window
+      or (pace ~= nil) ~= (pace_limit > 0) then
+    return {'invalid', 'call'}
+  end
+
+  local existing = redis.call('HGET', holds, id)
+  if existing then
+    local old = parse_hold(existing)
+    if old.owner ~= owner then
+      return {'id_in_use'}
+    end
+    if old.expiry > now then
+      return {'ok', tostring(old.expiry)}
+    end
+  end
+  -- A buyer who may not book for a while may not block slots meanwhile either.
+  local paced_until = pace_spent_until(pace, pace_limit, pace_window, now)
+  if paced_until then
+    return {'paced', paced_until}
+  end
+  -- One hold time out of two: holds placed within `ttl` of the person's first one here end
+  -- when it would have; for the next `ttl` after that the room is everyone else's.
+  local streaks = k.hold_streaks
+  local began = tonumber(redis.call('ZSCORE', streaks, owner))
+  if began and now >= began + 2 * ttl then
+    began = nil
+  end
+  if began and now >= began + ttl then
+    return {'cooling', tostring(began + 2 * ttl)}
+  end
+  local fields, kind = fields_of(cls, days, hstart, hend, boxes)
+  local taken = booked_conflicts(inv, fields, kind)
+  local held, drop = held_conflicts(holds, hold_days, owner, cls, days, hstart, hend, boxes,
+    now)
+  append(taken, held)
+  if #taken > 0 then
+    return {'taken', unpack(taken)}
+  end
+
+  if existing then
+    drop[id] = existing
+  end
+  drop_holds(holds, hold_days, drop, cls, days)
+  if not began then
+    began = now
+    redis.call('ZREMRANGEBYSCORE', streaks, '-inf', '(' .. tostring(now - 2 * ttl))
+    redis.call('ZADD', streaks, began, owner)
+    redis.call('PEXPIRE', streaks, 2 * ttl)
+  end
+  local expiry = began + ttl
+  local stored = {expiry = expiry, owner = owner, cls = cls, days = a.days, hstart = hstart,
+    hend = hend, boxes = a.boxes}
+  local value = joined(stored, HOLD_FIELDS, '|')
+  redis.call('HSET', holds, id, value)
+  local members = {}
+  for _, day in ipairs(days) do
+    members[#members + 1] = day_score(cls, day)
+    members[#members + 1] = id .. '/' .. day
+  end
+  redis.call('ZADD', hold_days, unpack(members))
+  -- Both keys live as long as their longest hold (they are always written together).
+  if redis.call('PTTL', holds) < ttl then
+    redis.call('PEXPIRE', holds, ttl)
+    redis.call('PEXPIRE', hold_days, ttl)
+  end
+  audit(stream, maxlen, 'hold', owner, id, room, cls, now)
+  return {'ok', tostring(expiry)}
+end
+
+-- Release a hold of its owner (idempotent). KEYS: holds, hold days. ARGV: hold id, owner. Returns 1 | 0.
+local function hold_release(keys, args)
+  local k, a = named(keys, HOLD_RELEASE_KEYS), named(args, HOLD_RELEASE_ARGS)
+  local value = redis.call('HGET', k.holds, a.hold_id)
+  if value and parse_hold(value).owner == a.owner then
+    drop_holds(k.holds, k.hold_days, {[a.hold_id] = value})
+    return 1
+  end
+  return 0
+end
+
+redis.register_function{function_name = 'booking_hold', callback = hold}
+redis.register_function{function_name = 'booking_hold_release', callback = hold_release}

@@ -1,0 +1,88 @@
+-- Pickup: booking_pickup opens the safe with the right code on its day. Wrong codes are counted
+-- by the caller (booking/engine/pickup.py): they slow the client down and never lock anything,
+-- so nothing here stands between a right code and its safe.
+
+local PICKUP_KEYS = {'codes', 'record', 'audit', 'stats'}
+local PICKUP_ARGS = {'code_mac', 'booking_id', 'now_ms', 'today', 'minute', 'grace_minutes',
+  'attempt_id', 'audit_maxlen', 'room', 'yesterday'}
+local PICKUP_REPLIES = {'collected record', 'already_collected record', 'cancelled record',
+  'wrong_day record', 'wrong_hour record', 'wrong_code', 'retry booking_id', 'invalid what'}
+
+-- Pickup: open the safe with room + code, once per booked day, within the booked hours.
+-- KEYS: codes, record (of ARGV booking id; any key of the room if none), audit, stats
+-- ARGV: code mac, booking id (''), now ms, today ISO, minute of day, grace minutes,
+--       attempt id, audit maxlen, room, yesterday ISO
+-- Returns {'collected', <record>} | {'wrong_code'} (writes nothing)
+--       | {'retry', booking id} | {outcome, <record>} for cancelled, already_collected,
+--         wrong_day, wrong_hour
+-- The attempt id (made by the caller) makes a retry harmless: the attempt that collected is
+-- kept in the record, so its retry answers 'collected' instead of 'already_collected'.
+local function pickup(keys, args)
+  local k, a = named(keys, PICKUP_KEYS), named(args, PICKUP_ARGS)
+  local codes, record, stream, stats = k.codes, k.record, k.audit, k.stats
+  local mac, expected, now, today = a.code_mac, a.booking_id, tonumber(a.now_ms), a.today
+  local minute, grace = tonumber(a.minute), tonumber(a.grace_minutes)
+  local attempt, maxlen, room, yesterday = a.attempt_id, a.audit_maxlen, a.room, a.yesterday
+
+  local id = redis.call('HGET', codes, mac)
+  if not id then
+    return {'wrong_code'}
+  end
+  if id ~= expected then
+    return {'retry', id}
+  end
+
+  local r = redis.call('HMGET', record, 'status', 'dates', 'collected', 'cls', 'hstart', 'hend',
+    'pickup_attempt', 'season')
+  local status, dates, collected = r[1], split(r[2]), split(r[3])
+  if r[7] == attempt .. '|' .. today then
+    return {'collected', redis.call('HGETALL', record)}
+  end
+  if status == 'cancelled' then
+    return {'cancelled', redis.call('HGETALL', record)}
+  end
+  if status == 'collected' then
+    return {'already_collected', redis.call('HGETALL', record)}
+  end
+  -- The booked day this pickup is for: today within its hours (+ grace), or yesterday while the
+  -- grace after hours that end at midnight runs on into today.
+  local booked, done = as_set(dates), as_set(collected)
+  local first, last = (tonumber(r[5]) or 0) * 60, (tonumber(r[6]) or 0) * 60 + grace
+  local day
+  if booked[today] and (r[4] == 'A' or (minute >= first and minute < last)) then
+    day = today
+  elseif r[4] ~= 'A' and booked[yesterday] and minute < last - 1440 then
+    day = yesterday
+  elseif booked[today] then
+    day = done[today] and today or nil
+    if not day then
+      return {'wrong_hour', redis.call('HGETALL', record)}
+    end
+  else
+    return {'wrong_day', redis.call('HGETALL', record)}
+  end
+  if done[day] then
+    return {'already_collected', redis.call('HGETALL', record)}
+  end
+  if not stats then
+    return {'invalid', 'call'}
+  end
+
+  collected[#collected + 1] = day
+  table.sort(collected)
+  local fields = {'collected', table.concat(collected, ','), 'collected_at', now,
+    'pickup_attempt', attempt .. '|' .. today}
+  if #collected == #dates then
+    fields[#fields + 1] = 'status'
+    fields[#fields + 1] = 'collected'
+    local change = stats_change()
+    bump(change, 'status:' .. r[8] .. ':' .. r[4] .. ':confirmed', -1)
+    bump(change, 'status:' .. r[8] .. ':' .. r[4] .. ':collected', 1)
+    stats_write(stats, change)
+  end
+  redis.call('HSET', record, unpack(fields))
+  audit(stream, maxlen, 'pickup', redis.call('HGET', record, 'owner'), id, room, day, now)
+  return {'collected', redis.call('HGETALL', record)}
+end
+
+redis.register_function{function_name = 'booking_pickup', callback = pickup}

@@ -1,0 +1,210 @@
+-- The waiting list: joining it (booking_wait), the sweep (booking_waits_check), and telling
+-- waiters when slots free.
+
+local WAIT_KEYS = {'waits', 'inventory', 'holds', 'hold_days'}
+local WAIT_ARGS = {'person', 'cls', 'day', 'hstart', 'hend', 'box', 'now_ms', 'limit',
+  'season_days', 'first_day'}
+local WAIT_REPLIES = {'ok', 'free', 'limit', 'invalid what'}
+local WAITS_CHECK_KEYS = {'waits', 'wait_notices', 'holds', 'outbox', 'inventory_a',
+  'inventory_b', 'inventory_c', 'hold_days'}
+local WAITS_CHECK_ARGS = {'now_ms', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'room'}
+local WAITS_CHECK_REPLY = {'told', 'left'}
+
+-- --- The waiting list --------------------------------------------------------------------------
+-- A wait is one sold-out slot a buyer asked about (a WAIT_FIELDS member), scored by when they
+-- asked. When a slot frees (a cancel, or an expired hold found by the sweep), the waiters whose
+-- whole slot is free are told in that order: a notice (NOTICE_FIELDS, in wait-notices) and a
+-- mail (OUTBOX_FREED in the room's outbox). The first of them gets a priority hold on their
+-- slot for a few minutes; the others are told that it opens to everyone after.
+
+local function parse_wait(member)
+  local p = named(pipe_fields(member), WAIT_FIELDS)
+  return {person = p.person, cls = p.cls, day = tonumber(p.day),
+    hstart = tonumber(p.hstart) or 0, hend = tonumber(p.hend) or 0, box = tonumber(p.box) or 0}
+end
+
+local function wait_boxes(w)
+  if w.cls == 'C' then
+    return {w.box}
+  end
+  return {}
+end
+
+-- Whether a wait's slot is free now: no booked bit, no unexpired hold of someone else.
+local function wait_free(w, inv, holds, hold_days, now)
+  local boxes = wait_boxes(w)
+  local fields, kind = fields_of(w.cls, {w.day}, w.hstart, w.hend, boxes)
+  if #booked_conflicts(inv, fields, kind) > 0 then
+    return false
+  end
+  local held = held_conflicts(holds, hold_days, w.person, w.cls, {w.day}, w.hstart, w.hend,
+    boxes, now)
+  return #held == 0
+end
+
+-- Drop waits (and notices) of days that can no longer be booked.
+local function waits_clear_stale(waits, notices, first_day)
+  local gone = {}
+  for _, member in ipairs(redis.call('ZRANGE', waits, 0, -1)) do
+    local day = parse_wait(member).day
+    if not day or day < first_day then
+      gone[#gone + 1] = member
+    end
+  end
+  if #gone > 0 then
+    redis.call('ZREM', waits, unpack(gone))
+  end
+  local old = {}
+  for _, member in ipairs(redis.call('HKEYS', notices)) do
+    local day = parse_wait(member).day
+    if not day or day < first_day then
+      old[#old + 1] = member
+    end
+  end
+  if #old > 0 then
+    redis.call('HDEL', notices, unpack(old))
+  end
+end
+
+-- Tell the waiters whose slot is free now (see above). inv_of: class -> inventory key (waits
+-- of other classes are left alone). hold_id: a client-made hold id of this room for the first
+-- waiter ('' for none). Returns the number told.
+local function waits_release(waits, notices, holds, hold_days, outbox, inv_of, now, hold_id,
+    hold_ttl, room)
+  -- Which slots are free is decided before the priority hold is placed: the waiters after the
+  -- first are told too (without the hold), not kept waiting by it.
+  local free = {}
+  for _, member in ipairs(redis.call('ZRANGE', waits, 0, -1)) do
+    local w = parse_wait(member)
+    local inv = inv_of[w.cls]
+    if inv and w.day and wait_free(w, inv, holds, hold_days, now) then
+      free[#free + 1] = {member, w}
+    end
+  end
+  local priority_expiry = ''
+  for i, item in ipairs(free) do
+    local member, w = item[1], item[2]
+    -- Later waiters learn until when the first one has priority.
+    local hold_value, expiry = '', priority_expiry
+    if i == 1 and hold_id ~= '' then
+      expiry = now + hold_ttl
+      priority_expiry = expiry
+      hold_value = hold_id
+      redis.call('HSET', holds, hold_id, joined({expiry = expiry, owner = w.person,
+        cls = w.cls, days = w.day, hstart = w.hstart, hend = w.hend,
+        boxes = table.concat(wait_boxes(w), ',')}, HOLD_FIELDS, '|'))
+      redis.call('ZADD', hold_days, day_score(w.cls, w.day), hold_id .. '/' .. w.day)
+      if redis.call('PTTL', holds) < hold_ttl then
+        redis.call('PEXPIRE', holds, hold_ttl)
+        redis.call('PEXPIRE', hold_days, hold_ttl)
+      end
+    end
+    redis.call('HSET', notices, member, joined({told = now, hold_id = hold_value,
+      expiry = expiry, room = room}, NOTICE_FIELDS, '|'))
+    redis.call('ZREM', waits, member)
+    local freed = named(pipe_fields(member), WAIT_FIELDS)
+    freed.room, freed.told = room, now
+    redis.call('ZADD', outbox, 'NX', now, outbox_entry(OUTBOX_FREED, freed))
+  end
+  return #free
+end
+
+-- The owner's waits (and notices) for exactly the slots a booking took: fulfilled, they go.
+-- Returns their members (the caller takes them out of the owner's own index of waits).
+local function waits_fulfilled(waits, notices, owner, cls, days, hstart, hend, boxes)
+  if redis.call('EXISTS', waits, notices) == 0 then
+    return {}  -- nobody waits in this room: the common case costs one call
+  end
+  local members = {}
+  for _, day in ipairs(days) do
+    if cls == 'C' then
+      for _, box in ipairs(boxes) do
+        members[#members + 1] = joined({person = owner, cls = cls, day = day,
+          hstart = hstart, hend = hend, box = box}, WAIT_FIELDS, '|')
+      end
+    else
+      members[#members + 1] = joined({person = owner, cls = cls, day = day, hstart = hstart,
+        hend = hend, box = 0}, WAIT_FIELDS, '|')
+    end
+  end
+  local waiting = redis.call('ZMSCORE', waits, unpack(members))
+  local told = redis.call('HMGET', notices, unpack(members))
+  local gone = {}
+  for i, member in ipairs(members) do
+    if waiting[i] or told[i] then
+      gone[#gone + 1] = member
+    end
+  end
+  if #gone > 0 then
+    redis.call('ZREM', waits, unpack(gone))
+    redis.call('HDEL', notices, unpack(gone))
+  end
+  return gone
+end
+
+-- Wait for a sold-out slot (see the waiting list above).
+-- KEYS: waits, inventory (of the class), holds
+-- ARGV: person, cls, day, hstart, hend, box (0 for A/B), now ms, waits per buyer in the room,
+--       days in the season, first bookable season day
+-- Returns {'ok'} (also when already waiting) | {'free'} | {'limit'} | {'invalid', what}
+local function wait(keys, args)
+  local k, a = named(keys, WAIT_KEYS), named(args, WAIT_ARGS)
+  local waits, inv, holds = k.waits, k.inventory, k.holds
+  local person, now, limit = a.person, tonumber(a.now_ms), tonumber(a.limit)
+  local box_text = a.box
+  if box_text == '0' then
+    box_text = ''
+  end
+  local cls, days, hstart, hend, boxes = checked_request(a.cls, a.day, a.hstart, a.hend,
+    box_text, a.season_days)
+  if not cls then
+    return {'invalid', days}
+  end
+  if person == '' or string.find(person, '|', 1, true) or not now or not limit or #days ~= 1
+      or #boxes > 1 or days[1] < (tonumber(a.first_day) or 0) then
+    return {'invalid', 'call'}
+  end
+  local member = joined({person = person, cls = cls, day = days[1], hstart = hstart,
+    hend = hend, box = boxes[1] or 0}, WAIT_FIELDS, '|')
+  if redis.call('ZSCORE', waits, member) then
+    return {'ok'}
+  end
+  local w = parse_wait(member)
+  if wait_free(w, inv, holds, k.hold_days, now) then
+    return {'free'}
+  end
+  local mine = 0
+  for _, other in ipairs(redis.call('ZRANGE', waits, 0, -1)) do
+    if parse_wait(other).person == person then
+      mine = mine + 1
+    end
+  end
+  if mine >= limit then
+    return {'limit'}
+  end
+  redis.call('ZADD', waits, now, member)
+  return {'ok'}
+end
+
+-- The sweep: tell the waiters of slots that freed without a cancel (an expired hold), and clear
+-- what the day's end made useless.
+-- KEYS: waits, wait-notices, holds, outbox, inventory A, inventory B, inventory C
+-- ARGV: now ms, first bookable season day, priority hold id, priority hold ms, room
+-- Returns {told, waits and notices left}
+local function waits_check(keys, args)
+  local k, a = named(keys, WAITS_CHECK_KEYS), named(args, WAITS_CHECK_ARGS)
+  local waits, notices, holds, outbox = k.waits, k.wait_notices, k.holds, k.outbox
+  local now, first_day, hold_ttl =
+    tonumber(a.now_ms), tonumber(a.first_day), tonumber(a.priority_hold_ms)
+  if not now or not first_day or not hold_ttl or not k.inventory_c then
+    return {'invalid', 'call'}
+  end
+  waits_clear_stale(waits, notices, first_day)
+  local told = waits_release(waits, notices, holds, k.hold_days, outbox,
+    {A = k.inventory_a, B = k.inventory_b, C = k.inventory_c}, now, a.priority_hold_id,
+    hold_ttl, a.room)
+  return {told, redis.call('ZCARD', waits) + redis.call('HLEN', notices)}
+end
+
+redis.register_function{function_name = 'booking_wait', callback = wait}
+redis.register_function{function_name = 'booking_waits_check', callback = waits_check}
