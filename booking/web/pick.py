@@ -40,7 +40,7 @@ from booking.domain.site_time import hour_range, zone_name
 from booking.engine.bookings import hold_get
 from booking.engine.claims import booking_claim
 from booking.engine.holds import booking_hold, booking_hold_release
-from booking.web import forms, pick_page, pieces, taken_words
+from booking.web import forms, pick_alternatives, pick_page, pieces, taken_words
 from booking.web.owner import request_owner, signed_in_owner
 from strongroom.ahead import Command, read_together, reads_ahead
 from strongroom.middleware import REFRESH_HEADER
@@ -72,7 +72,9 @@ def _context(
     # free ones (one more read, only then), never a "Hold" button for what is shown as taken.
     alternatives = []
     if panel.blocked and not complete_errors:
-        alternatives = pick_page.alternatives_build(client=client, choices=choices, owner_id=owner)
+        alternatives = pick_alternatives.alternatives_build(
+            client=client, choices=choices, owner_id=owner
+        )
     return {
         "choices": choices,
         "problems": problems,
@@ -184,7 +186,9 @@ def _refused(
     alternatives, both in one round trip."""
     if status == 409:
         read_together(
-            get_store(), pick_page.panel_reads(choices), pick_page.alternatives_reads(choices)
+            get_store(),
+            pick_page.panel_reads(choices),
+            pick_alternatives.alternatives_reads(choices),
         )
     context = _context(request, choices, problems, taken=taken)
     return render(request, "booking/book.html", context, status=status)
