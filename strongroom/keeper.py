@@ -48,7 +48,7 @@ SLOTS = 16384
 AUDIT_KIND = "failover_repair"
 AUDIT_ACTOR = "site"
 
-Task = Callable[[redis.Redis], None]
+Task = Callable[[redis.Redis], object]
 Repair = Callable[[redis.Redis, frozenset[int]], str]
 _tasks: list[Task] = []
 _repairs: list[Repair] = []
