@@ -35,6 +35,8 @@ OWNER_FORGET = FunctionSpec(
     ("registry", "audit", "stats", "waits", "wait_notices", "holds", "outbox", "hold_days"),
     ("owner", "now_ms", "audit_maxlen", "n", "room", "first_day", "priority_hold_id",
      "priority_hold_ms"),
+    replies=("ok cancelled kept", "stale", "invalid what"),
+    key_tails=("records", "inventories"),
 )  # fmt: skip
 
 
@@ -132,13 +134,13 @@ def _room_forget(
                 "priority_hold_id": hold_new_id(room=room),
                 "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
             },
-            more_keys=[*records, *inventories],
+            tails={"records": records, "inventories": inventories},
         )
-        reply = durable_fcall(client, OWNER_FORGET.name, *call)
-        if reply[0] == "ok":
-            return int(reply[1])
-        if reply[0] != "stale":
-            raise RuntimeError(f"booking_owner_forget refused: {reply}")
+        answer = OWNER_FORGET.answer_of(durable_fcall(client, OWNER_FORGET.name, *call))
+        if answer["status"] == "ok":
+            return int(answer["cancelled"])
+        if answer["status"] != "stale":
+            raise RuntimeError(f"booking_owner_forget refused: {answer}")
     raise RuntimeError("the room kept changing while the owner was forgotten")
 
 

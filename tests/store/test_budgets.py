@@ -76,7 +76,9 @@ BUDGETS: dict[str, int] = {
     "waiting-list POST": 5,  # identity, trim + count, the wait function, the index, the message
     "booking .ics": 2,
     "pickup POST, wrong code": 2,
-    "hold POST": 4,
+    # identity, the buyer's pace (a buyer who may not book may not hold), the hold function with
+    # the pointer, the pointer swapped with the previous hold's release
+    "hold POST": 5,
     "confirm page": 2,
     # identity, the buyer's pace (bookings of the last hour), the claim, the index pipeline
     "booking POST": 4,
@@ -180,9 +182,10 @@ CLUSTER_BUDGETS: dict[str, int] = {
     # the code with the address's lock (room 10 and {pickup:...}: two primaries), then the
     # pickup function with the miss counter (the same two)
     "pickup POST, wrong code": 2 + 2,
-    # identity; the hold function with the buyer's pointer (room 9, {owner:1}: two primaries);
-    # the pointer swapped with the release of the previous hold (the same two); the session
-    "hold POST": 1 + 2 + 2 + 1,
+    # identity; the buyer's pace ({owner:1}); the hold function with the buyer's pointer (room
+    # 9, {owner:1}: two primaries); the pointer swapped with the release of the previous hold
+    # (the same two); the session
+    "hold POST": 1 + 1 + 2 + 2 + 1,
     "confirm page": 2,
     # identity; the buyer's pace ({owner:1}); the claim (FCALL + WAITAOF); the index pipeline
     # (the owner's index and the date shard of room 101: two primaries); the ZREM from the

@@ -81,9 +81,9 @@ def test_a_cluster_url_selects_the_cluster_client_with_every_seed(on_cluster: re
 
 def test_an_fcall_costs_one_round_trip_and_a_pipeline_one_per_primary(on_cluster: redis.Redis):
     """redis-py would ask COMMAND GETKEYS before every FCALL; the parser knows FCALL's keys."""
-    names = ["sr:{people}:by-name", "sr:{people}:names"]
+    names = ["sr:{people}:by-name", "sr:{people}:names", "sr:{people}:by-skeleton"]
     with round_trips() as one:
-        fcall(on_cluster, "accounts_name_claim", names, ["solo", 1, "Solo"])
+        fcall(on_cluster, "accounts_name_claim", names, ["solo", 1, "Solo", "solo"])
     assert one.count == 1
     keys = [RoomKeys(room).ledger for room in range(1, 41)]
     with round_trips() as many:
