@@ -53,7 +53,8 @@ CLAIM = FunctionSpec(
     "booking_claim",
     "CLAIM",
     ("inventory", "registry", "record", "ledger", "codes", "holds", "audit", "stats",
-     "hold_days", "unindexed", "refs", "outbox", "hold_streaks", "waits", "wait_notices"),
+     "hold_days", "unindexed", "refs", "outbox", "hold_streaks", "waits", "wait_notices",
+     "gone"),
     ("owner", "cls", "season", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
      "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "season_bytes",
      "season_days", "made", "person_score", "date_scores", "reference", "pace_limit",
@@ -69,12 +70,14 @@ _CODE_ATTEMPTS = 5
 @dataclass(frozen=True)
 class ClaimResult:
     """ok: the booking is confirmed (and durable); otherwise `taken` lists what is not free,
-    or `paced_until` says when the buyer may book again (their hourly allowance is spent)."""
+    or `paced_until` says when the buyer may book again (their hourly allowance is spent), or
+    `gone`: the buyer's account is being deleted (nothing more is booked for them)."""
 
     ok: bool
     booking: Booking | None = None
     taken: tuple[Slot, ...] = ()
     paced_until: dt.datetime | None = None
+    gone: bool = False
 
 
 def booking_pace(
@@ -148,6 +151,7 @@ def booking_claim(
         "hold_streaks": room.hold_streaks,
         "waits": room.waits,
         "wait_notices": room.wait_notices,
+        "gone": room.gone,
     }
     more_keys = [person_index(owner_id), date_index(request.room)] if inline else []
     paced_here = paced and inline
@@ -190,6 +194,8 @@ def booking_claim(
     refuse_invalid(CLAIM.name, reply)
     if reply[0] == "paced":
         return ClaimResult(False, paced_until=from_ms(int(reply[1])))
+    if reply[0] == "gone":
+        return ClaimResult(False, gone=True)
     if reply[0] == "id_in_use":
         raise ValueError(f"booking id {booking_id!r} belongs to another owner")
     if reply[0] == "taken":

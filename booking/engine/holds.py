@@ -36,7 +36,7 @@ from strongroom.store import fcall, load_functions, text_or_none
 HOLD = FunctionSpec(
     "booking_hold",
     "HOLD",
-    ("inventory", "holds", "audit", "hold_days", "hold_streaks"),
+    ("inventory", "holds", "audit", "hold_days", "hold_streaks", "gone"),
     ("owner", "cls", "days", "hstart", "hend", "boxes", "hold_id", "now_ms", "ttl_ms",
      "audit_maxlen", "room", "season_days", "pace_limit", "pace_window_ms"),
 )  # fmt: skip
@@ -57,6 +57,7 @@ class HoldResult:
     taken: tuple[Slot, ...] = ()
     cooling_until: dt.datetime | None = None
     paced_until: dt.datetime | None = None
+    gone: bool = False  # the buyer's account is being deleted
 
 
 def booking_hold(
@@ -103,6 +104,7 @@ def booking_hold(
         "audit": room.audit,
         "hold_days": room.hold_days,
         "hold_streaks": room.hold_streaks,
+        "gone": room.gone,
     }
     args = {
         "owner": owner_id,
@@ -141,6 +143,8 @@ def booking_hold(
         return HoldResult(False, cooling_until=from_ms(reply[1]))
     if reply[0] == "paced":
         return HoldResult(False, paced_until=from_ms(int(reply[1])))
+    if reply[0] == "gone":
+        return HoldResult(False, gone=True)
     expires = from_ms(reply[1])
     assert expires is not None
     seen = text_or_none(seen)

@@ -40,7 +40,7 @@ from strongroom.store import fcall, text_list, text_values
 WAIT = FunctionSpec(
     "booking_wait",
     "WAIT",
-    ("waits", "inventory", "holds", "hold_days"),
+    ("waits", "inventory", "holds", "hold_days", "gone"),
     ("person", "cls", "day", "hstart", "hend", "box", "now_ms", "limit", "season_days",
      "first_day"),
 )  # fmt: skip
@@ -126,6 +126,7 @@ def wait_join(
             "inventory": keys.inventory(wait.cls),
             "holds": keys.holds,
             "hold_days": keys.hold_days,
+            "gone": keys.gone,
         },
         args={
             "person": owner_id,

@@ -1,7 +1,7 @@
 -- The waiting list: joining it (booking_wait), the sweep (booking_waits_check), and telling
 -- waiters when slots free.
 
-local WAIT_KEYS = {'waits', 'inventory', 'holds', 'hold_days'}
+local WAIT_KEYS = {'waits', 'inventory', 'holds', 'hold_days', 'gone'}
 local WAIT_ARGS = {'person', 'cls', 'day', 'hstart', 'hend', 'box', 'now_ms', 'limit',
   'season_days', 'first_day'}
 local WAITS_CHECK_KEYS = {'waits', 'wait_notices', 'holds', 'outbox', 'inventory_a',
@@ -136,10 +136,11 @@ local function waits_fulfilled(waits, notices, owner, cls, days, hstart, hend, b
 end
 
 -- Wait for a sold-out slot (see the waiting list above).
--- KEYS: waits, inventory (of the class), holds
+-- KEYS: waits, inventory (of the class), holds, hold days, gone (people being deleted)
 -- ARGV: person, cls, day, hstart, hend, box (0 for A/B), now ms, waits per buyer in the room,
 --       days in the season, first bookable season day
--- Returns {'ok'} (also when already waiting) | {'free'} | {'limit'} | {'invalid', what}
+-- Returns {'ok'} (also when already waiting) | {'free'} | {'limit'} | {'gone'} |
+--   {'invalid', what}
 local function wait(keys, args)
   local k, a = named(keys, WAIT_KEYS), named(args, WAIT_ARGS)
   local waits, inv, holds = k.waits, k.inventory, k.holds
@@ -154,8 +155,11 @@ local function wait(keys, args)
     return {'invalid', days}
   end
   if person == '' or string.find(person, '|', 1, true) or not now or not limit or #days ~= 1
-      or #boxes > 1 or days[1] < (tonumber(a.first_day) or 0) then
+      or #boxes > 1 or days[1] < (tonumber(a.first_day) or 0) or not k.gone then
     return {'invalid', 'call'}
+  end
+  if redis.call('ZSCORE', k.gone, person) then
+    return {'gone'}
   end
   local member = table.concat({person, cls, days[1], hstart, hend, boxes[1] or 0}, '|')
   if redis.call('ZSCORE', waits, member) then
