@@ -44,6 +44,9 @@ WAIT = FunctionSpec(
     ("person", "cls", "day", "hstart", "hend", "box", "now_ms", "limit", "season_days",
      "first_day"),
 )  # fmt: skip
+WAIT_RESERVE = FunctionSpec(
+    "booking_wait_reserve", "WAIT_RESERVE", ("index",), ("entry", "score", "trim_before", "limit")
+)
 WAITS_CHECK = FunctionSpec(
     "booking_waits_check",
     "WAITS_CHECK",
@@ -93,13 +96,6 @@ def _wait_of(room: int, member: str) -> tuple[str, Wait]:
     return person, Wait(room, cls, date, hours, int(box) or None)
 
 
-def _index_trim(pipe: redis.client.Pipeline, owner_id: str, now: dt.datetime | None) -> None:
-    """Forget the buyer's waits for days that can no longer be booked (the day's end)."""
-    tomorrow = site_today(now) + dt.timedelta(days=1)
-    pipe.zremrangebyscore(ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner_id), "-inf",
-                          f"({_day_start_ms(tomorrow)}")  # fmt: skip
-
-
 def wait_join(
     *, client: redis.Redis, owner_id: str, wait: Wait, now: dt.datetime | None = None
 ) -> str:
@@ -110,14 +106,26 @@ def wait_join(
         return "invalid"
     first = first_bookable_day(now)
     index = ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner_id)
-    pipe = client.pipeline(transaction=False)
-    _index_trim(pipe, owner_id, now)
-    pipe.zcard(index)
-    _trimmed, count = pipe.execute()
     member = wait_member(owner_id=owner_id, wait=wait)
     entry = f"{format_room(wait.room)}|{member}"
-    if count >= settings.STRONGROOM_WAITS_PER_BUYER and client.zscore(index, entry) is None:
+    # The buyer's place first, in their own slot and bounded there in one call; the room's wait
+    # next; the place given back if the room refuses (a crash in between leaves a place that
+    # counts until its day ends, never a wait over the bound).
+    tomorrow = site_today(now) + dt.timedelta(days=1)
+    reserve_keys, reserve_args = WAIT_RESERVE.call(
+        keys={"index": index},
+        args={
+            "entry": entry,
+            "score": _day_start_ms(wait.date),
+            "trim_before": _day_start_ms(tomorrow),
+            "limit": settings.STRONGROOM_WAITS_PER_BUYER,
+        },
+    )
+    reserved = fcall(client, WAIT_RESERVE.name, reserve_keys, reserve_args)
+    if reserved[0] == "limit":
         return "limit"
+    if reserved[0] not in ("reserved", "already"):
+        return "invalid"
     keys = RoomKeys(wait.room)
     start, end = wait.hours or (0, 0)
     call = WAIT.call(
@@ -143,11 +151,10 @@ def wait_join(
     )
     reply = fcall(client, WAIT.name, *call)
     if reply[0] != "ok":
+        if reserved[0] == "reserved":
+            client.zrem(index, entry)
         return "invalid" if reply[0] == "invalid" else str(reply[0])
-    pipe = client.pipeline(transaction=False)
-    pipe.zadd(index, {entry: _day_start_ms(wait.date)})
-    pipe.sadd(ks.BOOKING_WAIT_ROOMS.key(), format_room(wait.room))
-    pipe.execute()
+    client.sadd(ks.BOOKING_WAIT_ROOMS.key(), format_room(wait.room))
     return "ok"
 
 

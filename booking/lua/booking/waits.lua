@@ -4,6 +4,8 @@
 local WAIT_KEYS = {'waits', 'inventory', 'holds', 'hold_days', 'gone'}
 local WAIT_ARGS = {'person', 'cls', 'day', 'hstart', 'hend', 'box', 'now_ms', 'limit',
   'season_days', 'first_day'}
+local WAIT_RESERVE_KEYS = {'index'}
+local WAIT_RESERVE_ARGS = {'entry', 'score', 'trim_before', 'limit'}
 local WAITS_CHECK_KEYS = {'waits', 'wait_notices', 'holds', 'outbox', 'inventory_a',
   'inventory_b', 'inventory_c', 'hold_days'}
 local WAITS_CHECK_ARGS = {'now_ms', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'room'}
@@ -182,6 +184,31 @@ local function wait(keys, args)
   return {'ok'}
 end
 
+-- A place on the buyer's own list of waits (in the buyer's slot), taken before the room's wait
+-- is asked for and given back by the caller if that is refused: the buyer's bound holds however
+-- many waits they ask for at once, in whichever rooms (a cluster keeps the rooms and the buyer
+-- apart, so one call cannot see both).
+-- KEYS: the buyer's index of waits
+-- ARGV: entry ('<room>|<wait>'), score (the start of its day, ms), the start of the first day
+--       still bookable (ms: entries before it are dropped first), waits per buyer
+-- Returns {'reserved'} | {'already'} (the entry is on the list) | {'limit'} | {'invalid', what}
+local function wait_reserve(keys, args)
+  local k, a = named(keys, WAIT_RESERVE_KEYS), named(args, WAIT_RESERVE_ARGS)
+  local score, before, limit = tonumber(a.score), tonumber(a.trim_before), tonumber(a.limit)
+  if not k.index or not a.entry or a.entry == '' or not score or not before or not limit then
+    return {'invalid', 'call'}
+  end
+  redis.call('ZREMRANGEBYSCORE', k.index, '-inf', '(' .. tostring(before))
+  if redis.call('ZSCORE', k.index, a.entry) then
+    return {'already'}
+  end
+  if redis.call('ZCARD', k.index) >= limit then
+    return {'limit'}
+  end
+  redis.call('ZADD', k.index, score, a.entry)
+  return {'reserved'}
+end
+
 -- The sweep: tell the waiters of slots that freed without a cancel (an expired hold), and clear
 -- what the day's end made useless.
 -- KEYS: waits, wait-notices, holds, outbox, inventory A, inventory B, inventory C
@@ -203,4 +230,5 @@ local function waits_check(keys, args)
 end
 
 redis.register_function{function_name = 'booking_wait', callback = wait}
+redis.register_function{function_name = 'booking_wait_reserve', callback = wait_reserve}
 redis.register_function{function_name = 'booking_waits_check', callback = waits_check}
