@@ -31,7 +31,7 @@ from booking.engine.pace import PACE_WINDOW_MS, pace_spent_until
 from booking.engine.requests import check_id, refuse_invalid, request_args, request_recheck
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
-from strongroom.store import fcall, load_functions, text_or_none
+from strongroom.store import fcall, pipeline_functions, text_or_none
 
 HOLD = FunctionSpec(
     "booking_hold",
@@ -39,6 +39,8 @@ HOLD = FunctionSpec(
     ("inventory", "holds", "audit", "hold_days", "hold_streaks", "gone"),
     ("owner", "cls", "days", "hstart", "hend", "boxes", "hold_id", "now_ms", "ttl_ms",
      "audit_maxlen", "room", "season_days", "pace_limit", "pace_window_ms"),
+    replies=("ok expiry", "taken *slots", "cooling until", "paced until", "id_in_use", "gone",
+             "invalid what"),
 )  # fmt: skip
 # more_keys of HOLD: the buyer's pace where the call checks it (one server, a paced hold).
 HOLD_RELEASE = FunctionSpec(
@@ -123,29 +125,26 @@ def booking_hold(
     # release of the hold it named: two round trips, nothing but the hold function on refusal.
     call_keys, call_args = HOLD.call(keys=keys, args=args, more_keys=more_keys)
     pointer = hold_of(owner_id)
-    for attempt in (1, 2):
-        pipe = client.pipeline(transaction=False)
-        pipe.fcall(HOLD.name, len(call_keys), *call_keys, *call_args)
-        pipe.get(pointer)
-        reply, seen = pipe.execute(raise_on_error=False)
-        if isinstance(reply, redis.ResponseError):
-            if "Function not found" in str(reply) and attempt == 1:
-                load_functions(client)
-                continue
-            raise reply
-        break
-    refuse_invalid(HOLD.name, reply)
-    if reply[0] == "id_in_use":
+    reply, seen = pipeline_functions(
+        client,
+        lambda pipe: (
+            pipe.fcall(HOLD.name, len(call_keys), *call_keys, *call_args),
+            pipe.get(pointer),
+        ),
+    )
+    answer = HOLD.answer_of(reply)
+    refuse_invalid(HOLD.name, answer)
+    if answer["status"] == "id_in_use":
         raise ValueError(f"hold id {hold_id!r} belongs to another owner")
-    if reply[0] == "taken":
-        return HoldResult(False, taken=tuple(slots_from_reply(reply[1:], request.cls)))
-    if reply[0] == "cooling":
-        return HoldResult(False, cooling_until=from_ms(reply[1]))
-    if reply[0] == "paced":
-        return HoldResult(False, paced_until=from_ms(int(reply[1])))
-    if reply[0] == "gone":
+    if answer["status"] == "taken":
+        return HoldResult(False, taken=tuple(slots_from_reply(answer["slots"], request.cls)))
+    if answer["status"] == "cooling":
+        return HoldResult(False, cooling_until=from_ms(answer["until"]))
+    if answer["status"] == "paced":
+        return HoldResult(False, paced_until=from_ms(int(answer["until"])))
+    if answer["status"] == "gone":
         return HoldResult(False, gone=True)
-    expires = from_ms(reply[1])
+    expires = from_ms(answer["expiry"])
     assert expires is not None
     seen = text_or_none(seen)
     pipe = client.pipeline(transaction=False)

@@ -4,6 +4,8 @@
 local HOLD_KEYS = {'inventory', 'holds', 'audit', 'hold_days', 'hold_streaks', 'gone'}
 local HOLD_ARGS = {'owner', 'cls', 'days', 'hstart', 'hend', 'boxes', 'hold_id', 'now_ms',
   'ttl_ms', 'audit_maxlen', 'room', 'season_days', 'pace_limit', 'pace_window_ms'}
+local HOLD_REPLIES = {'ok expiry', 'taken *slots', 'cooling until', 'paced until', 'id_in_use',
+  'gone', 'invalid what'}
 local HOLD_RELEASE_KEYS = {'holds', 'hold_days'}
 local HOLD_RELEASE_ARGS = {'hold_id', 'owner'}
 
@@ -49,11 +51,13 @@ local function held_conflicts(holds_key, days_key, owner, cls, days, hstart, hen
               if cls == 'C' then
                 for _, box in ipairs(hold.boxes) do
                   if my_boxes[box] then
-                    conflicts[#conflicts + 1] = day .. ':' .. box .. ':' .. mask .. ':1'
+                    conflicts[#conflicts + 1] = joined({day = day, box = box, mask = mask,
+                      held = 1}, TAKEN_FIELDS, ':')
                   end
                 end
               else
-                conflicts[#conflicts + 1] = day .. ':0:' .. mask .. ':1'
+                conflicts[#conflicts + 1] = joined({day = day, box = 0, mask = mask,
+                  held = 1}, TAKEN_FIELDS, ':')
               end
             end
           end
@@ -157,11 +161,7 @@ local function hold(keys, args)
   local expiry = began + ttl
   local stored = {expiry = expiry, owner = owner, cls = cls, days = a.days, hstart = hstart,
     hend = hend, boxes = a.boxes}
-  local parts = {}
-  for i, name in ipairs(HOLD_FIELDS) do
-    parts[i] = stored[name]
-  end
-  local value = table.concat(parts, '|')
+  local value = joined(stored, HOLD_FIELDS, '|')
   redis.call('HSET', holds, id, value)
   local members = {}
   for _, day in ipairs(days) do
