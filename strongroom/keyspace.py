@@ -469,6 +469,20 @@ BOOKING_HOLD_STREAKS = declare(
         "keep slots from everyone else for ever"
     ),
 )
+BOOKING_GONE = declare(
+    "booking-gone",
+    "{room:<room>}:gone",
+    type="zset",
+    holds=noop(
+        "person id -> when their account's deletion began (epoch ms); entries older than a "
+        "day are dropped by the next deletion, the key PEXPIREs a day after the last one"
+    ),
+    app="booking",
+    why=noop(
+        "the room's taking functions (claim, hold, wait) refuse a person being deleted in the "
+        "same atomic call: nothing is booked for them while their bookings are cancelled"
+    ),
+)
 BOOKING_PACE = declare(
     "booking-pace",
     "{owner:<owner_id>}:bookings:pace",

@@ -249,6 +249,12 @@ def _paced(request: HttpRequest, choices: forms.Choices, until: dt.datetime) -> 
     return _refused(request, choices, [message], status=429)
 
 
+def _gone(request: HttpRequest, choices: forms.Choices) -> HttpResponse:
+    """403: the buyer's account is being deleted in another session."""
+    message = _("Your account is being deleted: nothing more can be booked for it.")
+    return _refused(request, choices, [message], status=403)
+
+
 def _release_hold(request: HttpRequest, owner: str, hold_id: object) -> None:
     """Give a hold back (a malformed id is ignored) and forget it in the session."""
     if isinstance(hold_id, str) and booking_id_room(hold_id) is not None:
@@ -272,6 +278,8 @@ def hold_place(
         return _refused(request, choices, refused.errors, status=400)
     if result.paced_until is not None:
         return _paced(request, choices, result.paced_until)
+    if result.gone:
+        return _gone(request, choices)
     if result.cooling_until is not None:
         until = timezone.localtime(minute_up(result.cooling_until)).strftime("%H:%M")
         message = _(
@@ -366,6 +374,8 @@ def booking_submit(
         return _refused(request, choices, [message], status=400)
     if result.paced_until is not None:
         return _paced(request, choices, result.paced_until)
+    if result.gone:
+        return _gone(request, choices)
     if not result.ok or result.booking is None:
         return _slots_taken(request, choices, result.taken)
     if hold_id and request.session.get(HOLD_SESSION_KEY) == hold_id:
