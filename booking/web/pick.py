@@ -41,7 +41,7 @@ from booking.domain.site_time import hour_range, zone_name
 from booking.engine.bookings import hold_get
 from booking.engine.claims import booking_claim
 from booking.engine.holds import booking_hold, booking_hold_release
-from booking.web import forms, pick_page, pieces, taken_words
+from booking.web import forms, pick_alternatives, pick_page, pieces, taken_words
 from booking.web.owner import request_owner, signed_in_owner
 from strongroom.ahead import Command, read_together, reads_ahead
 from strongroom.clock import minute_up
@@ -74,7 +74,9 @@ def _context(
     # free ones (one more read, only then), never a "Hold" button for what is shown as taken.
     alternatives = []
     if panel.blocked and not complete_errors:
-        alternatives = pick_page.alternatives_build(client=client, choices=choices, owner_id=owner)
+        alternatives = pick_alternatives.alternatives_build(
+            client=client, choices=choices, owner_id=owner
+        )
     return {
         "choices": choices,
         "problems": problems,
@@ -186,7 +188,9 @@ def _refused(
     alternatives, both in one round trip."""
     if status == 409:
         read_together(
-            get_store(), pick_page.panel_reads(choices), pick_page.alternatives_reads(choices)
+            get_store(),
+            pick_page.panel_reads(choices),
+            pick_alternatives.alternatives_reads(choices),
         )
     context = _context(request, choices, problems, taken=taken)
     return render(request, "booking/book.html", context, status=status)
@@ -245,6 +249,12 @@ def _paced(request: HttpRequest, choices: forms.Choices, until: dt.datetime) -> 
     return _refused(request, choices, [message], status=429)
 
 
+def _gone(request: HttpRequest, choices: forms.Choices) -> HttpResponse:
+    """403: the buyer's account is being deleted in another session."""
+    message = _("Your account is being deleted: nothing more can be booked for it.")
+    return _refused(request, choices, [message], status=403)
+
+
 def _release_hold(request: HttpRequest, owner: str, hold_id: object) -> None:
     """Give a hold back (a malformed id is ignored) and forget it in the session."""
     if isinstance(hold_id, str) and booking_id_room(hold_id) is not None:
@@ -268,6 +278,8 @@ def hold_place(
         return _refused(request, choices, refused.errors, status=400)
     if result.paced_until is not None:
         return _paced(request, choices, result.paced_until)
+    if result.gone:
+        return _gone(request, choices)
     if result.cooling_until is not None:
         until = timezone.localtime(minute_up(result.cooling_until)).strftime("%H:%M")
         message = _(
@@ -362,6 +374,8 @@ def booking_submit(
         return _refused(request, choices, [message], status=400)
     if result.paced_until is not None:
         return _paced(request, choices, result.paced_until)
+    if result.gone:
+        return _gone(request, choices)
     if not result.ok or result.booking is None:
         return _slots_taken(request, choices, result.taken)
     if hold_id and request.session.get(HOLD_SESSION_KEY) == hold_id:
