@@ -1,7 +1,7 @@
 """The keeper: a background thread in every web process that makes good what a crash or a
 failover may have left undone, without an operator.
 
-Each pass (every KEEPER_PERIOD_S, one process at a time under a lease):
+Each pass (every KEEPER_PERIOD_S; the repair one process at a time, under a lease):
 
 1. On a cluster, it asks a node which primary serves each slot and compares that with the list
    last written to the store (keyspace family store-primaries). When a primary changed (a
@@ -85,47 +85,54 @@ def _owners(listing: str) -> list[str]:
 
 def topology_check(*, client: redis.Redis) -> KeeperReport:
     """Repair after a change of primaries (see the module's doc); nothing off a cluster, while
-    some slot has no primary, or when the primaries are those last written."""
+    some slot has no primary, when the primaries are those last written, or while another
+    process holds the repair's lease."""
     if not is_cluster(client):
         return KeeperReport()
     current = primaries_by_slot(client)
     if current is None:
         return KeeperReport()
     key = ks.STORE_PRIMARIES.key()
-    before = text_or_none(client.get(key))
+    if text_or_none(client.get(key)) == current:
+        return KeeperReport()
+    lease = ks.STORE_REPAIR_LEASE.key()
+    token = secrets.token_hex(8)
+    if not client.set(lease, token, nx=True, px=LEASE_MS):
+        return KeeperReport()
+    try:
+        return _repair(client, key, current)
+    finally:
+        if client.get(lease) == token:
+            client.delete(lease)
+
+
+def _repair(client: redis.Redis, key: str, current: str) -> KeeperReport:
+    before = text_or_none(client.get(key))  # again, under the lease
     report = KeeperReport()
-    if before is not None and before != current:
-        changed = slots_changed(before, current)
-        if changed:
-            accounts = (repair(client, changed) for repair in FAILOVER_REPAIRS)
-            detail = "; ".join(sorted(filter(None, accounts)))
-            staff_audit_record(
-                client=client,
-                kind=AUDIT_KIND,
-                actor_id=AUDIT_ACTOR,
-                subject=f"{len(changed)} slots",
-                detail=detail,
-            )
-            report = KeeperReport(len(changed), detail)
+    changed = slots_changed(before, current) if before is not None else frozenset()
+    if changed:
+        accounts = (repair(client, changed) for repair in FAILOVER_REPAIRS)
+        detail = "; ".join(sorted(filter(None, accounts)))
+        staff_audit_record(
+            client=client,
+            kind=AUDIT_KIND,
+            actor_id=AUDIT_ACTOR,
+            subject=f"{len(changed)} slots",
+            detail=detail,
+        )
+        report = KeeperReport(len(changed), detail)
     if before != current:
         durable_calls(client, [Write(key, ("SET", key, current))])
     return report
 
 
-def keeper_pass(*, client: redis.Redis) -> KeeperReport | None:
-    """One pass under the lease; None when another process holds it."""
-    lease = ks.STORE_REPAIR_LEASE.key()
-    token = secrets.token_hex(8)
-    if not client.set(lease, token, nx=True, px=LEASE_MS):
-        return None
-    try:
-        report = topology_check(client=client)
-        for task in KEEPER_TASKS:
-            task(client)
-        return report
-    finally:
-        if client.get(lease) == token:
-            client.delete(lease)
+def keeper_pass(*, client: redis.Redis) -> KeeperReport:
+    """One pass: the repair after a change of primaries (under a lease), then every task.
+    Writes nothing when there is nothing to do."""
+    report = topology_check(client=client)
+    for task in KEEPER_TASKS:
+        task(client)
+    return report
 
 
 def _keeper_loop() -> None:

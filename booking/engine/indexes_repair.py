@@ -28,11 +28,17 @@ def _rooms() -> list[int]:
 
 
 def indexes_sweep(client: redis.Redis) -> int:
-    """Drain every room's `unindexed` set (where claims cannot write the indexes themselves).
-    One pipeline (one round trip per primary) when nothing waits."""
+    """Drain every room's `unindexed` set that names a booking (where claims cannot write the
+    indexes themselves). One pipeline (one round trip per primary), and no write, when none
+    does."""
     if indexes_inline(client):
         return 0
-    return indexes_drain(client=client, rooms=_rooms())
+    rooms = _rooms()
+    pipe = client.pipeline(transaction=False)
+    for room in rooms:
+        pipe.zcard(RoomKeys(room).unindexed)
+    waiting = [room for room, size in zip(rooms, pipe.execute(), strict=True) if size]
+    return indexes_drain(client=client, rooms=waiting)
 
 
 def _bookings(client: redis.Redis, rooms: Sequence[int]) -> list[Booking]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 import redis
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from booking.domain.rules import format_room
 from booking.domain.site_time import hour_range
@@ -50,6 +51,8 @@ def alternatives_build(
             parts.append(hour_range(*option.hours))
         if option.boxes:
             boxes = ", ".join(str(b) for b in option.boxes)
-            parts.append(_("boxes %(boxes)s") % {"boxes": boxes})
+            parts.append(
+                ngettext("box %(boxes)s", "boxes %(boxes)s", len(option.boxes)) % {"boxes": boxes}
+            )
         found.append(Suggestion(" · ".join(parts), f"{page}?{changed.query(month=None)}"))
     return found

@@ -80,7 +80,7 @@ def claim_keys(cls: str, booking_id: str) -> list[str]:
         ROOM.inventory(cls if cls in ("A", "B", "C") else "C"), ROOM.registry,
         ROOM.record(booking_id), ROOM.ledger, ROOM.codes, ROOM.holds, ROOM.audit, ROOM.stats,
         ROOM.hold_days, ROOM.unindexed, ROOM.refs, ROOM.outbox, ROOM.hold_streaks, ROOM.waits,
-        ROOM.wait_notices,
+        ROOM.wait_notices, ROOM.gone,
     ]  # fmt: skip
 
 
@@ -114,7 +114,7 @@ def test_a_malformed_hold_is_refused_by_the_function_before_any_write(
     reply = fcall(
         r,
         "booking_hold",
-        [ROOM.inventory("C"), ROOM.holds, ROOM.audit, ROOM.hold_days, ROOM.hold_streaks],
+        [ROOM.inventory("C"), ROOM.holds, ROOM.audit, ROOM.hold_days, ROOM.hold_streaks, ROOM.gone],
         args,
     )
     assert reply[0] == "invalid"
@@ -163,7 +163,8 @@ def test_a_day_the_request_was_read_for_that_is_no_longer_bookable_is_refused_la
     if function == "booking_claim":
         keys, args = claim_keys("C", booking_id), claim_args(late, booking_id)
     else:
-        keys = [ROOM.inventory("C"), ROOM.holds, ROOM.audit, ROOM.hold_days, ROOM.hold_streaks]
+        keys = [ROOM.inventory("C"), ROOM.holds, ROOM.audit, ROOM.hold_days, ROOM.hold_streaks,
+                ROOM.gone]  # fmt: skip
         args = [BUYER, "C", "2", "8", "10", "5", booking_id, to_ms(NOW), 60_000, 1000, "007",
                 31, 0, 0, "3"]  # fmt: skip
     before = snapshot(r)
