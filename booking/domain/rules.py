@@ -155,3 +155,9 @@ REASON_LIMIT = 500  # characters of a cancel or flush reason that are kept
 def reason_clean(reason: object) -> str:
     """A free-text reason on one line, at most REASON_LIMIT characters."""
     return " ".join(str(reason).split())[:REASON_LIMIT]
+
+
+def check_id(kind: str, value: str, room: int) -> None:
+    """An id made for another room is a programming error."""
+    if booking_id_room(value) != room:
+        raise ValueError(f"{kind} {value!r} is not an id of room {room}")
