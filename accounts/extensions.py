@@ -25,7 +25,12 @@ class PersonForgetter(Protocol):
     def __call__(self, *, client: redis.Redis, person_id: int) -> None: ...
 
 
+class IdentityRead(Protocol):
+    def __call__(self, *, person_id: int) -> Command: ...
+
+
 _parts: list[tuple[AccountPart, AccountPartReads]] = []
+_identity_reads: dict[str, IdentityRead] = {}
 _forgetters: list[PersonForgetter] = []
 
 
@@ -44,6 +49,22 @@ def account_part(*, reads: AccountPartReads) -> Callable[[AccountPart], AccountP
 def account_parts_reads(*, client: redis.Redis, person_id: int) -> list[Command]:
     """The first reads of every registered part of one person's account page."""
     return [cmd for _part, reads in _parts for cmd in reads(client=client, person_id=person_id)]
+
+
+def identity_read(name: str) -> Callable[[IdentityRead], IdentityRead]:
+    """Register one read of a key in the person's own slot that rides with the session's read
+    of the person (no round trip of its own); its reply is `identity_replies(request)[name]`."""
+
+    def register(function: IdentityRead) -> IdentityRead:
+        _identity_reads[name] = function
+        return function
+
+    return register
+
+
+def identity_reads(*, person_id: int) -> list[tuple[str, Command]]:
+    """The registered reads along the identity, by name."""
+    return [(name, read(person_id=person_id)) for name, read in _identity_reads.items()]
 
 
 def person_forgetter(function: PersonForgetter) -> PersonForgetter:

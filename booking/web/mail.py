@@ -18,8 +18,10 @@ from booking.domain.formats import WAIT_FIELDS, fields_join, outbox_fields
 from booking.domain.keys import RoomKeys
 from booking.domain.records import Booking, booking_from_hash
 from booking.engine.bookings import booking_get, booking_read
+from booking.engine.priority import priority_note
 from booking.engine.waits import notice_of, wait_of
 from strongroom.ahead import keep_replies, pipeline_replies, read_together
+from strongroom.clock import to_ms
 from strongroom.outbox import renderer
 from strongroom.store import text_hash, text_or_none
 
@@ -140,14 +142,19 @@ def freed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     room, person = freed["room"], freed["person"]
     if not person.isdigit():
         return None
-    target = mail_target(client=client, person_id=int(person))
-    if target is None:
-        return None
     member = fields_join(freed, WAIT_FIELDS)
     _person, wait = wait_of(int(room), member)
     notice = notice_of(text_or_none(client.hget(RoomKeys(int(room)).wait_notices, member)))
     hold_id = notice.hold_id if notice else ""
     until = notice.expires_at if notice else None
+    if hold_id and until is not None:
+        # Shown on every page while it lasts, mail or no mail (booking.engine.priority).
+        priority_note(
+            client=client, person_id=int(person), hold_id=hold_id, expires_ms=to_ms(until)
+        )
+    target = mail_target(client=client, person_id=int(person))
+    if target is None:
+        return None
     with translation.override(target.language):
         return message_build(
             target=target,

@@ -1,0 +1,96 @@
+"""A buyer's priority holds from the waiting list, noted in the buyer's own slot so that every
+page can show them in a banner: read with the session and the person record (one round trip
+for all three), then checked against the rooms' holds only when there is one."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from accounts.extensions import identity_read
+from booking.domain.formats import hold_value_split
+from booking.domain.keys import RoomKeys
+from booking.domain.rules import booking_id_room, format_room
+from strongroom import keyspace as ks
+from strongroom.ahead import Command, command
+from strongroom.clock import from_ms, to_ms
+from strongroom.store import text_values
+
+
+@dataclass(frozen=True)
+class PriorityHold:
+    hold_id: str
+    room_label: str
+    until: dt.datetime
+
+
+@identity_read("priority")
+def priority_read(*, person_id: int) -> Command:
+    """The person's noted priority holds (what rides with their identity)."""
+    return command("ZRANGE", ks.BOOKING_PRIORITY_OF.key(person_id=person_id), 0, -1, "WITHSCORES")
+
+
+def priority_note(*, client: redis.Redis, person_id: int, hold_id: str, expires_ms: int) -> None:
+    """Note a priority hold placed for the person (idempotent: the mail sender notes it each
+    time it handles the notice); noted ones that ended go."""
+    key = ks.BOOKING_PRIORITY_OF.key(person_id=person_id)
+    now_ms = to_ms(dt.datetime.now(tz=dt.UTC))
+    pipe = client.pipeline(transaction=True)
+    pipe.zadd(key, {hold_id: expires_ms})
+    pipe.zremrangebyscore(key, "-inf", f"({now_ms}")
+    # Priority holds all last as long: the newest ends last (a minute's margin for the clocks).
+    pipe.pexpire(key, max(expires_ms - now_ms, 0) + 60_000)
+    pipe.execute()
+
+
+def _pairs(reply: Any) -> list[tuple[str, float]]:
+    """ZRANGE ... WITHSCORES as (member, score), whichever shape the client gave it."""
+    items = list(reply or [])
+    if items and isinstance(items[0], (list, tuple)):
+        return [(str(m), float(s)) for m, s in items]
+    flat = text_values(items)
+    return [(str(flat[i]), float(flat[i + 1] or 0)) for i in range(0, len(flat) - 1, 2)]
+
+
+def priority_live(
+    *, client: redis.Redis, person_id: int, reply: Any, now: dt.datetime | None = None
+) -> list[PriorityHold]:
+    """The noted priority holds that are still the person's and unexpired (a read of their
+    rooms' holds only when one is noted; those that ended, or were booked, are dropped)."""
+    now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
+    noted = [(hold_id, score) for hold_id, score in _pairs(reply) if score > now_ms]
+    rooms = [(hold_id, booking_id_room(hold_id)) for hold_id, _score in noted]
+    wanted = [(hold_id, room) for hold_id, room in rooms if room is not None]
+    live: list[PriorityHold] = []
+    dead = [hold_id for hold_id, _score in _pairs(reply) if (hold_id, _score) not in noted]
+    if wanted:
+        pipe = client.pipeline(transaction=False)
+        for hold_id, room in wanted:
+            pipe.hget(RoomKeys(room).holds, hold_id)
+        for (hold_id, room), value in zip(wanted, text_values(pipe.execute()), strict=True):
+            hold = hold_value_split(value) if value else None
+            expiry = int(float(hold["expiry"])) if hold else 0
+            if hold is None or hold["owner"] != str(person_id) or expiry <= now_ms:
+                dead.append(hold_id)
+                continue
+            until = from_ms(expiry)
+            assert until is not None
+            live.append(PriorityHold(hold_id, format_room(room), until))
+    if dead:
+        client.zrem(ks.BOOKING_PRIORITY_OF.key(person_id=person_id), *dead)
+    return sorted(live, key=lambda p: p.until)
+
+
+def priority_holds(
+    *, client: redis.Redis, person_id: int, along: dict[str, Any] | None
+) -> list[PriorityHold]:
+    """The banner's holds: from the reply read along with the identity, else read now."""
+    if along is not None and "priority" in along:
+        reply = along["priority"]
+    else:
+        args, options = priority_read(person_id=person_id)
+        reply = client.execute_command(*args, **options)
+    return priority_live(client=client, person_id=person_id, reply=reply)
