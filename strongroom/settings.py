@@ -236,6 +236,11 @@ STRONGROOM_WAIT_HOLD_SECONDS = env_int(
     "STRONGROOM_WAIT_HOLD_SECONDS", 3600, minimum=30, maximum=24 * 3600
 )
 STRONGROOM_WAITS_PER_BUYER = env_int("STRONGROOM_WAITS_PER_BUYER", 5, minimum=1, maximum=50)
+# Priority holds one buyer keeps at once, besides their one normal hold: a buyer waiting for many
+# slots cannot hold them all when they free together (one more opens to everyone at once).
+STRONGROOM_PRIORITY_HOLDS_PER_BUYER = env_int(
+    "STRONGROOM_PRIORITY_HOLDS_PER_BUYER", 1, minimum=1, maximum=10
+)
 # New bookings one buyer may make in an hour (a retry of the same booking counts once): one
 # account cannot sweep the building's free slots in a few seconds.
 STRONGROOM_BOOKINGS_PER_HOUR = env_int(

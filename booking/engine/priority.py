@@ -9,15 +9,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
+from django.conf import settings
 
 from accounts.extensions import identity_read
 from booking.domain.formats import hold_value_split
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import booking_id_room, format_room
+from booking.engine.holds import booking_hold_release
 from strongroom import keyspace as ks
 from strongroom.ahead import Command, command
+from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
-from strongroom.store import text_values
+from strongroom.store import fcall, text_values
 
 
 @dataclass(frozen=True)
@@ -33,17 +36,33 @@ def priority_read(*, person_id: int) -> Command:
     return command("ZRANGE", ks.BOOKING_PRIORITY_OF.key(person_id=person_id), 0, -1, "WITHSCORES")
 
 
-def priority_note(*, client: redis.Redis, person_id: int, hold_id: str, expires_ms: int) -> None:
-    """Note a priority hold placed for the person (idempotent: the mail sender notes it each
-    time it handles the notice); noted ones that ended go."""
-    key = ks.BOOKING_PRIORITY_OF.key(person_id=person_id)
-    now_ms = to_ms(dt.datetime.now(tz=dt.UTC))
-    pipe = client.pipeline(transaction=True)
-    pipe.zadd(key, {hold_id: expires_ms})
-    pipe.zremrangebyscore(key, "-inf", f"({now_ms}")
-    # Priority holds all last as long: the newest ends last (a minute's margin for the clocks).
-    pipe.pexpire(key, max(expires_ms - now_ms, 0) + 60_000)
-    pipe.execute()
+PRIORITY_KEEP = FunctionSpec(
+    "booking_priority_keep",
+    "PRIORITY_KEEP",
+    ("priority",),
+    ("hold_id", "expires_ms", "now_ms", "limit"),
+    replies=("kept", "over", "invalid what"),
+)
+
+
+def priority_note(*, client: redis.Redis, person_id: int, hold_id: str, expires_ms: int) -> bool:
+    """Note a priority hold the waiting list placed for the person, if they may keep it: at
+    most STRONGROOM_PRIORITY_HOLDS_PER_BUYER live at once (one call in the person's slot
+    decides). One over is given back here, the slot open to everyone; False then. Noting the
+    same hold again (the mail sender retries) answers as the first time."""
+    keys, args = PRIORITY_KEEP.call(
+        keys={"priority": ks.BOOKING_PRIORITY_OF.key(person_id=person_id)},
+        args={
+            "hold_id": hold_id,
+            "expires_ms": expires_ms,
+            "now_ms": to_ms(dt.datetime.now(tz=dt.UTC)),
+            "limit": settings.STRONGROOM_PRIORITY_HOLDS_PER_BUYER,
+        },
+    )
+    if PRIORITY_KEEP.answer_of(fcall(client, PRIORITY_KEEP.name, keys, args))["status"] == "kept":
+        return True
+    booking_hold_release(client=client, owner_id=str(person_id), hold_id=hold_id)
+    return False
 
 
 def _pairs(reply: Any) -> list[tuple[str, float]]:

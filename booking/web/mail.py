@@ -148,10 +148,13 @@ def freed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     hold_id = notice.hold_id if notice else ""
     until = notice.expires_at if notice else None
     if hold_id and until is not None:
-        # Shown on every page while it lasts, mail or no mail (booking.engine.priority).
-        priority_note(
+        # Kept if the buyer may (at most a few at once), and then shown on every page while it
+        # lasts, mail or no mail (booking.engine.priority); else it opens to everyone now.
+        kept = priority_note(
             client=client, person_id=int(person), hold_id=hold_id, expires_ms=to_ms(until)
         )
+        if not kept:
+            hold_id, until = "", None
     target = mail_target(client=client, person_id=int(person))
     if target is None:
         return None

@@ -388,3 +388,37 @@ def test_the_refusal_offers_the_waiting_list_and_sold_out_rooms_on_the_map_link_
     assert "Tell me when it frees" in tile
     free_tile = tiles[tiles.index('id="map-room-008"') :]
     assert "/book/wait/" not in free_tile[: free_tile.index("</li>")]
+
+
+def test_a_buyer_keeps_one_priority_hold_at_once_and_the_others_open_to_everyone(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone, settings: object
+) -> None:
+    from strongroom.outbox import outbox_send
+
+    settings.STRONGROOM_PRIORITY_HOLDS_PER_BUYER = 1  # type: ignore[attr-defined]
+    third = person_make(r, "third_party")
+    owner = str(second_buyer.id)
+    made = [booked_room(r, buyer, room) for room in (7, 8, 9)]
+    for room in (7, 8, 9):
+        assert wait_join(client=r, owner_id=owner, wait=Wait(room, "A", day(5))) == "ok"
+    for booking in made:
+        assert booking.booking is not None  # type: ignore[attr-defined]
+        assert booking_cancel(
+            client=r, booking_id=booking.booking.id,  # type: ignore[attr-defined]
+            actor_id=str(buyer.id), actor_is_staff=False,
+        ).ok  # fmt: skip
+    outbox_send(client=r)  # the sender tells the buyer, keeping what they may keep
+    told = waits_of(client=r, owner_id=owner)
+    assert len(told) == 3 and all(w.told for w in told)
+    live = [w for w in told if w.hold_id and hold_get(client=r, hold_id=w.hold_id) is not None]
+    assert len(live) == 1, "one priority hold kept, beside the buyer's one normal hold"
+    # The other two slots are everyone's at once.
+    others = [w.wait.room for w in told if w not in live]
+    for room in others:
+        assert booking_claim(
+            client=r, owner_id=str(third.id), request=a_day(room=room),
+            booking_id=booking_new_id(room=room),
+        ).ok  # fmt: skip
+    # Sending again (a retry) changes nothing.
+    outbox_send(client=r)
+    assert hold_get(client=r, hold_id=live[0].hold_id) is not None
