@@ -581,8 +581,10 @@ BOOKING_UNINDEXED = declare(
     ),
     app="booking",
     why=noop(
-        "written by the claim function with the record, so a booking is either indexed or "
-        "listed here; the list readers drain it (write the entries, then ZREM) before they read"
+        "written by the claim function with the record, so a booking is either indexed (its "
+        "entries confirmed by a replica under aof+replica) or listed here; drained (entries "
+        "written and confirmed, then ZREM) by the claim, by list readers of marked rooms and by "
+        "the keeper's pass"
     ),
 )
 BOOKING_UNINDEXED_ROOMS = declare(
@@ -605,7 +607,7 @@ BOOKING_OUTBOX = declare(
     holds=noop(
         "mail to send about the room's bookings ('confirm|<booking_id>|<owner>', "
         "'cancel|<booking_id>', 'freed|<room>|<person>|<cls>|<day>|<hstart>|<hend>|<box>|"
-        "<told>') scored by when it is due (epoch ms)"
+        "<told>', 'moved|<booking_id>|<sequence>') scored by when it is due (epoch ms)"
     ),
     app="booking",
     why=noop(

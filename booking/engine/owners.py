@@ -9,7 +9,7 @@ from collections import defaultdict
 import redis
 from django.conf import settings
 
-from accounts.extensions import account_part, person_forgetter
+from accounts.extensions import AccountPart
 from booking.domain.keys import RoomKeys, person_index
 from booking.domain.records import Booking
 from booking.domain.rules import (
@@ -179,8 +179,7 @@ def _upcoming_reads(*, client: redis.Redis, person_id: int) -> list[Command]:
     return [*bookings_upcoming_read(client=client, owner_id=owner), *waits_of_read(owner_id=owner)]
 
 
-@account_part(reads=_upcoming_reads)
-def _upcoming_on_the_account_page(*, client: redis.Redis, person_id: int) -> dict[str, object]:
+def upcoming_on_the_account_page(*, client: redis.Redis, person_id: int) -> dict[str, object]:
     """The upcoming bookings and the waiting list's notices: their indexes come read with the
     account (`_upcoming_reads`); then the records (one pipeline) and, with waits, their notices
     (one more)."""
@@ -192,6 +191,10 @@ def _upcoming_on_the_account_page(*, client: redis.Redis, person_id: int) -> dic
     }
 
 
-@person_forgetter
-def _forget_on_account_deletion(*, client: redis.Redis, person_id: int) -> None:
+def forget_on_account_deletion(*, client: redis.Redis, person_id: int) -> None:
+    """A person deletes their account: their bookings are cancelled and anonymised."""
     owner_forget(client=client, owner_id=str(person_id))
+
+
+# Plugged into the account page by booking's AppConfig.ready.
+ACCOUNT_PART = AccountPart(render=upcoming_on_the_account_page, reads=_upcoming_reads)

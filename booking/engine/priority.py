@@ -11,7 +11,7 @@ from typing import Any
 import redis
 from django.conf import settings
 
-from accounts.extensions import identity_read
+from accounts.extensions import IdentityRead
 from booking.domain.formats import hold_value_split
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import booking_id_room, format_room
@@ -30,7 +30,6 @@ class PriorityHold:
     until: dt.datetime
 
 
-@identity_read("priority")
 def priority_read(*, person_id: int) -> Command:
     """The person's noted priority holds (what rides with their identity)."""
     return command("ZRANGE", ks.BOOKING_PRIORITY_OF.key(person_id=person_id), 0, -1, "WITHSCORES")
@@ -63,6 +62,9 @@ def priority_note(*, client: redis.Redis, person_id: int, hold_id: str, expires_
         return True
     booking_hold_release(client=client, owner_id=str(person_id), hold_id=hold_id)
     return False
+
+
+PRIORITY_READ = IdentityRead("priority", priority_read)
 
 
 def _pairs(reply: Any) -> list[tuple[str, float]]:

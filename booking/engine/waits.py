@@ -37,8 +37,6 @@ from strongroom import keyspace as ks
 from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
-from strongroom.keeper import failover_repair
-from strongroom.outbox import sender_hook
 from strongroom.store import Write, durable_calls, fcall, is_cluster, text_list, text_values
 
 WAIT = FunctionSpec(
@@ -322,13 +320,11 @@ def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
     return told
 
 
-@sender_hook
-def _sweep_with_the_mail(client: redis.Redis) -> None:
+def sweep_with_the_mail(client: redis.Redis) -> None:
     """Every pass of the mail sender also sweeps (the waiters it tells are mailed at once)."""
     waits_sweep(client=client)
 
 
-@failover_repair
 def waits_repair(client: redis.Redis, slots: frozenset[int]) -> str:
     """After a failover: the set of rooms with waits and the buyers' own lists of waits, where
     their slots changed, written again from the rooms' waits (a wait is written to its room
