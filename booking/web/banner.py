@@ -14,7 +14,7 @@ from strongroom.store import get_store
 def priority_banner(request: HttpRequest) -> dict[str, object]:
     """`priority_holds`: the signed-in buyer's live priority holds, soonest end first."""
     person = request_person(request)
-    if not person.is_authenticated or request.headers.get("HX-Request"):
+    if not person.is_authenticated or person.id is None or request.headers.get("HX-Request"):
         return {"priority_holds": []}
     along = identity_replies(request, person_id=person.id)
     if along is None:

@@ -146,8 +146,10 @@ def _tile(words: _Words, state: RoomState) -> RoomTile:
     wait_href = ""
     if state.state in ("sold_out", "held"):
         hours = "" if words.cls == "A" else f"&{words.hours}"
-        box = "&box=1" if words.cls == "C" else ""  # every box is taken: wait for the first
-        wait_href = f"{words.wait}cls={words.cls}&room={state.room}{hours}{box}&{words.first_date}"
+        first_box = "&box=1" if words.cls == "C" else ""  # every box is taken: wait for box 1
+        wait_href = (
+            f"{words.wait}cls={words.cls}&room={state.room}{hours}{first_box}&{words.first_date}"
+        )
     return RoomTile(
         label=format_room(state.room),
         state=state.state,

@@ -14,7 +14,7 @@ from booking.domain.records import Booking
 from booking.domain.rules import booking_new_id, hold_new_id
 from booking.engine.bookings import hold_get
 from booking.engine.cancel import booking_cancel
-from booking.engine.claims import booking_claim
+from booking.engine.claims import ClaimResult, booking_claim
 from booking.engine.holds import booking_hold
 from booking.engine.waits import Wait, wait_join, wait_leave, waits_of, waits_sweep
 from strongroom import keyspace as ks
@@ -178,7 +178,7 @@ def test_a_refused_wait_gives_its_place_on_the_buyers_list_back(
     assert wait_join(client=r, owner_id=owner, wait=Wait(7, "A", day(5))) == "ok"
 
 
-def booked_room(r: redis.Redis, someone: Someone, room: int) -> object:
+def booked_room(r: redis.Redis, someone: Someone, room: int) -> ClaimResult:
     return booking_claim(
         client=r, owner_id=str(someone.id), request=a_day(room=room),
         booking_id=booking_new_id(room=room),
@@ -402,11 +402,10 @@ def test_a_buyer_keeps_one_priority_hold_at_once_and_the_others_open_to_everyone
     for room in (7, 8, 9):
         assert wait_join(client=r, owner_id=owner, wait=Wait(room, "A", day(5))) == "ok"
     for booking in made:
-        assert booking.booking is not None  # type: ignore[attr-defined]
+        assert booking.booking is not None
         assert booking_cancel(
-            client=r, booking_id=booking.booking.id,  # type: ignore[attr-defined]
-            actor_id=str(buyer.id), actor_is_staff=False,
-        ).ok  # fmt: skip
+            client=r, booking_id=booking.booking.id, actor_id=str(buyer.id), actor_is_staff=False
+        ).ok
     outbox_send(client=r)  # the sender tells the buyer, keeping what they may keep
     told = waits_of(client=r, owner_id=owner)
     assert len(told) == 3 and all(w.told for w in told)
