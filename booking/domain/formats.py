@@ -21,7 +21,7 @@ RECORD_FIELDS = (
 )  # fmt: skip
 RECORD_LATER_FIELDS = (
     "cancelled_at", "cancelled_by", "cancel_reason", "cancel_request", "pickup_attempt",
-    "code_sealed",
+    "code_sealed", "seq", "uid_dates", "move_request", "moved_at", "moved_by",
 )  # fmt: skip
 WAIT_FIELDS = ("person", "cls", "day", "hstart", "hend", "box")  # a wait member, by '|'
 NOTICE_FIELDS = ("told", "hold_id", "expiry", "room")  # a told wait's notice, by '|'
@@ -30,7 +30,10 @@ TAKEN_FIELDS = ("day", "box", "mask", "held")  # a slot found taken, by ':'
 OUTBOX_CONFIRM = ("confirm", "booking_id", "owner")
 OUTBOX_CANCEL = ("cancel", "booking_id")
 OUTBOX_FREED = ("freed", "room", *WAIT_FIELDS, "told")
-OUTBOX_ENTRIES = {entry[0]: entry for entry in (OUTBOX_CONFIRM, OUTBOX_CANCEL, OUTBOX_FREED)}
+OUTBOX_MOVED = ("moved", "booking_id", "sequence")
+OUTBOX_ENTRIES = {
+    entry[0]: entry for entry in (OUTBOX_CONFIRM, OUTBOX_CANCEL, OUTBOX_FREED, OUTBOX_MOVED)
+}
 # What the Lua declares, by its name there (for the test that the two sides agree).
 DECLARED = {
     "HOLD_FIELDS": HOLD_FIELDS,
@@ -41,6 +44,7 @@ DECLARED = {
     "OUTBOX_CONFIRM": OUTBOX_CONFIRM,
     "OUTBOX_CANCEL": OUTBOX_CANCEL,
     "OUTBOX_FREED": OUTBOX_FREED,
+    "OUTBOX_MOVED": OUTBOX_MOVED,
 }
 
 

@@ -50,8 +50,10 @@ MOVE = FunctionSpec(
     ("actor", "is_staff", "today", "cls", "days", "hstart", "hend", "boxes", "dates",
      "season_days", "code_mac", "code_n", "move_id", "now_ms", "audit_maxlen", "room",
      "person_score", "date_scores", "first_day", "priority_hold_id", "priority_hold_ms"),
+    replies=("moved record", "taken *slots", "not_found", "forbidden", "cancelled", "collected",
+             "started", "unchanged", "code_clash", "invalid what"),
+    key_tails=("person_index", "date_index"),
 )  # fmt: skip
-# more_keys of MOVE: the person index and the date index where one call may write them.
 
 _CODE_ATTEMPTS = 5
 
@@ -150,7 +152,7 @@ def booking_move(
         "wait_notices": keys.wait_notices,
         "unindexed": keys.unindexed,
     }
-    more_keys = [person_index(owner), date_index(room)] if inline else []
+    tails = {"person_index": [person_index(owner)], "date_index": [date_index(room)]}
     fixed = {
         "actor": actor_id,
         "is_staff": "1" if actor_is_staff else "0",
@@ -172,23 +174,22 @@ def booking_move(
     for number in range(max(first, 0), max(first, 0) + _CODE_ATTEMPTS):
         code = code_for(booking_id, number)
         args = {**fixed, "code_mac": code_mac(room, code), "code_n": number}
-        reply = durable_fcall(
-            client, MOVE.name, *MOVE.call(keys=call_keys, args=args, more_keys=more_keys)
-        )
-        if reply[0] != "code_clash":
+        call = MOVE.call(keys=call_keys, args=args, tails=tails if inline else {})
+        answer = MOVE.answer_of(durable_fcall(client, MOVE.name, *call))
+        if answer["status"] != "code_clash":
             break
     else:
         raise RuntimeError("no free pickup code after several attempts")
-    if reply[0] == "invalid" and reply[1] == "class":
+    if answer["status"] == "invalid" and answer["what"] == "class":
         return MoveResult(False, "other_class", MOVE_MESSAGES["other_class"])
-    refuse_invalid(MOVE.name, reply)
-    outcome = reply[0]
+    refuse_invalid(MOVE.name, answer)
+    outcome = answer["status"]
     if outcome == "taken":
-        taken = tuple(slots_from_reply(reply[1:], cls))
+        taken = tuple(slots_from_reply(answer["slots"], cls))
         return MoveResult(False, outcome, MOVE_MESSAGES[outcome], taken=taken)
     if outcome != "moved":
         return MoveResult(False, outcome, MOVE_MESSAGES[outcome])
-    booking = booking_from_hash(flat_to_dict(reply[1]))
+    booking = booking_from_hash(flat_to_dict(answer["record"]))
     assert booking is not None
     if not inline:
         _reindex(client, booking, before or "")

@@ -7,22 +7,25 @@ local MOVE_KEYS = {'record', 'inventory', 'registry', 'codes', 'holds', 'hold_da
 local MOVE_ARGS = {'actor', 'is_staff', 'today', 'cls', 'days', 'hstart', 'hend', 'boxes',
   'dates', 'season_days', 'code_mac', 'code_n', 'move_id', 'now_ms', 'audit_maxlen', 'room',
   'person_score', 'date_scores', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
+local MOVE_REPLIES = {'moved record', 'taken *slots', 'not_found', 'forbidden', 'cancelled',
+  'collected', 'started', 'unchanged', 'code_clash', 'invalid what'}
+local MOVE_KEY_TAILS = {'person_index', 'date_index'}
 
 -- Whether a confirmed booking (HMGET of owner, status, collected, dates) may be moved or
--- given up by `actor` today: nil if so, else the refusal. The cancellation cut-off: before
--- its first day, for the owner and for staff acting for them alike.
+-- given up by `actor` today: nil if so, else the refusal (a reply). The cancellation cut-off:
+-- before its first day, for the owner and for staff acting for them alike.
 local function move_refusal(r, actor, is_staff, today)
   if actor ~= r[1] and not is_staff then
-    return 'forbidden'
+    return {'forbidden'}
   end
   if r[2] == 'cancelled' or r[2] == 'moved' then
-    return 'cancelled'
+    return {'cancelled'}
   end
   if r[2] == 'collected' or (r[3] and r[3] ~= '') then
-    return 'collected'
+    return {'collected'}
   end
   if today >= split(r[4])[1] then
-    return 'started'
+    return {'started'}
   end
   return nil
 end
@@ -70,7 +73,8 @@ local function move(keys, args)
   if not cls then
     return {'invalid', days}
   end
-  local person_index, date_index = keys[#MOVE_KEYS + 1], keys[#MOVE_KEYS + 2]
+  local tail = named({unpack(keys, #MOVE_KEYS + 1)}, MOVE_KEY_TAILS)
+  local person_index, date_index = tail.person_index, tail.date_index
   local date_scores, first_day, hold_ttl =
     split(a.date_scores), tonumber(a.first_day), tonumber(a.priority_hold_ms)
   if not now or not move_id or move_id == '' or #date_scores ~= #days or not first_day
@@ -88,7 +92,7 @@ local function move(keys, args)
   end
   local refusal = move_refusal(r, a.actor, a.is_staff == '1', a.today)
   if refusal then
-    return {refusal}
+    return refusal
   end
   local old_days = split_numbers(r[6])
   if r[5] ~= cls or r[10] ~= inv or #old_days ~= #days then
@@ -113,7 +117,8 @@ local function move(keys, args)
   for i, field in ipairs(merged) do
     local overlap = bit.band(bit.band(values[i], bit.bnot(field[2])), field[5])
     if overlap ~= 0 then
-      taken[#taken + 1] = field[3] .. ':' .. field[4] .. ':' .. overlap .. ':0'
+      taken[#taken + 1] = joined({day = field[3], box = field[4], mask = overlap, held = 0},
+        TAKEN_FIELDS, ':')
     end
   end
   local held, drop = held_conflicts(k.holds, k.hold_days, r[1], cls, days, hstart, hend,
@@ -160,7 +165,8 @@ local function move(keys, args)
   end
   drop_holds(k.holds, k.hold_days, drop, cls, days)
   audit(stream, a.audit_maxlen, 'move', a.actor, id, a.room, r[4] .. ' -> ' .. a.dates, now)
-  redis.call('ZADD', k.outbox, 'NX', now, 'moved|' .. id .. '|' .. seq)
+  redis.call('ZADD', k.outbox, 'NX', now,
+    outbox_entry(OUTBOX_MOVED, {booking_id = id, sequence = seq}))
   waits_clear_stale(k.waits, k.wait_notices, first_day)
   waits_release(k.waits, k.wait_notices, k.holds, k.hold_days, k.outbox, {[cls] = inv}, now,
     a.priority_hold_id or '', hold_ttl, a.room)

@@ -18,6 +18,7 @@ from booking.domain import formats
 from booking.domain.keys import RoomKeys
 from booking.domain.records import booking_from_hash
 from booking.engine.cancel import booking_cancel
+from booking.engine.moves import booking_move
 from booking.engine.waits import Wait, notice_of, wait_join, wait_of
 from strongroom import keyspace as ks
 from strongroom.store import library_text, text_hash, text_list, text_scored
@@ -124,7 +125,20 @@ def test_the_outbox_entries_the_functions_write_read_back_by_their_declared_name
     wait = Wait(7, "A", day(5))
     assert wait_join(client=r, owner_id=SECOND_BUYER, wait=wait, now=NOW) == "ok"
     booking_cancel(client=r, booking_id=made.id, actor_id=BUYER, actor_is_staff=False, now=NOW)
-    entries = {kind: args for kind, *args in (m.split("|") for m in _outbox(r, 7))}
+    moving = claim(r, request("A", dates=(6,))).booking
+    assert moving is not None
+    moved = booking_move(
+        client=r,
+        booking_id=moving.id,
+        request=request("A", dates=(8,)),
+        actor_id=BUYER,
+        actor_is_staff=False,
+        now=NOW,
+    )
+    assert moved.outcome == "moved"
+    every = [m.split("|") for m in _outbox(r, 7)]
+    # One entry of each kind, but the receipts: the one of the booking that was cancelled.
+    entries = {kind: args for kind, *args in every if kind != "confirm" or args[0] == made.id}
     assert set(entries) == set(formats.OUTBOX_ENTRIES)
     for kind, args in entries.items():
         assert len(args) == len(formats.OUTBOX_ENTRIES[kind]) - 1, kind
@@ -136,6 +150,10 @@ def test_the_outbox_entries_the_functions_write_read_back_by_their_declared_name
     freed = formats.outbox_fields("freed", entries["freed"])
     assert freed["room"] == "007"
     assert wait_of(7, formats.fields_join(freed, formats.WAIT_FIELDS)) == (SECOND_BUYER, wait)
+    assert formats.outbox_fields("moved", entries["moved"]) == {
+        "booking_id": moving.id,
+        "sequence": "1",
+    }
 
 
 def test_a_wait_and_its_notice_read_back_by_their_declared_names(r: redis.Redis) -> None:
