@@ -36,14 +36,23 @@ def message_build(
     return EmailMessage(subject=subject, body=body, to=[target.email])
 
 
+def _fixed_address(args: list[str], at: int) -> str | None:
+    """The address an entry was queued for (percent-encoded at `at`; None in older entries)."""
+    return unquote(args[at]) if len(args) > at and args[at] else None
+
+
 @renderer("verify")
 def verify_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
-    """args: person id, nonce, next path (percent-encoded). Goes to the unverified address."""
+    """args: person id, nonce, next path (percent-encoded), address. Goes to the address it was
+    queued for (the one its gate counted), only while it is still the person's unverified one."""
     person_id, next_url = int(args[0]), unquote(args[2]) if len(args) > 2 else ""
     username, email, verified, lang = text_values(
         client.hmget(PERSON.key(person_id=person_id), "username", "email", "email_verified", "lang")
     )
     if username is None or not email or verified == "1":
+        return None
+    fixed = _fixed_address(args, 3)
+    if fixed is not None and fixed != email:
         return None
     target = MailTarget(person_id, username, email, lang or "en")
     token = verify_token_make(person_id=person_id, email=email, next_url=next_url)
@@ -58,12 +67,13 @@ def verify_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
 
 @renderer("reset")
 def reset_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
-    """args: person id, nonce. Goes to the verified address only."""
+    """args: person id, nonce, address. Goes to the verified address it was queued for only."""
     from accounts.selectors import mail_target
 
     person_id = int(args[0])
     target = mail_target(client=client, person_id=person_id)
-    if target is None:
+    fixed = _fixed_address(args, 2)
+    if target is None or (fixed is not None and fixed != target.email):
         return None
     token = reset_token_make(client=client, person_id=person_id)
     minutes = settings.PASSWORD_RESET_TIMEOUT // 60

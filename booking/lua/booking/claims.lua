@@ -101,7 +101,7 @@ local function claim(keys, args)
     'code_mac', mac, 'code_n', code_n, 'collected', '', 'inv', inv, 'made', made, 'ref', ref}
   redis.call('HSET', record, unpack(written))
   redis.call('HSET', refs, ref, id)
-  redis.call('ZADD', outbox, 'NX', now, 'confirm|' .. id .. '|' .. owner)
+  redis.call('XADD', outbox, '*', 'm', 'confirm|' .. id .. '|' .. owner)
   if redis.call('SCARD', ledger) == 0 and redis.call('HEXISTS', stats, 'v') == 0 then
     -- The room's first booking: its stats start exact from here.
     redis.call('DEL', stats)

@@ -99,7 +99,7 @@ local function waits_release(waits, notices, holds, hold_days, outbox, inv_of, n
     end
     redis.call('HSET', notices, member, table.concat({now, hold_value, expiry, room}, '|'))
     redis.call('ZREM', waits, member)
-    redis.call('ZADD', outbox, 'NX', now, 'freed|' .. room .. '|' .. member .. '|' .. now)
+    redis.call('XADD', outbox, '*', 'm', 'freed|' .. room .. '|' .. member .. '|' .. now)
   end
   return #free
 end
