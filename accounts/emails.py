@@ -24,6 +24,7 @@ from accounts.calls import EMAIL_FORGET
 from accounts.calls import MAIL_GATE as MAIL_GATE_CALL
 from accounts.selectors import mail_target, person_find, person_id_by_email
 from accounts.throttle import mail_gate_keys
+from strongroom.addresses import address_sendable
 from strongroom.keyspace import PERSON, PERSON_BY_EMAIL
 from strongroom.outbox import mail_queue
 from strongroom.store import execute_functions, text_values
@@ -110,6 +111,10 @@ def email_normalise(value: str) -> str:
     if len(address) > EMAIL_MAX_LENGTH:
         raise ValidationError(_("An email address is at most 254 characters."), code="long")
     validate_email(address)
+    if not address_sendable(address):
+        raise ValidationError(
+            _("Enter an email address that mail can be sent to."), code="unsendable"
+        )
     return address.lower()
 
 

@@ -13,6 +13,7 @@ from strongroom.conf import (
     env_bool,
     env_choice,
     env_date,
+    env_email_from,
     env_email_url,
     env_int,
     env_list,
@@ -220,7 +221,7 @@ else:
     EMAIL_USE_SSL = EMAIL_SERVER.use_ssl
     EMAIL_USE_TLS = EMAIL_SERVER.use_tls
 EMAIL_TIMEOUT = 10
-DEFAULT_FROM_EMAIL = (EMAIL_SERVER and EMAIL_SERVER.sender) or env_str(
+DEFAULT_FROM_EMAIL = (EMAIL_SERVER and EMAIL_SERVER.sender) or env_email_from(
     "EMAIL_FROM", "Strongroom <strongroom@localhost>"
 )
 # Links in mail point here (mail is sent outside any request).

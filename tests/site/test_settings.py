@@ -35,6 +35,15 @@ def check_with(**env: str) -> subprocess.CompletedProcess[str]:
         ("STRONGROOM_DURABILITY", "sometimes"),
         ("EMAIL_URL", "http://mail.example"),
         ("EMAIL_URL", "smtp://mail.example:25?tls=yes"),
+        ("EMAIL_URL", "smtp://mail.example:0"),
+        ("EMAIL_URL", "smtp://mail.example:65536"),
+        ("EMAIL_URL", "smtp://mail\u2028example:25"),
+        ("EMAIL_URL", "smtp://mail.example?from=nobody"),
+        ("EMAIL_URL", "smtp://mail.example?from=a@example.org%0D%0ABcc:%20x@example.org"),
+        ("EMAIL_URL", "smtp://mail.example?from=a@ex%E2%80%A8ample.org"),
+        ("EMAIL_FROM", "not an address"),
+        ("EMAIL_FROM", "Strongroom <a@example.org>\r\nBcc: x@example.org"),
+        ("EMAIL_FROM", "a@ex\u2028ample.org"),
         ("STRONGROOM_SITE_URL", "ftp://strongroom.example"),
         ("PASSWORD_RESET_MINUTES", "0"),
         ("STRONGROOM_WAITS_PER_BUYER", "lots"),
@@ -55,6 +64,11 @@ def test_without_debug_a_secret_key_is_required() -> None:
 
 def test_good_settings_pass_the_check() -> None:
     assert check_with(STRONGROOM_ROOM_COUNT="12", TIME_ZONE="Europe/Paris").returncode == 0
+
+
+def test_good_mail_settings_pass_the_check() -> None:
+    url = "smtp://me:s%40cret@mail.example.org:587?starttls=1&from=Strongroom%20%3Cshop@b%C3%BCcher.example%3E"
+    assert check_with(EMAIL_URL=url, EMAIL_FROM="Strongroom <shop@example.org>").returncode == 0
 
 
 def test_a_cluster_url_with_credentials_and_several_seeds_passes_the_check() -> None:
