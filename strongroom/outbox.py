@@ -389,12 +389,16 @@ class _InFlight:
         self.thread = threading.Thread(target=self._run, name="mail-touch", daemon=True)
 
     def __enter__(self) -> _InFlight:
+        with _unacked_lock:
+            _flights.add(self)
         self.thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
         self.thread.join()
+        with _unacked_lock:
+            _flights.discard(self)
 
     def done(self, delivery: Delivery) -> None:
         with self.lock:
@@ -425,6 +429,14 @@ class _InFlight:
 # Sent, but the acknowledgement did not reach the store: acknowledged first on the next pass.
 _unacked: list[tuple[str, str, bool]] = []
 _unacked_lock = threading.Lock()
+_flights: set[_InFlight] = set()
+
+
+def in_flight() -> int:
+    """How many messages this process has taken and not acknowledged (being sent, or sent with
+    the acknowledgement not yet in the store): what a crash now could send twice."""
+    with _unacked_lock:
+        return len(_unacked) + sum(len(flight.entries) for flight in _flights)
 
 
 def _ack(client: redis.Redis, box: str, entry_id: str, *, failed_before: bool) -> None:
@@ -639,12 +651,13 @@ def sender_boxes(woken: set[str], *, full_due: bool) -> list[str] | None:
     return None if full_due or EVERY_BOX in woken else sorted(woken)
 
 
-def _sender_loop() -> None:
+def sender_loop(*, stop: threading.Event) -> None:
+    """The sender: a pass when woken, a full one every SENDER_PERIOD_S, until `stop` is set."""
     from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store
 
     last_full = float("-inf")  # the first pass reads every outbox
     away = False  # the store was away on the last pass: said once, not every second
-    while True:
+    while not stop.is_set():
         _wake.wait(SENDER_PERIOD_S)
         _wake.clear()
         woken = sender_woken()
@@ -681,5 +694,10 @@ def sender_start() -> None:
     global _thread
     with _thread_lock:
         if _thread is None or not _thread.is_alive():
-            _thread = threading.Thread(target=_sender_loop, name="mail-sender", daemon=True)
+            _thread = threading.Thread(
+                target=sender_loop,
+                kwargs={"stop": threading.Event()},
+                name="mail-sender",
+                daemon=True,
+            )
             _thread.start()
