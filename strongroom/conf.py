@@ -165,6 +165,21 @@ def env_url(name: str, default: str) -> str:
     return _parse(name, default, parse, "an http:// or https:// URL")
 
 
+DEFAULT_BIND = "127.0.0.1:8000"
+
+
+def site_url_for_bind(bind: str) -> str:
+    """The site's address for links in mail when STRONGROOM_SITE_URL is unset: where `make run`
+    binds (BIND). A wildcard address (0.0.0.0, [::]) is not one a reader can open: localhost
+    then; a unix socket: the default port's address."""
+    if bind.startswith(("unix:", "fd://")) or ":" not in bind:
+        bind = DEFAULT_BIND
+    host, _, port = bind.rpartition(":")
+    if host in ("0.0.0.0", "[::]", "::", ""):  # noqa: S104 (the bound address, read)
+        host = "localhost"
+    return f"http://{host}:{port}"
+
+
 def coming_december(today: dt.date) -> tuple[dt.date, dt.date]:
     """The default season: December 1 to 31 of this year (the coming or current December)."""
     return dt.date(today.year, 12, 1), dt.date(today.year, 12, 31)

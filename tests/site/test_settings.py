@@ -82,3 +82,29 @@ def test_a_cluster_url_is_parsed_into_seeds_and_credentials() -> None:
     parsed = cluster_url_parse("rediss+cluster://app:s%40cret@10.0.0.1:7001,[::1]:7003")
     assert parsed.seeds == (("10.0.0.1", 7001), ("::1", 7003))
     assert (parsed.username, parsed.password, parsed.tls) == ("app", "s@cret", True)
+
+
+def settings_value(name: str, **env: str) -> str:
+    """A setting as a fresh process reads it, with `env` (and no BIND or site URL of ours)."""
+    script = (
+        f"import django; django.setup(); from django.conf import settings; print(settings.{name})"
+    )
+    base = {k: v for k, v in os.environ.items() if k not in ("BIND", "STRONGROOM_SITE_URL")}
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env={**base, "DJANGO_SETTINGS_MODULE": "strongroom.settings", **env},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_links_in_mail_follow_the_bound_address_unless_the_site_url_is_set() -> None:
+    def site_url(**env: str) -> str:
+        return settings_value("STRONGROOM_SITE_URL", **env)
+
+    assert site_url(BIND="127.0.0.1:8301") == "http://127.0.0.1:8301"
+    assert site_url(BIND="0.0.0.0:9000") == "http://localhost:9000"
+    assert site_url() == "http://127.0.0.1:8000"
+    site = "https://rooms.example.org"
+    assert site_url(BIND="127.0.0.1:8301", STRONGROOM_SITE_URL=site) == site
