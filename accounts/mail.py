@@ -15,7 +15,7 @@ from django.utils.translation import gettext
 from accounts.emails import reset_token_make, verify_token_make
 from accounts.selectors import MailTarget
 from strongroom.keyspace import PERSON
-from strongroom.outbox import renderer
+from strongroom.outbox import MailKind
 from strongroom.store import text_values
 from strongroom.zone import zone_name
 
@@ -41,7 +41,6 @@ def _fixed_address(args: list[str], at: int) -> str | None:
     return unquote(args[at]) if len(args) > at and args[at] else None
 
 
-@renderer("verify")
 def verify_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: person id, nonce, next path (percent-encoded), address. Goes to the address it was
     queued for (the one its gate counted), only while it is still the person's unverified one."""
@@ -65,7 +64,6 @@ def verify_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
         )
 
 
-@renderer("reset")
 def reset_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: person id, nonce, address. Goes to the verified address it was queued for only."""
     from accounts.selectors import mail_target
@@ -87,3 +85,7 @@ def reset_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
                 "minutes": minutes,
             },
         )
+
+
+# Plugged into the outbox by accounts' AppConfig.ready.
+MAIL_KINDS = (MailKind("verify", verify_render), MailKind("reset", reset_render))

@@ -6,13 +6,13 @@ claim and cancel functions in the same atomic (and durable) call as the booking 
 is rendered or sent during the request.
 
 Every web process runs a sender (`sender_start`; or `manage.py sendmail`), a consumer of the
-streams' one consumer group: `XREADGROUP` hands each new entry to one sender, which renders it in
-its reader's language (the renderer registered for its kind), sends it, and acknowledges that
-one entry (`XACK` + `XDEL`) as soon as the mail server accepted it. No lease: while a sender
-works on what it was handed, a keep-alive thread touches those entries every second (`XCLAIM
-... JUSTID`); a sender that dies stops touching them, and after RECOVER_MS another one takes them
-over (`XPENDING ... IDLE`, then `XCLAIM` with the same minimum idle time, so only one wins). A
-crash re-sends at most what was in flight.
+streams' one consumer group: `XREADGROUP` hands each new entry to one sender, which renders it
+in its reader's language (the renderer plugged in for its kind, `RENDERERS`), sends it, and
+acknowledges that one entry (`XACK` + `XDEL`) as soon as the mail server accepted it. No lease:
+while a sender works on what it was handed, a keep-alive thread touches those entries every
+second (`XCLAIM ... JUSTID`); a sender that dies stops touching them, and after RECOVER_MS
+another one takes them over (`XPENDING ... IDLE`, then `XCLAIM` with the same minimum idle
+time, so only one wins). A crash re-sends at most what was in flight.
 
 A message that fails stays pending, marked idle at once, with its attempts and next try in
 `{mail}:tries` (1, 2, 4 ... minutes apart, at most an hour); once the stream has delivered it
@@ -41,6 +41,8 @@ from django.core.mail.backends.base import BaseEmailBackend
 
 from strongroom import keyspace as ks
 from strongroom.ahead import request_reads
+from strongroom.clock import now_ms
+from strongroom.plugins import Point
 from strongroom.store import text_values
 
 logger = logging.getLogger(__name__)
@@ -48,8 +50,25 @@ logger = logging.getLogger(__name__)
 Renderer = Callable[[redis.Redis, list[str]], EmailMessage | None]
 # Reads, once per batch, what the renders of a kind's entries (their arguments) will read.
 Preparer = Callable[[redis.Redis, list[list[str]]], None]
-_RENDERERS: dict[str, Renderer] = {}
-_PREPARERS: dict[str, Preparer] = {}
+
+
+@dataclass(frozen=True)
+class MailKind:
+    """A kind of outbox entry: `render` turns an entry's arguments into a message. `prepare`,
+    given the arguments of a batch's entries of that kind, may read ahead what their renders
+    will read (strongroom/ahead.py: `read_together`), so that a batch of receipts takes a few
+    round trips rather than a few per message."""
+
+    kind: str
+    render: Renderer
+    prepare: Preparer | None = None
+
+
+# Plugged by each app in its AppConfig.ready (strongroom/plugins.py).
+RENDERERS: Point[MailKind] = Point("mail kinds", key=lambda k: k.kind)
+# Also run `hook(client)` every SENDER_PERIOD_S, in one process at a time (e.g. the
+# waiting-list sweep).
+SENDER_HOOKS: Point[Callable[[redis.Redis], None]] = Point("sender hooks")
 
 GROUP = "senders"
 FIELD = "m"
@@ -68,31 +87,12 @@ _ERROR_LIMIT = 300
 CONSUMER = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
-def renderer(kind: str, *, prepare: Preparer | None = None) -> Callable[[Renderer], Renderer]:
-    """Register the function that turns a `kind` entry's arguments into a message. `prepare`,
-    given the arguments of a batch's entries of that kind, may read ahead what their renders
-    will read (strongroom/ahead.py: `read_together`), so that a batch of receipts takes a few
-    round trips rather than a few per message."""
-
-    def register(function: Renderer) -> Renderer:
-        _RENDERERS[kind] = function
-        if prepare is not None:
-            _PREPARERS[kind] = prepare
-        return function
-
-    return register
-
-
 def entry(kind: str, *args: object) -> str:
     """An outbox entry: kind and arguments joined by `|` (arguments never contain it)."""
     parts = [kind, *(str(a) for a in args)]
     if any("|" in part for part in parts):
         raise ValueError("an outbox argument contains |")
     return "|".join(parts)
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def tries_limit() -> int:
@@ -469,7 +469,8 @@ def _prepare(client: redis.Redis, members: list[str]) -> None:
         kind, *args = member.split("|")
         by_kind.setdefault(kind, []).append(args)
     for kind, arguments in by_kind.items():
-        prepare = _PREPARERS.get(kind)
+        plugged = RENDERERS.get(kind)
+        prepare = plugged.prepare if plugged is not None else None
         if prepare is None:
             continue
         try:
@@ -482,10 +483,10 @@ def _prepare(client: redis.Redis, members: list[str]) -> None:
 
 def _render(client: redis.Redis, member: str) -> EmailMessage | None:
     kind, *args = member.split("|")
-    function = _RENDERERS.get(kind)
-    if function is None:
+    plugged = RENDERERS.get(kind)
+    if plugged is None:
         raise LookupError(f"no renderer for outbox kind {kind!r}")
-    return function(client, args)
+    return plugged.render(client, args)
 
 
 def retry_at(attempts: int, at: int) -> int:
@@ -588,17 +589,9 @@ def _failed(client: redis.Redis, delivery: Delivery, exc: Exception, at: int) ->
 _wake = threading.Event()
 _thread: threading.Thread | None = None
 _thread_lock = threading.Lock()
-_hooks: list[Callable[[redis.Redis], None]] = []
 EVERY_BOX = ""  # in the woken set: look at every outbox
 _woken: set[str] = set()  # the outboxes this process wrote to since its sender last looked
 _woken_lock = threading.Lock()
-
-
-def sender_hook(function: Callable[[redis.Redis], None]) -> Callable[[redis.Redis], None]:
-    """Also run `function(client)` every SENDER_PERIOD_S, in one process at a time (e.g. the
-    waiting-list sweep)."""
-    _hooks.append(function)
-    return function
 
 
 def sender_wake(*boxes: str) -> None:
@@ -620,10 +613,9 @@ def sender_woken() -> set[str]:
 def _hooks_run(client: redis.Redis) -> None:
     # The hooks' turn passes from process to process: the first to ask in a period runs them.
     # (Its expiry is the period itself, never released: a crash costs nothing.)
-    if _hooks and client.set(
-        ks.MAIL_SWEEP.key(), CONSUMER, nx=True, px=int(SENDER_PERIOD_S * 1000)
-    ):
-        for hook in _hooks:
+    hooks = list(SENDER_HOOKS)
+    if hooks and client.set(ks.MAIL_SWEEP.key(), CONSUMER, nx=True, px=int(SENDER_PERIOD_S * 1000)):
+        for hook in hooks:
             hook(client)
 
 

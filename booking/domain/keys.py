@@ -24,6 +24,15 @@ class RoomKeys:
     def tag(self) -> str:
         return format_room(self.room)
 
+    def named(self, names: tuple[str, ...], **given: str) -> dict[str, str]:
+        """The room's keys a call names (a call spec's `keys`), each the property of that name;
+        the keys that need more than the room (an inventory, a record) are `given`."""
+        keys = {name: given[name] if name in given else getattr(self, name) for name in names}
+        wrong = [name for name, key in keys.items() if not isinstance(key, str)]
+        if wrong or set(given) - set(names):
+            raise ValueError(f"no room key {sorted(wrong) or sorted(set(given) - set(names))}")
+        return keys
+
     def inventory(self, cls: str, season: str | None = None) -> str:
         return ks.BOOKING_INVENTORY.key(room=self.tag, cls=cls, season=season or season_key())
 
@@ -55,15 +64,16 @@ class RoomKeys:
         return ks.BOOKING_HOLD_STREAKS.key(room=self.tag)
 
     @property
+    def gone(self) -> str:
+        return ks.BOOKING_GONE.key(room=self.tag)
+
+    @property
     def unindexed(self) -> str:
         return ks.BOOKING_UNINDEXED.key(room=self.tag)
 
     def pickup_failures(self, client: str) -> str:
         """Wrong codes of one client (address) in this room."""
         return ks.BOOKING_PICKUP_FAILURES.key(room=self.tag, client=client)
-
-    def pickup_lock(self, client: str) -> str:
-        return ks.BOOKING_PICKUP_LOCK.key(room=self.tag, client=client)
 
     @property
     def audit(self) -> str:
@@ -106,10 +116,6 @@ def pace_of(owner_id: str) -> str:
 
 def pickup_client_failures(client: str) -> str:
     return ks.PICKUP_CLIENT_FAILURES.key(client=client)
-
-
-def pickup_client_lock(client: str) -> str:
-    return ks.PICKUP_CLIENT_LOCK.key(client=client)
 
 
 def person_score(dates: tuple[dt.date, ...]) -> int:

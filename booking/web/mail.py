@@ -4,7 +4,7 @@ waiting list's "it is free" notice."""
 
 from __future__ import annotations
 
-import datetime as dt
+from functools import partial
 
 import redis
 from django.core.mail import EmailMessage
@@ -16,14 +16,14 @@ from accounts.mail import message_build, site_url
 from accounts.selectors import mail_target, mail_target_from, mail_target_read
 from booking.domain.calendar_files import booking_ics
 from booking.domain.codes import code_display
+from booking.domain.formats import WAIT_FIELDS, fields_join, outbox_fields
 from booking.domain.keys import RoomKeys
 from booking.domain.records import Booking, booking_from_hash
-from booking.domain.rules import season_start
 from booking.engine.bookings import booking_get, booking_read
+from booking.engine.waits import notice_of, wait_of
 from strongroom.ahead import keep_replies, pipeline_replies, read_together
-from strongroom.clock import from_ms
-from strongroom.outbox import renderer
-from strongroom.store import text_hash
+from strongroom.outbox import MailKind
+from strongroom.store import text_hash, text_or_none
 
 
 def _owner(booking: Booking) -> int | None:
@@ -38,18 +38,19 @@ def _booking_context(booking: Booking) -> dict[str, object]:
     }
 
 
-def _named_owner(args: list[str]) -> int | None:
-    """The owner a receipt's entry names ('confirm|<id>|<owner>'; entries queued before the
-    owner was named have none)."""
-    return int(args[1]) if len(args) > 1 and args[1].isdigit() else None
+def _named_owner(kind: str, args: list[str]) -> int | None:
+    """The owner an entry names (only a receipt's, OUTBOX_CONFIRM, names one; entries queued
+    before the owner was named have none)."""
+    owner = outbox_fields(kind, args).get("owner", "")
+    return int(owner) if owner.isdigit() else None
 
 
-def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]]) -> None:
-    """Before a batch of receipts or cancellations (args: booking id, and a receipt's owner):
-    the named owners' addresses; then the bookings still needed (not those of owners without
-    a verified address) with the addresses of the owners no entry names. All kept for the
-    renders: a few round trips for the batch instead of two a message."""
-    named = [_named_owner(args) for args in arguments]
+def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]], kind: str) -> None:
+    """Before a batch of receipts, cancellations or moves (OUTBOX_* of `kind`): the named
+    owners' addresses; then the bookings still needed (not those of owners without a verified
+    address) with the addresses of the owners no entry names. All kept for the renders: a few
+    round trips for the batch instead of two a message."""
+    named = [_named_owner(kind, args) for args in arguments]
     reads = [mail_target_read(person_id=owner) for owner in named if owner is not None]
     flat = [cmd for read in reads for cmd in read]
     keep_replies(flat, addresses := pipeline_replies(client, flat))
@@ -59,9 +60,10 @@ def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]]) -> Non
         if mail_target_from(owner, reply) is not None
     }
     needed = [
-        args[0] for args, owner in zip(arguments, named, strict=True)
+        outbox_fields(kind, args)["booking_id"]
+        for args, owner in zip(arguments, named, strict=True)
         if args and (owner is None or owner in reachable)
-    ]  # fmt: skip
+    ]
     records = [cmd for booking_id in needed for cmd in booking_read(booking_id=booking_id)]
     replies = pipeline_replies(client, records)
     keep_replies(records, replies)
@@ -73,15 +75,14 @@ def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]]) -> Non
     read_together(client, *(mail_target_read(person_id=owner) for owner in unnamed))
 
 
-@renderer("confirm", prepare=_bookings_and_owners)
 def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: booking id, owner. The receipt, with the pickup code and the booking as .ics;
     nothing (and the booking unread) when the owner has no verified address."""
-    named = _named_owner(args)
+    named = _named_owner("confirm", args)
     target = mail_target(client=client, person_id=named) if named is not None else None
     if named is not None and target is None:
         return None
-    booking = booking_get(client=client, booking_id=args[0])
+    booking = booking_get(client=client, booking_id=outbox_fields("confirm", args)["booking_id"])
     if booking is None or booking.status == "cancelled" or _owner(booking) is None:
         return None
     if target is None or target.person_id != _owner(booking):
@@ -102,10 +103,9 @@ def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     return message
 
 
-@renderer("cancel", prepare=_bookings_and_owners)
 def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: booking id. Who cancelled (the buyer or the staff, with the staff's reason)."""
-    booking = booking_get(client=client, booking_id=args[0])
+    booking = booking_get(client=client, booking_id=outbox_fields("cancel", args)["booking_id"])
     if booking is None or booking.status != "cancelled" or _owner(booking) is None:
         return None
     target = mail_target(client=client, person_id=_owner(booking) or 0)
@@ -133,38 +133,72 @@ def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     return message
 
 
-@renderer("freed")
 def freed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
-    """args: room, person, cls, day, start, end, box, told ms. The slot a buyer waited for is
-    free; the first in line holds it for a few minutes."""
-    room, person, cls, day, start, end, box = args[:7]
+    """args: OUTBOX_FREED. The slot a buyer waited for is free; the first in line holds it
+    for a few minutes."""
+    freed = outbox_fields("freed", args)
+    room, person = freed["room"], freed["person"]
     if not person.isdigit():
         return None
     target = mail_target(client=client, person_id=int(person))
     if target is None:
         return None
-    member = "|".join(args[1:7])
-    notice = client.hget(RoomKeys(int(room)).wait_notices, member)
-    hold_id, until = "", None
-    if notice:
-        _told, hold_id, expiry, _room = ([*str(notice).split("|"), "", "", ""])[:4]
-        until = from_ms(expiry or None)
-    date = season_start() + dt.timedelta(days=int(day))
+    member = fields_join(freed, WAIT_FIELDS)
+    _person, wait = wait_of(int(room), member)
+    notice = notice_of(text_or_none(client.hget(RoomKeys(int(room)).wait_notices, member)))
+    hold_id = notice.hold_id if notice else ""
+    until = notice.expires_at if notice else None
     with translation.override(target.language):
         return message_build(
             target=target,
             subject=gettext("Free again: class %(cls)s, room %(room)s, %(date)s")
-            % {"cls": cls, "room": room, "date": date.isoformat()},
+            % {"cls": wait.cls, "room": room, "date": wait.date.isoformat()},
             template="mail/wait_freed.txt",
             context={
-                "cls": cls,
+                "cls": wait.cls,
                 "room": room,
-                "date": date,
-                "hours": None if cls == "A" else (int(start), int(end)),
-                "box": int(box) or None,
+                "date": wait.date,
+                "hours": wait.hours,
+                "box": wait.box,
                 "priority": bool(hold_id),
                 "until": timezone.localtime(until) if until else None,
                 "confirm": site_url(reverse("booking:confirm", args=[hold_id])) if hold_id else "",
                 "book": site_url(reverse("booking:pick")),
             },
         )
+
+
+def moved_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
+    """args: booking id, the move's number. The booking as it is now, with its new pickup code
+    and its calendar events (same UIDs, higher SEQUENCE); nothing for a move a later one
+    replaced (that one's mail says it all) or a booking cancelled since."""
+    entry = outbox_fields("moved", args)
+    booking = booking_get(client=client, booking_id=entry["booking_id"])
+    if booking is None or booking.status != "confirmed" or _owner(booking) is None:
+        return None
+    if entry["sequence"].isdigit() and int(entry["sequence"]) < booking.seq:
+        return None
+    target = mail_target(client=client, person_id=_owner(booking) or 0)
+    if target is None:
+        return None
+    with translation.override(target.language):
+        message = message_build(
+            target=target,
+            subject=gettext("Moved: %(reference)s, room %(room)s")
+            % {"reference": booking.reference, "room": booking.room_label},
+            template="mail/booking_moved.txt",
+            context={**_booking_context(booking), "code": code_display(booking.pickup_code())},
+        )
+        url = site_url(reverse("booking:done", args=[booking.id]))
+        calendar = booking_ics(booking, url=url, language=target.language)
+    message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
+    return message
+
+
+# Plugged into the outbox by booking's AppConfig.ready (formats.OUTBOX_ENTRIES: the same kinds).
+MAIL_KINDS = (
+    MailKind("confirm", confirm_render, prepare=partial(_bookings_and_owners, kind="confirm")),
+    MailKind("cancel", cancel_render, prepare=partial(_bookings_and_owners, kind="cancel")),
+    MailKind("freed", freed_render),
+    MailKind("moved", moved_render, prepare=partial(_bookings_and_owners, kind="moved")),
+)
