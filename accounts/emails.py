@@ -27,7 +27,7 @@ from accounts.throttle import mail_gate_keys
 from strongroom.addresses import address_sendable
 from strongroom.keyspace import PERSON, PERSON_BY_EMAIL
 from strongroom.outbox import mail_queue
-from strongroom.store import execute_functions, text_values
+from strongroom.store import fcall, text_values
 
 EMAIL_MAX_LENGTH = 254
 VERIFY_SALT = "strongroom.accounts.verify-email"
@@ -91,13 +91,7 @@ def mail_gate(
         "client_window_ms": client_limit[1],
     }
     call_keys, call_args = MAIL_GATE_CALL.call(keys=keys, args=args)
-    for _attempt in (1, 2):  # once more after loading the functions into a new server
-        pipe = client.pipeline(transaction=False)
-        pipe.fcall(MAIL_GATE_CALL.name, len(call_keys), *call_keys, *call_args)
-        replies = execute_functions(client, pipe)
-        if replies is not None:
-            return int(replies[0]) == 0
-    raise RuntimeError("the gate function could not be loaded")
+    return int(fcall(client, MAIL_GATE_CALL.name, call_keys, call_args)) == 0
 
 
 def address_arg(address: str) -> str:
