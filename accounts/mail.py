@@ -6,7 +6,7 @@ from urllib.parse import unquote
 
 import redis
 from django.conf import settings
-from django.core.mail import EmailMessage
+from django.core.mail import EmailMessage, EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import translation
@@ -28,12 +28,34 @@ def site_url(path: str) -> str:
 def message_build(
     *, target: MailTarget, subject: str, template: str, context: dict[str, object]
 ) -> EmailMessage:
-    """A plain-text message to `target`, rendered in their language (the caller has switched)."""
+    """A message to `target` in their language (the caller has switched): the text template
+    as the plain-text part, and the same words as an HTML alternative in the site's look (no
+    image: it reads the same with images off)."""
     # Every time in a message is on the site's clock, and says so (in the reader's language).
     body = render_to_string(
         template, {**context, "target": target, "site": site_url("/"), "site_zone": zone_name()}
     )
-    return EmailMessage(subject=subject, body=body, to=[target.email])
+    message = EmailMultiAlternatives(subject=subject, body=body, to=[target.email])
+    message.attach_alternative(html_body(subject=subject, text=body), "text/html")
+    return message
+
+
+def html_body(*, subject: str, text: str) -> str:
+    """The HTML part of a message whose plain text is `text`: its paragraphs (lines kept, links
+    made links, everything escaped) in the site's layout, in the active language."""
+    paragraphs = [
+        [line.strip() for line in block.splitlines() if line.strip()]
+        for block in text.strip().split("\n\n")
+    ]
+    return render_to_string(
+        "mail/layout.html",
+        {
+            "subject": subject,
+            "paragraphs": [p for p in paragraphs if p],
+            "language": translation.get_language() or "en",
+            "site": site_url("/"),
+        },
+    )
 
 
 def _fixed_address(args: list[str], at: int) -> str | None:
