@@ -24,7 +24,7 @@ from accounts.calls import EMAIL_FORGET
 from accounts.calls import MAIL_GATE as MAIL_GATE_CALL
 from accounts.selectors import mail_target, person_find, person_id_by_email
 from accounts.throttle import mail_gate_keys
-from strongroom.addresses import address_sendable
+from strongroom.addresses import address_arg, address_sendable
 from strongroom.keyspace import PERSON, PERSON_BY_EMAIL
 from strongroom.outbox import mail_queue
 from strongroom.store import fcall, text_values
@@ -94,11 +94,6 @@ def mail_gate(
     return int(fcall(client, MAIL_GATE_CALL.name, call_keys, call_args)) == 0
 
 
-def address_arg(address: str) -> str:
-    """An address as an outbox argument (percent-encoded: it may hold a "|")."""
-    return quote(address, safe="@.+-_")
-
-
 def email_normalise(value: str) -> str:
     """A checked address, lower-cased (raises ValidationError with a clear message)."""
     address = value.strip()
@@ -141,8 +136,10 @@ def email_set(
     if not unchanged:
         pipe.hset(key, mapping={"email": address, "email_verified": "0"})
         if current and verified == "1":
-            # The old address leaves the index only if it still points here.
+            # The old address leaves the index only if it still points here; it is told.
             _index_forget(pipe, person_id=person_id, email=current)
+            notice = (person_id, secrets.token_hex(6), address_arg(current))
+            mail_queue(pipe, kind="email_changed", args=notice)
         if outcome == "sent":
             args = (person_id, secrets.token_hex(6), _next_arg(next_url), address_arg(address))
             mail_queue(pipe, kind="verify", args=args)

@@ -109,5 +109,46 @@ def reset_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
         )
 
 
+def password_changed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
+    """args: person id, nonce, address. "Your password was changed", to the confirmed address
+    it was queued for."""
+    from accounts.selectors import mail_target
+
+    target = mail_target(client=client, person_id=int(args[0]))
+    if target is None or _fixed_address(args, 2) not in (None, target.email):
+        return None
+    with translation.override(target.language):
+        return message_build(
+            target=target,
+            subject=gettext("Your Strongroom password was changed"),
+            template="mail/password_changed.txt",
+            context={"forgot": site_url(reverse("accounts:reset_request"))},
+        )
+
+
+def email_changed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
+    """args: person id, nonce, the old address. "Your email address was changed", to the
+    address the account had (confirmed) before."""
+    person_id, old = int(args[0]), _fixed_address(args, 2)
+    username, email, lang = text_values(
+        client.hmget(PERSON.key(person_id=person_id), "username", "email", "lang")
+    )
+    if username is None or not old or email == old:
+        return None
+    target = MailTarget(person_id, username, old, lang or "en")
+    with translation.override(target.language):
+        return message_build(
+            target=target,
+            subject=gettext("Your Strongroom email address was changed"),
+            template="mail/email_changed.txt",
+            context={"forgot": site_url(reverse("accounts:reset_request"))},
+        )
+
+
 # Plugged into the outbox by accounts' AppConfig.ready.
-MAIL_KINDS = (MailKind("verify", verify_render), MailKind("reset", reset_render))
+MAIL_KINDS = (
+    MailKind("verify", verify_render),
+    MailKind("reset", reset_render),
+    MailKind("password_changed", password_changed_render),
+    MailKind("email_changed", email_changed_render),
+)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from urllib.parse import quote, unquote
 
 
 def address_sendable(address: str) -> bool:
@@ -19,3 +20,12 @@ def address_sendable(address: str) -> bool:
     except UnicodeError:
         return False
     return all(0 < len(label) <= 63 for label in encoded.split("."))
+
+
+def address_arg(address: str) -> str:
+    """An address as an outbox argument (percent-encoded: it may hold a "|")."""
+    return quote(address, safe="@.+-_")
+
+
+def address_from_arg(arg: str) -> str:
+    return unquote(arg)

@@ -14,7 +14,7 @@ import pytest
 import redis
 from django.test import Client
 
-from accounts import emails
+from accounts import emails, services
 from booking.engine.cancel import booking_cancel
 from strongroom.outbox import outbox_send
 from tests.conftest import Someone
@@ -55,13 +55,16 @@ def calendar_of(message: EmailMessage) -> tuple[str, str]:
 
 
 def every_mail(r: redis.Redis, buyer: Someone, language: str) -> None:
-    """A receipt, a cancellation, a reset link and a confirmation link, as sent."""
+    """A receipt, a cancellation, a reset link, "your password was changed", then "your
+    email address was changed" (to the old address) and a confirmation link, as sent."""
     with_address(r, buyer, "anna@example.test", language=language)
     booking = book(r, buyer)
     outbox_send(client=r)
     booking_cancel(client=r, booking_id=booking.id, actor_id=str(buyer.id), actor_is_staff=False)
     outbox_send(client=r)
     Client().post("/accounts/password/forgot/", {"login": buyer.username})
+    outbox_send(client=r)
+    services.password_set(client=r, person_id=buyer.id, password="a-fresh-Secret-42")
     outbox_send(client=r)
     emails.email_set(client=r, person_id=buyer.id, email="anna.new@example.test")
     outbox_send(client=r)
@@ -73,7 +76,7 @@ def test_every_mail_has_a_text_and_a_valid_html_part_in_the_readers_language(
 ) -> None:
     every_mail(r, buyer, language)
     messages = parsed(mail_dir)
-    assert len(messages) == 4
+    assert len(messages) == 6
     pages = {}
     for number, message in enumerate(messages):
         text, html = parts(message)
@@ -125,3 +128,14 @@ def test_a_screenshot_of_the_receipt(
         page.screenshot(path=str(screenshot_dir / f"mail-receipt-{language}.png"), full_page=True)
     finally:
         page.close()
+
+
+def test_a_password_change_and_an_address_change_are_told_where_the_owner_reads(
+    r: redis.Redis, buyer: Someone, mail_dir: Path
+) -> None:
+    every_mail(r, buyer, "en")
+    told = {str(m["Subject"]): str(m["To"]) for m in parsed(mail_dir)}
+    assert told["Your Strongroom password was changed"] == "anna@example.test"
+    # The old address hears of the change; the new one gets its confirmation link.
+    assert told["Your Strongroom email address was changed"] == "anna@example.test"
+    assert told["Confirm your email address for Strongroom"] == "anna.new@example.test"
