@@ -12,7 +12,7 @@ import unicodedata
 import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -211,7 +211,7 @@ def _sender(raw: str) -> str:
         header = default.header_factory("From", raw)
     except (IndexError, TypeError) as exc:  # the parser's own stumbles on e.g. "a@"
         raise ValueError(raw) from exc
-    addresses = getattr(header, "addresses", ())
+    addresses: tuple[Any, ...] = tuple(getattr(header, "addresses", ()))
     if len(addresses) != 1 or header.defects:
         raise ValueError(raw)
     if not addresses[0].username or not address_sendable(addresses[0].addr_spec):

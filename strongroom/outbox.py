@@ -33,6 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 import redis
 from django.conf import settings
@@ -43,7 +44,7 @@ from strongroom import keyspace as ks
 from strongroom.ahead import request_reads
 from strongroom.clock import now_ms
 from strongroom.plugins import Point
-from strongroom.store import text_values
+from strongroom.store import text_hash, text_values
 
 logger = logging.getLogger(__name__)
 
@@ -222,7 +223,7 @@ class DeadLetter:
 
 def dead_letters_read(*, client: redis.Redis) -> list[DeadLetter]:
     """Every dead letter, the most recent first."""
-    return _dead_letters(dict(client.hgetall(ks.MAIL_DEAD.key())))
+    return _dead_letters(text_hash(client.hgetall(ks.MAIL_DEAD.key())))
 
 
 def _dead_letters(stored: dict[str, str]) -> list[DeadLetter]:
@@ -419,7 +420,7 @@ class _InFlight:
                 continue
             pipe = self.client.pipeline(transaction=False)
             for box, ids in by_box.items():
-                pipe.xclaim(box, GROUP, CONSUMER, 0, ids, justid=True)
+                pipe.xclaim(box, GROUP, CONSUMER, 0, cast("list[Any]", ids), justid=True)
             # The pass itself reports the store being away; here it only ages `touched`.
             with contextlib.suppress(Exception):
                 pipe.execute()

@@ -9,7 +9,7 @@ import logging
 import re
 from typing import Any
 
-from gunicorn.glogging import Logger
+from gunicorn.glogging import Logger  # type: ignore[import-untyped]
 
 REDACTED = "[redacted]"
 _SECRETS = (

@@ -37,7 +37,7 @@ from strongroom.outbox import (
     sender_pause,
     sender_woken,
 )
-from strongroom.store import round_trips
+from strongroom.store import round_trips, text_stream
 from tests.booking_support import day
 from tests.conftest import CLUSTER_PRIMARIES, ON_CLUSTER, Someone
 
@@ -330,7 +330,7 @@ def test_a_booking_post_takes_no_extra_round_trip_for_its_mail(
 ) -> None:
     """The receipt is written by the claim function itself: it is there when the claim returns."""
     booking = book(r, buyer)
-    entries = r.xrange(ks.BOOKING_OUTBOX.key(room="007"))
+    entries = text_stream(r.xrange(ks.BOOKING_OUTBOX.key(room="007")))
     assert [fields["m"] for _, fields in entries] == [f"confirm|{booking.id}|{buyer.id}"]
 
 

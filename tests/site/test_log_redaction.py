@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import pytest
 from django.conf import settings as django_settings
 from django.test import Client
-from gunicorn.config import Config
+from gunicorn.config import Config  # type: ignore[import-untyped]
 
 from strongroom.redact import AccessLogger, RedactingFilter, redact
 from strongroom.serving import free_port, gunicorn_command

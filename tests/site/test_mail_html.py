@@ -45,13 +45,13 @@ def parsed(directory: Path) -> list[EmailMessage]:
 def parts(message: EmailMessage) -> tuple[str, str]:
     text, html = message.get_body(("plain",)), message.get_body(("html",))
     assert text is not None and html is not None, message.get_content_type()
-    return str(text.get_content()), str(html.get_content())  # type: ignore[attr-defined]
+    return str(text.get_content()), str(html.get_content())
 
 
 def calendar_of(message: EmailMessage) -> tuple[str, str]:
     """The attached calendar's Content-Type method and its text."""
     (part,) = [p for p in message.walk() if p.get_content_type() == "text/calendar"]
-    return str(part.get_param("method")), str(part.get_content())  # type: ignore[attr-defined]
+    return str(part.get_param("method")), str(part.get_content())
 
 
 def every_mail(r: redis.Redis, buyer: Someone, language: str) -> None:
