@@ -4,6 +4,7 @@ waiting list's "it is free" notice."""
 
 from __future__ import annotations
 
+from email.mime.text import MIMEText
 from functools import partial
 
 import redis
@@ -26,6 +27,14 @@ from strongroom.ahead import keep_replies, pipeline_replies, read_together
 from strongroom.clock import to_ms
 from strongroom.outbox import MailKind
 from strongroom.store import text_hash, text_or_none
+
+
+def calendar_part(reference: str, calendar: bytes, *, method: str) -> MIMEText:
+    """The .ics attachment, whose type names its iTIP method (text/calendar; method=...)."""
+    part = MIMEText(calendar.decode("utf-8"), "calendar", "utf-8")
+    part.set_param("method", method)
+    part.add_header("Content-Disposition", "attachment", filename=f"{reference}.ics")
+    return part
 
 
 def _owner(booking: Booking) -> int | None:
@@ -100,8 +109,8 @@ def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
             context={**_booking_context(booking), "code": code_display(booking.pickup_code())},
         )
         url = site_url(reverse("booking:done", args=[booking.id]))
-        calendar = booking_ics(booking, url=url, language=target.language)
-    message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
+        calendar = booking_ics(booking, url=url, language=target.language, method="REQUEST")
+    message.attach(calendar_part(booking.reference, calendar, method="REQUEST"))
     return message
 
 
@@ -130,8 +139,8 @@ def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
         # The receipt's events again, CANCELLED (same UIDs, next sequence): opening it takes
         # the booking out of the calendar it was added to.
         url = site_url(reverse("booking:done", args=[booking.id]))
-        calendar = booking_ics(booking, url=url, language=target.language)
-    message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
+        calendar = booking_ics(booking, url=url, language=target.language, method="CANCEL")
+    message.attach(calendar_part(booking.reference, calendar, method="CANCEL"))
     return message
 
 
@@ -200,8 +209,8 @@ def moved_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
             context={**_booking_context(booking), "code": code_display(booking.pickup_code())},
         )
         url = site_url(reverse("booking:done", args=[booking.id]))
-        calendar = booking_ics(booking, url=url, language=target.language)
-    message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
+        calendar = booking_ics(booking, url=url, language=target.language, method="REQUEST")
+    message.attach(calendar_part(booking.reference, calendar, method="REQUEST"))
     return message
 
 

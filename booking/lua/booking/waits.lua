@@ -110,7 +110,7 @@ local function waits_release(waits, notices, holds, hold_days, outbox, inv_of, n
     redis.call('ZREM', waits, member)
     local freed = named(pipe_fields(member), WAIT_FIELDS)
     freed.room, freed.told = room, now
-    redis.call('ZADD', outbox, 'NX', now, outbox_entry(OUTBOX_FREED, freed))
+    redis.call('XADD', outbox, '*', 'm', outbox_entry(OUTBOX_FREED, freed))
   end
   return #free
 end

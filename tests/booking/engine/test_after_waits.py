@@ -18,7 +18,7 @@ from booking.engine.claims import ClaimResult, booking_claim
 from booking.engine.holds import booking_hold
 from booking.engine.waits import Wait, wait_join, wait_leave, waits_of, waits_sweep
 from strongroom import keyspace as ks
-from strongroom.store import text_list
+from strongroom.store import text_list, text_stream
 from tests.booking_support import day
 from tests.conftest import Someone, person_make
 
@@ -69,7 +69,7 @@ def test_a_waiting_buyer_gets_the_priority_hold_and_the_second_waiter_does_not(
         hold_id=first.hold_id,
     )
     assert taken.ok
-    outbox = text_list(r.zrange(ks.BOOKING_OUTBOX.key(room="007"), 0, -1))
+    outbox = [f["m"] for _, f in text_stream(r.xrange(ks.BOOKING_OUTBOX.key(room="007")))]
     freed = [m for m in outbox if m.startswith("freed|")]
     assert len(freed) == 2 and freed[0].startswith(f"freed|007|{second_buyer.id}|")
     # Booked, the wait is fulfilled: its notice goes, and it no longer counts towards the
