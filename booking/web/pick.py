@@ -94,6 +94,7 @@ def _context(
         "box_cells": panel.box_cells,
         "complete_errors": complete_errors,
         "page_url": _page_url(choices),
+        "wait_url": reverse("booking:wait") + f"?{choices.query()}",
         "start_options": pieces.hour_options(range(24), choices.start),
         "end_options": pieces.hour_options(range(1, 25), choices.end),
         "last_room": format_room(room_count()),

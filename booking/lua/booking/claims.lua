@@ -115,7 +115,7 @@ local function claim(keys, args)
     RECORD_FIELDS)
   redis.call('HSET', record, unpack(written))
   redis.call('HSET', refs, ref, id)
-  redis.call('ZADD', outbox, 'NX', now, outbox_entry(OUTBOX_CONFIRM, {booking_id = id,
+  redis.call('XADD', outbox, '*', 'm', outbox_entry(OUTBOX_CONFIRM, {booking_id = id,
     owner = owner}))
   if redis.call('SCARD', ledger) == 0 and redis.call('HEXISTS', stats, 'v') == 0 then
     -- The room's first booking: its stats start exact from here.
