@@ -484,6 +484,20 @@ BOOKING_GONE = declare(
         "same atomic call: nothing is booked for them while their bookings are cancelled"
     ),
 )
+BOOKING_PRIORITY_OF = declare(
+    "booking-priority-of",
+    "{person:<person_id>}:priority",
+    type="zset",
+    holds=noop(
+        "the person's priority holds from the waiting list: hold id scored by its end (epoch "
+        "ms), noted by the mail sender; PEXPIREs a minute after the newest ends"
+    ),
+    app="booking",
+    why=noop(
+        "every page shows a live priority hold in a banner: in the person's own slot, it is "
+        "read with the session and the person record (no round trip of its own)"
+    ),
+)
 BOOKING_PACE = declare(
     "booking-pace",
     "{owner:<owner_id>}:bookings:pace",

@@ -148,6 +148,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.messages.context_processors.messages",
                 "strongroom.context_processors.site",
+                "booking.web.banner.priority_banner",
             ],
         },
     },
@@ -234,11 +235,17 @@ STRONGROOM_SITE_URL = env_url(
 STRONGROOM_MAIL_SENDER = env_bool("STRONGROOM_MAIL_SENDER", True)
 # A password-reset link works once, for this long.
 PASSWORD_RESET_TIMEOUT = 60 * env_int("PASSWORD_RESET_MINUTES", 60, minimum=5, maximum=7 * 24 * 60)
-# Waiting list: the first waiter's priority hold on a freed slot (seconds); waits per buyer.
+# Waiting list: the first waiter's priority hold on a freed slot (seconds): long enough for a
+# buyer who reads the mail later to act on it; waits per buyer.
 STRONGROOM_WAIT_HOLD_SECONDS = env_int(
-    "STRONGROOM_WAIT_HOLD_SECONDS", 300, minimum=30, maximum=3600
+    "STRONGROOM_WAIT_HOLD_SECONDS", 3600, minimum=30, maximum=24 * 3600
 )
 STRONGROOM_WAITS_PER_BUYER = env_int("STRONGROOM_WAITS_PER_BUYER", 5, minimum=1, maximum=50)
+# Priority holds one buyer keeps at once, besides their one normal hold: a buyer waiting for many
+# slots cannot hold them all when they free together (one more opens to everyone at once).
+STRONGROOM_PRIORITY_HOLDS_PER_BUYER = env_int(
+    "STRONGROOM_PRIORITY_HOLDS_PER_BUYER", 1, minimum=1, maximum=10
+)
 # New bookings one buyer may make in an hour (a retry of the same booking counts once): one
 # account cannot sweep the building's free slots in a few seconds.
 STRONGROOM_BOOKINGS_PER_HOUR = env_int(

@@ -21,9 +21,11 @@ from booking.domain.formats import WAIT_FIELDS, fields_join, outbox_fields
 from booking.domain.keys import RoomKeys
 from booking.domain.records import Booking, booking_from_hash
 from booking.engine.bookings import booking_get, booking_read
+from booking.engine.priority import priority_note
 from booking.engine.waits import notice_of, wait_of
 from strongroom import keyspace as ks
 from strongroom.ahead import keep_replies, pipeline_replies, read_together
+from strongroom.clock import to_ms
 from strongroom.outbox import FIELD, MailKind, entry, sender_wake
 from strongroom.store import text_hash, text_or_none
 
@@ -185,14 +187,22 @@ def freed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     room, person = freed["room"], freed["person"]
     if not person.isdigit():
         return None
-    target = mail_target(client=client, person_id=int(person))
-    if target is None:
-        return None
     member = fields_join(freed, WAIT_FIELDS)
     _person, wait = wait_of(int(room), member)
     notice = notice_of(text_or_none(client.hget(RoomKeys(int(room)).wait_notices, member)))
     hold_id = notice.hold_id if notice else ""
     until = notice.expires_at if notice else None
+    if hold_id and until is not None:
+        # Kept if the buyer may (at most a few at once), and then shown on every page while it
+        # lasts, mail or no mail (booking.engine.priority); else it opens to everyone now.
+        kept = priority_note(
+            client=client, person_id=int(person), hold_id=hold_id, expires_ms=to_ms(until)
+        )
+        if not kept:
+            hold_id, until = "", None
+    target = mail_target(client=client, person_id=int(person))
+    if target is None:
+        return None
     with translation.override(target.language):
         return message_build(
             target=target,
