@@ -19,6 +19,7 @@ from booking.domain.rules import SLOTS_PER_DAY, room_count
 from booking.engine.bookings import booking_get
 from booking.engine.pickup import booking_pickup
 from dashboard.selectors import overview_recent, overview_recent_forget
+from strongroom.audit import staff_audit_record
 from strongroom.keyspace import SESSION, STAFF_AUDIT, family_of
 from strongroom.store import primaries, round_trips, text_stream
 from tests.booking_support import claim, request
@@ -665,3 +666,26 @@ def test_the_held_overview_is_read_again_once_its_interval_has_passed(
     assert fresh.age_s == 0.0
     a_first, a_fresh = first.overview.classes[0], fresh.overview.classes[0]
     assert a_fresh.for_today == a_first.for_today + 1
+
+
+def test_a_repair_after_a_failover_is_in_the_audit_log_in_both_languages(
+    r: redis.Redis, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    staff_audit_record(
+        client=r,
+        kind="failover_repair",
+        actor_id="site",
+        subject="5461 slots",
+        detail="bookings=6 drained=2; waits=1",
+    )
+    client = client_for(staff)
+    english = client.get("/staff/audit/?kind=failover_repair").content.decode()
+    chinese = client.get("/staff/audit/?kind=failover_repair", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert "repair after a failover" in english
+    assert (
+        "index entries of 6 bookings written again from their rooms; 2 bookings not yet "
+        "indexed drained; 1 waits listed again for their buyers" in english
+    )
+    page = chinese.content.decode()
+    assert "故障切换后的修复" in page
+    assert "已按房间记录重写 6 个预订的索引条目" in page and "已为买家重新列出 1 个候补" in page
