@@ -7,6 +7,7 @@ TEST_STAMP := $(VENV)/.installed-test
 
 CLUSTER_TESTS := tests/accounts tests/booking tests/catalog tests/dashboard \
 	tests/store/test_budgets.py tests/store/test_keyspace.py tests/store/test_read_ahead.py \
+	tests/store/test_keeper.py \
 	tests/site/test_serving.py tests/site/test_after_browser.py tests/site/test_after_mail.py
 
 .PHONY: run test lint bench install chromium redis-server clean-store
