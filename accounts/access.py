@@ -7,17 +7,12 @@ from collections.abc import Callable
 from typing import Any, cast
 from urllib.parse import urlencode
 
-from django.dispatch import Signal
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 
 from accounts.clients import client_address
 from accounts.people import AnonymousPerson, Person
-
-# Sent when a person signs out (keyword `person_id`, a str), before the session ends: other
-# apps give back what the person held (booking releases the buyer's hold).
-signed_out = Signal()
 
 
 def request_client(request: HttpRequest) -> str:
@@ -74,3 +69,13 @@ def staff_required(view: View) -> View:
         return view(request, *args, **kwargs)
 
     return wrapper
+
+
+def identity_replies(request: HttpRequest, *, person_id: int) -> dict[str, Any] | None:
+    """The replies of the reads registered to ride with the identity
+    (accounts.extensions.identity_read) for `person_id`; None when the session was not read
+    with them (an old-style key that names no one, or someone else)."""
+    read = getattr(getattr(request, "session", None), "along_read", None)
+    if read is None or read[0] != person_id:
+        return None
+    return dict(read[1])

@@ -7,14 +7,14 @@ Each pass (every KEEPER_PERIOD_S; the repair one process at a time, under a leas
    process saw last. When they differ, it reads the list written to the store by the last
    repair (keyspace family store-primaries; this process's own view when there is none): when
    a primary changed since (a failover: a replica took over, perhaps without the primary's
-   last writes), every repair registered with `failover_repair` runs for the changed slots,
+   last writes), every repair plugged into `FAILOVER_REPAIRS` runs for the changed slots,
    the staff audit gets one `failover_repair` entry saying what was repaired, and the new
    list is written, durably. A repair that fails (the new primary cannot confirm yet) leaves
    the old list, so the next pass repairs again; other processes find the new list and
    repair nothing.
-2. Every task registered with `keeper_task` runs (booking drains what claims could not index).
+2. Every task plugged into `KEEPER_TASKS` runs (booking drains what claims could not index).
 
-Apps register their parts when imported (booking.engine.indexes_repair); strongroom/wsgi.py
+Apps plug their parts in from their AppConfig.ready (booking: booking/apps.py); strongroom/wsgi.py
 starts the thread in every web process, as it starts the mail sender.
 """
 
@@ -31,6 +31,7 @@ import redis
 
 from strongroom import keyspace as ks
 from strongroom.audit import staff_audit_record
+from strongroom.plugins import Point
 from strongroom.store import (
     UNAVAILABLE,
     NotDurable,
@@ -55,21 +56,11 @@ _SEEN_ATTRIBUTE = "_strongroom_primaries_seen"
 
 Task = Callable[[redis.Redis], object]
 Repair = Callable[[redis.Redis, frozenset[int]], str]
-_tasks: list[Task] = []
-_repairs: list[Repair] = []
-
-
-def keeper_task(function: Task) -> Task:
-    """Run `function(client)` on every pass of the keeper."""
-    _tasks.append(function)
-    return function
-
-
-def failover_repair(function: Repair) -> Repair:
-    """Run `function(client, slots)` when the primaries of `slots` changed; it returns a short
-    account of what it repaired (for the staff audit)."""
-    _repairs.append(function)
-    return function
+# Plugged by the apps in their AppConfig.ready (strongroom/plugins.py): `task(client)` runs on
+# every pass of the keeper; `repair(client, slots)` when the primaries of `slots` changed, and
+# returns a short account of what it repaired (for the staff audit).
+KEEPER_TASKS: Point[Task] = Point("keeper tasks")
+FAILOVER_REPAIRS: Point[Repair] = Point("failover repairs")
 
 
 @dataclass(frozen=True)
@@ -134,7 +125,7 @@ def _repair(client: redis.Redis, key: str, seen: str | None, current: str) -> Ke
     if baseline is None or baseline == current:
         return KeeperReport()
     changed = slots_changed(baseline, current)
-    accounts = (repair(client, changed) for repair in _repairs)
+    accounts = (repair(client, changed) for repair in FAILOVER_REPAIRS)
     detail = "; ".join(sorted(filter(None, accounts)))
     staff_audit_record(
         client=client,
@@ -151,7 +142,7 @@ def keeper_pass(*, client: redis.Redis) -> KeeperReport:
     """One pass: the repair after a change of primaries (under a lease), then every task.
     Writes nothing when there is nothing to do."""
     report = topology_check(client=client)
-    for task in _tasks:
+    for task in KEEPER_TASKS:
         task(client)
     return report
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
+from email.utils import parseaddr
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.utils import translation
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 from icalendar import Calendar, Event
 
 from booking.domain.records import Booking
@@ -85,7 +86,8 @@ def _events(booking: Booking, *, url: str) -> list[Event]:
         "room": booking.room_label,
     }
     if booking.boxes:
-        what += " · " + gettext("boxes %(boxes)s") % {"boxes": booking.boxes_label}
+        boxes = ngettext("box %(boxes)s", "boxes %(boxes)s", len(booking.boxes))
+        what += " · " + boxes % {"boxes": booking.boxes_label}
     events = []
     for date in booking.dates:
         event = day_event(booking, date, host=host, stamp=stamp)
@@ -102,13 +104,21 @@ def _events(booking: Booking, *, url: str) -> list[Event]:
     return events
 
 
-def booking_ics(booking: Booking, *, url: str, language: str = "en") -> bytes:
-    """One booking as an .ics file (an event per booked day)."""
+def booking_ics(
+    booking: Booking, *, url: str, language: str = "en", method: str | None = None
+) -> bytes:
+    """One booking as an .ics file (an event per booked day). With `method` (REQUEST in a
+    receipt or a move, CANCEL in a cancellation: iTIP, which calendar apps act on when the
+    file comes by mail), the file says so and names the site as each event's organizer."""
     with translation.override(language):
         calendar = _calendar(
             gettext("Strongroom booking %(reference)s") % {"reference": booking.reference}
         )
+        if method is not None:
+            calendar.add("method", method)
         for event in _events(booking, url=url):
+            if method is not None:
+                event.add("organizer", f"mailto:{parseaddr(settings.DEFAULT_FROM_EMAIL)[1]}")
             calendar.add_component(event)
     calendar.add_missing_timezones()
     return calendar.to_ical()

@@ -35,6 +35,7 @@ from booking.domain.records import (
 from booking.domain.references import reference_new
 from booking.domain.rules import (
     check_owner_id,
+    first_bookable_day,
     format_room,
     local_now,
     season_bytes,
@@ -43,7 +44,7 @@ from booking.domain.rules import (
 )
 from booking.engine.indexes import indexes_after_claim, indexes_inline
 from booking.engine.pace import PACE_WINDOW_MS
-from booking.engine.requests import check_id, refuse_invalid, request_args, request_recheck
+from booking.engine.requests import check_id, refuse_invalid, request_args, request_taken_once
 from booking.engine.waits import waits_forget
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
@@ -54,13 +55,14 @@ CLAIM = FunctionSpec(
     "booking_claim",
     "CLAIM",
     ("inventory", "registry", "record", "ledger", "codes", "holds", "audit", "stats",
-     "hold_days", "unindexed", "refs", "outbox", "hold_streaks", "waits", "wait_notices"),
+     "hold_days", "unindexed", "refs", "outbox", "hold_streaks", "waits", "wait_notices",
+     "gone"),
     ("owner", "cls", "season", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
      "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "season_bytes",
      "season_days", "made", "person_score", "date_scores", "reference", "pace_limit",
-     "pace_window_ms"),
+     "pace_window_ms", "first_day"),
     replies=("ok record fulfilled", "taken *slots", "paced until", "id_in_use", "code_clash",
-             "ref_clash", "invalid what"),
+             "ref_clash", "gone", "invalid what"),
     key_tails=("person_index", "date_index", "pace"),
 )  # fmt: skip
 # more_keys of CLAIM: the person index and the date index where one call may write them (not on
@@ -73,12 +75,14 @@ _CODE_ATTEMPTS = 5
 @dataclass(frozen=True)
 class ClaimResult:
     """ok: the booking is confirmed (and durable); otherwise `taken` lists what is not free,
-    or `paced_until` says when the buyer may book again (their hourly allowance is spent)."""
+    or `paced_until` says when the buyer may book again (their hourly allowance is spent), or
+    `gone`: the buyer's account is being deleted (nothing more is booked for them)."""
 
     ok: bool
     booking: Booking | None = None
     taken: tuple[Slot, ...] = ()
     paced_until: dt.datetime | None = None
+    gone: bool = False
 
 
 def booking_pace(
@@ -124,7 +128,7 @@ def booking_claim(
     slot, so `booking_pace` counts it first (one more round trip) and a refused claim gives
     the entry back (one more again)."""
     check_owner_id(owner_id)
-    request_recheck(request, now)
+    request_taken_once(request)
     check_id("booking id", booking_id, request.room)
     if hold_id:
         check_id("hold id", hold_id, request.room)
@@ -162,6 +166,7 @@ def booking_claim(
         ),
         "pace_limit": settings.STRONGROOM_BOOKINGS_PER_HOUR if paced_here else 0,
         "pace_window_ms": PACE_WINDOW_MS if paced_here else 0,
+        "first_day": first_bookable_day(now),
     }
     # The code derives from the id (nothing sealed per call); a clash with a live code of the
     # room, about one claim in 10^10, takes the next number.
@@ -178,9 +183,11 @@ def booking_claim(
     status = answer["status"]
     if status != "ok" and paced_first:
         booking_pace_return(client=client, owner_id=owner_id, booking_id=booking_id)
-    refuse_invalid(CLAIM.name, answer)
+    refuse_invalid(CLAIM.name, answer, request, now)
     if status == "paced":
         return ClaimResult(False, paced_until=from_ms(int(answer["until"])))
+    if status == "gone":
+        return ClaimResult(False, gone=True)
     if status == "id_in_use":
         raise ValueError(f"booking id {booking_id!r} belongs to another owner")
     if status == "taken":

@@ -52,8 +52,8 @@ MOVE = FunctionSpec(
      "person_score", "date_scores", "first_day", "priority_hold_id", "priority_hold_ms"),
     replies=("moved record", "taken *slots", "not_found", "forbidden", "cancelled", "collected",
              "started", "unchanged", "code_clash", "invalid what"),
+    key_tails=("person_index", "date_index"),
 )  # fmt: skip
-# more_keys of MOVE: the person index and the date index where one call may write them.
 
 _CODE_ATTEMPTS = 5
 
@@ -152,7 +152,7 @@ def booking_move(
         "wait_notices": keys.wait_notices,
         "unindexed": keys.unindexed,
     }
-    more_keys = [person_index(owner), date_index(room)] if inline else []
+    tails = {"person_index": [person_index(owner)], "date_index": [date_index(room)]}
     fixed = {
         "actor": actor_id,
         "is_staff": "1" if actor_is_staff else "0",
@@ -174,11 +174,8 @@ def booking_move(
     for number in range(max(first, 0), max(first, 0) + _CODE_ATTEMPTS):
         code = code_for(booking_id, number)
         args = {**fixed, "code_mac": code_mac(room, code), "code_n": number}
-        answer = MOVE.answer_of(
-            durable_fcall(
-                client, MOVE.name, *MOVE.call(keys=call_keys, args=args, more_keys=more_keys)
-            )
-        )
+        call = MOVE.call(keys=call_keys, args=args, tails=tails if inline else {})
+        answer = MOVE.answer_of(durable_fcall(client, MOVE.name, *call))
         if answer["status"] != "code_clash":
             break
     else:

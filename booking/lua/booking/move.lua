@@ -9,6 +9,7 @@ local MOVE_ARGS = {'actor', 'is_staff', 'today', 'cls', 'days', 'hstart', 'hend'
   'person_score', 'date_scores', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
 local MOVE_REPLIES = {'moved record', 'taken *slots', 'not_found', 'forbidden', 'cancelled',
   'collected', 'started', 'unchanged', 'code_clash', 'invalid what'}
+local MOVE_KEY_TAILS = {'person_index', 'date_index'}
 
 -- Whether a confirmed booking (HMGET of owner, status, collected, dates) may be moved or
 -- given up by `actor` today: nil if so, else the refusal (a reply). The cancellation cut-off:
@@ -72,7 +73,8 @@ local function move(keys, args)
   if not cls then
     return {'invalid', days}
   end
-  local person_index, date_index = keys[#MOVE_KEYS + 1], keys[#MOVE_KEYS + 2]
+  local tail = named({unpack(keys, #MOVE_KEYS + 1)}, MOVE_KEY_TAILS)
+  local person_index, date_index = tail.person_index, tail.date_index
   local date_scores, first_day, hold_ttl =
     split(a.date_scores), tonumber(a.first_day), tonumber(a.priority_hold_ms)
   if not now or not move_id or move_id == '' or #date_scores ~= #days or not first_day
@@ -115,7 +117,8 @@ local function move(keys, args)
   for i, field in ipairs(merged) do
     local overlap = bit.band(bit.band(values[i], bit.bnot(field[2])), field[5])
     if overlap ~= 0 then
-      taken[#taken + 1] = field[3] .. ':' .. field[4] .. ':' .. overlap .. ':0'
+      taken[#taken + 1] = joined({day = field[3], box = field[4], mask = overlap, held = 0},
+        TAKEN_FIELDS, ':')
     end
   end
   local held, drop = held_conflicts(k.holds, k.hold_days, r[1], cls, days, hstart, hend,
@@ -162,7 +165,7 @@ local function move(keys, args)
   end
   drop_holds(k.holds, k.hold_days, drop, cls, days)
   audit(stream, a.audit_maxlen, 'move', a.actor, id, a.room, r[4] .. ' -> ' .. a.dates, now)
-  redis.call('ZADD', k.outbox, 'NX', now,
+  redis.call('XADD', k.outbox, '*', 'm',
     outbox_entry(OUTBOX_MOVED, {booking_id = id, sequence = seq}))
   waits_clear_stale(k.waits, k.wait_notices, first_day)
   waits_release(k.waits, k.wait_notices, k.holds, k.hold_days, k.outbox, {[cls] = inv}, now,
