@@ -45,6 +45,7 @@ from booking.web import forms, pick_alternatives, pick_page, pieces, taken_words
 from booking.web.owner import request_owner, signed_in_owner
 from strongroom.ahead import Command, read_together, reads_ahead
 from strongroom.clock import minute_up
+from strongroom.compression import compressible
 from strongroom.middleware import REFRESH_HEADER
 from strongroom.store import get_store
 
@@ -160,6 +161,7 @@ def booking_panel(request: HttpRequest) -> HttpResponse:
     return _fragment(request, "booking/_panel.html")
 
 
+@compressible
 @require_GET
 @reads_ahead(_month_reads)
 def booking_calendar(request: HttpRequest) -> HttpResponse:
