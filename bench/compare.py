@@ -183,6 +183,9 @@ def quote(block: str, results: Path) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.compare", description=__doc__)
     parser.add_argument("--base", default=os.environ.get("BENCH_BASE") or "main")
+    parser.add_argument(
+        "--new", default="", help="a commit to measure instead of this tree (exported likewise)"
+    )
     parser.add_argument("--seconds", type=float, default=5, help="measured seconds per run")
     parser.add_argument("--warmup", type=float, default=1, help="warm-up seconds per run")
     parser.add_argument("--rounds", type=int, default=3, help="A B rounds per row")
@@ -208,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     django.setup()
 
     exported = Path(tempfile.mkdtemp(prefix="sr-bench-base-"))
+    exported_new = Path(tempfile.mkdtemp(prefix="sr-bench-new-"))
     sides: list[Side] = []
     try:
         base_name = export_tree(args.base, exported)
@@ -219,8 +223,11 @@ def main(argv: list[str] | None = None) -> int:
             ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
         ).stdout.strip()
         new_name = f"{head}{'+' if dirty else ''}"
+        new_tree = ROOT
+        if args.new:
+            new_name, new_tree = export_tree(args.new, exported_new), exported_new
         log(f"baseline {args.base} ({base_name}) against this tree ({new_name}); loading both")
-        sides = [Side("base", exported, workers, threads), Side("new", ROOT, workers, threads)]
+        sides = [Side("base", exported, workers, threads), Side("new", new_tree, workers, threads)]
         for side in sides:
             side.wait_ready()
         runners = [side.runner(wrk, args.connections) for side in sides]
@@ -246,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         for side in sides:
             side.stop()
         shutil.rmtree(exported, ignore_errors=True)
+        shutil.rmtree(exported_new, ignore_errors=True)
 
     block = table(labels, found[0], found[1], base_name, new_name)
     print(block)
@@ -255,8 +263,9 @@ def main(argv: list[str] | None = None) -> int:
         f"# Baseline against this tree, {started:%Y-%m-%d %H:%M %Z}",
         "",
         f"`make bench` (`python -m bench.compare`): baseline `{args.base}` ({base_name}) and "
-        f"this tree ({new_name}, `+`: uncommitted changes), each served by gunicorn "
-        f"({workers} gthread workers x {threads} threads, `DEBUG=0`) on its own embedded store "
+        f"{'commit' if args.new else 'this tree'} ({new_name}, `+`: uncommitted changes), "
+        f"each served by gunicorn ({workers} gthread workers x {threads} threads, `DEBUG=0`) "
+        "on its own embedded store "
         f"with the same data set; wrk with {args.connections} connections, {args.warmup:.0f} s "
         f"warm-up and {args.seconds:.0f} s measured per run, the two sides alternately "
         f"{args.rounds} times; each side's round with the median requests/s.",
