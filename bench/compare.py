@@ -91,7 +91,7 @@ class Side:
         info = self.info
         identities = {k: [tuple(pair) for pair in v] for k, v in info["identities"].items()}
         return Runner(
-            wrk, info["base"], placement(), connections, identities,  # type: ignore[arg-type]
+            wrk, info["base"], placement(), connections, identities,
             [dt.date.fromisoformat(d) for d in info["days"]], info["rooms"],
             pids=(info["pids"][0], info["pids"][1]),
         )  # fmt: skip

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import brotli
+import brotli  # type: ignore[import-untyped]  # no stubs; whitenoise[brotli] installs it
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.utils.cache import patch_vary_headers
 from django.utils.text import compress_string

@@ -410,13 +410,18 @@ def test_a_refusal_reads_no_neighbouring_room_and_links_to_the_alternatives(
     from booking.web import pick_alternatives
 
     asked: list[str] = []
-    for name in ("alternatives_reads", "alternatives_build"):
+
+    def spied(name: str) -> Any:
         real = getattr(pick_alternatives, name)
-        monkeypatch.setattr(
-            pick_alternatives,
-            name,
-            lambda *a, _n=name, _f=real, **k: asked.append(_n) or _f(*a, **k),
-        )
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            asked.append(name)
+            return real(*args, **kwargs)
+
+        return call
+
+    for name in ("alternatives_reads", "alternatives_build"):
+        monkeypatch.setattr(pick_alternatives, name, spied(name))
     late = client_for(second_buyer)
     assert claim(r, request("B", dates=(8,), hour_start=10, hour_end=14), owner=owner(buyer)).ok
     response = late.post("/book/claim/", {**B_8_12, "booking_id": booking_new_id(room=7)})
