@@ -272,6 +272,16 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"- Machine: {before['cpus']} CPUs ({before['model']}), Python {before['python']}; "
         f"load average before the run {before['load']}.",
+        *(
+            [
+                "- The machine was busy with other work (1-minute load average "
+                f"{before['load'].split()[0]} on {before['cpus']} CPUs): the two sides share the "
+                "disturbance, but a single round moves with it; compare the ratios, and read "
+                "rows the change did not touch as the noise floor."
+            ]
+            if float(before["load"].split()[0]) > 0.5 * int(before["cpus"])
+            else []
+        ),
         "",
         block,
         "",
