@@ -86,8 +86,11 @@ lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
+# The baseline `make bench` measures this tree against (issue 34: the commit before its work);
+# `make bench BENCH_BASE=main` or any commit. `python -m bench` is the single-tree benchmark.
+BENCH_BASE ?= 1280d205776cc34c909501167a88bcf80a4b1f2f
 bench: $(TEST_STAMP)
-	$(PY) -m bench
+	BENCH_BASE=$(BENCH_BASE) $(PY) -m bench.compare
 
 clean-store:
 	rm -rf var/

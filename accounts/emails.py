@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts.calls import EMAIL_FORGET
 from accounts.calls import MAIL_GATE as MAIL_GATE_CALL
+from accounts.extensions import EMAIL_VERIFIED
 from accounts.selectors import mail_target, person_find, person_id_by_email
 from accounts.throttle import mail_gate_keys
 from strongroom.addresses import address_arg, address_sendable
@@ -208,6 +209,8 @@ def email_verify(*, client: redis.Redis, token: str) -> Verified | None:
     pipe.hset(key, "email_verified", "1")
     pipe.hset(PERSON_BY_EMAIL.key(), email, str(person_id))
     pipe.execute()
+    for hook in EMAIL_VERIFIED:  # e.g. the receipts that found no confirmed address
+        hook(client=client, person_id=person_id)
     return Verified(person_id, next_url)
 
 

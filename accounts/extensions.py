@@ -6,6 +6,7 @@ deletion, giving the buyer's hold back at sign-out, the priority holds read with
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -62,6 +63,8 @@ IDENTITY_READS: Point[IdentityRead] = Point("identity reads", key=lambda read: r
 PERSON_FORGETTERS: Point[PersonForgetter] = Point("person forgetters")
 # Run when a person signs out, before the session goes.
 SIGNED_OUT: Point[SignOutHook] = Point("sign-out hooks")
+# Run once a person's address is confirmed: `hook(client=..., person_id=...)`.
+EMAIL_VERIFIED: Point[Callable[..., None]] = Point("address confirmed hooks")
 
 
 def account_parts_reads(*, client: redis.Redis, person_id: int) -> list[Command]:

@@ -19,6 +19,7 @@ class BookingConfig(AppConfig):
         extensions.ACCOUNT_PARTS.plug(owners.ACCOUNT_PART)
         extensions.PERSON_FORGETTERS.plug(owners.forget_on_account_deletion)
         extensions.SIGNED_OUT.plug(_release_hold_at_sign_out)
+        extensions.EMAIL_VERIFIED.plug(mail.receipts_owed_send)
         # The priority holds read with the identity: the banner on every page.
         extensions.IDENTITY_READS.plug(priority.PRIORITY_READ)
         # The keeper's sweep and failover repairs of the indexes and the waits.

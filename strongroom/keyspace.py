@@ -509,6 +509,19 @@ BOOKING_PACE = declare(
         "same booking id is not counted twice; per buyer, so it spreads over a cluster"
     ),
 )
+BOOKING_RECEIPTS_OWED = declare(
+    "booking-receipts-owed",
+    "{owner:<owner_id>}:receipts-owed",
+    type="set",
+    holds=noop(
+        "booking ids whose receipt found no confirmed address; expires 30 days after the last"
+    ),
+    app="booking",
+    why=noop(
+        "once the buyer confirms an address, each of these receipts is queued again (a booking "
+        "made before the address was confirmed still gets its receipt)"
+    ),
+)
 BOOKING_HOLD_OF = declare(
     "booking-hold-of",
     "{owner:<owner_id>}:hold",

@@ -44,7 +44,7 @@ from strongroom import keyspace as ks
 from strongroom.ahead import request_reads
 from strongroom.clock import now_ms
 from strongroom.plugins import Point
-from strongroom.store import text_hash, text_values
+from strongroom.store import UNAVAILABLE, StoreUnavailable, text_hash, text_values
 
 logger = logging.getLogger(__name__)
 
@@ -539,6 +539,10 @@ def _deliver(
             if message is not None:
                 message.connection = connection
                 message.send()
+        except (*UNAVAILABLE, StoreUnavailable):
+            # The store, not the message, failed: no try is counted, the pass ends, and the
+            # message (still pending) is taken up again once the store answers.
+            raise
         except Exception as exc:
             failed += 1
             dead += _failed(client, delivery, exc, at)

@@ -114,6 +114,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "strongroom.middleware.StoreGuardMiddleware",
+    # Outside every middleware that writes a body: it compresses the finished answer, and only
+    # the answers of views marked @compressible (strongroom/compression.py).
+    "strongroom.compression.CompressionMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "strongroom.middleware.ContentSecurityPolicyMiddleware",
     # Outside every middleware that may replace a response (the 405 page below).

@@ -9,12 +9,13 @@ from dataclasses import dataclass
 import redis
 from django.conf import settings
 
+from booking.domain.formats import request_args
 from booking.domain.keys import (
     RoomKeys,
     hold_of,
     pace_of,
 )
-from booking.domain.parser import SlotRequest
+from booking.domain.parser import SlotRequest, request_taken_once
 from booking.domain.records import (
     Hold,
     Slot,
@@ -22,6 +23,7 @@ from booking.domain.records import (
 )
 from booking.domain.rules import (
     booking_id_room,
+    check_id,
     check_owner_id,
     first_bookable_day,
     format_room,
@@ -29,7 +31,7 @@ from booking.domain.rules import (
 )
 from booking.engine.indexes import indexes_inline
 from booking.engine.pace import PACE_WINDOW_MS, pace_spent_until
-from booking.engine.requests import check_id, refuse_invalid, request_args, request_taken_once
+from booking.engine.requests import refuse_invalid
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
 from strongroom.store import fcall, pipeline_functions, text_or_none

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from booking.domain.codes import code_for, code_mac
+from booking.domain.formats import request_args
 from booking.domain.keys import (
     RoomKeys,
     date_index,
@@ -36,7 +37,7 @@ from booking.domain.rules import (
     season_days,
 )
 from booking.engine.indexes import indexes_after_claim, indexes_inline
-from booking.engine.requests import refuse_invalid, request_args, request_recheck
+from booking.engine.requests import refuse_invalid, request_recheck
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
 from strongroom.outbox import sender_wake

@@ -13,6 +13,9 @@ from strongroom.store import get_store
 
 def priority_banner(request: HttpRequest) -> dict[str, object]:
     """`priority_holds`: the signed-in buyer's live priority holds, soonest end first."""
+    if not hasattr(request, "user"):
+        # A page answered before the session was read (the store away, a refusal at the edge).
+        return {"priority_holds": []}
     person = request_person(request)
     if not person.is_authenticated or person.id is None or request.headers.get("HX-Request"):
         return {"priority_holds": []}

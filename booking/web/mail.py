@@ -23,9 +23,10 @@ from booking.domain.records import Booking, booking_from_hash
 from booking.engine.bookings import booking_get, booking_read
 from booking.engine.priority import priority_note
 from booking.engine.waits import notice_of, wait_of
+from strongroom import keyspace as ks
 from strongroom.ahead import keep_replies, pipeline_replies, read_together
 from strongroom.clock import to_ms
-from strongroom.outbox import MailKind
+from strongroom.outbox import FIELD, MailKind, entry, sender_wake
 from strongroom.store import text_hash, text_or_none
 
 
@@ -35,6 +36,38 @@ def calendar_part(reference: str, calendar: bytes, *, method: str) -> MIMEText:
     part.set_param("method", method)
     part.add_header("Content-Disposition", "attachment", filename=f"{reference}.ics")
     return part
+
+
+RECEIPTS_OWED_S = 30 * 24 * 3600
+
+
+def receipt_owed(*, client: redis.Redis, owner_id: int, booking_id: str) -> None:
+    """Remember a receipt that found no confirmed address: sent once one is confirmed."""
+    key = ks.BOOKING_RECEIPTS_OWED.key(owner_id=owner_id)
+    pipe = client.pipeline(transaction=True)  # one key, one slot
+    pipe.sadd(key, booking_id)
+    pipe.expire(key, RECEIPTS_OWED_S)
+    pipe.execute()
+
+
+def receipts_owed_send(*, client: redis.Redis, person_id: int) -> None:
+    """Queue again the receipts of `person_id` that found no confirmed address (their address
+    is confirmed now); the renderer still drops those of bookings cancelled since."""
+    key = ks.BOOKING_RECEIPTS_OWED.key(owner_id=person_id)
+    pipe = client.pipeline(transaction=True)
+    pipe.smembers(key)
+    pipe.delete(key)
+    owed = sorted(pipe.execute()[0])
+    boxes = []
+    for booking_id in owed:
+        room = booking_id.split("-", 1)[0]
+        if not room.isdigit():
+            continue
+        box = ks.BOOKING_OUTBOX.key(room=room)
+        client.xadd(box, {FIELD: entry("confirm", booking_id, person_id)})
+        boxes.append(box)
+    if boxes:
+        sender_wake(*boxes)
 
 
 def _owner(booking: Booking) -> int | None:
@@ -88,12 +121,15 @@ def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]], kind: 
 
 def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: booking id, owner. The receipt, with the pickup code and the booking as .ics;
-    nothing (and the booking unread) when the owner has no verified address."""
+    nothing (and the booking unread) when the owner has no verified address: then it is owed,
+    and queued again once they confirm one."""
     named = _named_owner("confirm", args)
+    booking_id = outbox_fields("confirm", args)["booking_id"]
     target = mail_target(client=client, person_id=named) if named is not None else None
     if named is not None and target is None:
+        receipt_owed(client=client, owner_id=named, booking_id=booking_id)
         return None
-    booking = booking_get(client=client, booking_id=outbox_fields("confirm", args)["booking_id"])
+    booking = booking_get(client=client, booking_id=booking_id)
     if booking is None or booking.status == "cancelled" or _owner(booking) is None:
         return None
     if target is None or target.person_id != _owner(booking):

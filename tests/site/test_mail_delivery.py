@@ -190,3 +190,30 @@ def mail_dir(settings: Any, tmp_path: Path) -> Path:
     settings.STRONGROOM_MAIL_DIR = directory
     settings.EMAIL_BACKEND = "strongroom.mail.FilePerMessageBackend"
     return directory
+
+
+def test_a_store_that_goes_away_mid_pass_counts_no_try_against_the_message(
+    r: redis.Redis, buyer: Someone, mail_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A render that finds no store is not the message's failure: the pass ends, no try or
+    backoff is recorded, and the message goes out with the next pass that has a store."""
+    import booking.web.mail as booking_mail
+
+    with_address(r, buyer, "anna@example.test")
+    book(r, buyer)
+
+    def store_away(*args: Any, **kwargs: Any) -> None:
+        raise redis.ConnectionError("the store went away")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(booking_mail, "booking_get", store_away)
+        with pytest.raises(redis.ConnectionError):
+            outbox_send(client=r)
+    assert r.hlen(ks.MAIL_TRIES.key()) == 0 and not dead_letters_read(client=r)
+    (pending,) = outbox_pending(client=r)
+    assert pending.attempts == 0
+    # Taken up again (by whichever sender) once it has not been touched for RECOVER_MS.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not outbox_send(client=r).sent:
+        time.sleep(0.2)
+    assert len(list(mail_dir.glob("*.eml"))) == 1

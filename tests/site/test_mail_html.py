@@ -139,3 +139,20 @@ def test_a_password_change_and_an_address_change_are_told_where_the_owner_reads(
     # The old address hears of the change; the new one gets its confirmation link.
     assert told["Your Strongroom email address was changed"] == "anna@example.test"
     assert told["Confirm your email address for Strongroom"] == "anna.new@example.test"
+
+
+def test_a_booking_made_before_the_address_was_confirmed_gets_its_receipt_once_it_is(
+    r: redis.Redis, buyer: Someone, mail_dir: Path
+) -> None:
+    booking = book(r, buyer)
+    assert outbox_send(client=r).dropped == 1  # no confirmed address yet: nothing sent
+    cancelled = book(r, buyer, room=8)
+    booking_cancel(client=r, booking_id=cancelled.id, actor_id=str(buyer.id), actor_is_staff=False)
+    outbox_send(client=r)
+    assert not list(mail_dir.glob("*.eml"))
+    with_address(r, buyer, "anna@example.test")  # confirms the address
+    outbox_send(client=r)
+    (receipt,) = parsed(mail_dir)  # the cancelled booking's receipt stays unsent
+    assert booking.reference in str(receipt["Subject"]) and receipt["To"] == "anna@example.test"
+    outbox_send(client=r)
+    assert len(parsed(mail_dir)) == 1  # once
