@@ -544,6 +544,20 @@ BOOKING_UNINDEXED = declare(
         "listed here; the list readers drain it (write the entries, then ZREM) before they read"
     ),
 )
+BOOKING_MOVES = declare(
+    "booking-moves",
+    "{room:<room>}:moves",
+    type="zset",
+    holds=noop(
+        "ids of pending records: bookings moving into the room from another, whose new slots "
+        "are taken until the old room decides; scored by epoch ms"
+    ),
+    app="booking",
+    why=noop(
+        "written with the pending record by booking_move_in and cleared by the commit or the "
+        "release, so a move cut off half way is found and finished or undone by moves_recover"
+    ),
+)
 BOOKING_OUTBOX = declare(
     "booking-outbox",
     "{room:<room>}:outbox",
