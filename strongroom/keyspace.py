@@ -187,6 +187,18 @@ PERSON_BY_NAME = declare(
         "with HSET after HGET inside one atomic call (the commit point of a sign-up)"
     ),
 )
+PERSON_BY_SKELETON = declare(
+    "person-by-skeleton",
+    "{people}:by-skeleton",
+    type="hash",
+    holds=noop("confusable skeleton (Unicode TR39) of a normalised username -> person id"),
+    app="accounts",
+    why=noop(
+        "a name that looks like a taken one ('anna' spelt with a Cyrillic a beside "
+        "'anna') is refused by the same claim function that takes the name: HGET, "
+        "then HSET, in one atomic call"
+    ),
+)
 PERSON_NAMES = declare(
     "person-names",
     "{people}:names",
@@ -419,7 +431,8 @@ BOOKING_HOLDS = declare(
     "{room:<room>}:holds",
     type="hash",
     holds=noop(
-        "hold id -> 'expiry ms|owner|class|days|start|end|boxes'; key PEXPIREs with its last hold"
+        "hold id -> '<expiry>|<owner>|<cls>|<days>|<hstart>|<hend>|<boxes>' (expiry in epoch "
+        "ms); key PEXPIREs with its last hold"
     ),
     app="booking",
     why=noop(
@@ -558,13 +571,27 @@ BOOKING_MOVES = declare(
         "release, so a move cut off half way is found and finished or undone by moves_recover"
     ),
 )
+BOOKING_UNINDEXED_ROOMS = declare(
+    "booking-unindexed-rooms",
+    "{unindexed}:rooms",
+    type="set",
+    holds=noop("rooms whose booking-unindexed set names a booking its claim could not index"),
+    app="booking",
+    why=noop(
+        "the list readers read this one set instead of every room's booking-unindexed set; a "
+        "claim whose index writes were not confirmed adds its room, a reader that drains a "
+        "room removes it first (so a later claim's mark is never lost to the drain); a mark "
+        "lost with its primary is made good by the repair after the failover"
+    ),
+)
 BOOKING_OUTBOX = declare(
     "booking-outbox",
     "{room:<room>}:outbox",
     type="zset",
     holds=noop(
-        "mail to send about the room's bookings ('confirm|<booking id>|<owner>', 'cancel|"
-        "<booking id>', 'freed|<person id>|<booking id>') scored by when it is due (epoch ms)"
+        "mail to send about the room's bookings ('confirm|<booking_id>|<owner>', "
+        "'cancel|<booking_id>', 'freed|<room>|<person>|<cls>|<day>|<hstart>|<hend>|<box>|"
+        "<told>', 'moved|<booking_id>|<seq>') scored by when it is due (epoch ms)"
     ),
     app="booking",
     why=noop(
@@ -591,7 +618,7 @@ BOOKING_WAITS = declare(
     "{room:<room>}:waits",
     type="zset",
     holds=noop(
-        "'<person id>|<cls>|<day>|<start>|<end>|<box>' buyers waiting for a sold-out slot, "
+        "'<person>|<cls>|<day>|<hstart>|<hend>|<box>' buyers waiting for a sold-out slot, "
         "scored by when they asked (first come, first told)"
     ),
     app="booking",
@@ -605,7 +632,8 @@ BOOKING_WAIT_NOTICES = declare(
     "{room:<room>}:wait-notices",
     type="hash",
     holds=noop(
-        "a told wait's member -> 'told ms|priority hold id|hold expiry ms' (the on-page notice)"
+        "a told wait's member -> '<told>|<hold_id>|<expiry>|<room>' (the on-page notice: told "
+        "at, the priority hold and its expiry in epoch ms, the room)"
     ),
     app="booking",
     why=noop("cleared with the waits at the day's end"),
@@ -788,6 +816,26 @@ MAIL_LEASE = declare(
     holds=noop("the token of the process sending mail now; PX expiry"),
     app="strongroom",
     why=noop("one sender at a time across processes, none forever if it dies"),
+)
+
+STORE_PRIMARIES = declare(
+    "store-primaries",
+    "{cluster}:primaries",
+    type="string",
+    holds=noop("the cluster's slot ranges and the primary serving each, as last repaired"),
+    app="strongroom",
+    why=noop(
+        "a web process that sees other primaries than these (a failover) repairs what the "
+        "changed slots may have lost, then writes the new list (durably)"
+    ),
+)
+STORE_REPAIR_LEASE = declare(
+    "store-repair-lease",
+    "{cluster}:repair",
+    type="string",
+    holds=noop("the token of the process repairing after a failover; PX expiry"),
+    app="strongroom",
+    why=noop("one repair at a time across processes, none forever if it dies"),
 )
 
 

@@ -113,6 +113,8 @@ MIDDLEWARE = [
     "strongroom.middleware.StoreGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "strongroom.middleware.ContentSecurityPolicyMiddleware",
+    # Outside every middleware that may replace a response (the 405 page below).
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "strongroom.headers.PermissionsPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "strongroom.headers.PrivatePagesMiddleware",
@@ -124,7 +126,6 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # Last: a view's planned reads go with the session's read, once nothing stops the request.
     "strongroom.ahead.ReadAheadMiddleware",

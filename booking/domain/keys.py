@@ -24,6 +24,15 @@ class RoomKeys:
     def tag(self) -> str:
         return format_room(self.room)
 
+    def named(self, names: tuple[str, ...], **given: str) -> dict[str, str]:
+        """The room's keys a call names (a call spec's `keys`), each the property of that name;
+        the keys that need more than the room (an inventory, a record) are `given`."""
+        keys = {name: given[name] if name in given else getattr(self, name) for name in names}
+        wrong = [name for name, key in keys.items() if not isinstance(key, str)]
+        if wrong or set(given) - set(names):
+            raise ValueError(f"no room key {sorted(wrong) or sorted(set(given) - set(names))}")
+        return keys
+
     def inventory(self, cls: str, season: str | None = None) -> str:
         return ks.BOOKING_INVENTORY.key(room=self.tag, cls=cls, season=season or season_key())
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from booking.domain.codes import code_for, code_unseal
-from booking.domain.formats import hold_value_split
+from booking.domain.formats import TAKEN_FIELDS, fields_split, hold_value_split
 from booking.domain.parser import SlotRequest
 from booking.domain.references import reference_derived
 from booking.domain.rules import (
@@ -125,11 +125,12 @@ def flat_to_dict(flat: Sequence[str]) -> dict[str, str]:
 
 
 def slots_from_reply(entries: Sequence[str], request_cls: str) -> list[Slot]:
-    """Expand the function's 'day:box:mask:held' entries into one Slot per taken slot."""
+    """Expand the function's taken entries (TAKEN_FIELDS) into one Slot per taken slot."""
     slots: set[Slot] = set()
     start = season_start()
     for entry in entries:
-        day, box, mask, held = (int(float(part)) for part in entry.split(":"))
+        taken = fields_split(entry, TAKEN_FIELDS, ":")
+        day, box, mask, held = (int(float(taken[name])) for name in TAKEN_FIELDS)
         date = start + dt.timedelta(days=day)
         if request_cls == "A":
             slots.add(Slot(date, None, None, bool(held)))

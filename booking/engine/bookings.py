@@ -201,6 +201,8 @@ def room_sets_read(
 # --- The person and date indexes ---------------------------------------------------------------
 # On one server the claim function writes them with the booking (one atomic call). On a cluster
 # they live in other slots than the room's: the claim function puts the id in the room's
-# `unindexed` set instead, in the same atomic call, and every reader of a list reads those sets
-# with its index reads (same round trip); if any names a booking, it writes that booking's
-# entries, only then removes it from the set, and reads again (`indexes_read`).
+# `unindexed` set instead, in the same atomic call; the entries are then written and confirmed
+# (WAITAOF on each primary written to) before the id leaves the set. A claim that could not
+# confirm them marks its room in one small set that every list reads with its index
+# (`indexes_read`); the keeper drains every room each pass and repairs after a failover
+# (booking/engine/indexes_repair.py, strongroom/keeper.py).

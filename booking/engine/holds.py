@@ -12,6 +12,7 @@ from django.conf import settings
 from booking.domain.keys import (
     RoomKeys,
     hold_of,
+    pace_of,
 )
 from booking.domain.parser import SlotRequest
 from booking.domain.records import (
@@ -25,18 +26,23 @@ from booking.domain.rules import (
     format_room,
     season_days,
 )
+from booking.engine.indexes import indexes_inline
+from booking.engine.pace import PACE_WINDOW_MS, pace_spent_until
 from booking.engine.requests import check_id, refuse_invalid, request_args, request_recheck
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
-from strongroom.store import fcall, load_functions, text_or_none
+from strongroom.store import fcall, pipeline_functions, text_or_none
 
 HOLD = FunctionSpec(
     "booking_hold",
     "HOLD",
     ("inventory", "holds", "audit", "hold_days", "hold_streaks"),
     ("owner", "cls", "days", "hstart", "hend", "boxes", "hold_id", "now_ms", "ttl_ms",
-     "audit_maxlen", "room", "season_days"),
+     "audit_maxlen", "room", "season_days", "pace_limit", "pace_window_ms"),
+    replies=("ok expiry", "taken *slots", "cooling until", "paced until", "id_in_use",
+             "invalid what"),
 )  # fmt: skip
+# more_keys of HOLD: the buyer's pace where the call checks it (one server, a paced hold).
 HOLD_RELEASE = FunctionSpec(
     "booking_hold_release", "HOLD_RELEASE", ("holds", "hold_days"), ("hold_id", "owner")
 )
@@ -45,12 +51,14 @@ HOLD_RELEASE = FunctionSpec(
 @dataclass(frozen=True)
 class HoldResult:
     """ok: the slots are held; else `taken` lists what is not free, or `cooling_until` says
-    when this buyer may hold in this room again (they held there for a whole hold time)."""
+    when this buyer may hold in this room again (they held there for a whole hold time), or
+    `paced_until` when they may book (and so hold) again (their hourly allowance is spent)."""
 
     ok: bool
     hold: Hold | None = None
     taken: tuple[Slot, ...] = ()
     cooling_until: dt.datetime | None = None
+    paced_until: dt.datetime | None = None
 
 
 def booking_hold(
@@ -61,6 +69,7 @@ def booking_hold(
     hold_id: str,
     ttl_seconds: int | None = None,
     now: dt.datetime | None = None,
+    paced: bool = False,
 ) -> HoldResult:
     """Keep the request's slots for `owner_id` for `ttl_seconds` (default
     STRONGROOM_HOLD_SECONDS); other buyers' claims and holds see them as taken.
@@ -72,7 +81,11 @@ def booking_hold(
 
     One hold time out of two per room: a buyer's holds in a room end one hold time after their
     first one there (holding again does not extend them), and the hold time after that the room
-    is left to everyone else (`cooling_until`); booking there starts afresh."""
+    is left to everyone else (`cooling_until`); booking there starts afresh.
+
+    `paced` (a buyer's own hold): a buyer whose hourly booking allowance is spent may not hold
+    either (`paced_until`): on one server the hold function checks it; on a cluster the
+    buyer's pace lives in their own slot and is read first (one more round trip)."""
     check_owner_id(owner_id)
     request_recheck(request, now)
     check_id("hold id", hold_id, request.room)
@@ -81,6 +94,11 @@ def booking_hold(
         raise ValueError("a hold lasts 1 to 3600 seconds")
     room = RoomKeys(request.room)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
+    inline = indexes_inline(client)
+    if paced and not inline:
+        spent = pace_spent_until(client=client, owner_id=owner_id, now_ms=now_ms)
+        if spent is not None:
+            return HoldResult(False, paced_until=spent)
     keys = {
         "inventory": room.inventory(request.cls),
         "holds": room.holds,
@@ -97,30 +115,32 @@ def booking_hold(
         "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
         "room": format_room(request.room),
         "season_days": len(season_days()),
+        "pace_limit": settings.STRONGROOM_BOOKINGS_PER_HOUR if paced and inline else 0,
+        "pace_window_ms": PACE_WINDOW_MS if paced and inline else 0,
     }
+    more_keys = [pace_of(owner_id)] if paced and inline else []
     # The hold with a read of the buyer's pointer, then (placed) the pointer swapped with the
     # release of the hold it named: two round trips, nothing but the hold function on refusal.
-    call_keys, call_args = HOLD.call(keys=keys, args=args)
+    call_keys, call_args = HOLD.call(keys=keys, args=args, more_keys=more_keys)
     pointer = hold_of(owner_id)
-    for attempt in (1, 2):
-        pipe = client.pipeline(transaction=False)
-        pipe.fcall(HOLD.name, len(call_keys), *call_keys, *call_args)
-        pipe.get(pointer)
-        reply, seen = pipe.execute(raise_on_error=False)
-        if isinstance(reply, redis.ResponseError):
-            if "Function not found" in str(reply) and attempt == 1:
-                load_functions(client)
-                continue
-            raise reply
-        break
-    refuse_invalid(HOLD.name, reply)
-    if reply[0] == "id_in_use":
+    reply, seen = pipeline_functions(
+        client,
+        lambda pipe: (
+            pipe.fcall(HOLD.name, len(call_keys), *call_keys, *call_args),
+            pipe.get(pointer),
+        ),
+    )
+    answer = HOLD.answer_of(reply)
+    refuse_invalid(HOLD.name, answer)
+    if answer["status"] == "id_in_use":
         raise ValueError(f"hold id {hold_id!r} belongs to another owner")
-    if reply[0] == "taken":
-        return HoldResult(False, taken=tuple(slots_from_reply(reply[1:], request.cls)))
-    if reply[0] == "cooling":
-        return HoldResult(False, cooling_until=from_ms(reply[1]))
-    expires = from_ms(reply[1])
+    if answer["status"] == "taken":
+        return HoldResult(False, taken=tuple(slots_from_reply(answer["slots"], request.cls)))
+    if answer["status"] == "cooling":
+        return HoldResult(False, cooling_until=from_ms(answer["until"]))
+    if answer["status"] == "paced":
+        return HoldResult(False, paced_until=from_ms(int(answer["until"])))
+    expires = from_ms(answer["expiry"])
     assert expires is not None
     seen = text_or_none(seen)
     pipe = client.pipeline(transaction=False)

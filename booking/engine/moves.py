@@ -55,8 +55,10 @@ MOVE = FunctionSpec(
     ("actor", "is_staff", "today", "cls", "days", "hstart", "hend", "boxes", "dates",
      "season_days", "code_mac", "code_n", "move_id", "now_ms", "audit_maxlen", "room",
      "person_score", "date_scores", "first_day", "priority_hold_id", "priority_hold_ms"),
+    replies=("moved record", "taken *slots", "not_found", "forbidden", "cancelled", "collected",
+             "started", "unchanged", "code_clash", "invalid what"),
+    key_tails=("person_index", "date_index"),  # where one call may write them (one server)
 )  # fmt: skip
-# more_keys of MOVE: the person index and the date index where one call may write them.
 
 # Across rooms (booking/lua/booking/move_rooms.lua): the new room holds, the old room decides.
 MOVE_IN = FunctionSpec(
@@ -66,6 +68,7 @@ MOVE_IN = FunctionSpec(
      "ledger"),
     ("owner", "cls", "season", "days", "hstart", "hend", "boxes", "dates", "season_days",
      "booking_id", "from_id", "move_id", "code_mac", "now_ms", "room"),
+    replies=("held", "taken *slots", "code_clash", "invalid what"),
 )  # fmt: skip
 MOVE_OUT = FunctionSpec(
     "booking_move_out",
@@ -74,20 +77,26 @@ MOVE_OUT = FunctionSpec(
      "wait_notices", "holds", "hold_days", "outbox"),
     ("actor", "is_staff", "today", "move_id", "to_id", "now_ms", "audit_maxlen", "room",
      "first_day", "priority_hold_id", "priority_hold_ms"),
+    replies=("moved record", "aborted", "not_found", "forbidden", "cancelled", "collected",
+             "started", "invalid what"),
 )  # fmt: skip
 MOVE_COMMIT = FunctionSpec(
     "booking_move_commit",
     "MOVE_COMMIT",
     ("record", "codes", "ledger", "stats", "audit", "outbox", "moves", "unindexed"),
     ("move_id", "from_fields", "now_ms", "audit_maxlen", "room", "person_score", "date_scores"),
+    replies=("moved record", "not_found", "invalid what"),
+    key_tails=("person_index", "date_index"),
 )  # fmt: skip
-# more_keys of MOVE_COMMIT: the person index and the date index where one call may write them.
-MOVE_ABORT = FunctionSpec("booking_move_abort", "MOVE_ABORT", ("record",), ("move_id",))
+MOVE_ABORT = FunctionSpec(
+    "booking_move_abort", "MOVE_ABORT", ("record",), ("move_id",), replies=("moved", "aborted")
+)
 MOVE_RELEASE = FunctionSpec(
     "booking_move_release",
     "MOVE_RELEASE",
     ("record", "inventory", "registry", "stats", "moves"),
     ("move_id",),
+    replies=("released", "moved"),
 )
 # A pending record older than this, found by moves_recover, has lost its mover.
 RECOVER_AFTER_MS = 30_000
@@ -191,7 +200,7 @@ def booking_move(
         "wait_notices": keys.wait_notices,
         "unindexed": keys.unindexed,
     }
-    more_keys = [person_index(owner), date_index(room)] if inline else []
+    tails = {"person_index": [person_index(owner)], "date_index": [date_index(room)]}
     fixed = {
         "actor": actor_id,
         "is_staff": "1" if actor_is_staff else "0",
@@ -213,23 +222,22 @@ def booking_move(
     for number in range(max(first, 0), max(first, 0) + _CODE_ATTEMPTS):
         code = code_for(booking_id, number)
         args = {**fixed, "code_mac": code_mac(room, code), "code_n": number}
-        reply = durable_fcall(
-            client, MOVE.name, *MOVE.call(keys=call_keys, args=args, more_keys=more_keys)
-        )
-        if reply[0] != "code_clash":
+        call = MOVE.call(keys=call_keys, args=args, tails=tails if inline else {})
+        answer = MOVE.answer_of(durable_fcall(client, MOVE.name, *call))
+        if answer["status"] != "code_clash":
             break
     else:
         raise RuntimeError("no free pickup code after several attempts")
-    if reply[0] == "invalid" and reply[1] == "class":
+    if answer["status"] == "invalid" and answer["what"] == "class":
         return MoveResult(False, "other_class", MOVE_MESSAGES["other_class"])
-    refuse_invalid(MOVE.name, reply)
-    outcome = reply[0]
+    refuse_invalid(MOVE.name, answer)
+    outcome = answer["status"]
     if outcome == "taken":
-        taken = tuple(slots_from_reply(reply[1:], cls))
+        taken = tuple(slots_from_reply(answer["slots"], cls))
         return MoveResult(False, outcome, MOVE_MESSAGES[outcome], taken=taken)
     if outcome != "moved":
         return MoveResult(False, outcome, MOVE_MESSAGES[outcome])
-    booking = booking_from_hash(flat_to_dict(reply[1]))
+    booking = booking_from_hash(flat_to_dict(answer["record"]))
     assert booking is not None
     if not inline:
         _reindex(client, booking, before or "")
@@ -275,8 +283,8 @@ def _move_rooms(
     old, new = RoomKeys(old_room), RoomKeys(request.room)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     held = _move_in(client, new, new_id, booking_id, request, owner, move_id, now_ms)
-    if held[0] == "taken":
-        taken = tuple(slots_from_reply(held[1:], request.cls))
+    if held["status"] == "taken":
+        taken = tuple(slots_from_reply(held["slots"], request.cls))
         return MoveResult(False, "taken", MOVE_MESSAGES["taken"], taken=taken)
     refuse_invalid(MOVE_IN.name, held)
     call = MOVE_OUT.call(
@@ -308,13 +316,15 @@ def _move_rooms(
             "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
         },
     )
-    decided = durable_fcall(client, MOVE_OUT.name, *call)
-    if decided[0] != "moved":
+    decided = MOVE_OUT.answer_of(durable_fcall(client, MOVE_OUT.name, *call))
+    if decided["status"] != "moved":
         # Refused (or aborted by a recovery): the old room is as it was; the hold goes.
         _move_undo(client, old, new, booking_id, new_id, move_id)
-        outcome = "cancelled" if decided[0] in ("aborted", "invalid") else decided[0]
+        refused = decided["status"]
+        outcome = "cancelled" if refused in ("aborted", "invalid") else refused
         return MoveResult(False, outcome, MOVE_MESSAGES[outcome])
-    booking = _move_commit(client, new, new_id, move_id, flat_to_dict(decided[1]), now_ms)
+    old_record = flat_to_dict(decided["record"])
+    booking = _move_commit(client, new, new_id, move_id, old_record, now_ms)
     if booking is None:
         return MoveResult(False, "not_found", MOVE_MESSAGES["not_found"])
     sender_wake(new.outbox, old.outbox)
@@ -330,7 +340,7 @@ def _move_in(
     owner: str,
     move_id: str,
     now_ms: int,
-) -> list[Any]:
+) -> dict[str, Any]:
     keys = {
         "record": new.record(new_id),
         "inventory": new.inventory(request.cls),
@@ -355,10 +365,11 @@ def _move_in(
         "now_ms": now_ms,
         "room": format_room(new.room),
     }
-    reply: list[Any] = durable_fcall(client, MOVE_IN.name, *MOVE_IN.call(keys=keys, args=args))
-    if reply[0] == "code_clash":  # one move in 10^10: the buyer presses again
+    call = MOVE_IN.call(keys=keys, args=args)
+    answer = MOVE_IN.answer_of(durable_fcall(client, MOVE_IN.name, *call))
+    if answer["status"] == "code_clash":  # one move in 10^10: the buyer presses again
         raise RuntimeError("the new room's pickup code clashed; try the move again")
-    return reply
+    return answer
 
 
 def _move_commit(
@@ -387,7 +398,7 @@ def _move_commit(
         ]
     )
     owner = record[2] or previous.owner_id
-    more_keys = [person_index(owner), date_index(new.room)] if inline else []
+    tails = {"person_index": [person_index(owner)], "date_index": [date_index(new.room)]}
     call = MOVE_COMMIT.call(
         keys={
             "record": new.record(new_id),
@@ -408,12 +419,12 @@ def _move_commit(
             "person_score": person_score(dates) if dates else 0,
             "date_scores": ",".join(str(date_score(d, record[1], new.room)) for d in dates),
         },
-        more_keys=more_keys,
+        tails=tails if inline else {},
     )
-    reply = durable_fcall(client, MOVE_COMMIT.name, *call)
-    if reply[0] != "moved":
+    answer = MOVE_COMMIT.answer_of(durable_fcall(client, MOVE_COMMIT.name, *call))
+    if answer["status"] != "moved":
         return None
-    booking = booking_from_hash(flat_to_dict(reply[1]))
+    booking = booking_from_hash(flat_to_dict(answer["record"]))
     assert booking is not None
     if not inline:
         indexes_after_claim(client=client, booking=booking)

@@ -28,6 +28,9 @@ PICKUP = FunctionSpec(
     ("codes", "record", "audit", "stats"),
     ("code_mac", "booking_id", "now_ms", "today", "minute", "grace_minutes", "attempt_id",
      "audit_maxlen", "room", "yesterday"),
+    replies=("collected record", "already_collected record", "cancelled record",
+             "wrong_day record", "wrong_hour record", "wrong_code", "retry booking_id",
+             "invalid what"),
 )  # fmt: skip
 
 # Wrong codes remembered per client and room (and per client): enough to reach the ceiling and
@@ -112,15 +115,16 @@ def booking_pickup(
             "audit": keys.audit,
             "stats": keys.stats,
         }
-        reply = durable_fcall(client, PICKUP.name, *PICKUP.call(keys=call_keys, args=args))
-        if reply[0] != "retry":
+        call = PICKUP.call(keys=call_keys, args=args)
+        answer = PICKUP.answer_of(durable_fcall(client, PICKUP.name, *call))
+        if answer["status"] != "retry":
             break
-        booking_id = reply[1]
-    outcome = reply[0]
+        booking_id = answer["booking_id"]
+    outcome = answer["status"]
     if outcome == "wrong_code":
         # The code's booking went (cancelled or moved) between the lookup and the function.
         return _wrong_code(client, keys, who, mac, attempt, moment)
-    booking = booking_from_hash(flat_to_dict(reply[1]))
+    booking = booking_from_hash(flat_to_dict(answer["record"]))
     come_on = _come_on(booking, moment) if outcome in ("wrong_day", "wrong_hour") else None
     return PickupResult(
         outcome == "collected", outcome, _PICKUP_MESSAGES[outcome], booking, come_on=come_on

@@ -7,22 +7,26 @@ local MOVE_KEYS = {'record', 'inventory', 'registry', 'codes', 'holds', 'hold_da
 local MOVE_ARGS = {'actor', 'is_staff', 'today', 'cls', 'days', 'hstart', 'hend', 'boxes',
   'dates', 'season_days', 'code_mac', 'code_n', 'move_id', 'now_ms', 'audit_maxlen', 'room',
   'person_score', 'date_scores', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
+local MOVE_REPLIES = {'moved record', 'taken *slots', 'not_found', 'forbidden', 'cancelled',
+  'collected', 'started', 'unchanged', 'code_clash', 'invalid what'}
+-- The keys a call may add after the named ones: on one server the indexes (written here).
+local MOVE_KEY_TAILS = {'person_index', 'date_index'}
 
 -- Whether a confirmed booking (HMGET of owner, status, collected, dates) may be moved or
--- given up by `actor` today: nil if so, else the refusal. The cancellation cut-off: before
--- its first day, for the owner and for staff acting for them alike.
+-- given up by `actor` today: nil if so, else the refusal to answer ({'forbidden'}...). The
+-- cancellation cut-off: before its first day, for the owner and for staff acting for them.
 local function move_refusal(r, actor, is_staff, today)
   if actor ~= r[1] and not is_staff then
-    return 'forbidden'
+    return {'forbidden'}
   end
   if r[2] == 'cancelled' or r[2] == 'moved' then
-    return 'cancelled'
+    return {'cancelled'}
   end
   if r[2] == 'collected' or (r[3] and r[3] ~= '') then
-    return 'collected'
+    return {'collected'}
   end
   if today >= split(r[4])[1] then
-    return 'started'
+    return {'started'}
   end
   return nil
 end
@@ -70,7 +74,8 @@ local function move(keys, args)
   if not cls then
     return {'invalid', days}
   end
-  local person_index, date_index = keys[#MOVE_KEYS + 1], keys[#MOVE_KEYS + 2]
+  local tail = named({unpack(keys, #MOVE_KEYS + 1)}, MOVE_KEY_TAILS)
+  local person_index, date_index = tail.person_index, tail.date_index
   local date_scores, first_day, hold_ttl =
     split(a.date_scores), tonumber(a.first_day), tonumber(a.priority_hold_ms)
   if not now or not move_id or move_id == '' or #date_scores ~= #days or not first_day
@@ -88,7 +93,7 @@ local function move(keys, args)
   end
   local refusal = move_refusal(r, a.actor, a.is_staff == '1', a.today)
   if refusal then
-    return {refusal}
+    return refusal
   end
   local old_days = split_numbers(r[6])
   if r[5] ~= cls or r[10] ~= inv or #old_days ~= #days then
@@ -160,7 +165,8 @@ local function move(keys, args)
   end
   drop_holds(k.holds, k.hold_days, drop, cls, days)
   audit(stream, a.audit_maxlen, 'move', a.actor, id, a.room, r[4] .. ' -> ' .. a.dates, now)
-  redis.call('ZADD', k.outbox, 'NX', now, 'moved|' .. id .. '|' .. seq)
+  redis.call('ZADD', k.outbox, 'NX', now, outbox_entry(OUTBOX_MOVED, {booking_id = id,
+    seq = seq}))
   waits_clear_stale(k.waits, k.wait_notices, first_day)
   waits_release(k.waits, k.wait_notices, k.holds, k.hold_days, k.outbox, {[cls] = inv}, now,
     a.priority_hold_id or '', hold_ttl, a.room)

@@ -27,6 +27,13 @@ local MOVE_ABORT_KEYS = {'record'}
 local MOVE_ABORT_ARGS = {'move_id'}
 local MOVE_RELEASE_KEYS = {'record', 'inventory', 'registry', 'stats', 'moves'}
 local MOVE_RELEASE_ARGS = {'move_id'}
+local MOVE_IN_REPLIES = {'held', 'taken *slots', 'code_clash', 'invalid what'}
+local MOVE_OUT_REPLIES = {'moved record', 'aborted', 'not_found', 'forbidden', 'cancelled',
+  'collected', 'started', 'invalid what'}
+local MOVE_COMMIT_REPLIES = {'moved record', 'not_found', 'invalid what'}
+local MOVE_COMMIT_KEY_TAILS = {'person_index', 'date_index'}
+local MOVE_ABORT_REPLIES = {'moved', 'aborted'}
+local MOVE_RELEASE_REPLIES = {'released', 'moved'}
 
 -- Step 1. Returns {'held'} (also for a repeat) | {'taken', ...} | {'code_clash'}
 --   | {'invalid', what}
@@ -103,7 +110,7 @@ local function move_out(keys, args)
   end
   local refusal = move_refusal(r, a.actor, a.is_staff == '1', a.today)
   if refusal then
-    return {refusal}
+    return refusal
   end
   if r[10] ~= k.inventory then
     return {'invalid', 'class'}
@@ -151,7 +158,8 @@ local function move_commit(keys, args)
   stats_booking(change, r[5], r[6], split_numbers(r[7]), 'confirmed', from[2], 1)
   stats_write(k.stats, change)
   redis.call('ZREM', k.moves, id)
-  local person_index, date_index = keys[#MOVE_COMMIT_KEYS + 1], keys[#MOVE_COMMIT_KEYS + 2]
+  local tail = named({unpack(keys, #MOVE_COMMIT_KEYS + 1)}, MOVE_COMMIT_KEY_TAILS)
+  local person_index, date_index = tail.person_index, tail.date_index
   if person_index then
     redis.call('ZADD', person_index, a.person_score, id)
     local scores, scored = split(a.date_scores), {}
@@ -164,8 +172,8 @@ local function move_commit(keys, args)
     redis.call('ZADD', k.unindexed, now, id)
   end
   audit(k.audit, a.audit_maxlen, 'move', r[9], id, a.room, 'from ' .. (from[4] or ''), now)
-  redis.call('ZADD', k.outbox, 'NX', now, 'moved|' .. id .. '|' .. tostring((tonumber(from[3])
-    or 0) + 1))
+  redis.call('ZADD', k.outbox, 'NX', now, outbox_entry(OUTBOX_MOVED, {booking_id = id,
+    seq = (tonumber(from[3]) or 0) + 1}))
   return {'moved', redis.call('HGETALL', k.record)}
 end
 

@@ -5,6 +5,8 @@
 local PICKUP_KEYS = {'codes', 'record', 'audit', 'stats'}
 local PICKUP_ARGS = {'code_mac', 'booking_id', 'now_ms', 'today', 'minute', 'grace_minutes',
   'attempt_id', 'audit_maxlen', 'room', 'yesterday'}
+local PICKUP_REPLIES = {'collected record', 'already_collected record', 'cancelled record',
+  'wrong_day record', 'wrong_hour record', 'wrong_code', 'retry booking_id', 'invalid what'}
 
 -- Pickup: open the safe with room + code, once per booked day, within the booked hours.
 -- KEYS: codes, record (of ARGV booking id; any key of the room if none), audit, stats

@@ -152,7 +152,7 @@ def test_a_moved_bookings_calendar_keeps_its_uids_with_a_higher_sequence(r: redi
 def test_a_repeated_move_answers_moved_again(r: redis.Redis) -> None:
     mine = booked(r, hour_start=8, hour_end=10)
     req = request("B", hour_start=14, hour_end=16)
-    args = {"client": r, "booking_id": mine.id, "request": req, "actor_id": BUYER}
+    args: dict[str, Any] = {"client": r, "booking_id": mine.id, "request": req, "actor_id": BUYER}
     calls = [
         booking_move(**args, actor_is_staff=False, now=NOW, move_id="move-request-0001")
         for _ in range(2)

@@ -363,6 +363,27 @@ def test_one_account_books_at_most_its_hourly_allowance_and_a_retry_is_not_count
     assert len(bookings_of(client=r, owner_id=owner(buyer))) == 2
 
 
+def test_a_buyer_at_the_hourly_booking_cap_is_refused_a_hold_with_the_same_message(
+    r: redis.Redis, client_for: Any, buyer: Any, settings: Any
+) -> None:
+    settings.STRONGROOM_BOOKINGS_PER_HOUR = 2
+    client = client_for(buyer)
+    for room in (11, 12):
+        form = {"cls": "A", "room": str(room), "date": day(5).isoformat(),
+                "booking_id": booking_new_id(room=room)}  # fmt: skip
+        assert client.post("/book/claim/", form).status_code == 302
+    keys_before = sorted(r.scan_iter("*"))
+    held = client.post("/book/hold/", {"cls": "A", "room": "13", "date": day(5).isoformat()})
+    assert held.status_code == 429
+    assert "You have made 2 bookings in the last hour" in html(held)
+    assert sorted(r.scan_iter("*")) == keys_before, "no hold placed, nothing blocked"
+    zh = client.post(
+        "/book/hold/", {"cls": "A", "room": "13", "date": day(5).isoformat()},
+        headers={"Accept-Language": "zh-hans"},
+    )  # fmt: skip
+    assert zh.status_code == 429 and "一小时" in html(zh)
+
+
 def test_a_refused_booking_does_not_use_up_the_allowance(
     r: redis.Redis, client_for: Any, buyer: Any, second_buyer: Any, settings: Any
 ) -> None:
