@@ -15,7 +15,7 @@ class BookingConfig(AppConfig):
         # The booking mail renderers and the waiting-list sweep (the outbox), the account
         # page's upcoming bookings and account deletion (accounts.extensions).
         # The keeper's sweep and failover repair of the indexes (strongroom/keeper.py).
-        from booking.engine import indexes_repair, owners, waits  # noqa: F401
+        from booking.engine import indexes_repair, moves, owners, waits  # noqa: F401
         from booking.web import mail  # noqa: F401
 
         signed_out.connect(_release_hold_at_sign_out, dispatch_uid="booking-release-hold")

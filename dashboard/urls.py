@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from dashboard import views, views_bookings, views_mail, views_people
+from dashboard import views, views_acting, views_bookings, views_mail, views_people
 
 app_name = "dashboard"
 urlpatterns = [
@@ -19,6 +19,12 @@ urlpatterns = [
         "bookings/<str:booking_id>/cancel/",
         views_bookings.booking_cancel_staff,
         name="booking_cancel",
+    ),
+    path("bookings/<str:booking_id>/move/", views_acting.booking_move_staff, name="booking_move"),
+    path(
+        "bookings/<str:booking_id>/receipt/",
+        views_acting.booking_receipt_staff,
+        name="booking_receipt",
     ),
     path("people/", views_people.people, name="people"),
     path("people/<int:person_id>/", views_people.person_detail, name="person"),

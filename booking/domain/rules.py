@@ -147,7 +147,9 @@ def check_owner_id(owner_id: object) -> str:
 # A booking's status, as stored and counted (the booking Lua writes the same words).
 STATUSES = ("confirmed", "collected", "cancelled")
 # The kinds of entries the booking functions write into each room's audit stream.
-AUDIT_KINDS = ("claim", "cancel", "pickup", "pickup_failed", "flush", "hold")
+AUDIT_KINDS = (
+    "claim", "cancel", "pickup", "pickup_failed", "flush", "hold", "move", "receipt", "handover",
+)  # fmt: skip
 
 REASON_LIMIT = 500  # characters of a cancel or flush reason that are kept
 

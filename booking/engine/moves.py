@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,11 +40,13 @@ from booking.domain.rules import (
     season_days,
     season_key,
 )
+from booking.engine.audit import audit_write
+from booking.engine.bookings import booking_get
 from booking.engine.indexes import indexes_after_claim, indexes_inline
 from booking.engine.requests import refuse_invalid, request_args, request_recheck
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
-from strongroom.outbox import sender_hook, sender_wake
+from strongroom.outbox import mail_queue, sender_hook, sender_wake
 from strongroom.store import durable_fcall, text_hash, text_values
 
 MOVE = FunctionSpec(
@@ -129,6 +131,34 @@ MOVE_MESSAGES = {
 }
 
 
+def move_form_values(booking: Booking, data: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What a move form (templates/booking/_move_form.html) shows: the booking's slots, or what
+    was posted (`data`, a QueryDict: a refused move keeps the choice)."""
+    start, end = booking.hours or (0, 0)
+    if data is None:
+        return {
+            "move_id": request_id_new(),
+            "form_room": booking.room_label,
+            "form_dates": [d.isoformat() for d in booking.dates],
+            "form_start": str(start),
+            "form_end": str(end),
+            "form_boxes": ", ".join(str(b) for b in booking.boxes),
+            "starts": [str(h) for h in range(24)],
+            "ends": [str(h) for h in range(1, 25)],
+        }
+    dates = data.getlist("date")[:64] if hasattr(data, "getlist") else []
+    return {
+        "move_id": str(data.get("move_id", ""))[:64],
+        "form_room": str(data.get("room", ""))[:8],
+        "form_dates": [str(d)[:20] for d in dates],
+        "form_start": str(data.get("hour_start", ""))[:5],
+        "form_end": str(data.get("hour_end", ""))[:5],
+        "form_boxes": str(data.get("boxes", ""))[:400],
+        "starts": [str(h) for h in range(24)],
+        "ends": [str(h) for h in range(1, 25)],
+    }
+
+
 def move_request(
     *,
     booking: Booking,
@@ -136,14 +166,16 @@ def move_request(
     hour_start: object = None,
     hour_end: object = None,
     boxes: str = "",
+    room: object = None,
     now: dt.datetime | None = None,
 ) -> SlotRequest:
-    """The slots a move form asks for: the booking's class and room, the dates, hours and
-    boxes typed ("5, 6"); raises InvalidRequest naming every problem (as a booking form)."""
+    """The slots a move form asks for: the booking's class, the room (its own if none), the
+    dates, hours and boxes typed ("5, 6"); raises InvalidRequest naming every problem (as a
+    booking form)."""
     picked = [part.strip() for part in boxes.replace("，", ",").split(",") if part.strip()]
     return slot_request_parse(
         cls=booking.cls,
-        room=booking.room,
+        room=booking.room if room is None or room == "" else room,
         dates=[d for d in dates if d.strip()][:64],
         hour_start=hour_start if booking.cls != "A" else None,
         hour_end=hour_end if booking.cls != "A" else None,
@@ -501,3 +533,22 @@ def moves_recover(
 def moves_sweep(client: redis.Redis) -> None:
     """The sender's full pass settles moves cut off half way (see `moves_recover`)."""
     moves_recover(client=client)
+
+
+def receipt_resend(*, client: redis.Redis, booking_id: str, actor_id: str) -> Booking | None:
+    """Queue the receipt of a confirmed booking again (code and .ics, in the buyer's language;
+    the outbox renders it as it is now) and audit who asked. None when there is no such
+    confirmed booking."""
+    booking = booking_get(client=client, booking_id=booking_id)
+    if booking is None or booking.status != "confirmed":
+        return None
+    mail_queue(client, kind="confirm", args=(booking.id, booking.owner_id))
+    audit_write(
+        client=client,
+        room=booking.room,
+        kind="receipt",
+        actor=actor_id,
+        booking_id=booking.id,
+        detail="sent again",
+    )
+    return booking
