@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from booking.engine.cancel import CANCEL
 from booking.engine.claims import CLAIM
+from booking.engine.desk import HANDOVER
 from booking.engine.holds import HOLD, HOLD_RELEASE
 from booking.engine.maintenance import FLUSH_ROOM
 from booking.engine.moves import MOVE, MOVE_ABORT, MOVE_COMMIT, MOVE_IN, MOVE_OUT, MOVE_RELEASE
@@ -14,5 +15,5 @@ from booking.engine.waits import WAIT, WAITS_CHECK
 
 SPECS = (
     CLAIM, HOLD, HOLD_RELEASE, CANCEL, MOVE, MOVE_IN, MOVE_OUT, MOVE_COMMIT, MOVE_ABORT,
-    MOVE_RELEASE, PICKUP, FLUSH_ROOM, STATS_REBUILD, WAIT, WAITS_CHECK, OWNER_FORGET,
+    MOVE_RELEASE, PICKUP, HANDOVER, FLUSH_ROOM, STATS_REBUILD, WAIT, WAITS_CHECK, OWNER_FORGET,
 )  # fmt: skip
