@@ -32,7 +32,7 @@ TAKEN_FIELDS = ("day", "box", "mask", "held")  # a slot found taken, by ':'
 OUTBOX_CONFIRM = ("confirm", "booking_id", "owner")
 OUTBOX_CANCEL = ("cancel", "booking_id")
 OUTBOX_FREED = ("freed", "room", *WAIT_FIELDS, "told")
-OUTBOX_MOVED = ("moved", "booking_id", "seq")
+OUTBOX_MOVED = ("moved", "booking_id", "sequence")
 OUTBOX_ENTRIES = {
     entry[0]: entry for entry in (OUTBOX_CONFIRM, OUTBOX_CANCEL, OUTBOX_FREED, OUTBOX_MOVED)
 }

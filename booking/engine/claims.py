@@ -54,13 +54,14 @@ CLAIM = FunctionSpec(
     "booking_claim",
     "CLAIM",
     ("inventory", "registry", "record", "ledger", "codes", "holds", "audit", "stats",
-     "hold_days", "unindexed", "refs", "outbox", "hold_streaks", "waits", "wait_notices"),
+     "hold_days", "unindexed", "refs", "outbox", "hold_streaks", "waits", "wait_notices",
+     "gone"),
     ("owner", "cls", "season", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
      "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "season_bytes",
      "season_days", "made", "person_score", "date_scores", "reference", "pace_limit",
      "pace_window_ms"),
     replies=("ok record fulfilled", "taken *slots", "paced until", "id_in_use", "code_clash",
-             "ref_clash", "invalid what"),
+             "ref_clash", "gone", "invalid what"),
     key_tails=("person_index", "date_index", "pace"),
 )  # fmt: skip
 # more_keys of CLAIM: the person index and the date index where one call may write them (not on
@@ -73,12 +74,14 @@ _CODE_ATTEMPTS = 5
 @dataclass(frozen=True)
 class ClaimResult:
     """ok: the booking is confirmed (and durable); otherwise `taken` lists what is not free,
-    or `paced_until` says when the buyer may book again (their hourly allowance is spent)."""
+    or `paced_until` says when the buyer may book again (their hourly allowance is spent), or
+    `gone`: the buyer's account is being deleted (nothing more is booked for them)."""
 
     ok: bool
     booking: Booking | None = None
     taken: tuple[Slot, ...] = ()
     paced_until: dt.datetime | None = None
+    gone: bool = False
 
 
 def booking_pace(
@@ -181,6 +184,8 @@ def booking_claim(
     refuse_invalid(CLAIM.name, answer)
     if status == "paced":
         return ClaimResult(False, paced_until=from_ms(int(answer["until"])))
+    if status == "gone":
+        return ClaimResult(False, gone=True)
     if status == "id_in_use":
         raise ValueError(f"booking id {booking_id!r} belongs to another owner")
     if status == "taken":

@@ -36,10 +36,10 @@ from strongroom.store import fcall, pipeline_functions, text_or_none
 HOLD = FunctionSpec(
     "booking_hold",
     "HOLD",
-    ("inventory", "holds", "audit", "hold_days", "hold_streaks"),
+    ("inventory", "holds", "audit", "hold_days", "hold_streaks", "gone"),
     ("owner", "cls", "days", "hstart", "hend", "boxes", "hold_id", "now_ms", "ttl_ms",
      "audit_maxlen", "room", "season_days", "pace_limit", "pace_window_ms"),
-    replies=("ok expiry", "taken *slots", "cooling until", "paced until", "id_in_use",
+    replies=("ok expiry", "taken *slots", "cooling until", "paced until", "id_in_use", "gone",
              "invalid what"),
 )  # fmt: skip
 # more_keys of HOLD: the buyer's pace where the call checks it (one server, a paced hold).
@@ -59,6 +59,7 @@ class HoldResult:
     taken: tuple[Slot, ...] = ()
     cooling_until: dt.datetime | None = None
     paced_until: dt.datetime | None = None
+    gone: bool = False  # the buyer's account is being deleted
 
 
 def booking_hold(
@@ -105,6 +106,7 @@ def booking_hold(
         "audit": room.audit,
         "hold_days": room.hold_days,
         "hold_streaks": room.hold_streaks,
+        "gone": room.gone,
     }
     args = {
         "owner": owner_id,
@@ -140,6 +142,8 @@ def booking_hold(
         return HoldResult(False, cooling_until=from_ms(answer["until"]))
     if answer["status"] == "paced":
         return HoldResult(False, paced_until=from_ms(int(answer["until"])))
+    if answer["status"] == "gone":
+        return HoldResult(False, gone=True)
     expires = from_ms(answer["expiry"])
     assert expires is not None
     seen = text_or_none(seen)

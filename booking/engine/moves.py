@@ -46,7 +46,7 @@ from booking.engine.indexes import indexes_after_claim, indexes_inline
 from booking.engine.requests import refuse_invalid, request_args, request_recheck
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
-from strongroom.outbox import mail_queue, sender_hook, sender_wake
+from strongroom.outbox import mail_queue, sender_wake
 from strongroom.store import durable_fcall, text_hash, text_values
 
 MOVE = FunctionSpec(
@@ -529,9 +529,9 @@ def moves_recover(
     return settled
 
 
-@sender_hook
 def moves_sweep(client: redis.Redis) -> None:
-    """The sender's full pass settles moves cut off half way (see `moves_recover`)."""
+    """The sender's full pass settles moves cut off half way (see `moves_recover`; plugged in
+    by booking/apps.py)."""
     moves_recover(client=client)
 
 

@@ -11,9 +11,10 @@ from booking.engine.moves import MOVE, MOVE_ABORT, MOVE_COMMIT, MOVE_IN, MOVE_OU
 from booking.engine.owners import OWNER_FORGET
 from booking.engine.pickup import PICKUP
 from booking.engine.stats import STATS_REBUILD
-from booking.engine.waits import WAIT, WAITS_CHECK
+from booking.engine.waits import WAIT, WAIT_RESERVE, WAITS_CHECK
 
 SPECS = (
     CLAIM, HOLD, HOLD_RELEASE, CANCEL, MOVE, MOVE_IN, MOVE_OUT, MOVE_COMMIT, MOVE_ABORT,
-    MOVE_RELEASE, PICKUP, HANDOVER, FLUSH_ROOM, STATS_REBUILD, WAIT, WAITS_CHECK, OWNER_FORGET,
+    MOVE_RELEASE, PICKUP, HANDOVER, FLUSH_ROOM, STATS_REBUILD, WAIT, WAIT_RESERVE, WAITS_CHECK,
+    OWNER_FORGET,
 )  # fmt: skip

@@ -11,8 +11,7 @@ from django.views.decorators.http import require_http_methods
 from accounts.access import login_required
 from booking.domain.parser import InvalidRequest
 from booking.engine.moves import booking_move, move_form_values, move_request
-from booking.web.mine import _own_booking
-from booking.web.owner import signed_in_owner
+from booking.web.owner import own_booking, signed_in_owner
 from strongroom.store import get_store
 
 
@@ -21,7 +20,7 @@ from strongroom.store import get_store
 def booking_move_page(request: HttpRequest, booking_id: str) -> HttpResponse:
     """GET: the booking and a form of its slots. POST: move it there, or say why not (the
     booking unchanged)."""
-    booking = _own_booking(request, booking_id)
+    booking = own_booking(request, booking_id)
     posted = request.POST if request.method == "POST" else None
     context = {
         "booking": booking,

@@ -37,7 +37,7 @@ local TAKEN_FIELDS = {'day', 'box', 'mask', 'held'}
 local OUTBOX_CONFIRM = {'confirm', 'booking_id', 'owner'}
 local OUTBOX_CANCEL = {'cancel', 'booking_id'}
 local OUTBOX_FREED = {'freed', 'room', 'person', 'cls', 'day', 'hstart', 'hend', 'box', 'told'}
-local OUTBOX_MOVED = {'moved', 'booking_id', 'seq'}
+local OUTBOX_MOVED = {'moved', 'booking_id', 'sequence'}
 
 -- A list's items by the names of `names` (same order): named({'a', 'b'}, {'x', 'y'}).x == 'a'.
 local function named(values, names)

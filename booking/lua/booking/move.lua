@@ -9,12 +9,11 @@ local MOVE_ARGS = {'actor', 'is_staff', 'today', 'cls', 'days', 'hstart', 'hend'
   'person_score', 'date_scores', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
 local MOVE_REPLIES = {'moved record', 'taken *slots', 'not_found', 'forbidden', 'cancelled',
   'collected', 'started', 'unchanged', 'code_clash', 'invalid what'}
--- The keys a call may add after the named ones: on one server the indexes (written here).
 local MOVE_KEY_TAILS = {'person_index', 'date_index'}
 
 -- Whether a confirmed booking (HMGET of owner, status, collected, dates) may be moved or
--- given up by `actor` today: nil if so, else the refusal to answer ({'forbidden'}...). The
--- cancellation cut-off: before its first day, for the owner and for staff acting for them.
+-- given up by `actor` today: nil if so, else the refusal (a reply). The cancellation cut-off:
+-- before its first day, for the owner and for staff acting for them alike.
 local function move_refusal(r, actor, is_staff, today)
   if actor ~= r[1] and not is_staff then
     return {'forbidden'}
@@ -118,7 +117,8 @@ local function move(keys, args)
   for i, field in ipairs(merged) do
     local overlap = bit.band(bit.band(values[i], bit.bnot(field[2])), field[5])
     if overlap ~= 0 then
-      taken[#taken + 1] = field[3] .. ':' .. field[4] .. ':' .. overlap .. ':0'
+      taken[#taken + 1] = joined({day = field[3], box = field[4], mask = overlap, held = 0},
+        TAKEN_FIELDS, ':')
     end
   end
   local held, drop = held_conflicts(k.holds, k.hold_days, r[1], cls, days, hstart, hend,
@@ -165,8 +165,8 @@ local function move(keys, args)
   end
   drop_holds(k.holds, k.hold_days, drop, cls, days)
   audit(stream, a.audit_maxlen, 'move', a.actor, id, a.room, r[4] .. ' -> ' .. a.dates, now)
-  redis.call('ZADD', k.outbox, 'NX', now, outbox_entry(OUTBOX_MOVED, {booking_id = id,
-    seq = seq}))
+  redis.call('ZADD', k.outbox, 'NX', now,
+    outbox_entry(OUTBOX_MOVED, {booking_id = id, sequence = seq}))
   waits_clear_stale(k.waits, k.wait_notices, first_day)
   waits_release(k.waits, k.wait_notices, k.holds, k.hold_days, k.outbox, {[cls] = inv}, now,
     a.priority_hold_id or '', hold_ttl, a.room)

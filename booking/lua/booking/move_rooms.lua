@@ -173,7 +173,7 @@ local function move_commit(keys, args)
   end
   audit(k.audit, a.audit_maxlen, 'move', r[9], id, a.room, 'from ' .. (from[4] or ''), now)
   redis.call('ZADD', k.outbox, 'NX', now, outbox_entry(OUTBOX_MOVED, {booking_id = id,
-    seq = (tonumber(from[3]) or 0) + 1}))
+    sequence = (tonumber(from[3]) or 0) + 1}))
   return {'moved', redis.call('HGETALL', k.record)}
 end
 

@@ -121,21 +121,24 @@ def test_the_outbox_entries_the_functions_write_read_back_by_their_declared_name
     r: redis.Redis,
 ) -> None:
     made = claim(r, request("A", dates=(5,))).booking
-    later = claim(r, request("A", dates=(6,))).booking
-    assert made is not None and later is not None
+    assert made is not None
     wait = Wait(7, "A", day(5))
     assert wait_join(client=r, owner_id=SECOND_BUYER, wait=wait, now=NOW) == "ok"
     booking_cancel(client=r, booking_id=made.id, actor_id=BUYER, actor_is_staff=False, now=NOW)
+    moving = claim(r, request("A", dates=(6,))).booking
+    assert moving is not None
     moved = booking_move(
-        client=r, booking_id=later.id, request=request("A", dates=(8,)), actor_id=BUYER,
-        actor_is_staff=False, now=NOW,
-    )  # fmt: skip
-    assert moved.ok
-    # (the second claim's receipt is one more 'confirm': the first booking's is kept)
-    entries: dict[str, list[str]] = {}
-    for kind, *args in (m.split("|") for m in _outbox(r, 7)):
-        if kind != "confirm" or args[0] == made.id:
-            entries[kind] = args
+        client=r,
+        booking_id=moving.id,
+        request=request("A", dates=(8,)),
+        actor_id=BUYER,
+        actor_is_staff=False,
+        now=NOW,
+    )
+    assert moved.outcome == "moved"
+    every = [m.split("|") for m in _outbox(r, 7)]
+    # One entry of each kind, but the receipts: the one of the booking that was cancelled.
+    entries = {kind: args for kind, *args in every if kind != "confirm" or args[0] == made.id}
     assert set(entries) == set(formats.OUTBOX_ENTRIES)
     for kind, args in entries.items():
         assert len(args) == len(formats.OUTBOX_ENTRIES[kind]) - 1, kind
@@ -144,10 +147,13 @@ def test_the_outbox_entries_the_functions_write_read_back_by_their_declared_name
         "owner": BUYER,
     }
     assert formats.outbox_fields("cancel", entries["cancel"]) == {"booking_id": made.id}
-    assert formats.outbox_fields("moved", entries["moved"]) == {"booking_id": later.id, "seq": "1"}
     freed = formats.outbox_fields("freed", entries["freed"])
     assert freed["room"] == "007"
     assert wait_of(7, formats.fields_join(freed, formats.WAIT_FIELDS)) == (SECOND_BUYER, wait)
+    assert formats.outbox_fields("moved", entries["moved"]) == {
+        "booking_id": moving.id,
+        "sequence": "1",
+    }
 
 
 def test_a_wait_and_its_notice_read_back_by_their_declared_names(r: redis.Redis) -> None:
