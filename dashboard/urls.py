@@ -31,6 +31,7 @@ urlpatterns = [
     path("people/", views_people.people, name="people"),
     path("people/<int:person_id>/", views_people.person_detail, name="person"),
     path("people/<int:person_id>/staff/", views_people.person_staff_set, name="person_staff"),
+    path("people/<int:person_id>/book/", views_acting.person_book_staff, name="person_book"),
     path("catalog/", views.catalog, name="catalog"),
     path("keyspace/", views.keyspace, name="keyspace"),
     path("keyspace/flush/", views.keyspace_flush, name="keyspace_flush"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import hashlib
 import re
 import secrets
 import zoneinfo
@@ -109,6 +110,13 @@ def booking_new_id(*, room: int) -> str:
     """A fresh booking id made by the client: the room (its hash tag) and 130 random bits."""
     token = base64.b32encode(secrets.token_bytes(16)).decode().rstrip("=").lower()
     return f"{format_room(room)}-{token}"
+
+
+def booking_id_from(token: str, *, room: int) -> str:
+    """A booking id derived from a client-made token (a form's request id) and the room: the
+    same form sent twice names the same booking, which the claim recognises."""
+    digest = hashlib.sha256(f"strongroom.booking|{token}".encode()).digest()[:16]
+    return f"{format_room(room)}-{base64.b32encode(digest).decode().rstrip('=').lower()}"
 
 
 def hold_new_id(*, room: int) -> str:

@@ -113,3 +113,55 @@ def test_the_staff_move_page_speaks_chinese(
     page = client_for(staff).get(f"/staff/bookings/{mine.id}/move/", HTTP_ACCEPT_LANGUAGE="zh-hans")
     text = page.content.decode()
     assert "代买家操作" in text and "改期" in text
+
+
+def test_staff_book_for_a_buyer_who_gets_the_receipt(
+    r: redis.Redis,
+    buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+    settings: Any,
+    tmp_path: Path,
+) -> None:
+    settings.STRONGROOM_MAIL_DIR = tmp_path
+    settings.EMAIL_BACKEND = "strongroom.mail.FilePerMessageBackend"
+    emails.email_set(client=r, person_id=buyer.id, email="anna@example.test")
+    token = emails.verify_token_make(person_id=buyer.id, email="anna@example.test")
+    assert emails.email_verify(client=r, token=token) is not None
+    r.delete(ks.MAIL_OUTBOX.key())
+    client = client_for(staff)
+    page = client.get(f"/staff/people/{buyer.id}/").content.decode()
+    assert "anna@example.test" in page and 'action="/staff/people/' in page
+    data = {"request_id": "staff-book-request-01", "cls": "B", "room": "11",
+            "date": ["2026-12-06"], "hour_start": "9", "hour_end": "11", "boxes": ""}  # fmt: skip
+    answer = client.post(f"/staff/people/{buyer.id}/book/", data)
+    assert answer.status_code == 302 and answer["Location"].startswith("/staff/bookings/011-")
+    again = client.post(f"/staff/people/{buyer.id}/book/", data)  # a double press books once
+    assert again["Location"] == answer["Location"]
+    booking_id = answer["Location"].split("/")[3]
+    made = booking_get(client=r, booking_id=booking_id)
+    assert made is not None and made.owner_id == str(buyer.id) and made.hours == (9, 11)
+    assert outbox_send(client=r).sent == 1
+    (receipt,) = [email.message_from_bytes(p.read_bytes()) for p in tmp_path.glob("*.eml")]
+    body = next(p for p in receipt.walk() if p.get_content_type() == "text/plain")
+    assert code_display(made.pickup_code()) in body.get_payload(decode=True).decode()  # type: ignore[union-attr]
+    assert made.reference in client.get(f"/staff/people/{buyer.id}/").content.decode()
+    entries = [(e.kind, e.actor) for e in audit.booking_audit(client=r, booking_id=made.id)]
+    assert ("claim", str(staff.id)) in entries and ("claim", str(buyer.id)) in entries
+
+
+def test_staff_booking_follows_the_buyers_rules(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone, staff: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:  # fmt: skip
+    booked(r, second_buyer, dates=(6,))
+    client = client_for(staff)
+    taken = {"cls": "B", "room": "7", "date": ["2026-12-06"], "hour_start": "9", "hour_end": "11"}
+    answer = client.post(f"/staff/people/{buyer.id}/book/", taken)
+    assert answer.status_code == 302
+    assert "not free" in client.get(answer["Location"]).content.decode()
+    today = {"cls": "A", "room": "7", "date": ["2026-11-21"]}
+    after = client.get(client.post(f"/staff/people/{buyer.id}/book/", today)["Location"])
+    assert "Not booked" not in after.content.decode() and "2026-11-21" in after.content.decode()
+    assert client.post("/staff/people/99999/book/", taken).status_code == 404
+    assert client_for(buyer).post(f"/staff/people/{buyer.id}/book/", taken).status_code == 403
