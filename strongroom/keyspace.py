@@ -801,6 +801,18 @@ CATALOG_EDITION = declare(
 
 # --- mail ----------------------------------------------------------------------------------
 
+MAIL_REMINDED = declare(
+    "mail-reminded",
+    "{mail}:reminded:<date>",
+    type="set",
+    holds=noop("booking ids whose first day is <date> and whose reminder is queued"),
+    app="booking",
+    why=noop(
+        "added in the same transaction as the reminder's outbox entry (same tag as the outbox), "
+        "so each booking is reminded once, whatever sender passes or restarts come; expires "
+        "after its day"
+    ),
+)
 MAIL_OUTBOX = declare(
     "mail-outbox",
     "{mail}:outbox",
