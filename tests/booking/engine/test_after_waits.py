@@ -14,7 +14,7 @@ from booking.domain.records import Booking
 from booking.domain.rules import booking_new_id, hold_new_id
 from booking.engine.bookings import hold_get
 from booking.engine.cancel import booking_cancel
-from booking.engine.claims import booking_claim
+from booking.engine.claims import ClaimResult, booking_claim
 from booking.engine.holds import booking_hold
 from booking.engine.waits import Wait, wait_join, wait_leave, waits_of, waits_sweep
 from strongroom import keyspace as ks
@@ -178,7 +178,7 @@ def test_a_refused_wait_gives_its_place_on_the_buyers_list_back(
     assert wait_join(client=r, owner_id=owner, wait=Wait(7, "A", day(5))) == "ok"
 
 
-def booked_room(r: redis.Redis, someone: Someone, room: int) -> object:
+def booked_room(r: redis.Redis, someone: Someone, room: int) -> ClaimResult:
     return booking_claim(
         client=r, owner_id=str(someone.id), request=a_day(room=room),
         booking_id=booking_new_id(room=room),
