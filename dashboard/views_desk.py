@@ -5,6 +5,7 @@ laid out for a phone at the door."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -21,13 +22,12 @@ from dashboard.selectors import names_of
 from strongroom.store import get_store
 
 
-def _desk_query(request_data: dict[str, str] | object) -> tuple[dt.date, int, int, list[str]]:
+def _desk_query(data: Mapping[str, str]) -> tuple[dt.date, int, int, list[str]]:
     """The day (default today) and the room range (default every room) of a desk request, and
     what could not be read."""
-    data = request_data if hasattr(request_data, "get") else {}
     problems = []
     today = local_now().date()
-    text = str(data.get("day", "") or "")[:10]  # type: ignore[attr-defined]
+    text = str(data.get("day", "") or "")[:10]
     try:
         day = dt.date.fromisoformat(text) if text else today
     except ValueError:
@@ -35,7 +35,7 @@ def _desk_query(request_data: dict[str, str] | object) -> tuple[dt.date, int, in
         day = today
     rooms = []
     for name, default in (("from", 1), ("to", room_count())):
-        raw = str(data.get(name, "") or "")[:8]  # type: ignore[attr-defined]
+        raw = str(data.get(name, "") or "")[:8]
         number = room_number(raw) if raw else default
         if number is None:
             problems.append(f"“{raw}”")

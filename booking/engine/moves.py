@@ -201,7 +201,7 @@ def booking_move(
     if room is None or not isinstance(actor_id, str) or not actor_id:
         return MoveResult(False, "not_found", MOVE_MESSAGES["not_found"])
     request_recheck(request, now)
-    move_id = move_id if request_id_valid(move_id) else request_id_new()
+    move_id = move_id if move_id and request_id_valid(move_id) else request_id_new()
     keys = RoomKeys(room)
     cls, season, owner, code_n, before = text_values(
         client.hmget(keys.record(booking_id), ["cls", "season", "owner", "code_n", "dates"])
