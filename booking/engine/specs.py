@@ -7,7 +7,8 @@ from booking.engine.claims import CLAIM
 from booking.engine.desk import HANDOVER
 from booking.engine.holds import HOLD, HOLD_RELEASE
 from booking.engine.maintenance import FLUSH_ROOM
-from booking.engine.moves import MOVE, MOVE_ABORT, MOVE_COMMIT, MOVE_IN, MOVE_OUT, MOVE_RELEASE
+from booking.engine.moves import MOVE
+from booking.engine.moves_rooms import MOVE_ABORT, MOVE_COMMIT, MOVE_IN, MOVE_OUT, MOVE_RELEASE
 from booking.engine.owners import OWNER_FORGET
 from booking.engine.pickup import PICKUP
 from booking.engine.stats import STATS_REBUILD

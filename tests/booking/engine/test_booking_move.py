@@ -313,7 +313,7 @@ def test_twenty_buyers_moving_into_one_free_slot_of_another_room_exactly_one_mov
 def test_a_move_cut_off_half_way_is_finished_or_undone_by_the_recovery(
     r: redis.Redis, cut_after: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from booking.engine import moves
+    from booking.engine import moves_rooms as moves
 
     mine = booked(r, hour_start=8, hour_end=10)
 

@@ -20,7 +20,7 @@ import redis
 
 from booking.domain.keys import RoomKeys
 from booking.engine.indexes import bookings_by_id
-from booking.engine.moves import moves_recover
+from booking.engine.moves_rooms import moves_recover
 from strongroom import embedded, store
 from strongroom import keyspace as ks
 from strongroom.store import text_hash
