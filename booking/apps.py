@@ -8,7 +8,7 @@ class BookingConfig(AppConfig):
         """What booking adds to the other apps (strongroom/plugins.py), all declared here."""
         from accounts import extensions
         from booking.domain.rules import AUDIT_KINDS
-        from booking.engine import indexes_repair, moves_rooms, owners, reminders, waits
+        from booking.engine import indexes_repair, moves_rooms, owners, priority, reminders, waits
         from booking.web import mail
         from strongroom import audit, keeper, outbox
 
@@ -21,6 +21,9 @@ class BookingConfig(AppConfig):
         extensions.ACCOUNT_PARTS.plug(owners.ACCOUNT_PART)
         extensions.PERSON_FORGETTERS.plug(owners.forget_on_account_deletion)
         extensions.SIGNED_OUT.plug(_release_hold_at_sign_out)
+        extensions.EMAIL_VERIFIED.plug(mail.receipts_owed_send)
+        # The priority holds read with the identity: the banner on every page.
+        extensions.IDENTITY_READS.plug(priority.PRIORITY_READ)
         # The keeper's sweep and failover repairs of the indexes and the waits.
         keeper.KEEPER_TASKS.plug(indexes_repair.indexes_sweep)
         keeper.FAILOVER_REPAIRS.plug(indexes_repair.indexes_repair, waits.waits_repair)

@@ -28,6 +28,7 @@ from catalog.selectors import (
     result_page,
 )
 from strongroom.ahead import reads_ahead
+from strongroom.compression import compressible
 from strongroom.store import get_reader, get_store
 
 # The two long lists of a result page (up to 30 facets, ~100 tags of its books) are built here
@@ -201,6 +202,7 @@ def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
     }
 
 
+@compressible
 @require_safe
 @reads_ahead(lambda request: edition_read())
 def browse(request: HttpRequest) -> HttpResponse:

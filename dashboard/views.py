@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.access import signed_in_person, staff_required
 from booking.domain.rules import season_end, season_start, site_today
-from booking.slots.bitmap import inventory_keys
+from booking.selectors import inventory_keys
 from dashboard import charts
 from dashboard.forms import (
     AuditFilterForm,

@@ -12,11 +12,9 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts.access import signed_in_person, staff_required
 from accounts.selectors import account_get
 from booking.domain.parser import InvalidRequest, slot_request_parse
-from booking.domain.rules import booking_id_from, request_id_new, request_id_valid
-from booking.engine.audit import audit_write
-from booking.engine.bookings import booking_get
-from booking.engine.claims import booking_claim
-from booking.engine.moves import booking_move, move_form_values, move_request, receipt_resend
+from booking.domain.rules import request_id_new, request_id_valid
+from booking.selectors import booking_get, move_form_values
+from booking.services import booking_book_for, booking_move, move_request, receipt_resend
 from dashboard.pages import not_found, render_page
 from strongroom.store import get_store
 
@@ -106,23 +104,17 @@ def person_book_staff(request: HttpRequest, person_id: int) -> HttpResponse:
         for error in refused.errors:
             messages.error(request, str(error))
         return HttpResponseRedirect(back)
-    result = booking_claim(
+    result = booking_book_for(
         client=client,
         owner_id=str(person_id),
         request=wanted,
-        booking_id=booking_id_from(token, room=wanted.room),
+        token=token,
+        actor_id=str(signed_in_person(request).id),
+        owner_name=target.username,
     )
     if not result.ok or result.booking is None:
         messages.error(request, _("Not booked: some of these slots are not free."))
         return HttpResponseRedirect(back)
-    audit_write(
-        client=client,
-        room=wanted.room,
-        kind="claim",
-        actor=str(signed_in_person(request).id),
-        booking_id=result.booking.id,
-        detail=f"booked by staff for {target.username}",
-    )
     messages.success(
         request,
         _("Booked %(reference)s for %(name)s; the receipt with the code is on its way.")

@@ -16,7 +16,8 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.access import signed_in_person, staff_required
 from booking.domain.rules import local_now, request_id_new, room_count
 from booking.domain.values import room_number
-from booking.engine.desk import booking_handover, desk_read
+from booking.selectors import desk_read
+from booking.services import booking_handover
 from dashboard.pages import render_page
 from dashboard.selectors import names_of
 from strongroom.store import get_store

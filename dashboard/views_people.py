@@ -12,7 +12,7 @@ from accounts.access import signed_in_person, staff_required
 from accounts.selectors import login_summary, logins_recent, logins_top, person_id_find
 from accounts.services import PersonNotFound
 from booking.domain.rules import request_id_new
-from booking.engine.bookings import bookings_of
+from booking.selectors import bookings_of
 from dashboard.forms import (
     PersonSearchForm,
     StaffSetForm,

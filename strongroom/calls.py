@@ -11,7 +11,7 @@ word with the names of the fields after it). The Lua declares those too (`<LUA>_
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +53,19 @@ class FunctionSpec:
             [keys[name] for name in self.keys] + tail_keys + list(more_keys),
             [args[name] for name in self.args] + list(more_args),
         )
+
+    def send(
+        self,
+        sender: Callable[[str, list[str], list[object]], Any],
+        *,
+        keys: Mapping[str, str],
+        args: Mapping[str, object],
+        tails: Mapping[str, Sequence[str]] | None = None,
+    ) -> dict[str, Any]:
+        """Build the call, send it with `sender(name, KEYS, ARGV)` (the store's `fcall` or
+        `durable_fcall`, bound to a client) and read its answer by name (`answer_of`)."""
+        call_keys, call_args = self.call(keys=keys, args=args, tails=tails)
+        return self.answer_of(sender(self.name, call_keys, call_args))
 
     def answer_of(self, reply: Sequence[Any]) -> dict[str, Any]:
         """A reply that starts with a status word as {"status": word, field: value...} (a field

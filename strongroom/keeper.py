@@ -3,13 +3,15 @@ failover may have left undone, without an operator.
 
 Each pass (every KEEPER_PERIOD_S; the repair one process at a time, under a lease):
 
-1. On a cluster, it asks a node which primary serves each slot and compares that with the list
-   last written to the store (keyspace family store-primaries). When a primary changed (a
-   failover: a replica took over, perhaps without the primary's last writes), every repair
-   plugged into `FAILOVER_REPAIRS` runs for the changed slots, the staff audit gets one
-   `failover_repair` entry saying what was repaired, and the new list is written, durably.
-   A repair that fails (the new primary cannot confirm yet) leaves the old list, so the next
-   pass repairs again.
+1. On a cluster, it asks a node which primary serves each slot and compares that with what this
+   process saw last. When they differ, it reads the list written to the store by the last
+   repair (keyspace family store-primaries; this process's own view when there is none): when
+   a primary changed since (a failover: a replica took over, perhaps without the primary's
+   last writes), every repair plugged into `FAILOVER_REPAIRS` runs for the changed slots,
+   the staff audit gets one `failover_repair` entry saying what was repaired, and the new
+   list is written, durably. A repair that fails (the new primary cannot confirm yet) leaves
+   the old list, so the next pass repairs again; other processes find the new list and
+   repair nothing.
 2. Every task plugged into `KEEPER_TASKS` runs (booking drains what claims could not index).
 
 Apps plug their parts in from their AppConfig.ready (booking: booking/apps.py); strongroom/wsgi.py
@@ -48,6 +50,9 @@ LEASE_MS = 60_000
 SLOTS = 16384
 AUDIT_KIND = "failover_repair"
 AUDIT_ACTOR = "site"
+# On the client: the primaries this process saw at its last pass (an idle pass then sends one
+# CLUSTER SLOTS and nothing else; the store's list is read only when they change).
+_SEEN_ATTRIBUTE = "_strongroom_primaries_seen"
 
 Task = Callable[[redis.Redis], object]
 Repair = Callable[[redis.Redis, frozenset[int]], str]
@@ -85,45 +90,52 @@ def _owners(listing: str) -> list[str]:
 
 def topology_check(*, client: redis.Redis) -> KeeperReport:
     """Repair after a change of primaries (see the module's doc); nothing off a cluster, while
-    some slot has no primary, when the primaries are those last written, or while another
-    process holds the repair's lease."""
+    some slot has no primary, when the primaries are those this process saw last (then not
+    even a read of the store), or while another process holds the repair's lease."""
     if not is_cluster(client):
         return KeeperReport()
     current = primaries_by_slot(client)
-    if current is None:
+    seen: str | None = getattr(client, _SEEN_ATTRIBUTE, None)
+    if current is None or current == seen:
         return KeeperReport()
     key = ks.STORE_PRIMARIES.key()
-    if text_or_none(client.get(key)) == current:
+    stored = text_or_none(client.get(key))
+    baseline = stored if stored is not None else seen
+    if baseline is None or baseline == current:
+        setattr(client, _SEEN_ATTRIBUTE, current)
         return KeeperReport()
     lease = ks.STORE_REPAIR_LEASE.key()
     token = secrets.token_hex(8)
     if not client.set(lease, token, nx=True, px=LEASE_MS):
-        return KeeperReport()
+        return KeeperReport()  # another process repairs; this one looks again next pass
     try:
-        return _repair(client, key, current)
+        report = _repair(client, key, seen, current)
     finally:
         if client.get(lease) == token:
             client.delete(lease)
-
-
-def _repair(client: redis.Redis, key: str, current: str) -> KeeperReport:
-    before = text_or_none(client.get(key))  # again, under the lease
-    report = KeeperReport()
-    changed = slots_changed(before, current) if before is not None else frozenset()
-    if changed:
-        accounts = (repair(client, changed) for repair in FAILOVER_REPAIRS)
-        detail = "; ".join(sorted(filter(None, accounts)))
-        staff_audit_record(
-            client=client,
-            kind=AUDIT_KIND,
-            actor_id=AUDIT_ACTOR,
-            subject=f"{len(changed)} slots",
-            detail=detail,
-        )
-        report = KeeperReport(len(changed), detail)
-    if before != current:
-        durable_calls(client, [Write(key, ("SET", key, current))])
+    setattr(client, _SEEN_ATTRIBUTE, current)
     return report
+
+
+def _repair(client: redis.Redis, key: str, seen: str | None, current: str) -> KeeperReport:
+    """Under the lease: repair the slots whose primary changed since the list in the store
+    (or, without one, since this process's last look), audit it, write the new list."""
+    stored = text_or_none(client.get(key))  # again: another process may have repaired
+    baseline = stored if stored is not None else seen
+    if baseline is None or baseline == current:
+        return KeeperReport()
+    changed = slots_changed(baseline, current)
+    accounts = (repair(client, changed) for repair in FAILOVER_REPAIRS)
+    detail = "; ".join(sorted(filter(None, accounts)))
+    staff_audit_record(
+        client=client,
+        kind=AUDIT_KIND,
+        actor_id=AUDIT_ACTOR,
+        subject=f"{len(changed)} slots",
+        detail=detail,
+    )
+    durable_calls(client, [Write(key, ("SET", key, current))])
+    return KeeperReport(len(changed), detail)
 
 
 def keeper_pass(*, client: redis.Redis) -> KeeperReport:

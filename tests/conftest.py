@@ -48,6 +48,8 @@ CHROMIUM_ARGS = [
 # does not count. `make check` runs the others. `store`: the test uses the session's store in
 # this process; the cluster pass runs those that are not slow. Both are read from the code of
 # the test and its fixtures (tests/marks_support.py); a test may also be marked by hand.
+# `single_node` (by hand): the test reads the store as one server (its connection pool, its
+# INFO); a cluster run leaves it out.
 
 _watch = marks_support.ProcessWatch()
 
@@ -62,6 +64,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("store") is None and marks_support.uses_store(item):
             item.add_marker(pytest.mark.store)
+    if ON_CLUSTER:  # a test that reads the store as one server has nothing to do on a cluster
+        one_node = [item for item in items if item.get_closest_marker("single_node")]
+        if one_node:
+            config.hook.pytest_deselected(items=one_node)
+            items[:] = [item for item in items if item.get_closest_marker("single_node") is None]
 
 
 @pytest.hookimpl(wrapper=True)

@@ -9,6 +9,10 @@ that makes each call."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from booking.domain.parser import SlotRequest
 
 DAY_WIDTH = 7  # digits of one day in a per-day stats field
 STATS_VERSION = "1"  # the `v` of an exact stats hash
@@ -88,3 +92,15 @@ def stats_field(kind: str, season: str, cls: str, detail: str = "") -> str:
     if kind in ("status", "made") and detail:
         return f"{kind}:{season}:{cls}:{detail}"
     raise ValueError(f"no stats field {kind!r}")
+
+
+def request_args(request: SlotRequest) -> dict[str, object]:
+    """The request as the functions take it: cls, days "3,4", hstart, hend, boxes "1,2"."""
+    start, end = request.hours or (0, 0)
+    return {
+        "cls": request.cls,
+        "days": ",".join(str(d) for d in request.days),
+        "hstart": str(start),
+        "hend": str(end),
+        "boxes": ",".join(str(b) for b in request.boxes),
+    }

@@ -392,3 +392,9 @@ def slot_choice_parse(
     picked_dates = reading.dates(list(dates))
     choice = SlotChoice(picked_cls, picked_room, picked_dates, start, end, picked_boxes)
     return choice, reading.errors
+
+
+def request_taken_once(request: SlotRequest) -> None:
+    """A request comes from the parser (read once, strictly), never built by hand."""
+    if not isinstance(request, SlotRequest):
+        raise TypeError("request must be a SlotRequest (use slot_request_parse)")

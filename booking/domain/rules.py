@@ -9,8 +9,11 @@ import hashlib
 import re
 import secrets
 import zoneinfo
+from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
+from django.core.signals import setting_changed
 from django.utils import timezone
 
 CLASSES = ("A", "B", "C")
@@ -26,8 +29,44 @@ _OWNER_RE = re.compile(r"[A-Za-z0-9_.@+-]{1,64}")
 _REQUEST_ID_RE = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
 
+@dataclass(frozen=True)
+class Season:
+    """The season's first and last day and the site's time zone, as the settings say."""
+
+    start: dt.date
+    end: dt.date
+    zone: zoneinfo.ZoneInfo
+
+
+_SEASON_SETTINGS = frozenset({"STRONGROOM_SEASON_START", "STRONGROOM_SEASON_END", "TIME_ZONE"})
+_season_kept: Season | None = None
+
+
+def season() -> Season:
+    """The season and zone, read from the settings once per change of them: a calendar asks
+    for them hundreds of times a request, and each lazy settings look-up costs microseconds."""
+    global _season_kept
+    kept = _season_kept
+    if kept is None:
+        kept = _season_kept = Season(
+            start=settings.STRONGROOM_SEASON_START,
+            end=settings.STRONGROOM_SEASON_END,
+            zone=zoneinfo.ZoneInfo(settings.TIME_ZONE),
+        )
+    return kept
+
+
+def _season_forget(*, setting: str, **_kwargs: Any) -> None:
+    global _season_kept
+    if setting in _SEASON_SETTINGS:
+        _season_kept = None
+
+
+setting_changed.connect(_season_forget, dispatch_uid="booking.domain.rules.season")
+
+
 def site_zone() -> zoneinfo.ZoneInfo:
-    return zoneinfo.ZoneInfo(settings.TIME_ZONE)
+    return season().zone
 
 
 def local_now(now: dt.datetime | None = None) -> dt.datetime:
@@ -41,11 +80,11 @@ def site_today(now: dt.datetime | None = None) -> dt.date:
 
 
 def season_start() -> dt.date:
-    return settings.STRONGROOM_SEASON_START
+    return season().start
 
 
 def season_end() -> dt.date:
-    return settings.STRONGROOM_SEASON_END
+    return season().end
 
 
 def season_key() -> str:
@@ -55,8 +94,8 @@ def season_key() -> str:
 
 def season_days() -> list[dt.date]:
     """Every day of the season, in order."""
-    start = season_start()
-    return [start + dt.timedelta(days=i) for i in range((season_end() - start).days + 1)]
+    start, end = season().start, season().end
+    return [start + dt.timedelta(days=i) for i in range((end - start).days + 1)]
 
 
 def season_bytes(cls: str) -> int:
@@ -75,7 +114,8 @@ def first_bookable_day(now: dt.datetime | None = None) -> int:
 
 
 def in_season(date: dt.date) -> bool:
-    return season_start() <= date <= season_end()
+    kept = season()
+    return kept.start <= date <= kept.end
 
 
 def room_count() -> int:
@@ -165,3 +205,9 @@ REASON_LIMIT = 500  # characters of a cancel or flush reason that are kept
 def reason_clean(reason: object) -> str:
     """A free-text reason on one line, at most REASON_LIMIT characters."""
     return " ".join(str(reason).split())[:REASON_LIMIT]
+
+
+def check_id(kind: str, value: str, room: int) -> None:
+    """An id made for another room is a programming error."""
+    if booking_id_room(value) != room:
+        raise ValueError(f"{kind} {value!r} is not an id of room {room}")

@@ -9,6 +9,7 @@ apart."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass
 
 import redis
@@ -16,6 +17,7 @@ from django.conf import settings
 
 from accounts.services import window_gate
 from booking.domain.codes import code_for, code_mac
+from booking.domain.formats import request_args
 from booking.domain.keys import (
     RoomKeys,
     date_index,
@@ -34,7 +36,9 @@ from booking.domain.records import (
 )
 from booking.domain.references import reference_new
 from booking.domain.rules import (
+    check_id,
     check_owner_id,
+    first_bookable_day,
     format_room,
     local_now,
     season_bytes,
@@ -43,7 +47,7 @@ from booking.domain.rules import (
 )
 from booking.engine.indexes import indexes_after_claim, indexes_inline
 from booking.engine.pace import PACE_WINDOW_MS
-from booking.engine.requests import check_id, refuse_invalid, request_args, request_recheck
+from booking.engine.requests import refuse_invalid
 from booking.engine.waits import waits_forget
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
@@ -59,7 +63,7 @@ CLAIM = FunctionSpec(
     ("owner", "cls", "season", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
      "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "season_bytes",
      "season_days", "made", "person_score", "date_scores", "reference", "pace_limit",
-     "pace_window_ms"),
+     "pace_window_ms", "first_day"),
     replies=("ok record fulfilled", "taken *slots", "paced until", "id_in_use", "code_clash",
              "ref_clash", "gone", "invalid what"),
     key_tails=("person_index", "date_index", "pace"),
@@ -126,54 +130,64 @@ def booking_claim(
     counts it itself, only when it books; on a cluster the buyer's pace lives in their own
     slot, so `booking_pace` counts it first (one more round trip) and a refused claim gives
     the entry back (one more again)."""
+    # Each module once, in this order (docs/architecture.md, "One booking"): the request as
+    # read, the rules, the indexes' place, the room's keys, the call's fields; then the call.
+    if not isinstance(request, SlotRequest):  # read once, by the parser; never built by hand
+        raise TypeError("request must be a SlotRequest (use slot_request_parse)")
     check_owner_id(owner_id)
-    request_recheck(request, now)
     check_id("booking id", booking_id, request.room)
     if hold_id:
         check_id("hold id", hold_id, request.room)
+    now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
+    ruled = {
+        "season": season_key(),
+        "room": format_room(request.room),
+        "season_bytes": season_bytes(request.cls),
+        "season_days": len(season_days()),
+        "made": local_now(from_ms(now_ms)).date().isoformat(),
+        "first_day": first_bookable_day(now),
+    }
     inline = indexes_inline(client)
     paced_first = paced and not inline
     if paced_first:
         again = booking_pace(client=client, owner_id=owner_id, booking_id=booking_id, now=now)
         if again is not None:
             return ClaimResult(False, paced_until=again)
+    paced_here = paced and inline
     room = RoomKeys(request.room)
-    now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     keys = room.named(
         CLAIM.keys, inventory=room.inventory(request.cls), record=room.record(booking_id)
     )
-    paced_here = paced and inline
     tails = {"person_index": [person_index(owner_id)], "date_index": [date_index(request.room)]}
     if paced_here:
         tails["pace"] = [pace_of(owner_id)]
+    scores = {
+        "person_score": person_score(request.dates),
+        "date_scores": ",".join(
+            str(date_score(d, request.cls, request.room)) for d in request.dates
+        ),
+    }
     fixed = {
         "owner": owner_id,
         **request_args(request),
-        "season": season_key(),
+        **ruled,
+        **scores,
         "booking_id": booking_id,
         "now_ms": now_ms,
         "dates": ",".join(d.isoformat() for d in request.dates),
         "hold_id": hold_id or "",
         "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
-        "room": format_room(request.room),
-        "season_bytes": season_bytes(request.cls),
-        "season_days": len(season_days()),
-        "made": local_now(from_ms(now_ms)).date().isoformat(),
-        "person_score": person_score(request.dates),
-        "date_scores": ",".join(
-            str(date_score(d, request.cls, request.room)) for d in request.dates
-        ),
         "pace_limit": settings.STRONGROOM_BOOKINGS_PER_HOUR if paced_here else 0,
         "pace_window_ms": PACE_WINDOW_MS if paced_here else 0,
     }
     # The code derives from the id (nothing sealed per call); a clash with a live code of the
     # room, about one claim in 10^10, takes the next number.
+    sender = functools.partial(durable_fcall, client)
     for number in range(_CODE_ATTEMPTS):
         code = code_for(booking_id, number)
         args = {**fixed, "code_mac": code_mac(request.room, code), "code_n": number}
         args["reference"] = reference_new(room=request.room)
-        call_keys, call_args = CLAIM.call(keys=keys, args=args, tails=tails if inline else {})
-        answer = CLAIM.answer_of(durable_fcall(client, CLAIM.name, call_keys, call_args))
+        answer = CLAIM.send(sender, keys=keys, args=args, tails=tails if inline else {})
         if answer["status"] not in ("code_clash", "ref_clash"):
             break
     else:
@@ -181,7 +195,7 @@ def booking_claim(
     status = answer["status"]
     if status != "ok" and paced_first:
         booking_pace_return(client=client, owner_id=owner_id, booking_id=booking_id)
-    refuse_invalid(CLAIM.name, answer)
+    refuse_invalid(CLAIM.name, answer, request, now)
     if status == "paced":
         return ClaimResult(False, paced_until=from_ms(int(answer["until"])))
     if status == "gone":

@@ -9,12 +9,13 @@ from dataclasses import dataclass
 import redis
 from django.conf import settings
 
+from booking.domain.formats import request_args
 from booking.domain.keys import (
     RoomKeys,
     hold_of,
     pace_of,
 )
-from booking.domain.parser import SlotRequest
+from booking.domain.parser import SlotRequest, request_taken_once
 from booking.domain.records import (
     Hold,
     Slot,
@@ -22,13 +23,15 @@ from booking.domain.records import (
 )
 from booking.domain.rules import (
     booking_id_room,
+    check_id,
     check_owner_id,
+    first_bookable_day,
     format_room,
     season_days,
 )
 from booking.engine.indexes import indexes_inline
 from booking.engine.pace import PACE_WINDOW_MS, pace_spent_until
-from booking.engine.requests import check_id, refuse_invalid, request_args, request_recheck
+from booking.engine.requests import refuse_invalid
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
 from strongroom.store import fcall, pipeline_functions, text_or_none
@@ -38,11 +41,11 @@ HOLD = FunctionSpec(
     "HOLD",
     ("inventory", "holds", "audit", "hold_days", "hold_streaks", "gone"),
     ("owner", "cls", "days", "hstart", "hend", "boxes", "hold_id", "now_ms", "ttl_ms",
-     "audit_maxlen", "room", "season_days", "pace_limit", "pace_window_ms"),
+     "audit_maxlen", "room", "season_days", "pace_limit", "pace_window_ms", "first_day"),
     replies=("ok expiry", "taken *slots", "cooling until", "paced until", "id_in_use", "gone",
              "invalid what"),
+    key_tails=("pace",),
 )  # fmt: skip
-# more_keys of HOLD: the buyer's pace where the call checks it (one server, a paced hold).
 HOLD_RELEASE = FunctionSpec(
     "booking_hold_release", "HOLD_RELEASE", ("holds", "hold_days"), ("hold_id", "owner")
 )
@@ -88,7 +91,7 @@ def booking_hold(
     either (`paced_until`): on one server the hold function checks it; on a cluster the
     buyer's pace lives in their own slot and is read first (one more round trip)."""
     check_owner_id(owner_id)
-    request_recheck(request, now)
+    request_taken_once(request)
     check_id("hold id", hold_id, request.room)
     ttl = settings.STRONGROOM_HOLD_SECONDS if ttl_seconds is None else int(ttl_seconds)
     if not 1 <= ttl <= 3600:
@@ -117,13 +120,14 @@ def booking_hold(
         "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
         "room": format_room(request.room),
         "season_days": len(season_days()),
+        "first_day": first_bookable_day(now),
         "pace_limit": settings.STRONGROOM_BOOKINGS_PER_HOUR if paced and inline else 0,
         "pace_window_ms": PACE_WINDOW_MS if paced and inline else 0,
     }
-    more_keys = [pace_of(owner_id)] if paced and inline else []
+    tails = {"pace": [pace_of(owner_id)]} if paced and inline else {}
     # The hold with a read of the buyer's pointer, then (placed) the pointer swapped with the
     # release of the hold it named: two round trips, nothing but the hold function on refusal.
-    call_keys, call_args = HOLD.call(keys=keys, args=args, more_keys=more_keys)
+    call_keys, call_args = HOLD.call(keys=keys, args=args, tails=tails)
     pointer = hold_of(owner_id)
     reply, seen = pipeline_functions(
         client,
@@ -133,7 +137,7 @@ def booking_hold(
         ),
     )
     answer = HOLD.answer_of(reply)
-    refuse_invalid(HOLD.name, answer)
+    refuse_invalid(HOLD.name, answer, request, now)
     if answer["status"] == "id_in_use":
         raise ValueError(f"hold id {hold_id!r} belongs to another owner")
     if answer["status"] == "taken":

@@ -14,6 +14,7 @@ import redis
 from django.conf import settings
 
 from booking.domain.codes import code_for, code_mac
+from booking.domain.formats import request_args
 from booking.domain.keys import (
     RoomKeys,
     date_index,
@@ -35,7 +36,7 @@ from booking.domain.rules import (
     season_key,
 )
 from booking.engine.indexes import indexes_after_claim, indexes_inline
-from booking.engine.requests import refuse_invalid, request_args
+from booking.engine.requests import refuse_invalid
 from booking.engine.results import MOVE_MESSAGES, MoveResult
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms

@@ -20,8 +20,9 @@ from booking.domain.rules import (
     room_count,
     site_today,
 )
-from booking.engine.bookings import bookings_page, bookings_page_read
+from booking.engine.bookings import bookings_page_read
 from booking.engine.indexes import (
+    bookings_by_id,
     indexes_drain,
     indexes_inline,
     indexes_read,
@@ -66,12 +67,20 @@ def bookings_upcoming(
     now: dt.datetime | None = None,
     limit: int = ACCOUNT_UPCOMING,
 ) -> list[Booking]:
-    """At most `limit` confirmed bookings whose last day is today or later, soonest first (two
-    round trips, whatever the number of bookings: the index from today on, then twice `limit`
-    records, as cancelled ones stay in the index)."""
+    """At most `limit` confirmed bookings whose last day is today or later, soonest first: the
+    index from today on (twice `limit` ids, as cancelled ones stay in it), then the first
+    `limit` records; the next `limit` (one more round trip) only when some of those were
+    cancelled. Two round trips, three at most, whatever the number of bookings."""
     today = site_today(now)
-    found = bookings_page(client=client, owner_id=owner_id, today=today, limit=2 * limit)
-    upcoming = [b for b in found.bookings if b.status == "confirmed" and b.dates[-1] >= today]
+    reads = bookings_page_read(owner_id=owner_id, today=today, limit=2 * limit)
+    _total, _upcoming, soon, _earlier = indexes_read(client=client, reads=reads)
+    ids = text_list(soon)[: 2 * limit]
+    upcoming: list[Booking] = []
+    for chunk in (ids[:limit], ids[limit:]):
+        if not chunk or len(upcoming) >= limit:
+            break
+        found = bookings_by_id(client=client, ids=chunk)
+        upcoming += [b for b in found if b.status == "confirmed" and b.dates[-1] >= today]
     return sorted(upcoming, key=lambda b: (b.dates[0], b.hours or (0, 0), b.room))[:limit]
 
 

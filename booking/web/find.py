@@ -20,6 +20,7 @@ from accounts.access import request_person
 from booking.slots.building_map import BuildingMap
 from booking.web.find_page import map_context, map_read
 from booking.web.find_query import MapQuery, map_query_from
+from strongroom.compression import compressible
 from strongroom.recent import Recent
 from strongroom.store import get_store
 
@@ -44,6 +45,7 @@ def _read(request: HttpRequest) -> tuple[MapQuery, BuildingMap | None, dict[str,
     return query, bmap, context
 
 
+@compressible
 @require_GET
 def building_map(request: HttpRequest) -> HttpResponse:
     """The map page: the form, the counts, every room, the open class C room's box grid."""
@@ -51,6 +53,7 @@ def building_map(request: HttpRequest) -> HttpResponse:
     return render(request, "booking/map.html", context)
 
 
+@compressible
 @require_GET
 def building_map_results(request: HttpRequest) -> HttpResponse:
     """Fragment: the map's results alone. htmx polls it with the digest of what the page shows

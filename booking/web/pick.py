@@ -45,6 +45,7 @@ from booking.web import forms, pick_alternatives, pick_page, pieces, taken_words
 from booking.web.owner import request_owner, signed_in_owner
 from strongroom.ahead import Command, read_together, reads_ahead
 from strongroom.clock import minute_up
+from strongroom.compression import compressible
 from strongroom.middleware import REFRESH_HEADER
 from strongroom.store import get_store
 
@@ -65,6 +66,7 @@ def _context(
     *,
     taken: tuple[Slot, ...] | list[Slot] = (),
     panel: pick_page.Panel | None = None,
+    alternatives_now: bool = True,
 ) -> dict[str, Any]:
     client, owner = get_store(), request_owner(request)
     if panel is None:
@@ -72,17 +74,22 @@ def _context(
     complete_errors = forms.request_errors(choices) if choices.complete else []
     # A complete choice that is not free: name its sold and held slots and offer the nearest
     # free ones (one more read, only then), never a "Hold" button for what is shown as taken.
-    alternatives = []
-    if panel.blocked and not complete_errors:
+    # A refused POST (`alternatives_now=False`) links to them instead: most answers of a
+    # contended slot are refusals, and the neighbouring rooms are read only if asked for.
+    alternatives: list[pick_alternatives.Suggestion] = []
+    offer_alternatives = bool(panel.blocked) and not complete_errors
+    if offer_alternatives and alternatives_now:
         alternatives = pick_alternatives.alternatives_build(
             client=client, choices=choices, owner_id=owner
         )
+    later = _page_url(choices) if offer_alternatives and not alternatives_now else ""
     return {
         "choices": choices,
         "problems": problems,
         "taken": [] if panel.blocked else taken_words.slots_described(taken),
         "blocked": taken_words.blocked_described(panel.blocked),
         "alternatives": alternatives,
+        "alternatives_url": later,
         "stamp": panel.stamp,
         "taken_meanwhile": bool(panel.blocked) and request.GET.get("was") == "free",
         "refresh_seconds": pick_page.REFRESH_SECONDS,
@@ -94,6 +101,7 @@ def _context(
         "box_cells": panel.box_cells,
         "complete_errors": complete_errors,
         "page_url": _page_url(choices),
+        "wait_url": reverse("booking:wait") + f"?{choices.query()}",
         "start_options": pieces.hour_options(range(24), choices.start),
         "end_options": pieces.hour_options(range(1, 25), choices.end),
         "last_room": format_room(room_count()),
@@ -160,6 +168,7 @@ def booking_panel(request: HttpRequest) -> HttpResponse:
     return _fragment(request, "booking/_panel.html")
 
 
+@compressible
 @require_GET
 @reads_ahead(_month_reads)
 def booking_calendar(request: HttpRequest) -> HttpResponse:
@@ -184,15 +193,11 @@ def _refused(
     taken: tuple[Slot, ...] = (),
 ) -> HttpResponse:
     """The booking page again, the buyer's choices kept, with why it did not work. A slot
-    taken meanwhile (409): the page reads the room and its neighbours for the nearest free
-    alternatives, both in one round trip."""
+    taken meanwhile (409): the page reads the room only, and links to the nearest free
+    alternatives (the booking page reads the neighbouring rooms when that link is followed)."""
     if status == 409:
-        read_together(
-            get_store(),
-            pick_page.panel_reads(choices),
-            pick_alternatives.alternatives_reads(choices),
-        )
-    context = _context(request, choices, problems, taken=taken)
+        read_together(get_store(), pick_page.panel_reads(choices))
+    context = _context(request, choices, problems, taken=taken, alternatives_now=status != 409)
     return render(request, "booking/book.html", context, status=status)
 
 
@@ -295,18 +300,6 @@ def hold_place(
     return HttpResponseRedirect(reverse("booking:confirm", args=[hold_id]))
 
 
-def _choices_of(slot_request: Any) -> forms.Choices:
-    hours = slot_request.hours or (None, None)
-    return forms.Choices(
-        cls=slot_request.cls,
-        room=slot_request.room,
-        dates=slot_request.dates,
-        start=hours[0],
-        end=hours[1],
-        boxes=slot_request.boxes,
-    )
-
-
 @require_GET
 @login_required
 def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
@@ -324,7 +317,7 @@ def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
             request, _("That hold has ended (it lasts a few minutes): please choose again.")
         )
         return HttpResponseRedirect(reverse("booking:pick"))
-    choices = _choices_of(held.request)
+    choices = forms.choices_of(held.request)
     context = {
         "hold": held,
         "choices": choices,

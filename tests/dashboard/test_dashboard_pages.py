@@ -14,13 +14,15 @@ from django.test import Client
 from accounts.selectors import person_get
 from accounts.services import login_record
 from accounts.visits import visits_flush
+from booking.domain.keys import date_indexes, person_index
 from booking.domain.records import Booking
-from booking.domain.rules import SLOTS_PER_DAY, room_count
+from booking.domain.rules import SLOTS_PER_DAY
 from booking.engine.bookings import booking_get
 from booking.engine.pickup import booking_pickup
 from dashboard.selectors import overview_recent, overview_recent_forget
-from strongroom.keyspace import SESSION, STAFF_AUDIT, family_of
-from strongroom.store import primaries, round_trips, text_stream
+from strongroom.audit import staff_audit_record
+from strongroom.keyspace import BOOKING_UNINDEXED_ROOMS, SESSION, STAFF_AUDIT, family_of
+from strongroom.store import primaries, primaries_reached, round_trips, text_stream
 from tests.booking_support import claim, request
 from tests.conftest import ON_CLUSTER, Someone
 from tests.dashboard_support import (
@@ -181,7 +183,7 @@ def test_the_overview_takes_a_constant_number_of_round_trips(
     if ON_CLUSTER:
         # One round trip per primary a pipeline reaches: the identity (1 or 2); each of the 4
         # pipelines over rooms, shards or records (the counters of every room, the date shards
-        # with every room's unindexed set, today's records, the visits chart's shards) at most
+        # with the set of marked rooms, today's records, the visits chart's shards) at most
         # once per primary; the names ({people}) 1.
         most = identity_trips(r, client) + 4 * len(primaries(r)) + 1
         assert small.count == busy.count <= most, (small.count, busy.count, most)
@@ -606,17 +608,20 @@ def test_a_person_is_read_once_per_page(
     claim(r, request("A", 9, (12,)), owner=str(buyer.id))
     client = client_for(staff)
     # One round trip per primary a pipeline reaches (one on one server): the session with the
-    # staff member; the bookings' index, read with every room's unindexed set (every primary of
-    # a cluster), then the one record (room 9's).
+    # staff member; the person's index read with the set of marked rooms (two primaries at
+    # most), or the date shards with it (every primary of a cluster); then the one record
+    # (room 9's).
     identity = identity_trips(r, client)
-    bookings = rooms_trips(r, range(1, room_count() + 1)) + rooms_trips(r, [9])
+    marks = BOOKING_UNINDEXED_ROOMS.key()
+    by_person = primaries_reached(r, [person_index(str(buyer.id)), marks]) + rooms_trips(r, [9])
+    by_date = primaries_reached(r, [*date_indexes(), marks]) + rooms_trips(r, [9])
     pages = {
         # the identity; login summary (with is_staff); bookings
-        f"/staff/people/{buyer.id}/": identity + 1 + bookings,
+        f"/staff/people/{buyer.id}/": identity + 1 + by_person,
         # the identity; the name's id (then a redirect)
         f"/staff/people/?q={buyer.username}": identity + 1,
         # the identity; the name's id; bookings; names
-        f"/staff/bookings/?person={buyer.username}": identity + 1 + bookings + 1,
+        f"/staff/bookings/?person={buyer.username}": identity + 1 + by_date + 1,
     }
     for path, expected in pages.items():
         client.get(path)
@@ -665,3 +670,26 @@ def test_the_held_overview_is_read_again_once_its_interval_has_passed(
     assert fresh.age_s == 0.0
     a_first, a_fresh = first.overview.classes[0], fresh.overview.classes[0]
     assert a_fresh.for_today == a_first.for_today + 1
+
+
+def test_a_repair_after_a_failover_is_in_the_audit_log_in_both_languages(
+    r: redis.Redis, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    staff_audit_record(
+        client=r,
+        kind="failover_repair",
+        actor_id="site",
+        subject="5461 slots",
+        detail="bookings=6 drained=2; waits=1",
+    )
+    client = client_for(staff)
+    english = client.get("/staff/audit/?kind=failover_repair").content.decode()
+    chinese = client.get("/staff/audit/?kind=failover_repair", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert "repair after a failover" in english
+    assert (
+        "index entries of 6 bookings written again from their rooms; 2 bookings not yet "
+        "indexed drained; 1 waits listed again for their buyers" in english
+    )
+    page = chinese.content.decode()
+    assert "故障切换后的修复" in page
+    assert "已按房间记录重写 6 个预订的索引条目" in page and "已为买家重新列出 1 个候补" in page

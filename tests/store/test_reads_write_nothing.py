@@ -16,6 +16,10 @@ from catalog.demo import load_demo, read_books
 from catalog.selectors import Query, catalog_page
 from strongroom.keyspace import VISITS_VIEWS, VISITS_VISITORS, family_of
 
+# The server's own INFO and a raw client on its connection pool: one server, not a cluster
+# (tests/store/test_budgets.py checks the pages' writes on both).
+pytestmark = pytest.mark.single_node
+
 # What recording a visit may run: the day's view count and unique-visitor HyperLogLog.
 VISIT_WRITES = {"incr", "incrby", "pfadd", "expire", "pexpire", "expireat", "pexpireat"}
 

@@ -190,6 +190,18 @@ local function integers(text, low, high, limit)
   return out
 end
 
+-- Whether a request reaches before the first bookable season day (the day-ahead rule, checked
+-- here last: Python read the request once, perhaps just before midnight).
+local function before_first_day(days, first_day_text)
+  local first_day = tonumber(first_day_text)
+  for _, day in ipairs(days) do
+    if not first_day or day < first_day then
+      return true
+    end
+  end
+  return false
+end
+
 local function checked_request(cls, days_text, hstart_text, hend_text, boxes_text, season_days)
   local n_days = tonumber(season_days)
   if cls ~= 'A' and cls ~= 'B' and cls ~= 'C' then

@@ -3,9 +3,10 @@
 
 local HOLD_KEYS = {'inventory', 'holds', 'audit', 'hold_days', 'hold_streaks', 'gone'}
 local HOLD_ARGS = {'owner', 'cls', 'days', 'hstart', 'hend', 'boxes', 'hold_id', 'now_ms',
-  'ttl_ms', 'audit_maxlen', 'room', 'season_days', 'pace_limit', 'pace_window_ms'}
+  'ttl_ms', 'audit_maxlen', 'room', 'season_days', 'pace_limit', 'pace_window_ms', 'first_day'}
 local HOLD_REPLIES = {'ok expiry', 'taken *slots', 'cooling until', 'paced until', 'id_in_use',
   'gone', 'invalid what'}
+local HOLD_KEY_TAILS = {'pace'}  -- with an allowance (one server only)
 local HOLD_RELEASE_KEYS = {'holds', 'hold_days'}
 local HOLD_RELEASE_ARGS = {'hold_id', 'owner'}
 
@@ -103,7 +104,11 @@ local function hold(keys, args)
   if not cls then
     return {'invalid', days}
   end
-  local pace, pace_limit, pace_window = keys[#HOLD_KEYS + 1], tonumber(a.pace_limit),
+  if before_first_day(days, a.first_day) then
+    return {'invalid', 'first_day'}
+  end
+  local tail = named({unpack(keys, #HOLD_KEYS + 1)}, HOLD_KEY_TAILS)
+  local pace, pace_limit, pace_window = tail.pace, tonumber(a.pace_limit),
     tonumber(a.pace_window_ms)
   if owner == '' or id == '' or not now or not ttl or ttl < 1 or not hold_days
       or not k.hold_streaks or not k.gone or not pace_limit or not pace_window

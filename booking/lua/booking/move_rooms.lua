@@ -172,7 +172,7 @@ local function move_commit(keys, args)
     redis.call('ZADD', k.unindexed, now, id)
   end
   audit(k.audit, a.audit_maxlen, 'move', r[9], id, a.room, 'from ' .. (from[4] or ''), now)
-  redis.call('ZADD', k.outbox, 'NX', now, outbox_entry(OUTBOX_MOVED, {booking_id = id,
+  redis.call('XADD', k.outbox, '*', 'm', outbox_entry(OUTBOX_MOVED, {booking_id = id,
     sequence = (tonumber(from[3]) or 0) + 1}))
   return {'moved', redis.call('HGETALL', k.record)}
 end

@@ -404,6 +404,36 @@ def test_a_refused_booking_does_not_use_up_the_allowance(
         assert client.post("/book/claim/", form).status_code == 302
 
 
+def test_a_refusal_reads_no_neighbouring_room_and_links_to_the_alternatives(
+    r: redis.Redis, client_for: Any, buyer: Any, second_buyer: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from booking.web import pick_alternatives
+
+    asked: list[str] = []
+
+    def spied(name: str) -> Any:
+        real = getattr(pick_alternatives, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            asked.append(name)
+            return real(*args, **kwargs)
+
+        return call
+
+    for name in ("alternatives_reads", "alternatives_build"):
+        monkeypatch.setattr(pick_alternatives, name, spied(name))
+    late = client_for(second_buyer)
+    assert claim(r, request("B", dates=(8,), hour_start=10, hour_end=14), owner=owner(buyer)).ok
+    response = late.post("/book/claim/", {**B_8_12, "booking_id": booking_new_id(room=7)})
+    assert response.status_code == 409 and asked == []  # the room alone was read
+    page = html(response)
+    assert "Someone was faster" in page and 'id="alternatives"' not in page
+    link = search(r'id="alternatives-link" href="([^"#]+)#choice-blocked"', page).group(1)
+    shown = html(late.get(link.replace("&amp;", "&")))
+    assert 'id="alternatives"' in search(r'id="choice-blocked".*?</div>', shown, re.S).group(0)
+    assert "alternatives_build" in asked
+
+
 def test_conflict_keeps_the_choices_names_the_slots_and_refreshes_the_calendar(
     r: redis.Redis, client_for: Any, buyer: Any, second_buyer: Any
 ) -> None:

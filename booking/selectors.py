@@ -1,0 +1,18 @@
+"""What other apps may read of booking (the staff dashboard): booking's reads behind one name,
+as every app has (docs/architecture.md, "One app scheme"). The reads are the engine's (records,
+counters, audit) and the read model's (booking/slots/)."""
+
+from __future__ import annotations
+
+from booking.engine.audit import AuditEntry, audit_entries, booking_audit
+from booking.engine.bookings import booking_get, bookings_between, bookings_of
+from booking.engine.desk import Desk, DeskRow, desk_read
+from booking.engine.moves import move_form_values
+from booking.engine.stats import Occupancy, season_stats
+from booking.slots.bitmap import day_inventory, inventory_keys
+
+__all__ = [
+    "AuditEntry", "Desk", "DeskRow", "Occupancy", "audit_entries", "booking_audit", "booking_get",
+    "bookings_between", "bookings_of", "day_inventory", "desk_read", "inventory_keys",
+    "move_form_values", "season_stats",
+]  # fmt: skip
