@@ -117,6 +117,8 @@ class LoginSummary:
     logins: int
     last_login: dt.datetime | None
     is_staff: bool = False
+    email: str = ""  # as given (staff see it on the person page)
+    email_verified: bool = False
 
     @property
     def person(self) -> Person:
@@ -153,10 +155,17 @@ def logins_top(*, client: redis.Redis, limit: int = 10) -> list[LoginRank]:
 
 
 def login_summary(*, client: redis.Redis, person_id: int) -> LoginSummary | None:
-    """One person's login count and last login (one round trip), or None if no such person."""
-    username, logins, last, is_staff = text_values(
+    """One person's login count and last login, staff flag and address (one round trip), or
+    None if no such person."""
+    username, logins, last, is_staff, email, verified = text_values(
         client.hmget(
-            PERSON.key(person_id=person_id), "username", "logins", "last_login", "is_staff"
+            PERSON.key(person_id=person_id),
+            "username",
+            "logins",
+            "last_login",
+            "is_staff",
+            "email",
+            "email_verified",
         )
     )
     if username is None:
@@ -167,6 +176,8 @@ def login_summary(*, client: redis.Redis, person_id: int) -> LoginSummary | None
         logins=int(logins or 0),
         last_login=from_ms(last),
         is_staff=is_staff == "1",
+        email=email or "",
+        email_verified=bool(email) and verified == "1",
     )
 
 

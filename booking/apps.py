@@ -8,14 +8,16 @@ class BookingConfig(AppConfig):
         """What booking adds to the other apps (strongroom/plugins.py), all declared here."""
         from accounts import extensions
         from booking.domain.rules import AUDIT_KINDS
-        from booking.engine import indexes_repair, owners, priority, waits
+        from booking.engine import indexes_repair, moves_rooms, owners, priority, reminders, waits
         from booking.web import mail
         from strongroom import audit, keeper, outbox
 
         # Written by the booking Lua into each room's own stream, not the staff stream.
         audit.KINDS.plug(*audit.audit_kinds_of(AUDIT_KINDS, stream="booking"))
         outbox.RENDERERS.plug(*mail.MAIL_KINDS)
-        outbox.SENDER_HOOKS.plug(waits.sweep_with_the_mail)
+        outbox.SENDER_HOOKS.plug(
+            waits.sweep_with_the_mail, moves_rooms.moves_sweep, reminders.reminders_sweep
+        )
         extensions.ACCOUNT_PARTS.plug(owners.ACCOUNT_PART)
         extensions.PERSON_FORGETTERS.plug(owners.forget_on_account_deletion)
         extensions.SIGNED_OUT.plug(_release_hold_at_sign_out)

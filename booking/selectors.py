@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from booking.engine.audit import AuditEntry, audit_entries, booking_audit
 from booking.engine.bookings import booking_get, bookings_between, bookings_of
+from booking.engine.desk import Desk, DeskRow, desk_read
+from booking.engine.moves import move_form_values
 from booking.engine.stats import Occupancy, season_stats
 from booking.slots.bitmap import day_inventory, inventory_keys
 
 __all__ = [
-    "AuditEntry", "Occupancy", "audit_entries", "booking_audit", "booking_get",
-    "bookings_between", "bookings_of", "day_inventory", "inventory_keys", "season_stats",
+    "AuditEntry", "Desk", "DeskRow", "Occupancy", "audit_entries", "booking_audit", "booking_get",
+    "bookings_between", "bookings_of", "day_inventory", "desk_read", "inventory_keys",
+    "move_form_values", "season_stats",
 ]  # fmt: skip

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from dashboard import views, views_bookings, views_mail, views_people
+from dashboard import views, views_acting, views_bookings, views_desk, views_mail, views_people
 
 app_name = "dashboard"
 urlpatterns = [
@@ -20,9 +20,18 @@ urlpatterns = [
         views_bookings.booking_cancel_staff,
         name="booking_cancel",
     ),
+    path("bookings/<str:booking_id>/move/", views_acting.booking_move_staff, name="booking_move"),
+    path(
+        "bookings/<str:booking_id>/receipt/",
+        views_acting.booking_receipt_staff,
+        name="booking_receipt",
+    ),
+    path("desk/", views_desk.desk, name="desk"),
+    path("desk/handover/", views_desk.desk_handover, name="desk_handover"),
     path("people/", views_people.people, name="people"),
     path("people/<int:person_id>/", views_people.person_detail, name="person"),
     path("people/<int:person_id>/staff/", views_people.person_staff_set, name="person_staff"),
+    path("people/<int:person_id>/book/", views_acting.person_book_staff, name="person_book"),
     path("catalog/", views.catalog, name="catalog"),
     path("keyspace/", views.keyspace, name="keyspace"),
     path("keyspace/flush/", views.keyspace_flush, name="keyspace_flush"),

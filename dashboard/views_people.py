@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.access import signed_in_person, staff_required
 from accounts.selectors import login_summary, logins_recent, logins_top, person_id_find
 from accounts.services import PersonNotFound
+from booking.domain.rules import request_id_new
 from booking.selectors import bookings_of
 from dashboard.forms import (
     PersonSearchForm,
@@ -57,6 +58,8 @@ def person_detail(request: HttpRequest, person_id: int) -> HttpResponse:
         "person": summary.person,
         "summary": summary,
         "bookings": bookings_of(client=client, owner_id=str(person_id), limit=100),
+        "request_id": request_id_new(),
+        "hours": [str(h) for h in range(25)],
         "section": "people",
         "is_me": signed_in_person(request).id == person_id,
     }

@@ -601,6 +601,20 @@ BOOKING_UNINDEXED = declare(
         "the keeper's pass"
     ),
 )
+BOOKING_MOVES = declare(
+    "booking-moves",
+    "{room:<room>}:moves",
+    type="zset",
+    holds=noop(
+        "ids of pending records: bookings moving into the room from another, whose new slots "
+        "are taken until the old room decides; scored by epoch ms"
+    ),
+    app="booking",
+    why=noop(
+        "written with the pending record by booking_move_in and cleared by the commit or the "
+        "release, so a move cut off half way is found and finished or undone by moves_recover"
+    ),
+)
 BOOKING_UNINDEXED_ROOMS = declare(
     "booking-unindexed-rooms",
     "{unindexed}:rooms",
@@ -816,6 +830,18 @@ CATALOG_EDITION = declare(
 
 # --- mail ----------------------------------------------------------------------------------
 
+MAIL_REMINDED = declare(
+    "mail-reminded",
+    "{mail}:reminded:<date>",
+    type="set",
+    holds=noop("booking ids whose first day is <date> and whose reminder is queued"),
+    app="booking",
+    why=noop(
+        "added in the same transaction as the reminder's outbox entry (same tag as the outbox), "
+        "so each booking is reminded once, whatever sender passes or restarts come; expires "
+        "after its day"
+    ),
+)
 MAIL_OUTBOX = declare(
     "mail-outbox",
     "{mail}:queue",

@@ -41,7 +41,8 @@ def day_event(
     times (all day for class A; the booked hours in the site's zone, or in UTC with `utc`) and
     the status (a cancelled booking stays, CANCELLED, so calendars remove it)."""
     event = Event()
-    event.add("uid", f"{booking.id}-{event_uid_date(booking, date).isoformat()}@{host}")
+    uid = f"{booking.uid_id or booking.id}-{event_uid_date(booking, date).isoformat()}@{host}"
+    event.add("uid", uid)
     event.add("dtstamp", stamp)
     if booking.hours is None:
         event.add("dtstart", date)

@@ -71,6 +71,11 @@ class RoomKeys:
     def unindexed(self) -> str:
         return ks.BOOKING_UNINDEXED.key(room=self.tag)
 
+    @property
+    def moves(self) -> str:
+        """Bookings moving in from another room, not yet decided."""
+        return ks.BOOKING_MOVES.key(room=self.tag)
+
     def pickup_failures(self, client: str) -> str:
         """Wrong codes of one client (address) in this room."""
         return ks.BOOKING_PICKUP_FAILURES.key(room=self.tag, client=client)

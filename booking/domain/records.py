@@ -51,6 +51,8 @@ class Booking:
     ref: str = ""
     seq: int = 0  # times moved: the calendar events' SEQUENCE
     uid_dates: tuple[dt.date, ...] = ()  # the dates first booked (a moved booking's event UIDs)
+    uid_id: str = ""  # the id first booked under, if it moved to another room (its event UIDs)
+    moved_to: str = ""  # a moved booking's old record: the id it lives on under
 
     @property
     def room_label(self) -> str:
@@ -112,6 +114,8 @@ def booking_from_hash(data: dict[str, str]) -> Booking | None:
         ref=data.get("ref", ""),
         seq=int(data.get("seq") or 0),
         uid_dates=_dates(data.get("uid_dates", "")),
+        uid_id=data.get("uid_id", ""),
+        moved_to=data.get("moved_to", ""),
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import hashlib
 import re
 import secrets
 import zoneinfo
@@ -151,6 +152,13 @@ def booking_new_id(*, room: int) -> str:
     return f"{format_room(room)}-{token}"
 
 
+def booking_id_from(token: str, *, room: int) -> str:
+    """A booking id derived from a client-made token (a form's request id) and the room: the
+    same form sent twice names the same booking, which the claim recognises."""
+    digest = hashlib.sha256(f"strongroom.booking|{token}".encode()).digest()[:16]
+    return f"{format_room(room)}-{base64.b32encode(digest).decode().rstrip('=').lower()}"
+
+
 def hold_new_id(*, room: int) -> str:
     """A fresh hold id; same shape as a booking id."""
     return booking_new_id(room=room)
@@ -187,7 +195,9 @@ def check_owner_id(owner_id: object) -> str:
 # A booking's status, as stored and counted (the booking Lua writes the same words).
 STATUSES = ("confirmed", "collected", "cancelled")
 # The kinds of entries the booking functions write into each room's audit stream.
-AUDIT_KINDS = ("claim", "cancel", "pickup", "pickup_failed", "flush", "hold")
+AUDIT_KINDS = (
+    "claim", "cancel", "pickup", "pickup_failed", "flush", "hold", "move", "receipt", "handover",
+)  # fmt: skip
 
 REASON_LIMIT = 500  # characters of a cancel or flush reason that are kept
 

@@ -10,7 +10,7 @@ import redis
 from django.conf import settings
 
 from booking.domain.keys import RoomKeys
-from booking.domain.rules import booking_id_room, room_count
+from booking.domain.rules import booking_id_room, format_room, room_count
 from strongroom.clock import from_ms, to_ms
 from strongroom.store import text_stream
 
@@ -79,3 +79,30 @@ def booking_audit(*, client: redis.Redis, booking_id: str) -> list[AuditEntry]:
         for entry_id, fields in stream
         if fields.get("booking") == booking_id
     ]
+
+
+def audit_write(
+    *,
+    client: redis.Redis,
+    room: int,
+    kind: str,
+    actor: str,
+    booking_id: str = "",
+    detail: str = "",
+    now: dt.datetime | None = None,
+) -> None:
+    """One entry in the room's audit stream, written from Python (the fields booking.lua's
+    `audit` writes) for what no function does: a receipt sent again, a run of wrong codes."""
+    client.xadd(
+        RoomKeys(room).audit,
+        {
+            "kind": kind,
+            "actor": actor,
+            "booking": booking_id,
+            "room": format_room(room),
+            "detail": detail[:200],
+            "at": to_ms(now or dt.datetime.now(tz=dt.UTC)),
+        },
+        maxlen=settings.STRONGROOM_AUDIT_MAXLEN,
+        approximate=True,
+    )

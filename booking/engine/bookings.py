@@ -39,13 +39,24 @@ def booking_read(*, booking_id: str) -> list[Command]:
     return [] if room is None else [command("HGETALL", RoomKeys(room).record(booking_id))]
 
 
+MOVE_HOPS = 50  # a booking moved across rooms more often than this is not followed further
+
+
 def booking_get(*, client: redis.Redis, booking_id: str) -> Booking | None:
     """One booking, or None (also for a malformed id); one HGETALL unless read ahead."""
     read = booking_read(booking_id=booking_id)
     if not read:
         return None
     (reply,) = pipeline_replies(client, read)
-    return booking_from_hash(text_hash(reply))
+    data = text_hash(reply)
+    for _hop in range(MOVE_HOPS):
+        if data.get("status") != "moved" or not booking_read(booking_id=data.get("moved_to", "")):
+            break
+        # Moved to another room: the booking lives on under its new id (old links still work).
+        (moved,) = pipeline_replies(client, booking_read(booking_id=data["moved_to"]))
+        data = text_hash(moved)
+    found = booking_from_hash(data)
+    return found if found is not None and found.status not in ("pending", "moved") else None
 
 
 @dataclass(frozen=True)

@@ -195,10 +195,12 @@ def _drain(client: redis.Redis, waiting: dict[int, list[str]], timeout_ms: int) 
 
 
 def bookings_by_id(*, client: redis.Redis, ids: Sequence[str]) -> list[Booking]:
-    """The records of `ids` in one pipeline (malformed ids and missing records left out)."""
+    """The records of `ids` in one pipeline (malformed ids, missing records, and what is not
+    (or no longer) a booking left out: a move's pending record, a moved booking's old one)."""
     pipe = client.pipeline(transaction=False)
     wanted = [(i, booking_id_room(i)) for i in ids]
     for booking_id, room in wanted:
         if room is not None:
             pipe.hgetall(RoomKeys(room).record(booking_id))
-    return [b for b in (booking_from_hash(h) for h in pipe.execute()) if b is not None]
+    found = (booking_from_hash(h) for h in pipe.execute())
+    return [b for b in found if b is not None and b.status not in ("pending", "moved")]

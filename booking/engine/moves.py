@@ -7,12 +7,11 @@ higher SEQUENCE; the buyer is told by mail (the room's outbox, written by the fu
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 import redis
 from django.conf import settings
-from django.utils.translation import gettext_lazy as _
 
 from booking.domain.codes import code_for, code_mac
 from booking.domain.formats import request_args
@@ -25,7 +24,7 @@ from booking.domain.keys import (
     person_score,
 )
 from booking.domain.parser import SlotRequest, slot_request_parse
-from booking.domain.records import Booking, Slot, booking_from_hash, flat_to_dict, slots_from_reply
+from booking.domain.records import Booking, booking_from_hash, flat_to_dict, slots_from_reply
 from booking.domain.rules import (
     booking_id_room,
     first_bookable_day,
@@ -36,11 +35,15 @@ from booking.domain.rules import (
     request_id_valid,
     season_days,
 )
+from booking.engine import moves_rooms
+from booking.engine.audit import audit_write
+from booking.engine.bookings import booking_get
 from booking.engine.indexes import indexes_after_claim, indexes_inline
 from booking.engine.requests import refuse_invalid, request_recheck
+from booking.engine.results import MOVE_MESSAGES, MoveResult
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
-from strongroom.outbox import sender_wake
+from strongroom.outbox import mail_queue, sender_wake
 from strongroom.store import durable_fcall, text_values
 
 MOVE = FunctionSpec(
@@ -53,35 +56,38 @@ MOVE = FunctionSpec(
      "person_score", "date_scores", "first_day", "priority_hold_id", "priority_hold_ms"),
     replies=("moved record", "taken *slots", "not_found", "forbidden", "cancelled", "collected",
              "started", "unchanged", "code_clash", "invalid what"),
-    key_tails=("person_index", "date_index"),
+    key_tails=("person_index", "date_index"),  # where one call may write them (one server)
 )  # fmt: skip
 
 _CODE_ATTEMPTS = 5
 
 
-@dataclass(frozen=True)
-class MoveResult:
-    """ok: the booking now has the new slots (and a new code); otherwise it is as it was, and
-    `taken` lists what is not free."""
-
-    ok: bool
-    outcome: str
-    message: Any
-    booking: Booking | None = None
-    taken: tuple[Slot, ...] = ()
-
-
-MOVE_MESSAGES = {
-    "moved": _("The booking is moved. It has a new pickup code: the old one no longer opens."),
-    "taken": _("Some of the new slots are not free: the booking is unchanged."),
-    "not_found": _("There is no such booking."),
-    "forbidden": _("You can only move your own bookings."),
-    "cancelled": _("This booking was cancelled and cannot be moved."),
-    "collected": _("This booking has been collected and can no longer be moved."),
-    "started": _("A booking can be moved only before its first day."),
-    "unchanged": _("These are the booking's own slots already."),
-    "other_class": _("A booking moves to slots of its own class, as many days as it has."),
-}
+def move_form_values(booking: Booking, data: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What a move form (templates/booking/_move_form.html) shows: the booking's slots, or what
+    was posted (`data`, a QueryDict: a refused move keeps the choice)."""
+    start, end = booking.hours or (0, 0)
+    if data is None:
+        return {
+            "move_id": request_id_new(),
+            "form_room": booking.room_label,
+            "form_dates": [d.isoformat() for d in booking.dates],
+            "form_start": str(start),
+            "form_end": str(end),
+            "form_boxes": ", ".join(str(b) for b in booking.boxes),
+            "starts": [str(h) for h in range(24)],
+            "ends": [str(h) for h in range(1, 25)],
+        }
+    dates = data.getlist("date")[:64] if hasattr(data, "getlist") else []
+    return {
+        "move_id": str(data.get("move_id", ""))[:64],
+        "form_room": str(data.get("room", ""))[:8],
+        "form_dates": [str(d)[:20] for d in dates],
+        "form_start": str(data.get("hour_start", ""))[:5],
+        "form_end": str(data.get("hour_end", ""))[:5],
+        "form_boxes": str(data.get("boxes", ""))[:400],
+        "starts": [str(h) for h in range(24)],
+        "ends": [str(h) for h in range(1, 25)],
+    }
 
 
 def move_request(
@@ -91,14 +97,16 @@ def move_request(
     hour_start: object = None,
     hour_end: object = None,
     boxes: str = "",
+    room: object = None,
     now: dt.datetime | None = None,
 ) -> SlotRequest:
-    """The slots a move form asks for: the booking's class and room, the dates, hours and
-    boxes typed ("5, 6"); raises InvalidRequest naming every problem (as a booking form)."""
+    """The slots a move form asks for: the booking's class, the room (its own if none), the
+    dates, hours and boxes typed ("5, 6"); raises InvalidRequest naming every problem (as a
+    booking form)."""
     picked = [part.strip() for part in boxes.replace("，", ",").split(",") if part.strip()]
     return slot_request_parse(
         cls=booking.cls,
-        room=booking.room,
+        room=booking.room if room is None or room == "" else room,
         dates=[d for d in dates if d.strip()][:64],
         hour_start=hour_start if booking.cls != "A" else None,
         hour_end=hour_end if booking.cls != "A" else None,
@@ -124,7 +132,7 @@ def booking_move(
     if room is None or not isinstance(actor_id, str) or not actor_id:
         return MoveResult(False, "not_found", MOVE_MESSAGES["not_found"])
     request_recheck(request, now)
-    move_id = move_id if request_id_valid(move_id) else request_id_new()
+    move_id = move_id if move_id and request_id_valid(move_id) else request_id_new()
     keys = RoomKeys(room)
     cls, season, owner, code_n, before = text_values(
         client.hmget(keys.record(booking_id), ["cls", "season", "owner", "code_n", "dates"])
@@ -136,7 +144,9 @@ def booking_move(
     if request.cls != cls:
         return MoveResult(False, "other_class", MOVE_MESSAGES["other_class"])
     if request.room != room:
-        raise NotImplementedError("moves to another room: booking_move_rooms")
+        return moves_rooms.move_rooms(
+            client, booking_id, request, actor_id, actor_is_staff, now, move_id, owner, season
+        )
     inline = indexes_inline(client)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     call_keys = {
@@ -206,3 +216,22 @@ def _reindex(client: redis.Redis, booking: Booking, before: str) -> None:
     old = {dt.date.fromisoformat(d) for d in before.split(",") if d} - set(booking.dates)
     if old:
         client.zrem(date_index(booking.room), *(date_member(booking.id, d) for d in old))
+
+
+def receipt_resend(*, client: redis.Redis, booking_id: str, actor_id: str) -> Booking | None:
+    """Queue the receipt of a confirmed booking again (code and .ics, in the buyer's language;
+    the outbox renders it as it is now) and audit who asked. None when there is no such
+    confirmed booking."""
+    booking = booking_get(client=client, booking_id=booking_id)
+    if booking is None or booking.status != "confirmed":
+        return None
+    mail_queue(client, kind="confirm", args=(booking.id, booking.owner_id))
+    audit_write(
+        client=client,
+        room=booking.room,
+        kind="receipt",
+        actor=actor_id,
+        booking_id=booking.id,
+        detail="sent again",
+    )
+    return booking

@@ -18,8 +18,9 @@ from booking.domain.keys import RoomKeys, pickup_client_failures
 from booking.domain.records import Booking, booking_from_hash, flat_to_dict
 from booking.domain.rules import format_room, local_now, request_id_new, request_id_valid
 from booking.domain.values import room_number
+from booking.engine.audit import audit_write
 from strongroom.calls import FunctionSpec
-from strongroom.clock import to_ms
+from strongroom.clock import from_ms, to_ms
 from strongroom.store import durable_fcall, text_or_none
 
 PICKUP = FunctionSpec(
@@ -190,18 +191,13 @@ def _wrong_code(
 
 
 def _audit_misses(client: redis.Redis, keys: RoomKeys, who: str, misses: int, now_ms: int) -> None:
-    """One 'pickup_failed' entry in the room's audit stream (the fields booking.lua writes)."""
+    """One 'pickup_failed' entry in the room's audit stream."""
     minutes = max(1, settings.STRONGROOM_PICKUP_WINDOW_SECONDS // 60)
-    client.xadd(
-        keys.audit,
-        {
-            "kind": "pickup_failed",
-            "actor": "",
-            "booking": "",
-            "room": format_room(keys.room),
-            "detail": f"{misses} wrong codes from {who} within {minutes} min",
-            "at": now_ms,
-        },
-        maxlen=settings.STRONGROOM_AUDIT_MAXLEN,
-        approximate=True,
+    audit_write(
+        client=client,
+        room=keys.room,
+        kind="pickup_failed",
+        actor="",
+        detail=f"{misses} wrong codes from {who} within {minutes} min",
+        now=from_ms(now_ms),
     )

@@ -251,9 +251,36 @@ def moved_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
 
 
 # Plugged into the outbox by booking's AppConfig.ready (formats.OUTBOX_ENTRIES: the same kinds).
+def remind_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
+    """args: booking id, its first day. Tomorrow's pickup: the code, the room, the hours and
+    the calendar file, in the buyer's language; nothing when the booking is no longer due
+    that day (moved, cancelled) or the buyer has no confirmed address."""
+    booking = booking_get(client=client, booking_id=args[0])
+    if booking is None or booking.status != "confirmed" or _owner(booking) is None:
+        return None
+    if len(args) < 2 or booking.dates[0].isoformat() != args[1]:
+        return None
+    target = mail_target(client=client, person_id=_owner(booking) or 0)
+    if target is None:
+        return None
+    with translation.override(target.language):
+        message = message_build(
+            target=target,
+            subject=gettext("Tomorrow: %(reference)s, room %(room)s")
+            % {"reference": booking.reference, "room": booking.room_label},
+            template="mail/booking_reminder.txt",
+            context={**_booking_context(booking), "code": code_display(booking.pickup_code())},
+        )
+        url = site_url(reverse("booking:done", args=[booking.id]))
+        calendar = booking_ics(booking, url=url, language=target.language)
+    message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
+    return message
+
+
 MAIL_KINDS = (
     MailKind("confirm", confirm_render, prepare=partial(_bookings_and_owners, kind="confirm")),
     MailKind("cancel", cancel_render, prepare=partial(_bookings_and_owners, kind="cancel")),
     MailKind("freed", freed_render),
     MailKind("moved", moved_render, prepare=partial(_bookings_and_owners, kind="moved")),
+    MailKind("remind", remind_render),
 )

@@ -35,6 +35,8 @@ PARAMS = [
     "confirm", "confirmation", "title", "author", "description", "username", "password",
     "password1", "password2", "old_password", "new_password1", "new_password2", "language",
     "staff", "grant", "action", "email", "login", "ref", "entry", "token",
+    "hour_start", "hour_end", "move_id", "request_id", "attempt", "letter", "note", "part",
+    "rooms", "first", "last", "mode", "days", "closure_id", "cancel_inside", "booking",
 ]  # fmt: skip
 
 
@@ -172,3 +174,37 @@ def test_a_visitor_who_is_not_signed_in_makes_no_session(
         answer = getattr(visitor, method)(path)
         assert answer.status_code in (200, 302)
     assert [key for key in r.scan_iter("*session*")] == []
+
+
+MOVE_FIELDS = {"date": "2026-12-05", "hour_start": "9", "hour_end": "11", "boxes": "4"}
+
+
+@pytest.mark.parametrize("field", list(MOVE_FIELDS))
+def test_hostile_values_on_a_real_booking_s_move_form_change_nothing(
+    r: redis.Redis,
+    field: str,
+    buyer: Someone,
+    second_buyer: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    """The id-less routes above stop at "no such booking"; here the booking exists, so every
+    value reaches the form's parser (and another buyer's try reaches the owner check)."""
+    import time_machine
+
+    from tests.booking_support import NOW, claim, request, snapshot
+
+    with time_machine.travel(NOW, tick=False):
+        mine = claim(r, request("C", hour_start=8, hour_end=10, boxes=[3]), owner=str(buyer.id))
+        assert mine.booking is not None
+        path = f"/book/mine/{mine.booking.id}/move/"
+        owner, other = client_for(buyer), client_for(second_buyer)
+        before = snapshot(r)
+        for value in [v for v in HOSTILE if v != "0"]:  # hour 0 is a real hour
+            data = {**MOVE_FIELDS, field: value}
+            answer = owner.post(path, data)
+            assert answer.status_code in (400, 409), (field, value[:40])
+            assert other.post(path, data).status_code == 404
+        after = snapshot(r)
+        assert {k: v for k, v in after.items() if "session" not in k} == {
+            k: v for k, v in before.items() if "session" not in k
+        }, "nothing written"

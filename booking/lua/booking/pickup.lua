@@ -5,6 +5,10 @@
 local PICKUP_KEYS = {'codes', 'record', 'audit', 'stats'}
 local PICKUP_ARGS = {'code_mac', 'booking_id', 'now_ms', 'today', 'minute', 'grace_minutes',
   'attempt_id', 'audit_maxlen', 'room', 'yesterday'}
+local HANDOVER_KEYS = {'record', 'codes', 'audit', 'stats'}
+local HANDOVER_ARGS = {'actor', 'today', 'note', 'now_ms', 'audit_maxlen', 'room', 'request_id'}
+local HANDOVER_REPLIES = {'handed record', 'already_collected record', 'not_found',
+  'not_today record', 'invalid what'}
 local PICKUP_REPLIES = {'collected record', 'already_collected record', 'cancelled record',
   'wrong_day record', 'wrong_hour record', 'wrong_code', 'retry booking_id', 'invalid what'}
 
@@ -85,4 +89,56 @@ local function pickup(keys, args)
   return {'collected', redis.call('HGETALL', record)}
 end
 
+-- Hand over at the desk: staff mark today's pickup of a confirmed booking collected without the
+-- code (a buyer who lost it shows identification). The code stops opening (it may be in other
+-- hands); the booking's later days, if any, are handed over at the desk too.
+-- KEYS: record, codes, audit, stats
+-- ARGV: actor (staff id), today ISO, note, now ms, audit maxlen, room, request id (client-made:
+--       a repeat answers 'handed' again)
+-- Returns {'handed', <record>} | {'already_collected', <record>} | {'not_found'}
+--       | {'not_today', <record>} | {'invalid', what}
+local function handover(keys, args)
+  local k, a = named(keys, HANDOVER_KEYS), named(args, HANDOVER_ARGS)
+  local now = tonumber(a.now_ms)
+  if not now or a.actor == '' or a.request_id == '' or not k.stats then
+    return {'invalid', 'call'}
+  end
+  if redis.call('EXISTS', k.record) == 0 then
+    return {'not_found'}
+  end
+  local r = redis.call('HMGET', k.record, 'status', 'dates', 'collected', 'cls', 'season',
+    'code_mac', 'handed_request', 'id', 'owner')
+  if r[7] == a.request_id then
+    return {'handed', redis.call('HGETALL', k.record)}
+  end
+  local dates, collected = split(r[2]), split(r[3])
+  if r[1] ~= 'confirmed' or as_set(collected)[a.today] then
+    if r[1] == 'confirmed' or r[1] == 'collected' then
+      return {'already_collected', redis.call('HGETALL', k.record)}
+    end
+    return {'not_found'}
+  end
+  if not as_set(dates)[a.today] then
+    return {'not_today', redis.call('HGETALL', k.record)}
+  end
+  collected[#collected + 1] = a.today
+  table.sort(collected)
+  local fields = {'collected', table.concat(collected, ','), 'collected_at', a.now_ms,
+    'handed_by', a.actor, 'handed_at', a.now_ms, 'handed_note', a.note,
+    'handed_request', a.request_id}
+  if #collected == #dates then
+    fields[#fields + 1] = 'status'
+    fields[#fields + 1] = 'collected'
+    local change = stats_change()
+    bump(change, 'status:' .. r[5] .. ':' .. r[4] .. ':confirmed', -1)
+    bump(change, 'status:' .. r[5] .. ':' .. r[4] .. ':collected', 1)
+    stats_write(k.stats, change)
+  end
+  redis.call('HSET', k.record, unpack(fields))
+  redis.call('HDEL', k.codes, r[6])
+  audit(k.audit, a.audit_maxlen, 'handover', a.actor, r[8], a.room, a.today .. ' ' .. a.note, now)
+  return {'handed', redis.call('HGETALL', k.record)}
+end
+
 redis.register_function{function_name = 'booking_pickup', callback = pickup}
+redis.register_function{function_name = 'booking_handover', callback = handover}

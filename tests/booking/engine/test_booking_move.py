@@ -205,3 +205,144 @@ def test_the_claim_still_refuses_slots_a_move_took(r: redis.Redis) -> None:
         booking_id=RoomKeys(7).tag + "-" + "a" * 26, now=NOW,
     )  # fmt: skip
     assert not result.ok and result.taken
+
+
+# --- across rooms: the new room holds, the old room decides ---------------------------------
+
+
+def all_slots(r: redis.Redis, room: int, cls: str = "B") -> dict[int, set[int]]:
+    """season day (0: December 1) -> booked hours of a room's class B bitmap, read straight
+    from the store."""
+    key = RoomKeys(room).inventory(cls)
+    found: dict[int, set[int]] = {}
+    if not r.exists(key):
+        return found
+    masks = r.execute_command(
+        "BITFIELD_RO", key, *[x for d in range(31) for x in ("GET", "u24", d * 24)]
+    )
+    for season_day, mask in enumerate(masks):
+        hours = {h for h in range(24) if int(mask) >> (23 - h) & 1}
+        if hours:
+            found[season_day] = hours
+    return found
+
+
+def test_a_move_to_another_room_keeps_the_reference_and_gives_a_new_code(r: redis.Redis) -> None:
+    mine = booked(r, hour_start=8, hour_end=10)
+    result = move(r, mine, room=12, hour_start=14, hour_end=16)
+    assert result.ok and result.booking is not None, result
+    moved = result.booking
+    assert moved.room == 12 and moved.id != mine.id and moved.reference == mine.reference
+    assert moved.status == "confirmed" and moved.seq == 1 and moved.uid_id == mine.id
+    assert 8 in free_hours(client=r, room=7, date=day(3), cls="B")
+    assert 14 not in free_hours(client=r, room=12, date=day(3), cls="B")
+    # Old links lead to the booking as it is now; the lists show it once, in its new room.
+    assert bookings.booking_get(client=r, booking_id=mine.id) == moved
+    assert [b.id for b in bookings.bookings_of(client=r, owner_id=BUYER)] == [moved.id]
+    listed = bookings.bookings_between(client=r, start=day(3), end=day(3))
+    assert [b.id for b in listed] == [moved.id]
+    on_the_day = dt.datetime(2026, 12, 3, 14, 30, tzinfo=SHANGHAI)
+    assert booking_pickup(client=r, room=7, code=mine.pickup_code(), now=on_the_day).outcome == (
+        "wrong_code"
+    )
+    assert booking_pickup(client=r, room=12, code=moved.pickup_code(), now=on_the_day).ok
+    before = booking_ics(mine, url="https://x/").decode()
+    after = booking_ics(moved, url="https://x/").decode()
+    uids = [line for line in before.splitlines() if line.startswith("UID")]
+    assert uids == [line for line in after.splitlines() if line.startswith("UID")]
+    for room in (7, 12):
+        live = r.hgetall(RoomKeys(room).stats)
+        stats.stats_rebuild(client=r, rooms=[room])
+        assert r.hgetall(RoomKeys(room).stats) == live, room
+
+
+def test_a_move_to_a_taken_slot_in_another_room_changes_nothing(r: redis.Redis) -> None:
+    mine = booked(r, hour_start=8, hour_end=10)
+    booked(r, room=12, hour_start=14, hour_end=15, owner=SECOND_BUYER)
+    before = {k: r.dump(k) for k in r.scan_iter(match="sr:*") if b"stats" not in k.encode()}
+    result = move(r, mine, room=12, hour_start=14, hour_end=16)
+    assert result.outcome == "taken"
+    after = {k: r.dump(k) for k in r.scan_iter(match="sr:*") if b"stats" not in k.encode()}
+    assert before == after
+
+
+def test_a_refused_old_end_lets_go_of_the_new_slots(r: redis.Redis) -> None:
+    mine = booked(r, hour_start=8, hour_end=10)
+    late = booking_move(
+        client=r, booking_id=mine.id, request=request("B", room=12, dates=(5,), hour_start=1,
+        hour_end=2), actor_id=BUYER, actor_is_staff=False,
+        now=dt.datetime(2026, 12, 3, 7, 0, tzinfo=SHANGHAI),
+    )  # fmt: skip
+    assert late.outcome == "started"
+    assert all_slots(r, 12) == {} and not r.zcard(RoomKeys(12).moves)
+    assert bookings.booking_get(client=r, booking_id=mine.id) == mine
+
+
+def test_twenty_buyers_moving_into_one_free_slot_of_another_room_exactly_one_moves(
+    r: redis.Redis,
+) -> None:
+    theirs = [booked(r, hour_start=h, hour_end=h + 1, owner=str(200 + h)) for h in range(20)]
+    target = request("B", room=12, dates=(4,), hour_start=10, hour_end=11)
+    start = threading.Barrier(len(theirs))
+    results: dict[str, Any] = {}
+
+    def go(b: Booking) -> None:
+        start.wait()
+        results[b.id] = booking_move(
+            client=r, booking_id=b.id, request=target, actor_id=b.owner_id,
+            actor_is_staff=False, now=NOW,
+        )  # fmt: skip
+
+    threads = [threading.Thread(target=go, args=(b,)) for b in theirs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == len(theirs)
+    assert sorted(res.outcome for res in results.values()) == ["moved"] + ["taken"] * 19
+    losers = [b for b in theirs if not results[b.id].ok]
+    for b in losers:
+        assert bookings.booking_get(client=r, booking_id=b.id) == b
+    assert all_slots(r, 12) == {3: {10}}  # season day 3 is December 4
+    assert all_slots(r, 7)[2] == set(range(20)) - {
+        next(b for b in theirs if results[b.id].ok).hours[0]  # type: ignore[index]
+    }
+
+
+@pytest.mark.parametrize("cut_after", ["move_in", "move_out"])
+def test_a_move_cut_off_half_way_is_finished_or_undone_by_the_recovery(
+    r: redis.Redis, cut_after: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from booking.engine import moves_rooms as moves
+
+    mine = booked(r, hour_start=8, hour_end=10)
+
+    class Cut(Exception):
+        pass
+
+    real = moves.durable_fcall
+
+    def cut(client: Any, name: str, *rest: Any) -> Any:
+        reply = real(client, name, *rest)
+        if name == f"booking_{cut_after}":
+            raise Cut  # the mover dies right after this step
+        return reply
+
+    monkeypatch.setattr(moves, "durable_fcall", cut)
+    with pytest.raises(Cut):
+        move(r, mine, room=12, hour_start=14, hour_end=16)
+    monkeypatch.setattr(moves, "durable_fcall", real)
+    assert r.zcard(RoomKeys(12).moves) == 1
+    # Too early: the mover may still be at work.
+    assert moves.moves_recover(client=r, rooms=[12], now=NOW) == 0
+    later = NOW + dt.timedelta(minutes=1)
+    assert moves.moves_recover(client=r, rooms=[12], now=later) == 1
+    now_is = bookings.booking_get(client=r, booking_id=mine.id)
+    assert now_is is not None and now_is.status == "confirmed"
+    if cut_after == "move_in":  # the old room had not decided: undone
+        assert now_is == mine and all_slots(r, 12) == {}
+        assert all_slots(r, 7) == {2: {8, 9}}
+    else:  # the old room had let go: finished
+        assert now_is.room == 12 and now_is.reference == mine.reference
+        assert all_slots(r, 7) == {} and all_slots(r, 12) == {2: {14, 15}}
+    assert moves.moves_recover(client=r, rooms=[12], now=later) == 0

@@ -1,0 +1,135 @@
+"""The pickup desk: the bookings due on a day in a range of rooms, collected or not, and the
+hand-over of a booking without its code (Redis Function booking_handover, durable)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from django.conf import settings
+from django.utils.translation import gettext_lazy as _
+
+from booking.domain.keys import RoomKeys
+from booking.domain.records import Booking, booking_from_hash, flat_to_dict
+from booking.domain.rules import (
+    booking_id_room,
+    format_room,
+    local_now,
+    reason_clean,
+    request_id_new,
+    request_id_valid,
+)
+from booking.engine.bookings import bookings_between
+from strongroom.calls import FunctionSpec
+from strongroom.clock import to_ms
+from strongroom.store import durable_fcall
+
+HANDOVER = FunctionSpec(
+    "booking_handover",
+    "HANDOVER",
+    ("record", "codes", "audit", "stats"),
+    ("actor", "today", "note", "now_ms", "audit_maxlen", "room", "request_id"),
+    replies=("handed record", "already_collected record", "not_found", "not_today record",
+             "invalid what"),
+)  # fmt: skip
+
+DESK_LIMIT = 2000  # bookings one desk page lists (a day of the whole building is far fewer)
+
+
+@dataclass(frozen=True)
+class DeskRow:
+    booking: Booking
+    collected: bool  # the day's pickup is done (at the safe or at the desk)
+
+
+@dataclass(frozen=True)
+class Desk:
+    day: dt.date
+    rooms: tuple[int, int]
+    rows: list[DeskRow]
+
+    @property
+    def due(self) -> int:
+        return len(self.rows)
+
+    @property
+    def collected(self) -> int:
+        return sum(1 for row in self.rows if row.collected)
+
+    @property
+    def left(self) -> int:
+        return self.due - self.collected
+
+
+def desk_read(*, client: redis.Redis, day: dt.date, first_room: int, last_room: int) -> Desk:
+    """The bookings due on `day` in rooms `first_room`..`last_room` (confirmed or collected),
+    by room then hours, each with whether that day's pickup is done."""
+    found = bookings_between(client=client, start=day, end=day, limit=DESK_LIMIT)
+    rows = [
+        DeskRow(b, day in b.collected_dates)
+        for b in found
+        if first_room <= b.room <= last_room
+        and b.status in ("confirmed", "collected")
+        and day in b.dates
+    ]
+    rows.sort(key=lambda row: (row.booking.room, row.booking.hours or (0, 0), row.booking.id))
+    return Desk(day, (first_room, last_room), rows)
+
+
+@dataclass(frozen=True)
+class HandoverResult:
+    ok: bool
+    outcome: str
+    message: Any
+    booking: Booking | None = None
+
+
+HANDOVER_MESSAGES = {
+    "handed": _("Handed over: the booking is collected for today and its code no longer opens."),
+    "already_collected": _("Today's pickup of this booking is done already."),
+    "not_found": _("There is no confirmed booking with this id."),
+    "not_today": _("This booking is not due today: only today's pickups are handed over."),
+}
+
+
+def booking_handover(
+    *,
+    client: redis.Redis,
+    booking_id: str,
+    actor_id: str,
+    note: str = "",
+    now: dt.datetime | None = None,
+    request_id: str | None = None,
+) -> HandoverResult:
+    """Staff hand today's treasure over without the code; the staff member, the time and the
+    note go into the room's audit, and the code stops opening."""
+    room = booking_id_room(booking_id)
+    if room is None or not actor_id:
+        return HandoverResult(False, "not_found", HANDOVER_MESSAGES["not_found"])
+    keys = RoomKeys(room)
+    call = HANDOVER.call(
+        keys={
+            "record": keys.record(booking_id),
+            "codes": keys.codes,
+            "audit": keys.audit,
+            "stats": keys.stats,
+        },
+        args={
+            "actor": actor_id,
+            "today": local_now(now).date().isoformat(),
+            "note": reason_clean(note),
+            "now_ms": to_ms(now or dt.datetime.now(tz=dt.UTC)),
+            "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
+            "room": format_room(room),
+            "request_id": request_id if request_id_valid(request_id) else request_id_new(),
+        },
+    )
+    answer = HANDOVER.answer_of(durable_fcall(client, HANDOVER.name, *call))
+    outcome = answer["status"]
+    if outcome == "invalid":
+        raise ValueError(f"booking_handover refused the call ({answer['what']})")
+    record = answer.get("record")
+    booking = booking_from_hash(flat_to_dict(record)) if record else None
+    return HandoverResult(outcome == "handed", outcome, HANDOVER_MESSAGES[outcome], booking)

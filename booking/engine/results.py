@@ -1,0 +1,35 @@
+"""What a move answers (booking.engine.moves and moves_rooms share it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+
+from booking.domain.records import Booking, Slot
+
+
+@dataclass(frozen=True)
+class MoveResult:
+    """ok: the booking now has the new slots (and a new code); otherwise it is as it was, and
+    `taken` lists what is not free."""
+
+    ok: bool
+    outcome: str
+    message: Any
+    booking: Booking | None = None
+    taken: tuple[Slot, ...] = ()
+
+
+MOVE_MESSAGES = {
+    "moved": _("The booking is moved. It has a new pickup code: the old one no longer opens."),
+    "taken": _("Some of the new slots are not free: the booking is unchanged."),
+    "not_found": _("There is no such booking."),
+    "forbidden": _("You can only move your own bookings."),
+    "cancelled": _("This booking was cancelled and cannot be moved."),
+    "collected": _("This booking has been collected and can no longer be moved."),
+    "started": _("A booking can be moved only before its first day."),
+    "unchanged": _("These are the booking's own slots already."),
+    "other_class": _("A booking moves to slots of its own class, as many days as it has."),
+}

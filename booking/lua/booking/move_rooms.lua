@@ -1,0 +1,229 @@
+-- Moving a booking to another room. The two rooms' keys live in different hash slots (on a
+-- cluster, maybe on different primaries), so no one call can touch both. The old room decides:
+--   1. booking_move_in   (new room) takes the new slots for a pending record: the hold, kept
+--                        until the old room decides; nobody else can take them, the code does
+--                        not open yet, and no list shows it.
+--   2. booking_move_out  (old room) gives the old slots back and marks the booking moved (to
+--                        the new id), unless this move was aborted: the one decisive write.
+--   3. booking_move_commit (new room) confirms the pending record.
+-- Whoever finds a pending record whose mover went away (booking.engine.moves.moves_recover)
+-- asks the old room with booking_move_abort, which marks the move aborted unless step 2 ran:
+-- then commits (step 2 ran) or lets go of the new slots (booking_move_release). Steps 2 and
+-- the abort are one field of one record in one slot, so exactly one of them wins.
+
+local MOVE_IN_KEYS = {'record', 'inventory', 'registry', 'codes', 'holds', 'hold_days',
+  'stats', 'moves', 'ledger'}
+local MOVE_IN_ARGS = {'owner', 'cls', 'season', 'days', 'hstart', 'hend', 'boxes', 'dates',
+  'season_days', 'booking_id', 'from_id', 'move_id', 'code_mac', 'now_ms', 'room'}
+local MOVE_OUT_KEYS = {'record', 'inventory', 'registry', 'codes', 'ledger', 'audit', 'stats',
+  'waits', 'wait_notices', 'holds', 'hold_days', 'outbox'}
+local MOVE_OUT_ARGS = {'actor', 'is_staff', 'today', 'move_id', 'to_id', 'now_ms',
+  'audit_maxlen', 'room', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
+local MOVE_COMMIT_KEYS = {'record', 'codes', 'ledger', 'stats', 'audit', 'outbox', 'moves',
+  'unindexed'}
+local MOVE_COMMIT_ARGS = {'move_id', 'from_fields', 'now_ms', 'audit_maxlen', 'room',
+  'person_score', 'date_scores'}
+local MOVE_ABORT_KEYS = {'record'}
+local MOVE_ABORT_ARGS = {'move_id'}
+local MOVE_RELEASE_KEYS = {'record', 'inventory', 'registry', 'stats', 'moves'}
+local MOVE_RELEASE_ARGS = {'move_id'}
+local MOVE_IN_REPLIES = {'held', 'taken *slots', 'code_clash', 'invalid what'}
+local MOVE_OUT_REPLIES = {'moved record', 'aborted', 'not_found', 'forbidden', 'cancelled',
+  'collected', 'started', 'invalid what'}
+local MOVE_COMMIT_REPLIES = {'moved record', 'not_found', 'invalid what'}
+local MOVE_COMMIT_KEY_TAILS = {'person_index', 'date_index'}
+local MOVE_ABORT_REPLIES = {'moved', 'aborted'}
+local MOVE_RELEASE_REPLIES = {'released', 'moved'}
+
+-- Step 1. Returns {'held'} (also for a repeat) | {'taken', ...} | {'code_clash'}
+--   | {'invalid', what}
+local function move_in(keys, args)
+  local k, a = named(keys, MOVE_IN_KEYS), named(args, MOVE_IN_ARGS)
+  local cls, days, hstart, hend, boxes = checked_request(a.cls, a.days, a.hstart, a.hend,
+    a.boxes, a.season_days)
+  if not cls then
+    return {'invalid', days}
+  end
+  local now = tonumber(a.now_ms)
+  if not now or a.move_id == '' or a.owner == '' or not k.ledger then
+    return {'invalid', 'call'}
+  end
+  if redis.call('EXISTS', k.record) == 1 then
+    if redis.call('HGET', k.record, 'move_request') == a.move_id then
+      return {'held'}
+    end
+    return {'invalid', 'id'}
+  end
+  if redis.call('HEXISTS', k.codes, a.code_mac) == 1 then
+    return {'code_clash'}
+  end
+  local fields, kind = fields_of(cls, days, hstart, hend, boxes)
+  local taken, values = booked_conflicts(k.inventory, fields, kind)
+  local held, drop = held_conflicts(k.holds, k.hold_days, a.owner, cls, days, hstart, hend,
+    boxes, now)
+  append(taken, held)
+  if #taken > 0 then
+    return {'taken', unpack(taken)}
+  end
+  local updated = {}
+  for i, field in ipairs(fields) do
+    updated[i] = bit.bor(values[i], field[2])
+  end
+  write_fields(k.inventory, fields, kind, updated)
+  redis.call('SADD', k.registry, k.inventory)
+  if redis.call('SCARD', k.ledger) == 0 and redis.call('HEXISTS', k.stats, 'v') == 0 then
+    redis.call('DEL', k.stats)  -- as a claim into an empty room: its stats start exact here
+    redis.call('HSET', k.stats, 'v', STATS_VERSION)
+  end
+  local change = stats_change()
+  stats_slots(change, a.season, cls, fields, values, updated)
+  stats_write(k.stats, change)
+  redis.call('HSET', k.record, 'id', a.booking_id, 'owner', a.owner, 'cls', cls, 'room', a.room,
+    'season', a.season, 'days', a.days, 'dates', a.dates, 'hstart', tostring(hstart),
+    'hend', tostring(hend), 'boxes', a.boxes, 'created', a.now_ms, 'status', 'pending',
+    'code_mac', a.code_mac, 'code_n', '0', 'collected', '', 'inv', k.inventory,
+    'move_request', a.move_id, 'moved_from', a.from_id)
+  redis.call('ZADD', k.moves, now, a.booking_id)
+  drop_holds(k.holds, k.hold_days, drop, cls, days)
+  return {'held'}
+end
+
+-- Step 2. Returns {'moved', <old record>} (also for a repeat) | {'aborted'} | {refusal}
+--   for not_found, forbidden, cancelled, collected, started
+local function move_out(keys, args)
+  local k, a = named(keys, MOVE_OUT_KEYS), named(args, MOVE_OUT_ARGS)
+  local now, hold_ttl = tonumber(a.now_ms), tonumber(a.priority_hold_ms)
+  if not now or not hold_ttl or not tonumber(a.first_day) or a.move_id == '' then
+    return {'invalid', 'call'}
+  end
+  if redis.call('EXISTS', k.record) == 0 then
+    return {'not_found'}
+  end
+  local r = redis.call('HMGET', k.record, 'owner', 'status', 'collected', 'dates', 'cls',
+    'days', 'hstart', 'hend', 'boxes', 'inv', 'code_mac', 'id', 'season', 'made',
+    'move_request', 'move_abort')
+  if r[15] == a.move_id and r[2] == 'moved' then
+    return {'moved', redis.call('HGETALL', k.record)}
+  end
+  if r[16] == a.move_id then
+    return {'aborted'}
+  end
+  local refusal = move_refusal(r, a.actor, a.is_staff == '1', a.today)
+  if refusal then
+    return refusal
+  end
+  if r[10] ~= k.inventory then
+    return {'invalid', 'class'}
+  end
+  slots_release(k.inventory, k.registry, k.stats, r[5], r[6], r[7], r[8], r[9], r[13], r[14])
+  -- slots_release counted the booking cancelled: it moved, so it is counted nowhere here.
+  local change = stats_change()
+  bump(change, 'status:' .. r[13] .. ':' .. r[5] .. ':cancelled', -1)
+  stats_write(k.stats, change)
+  redis.call('HDEL', k.codes, r[11])
+  redis.call('SREM', k.ledger, r[12])
+  redis.call('HSET', k.record, 'status', 'moved', 'moved_to', a.to_id, 'move_request',
+    a.move_id, 'moved_at', a.now_ms, 'moved_by', a.actor)
+  audit(k.audit, a.audit_maxlen, 'move', a.actor, r[12], a.room, 'to ' .. a.to_id, now)
+  waits_clear_stale(k.waits, k.wait_notices, tonumber(a.first_day))
+  waits_release(k.waits, k.wait_notices, k.holds, k.hold_days, k.outbox, {[r[5]] = k.inventory},
+    now, a.priority_hold_id or '', hold_ttl, a.room)
+  return {'moved', redis.call('HGETALL', k.record)}
+end
+
+-- Step 3. from_fields: the old record's owner-facing fields to carry ('ref|made|seq|uid_id|
+-- uid_dates|created'). Returns {'moved', <record>} (also for a repeat) | {'not_found'}
+local function move_commit(keys, args)
+  local k, a = named(keys, MOVE_COMMIT_KEYS), named(args, MOVE_COMMIT_ARGS)
+  local now = tonumber(a.now_ms)
+  local from = pipe_fields(a.from_fields or '')
+  if not now or #from ~= 6 or not k.unindexed then
+    return {'invalid', 'call'}
+  end
+  local r = redis.call('HMGET', k.record, 'status', 'move_request', 'code_mac', 'id', 'season',
+    'cls', 'days', 'dates', 'owner')
+  if r[2] ~= a.move_id then
+    return {'not_found'}
+  end
+  if r[1] ~= 'pending' then
+    return {'moved', redis.call('HGETALL', k.record)}
+  end
+  local id = r[4]
+  redis.call('HSET', k.record, 'status', 'confirmed', 'ref', from[1], 'made', from[2],
+    'seq', tostring((tonumber(from[3]) or 0) + 1), 'uid_id', from[4], 'uid_dates', from[5],
+    'created', from[6], 'moved_at', a.now_ms)
+  redis.call('HSET', k.codes, r[3], id)
+  redis.call('SADD', k.ledger, id)
+  local change = stats_change()
+  stats_booking(change, r[5], r[6], split_numbers(r[7]), 'confirmed', from[2], 1)
+  stats_write(k.stats, change)
+  redis.call('ZREM', k.moves, id)
+  local tail = named({unpack(keys, #MOVE_COMMIT_KEYS + 1)}, MOVE_COMMIT_KEY_TAILS)
+  local person_index, date_index = tail.person_index, tail.date_index
+  if person_index then
+    redis.call('ZADD', person_index, a.person_score, id)
+    local scores, scored = split(a.date_scores), {}
+    for i, date in ipairs(split(r[8])) do
+      scored[#scored + 1] = scores[i]
+      scored[#scored + 1] = id .. '/' .. date
+    end
+    redis.call('ZADD', date_index, unpack(scored))
+  else
+    redis.call('ZADD', k.unindexed, now, id)
+  end
+  audit(k.audit, a.audit_maxlen, 'move', r[9], id, a.room, 'from ' .. (from[4] or ''), now)
+  redis.call('XADD', k.outbox, '*', 'm', outbox_entry(OUTBOX_MOVED, {booking_id = id,
+    sequence = (tonumber(from[3]) or 0) + 1}))
+  return {'moved', redis.call('HGETALL', k.record)}
+end
+
+-- The recovery's question to the old room. Returns {'moved'} | {'aborted'}
+local function move_abort(keys, args)
+  local k, a = named(keys, MOVE_ABORT_KEYS), named(args, MOVE_ABORT_ARGS)
+  local r = redis.call('HMGET', k.record, 'status', 'move_request')
+  if r[1] == 'moved' and r[2] == a.move_id then
+    return {'moved'}
+  end
+  if redis.call('EXISTS', k.record) == 1 then
+    redis.call('HSET', k.record, 'move_abort', a.move_id)
+  end
+  return {'aborted'}
+end
+
+-- Let go of a pending record's slots (its move was aborted). Returns {'released'} (also when
+-- there is nothing left to release) | {'moved'} (it was committed: nothing to do)
+local function move_release(keys, args)
+  local k, a = named(keys, MOVE_RELEASE_KEYS), named(args, MOVE_RELEASE_ARGS)
+  local r = redis.call('HMGET', k.record, 'status', 'move_request', 'cls', 'days', 'hstart',
+    'hend', 'boxes', 'season', 'id', 'inv')
+  if r[2] ~= a.move_id then
+    return {'released'}
+  end
+  if r[1] ~= 'pending' then
+    return {'moved'}
+  end
+  local fields, kind = fields_of(r[3], split_numbers(r[4]), tonumber(r[5]), tonumber(r[6]),
+    split_numbers(r[7]))
+  local values = read_fields(k.inventory, fields, kind)
+  local updated = {}
+  for i, field in ipairs(fields) do
+    updated[i] = bit.band(values[i], bit.bnot(field[2]))
+  end
+  write_fields(k.inventory, fields, kind, updated)
+  local change = stats_change()
+  stats_slots(change, r[8], r[3], fields, values, updated)
+  stats_write(k.stats, change)
+  if redis.call('BITCOUNT', k.inventory) == 0 then
+    redis.call('DEL', k.inventory)
+    redis.call('SREM', k.registry, k.inventory)
+  end
+  redis.call('DEL', k.record)
+  redis.call('ZREM', k.moves, r[9])
+  return {'released'}
+end
+
+redis.register_function{function_name = 'booking_move_in', callback = move_in}
+redis.register_function{function_name = 'booking_move_out', callback = move_out}
+redis.register_function{function_name = 'booking_move_commit', callback = move_commit}
+redis.register_function{function_name = 'booking_move_abort', callback = move_abort}
+redis.register_function{function_name = 'booking_move_release', callback = move_release}

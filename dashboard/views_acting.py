@@ -1,0 +1,123 @@
+"""Staff acting for a buyer: moving any booking (the buyer's own rules and atomicity), sending a
+receipt again, and booking for an existing buyer through the same claim function."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
+
+from accounts.access import signed_in_person, staff_required
+from accounts.selectors import account_get
+from booking.domain.parser import InvalidRequest, slot_request_parse
+from booking.domain.rules import request_id_new, request_id_valid
+from booking.selectors import booking_get, move_form_values
+from booking.services import booking_book_for, booking_move, move_request, receipt_resend
+from dashboard.pages import not_found, render_page
+from strongroom.store import get_store
+
+
+@require_http_methods(["GET", "POST"])
+@staff_required
+def booking_move_staff(request: HttpRequest, booking_id: str) -> HttpResponse:
+    """Move a booking for its buyer: the same function, rules and mail as the buyer's own."""
+    booking = booking_get(client=get_store(), booking_id=booking_id)
+    if booking is None:
+        return not_found(request, _("There is no booking with this id."))
+    posted = request.POST if request.method == "POST" else None
+    context = {
+        "booking": booking,
+        "action": reverse("dashboard:booking_move", args=[booking.id]),
+        "back": reverse("dashboard:booking", args=[booking.id]),
+        "section": "bookings",
+        **move_form_values(booking, posted),
+    }
+    if posted is None:
+        return render_page(request, "booking_move.html", context)
+    try:
+        wanted = move_request(
+            booking=booking,
+            dates=posted.getlist("date"),
+            hour_start=posted.get("hour_start"),
+            hour_end=posted.get("hour_end"),
+            boxes=posted.get("boxes", "")[:400],
+            room=posted.get("room", "")[:8],
+        )
+    except InvalidRequest as refused:
+        context.update(errors=refused.errors)
+        return render_page(request, "booking_move.html", context, status=400)
+    result = booking_move(
+        client=get_store(),
+        booking_id=booking.id,
+        request=wanted,
+        actor_id=str(signed_in_person(request).id),
+        actor_is_staff=True,
+        move_id=posted.get("move_id") or None,
+    )
+    if result.ok and result.booking is not None:
+        messages.success(request, str(result.message))
+        return HttpResponseRedirect(reverse("dashboard:booking", args=[result.booking.id]))
+    context.update(errors=[result.message], taken=result.taken)
+    return render_page(request, "booking_move.html", context, status=409)
+
+
+@require_POST
+@staff_required
+def booking_receipt_staff(request: HttpRequest, booking_id: str) -> HttpResponse:
+    """Send the buyer the receipt again (code and calendar file, in their language)."""
+    sent = receipt_resend(
+        client=get_store(), booking_id=booking_id, actor_id=str(signed_in_person(request).id)
+    )
+    if sent is None:
+        return not_found(request, _("There is no confirmed booking with this id."))
+    messages.success(request, _("The receipt is on its way to the buyer again."))
+    return HttpResponseRedirect(reverse("dashboard:booking", args=[sent.id]))
+
+
+@require_POST
+@staff_required
+def person_book_staff(request: HttpRequest, person_id: int) -> HttpResponse:
+    """Book for an existing buyer (one who phones): the buyer's own claim function and rules;
+    the buyer gets the receipt with the code. The form's request id makes a double press book
+    once."""
+    client = get_store()
+    target = account_get(client=client, person_id=person_id)
+    if target is None:
+        return not_found(request, _("There is no person with this id."))
+    data = request.POST
+    token = data.get("request_id", "")[:64]
+    if not request_id_valid(token):
+        token = request_id_new()
+    back = reverse("dashboard:person", args=[person_id])
+    try:
+        wanted = slot_request_parse(
+            cls=data.get("cls", "")[:2],
+            room=data.get("room", "")[:8],
+            dates=[d[:20] for d in data.getlist("date")[:31] if d.strip()],
+            hour_start=data.get("hour_start") or None,
+            hour_end=data.get("hour_end") or None,
+            boxes=[b.strip() for b in data.get("boxes", "")[:400].split(",") if b.strip()] or None,
+        )
+    except InvalidRequest as refused:
+        for error in refused.errors:
+            messages.error(request, str(error))
+        return HttpResponseRedirect(back)
+    result = booking_book_for(
+        client=client,
+        owner_id=str(person_id),
+        request=wanted,
+        token=token,
+        actor_id=str(signed_in_person(request).id),
+        owner_name=target.username,
+    )
+    if not result.ok or result.booking is None:
+        messages.error(request, _("Not booked: some of these slots are not free."))
+        return HttpResponseRedirect(back)
+    messages.success(
+        request,
+        _("Booked %(reference)s for %(name)s; the receipt with the code is on its way.")
+        % {"reference": result.booking.reference, "name": target.username},
+    )
+    return HttpResponseRedirect(reverse("dashboard:booking", args=[result.booking.id]))

@@ -1,0 +1,87 @@
+"""The pickup desk (/staff/desk/): the bookings due on a day in a range of rooms, collected or
+not, with live counts; "hand over" marks today's pickup done without the code. Printable, and
+laid out for a phone at the door."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from accounts.access import signed_in_person, staff_required
+from booking.domain.rules import local_now, request_id_new, room_count
+from booking.domain.values import room_number
+from booking.selectors import desk_read
+from booking.services import booking_handover
+from dashboard.pages import render_page
+from dashboard.selectors import names_of
+from strongroom.store import get_store
+
+
+def _desk_query(data: Mapping[str, str]) -> tuple[dt.date, int, int, list[str]]:
+    """The day (default today) and the room range (default every room) of a desk request, and
+    what could not be read."""
+    problems = []
+    today = local_now().date()
+    text = str(data.get("day", "") or "")[:10]
+    try:
+        day = dt.date.fromisoformat(text) if text else today
+    except ValueError:
+        problems.append(f"“{text}”")
+        day = today
+    rooms = []
+    for name, default in (("from", 1), ("to", room_count())):
+        raw = str(data.get(name, "") or "")[:8]
+        number = room_number(raw) if raw else default
+        if number is None:
+            problems.append(f"“{raw}”")
+            number = default
+        rooms.append(number)
+    first, last = min(rooms), max(rooms)
+    return day, first, last, problems
+
+
+@require_GET
+@staff_required
+def desk(request: HttpRequest) -> HttpResponse:
+    """The desk for a day and a range of rooms (GET: day, from, to)."""
+    day, first, last, problems = _desk_query(request.GET)
+    client = get_store()
+    read = desk_read(client=client, day=day, first_room=first, last_room=last)
+    names = names_of(client=client, ids=[row.booking.owner_id for row in read.rows])
+    context = {
+        "desk": read,
+        "names": names,
+        "problems": problems,
+        "today": local_now().date(),
+        "first_label": f"{first:03d}",
+        "last_label": f"{last:03d}",
+        "request_id": request_id_new(),
+        "section": "desk",
+        "counts_only": request.GET.get("part") == "counts",
+    }
+    if context["counts_only"]:
+        return render_page(request, "_desk_counts.html", context)
+    return render_page(request, "desk.html", context)
+
+
+@require_POST
+@staff_required
+def desk_handover(request: HttpRequest) -> HttpResponse:
+    """Hand a booking over without its code (today only); back to the desk as it was."""
+    result = booking_handover(
+        client=get_store(),
+        booking_id=request.POST.get("booking_id", "")[:80],
+        actor_id=str(signed_in_person(request).id),
+        note=request.POST.get("note", ""),
+        request_id=request.POST.get("request_id") or None,
+    )
+    (messages.success if result.ok else messages.error)(request, str(result.message))
+    back = {k: request.POST.get(k, "")[:10] for k in ("day", "from", "to")}
+    query = urlencode({k: v for k, v in back.items() if v})
+    return HttpResponseRedirect(f"{reverse('dashboard:desk')}{'?' + query if query else ''}")

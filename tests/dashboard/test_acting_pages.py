@@ -1,0 +1,167 @@
+"""Staff acting for a buyer: moving any booking and sending a receipt again, through HTTP."""
+
+from __future__ import annotations
+
+import email
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+from django.test import Client
+
+from accounts import emails
+from booking.domain.codes import code_display
+from booking.domain.records import Booking
+from booking.engine import audit
+from booking.engine.bookings import booking_get
+from strongroom import keyspace as ks
+from strongroom.outbox import outbox_send
+from tests.booking_support import NOW, claim, day, request
+from tests.conftest import Someone
+
+
+@pytest.fixture(autouse=True)
+def frozen() -> Iterator[None]:
+    with time_machine.travel(NOW, tick=False):
+        yield
+
+
+def booked(r: redis.Redis, someone: Someone, **extra: Any) -> Booking:
+    found = claim(r, request("B", hour_start=8, hour_end=10, **extra), owner=str(someone.id))
+    assert found.booking is not None
+    return found.booking
+
+
+def test_staff_move_a_buyers_booking_to_another_room(
+    r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    mine = booked(r, buyer)
+    client = client_for(staff)
+    detail = client.get(f"/staff/bookings/{mine.id}/").content.decode()
+    assert f'href="/staff/bookings/{mine.id}/move/"' in detail
+    form = client.get(f"/staff/bookings/{mine.id}/move/").content.decode()
+    assert 'name="room"' in form and 'value="007"' in form
+    data = {"room": "12", "date": ["2026-12-04"], "hour_start": "9", "hour_end": "11"}
+    answer = client.post(f"/staff/bookings/{mine.id}/move/", data)
+    assert answer.status_code == 302
+    moved = booking_get(client=r, booking_id=mine.id)
+    assert moved is not None and moved.room == 12 and moved.dates == (day(4),)
+    assert answer["Location"] == f"/staff/bookings/{moved.id}/"
+    assert moved.owner_id == str(buyer.id) and moved.reference == mine.reference
+    trail = audit.booking_audit(client=r, booking_id=mine.id)
+    assert ("move", str(staff.id)) in [(e.kind, e.actor) for e in trail]
+    page = client.get(answer["Location"]).content.decode()
+    assert "The booking is moved" in page
+
+
+def test_staff_moves_are_refused_the_same_way_and_buyers_may_not_use_the_staff_page(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    mine = booked(r, buyer)
+    booked(r, second_buyer, dates=(4,))
+    data = {"room": "7", "date": ["2026-12-04"], "hour_start": "9", "hour_end": "11"}
+    taken = client_for(staff).post(f"/staff/bookings/{mine.id}/move/", data)
+    assert taken.status_code == 409 and "Not moved" in taken.content.decode()
+    assert client_for(buyer).post(f"/staff/bookings/{mine.id}/move/", data).status_code == 403
+    assert client_for(buyer).get(f"/staff/bookings/{mine.id}/move/").status_code == 403
+    assert client_for(staff).get("/staff/bookings/007-nope/move/").status_code == 404
+    assert booking_get(client=r, booking_id=mine.id) == mine
+
+
+def test_staff_send_the_receipt_again(
+    r: redis.Redis,
+    buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+    settings: Any,
+    tmp_path: Path,
+) -> None:
+    settings.STRONGROOM_MAIL_DIR = tmp_path
+    settings.EMAIL_BACKEND = "strongroom.mail.FilePerMessageBackend"
+    emails.email_set(client=r, person_id=buyer.id, email="anna@example.test")
+    token = emails.verify_token_make(person_id=buyer.id, email="anna@example.test")
+    assert emails.email_verify(client=r, token=token) is not None
+    r.delete(ks.MAIL_OUTBOX.key())
+    mine = booked(r, buyer)
+    outbox_send(client=r)
+    answer = client_for(staff).post(f"/staff/bookings/{mine.id}/receipt/")
+    assert answer.status_code == 302
+    assert outbox_send(client=r).sent == 1
+    mails = [email.message_from_bytes(p.read_bytes()) for p in tmp_path.glob("*.eml")]
+    assert len(mails) == 2
+    for message in mails:
+        body = next(p for p in message.walk() if p.get_content_type() == "text/plain")
+        text = body.get_payload(decode=True).decode()  # type: ignore[union-attr]
+        assert code_display(mine.pickup_code()) in text
+    kinds = [e.kind for e in audit.booking_audit(client=r, booking_id=mine.id)]
+    assert kinds[0] == "receipt"
+    assert client_for(buyer).post(f"/staff/bookings/{mine.id}/receipt/").status_code == 403
+    assert client_for(staff).post("/staff/bookings/007-nope/receipt/").status_code == 404
+
+
+def test_the_staff_move_page_speaks_chinese(
+    r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    mine = booked(r, buyer)
+    page = client_for(staff).get(f"/staff/bookings/{mine.id}/move/", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    text = page.content.decode()
+    assert "代买家操作" in text and "改期" in text
+
+
+def test_staff_book_for_a_buyer_who_gets_the_receipt(
+    r: redis.Redis,
+    buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+    settings: Any,
+    tmp_path: Path,
+) -> None:
+    settings.STRONGROOM_MAIL_DIR = tmp_path
+    settings.EMAIL_BACKEND = "strongroom.mail.FilePerMessageBackend"
+    emails.email_set(client=r, person_id=buyer.id, email="anna@example.test")
+    token = emails.verify_token_make(person_id=buyer.id, email="anna@example.test")
+    assert emails.email_verify(client=r, token=token) is not None
+    r.delete(ks.MAIL_OUTBOX.key())
+    client = client_for(staff)
+    page = client.get(f"/staff/people/{buyer.id}/").content.decode()
+    assert "anna@example.test" in page and 'action="/staff/people/' in page
+    data = {"request_id": "staff-book-request-01", "cls": "B", "room": "11",
+            "date": ["2026-12-06"], "hour_start": "9", "hour_end": "11", "boxes": ""}  # fmt: skip
+    answer = client.post(f"/staff/people/{buyer.id}/book/", data)
+    assert answer.status_code == 302 and answer["Location"].startswith("/staff/bookings/011-")
+    again = client.post(f"/staff/people/{buyer.id}/book/", data)  # a double press books once
+    assert again["Location"] == answer["Location"]
+    booking_id = answer["Location"].split("/")[3]
+    made = booking_get(client=r, booking_id=booking_id)
+    assert made is not None and made.owner_id == str(buyer.id) and made.hours == (9, 11)
+    assert outbox_send(client=r).sent == 1
+    (receipt,) = [email.message_from_bytes(p.read_bytes()) for p in tmp_path.glob("*.eml")]
+    body = next(p for p in receipt.walk() if p.get_content_type() == "text/plain")
+    assert code_display(made.pickup_code()) in body.get_payload(decode=True).decode()  # type: ignore[union-attr]
+    assert made.reference in client.get(f"/staff/people/{buyer.id}/").content.decode()
+    entries = [(e.kind, e.actor) for e in audit.booking_audit(client=r, booking_id=made.id)]
+    assert ("claim", str(staff.id)) in entries and ("claim", str(buyer.id)) in entries
+
+
+def test_staff_booking_follows_the_buyers_rules(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone, staff: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:  # fmt: skip
+    booked(r, second_buyer, dates=(6,))
+    client = client_for(staff)
+    taken = {"cls": "B", "room": "7", "date": ["2026-12-06"], "hour_start": "9", "hour_end": "11"}
+    answer = client.post(f"/staff/people/{buyer.id}/book/", taken)
+    assert answer.status_code == 302
+    assert "not free" in client.get(answer["Location"]).content.decode()
+    today = {"cls": "A", "room": "7", "date": ["2026-11-21"]}
+    after = client.get(client.post(f"/staff/people/{buyer.id}/book/", today)["Location"])
+    assert "Not booked" not in after.content.decode() and "2026-11-21" in after.content.decode()
+    assert client.post("/staff/people/99999/book/", taken).status_code == 404
+    assert client_for(buyer).post(f"/staff/people/{buyer.id}/book/", taken).status_code == 403
