@@ -112,6 +112,9 @@ def person_book_staff(request: HttpRequest, person_id: int) -> HttpResponse:
         actor_id=str(signed_in_person(request).id),
         owner_name=target.username,
     )
+    if result.gone:
+        messages.error(request, _("Not booked: this buyer's account is being deleted."))
+        return HttpResponseRedirect(back)
     if not result.ok or result.booking is None:
         messages.error(request, _("Not booked: some of these slots are not free."))
         return HttpResponseRedirect(back)

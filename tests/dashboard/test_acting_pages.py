@@ -165,3 +165,17 @@ def test_staff_booking_follows_the_buyers_rules(
     assert "Not booked" not in after.content.decode() and "2026-11-21" in after.content.decode()
     assert client.post("/staff/people/99999/book/", taken).status_code == 404
     assert client_for(buyer).post(f"/staff/people/{buyer.id}/book/", taken).status_code == 403
+
+
+def test_staff_booking_for_a_buyer_being_deleted_says_so_not_that_slots_are_taken(
+    r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    from booking.engine.owners import owner_forget
+
+    owner_forget(client=r, owner_id=str(buyer.id), now=NOW)
+    client = client_for(staff)
+    free = {"cls": "A", "room": "7", "date": ["2026-12-06"]}
+    answer = client.post(f"/staff/people/{buyer.id}/book/", free)
+    assert answer.status_code == 302
+    page = client.get(answer["Location"]).content.decode()
+    assert "not free" not in page and "being deleted" in page
