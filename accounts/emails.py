@@ -26,9 +26,10 @@ from accounts.extensions import EMAIL_VERIFIED
 from accounts.selectors import mail_target, person_find, person_id_by_email
 from accounts.throttle import mail_gate_keys
 from strongroom.addresses import address_arg, address_sendable
+from strongroom.decoders import text_values
 from strongroom.keyspace import PERSON, PERSON_BY_EMAIL
+from strongroom.libraries import fcall
 from strongroom.outbox import mail_queue
-from strongroom.store import fcall, text_values
 
 EMAIL_MAX_LENGTH = 254
 VERIFY_SALT = "strongroom.accounts.verify-email"

@@ -14,9 +14,9 @@ from django.utils.translation import gettext
 
 from accounts.emails import reset_token_make, verify_token_make
 from accounts.selectors import MailTarget
+from strongroom.decoders import text_values
 from strongroom.keyspace import PERSON
 from strongroom.outbox import MailKind
-from strongroom.store import text_values
 from strongroom.zone import zone_name
 
 

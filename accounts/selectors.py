@@ -16,6 +16,7 @@ from accounts.names import name_key
 from accounts.people import Person
 from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.clock import from_ms
+from strongroom.decoders import text_values
 from strongroom.keyspace import (
     LOGINS_RECENT,
     LOGINS_TOP,
@@ -27,7 +28,7 @@ from strongroom.keyspace import (
     VISITS_VIEWS,
     VISITS_VISITORS,
 )
-from strongroom.store import fcall, text_values
+from strongroom.libraries import fcall
 
 MAX_LIST = 1000
 _PERSON_FIELDS = ("username", "is_staff", "password", "sessions")

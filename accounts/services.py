@@ -29,6 +29,8 @@ from accounts.selectors import person_with_password
 from accounts.throttle import ThrottlePair, signup_key
 from strongroom.addresses import address_arg
 from strongroom.clock import now_ms
+from strongroom.decoders import text, text_values
+from strongroom.durable import durable_fcall
 from strongroom.keyspace import (
     LOGINS_RECENT,
     LOGINS_TOP,
@@ -39,8 +41,8 @@ from strongroom.keyspace import (
     PERSON_LAST_ID,
     PERSON_NAMES,
 )
+from strongroom.libraries import fcall, fcalls, pipeline_functions
 from strongroom.outbox import mail_queue
-from strongroom.store import durable_fcall, fcall, fcalls, pipeline_functions, text, text_values
 
 _SIGNUP_ATTEMPTS = 100
 _NO_PERSON_ID = 0  # ids start at 1

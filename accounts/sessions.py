@@ -22,7 +22,7 @@ from accounts.extensions import identity_reads, signed_out
 from accounts.people import ANONYMOUS, AnonymousPerson, Person
 from accounts.selectors import person_with_password, person_with_password_queue
 from strongroom import sessions
-from strongroom.store import text_values
+from strongroom.decoders import text_values
 
 SESSION_PERSON_ID = "_person_id"
 SESSION_PERSON_CHECK = "_person_check"

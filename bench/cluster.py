@@ -188,7 +188,7 @@ def durability_latency(client: Any) -> list[tuple[str, float, float]]:
     """Median and p99 ms of one confirmed write (FCALL + what confirms it, one round trip)."""
     from django.conf import settings
 
-    from strongroom.store import durable_fcall
+    from strongroom.durable import durable_fcall
 
     rows = []
     for step, level in enumerate(("none", "aof", "aof+replica")):

@@ -187,10 +187,10 @@ def main(argv: list[str] | None = None) -> int:
         env = configure(data_dir, secrets.token_urlsafe(40))
         from django.conf import settings
 
-        from strongroom import embedded, store
+        from strongroom import embedded, health, store
 
         client = store.get_store()
-        info = store.check(client)
+        info = health.check(client)
         rng = random.Random(20261201)
         t0 = time.monotonic()
         data = load_data(client, rng)
@@ -252,7 +252,7 @@ def results_text(
     """The dated results file: conditions, data set, the table (one line per paragraph)."""
     from django.conf import settings
 
-    from strongroom import store
+    from strongroom import durable, store
 
     share = data.booked_share
     busy = float(before["load"].split()[0])
@@ -262,7 +262,7 @@ def results_text(
         f"`make bench` (`python -m bench.site`): gunicorn ({server}) serving the site with "
         f"`DEBUG=0` on an embedded {info['server']} {info['version']} (AOF, `appendfsync "
         f"{settings.STRONGROOM_EMBEDDED_APPENDFSYNC}`, durability "
-        f"`{store.durability(store.get_store())}`), driven by wrk with {args.connections} "
+        f"`{durable.durability(store.get_store())}`), driven by wrk with {args.connections} "
         "connections; "
         f"{args.warmup:.0f} s warm-up, then {args.seconds:.0f} s measured per run; each page and "
         f"its two twins run in turn {args.rounds} times, and the row shows the round whose "

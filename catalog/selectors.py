@@ -13,8 +13,9 @@ from catalog.calls import FACETS, QUERY
 from catalog.rules import Book
 from strongroom import keyspace
 from strongroom.ahead import Command, command, pipeline_replies
+from strongroom.decoders import text_hash, text_scored
+from strongroom.libraries import fcall
 from strongroom.recent import Recent
-from strongroom.store import fcall, text_hash, text_scored
 
 SORTS = ("title", "year", "-year")
 # Position (1-based, as in Lua's KEYS) of the first tag set in the key list of `catalog_query`.

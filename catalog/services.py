@@ -14,7 +14,8 @@ from catalog.rules import Book, InvalidBook, check_book, sort_key
 from catalog.selectors import book_get
 from strongroom import keyspace
 from strongroom.audit import staff_audit_record
-from strongroom.store import durable_fcall, fcalls
+from strongroom.durable import durable_fcall
+from strongroom.libraries import fcalls
 
 # The staff actions this app writes to the staff audit (strongroom.audit).
 AUDIT_KINDS = ("book_add", "book_edit", "book_delete")

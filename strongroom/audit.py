@@ -16,9 +16,9 @@ from django.conf import settings
 from redis.typing import EncodableT, FieldT
 
 from strongroom.clock import from_ms, to_ms
+from strongroom.decoders import text, text_stream
 from strongroom.keyspace import STAFF_AUDIT
 from strongroom.plugins import Point
-from strongroom.store import text, text_stream
 
 DETAIL_LIMIT = 500
 STAFF = "staff"  # the stream of this module

@@ -31,17 +31,10 @@ import redis
 
 from strongroom import keyspace as ks
 from strongroom.audit import staff_audit_record
+from strongroom.decoders import text_or_none
+from strongroom.durable import NotDurable, Write, durable_calls
 from strongroom.plugins import Point
-from strongroom.store import (
-    UNAVAILABLE,
-    NotDurable,
-    StoreUnavailable,
-    Write,
-    durable_calls,
-    is_cluster,
-    primaries_by_slot,
-    text_or_none,
-)
+from strongroom.store import UNAVAILABLE, StoreUnavailable, is_cluster, primaries_by_slot
 
 logger = logging.getLogger(__name__)
 

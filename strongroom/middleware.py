@@ -8,7 +8,8 @@ from django import forms
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from strongroom.store import UNAVAILABLE, NotDurable, StoreUnavailable, recover
+from strongroom.durable import NotDurable
+from strongroom.store import UNAVAILABLE, StoreUnavailable, recover
 
 # Never echoed back into the "press again" form: a password has no business in a page. The rule
 # is by kind, not by list: a name that says it is a secret, or the name of any field that some

@@ -43,8 +43,9 @@ from django.core.mail.backends.base import BaseEmailBackend
 from strongroom import keyspace as ks
 from strongroom.ahead import request_reads
 from strongroom.clock import now_ms
+from strongroom.decoders import text_hash, text_values
 from strongroom.plugins import Point
-from strongroom.store import UNAVAILABLE, StoreUnavailable, text_hash, text_values
+from strongroom.store import UNAVAILABLE, StoreUnavailable
 
 logger = logging.getLogger(__name__)
 

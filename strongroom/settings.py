@@ -47,7 +47,7 @@ if not STRONGROOM_KEY_PREFIX.isalnum():
 # When a booking counts as confirmed. "aof": WAITAOF says it is on the primary's disk;
 # "aof+replica": on the primary's disk and on at least one replica's (survives losing the
 # primary with its disk, or a failover); "none": trust the server's own fsync policy. Unset:
-# "aof+replica" on a cluster with replicas, else "aof" (strongroom.store.durability).
+# "aof+replica" on a cluster with replicas, else "aof" (strongroom.durable.durability).
 STRONGROOM_DURABILITY = env_choice("STRONGROOM_DURABILITY", "", ("", "aof", "aof+replica", "none"))
 # On a cluster with replicas: the catalog's pages read books from replicas too (round robin over
 # each shard's replicas; a just-saved edit may take a few milliseconds to show there).

@@ -9,8 +9,9 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonR
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
+from strongroom.health import healthy
 from strongroom.middleware import store_failure_response
-from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store, healthy, recover
+from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store, recover
 
 
 @require_safe

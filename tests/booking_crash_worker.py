@@ -20,7 +20,7 @@ def main() -> None:
 
     from booking.domain.rules import booking_new_id
     from booking.engine.claims import booking_claim
-    from strongroom import store
+    from strongroom import durable, store
     from tests.booking_support import NOW, request
 
     url, owner, first_room, mode, count = sys.argv[1:6]
@@ -41,7 +41,7 @@ def main() -> None:
             )  # fmt: skip
             if result.ok and result.booking is not None:
                 print(result.booking.id, flush=True)
-        except (redis.RedisError, store.NotDurable, OSError):
+        except (redis.RedisError, durable.NotDurable, OSError):
             if client is not None:
                 client.close()
             client = None

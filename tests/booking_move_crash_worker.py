@@ -31,7 +31,7 @@ def main() -> None:
 
     from booking.engine.bookings import booking_get
     from booking.engine.moves import booking_move
-    from strongroom import store
+    from strongroom import durable, store
     from tests.booking_support import NOW, request
 
     url = sys.argv[1]
@@ -57,7 +57,7 @@ def main() -> None:
                 )  # fmt: skip
                 if result.ok and result.booking is not None:
                     mine[index] = result.booking.id
-            except (redis.RedisError, store.NotDurable, OSError):
+            except (redis.RedisError, durable.NotDurable, OSError):
                 if client is not None:
                     client.close()
                 client = None

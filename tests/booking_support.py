@@ -19,7 +19,7 @@ from booking.domain.rules import (
 )
 from booking.engine.claims import ClaimResult, booking_claim
 from booking.slots.panel_state import CalendarDay, panel_state
-from strongroom.store import text
+from strongroom.decoders import text
 
 SHANGHAI = zoneinfo.ZoneInfo("Asia/Shanghai")
 # 10:00 in the site's zone, ten days before the tests' season (2026-12-01..31).

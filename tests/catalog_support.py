@@ -10,7 +10,7 @@ from catalog.rules import Book, sort_key
 from catalog.selectors import Query
 from catalog.services import books_load
 from strongroom import keyspace
-from strongroom.store import text_hash, text_scored
+from strongroom.decoders import text_hash, text_scored
 
 
 def add(client: redis.Redis, book_id: str, title: str, year: int, *tags: str) -> None:

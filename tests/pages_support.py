@@ -49,8 +49,9 @@ def outage_pages(language: str) -> dict[str, str]:
     outage offered again (strongroom/middleware.py), in `language`."""
     from django.utils import translation
 
+    from strongroom.durable import NotDurable
     from strongroom.middleware import store_failure_response
-    from strongroom.store import NotDurable, StoreUnavailable
+    from strongroom.store import StoreUnavailable
 
     post = RequestFactory().post("/book/claim/", {"room": "7", "booking_id": "007-x"})
     pages = {}

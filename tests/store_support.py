@@ -17,8 +17,9 @@ from django.test import Client
 from accounts.sessions import session_key_person_id
 from booking.domain.keys import RoomKeys, date_index, person_index
 from booking.engine.indexes import indexes_inline
+from strongroom.durable import waitaof_supported
 from strongroom.keyspace import PERSON, SESSION
-from strongroom.store import is_cluster, primaries, primaries_reached, waitaof_supported
+from strongroom.store import is_cluster, primaries, primaries_reached
 
 
 def identity_trips(r: redis.Redis, client: Client) -> int:

@@ -16,7 +16,7 @@ import redis
 from booking.domain.codes import CODE_ALPHABET
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import room_count
-from strongroom.store import text_or_none
+from strongroom.decoders import text_or_none
 
 _BASE = len(CODE_ALPHABET)
 _LENGTH = 8

@@ -12,7 +12,7 @@ from django.conf import settings
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import booking_id_room, format_room, room_count
 from strongroom.clock import from_ms, to_ms
-from strongroom.store import text_stream
+from strongroom.decoders import text_stream
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from booking.domain.rules import (
 from booking.engine.indexes import bookings_by_id, indexes_read
 from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.clock import from_ms, to_ms
-from strongroom.store import text, text_hash, text_list
+from strongroom.decoders import text, text_hash, text_list
 
 
 def booking_read(*, booking_id: str) -> list[Command]:

@@ -30,8 +30,9 @@ from booking.domain.rules import (
 )
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
+from strongroom.decoders import text_values
+from strongroom.durable import durable_fcall
 from strongroom.outbox import sender_wake
-from strongroom.store import durable_fcall, text_values
 
 CANCEL = FunctionSpec(
     "booking_cancel",

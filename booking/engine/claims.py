@@ -51,8 +51,8 @@ from booking.engine.requests import refuse_invalid
 from booking.engine.waits import waits_forget
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
+from strongroom.durable import durable_fcall
 from strongroom.outbox import sender_wake
-from strongroom.store import durable_fcall
 
 CLAIM = FunctionSpec(
     "booking_claim",

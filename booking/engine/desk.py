@@ -24,7 +24,7 @@ from booking.domain.rules import (
 from booking.engine.bookings import bookings_between
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
-from strongroom.store import durable_fcall
+from strongroom.durable import durable_fcall
 
 HANDOVER = FunctionSpec(
     "booking_handover",

@@ -34,7 +34,8 @@ from booking.engine.pace import PACE_WINDOW_MS, pace_spent_until
 from booking.engine.requests import refuse_invalid
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
-from strongroom.store import fcall, pipeline_functions, text_or_none
+from strongroom.decoders import text_or_none
+from strongroom.libraries import fcall, pipeline_functions
 
 HOLD = FunctionSpec(
     "booking_hold",

@@ -22,15 +22,9 @@ from booking.domain.records import Booking, booking_from_hash
 from booking.domain.rules import booking_id_room, format_room
 from strongroom import keyspace as ks
 from strongroom.ahead import Command, command, pipeline_replies
-from strongroom.store import (
-    UNAVAILABLE,
-    WAITAOF_TIMEOUT_MS,
-    NotDurable,
-    StoreUnavailable,
-    Write,
-    durable_calls,
-    text_list,
-)
+from strongroom.decoders import text_list
+from strongroom.durable import WAITAOF_TIMEOUT_MS, NotDurable, Write, durable_calls
+from strongroom.store import UNAVAILABLE, StoreUnavailable
 
 _INLINE_ATTRIBUTE = "_strongroom_indexes_inline"
 # A page that drains marked rooms waits this long at most for a replica (the entries are

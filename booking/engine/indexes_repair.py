@@ -20,7 +20,9 @@ from booking.domain.keys import RoomKeys, date_index, person_index
 from booking.domain.records import Booking, booking_from_hash
 from booking.domain.rules import room_count
 from booking.engine.indexes import index_writes, indexes_drain, indexes_inline
-from strongroom.store import durable_calls, is_cluster, text_list
+from strongroom.decoders import text_list
+from strongroom.durable import durable_calls
+from strongroom.store import is_cluster
 
 
 def _rooms() -> list[int]:

@@ -18,7 +18,7 @@ from booking.engine.indexes import indexes_drain, indexes_write
 from booking.engine.stats import stats_rebuild
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
-from strongroom.store import Call, durable_calls
+from strongroom.durable import Call, durable_calls
 
 # more_keys: the inventory keys, the record keys, then the stats key.
 FLUSH_ROOM = FunctionSpec(

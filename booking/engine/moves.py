@@ -43,8 +43,9 @@ from booking.engine.requests import refuse_invalid, request_recheck
 from booking.engine.results import MOVE_MESSAGES, MoveResult
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
+from strongroom.decoders import text_values
+from strongroom.durable import durable_fcall
 from strongroom.outbox import mail_queue, sender_wake
-from strongroom.store import durable_fcall, text_values
 
 MOVE = FunctionSpec(
     "booking_move",

@@ -40,8 +40,9 @@ from booking.engine.requests import refuse_invalid
 from booking.engine.results import MOVE_MESSAGES, MoveResult
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
+from strongroom.decoders import text_hash, text_values
+from strongroom.durable import durable_fcall
 from strongroom.outbox import sender_wake
-from strongroom.store import durable_fcall, text_hash, text_values
 
 MOVE_IN = FunctionSpec(
     "booking_move_in",

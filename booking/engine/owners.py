@@ -33,7 +33,8 @@ from strongroom import keyspace as ks
 from strongroom.ahead import Command, command
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
-from strongroom.store import Write, durable_calls, durable_fcall, text_list, text_values
+from strongroom.decoders import text_list, text_values
+from strongroom.durable import Write, durable_calls, durable_fcall
 
 # more_keys: the owner's record keys, then the inventory key each record names (same order).
 OWNER_FORGET = FunctionSpec(

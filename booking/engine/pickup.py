@@ -21,7 +21,8 @@ from booking.domain.values import room_number
 from booking.engine.audit import audit_write
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
-from strongroom.store import durable_fcall, text_or_none
+from strongroom.decoders import text_or_none
+from strongroom.durable import durable_fcall
 
 PICKUP = FunctionSpec(
     "booking_pickup",

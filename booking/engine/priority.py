@@ -20,7 +20,8 @@ from strongroom import keyspace as ks
 from strongroom.ahead import Command, command
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
-from strongroom.store import fcall, text_values
+from strongroom.decoders import text_values
+from strongroom.libraries import fcall
 
 
 @dataclass(frozen=True)

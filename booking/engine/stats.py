@@ -34,7 +34,8 @@ from booking.engine.bookings import room_sets_read
 from strongroom import keyspace as ks
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms
-from strongroom.store import fcalls, text_or_none
+from strongroom.decoders import text_or_none
+from strongroom.libraries import fcalls
 
 # more_keys: the inventory keys, then the record keys; more_args: season, cls, bits per day of
 # each inventory key, then the local creation date of each record.

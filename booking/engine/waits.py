@@ -37,7 +37,10 @@ from strongroom import keyspace as ks
 from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
-from strongroom.store import Write, durable_calls, fcall, is_cluster, text_list, text_values
+from strongroom.decoders import text_list, text_values
+from strongroom.durable import Write, durable_calls
+from strongroom.libraries import fcall
+from strongroom.store import is_cluster
 
 WAIT = FunctionSpec(
     "booking_wait",

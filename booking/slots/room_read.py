@@ -21,7 +21,7 @@ from booking.domain.rules import hour_mask, room_count, season_day, season_key
 from booking.slots.layout import day_of_run, day_runs, run_bytes, with_mask
 from strongroom.ahead import Command, pipeline_replies
 from strongroom.clock import to_ms
-from strongroom.store import text_hash
+from strongroom.decoders import text_hash
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,9 @@ from django.views.decorators.http import require_GET
 from accounts.access import login_required, request_person
 from booking.domain import calendar_files
 from booking.engine.bookings import booking_get, bookings_of
+from strongroom.decoders import text_values
 from strongroom.keyspace import PERSON
-from strongroom.store import get_store, text_values
+from strongroom.store import get_store
 
 FEED_LIMIT = 200
 

@@ -26,8 +26,8 @@ from booking.engine.waits import notice_of, wait_of
 from strongroom import keyspace as ks
 from strongroom.ahead import keep_replies, pipeline_replies, read_together
 from strongroom.clock import to_ms
+from strongroom.decoders import text_hash, text_or_none
 from strongroom.outbox import FIELD, MailKind, entry, sender_wake
-from strongroom.store import text_hash, text_or_none
 
 
 def calendar_part(reference: str, calendar: bytes, *, method: str) -> MIMEText:

@@ -105,7 +105,7 @@ def _url(r: redis.Redis) -> str:
 
 def test_a_retried_signup_call_reports_its_own_success_once(r: redis.Redis):
     """redis-py may send a call twice; the second run must not create a second person."""
-    from strongroom.store import fcall
+    from strongroom.libraries import fcall
 
     person = [PERSON.key(person_id=1)]
     args = ["Twice", name_key("Twice"), "hash", 0, 1, "token-a"]

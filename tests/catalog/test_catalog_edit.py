@@ -23,7 +23,7 @@ from catalog.services import (
     books_load,
 )
 from strongroom import keyspace
-from strongroom.store import text_list, text_scored
+from strongroom.decoders import text_list, text_scored
 from tests.catalog_support import assert_catalog_exact
 
 HOSTILE = [
@@ -206,7 +206,7 @@ def test_any_sequence_of_edits_keeps_every_index_exact(
 
 def test_a_malformed_call_is_refused_before_any_write(r: redis.Redis) -> None:
     from catalog.services import save_call
-    from strongroom.store import fcall
+    from strongroom.libraries import fcall
 
     keys, args = save_call(
         book_id="b1", expected_version="", token="t", title="T", author="A", year=2000,

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from catalog.demo import load_demo, read_books
 from catalog.forms import TagLink, query_string
 from catalog.selectors import Query, book_get, catalog_page, tags_with_counts
-from strongroom.store import text_stream
+from strongroom.decoders import text_stream
 from tests.catalog_support import add, assert_catalog_exact
 
 

@@ -10,7 +10,7 @@ from django.test import Client
 from booking.engine.bookings import booking_get
 from booking.slots.bitmap import inventory_keys
 from strongroom import keyspace as ks
-from strongroom.store import text_stream
+from strongroom.decoders import text_stream
 from tests.booking_support import product_keys
 from tests.conftest import Someone
 from tests.dashboard_support import World

@@ -21,8 +21,9 @@ from booking.engine.bookings import booking_get
 from booking.engine.pickup import booking_pickup
 from dashboard.selectors import overview_recent, overview_recent_forget
 from strongroom.audit import staff_audit_record
+from strongroom.decoders import text_stream
 from strongroom.keyspace import BOOKING_UNINDEXED_ROOMS, SESSION, STAFF_AUDIT, family_of
-from strongroom.store import primaries, primaries_reached, round_trips, text_stream
+from strongroom.store import primaries, primaries_reached, round_trips
 from tests.booking_support import claim, request
 from tests.conftest import ON_CLUSTER, Someone
 from tests.dashboard_support import (

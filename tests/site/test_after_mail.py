@@ -24,6 +24,7 @@ from booking.engine.cancel import booking_cancel
 from booking.engine.claims import booking_claim
 from strongroom import keyspace as ks
 from strongroom import outbox
+from strongroom.decoders import text_stream
 from strongroom.outbox import (
     BATCH,
     EVERY_BOX,
@@ -37,7 +38,7 @@ from strongroom.outbox import (
     sender_pause,
     sender_woken,
 )
-from strongroom.store import round_trips, text_stream
+from strongroom.store import round_trips
 from tests.booking_support import day
 from tests.conftest import CLUSTER_PRIMARIES, ON_CLUSTER, Someone
 

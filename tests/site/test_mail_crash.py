@@ -21,7 +21,7 @@ from django.core.mail.backends.base import BaseEmailBackend
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import booking_new_id
 from booking.engine.claims import booking_claim
-from strongroom import embedded, store
+from strongroom import embedded, libraries, store
 from strongroom.embedded import LocalCluster
 from strongroom.keyspace import PERSON
 from strongroom.outbox import in_flight, sender_loop
@@ -193,7 +193,7 @@ def cluster(tmp_path: Path, settings: Any) -> Iterator[LocalCluster]:
     settings.STRONGROOM_DURABILITY = "aof+replica"
     store.reset_store()
     try:
-        store.load_functions(store.get_store())
+        libraries.load_functions(store.get_store())
         yield running
     finally:
         store.reset_store()

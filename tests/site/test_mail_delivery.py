@@ -18,6 +18,7 @@ from django.core.mail.backends.base import BaseEmailBackend
 from django.test import Client
 
 from strongroom import keyspace as ks
+from strongroom.decoders import text_stream
 from strongroom.outbox import (
     GROUP,
     RECOVER_MS,
@@ -25,7 +26,6 @@ from strongroom.outbox import (
     outbox_pending,
     outbox_send,
 )
-from strongroom.store import text_stream
 from tests.conftest import Someone
 from tests.site.test_after_mail import book, with_address
 

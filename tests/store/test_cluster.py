@@ -28,22 +28,14 @@ from django.test import Client
 from booking.domain.keys import RoomKeys, date_index, person_index
 from booking.engine.bookings import booking_get, bookings_page
 from booking.engine.waits import Wait, wait_join, waits_of
-from strongroom import embedded, store
+from strongroom import decoders, durable, embedded, health, store
 from strongroom import keyspace as ks
 from strongroom.audit import staff_audit_entries
+from strongroom.durable import NotDurable, durable_fcall
 from strongroom.embedded import ClusterNodeProcess, LocalCluster
 from strongroom.keeper import KeeperReport, keeper_pass
-from strongroom.store import (
-    NotDurable,
-    connect,
-    durable_fcall,
-    fcall,
-    load_functions,
-    primaries,
-    primaries_by_slot,
-    primaries_reached,
-    round_trips,
-)
+from strongroom.libraries import fcall, load_functions
+from strongroom.store import connect, primaries, primaries_by_slot, primaries_reached, round_trips
 from tests.booking_support import NOW, claim, day, request
 from tests.conftest import Someone, person_make, serve_site, site_env
 from tests.store.test_store_stall import ID_ALPHABET, Browser, status_of, wait_for
@@ -75,8 +67,8 @@ def on_cluster(cluster: LocalCluster) -> Iterator[redis.Redis]:
 def test_a_cluster_url_selects_the_cluster_client_with_every_seed(on_cluster: redis.Redis):
     assert store.is_cluster(on_cluster)
     assert len(primaries(on_cluster)) == 3
-    assert store.durability(on_cluster) == "aof+replica"  # the default with replicas
-    assert store.healthy(on_cluster)
+    assert durable.durability(on_cluster) == "aof+replica"  # the default with replicas
+    assert health.healthy(on_cluster)
 
 
 def test_an_fcall_costs_one_round_trip_and_a_pipeline_one_per_primary(on_cluster: redis.Redis):
@@ -120,7 +112,7 @@ def test_waitaof_goes_to_the_primary_that_ran_the_call(on_cluster: redis.Redis):
             counts[node.name] = int(stats.get("cmdstat_waitaof", {}).get("calls", 0))
         return counts
 
-    assert store.waitaof_supported(on_cluster)  # asked once per client, before counting
+    assert durable.waitaof_supported(on_cluster)  # asked once per client, before counting
     before = waitaof_calls()
     durable_fcall(on_cluster, "accounts_person_create", [person], ["E", "e", "h", 0, 1, "t"])
     after = waitaof_calls()
@@ -421,7 +413,7 @@ def test_a_primary_killed_while_buyers_book_loses_no_confirmed_booking(
         # No slot has two bookings: every record of every room, one per (room, day).
         seen: dict[tuple[int, str], str] = {}
         for room in rooms:
-            for record_id in store.text_list(list(on_cluster.smembers(RoomKeys(room).ledger))):
+            for record_id in decoders.text_list(list(on_cluster.smembers(RoomKeys(room).ledger))):
                 booking = booking_get(client=on_cluster, booking_id=record_id)
                 if booking is None or booking.status != "confirmed":
                     continue
@@ -567,7 +559,7 @@ def test_a_plain_url_at_one_node_of_a_cluster_stops_start_up_with_advice(cluster
     plain = connect(f"redis://{cluster.primaries[0].address}")
     try:
         with pytest.raises(ImproperlyConfigured, match=r"redis\+cluster://"):
-            store.check(plain)
+            health.check(plain)
     finally:
         plain.close()
 

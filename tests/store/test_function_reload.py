@@ -1,7 +1,7 @@
 """A server that lost the function libraries (a new or restarted server, a new primary after a
 failover) gets them again on the first call that needs them, whichever way the call is sent:
 one FCALL, a pipeline of them, a durable call, or a pipeline of a call and reads. The one home of
-that retry is `strongroom.store.with_functions`."""
+that retry is `strongroom.libraries.with_functions`."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from accounts.services import window_gates
 from booking.domain.rules import hold_new_id
 from booking.engine.holds import booking_hold
 from booking.engine.stats import stats_rebuild
-from strongroom import store
+from strongroom import libraries, store
 from tests.booking_support import BUYER, NOW, claim, request
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,7 +28,7 @@ def lost(r: redis.Redis) -> Iterator[redis.Redis]:
     for node in store.primaries(r):
         node.function_flush()
     yield r
-    store.load_functions(r)
+    libraries.load_functions(r)
 
 
 def _libraries(client: redis.Redis) -> int:
@@ -36,7 +36,7 @@ def _libraries(client: redis.Redis) -> int:
 
 
 CALLS: dict[str, Callable[[redis.Redis], object]] = {
-    "fcall": lambda c: store.fcall(c, "booking_wait", ["k"] * 4, [""] * 10),
+    "fcall": lambda c: libraries.fcall(c, "booking_wait", ["k"] * 4, [""] * 10),
     "fcalls in a pipeline": lambda c: window_gates(client=c, gates=[("sr:t:gate", 3)], window_ms=9),
     "durable fcall": lambda c: claim(c, request("A")),
     "fcall and a read in a pipeline": lambda c: booking_hold(
@@ -55,7 +55,7 @@ def test_a_call_on_a_server_without_the_libraries_loads_them_and_goes_through(
 ) -> None:
     assert _libraries(lost) == 0
     send(lost)
-    assert _libraries(lost) == len(store.function_sources())
+    assert _libraries(lost) == len(libraries.function_sources())
 
 
 def test_a_rebuild_that_reads_before_it_calls_loads_the_libraries_too(r: redis.Redis) -> None:
@@ -65,7 +65,7 @@ def test_a_rebuild_that_reads_before_it_calls_loads_the_libraries_too(r: redis.R
     try:
         assert stats_rebuild(client=r, rooms=[7]) == 1
     finally:
-        store.load_functions(r)
+        libraries.load_functions(r)
 
 
 def test_only_the_store_knows_what_a_missing_function_looks_like() -> None:
@@ -75,4 +75,4 @@ def test_only_the_store_knows_what_a_missing_function_looks_like() -> None:
         for path in sorted((ROOT / package).rglob("*.py"))
         if "Function not found" in path.read_text(encoding="utf-8")
     ]
-    assert places == ["strongroom/store.py"]
+    assert places == ["strongroom/libraries.py"]

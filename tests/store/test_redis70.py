@@ -40,7 +40,7 @@ from catalog.selectors import Query, book_get, catalog_page, tags_with_counts
 from catalog.services import BookStale, book_add, book_delete, book_edit
 from dashboard import selectors as dashboard
 from dashboard.occupancy import occupancy_map
-from strongroom import embedded, store
+from strongroom import durable, embedded, health, libraries, store
 from strongroom.audit import staff_audit_entries, staff_audit_record
 from strongroom.inventory import keyspace_stats
 from tests.booking_support import (
@@ -93,7 +93,7 @@ def redis70_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture(scope="module")
 def redis70_client(redis70_dir: Path) -> Iterator[redis.Redis]:
     client = store.connect(embedded.url_for(redis70_dir))
-    store.load_functions(client)
+    libraries.load_functions(client)
     yield client
     client.close()
 
@@ -131,8 +131,8 @@ def aof_bytes(data_dir: Path) -> bytes:
 
 
 def test_check_reports_redis_7_0_with_lua_and_every_library(old: redis.Redis) -> None:
-    assert store.check(old)["server"] == "redis"
-    assert store.check(old)["version"].startswith("7.0.")
+    assert health.check(old)["server"] == "redis"
+    assert health.check(old)["version"].startswith("7.0.")
     libraries = {dict(zip(lib[::2], lib[1::2], strict=True))["library_name"]
                  for lib in old.function_list()}  # fmt: skip
     assert libraries == {"accounts", "booking", "catalog"}
@@ -145,7 +145,7 @@ def test_waitaof_is_known_per_server_whichever_is_asked_first(
     # Fresh pools each time: one process talking to Redis 7.0 and Valkey gets each one's answer.
     for order in ((old, r), (r, old)):
         fresh = [store.connect(f"unix://{c.get_connection_kwargs()['path']}") for c in order]
-        answers = [store.waitaof_supported(client) for client in fresh]
+        answers = [durable.waitaof_supported(client) for client in fresh]
         assert answers == [client is r for client in order]
         for client in fresh:
             client.close()
@@ -155,11 +155,11 @@ def test_waitaof_is_probed_once_per_pool(old: redis.Redis) -> None:
     fresh = store.connect(f"unix://{old.get_connection_kwargs()['path']}")
     fresh.ping()  # the connection's own handshake is not the probe
     with store.round_trips() as first:
-        assert store.waitaof_supported(fresh) is False
+        assert durable.waitaof_supported(fresh) is False
     same_pool = redis.Redis(connection_pool=fresh.connection_pool)
     with store.round_trips() as later:
-        assert store.waitaof_supported(fresh) is False
-        assert store.waitaof_supported(same_pool) is False
+        assert durable.waitaof_supported(fresh) is False
+        assert durable.waitaof_supported(same_pool) is False
     assert (first.count, later.count) == (1, 0)
     fresh.close()
 
@@ -170,7 +170,7 @@ def test_waitaof_is_probed_once_per_pool(old: redis.Redis) -> None:
 def test_a_claim_confirms_in_one_call_without_waitaof_and_is_in_the_aof(
     old: redis.Redis, redis70_dir: Path
 ) -> None:
-    store.waitaof_supported(old)  # the probe is once per pool, not part of a claim
+    durable.waitaof_supported(old)  # the probe is once per pool, not part of a claim
     with store.round_trips() as trips:
         result = claim(old, "B")
     assert trips.count == 2, "the function call and the index write, no WAITAOF"
@@ -332,7 +332,7 @@ def test_a_staff_flush_removes_inventory_and_cancels_bookings(old: redis.Redis) 
 def test_confirmed_claims_survive_kill_9_of_redis_7_0(tmp_path: Path) -> None:
     data_dir = tmp_path / "redis70"
     client = store.connect(start_redis(data_dir))
-    store.load_functions(client)
+    libraries.load_functions(client)
     requests = [
         request("B", room=room, dates=(4,), hour_start=hour, hour_end=hour + 1)
         for room in range(1, 5)

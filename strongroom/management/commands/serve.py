@@ -13,9 +13,11 @@ from django.core.management.base import BaseCommand
 
 from strongroom import embedded
 from strongroom.conf import DEFAULT_BIND, env_int, site_url_for_bind
+from strongroom.durable import durability
 from strongroom.firstrun import first_run_demo
+from strongroom.health import check
 from strongroom.serving import default_workers, gunicorn_command
-from strongroom.store import check, durability, get_store, is_embedded
+from strongroom.store import get_store, is_embedded
 
 # SIGTERM (systemd, Docker, `kill`) and SIGHUP (a closed terminal) stop the site like Ctrl-C.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

@@ -18,7 +18,7 @@ from booking.engine.claims import ClaimResult, booking_claim
 from booking.engine.holds import booking_hold
 from booking.engine.waits import Wait, wait_join, wait_leave, waits_of, waits_sweep
 from strongroom import keyspace as ks
-from strongroom.store import text_list, text_stream
+from strongroom.decoders import text_list, text_stream
 from tests.booking_support import day
 from tests.conftest import Someone, person_make
 

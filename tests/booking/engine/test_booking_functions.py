@@ -28,7 +28,7 @@ from booking.engine.cancel import booking_cancel
 from booking.engine.holds import booking_hold
 from booking.engine.pickup import booking_pickup
 from strongroom.clock import to_ms
-from strongroom.store import fcall
+from strongroom.libraries import fcall
 from tests.booking_support import BUYER, NOW, SHANGHAI, claim, request, snapshot
 
 ROOM = RoomKeys(7)

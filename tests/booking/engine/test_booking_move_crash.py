@@ -21,9 +21,9 @@ import redis
 from booking.domain.keys import RoomKeys
 from booking.engine.indexes import bookings_by_id
 from booking.engine.moves_rooms import moves_recover
-from strongroom import embedded, store
+from strongroom import embedded, libraries, store
 from strongroom import keyspace as ks
-from strongroom.store import text_hash
+from strongroom.decoders import text_hash
 from tests.booking_move_crash_worker import places
 from tests.booking_support import NOW, claim, request
 
@@ -39,7 +39,7 @@ ROOMS = range(1, 21)
 def own_store(tmp_path: Path) -> Iterator[Path]:
     data_dir = tmp_path / "store"
     client = store.connect(embedded.ensure_running(data_dir))
-    store.load_functions(client)
+    libraries.load_functions(client)
     client.close()
     yield data_dir
     embedded.stop(data_dir)

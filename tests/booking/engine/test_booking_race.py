@@ -16,7 +16,7 @@ from booking.engine import stats
 from booking.engine.bookings import booking_get
 from booking.engine.cancel import booking_cancel
 from booking.engine.claims import booking_claim
-from strongroom.store import text_list
+from strongroom.decoders import text_list
 from tests.booking_support import NOW, STAFF, day, request
 from tests.naive_booking import naive_claim, naive_flush, naive_key
 

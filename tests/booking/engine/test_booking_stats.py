@@ -28,7 +28,8 @@ from booking.engine.stats import (
     season_stats,
     stats_rebuild,
 )
-from strongroom.store import primaries, round_trips, text_hash, text_list
+from strongroom.decoders import text_hash, text_list
+from strongroom.store import primaries, round_trips
 from tests.booking_support import NOW, SHANGHAI, STAFF, day, request
 
 ROOMS = (3, 4, 150)

@@ -1,0 +1,239 @@
+"""Durable calls: server-side function calls (and plain writes) followed by WAITAOF (and WAIT
+under "aof+replica") in one round trip per primary, on one server or a cluster (following
+MOVED / ASK, TRYAGAIN and failovers)."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from django.conf import settings
+from redis.exceptions import AskError, MovedError, SlotNotCoveredError
+
+from strongroom.libraries import with_functions
+from strongroom.store import (
+    UNAVAILABLE,
+    StoreUnavailable,
+    _cluster,
+    is_cluster,
+    primaries,
+    topology_refresh,
+)
+
+# WAITAOF's own timeout stays below the command timeout (`strongroom.store.COMMAND_TIMEOUT_S`),
+# so a slow fsync is reported as "not confirmed" rather than as an outage.
+WAITAOF_TIMEOUT_MS = 1000
+# How often a durable call on a cluster is sent again after a redirection, a lost connection
+# or TRYAGAIN (each time on a freshly read topology), and the pause before each new attempt.
+CLUSTER_ATTEMPTS = 4
+CLUSTER_BACKOFF_S = (0.05, 0.2, 0.4)
+
+_WAITAOF_ATTRIBUTE = "_strongroom_waitaof"
+
+
+def waitaof_supported(client: redis.Redis) -> bool:
+    """Whether the server has WAITAOF (Redis 7.2+, Valkey 8+); asked once per connection pool
+    (once per client on a cluster, whose nodes all run one version).
+
+    The answer is kept on the pool, so one process talking to two servers (say Valkey 8 and
+    Redis 7.0) gets each server's own answer.
+    """
+    holder: object = client if is_cluster(client) else client.connection_pool
+    known: bool | None = getattr(holder, _WAITAOF_ATTRIBUTE, None)
+    if known is None:
+        try:
+            primaries(client)[0].execute_command("WAITAOF", 0, 0, 1)
+            known = True
+        except redis.ResponseError:
+            known = False
+        setattr(holder, _WAITAOF_ATTRIBUTE, known)
+    return known
+
+
+def durability(client: redis.Redis) -> str:
+    """STRONGROOM_DURABILITY, or when unset: "aof+replica" on a cluster with replicas, else
+    "aof"."""
+    chosen: str = settings.STRONGROOM_DURABILITY
+    if chosen:
+        return chosen
+    if is_cluster(client) and _cluster(client).get_replicas():
+        return "aof+replica"
+    return "aof"
+
+
+class NotDurable(Exception):
+    """The write happened but the server could not confirm it reached the disk (and, under
+    aof+replica, a replica) in time."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One server-side function call: its name, its keys (one hash tag) and its arguments."""
+
+    function: str
+    keys: Sequence[str]
+    args: Sequence[Any]
+
+    @property
+    def route(self) -> str:
+        return self.keys[0]
+
+    @property
+    def command(self) -> tuple[Any, ...]:
+        return ("FCALL", self.function, len(self.keys), *self.keys, *self.args)
+
+
+@dataclass(frozen=True)
+class Write:
+    """One plain write command (`ZADD key ...`); `route` is its key (it has one)."""
+
+    route: str
+    command: tuple[Any, ...]
+
+
+def durable_fcall(
+    client: redis.Redis,
+    function: str,
+    keys: Sequence[str],
+    args: Sequence[Any],
+    *,
+    timeout_ms: int = WAITAOF_TIMEOUT_MS,
+) -> Any:
+    """FCALL then WAITAOF on the same connection, in one round trip.
+
+    WAITAOF inside a script returns at once, so it follows the call in a pipeline (one
+    connection, one round trip); on a cluster that connection is the one to the primary that
+    owns the keys. Without WAITAOF the server must run `appendfsync always`.
+    """
+    return durable_calls(client, [Call(function, keys, args)], timeout_ms=timeout_ms)[0]
+
+
+def durable_calls(
+    client: redis.Redis, calls: Sequence[Call | Write], *, timeout_ms: int = WAITAOF_TIMEOUT_MS
+) -> list[Any]:
+    """Several calls (or plain writes), each confirmed durable: one round trip per primary
+    they reach, every primary written to with its own WAITAOF after its commands.
+
+    Raises NotDurable when a primary could not confirm in time (its commands did run); the
+    first error reply is raised as such. Commands are sent again after a redirection or a lost
+    connection, so each must be idempotent (client-made ids).
+    """
+    wait = _wait_commands(client, timeout_ms)
+    if not is_cluster(client):
+        return _durable_batch(client, client, calls, wait)
+    groups: dict[str, list[int]] = {}
+    for index, call in enumerate(calls):
+        node = _cluster(client).get_node_from_key(call.route)
+        groups.setdefault(node.name, []).append(index)
+    results: list[Any] = [None] * len(calls)
+    for indexes in groups.values():
+        batch = [calls[i] for i in indexes]
+        for index, result in zip(indexes, _cluster_batch(client, batch, wait), strict=True):
+            results[index] = result
+    return results
+
+
+Wait = tuple[tuple[Any, ...], ...]
+
+
+def _wait_commands(client: redis.Redis, timeout_ms: int) -> Wait | None:
+    """What follows the writes: nothing ("none", or no WAITAOF), WAITAOF 1 0 ("aof"), or WAIT 1
+    then WAITAOF 1 1 ("aof+replica").
+
+    A replica reports its fsynced offset when the primary asks (GETACK, sent when a client
+    starts waiting) or once a second; asked together with the write it has not fsynced it yet,
+    so WAITAOF 1 1 alone waits about a second (measured). WAIT 1 first makes the primary ask
+    once more after the replica's fsync: about 8 ms instead of 1,000 (bench/cluster.py).
+    """
+    level = durability(client)
+    if level == "none" or not waitaof_supported(client):
+        return None
+    if level == "aof+replica":
+        return (("WAIT", 1, timeout_ms), ("WAITAOF", 1, 1, timeout_ms))
+    return (("WAITAOF", 1, 0, timeout_ms),)
+
+
+def _durable_batch(
+    client: redis.Redis,
+    node: redis.Redis,
+    calls: Sequence[Call | Write],
+    wait: Wait | None,
+    *,
+    asking: bool = False,
+) -> list[Any]:
+    """The commands, then WAITAOF (unless `wait` is None), in one pipeline on `node` (the
+    server, or one primary)."""
+
+    def send() -> list[Any]:
+        pipe = node.pipeline(transaction=False)
+        for call in calls:
+            if asking:
+                pipe.execute_command("ASKING")
+            pipe.execute_command(*call.command)
+        for command in wait or ():
+            pipe.execute_command(*command)
+        replies = pipe.execute(raise_on_error=False)
+        waited = [replies.pop() for _ in wait or ()]
+        synced = waited[0] if waited else None  # the last command: WAITAOF
+        # Under ASK every command follows its own ASKING (whose OK is skipped here).
+        results = replies[1::2] if asking else replies
+        error = next((r for r in results if isinstance(r, Exception)), None)
+        if error is not None:
+            raise error
+        failed = next((w for w in waited if isinstance(w, Exception)), None)
+        if failed is not None:
+            raise failed
+        if (
+            wait is not None
+            and synced is not None
+            and (int(synced[0]) < 1 or int(synced[1]) < wait[-1][2])
+        ):
+            raise NotDurable(str(calls[0].command[:2]))
+        return list(results)
+
+    return with_functions(client, send)
+
+
+def _cluster_batch(
+    client: redis.Redis, calls: Sequence[Call | Write], wait: Wait | None
+) -> list[Any]:
+    """`_durable_batch` on the primary that owns the commands' keys, following the cluster
+    through MOVED / ASK, TRYAGAIN, a lost primary and a failover."""
+    cluster = _cluster(client)
+    ask_node: tuple[str, int] | None = None
+    for attempt in range(CLUSTER_ATTEMPTS):
+        last = attempt == CLUSTER_ATTEMPTS - 1
+        try:
+            if ask_node is not None:
+                found = cluster.get_node(host=ask_node[0], port=ask_node[1])
+                if found is None:
+                    raise SlotNotCoveredError(f"no node at {ask_node}")
+                node = found
+            else:
+                node = cluster.get_node_from_key(calls[0].route)
+            return _durable_batch(
+                client, node.redis_connection, calls, wait, asking=ask_node is not None
+            )
+        except MovedError:
+            if last:
+                raise
+            ask_node = None
+            topology_refresh(client)
+        except AskError as exc:
+            if last:
+                raise
+            ask_node = exc.node_addr
+            continue
+        except (*UNAVAILABLE, redis.ReadOnlyError):
+            # A lost primary, a failover under way, TRYAGAIN: wait, read the topology, retry.
+            if last:
+                raise
+            ask_node = None
+            time.sleep(CLUSTER_BACKOFF_S[min(attempt, len(CLUSTER_BACKOFF_S) - 1)])
+            with contextlib.suppress(StoreUnavailable):
+                topology_refresh(client)
+    raise AssertionError("unreachable")
