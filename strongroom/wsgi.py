@@ -11,7 +11,7 @@ application = get_wsgi_application()
 # Each web process sends due mail in the background (strongroom/outbox.py); gunicorn imports
 # this module in every worker after the fork, so each worker has its own thread.
 if settings.STRONGROOM_MAIL_SENDER:
-    from strongroom.outbox import sender_start
+    from strongroom.outbox_sender import sender_start
 
     sender_start()
 

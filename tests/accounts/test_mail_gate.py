@@ -15,7 +15,8 @@ from django.test import Client
 
 from accounts import emails, services
 from strongroom import keyspace as ks
-from strongroom.outbox import outbox_pending, outbox_send
+from strongroom.outbox import outbox_pending
+from strongroom.outbox_delivery import outbox_send
 from tests.conftest import Someone
 
 

@@ -23,20 +23,16 @@ from booking.domain.rules import booking_new_id
 from booking.engine.cancel import booking_cancel
 from booking.engine.claims import booking_claim
 from strongroom import keyspace as ks
-from strongroom import outbox
+from strongroom import outbox_delivery
 from strongroom.decoders import text_stream
-from strongroom.outbox import (
-    BATCH,
-    EVERY_BOX,
-    FULL_PASS_COUNT,
+from strongroom.outbox import BATCH, EVERY_BOX, FULL_PASS_COUNT, outbox_pending, sender_woken
+from strongroom.outbox_delivery import outbox_send
+from strongroom.outbox_sender import (
     SENDER_GAP_S,
     SENDER_RETRY_S,
-    outbox_pending,
-    outbox_send,
     sender_boxes,
     sender_pass,
     sender_pause,
-    sender_woken,
 )
 from strongroom.store import round_trips
 from tests.booking_support import day
@@ -226,8 +222,8 @@ def test_a_batch_of_receipts_reads_the_store_a_few_times_not_a_few_times_a_messa
     """The bookings and their owners' addresses are read for the whole batch: the same round
     trips for 2 receipts as for 40, and each buyer gets their own receipts."""
     # Only the pass's own round trips are counted: no keep-alive touch on a slow machine.
-    monkeypatch.setattr(outbox, "TOUCH_S", 600.0)
-    monkeypatch.setattr(outbox, "RECOVER_MS", 1_200_000)
+    monkeypatch.setattr(outbox_delivery, "TOUCH_S", 600.0)
+    monkeypatch.setattr(outbox_delivery, "RECOVER_MS", 1_200_000)
     with_address(r, buyer, "anna@example.test")
     with_address(r, second_buyer, "bo@example.test")
 

@@ -24,7 +24,8 @@ from booking.engine.claims import booking_claim
 from strongroom import embedded, libraries, store
 from strongroom.embedded import LocalCluster
 from strongroom.keyspace import PERSON
-from strongroom.outbox import in_flight, sender_loop
+from strongroom.outbox_delivery import in_flight
+from strongroom.outbox_sender import sender_loop
 from tests.booking_support import NOW, request
 
 BUYERS = 4

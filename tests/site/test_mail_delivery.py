@@ -19,13 +19,8 @@ from django.test import Client
 
 from strongroom import keyspace as ks
 from strongroom.decoders import text_stream
-from strongroom.outbox import (
-    GROUP,
-    RECOVER_MS,
-    dead_letters_read,
-    outbox_pending,
-    outbox_send,
-)
+from strongroom.outbox import GROUP, dead_letters_read, outbox_pending
+from strongroom.outbox_delivery import RECOVER_MS, outbox_send
 from tests.conftest import Someone
 from tests.site.test_after_mail import book, with_address
 

@@ -16,7 +16,7 @@ from django.test import Client
 
 from accounts import emails, services
 from booking.engine.cancel import booking_cancel
-from strongroom.outbox import outbox_send
+from strongroom.outbox_delivery import outbox_send
 from tests.conftest import Someone
 from tests.site.test_after_mail import book, with_address
 from tests.site.test_html_valid import validate

@@ -5,7 +5,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from strongroom.outbox import SENDER_PERIOD_S, outbox_pending, sender_pass
+from strongroom.outbox import outbox_pending
+from strongroom.outbox_sender import SENDER_PERIOD_S, sender_pass
 from strongroom.store import get_store
 
 

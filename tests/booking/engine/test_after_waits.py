@@ -338,7 +338,7 @@ def test_every_page_shows_a_live_priority_hold_until_it_is_booked(
     second_buyer: Someone,
     client_for: Callable[[Someone], Client],
 ) -> None:
-    from strongroom.outbox import outbox_send
+    from strongroom.outbox_delivery import outbox_send
 
     made = booked(r, buyer)
     browser = client_for(second_buyer)
@@ -393,7 +393,7 @@ def test_the_refusal_offers_the_waiting_list_and_sold_out_rooms_on_the_map_link_
 def test_a_buyer_keeps_one_priority_hold_at_once_and_the_others_open_to_everyone(
     r: redis.Redis, buyer: Someone, second_buyer: Someone, settings: object
 ) -> None:
-    from strongroom.outbox import outbox_send
+    from strongroom.outbox_delivery import outbox_send
 
     settings.STRONGROOM_PRIORITY_HOLDS_PER_BUYER = 1  # type: ignore[attr-defined]
     third = person_make(r, "third_party")

@@ -294,7 +294,7 @@ def test_a_sold_out_room_on_the_map_leads_to_the_waiting_list_and_the_hold_shows
     banner_words: str,
 ) -> None:
     from booking.engine.cancel import booking_cancel
-    from strongroom.outbox import outbox_send
+    from strongroom.outbox_delivery import outbox_send
 
     request = slot_request_parse(cls="A", room=5, dates=[DAY])
     made = booking_claim(

@@ -19,7 +19,7 @@ from booking.domain.codes import code_display
 from booking.domain.records import Booking
 from booking.engine.bookings import booking_get
 from strongroom import keyspace as ks
-from strongroom.outbox import outbox_send
+from strongroom.outbox_delivery import outbox_send
 from tests.booking_support import NOW, claim, day, request
 from tests.conftest import Someone
 

@@ -21,7 +21,7 @@ from booking.engine.cancel import booking_cancel
 from booking.engine.reminders import reminders_queue
 from strongroom import keyspace as ks
 from strongroom import outbox
-from strongroom.outbox import sender_pass as one_pass
+from strongroom.outbox_sender import sender_pass as one_pass
 from tests.booking_support import SHANGHAI, claim, request
 from tests.conftest import Someone
 

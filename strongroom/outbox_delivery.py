@@ -1,0 +1,367 @@
+"""One pass of a mail sender over the outboxes (`strongroom.outbox`): take what is new, taken
+over from a dead sender, or due again; render it (with what a batch reads ahead), send it,
+acknowledge each message once the mail server took it, reschedule or bury the ones that fail.
+While a pass works, its entries are touched every TOUCH_S so that no other sender takes them."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import redis
+from django.conf import settings
+from django.core.mail import EmailMessage, get_connection
+from django.core.mail.backends.base import BaseEmailBackend
+
+from strongroom import keyspace as ks
+from strongroom.ahead import request_reads
+from strongroom.clock import now_ms
+from strongroom.decoders import text_values
+from strongroom.outbox import (
+    BATCH,
+    CONSUMER,
+    FIELD,
+    FULL_PASS_COUNT,
+    GROUP,
+    RENDERERS,
+    Tries,
+    mailboxes,
+    tries_field,
+    tries_limit,
+)
+from strongroom.store import UNAVAILABLE, StoreUnavailable
+
+logger = logging.getLogger(__name__)
+
+RECOVER_MS = 3_000  # an entry no sender touched for this long is taken over
+TOUCH_S = 1.0  # how often a sender touches what it is working on
+FAILED_IDLE_MS = 10**9  # a failed entry is marked idle at once: no sender is working on it
+FIRST_RETRY_MS = 60_000
+LAST_RETRY_MS = 3_600_000
+_ERROR_LIMIT = 300
+
+
+@dataclass(frozen=True)
+class SendReport:
+    sent: int = 0
+    failed: int = 0
+    dropped: int = 0
+    dead: int = 0
+    more: tuple[str, ...] = ()  # outboxes that may hold more new entries than this pass read
+
+    @property
+    def handled(self) -> int:
+        """Messages this pass took up (sent, failed or dropped)."""
+        return self.sent + self.failed + self.dropped
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """An entry handed to this sender: new, or taken over, or due again after a failure."""
+
+    box: str
+    entry_id: str
+    member: str
+    deliveries: int
+    tries: Tries
+
+    @property
+    def field(self) -> str:
+        return tries_field(self.box, self.entry_id)
+
+
+def _no_group(reply: object) -> bool:
+    return isinstance(reply, redis.ResponseError) and "NOGROUP" in str(reply)
+
+
+def _groups_make(client: redis.Redis, boxes: Sequence[str]) -> list[str]:
+    """Create the consumer group of the outboxes that exist (from their first entry: nothing
+    written to them is missed); an outbox not yet written to has no key (empty costs nothing)
+    and gets its group once it has one. Returns the outboxes that have a group now."""
+    pipe = client.pipeline(transaction=False)
+    for box in boxes:
+        pipe.xgroup_create(box, GROUP, id="0")
+    made = []
+    for box, reply in zip(boxes, pipe.execute(raise_on_error=False), strict=True):
+        if not isinstance(reply, Exception) or "BUSYGROUP" in str(reply):
+            made.append(box)
+        elif "requires the key to exist" not in str(reply):
+            raise reply
+    return made
+
+
+def _take(
+    client: redis.Redis, boxes: Sequence[str], at: int, count: int, *, again: bool = False
+) -> tuple[list[Delivery], list[str]]:
+    """What this sender is to send now from `boxes`: new entries (at most `count` from each),
+    then entries due again (failed before, or left by a sender that stopped touching them).
+    Also the outboxes that gave `count` new ones (more may wait)."""
+    pipe = client.pipeline(transaction=False)
+    for box in boxes:
+        pipe.xreadgroup(GROUP, CONSUMER, {box: ">"}, count=count)
+        pipe.xpending_range(box, GROUP, "-", "+", count, idle=RECOVER_MS)
+    replies = pipe.execute(raise_on_error=False)
+    missing = [box for box, reply in zip(boxes, replies[0::2], strict=True) if _no_group(reply)]
+    taken: list[Delivery] = []
+    stale: list[tuple[str, str, int]] = []
+    full: list[str] = []
+    for box, read, pending in zip(boxes, replies[0::2], replies[1::2], strict=True):
+        if _no_group(read):
+            continue
+        for reply in (read, pending):
+            if isinstance(reply, Exception):
+                raise reply
+        entries = [e for _, stream_entries in read or [] for e in stream_entries]
+        if len(entries) >= count:
+            full.append(box)
+        taken += [Delivery(box, i, fields.get(FIELD, ""), 1, Tries()) for i, fields in entries]
+        stale += [(box, p["message_id"], int(p["times_delivered"])) for p in pending]
+    if stale:
+        taken += _take_over(client, stale, at)
+    made = _groups_make(client, missing) if missing and not again else []
+    if made:  # an outbox's first entries: read at once, not on the next pass
+        more, more_full = _take(client, made, at, count, again=True)
+        taken, full = taken + more, full + more_full
+    return taken, full
+
+
+def _take_over(client: redis.Redis, stale: list[tuple[str, str, int]], at: int) -> list[Delivery]:
+    """Claim the idle entries that are due (a failed one once its next try has come, one left
+    by a dead sender at once). Only one sender wins an entry: XCLAIM checks the idle time."""
+    fields = [tries_field(box, entry_id) for box, entry_id, _ in stale]
+    tries = [Tries.parse(v) for v in text_values(client.hmget(ks.MAIL_TRIES.key(), fields))]
+    due = [
+        (box, entry_id, times, t)
+        for (box, entry_id, times), t in zip(stale, tries, strict=True)
+        if t.next_ms <= at
+    ]
+    if not due:
+        return []
+    pipe = client.pipeline(transaction=False)
+    for box, entry_id, _, _ in due:
+        pipe.xclaim(box, GROUP, CONSUMER, RECOVER_MS, [entry_id])
+    taken = []
+    for (box, _, times, t), claimed in zip(due, pipe.execute(), strict=True):
+        for claimed_id, claimed_fields in claimed or []:
+            if claimed_fields is None:  # deleted meanwhile
+                continue
+            taken.append(Delivery(box, claimed_id, claimed_fields.get(FIELD, ""), times + 1, t))
+    return taken
+
+
+class _InFlight:
+    """The entries a pass is working on, touched every TOUCH_S by a thread of their own so that
+    no other sender takes them over while this process lives (however slow the mail server)."""
+
+    def __init__(self, client: redis.Redis, taken: list[Delivery]) -> None:
+        self.client = client
+        self.entries = {(d.box, d.entry_id) for d in taken}
+        self.lock = threading.Lock()
+        self.touched = time.monotonic()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="mail-touch", daemon=True)
+
+    def __enter__(self) -> _InFlight:
+        with _unacked_lock:
+            _flights.add(self)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+        with _unacked_lock:
+            _flights.discard(self)
+
+    def done(self, delivery: Delivery) -> None:
+        with self.lock:
+            self.entries.discard((delivery.box, delivery.entry_id))
+
+    def lost(self) -> bool:
+        """True when this pass has not touched its entries for long enough that another sender
+        may have taken them over (the store away, or this process stopped): stop sending."""
+        return time.monotonic() - self.touched > RECOVER_MS / 2000
+
+    def _run(self) -> None:
+        while not self.stop.wait(TOUCH_S):
+            with self.lock:
+                by_box: dict[str, list[str]] = {}
+                for box, entry_id in self.entries:
+                    by_box.setdefault(box, []).append(entry_id)
+            if not by_box:
+                continue
+            pipe = self.client.pipeline(transaction=False)
+            for box, ids in by_box.items():
+                pipe.xclaim(box, GROUP, CONSUMER, 0, cast("list[Any]", ids), justid=True)
+            # The pass itself reports the store being away; here it only ages `touched`.
+            with contextlib.suppress(Exception):
+                pipe.execute()
+                self.touched = time.monotonic()
+
+
+# Sent, but the acknowledgement did not reach the store: acknowledged first on the next pass.
+_unacked: list[tuple[str, str, bool]] = []
+_unacked_lock = threading.Lock()
+_flights: set[_InFlight] = set()
+
+
+def in_flight() -> int:
+    """How many messages this process has taken and not acknowledged (being sent, or sent with
+    the acknowledgement not yet in the store): what a crash now could send twice."""
+    with _unacked_lock:
+        return len(_unacked) + sum(len(flight.entries) for flight in _flights)
+
+
+def _ack(client: redis.Redis, box: str, entry_id: str, *, failed_before: bool) -> None:
+    pipe = client.pipeline(transaction=False)
+    pipe.xack(box, GROUP, entry_id)
+    pipe.xdel(box, entry_id)
+    if failed_before:
+        pipe.hdel(ks.MAIL_TRIES.key(), tries_field(box, entry_id))
+    pipe.execute()
+
+
+def _ack_left_over(client: redis.Redis) -> None:
+    with _unacked_lock:
+        left = list(_unacked)
+        _unacked.clear()
+    for done, item in enumerate(left):
+        try:
+            _ack(client, item[0], item[1], failed_before=item[2])
+        except Exception:
+            with _unacked_lock:
+                _unacked.extend(left[done:])
+            raise
+
+
+def _prepare(client: redis.Redis, members: list[str]) -> None:
+    """Run each kind's preparer over the batch's entries of that kind. One that fails only
+    costs time: each render then reads what it needs itself."""
+    by_kind: dict[str, list[list[str]]] = {}
+    for member in members:
+        kind, *args = member.split("|")
+        by_kind.setdefault(kind, []).append(args)
+    for kind, arguments in by_kind.items():
+        plugged = RENDERERS.get(kind)
+        prepare = plugged.prepare if plugged is not None else None
+        if prepare is None:
+            continue
+        try:
+            prepare(client, arguments)
+        except Exception:
+            logger.warning(
+                "mail of kind %s not read ahead; each reads its own", kind, exc_info=True
+            )
+
+
+def _render(client: redis.Redis, member: str) -> EmailMessage | None:
+    kind, *args = member.split("|")
+    plugged = RENDERERS.get(kind)
+    if plugged is None:
+        raise LookupError(f"no renderer for outbox kind {kind!r}")
+    return plugged.render(client, args)
+
+
+def retry_at(attempts: int, at: int) -> int:
+    """When a message that failed `attempts` times is tried again (after a failure at `at`)."""
+    first = int(getattr(settings, "STRONGROOM_MAIL_FIRST_RETRY_MS", FIRST_RETRY_MS))
+    return at + min(LAST_RETRY_MS, first * 2 ** max(0, attempts - 1))
+
+
+def outbox_send(
+    *, client: redis.Redis, at_ms: int | None = None, boxes: Sequence[str] | None = None
+) -> SendReport:
+    """Send what is new or due again in `boxes` (default: every outbox), acknowledging each
+    message once the mail server took it; keep and reschedule the ones that fail."""
+    at = now_ms() if at_ms is None else at_ms
+    _ack_left_over(client)
+    boxes = mailboxes() if boxes is None else list(boxes)
+    if not boxes:
+        return SendReport()
+    count = FULL_PASS_COUNT if len(boxes) > BATCH // FULL_PASS_COUNT else BATCH // len(boxes)
+    taken, full = _take(client, boxes, at, count)
+    if not taken:
+        return SendReport(more=tuple(full))
+    connection = get_connection(fail_silently=False)
+    try:
+        with request_reads(), _InFlight(client, taken) as flight:
+            _prepare(client, [d.member for d in taken])
+            counts = _deliver(client, taken, at, connection, flight)
+    finally:
+        with contextlib.suppress(Exception):  # a broken connection is already reported
+            connection.close()
+    return SendReport(*counts, more=tuple(full))
+
+
+def _deliver(
+    client: redis.Redis,
+    taken: list[Delivery],
+    at: int,
+    connection: BaseEmailBackend,
+    flight: _InFlight,
+) -> tuple[int, int, int, int]:
+    """Render and send `taken` in order, each acknowledged once sent. Returns (sent, failed,
+    dropped, dead)."""
+    sent = failed = dropped = dead = 0
+    for delivery in taken:
+        if flight.lost():
+            break
+        try:
+            message = _render(client, delivery.member)
+            if message is not None:
+                message.connection = connection
+                message.send()
+        except (*UNAVAILABLE, StoreUnavailable):
+            # The store, not the message, failed: no try is counted, the pass ends, and the
+            # message (still pending) is taken up again once the store answers.
+            raise
+        except Exception as exc:
+            failed += 1
+            dead += _failed(client, delivery, exc, at)
+            flight.done(delivery)
+            continue
+        flight.done(delivery)
+        if message is None:
+            dropped += 1
+        else:
+            sent += 1
+        try:
+            _ack(
+                client, delivery.box, delivery.entry_id, failed_before=bool(delivery.tries.attempts)
+            )
+        except Exception:
+            with _unacked_lock:
+                _unacked.append((delivery.box, delivery.entry_id, bool(delivery.tries.attempts)))
+            raise
+    return sent, failed, dropped, dead
+
+
+def _failed(client: redis.Redis, delivery: Delivery, exc: Exception, at: int) -> int:
+    """Record a failure: tried again later, or (the last try) a dead letter. 1 if dead."""
+    attempts = delivery.tries.attempts + 1
+    first = delivery.tries.first_ms or at
+    detail = f"{type(exc).__name__}: {exc}"[:_ERROR_LIMIT].replace("\n", " ").replace("\r", " ")
+    if delivery.deliveries >= tries_limit():
+        logger.warning("mail %s not sent (%d tries): a dead letter: %s",
+                       delivery.member, attempts, detail)  # fmt: skip
+        letter = {
+            "box": delivery.box, "member": delivery.member, "attempts": attempts,
+            "first": first, "at": at, "error": detail,
+        }  # fmt: skip
+        client.hset(ks.MAIL_DEAD.key(), delivery.field, json.dumps(letter))
+        _ack(client, delivery.box, delivery.entry_id, failed_before=True)
+        return 1
+    logger.warning("mail %s not sent (attempt %d): %s", delivery.member, attempts, detail)
+    tries = Tries(attempts, first, retry_at(attempts, at), detail)
+    client.hset(ks.MAIL_TRIES.key(), delivery.field, tries.text())
+    # Marked idle at once: not in flight any more, taken up again when its next try comes.
+    client.xclaim(
+        delivery.box, GROUP, CONSUMER, 0, [delivery.entry_id], idle=FAILED_IDLE_MS, justid=True
+    )
+    return 0
