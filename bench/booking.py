@@ -44,7 +44,7 @@ from booking.domain.parser import SlotRequest  # noqa: E402
 from booking.domain.rules import booking_new_id, season_days  # noqa: E402
 from booking.engine.claims import booking_claim  # noqa: E402
 from booking.slots.bitmap import inventory_keys  # noqa: E402
-from strongroom import decoders, embedded, libraries, store  # noqa: E402
+from strongroom import decoders, embedded, store  # noqa: E402
 from tests.naive_booking import hour_mask, naive_claim, naive_key  # noqa: E402
 
 ROOMS = settings.STRONGROOM_ROOM_COUNT
@@ -138,7 +138,7 @@ def throughput(
             rates = []
             for run in range(3):
                 client.flushall()
-                libraries.load_functions(client)
+                store.load_functions(client)
                 jobs = slot_stream(rooms, count, seed=clients * 10 + run)
                 seconds, ok = run_clients(clients, jobs, make(client))
                 assert ok == count, f"{ok} of {count} distinct claims succeeded"
@@ -150,7 +150,7 @@ def throughput(
 def fill_season(client: redis.Redis, cls: str) -> int:
     """Book every slot of class `cls` in every room for the whole season; MEMORY USAGE total."""
     client.flushall()
-    libraries.load_functions(client)
+    store.load_functions(client)
     now = dt.datetime.now(tz=dt.UTC)
     for room in range(1, ROOMS + 1):
         for first in range(0, len(DAYS), 31):
@@ -190,7 +190,7 @@ def fill_naive(client: redis.Redis, cls: str) -> int:
 def race(client: redis.Redis, *, naive: bool, pause: float) -> tuple[int, int, int]:
     """16 clients, overlapping random multi-slot claims in one room: (won, doubled, lost)."""
     client.flushall()
-    libraries.load_functions(client)
+    store.load_functions(client)
     now = dt.datetime.now(tz=dt.UTC)
     won: list[tuple[list[int], tuple[int, int], list[int]]] = []
     lock = threading.Lock()
@@ -261,7 +261,7 @@ def store_cost(client: redis.Redis, claims: int) -> StoreCost:
     """The store's cost of a class C claim (one box, one hour, rooms at random) made by one
     client on an empty store, after a few hundred claims of warm-up."""
     client.flushall()
-    libraries.load_functions(client)
+    store.load_functions(client)
     work = strongroom_claim(client)
     slots = slot_stream(list(range(1, ROOMS + 1)), claims + 300, seed=7)
     for slot in slots[:300]:
@@ -282,7 +282,7 @@ def store_cost(client: redis.Redis, claims: int) -> StoreCost:
 
 def round_trips_per_claim(client: redis.Redis, make: Callable[[redis.Redis], Callable]) -> int:
     client.flushall()
-    libraries.load_functions(client)
+    store.load_functions(client)
     work = make(client)
     with store.round_trips() as trips:
         for slot in slot_stream([1], 10, seed=99):
@@ -299,7 +299,7 @@ def main() -> None:
     data_dir = Path(tempfile.mkdtemp(prefix="sr-bench-"))
     try:
         client = store.connect(embedded.ensure_running(data_dir))
-        libraries.load_functions(client)
+        store.load_functions(client)
         info = client.info("server")
         version = info.get("valkey_version", info.get("redis_version"))
         print(

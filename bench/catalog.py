@@ -32,7 +32,7 @@ from django.conf import settings  # noqa: E402
 from catalog.rules import Book  # noqa: E402
 from catalog.selectors import Query, catalog_page  # noqa: E402
 from catalog.services import books_load  # noqa: E402
-from strongroom import embedded, libraries, store  # noqa: E402
+from strongroom import embedded, store  # noqa: E402
 
 WORDS = [
     "art", "code", "data", "deep", "design", "distributed", "effective", "elements",
@@ -148,7 +148,7 @@ def main() -> None:
         # Loading sends 2,000 books a pipeline: more than the site's 1.5 s command timeout
         # allows on a busy machine. Queries are timed by the clock here, not by the timeout.
         client.connection_pool.connection_kwargs["socket_timeout"] = 60
-        libraries.load_functions(client)
+        store.load_functions(client)
         tags = [f"tag-{rank:03d}" for rank in range(1, args.tags + 1)]
         books = generate_books(args.books, tags, seed=1)
         start = time.perf_counter()

@@ -266,10 +266,10 @@ def main() -> None:
     setup()
     from django.conf import settings
 
-    from strongroom import embedded, store
+    from strongroom import embedded_cluster, store
 
     base = Path(tempfile.mkdtemp(prefix="sr-bench-cluster-"))
-    cluster = embedded.cluster_start(base, primaries=3, replicas=1)
+    cluster = embedded_cluster.cluster_start(base, primaries=3, replicas=1)
     try:
         settings.REDIS_URL = cluster.url
         store.reset_store()

@@ -8,8 +8,14 @@ import re
 import redis
 from django.core.exceptions import ImproperlyConfigured
 
-from strongroom.libraries import load_functions
-from strongroom.store import UNAVAILABLE, StoreUnavailable, is_cluster, primaries, topology_refresh
+from strongroom.store import (
+    UNAVAILABLE,
+    StoreUnavailable,
+    is_cluster,
+    load_functions,
+    primaries,
+    topology_refresh,
+)
 
 
 def _cluster_ok(node: redis.Redis) -> bool:

@@ -1,55 +1,17 @@
-"""The server-side function libraries: found in the installed apps, loaded on every primary, and
-called (FCALL, FCALL_RO, several in one pipeline), loaded again and the call retried once when
-the server has lost them."""
+"""Calls of the server-side function libraries (FCALL, FCALL_RO, several in one pipeline): the
+libraries loaded again (`strongroom.store.load_functions`) and the call retried once when the
+server has lost them."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import redis
-from django.apps import apps
 
-from strongroom.store import primaries
+from strongroom.store import load_functions
 
 T = TypeVar("T")
-
-
-def library_text(source: Path) -> str:
-    """One function library's text: a `.lua` file as it is, or a folder of files joined in the
-    order its `library.txt` lists them (one file per function family)."""
-    if source.is_file():
-        return source.read_text()
-    names = [
-        line.strip()
-        for line in (source / "library.txt").read_text().splitlines()
-        if line.strip() and not line.lstrip().startswith("#")
-    ]
-    return "\n".join((source / name).read_text() for name in names)
-
-
-def function_sources() -> list[Path]:
-    """Every function library of the installed apps, in app order: `<app>/lua/<name>.lua`, or a
-    folder `<app>/lua/<name>/` whose `library.txt` lists its files."""
-    sources: list[Path] = []
-    for app in apps.get_app_configs():
-        lua = Path(app.path) / "lua"
-        sources.extend(sorted(lua.glob("*.lua")))
-        sources.extend(sorted(path.parent for path in lua.glob("*/library.txt")))
-    return sources
-
-
-def load_functions(client: redis.Redis) -> None:
-    """Load (or replace) every function library on every primary; proves the server runs Lua.
-
-    On a cluster each primary needs its own copy (a replica has its primary's); a primary that
-    is new or took over after a failover gets them again through `fcall`'s retry.
-    """
-    sources = [library_text(source) for source in function_sources()]
-    for node in primaries(client):
-        for source in sources:
-            node.function_load(source, replace=True)
 
 
 def function_missing(error: object) -> bool:

@@ -1,7 +1,7 @@
 """The connection to the store: the clients, the cluster topology, health and round trips.
 
-The function libraries are `strongroom.libraries`, durable calls `strongroom.durable`, replies
-as text `strongroom.decoders`.
+Also the loading of the function libraries; their calls are `strongroom.libraries`, durable
+calls `strongroom.durable`, replies as text `strongroom.decoders`.
 
 Every module takes the client as a parameter; `get_store()` is where views get it from. The
 store is one server (redis://, rediss://, unix://, or the embedded Valkey) or a Redis / Valkey
@@ -16,10 +16,12 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 from urllib.parse import quote
 
 import redis
+from django.apps import apps
 from django.conf import settings
 from redis._parsers.commands import CommandsParser
 from redis.backoff import ExponentialWithJitterBackoff
@@ -256,12 +258,40 @@ def topology_refresh(client: redis.Redis) -> None:
             raise StoreUnavailable(str(exc)) from exc
 
 
-def _load_functions(client: redis.Redis) -> None:
-    """`strongroom.libraries.load_functions`, imported when first needed: that module reads the
-    primaries from this one."""
-    from strongroom.libraries import load_functions
+def library_text(source: Path) -> str:
+    """One function library's text: a `.lua` file as it is, or a folder of files joined in the
+    order its `library.txt` lists them (one file per function family)."""
+    if source.is_file():
+        return source.read_text()
+    names = [
+        line.strip()
+        for line in (source / "library.txt").read_text().splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    return "\n".join((source / name).read_text() for name in names)
 
-    load_functions(client)
+
+def function_sources() -> list[Path]:
+    """Every function library of the installed apps, in app order: `<app>/lua/<name>.lua`, or a
+    folder `<app>/lua/<name>/` whose `library.txt` lists its files."""
+    sources: list[Path] = []
+    for app in apps.get_app_configs():
+        lua = Path(app.path) / "lua"
+        sources.extend(sorted(lua.glob("*.lua")))
+        sources.extend(sorted(path.parent for path in lua.glob("*/library.txt")))
+    return sources
+
+
+def load_functions(client: redis.Redis) -> None:
+    """Load (or replace) every function library on every primary; proves the server runs Lua.
+
+    On a cluster each primary needs its own copy (a replica has its primary's); a primary that
+    is new or took over after a failover gets them again through `fcall`'s retry.
+    """
+    sources = [library_text(source) for source in function_sources()]
+    for node in primaries(client):
+        for source in sources:
+            node.function_load(source, replace=True)
 
 
 def get_store() -> redis.Redis:
@@ -272,7 +302,7 @@ def get_store() -> redis.Redis:
             if _client is None:
                 try:
                     client = connect(store_url())
-                    _load_functions(client)
+                    load_functions(client)
                 except UNAVAILABLE as exc:
                     raise StoreUnavailable(str(exc)) from exc
                 _client = client
@@ -330,7 +360,7 @@ def recover() -> None:
     if client is not None:
         # Functions live in the AOF, but a server restarted on empty data has none.
         try:
-            _load_functions(client)
+            load_functions(client)
         except UNAVAILABLE:
             return
 

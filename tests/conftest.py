@@ -20,7 +20,7 @@ from django.test import Client
 
 from accounts.people import Person
 from accounts.visits import visits_discard
-from strongroom import embedded, store
+from strongroom import embedded, embedded_cluster, store
 from strongroom.serving import start_site
 from tests import marks_support
 
@@ -103,7 +103,9 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     cluster = None
     with _watch.shared():  # every test uses this store: starting it does not make a test slow
         if ON_CLUSTER:
-            cluster = embedded.cluster_start(data_dir / "cluster", primaries=CLUSTER_PRIMARIES)
+            cluster = embedded_cluster.cluster_start(
+                data_dir / "cluster", primaries=CLUSTER_PRIMARIES
+            )
             url = cluster.url
         else:
             # Cluster mode, one node owning every slot: a multi-key command whose keys do not

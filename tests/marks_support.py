@@ -27,7 +27,7 @@ from typing import Any
 import django.test
 import pytest
 
-from strongroom import embedded, serving, store
+from strongroom import embedded, embedded_cluster, serving, store
 
 # The session's store: every test has it (the autouse `r`), so starting it is no one's cost.
 SHARED_FIXTURES = frozenset({"store_dir"})
@@ -40,8 +40,8 @@ STARTERS: frozenset[object] = frozenset(
         subprocess.check_call,
         subprocess.check_output,
         embedded.ensure_running,
-        embedded.cluster_start,
-        embedded.LocalCluster.restart,
+        embedded_cluster.cluster_start,
+        embedded_cluster.LocalCluster.restart,
         serving.start_site,
     }
 )

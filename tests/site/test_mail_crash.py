@@ -21,8 +21,8 @@ from django.core.mail.backends.base import BaseEmailBackend
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import booking_new_id
 from booking.engine.claims import booking_claim
-from strongroom import embedded, libraries, store
-from strongroom.embedded import LocalCluster
+from strongroom import embedded, embedded_cluster, store
+from strongroom.embedded_cluster import LocalCluster
 from strongroom.keyspace import PERSON
 from strongroom.outbox_delivery import in_flight
 from strongroom.outbox_sender import sender_loop
@@ -189,12 +189,12 @@ def kill_again_and_again(run: Run, data_dir: Path) -> tuple[int, list[float]]:
 @pytest.fixture
 def cluster(tmp_path: Path, settings: Any) -> Iterator[LocalCluster]:
     """Three primaries, each with one replica, as the site's store."""
-    running = embedded.cluster_start(tmp_path / "cluster", primaries=3, replicas=1)
+    running = embedded_cluster.cluster_start(tmp_path / "cluster", primaries=3, replicas=1)
     settings.REDIS_URL = running.url
     settings.STRONGROOM_DURABILITY = "aof+replica"
     store.reset_store()
     try:
-        libraries.load_functions(store.get_store())
+        store.load_functions(store.get_store())
         yield running
     finally:
         store.reset_store()

@@ -1,9 +1,9 @@
 """The site on a real Valkey Cluster: routing, durable calls per primary, buyers racing through
 HTTP, and a primary killed with -9 while buyers book (3 primaries, 3 replicas, aof+replica).
 
-Each test starts its own local cluster (strongroom.embedded.cluster_start) and, where it needs
-one, its own gunicorn site on it; `make test` also runs the apps' tests on a 3-primary cluster
-(STRONGROOM_TEST_STORE=cluster).
+Each test starts its own local cluster (strongroom.embedded_cluster.cluster_start) and, where it
+needs one, its own gunicorn site on it; `make test` also runs the apps' tests on a 3-primary
+cluster (STRONGROOM_TEST_STORE=cluster).
 """
 
 from __future__ import annotations
@@ -28,14 +28,21 @@ from django.test import Client
 from booking.domain.keys import RoomKeys, date_index, person_index
 from booking.engine.bookings import booking_get, bookings_page
 from booking.engine.waits import Wait, wait_join, waits_of
-from strongroom import decoders, durable, embedded, health, store
+from strongroom import decoders, durable, embedded_cluster, health, store
 from strongroom import keyspace as ks
 from strongroom.audit import staff_audit_entries
 from strongroom.durable import NotDurable, durable_fcall
-from strongroom.embedded import ClusterNodeProcess, LocalCluster
+from strongroom.embedded_cluster import ClusterNodeProcess, LocalCluster
 from strongroom.keeper import KeeperReport, keeper_pass
-from strongroom.libraries import fcall, load_functions
-from strongroom.store import connect, primaries, primaries_by_slot, primaries_reached, round_trips
+from strongroom.libraries import fcall
+from strongroom.store import (
+    connect,
+    load_functions,
+    primaries,
+    primaries_by_slot,
+    primaries_reached,
+    round_trips,
+)
 from tests.booking_support import NOW, claim, day, request
 from tests.conftest import Someone, person_make, serve_site, site_env
 from tests.store.test_store_stall import ID_ALPHABET, Browser, status_of, wait_for
@@ -50,7 +57,7 @@ def booking_id(room: int, rng: random.Random) -> str:
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
     """Three primaries, each with one replica, on free loopback ports."""
-    running = embedded.cluster_start(tmp_path / "cluster", primaries=3, replicas=1)
+    running = embedded_cluster.cluster_start(tmp_path / "cluster", primaries=3, replicas=1)
     yield running
     running.stop()
 

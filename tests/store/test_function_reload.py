@@ -28,7 +28,7 @@ def lost(r: redis.Redis) -> Iterator[redis.Redis]:
     for node in store.primaries(r):
         node.function_flush()
     yield r
-    libraries.load_functions(r)
+    store.load_functions(r)
 
 
 def _libraries(client: redis.Redis) -> int:
@@ -55,7 +55,7 @@ def test_a_call_on_a_server_without_the_libraries_loads_them_and_goes_through(
 ) -> None:
     assert _libraries(lost) == 0
     send(lost)
-    assert _libraries(lost) == len(libraries.function_sources())
+    assert _libraries(lost) == len(store.function_sources())
 
 
 def test_a_rebuild_that_reads_before_it_calls_loads_the_libraries_too(r: redis.Redis) -> None:
@@ -65,7 +65,7 @@ def test_a_rebuild_that_reads_before_it_calls_loads_the_libraries_too(r: redis.R
     try:
         assert stats_rebuild(client=r, rooms=[7]) == 1
     finally:
-        libraries.load_functions(r)
+        store.load_functions(r)
 
 
 def test_only_the_store_knows_what_a_missing_function_looks_like() -> None:

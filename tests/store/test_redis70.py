@@ -40,7 +40,7 @@ from catalog.selectors import Query, book_get, catalog_page, tags_with_counts
 from catalog.services import BookStale, book_add, book_delete, book_edit
 from dashboard import selectors as dashboard
 from dashboard.occupancy import occupancy_map
-from strongroom import durable, embedded, health, libraries, store
+from strongroom import durable, embedded, health, store
 from strongroom.audit import staff_audit_entries, staff_audit_record
 from strongroom.inventory import keyspace_stats
 from tests.booking_support import (
@@ -93,7 +93,7 @@ def redis70_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture(scope="module")
 def redis70_client(redis70_dir: Path) -> Iterator[redis.Redis]:
     client = store.connect(embedded.url_for(redis70_dir))
-    libraries.load_functions(client)
+    store.load_functions(client)
     yield client
     client.close()
 
@@ -332,7 +332,7 @@ def test_a_staff_flush_removes_inventory_and_cancels_bookings(old: redis.Redis) 
 def test_confirmed_claims_survive_kill_9_of_redis_7_0(tmp_path: Path) -> None:
     data_dir = tmp_path / "redis70"
     client = store.connect(start_redis(data_dir))
-    libraries.load_functions(client)
+    store.load_functions(client)
     requests = [
         request("B", room=room, dates=(4,), hour_start=hour, hour_end=hour + 1)
         for room in range(1, 5)

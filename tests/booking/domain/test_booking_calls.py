@@ -18,7 +18,7 @@ from booking.domain.rules import STATUSES, season_key
 from booking.engine import holds, specs
 from booking.engine.cancel import booking_cancel
 from strongroom.calls import FunctionSpec
-from strongroom.libraries import library_text
+from strongroom.store import library_text
 from tests.booking_support import NOW, STAFF, claim, request
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -24,7 +24,7 @@ from booking.domain.keys import RoomKeys, person_index
 from booking.engine import bookings, claims
 from booking.engine.bookings import bookings_between, bookings_page
 from booking.engine.indexes import indexes_inline
-from strongroom import embedded, libraries, store
+from strongroom import embedded, store
 from strongroom.keeper import keeper_pass
 from tests.booking_support import NOW, claim, day, request
 
@@ -41,7 +41,7 @@ def own_store(tmp_path: Path) -> Iterator[Path]:
     """A store of this test alone (one server, not cluster mode), stopped at the end."""
     data_dir = tmp_path / "store"
     client = store.connect(embedded.ensure_running(data_dir))
-    libraries.load_functions(client)
+    store.load_functions(client)
     client.close()
     yield data_dir
     embedded.stop(data_dir)

@@ -16,7 +16,7 @@ from booking.domain.keys import RoomKeys
 from booking.domain.rules import booking_new_id
 from booking.engine import bookings
 from booking.engine.claims import booking_claim
-from strongroom import embedded, libraries, store
+from strongroom import embedded, store
 from tests.booking_support import NOW, request
 
 CLAIMS = 200
@@ -27,7 +27,7 @@ def own_store(tmp_path: Path) -> Iterator[tuple[Path, redis.Redis]]:
     """A store of this test alone (never the session's), stopped at the end."""
     data_dir = tmp_path / "store"
     client = store.connect(embedded.ensure_running(data_dir))
-    libraries.load_functions(client)
+    store.load_functions(client)
     yield data_dir, client
     client.close()
     embedded.stop(data_dir)

@@ -21,7 +21,7 @@ import redis
 from booking.domain.keys import RoomKeys
 from booking.engine.indexes import bookings_by_id
 from booking.engine.moves_rooms import moves_recover
-from strongroom import embedded, libraries, store
+from strongroom import embedded, store
 from strongroom import keyspace as ks
 from strongroom.decoders import text_hash
 from tests.booking_move_crash_worker import places
@@ -39,7 +39,7 @@ ROOMS = range(1, 21)
 def own_store(tmp_path: Path) -> Iterator[Path]:
     data_dir = tmp_path / "store"
     client = store.connect(embedded.ensure_running(data_dir))
-    libraries.load_functions(client)
+    store.load_functions(client)
     client.close()
     yield data_dir
     embedded.stop(data_dir)
