@@ -234,7 +234,7 @@ STRONGROOM_SITE_URL = env_url(
     "STRONGROOM_SITE_URL", site_url_for_bind(env_str("BIND", DEFAULT_BIND))
 )
 # Every web process sends mail from a background thread (a consumer of the outboxes' group; see
-# strongroom/outbox.py); 0 leaves it to `manage.py sendmail`.
+# strongroom/outbox_sender.py); 0 leaves it to `manage.py sendmail`.
 STRONGROOM_MAIL_SENDER = env_bool("STRONGROOM_MAIL_SENDER", True)
 # A password-reset link works once, for this long.
 PASSWORD_RESET_TIMEOUT = 60 * env_int("PASSWORD_RESET_MINUTES", 60, minimum=5, maximum=7 * 24 * 60)

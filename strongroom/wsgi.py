@@ -8,7 +8,7 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "strongroom.settings")
 application = get_wsgi_application()
 
-# Each web process sends due mail in the background (strongroom/outbox.py); gunicorn imports
+# Each web process sends due mail in the background (strongroom/outbox_sender.py); gunicorn imports
 # this module in every worker after the fork, so each worker has its own thread.
 if settings.STRONGROOM_MAIL_SENDER:
     from strongroom.outbox_sender import sender_start

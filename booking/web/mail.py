@@ -1,4 +1,4 @@
-"""Booking mail, rendered when sent (strongroom/outbox.py) in the buyer's language: the
+"""Booking mail, rendered when sent (strongroom/outbox_delivery.py) in the buyer's language: the
 receipt (pickup code and an .ics file), the cancellation (with the staff's reason) and the
 waiting list's "it is free" notice."""
 
