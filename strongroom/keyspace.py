@@ -355,17 +355,19 @@ VISITS_VISITORS = declare(
 # Booking ids start with the room number, which is all it takes to find a record's tag.
 BOOKING_INVENTORY = declare(
     "booking-inventory",
-    "{room:<room>}:inv:<cls>:<season>",
+    "{room:<room>}:inv:<cls>:<month>",
     type="string",
     holds=noop(
-        "one bit per slot of one class in one room for the season starting <season>: A bit "
-        "day, B bit day*24+hour, C bit (day*100+box-1)*24+hour"
+        "one bit per slot of one class in one room for the calendar month <month> (YYYY-MM), "
+        "d the day of the month from 0: A bit d, B bit d*24+hour, C bit (d*100+box-1)*24+hour"
     ),
     app="booking",
     why=noop(
-        "a bitmap is the bit limit itself (class C: 31*24*100 bits = 9,300 bytes a room); a "
-        "calendar is one GET, a day one GETRANGE, occupancy one BITCOUNT; "
-        "created by the first claim and deleted when a cancel empties it, so empty costs zero keys"
+        "a bitmap is the bit limit itself (class C: 31*24*100 bits = 9,300 bytes a room and "
+        "month); addressed by the calendar month, so a change of the sales window never moves "
+        "a slot; a day is one GETRANGE, occupancy one BITCOUNT; created by the first claim and "
+        "deleted when a cancel empties it, so empty costs zero keys; a request over a month's "
+        "end takes both months' keys in one call (same room, same hash tag)"
     ),
 )
 BOOKING_REGISTRY = declare(
@@ -433,8 +435,8 @@ BOOKING_HOLD_DAYS = declare(
     "{room:<room>}:holds:days",
     type="zset",
     holds=noop(
-        "'<hold id>/<day>' per held day, score class digit * 1000 + season day (all of one "
-        "class and day share a score); PEXPIREs with the holds hash"
+        "'<hold id>/<day>' per held day (calendar day number), score class digit * 100000 + "
+        "day (all of one class and day share a score); PEXPIREs with the holds hash"
     ),
     app="booking",
     why=noop(
@@ -535,9 +537,10 @@ BOOKING_STATS = declare(
     "{room:<room>}:stats",
     type="hash",
     holds=noop(
-        "counters of the room: v (format, set once exact), slots:<season>:<cls> and "
-        "active:<season>:<cls> ('n0,n1,...' per season day: booked bits, confirmed + collected "
-        "bookings), status:<season>:<cls>:<status>, made:<season>:<cls>:<local date>"
+        "counters of the room: v (format, set once exact), slots:<month>:<cls> and "
+        "active:<month>:<cls> (7 digits per day of the calendar month: booked bits, confirmed "
+        "+ collected bookings), status:<month>:<cls>:<status> (by the month of a booking's "
+        "first day), made:<month>:<cls>:<local date>"
     ),
     app="booking",
     why=noop(
@@ -593,7 +596,8 @@ BOOKING_WAITS = declare(
     "{room:<room>}:waits",
     type="zset",
     holds=noop(
-        "'<person id>|<cls>|<day>|<start>|<end>|<box>' buyers waiting for a sold-out slot, "
+        "'<person id>|<cls>|<day>|<start>|<end>|<box>' buyers waiting for a sold-out slot "
+        "(day: calendar day number), "
         "scored by when they asked (first come, first told)"
     ),
     app="booking",

@@ -6,6 +6,11 @@ module that makes each call."""
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Iterable
+
+from booking.domain.rules import calendar_day, month_first, month_length, month_name
+
 DAY_WIDTH = 7  # digits of one day in a per-day stats field
 STATS_VERSION = "1"  # the `v` of an exact stats hash
 HOLD_FIELDS = ("expiry", "owner", "cls", "days", "hstart", "hend", "boxes")  # joined by '|'
@@ -19,11 +24,23 @@ def hold_value_split(value: str) -> dict[str, str]:
     return dict(zip(HOLD_FIELDS, parts, strict=True))
 
 
-def stats_field(kind: str, season: str, cls: str, detail: str = "") -> str:
+def request_months(dates: Iterable[dt.date]) -> tuple[dt.date, ...]:
+    """The calendar months (their first days, in order) that `dates` fall in: the inventory
+    keys one call passes, one per month."""
+    return tuple(sorted({month_first(d) for d in dates}))
+
+
+def months_arg(months: Iterable[dt.date]) -> str:
+    """The months of a call's inventory keys as the booking Lua reads them (same order as the
+    keys): 'YYYY-MM/<calendar day of the 1st>/<days in the month>', comma-joined."""
+    return ",".join(f"{month_name(m)}/{calendar_day(m)}/{month_length(m)}" for m in months)
+
+
+def stats_field(kind: str, month: str, cls: str, detail: str = "") -> str:
     """The name of a stats hash field as the booking Lua writes it: `slots` and `active` (per-day
     fields), `status` (detail: the status) and `made` (detail: the local creation date)."""
     if kind in ("slots", "active"):
-        return f"{kind}:{season}:{cls}"
+        return f"{kind}:{month}:{cls}"
     if kind in ("status", "made") and detail:
-        return f"{kind}:{season}:{cls}:{detail}"
+        return f"{kind}:{month}:{cls}:{detail}"
     raise ValueError(f"no stats field {kind!r}")

@@ -21,10 +21,10 @@ from booking.domain.rules import (
     CLASSES,
     HOURS_PER_DAY,
     MAX_DATES,
+    calendar_day,
     day_refusal,
     format_room,
     room_count,
-    season_day,
     season_end,
     season_start,
     site_today,
@@ -97,8 +97,8 @@ class SlotRequest:
 
     @property
     def days(self) -> tuple[int, ...]:
-        """The dates as day numbers of the season (0 = the season's first day)."""
-        return tuple(season_day(d) for d in self.dates)
+        """The dates as calendar day numbers (`calendar_day`): how the store names them."""
+        return tuple(calendar_day(d) for d in self.dates)
 
     @property
     def slot_count(self) -> int:

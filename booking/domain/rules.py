@@ -4,6 +4,7 @@ which days can be booked, and ids (no store access here)."""
 from __future__ import annotations
 
 import base64
+import calendar
 import datetime as dt
 import re
 import secrets
@@ -47,30 +48,53 @@ def season_end() -> dt.date:
     return settings.STRONGROOM_SEASON_END
 
 
-def season_key() -> str:
-    """The season's name in inventory keys: its first day (offsets count from it)."""
-    return season_start().isoformat()
-
-
 def season_days() -> list[dt.date]:
     """Every day of the season, in order."""
     start = season_start()
     return [start + dt.timedelta(days=i) for i in range((season_end() - start).days + 1)]
 
 
-def season_bytes(cls: str) -> int:
-    """The size of one room's bitmap of class `cls` for the whole season."""
-    return -(-len(season_days()) * SLOTS_PER_DAY[cls] // 8)
+# --- The calendar the inventory is addressed by ----------------------------------------------
+# A day is stored as its calendar day number (days since 1970-01-01), whatever the season or
+# sales window: holds, waits, records and statistics name the day itself, so no change of the
+# window can move a slot to another day. Bitmaps are one per calendar month (see `month_name`).
+
+CALENDAR_EPOCH = dt.date(1970, 1, 1)
 
 
-def season_day(date: dt.date) -> int:
-    """The day number of `date` in the season (0 = first day)."""
-    return (date - season_start()).days
+def calendar_day(date: dt.date) -> int:
+    """The day number of `date` in the calendar (1970-01-01 is 0)."""
+    return (date - CALENDAR_EPOCH).days
+
+
+def calendar_date(day: int) -> dt.date:
+    """The date of calendar day number `day`."""
+    return CALENDAR_EPOCH + dt.timedelta(days=day)
+
+
+def month_name(date: dt.date) -> str:
+    """The calendar month of `date` as inventory keys and statistics name it: '2026-12'."""
+    return f"{date.year:04d}-{date.month:02d}"
+
+
+def month_first(date: dt.date) -> dt.date:
+    """The first day of `date`'s month."""
+    return date.replace(day=1)
+
+
+def month_length(date: dt.date) -> int:
+    """Days in `date`'s month."""
+    return calendar.monthrange(date.year, date.month)[1]
+
+
+def month_bytes(cls: str, date: dt.date) -> int:
+    """The size of one room's bitmap of class `cls` for `date`'s whole month."""
+    return -(-month_length(date) * SLOTS_PER_DAY[cls] // 8)
 
 
 def first_bookable_day(now: dt.datetime | None = None) -> int:
-    """The season day number of tomorrow (site time): earlier days can no longer be booked."""
-    return season_day(site_today(now) + dt.timedelta(days=1))
+    """The calendar day number of tomorrow (site time): earlier days can no longer be booked."""
+    return calendar_day(site_today(now) + dt.timedelta(days=1))
 
 
 def in_season(date: dt.date) -> bool:

@@ -36,9 +36,6 @@ from booking.domain.rules import (
     check_owner_id,
     format_room,
     local_now,
-    season_bytes,
-    season_days,
-    season_key,
 )
 from booking.engine.indexes import indexes_after_claim, indexes_inline
 from booking.engine.requests import check_id, refuse_invalid, request_args, request_recheck
@@ -51,15 +48,15 @@ from strongroom.store import durable_fcall
 CLAIM = FunctionSpec(
     "booking_claim",
     "CLAIM",
-    ("inventory", "registry", "record", "ledger", "codes", "holds", "audit", "stats",
+    ("registry", "record", "ledger", "codes", "holds", "audit", "stats",
      "hold_days", "unindexed", "refs", "outbox", "hold_streaks", "waits", "wait_notices"),
-    ("owner", "cls", "season", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
-     "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "season_bytes",
-     "season_days", "made", "person_score", "date_scores", "reference", "pace_limit",
-     "pace_window_ms"),
+    ("owner", "cls", "months", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
+     "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "made",
+     "person_score", "date_scores", "reference", "pace_limit", "pace_window_ms"),
 )  # fmt: skip
-# more_keys of CLAIM: the person index and the date index where one call may write them (not on
-# a cluster), then the buyer's pace when the call counts it (pace_limit > 0), else none.
+# more_keys of CLAIM: the inventory of each calendar month of the request (ARGV months names
+# them in the same order), then the person index and the date index where one call may write
+# them (not on a cluster), then the buyer's pace when the call counts it (pace_limit > 0).
 
 
 _CODE_ATTEMPTS = 5
@@ -135,7 +132,6 @@ def booking_claim(
     room = RoomKeys(request.room)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     keys = {
-        "inventory": room.inventory(request.cls),
         "registry": room.registry,
         "record": room.record(booking_id),
         "ledger": room.ledger,
@@ -151,22 +147,23 @@ def booking_claim(
         "waits": room.waits,
         "wait_notices": room.wait_notices,
     }
-    more_keys = [person_index(owner_id), date_index(request.room)] if inline else []
+    inventories, months = room.inventories(request.cls, request.dates)
+    more_keys = [*inventories]
+    if inline:
+        more_keys += [person_index(owner_id), date_index(request.room)]
     paced_here = paced and inline
     if paced_here:
         more_keys.append(pace_of(owner_id))
     fixed = {
         "owner": owner_id,
         **request_args(request),
-        "season": season_key(),
+        "months": months,
         "booking_id": booking_id,
         "now_ms": now_ms,
         "dates": ",".join(d.isoformat() for d in request.dates),
         "hold_id": hold_id or "",
         "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
         "room": format_room(request.room),
-        "season_bytes": season_bytes(request.cls),
-        "season_days": len(season_days()),
         "made": local_now(from_ms(now_ms)).date().isoformat(),
         "person_score": person_score(request.dates),
         "date_scores": ",".join(

@@ -23,7 +23,6 @@ from booking.domain.rules import (
     booking_id_room,
     check_owner_id,
     format_room,
-    season_days,
 )
 from booking.engine.requests import check_id, refuse_invalid, request_args, request_recheck
 from strongroom.calls import FunctionSpec
@@ -33,10 +32,11 @@ from strongroom.store import fcall, load_functions, text_or_none
 HOLD = FunctionSpec(
     "booking_hold",
     "HOLD",
-    ("inventory", "holds", "audit", "hold_days", "hold_streaks"),
+    ("holds", "audit", "hold_days", "hold_streaks"),
     ("owner", "cls", "days", "hstart", "hend", "boxes", "hold_id", "now_ms", "ttl_ms",
-     "audit_maxlen", "room", "season_days"),
+     "audit_maxlen", "room", "months"),
 )  # fmt: skip
+# more_keys of HOLD: the inventory of each calendar month of the request (as ARGV months).
 HOLD_RELEASE = FunctionSpec(
     "booking_hold_release", "HOLD_RELEASE", ("holds", "hold_days"), ("hold_id", "owner")
 )
@@ -81,8 +81,8 @@ def booking_hold(
         raise ValueError("a hold lasts 1 to 3600 seconds")
     room = RoomKeys(request.room)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
+    inventories, months = room.inventories(request.cls, request.dates)
     keys = {
-        "inventory": room.inventory(request.cls),
         "holds": room.holds,
         "audit": room.audit,
         "hold_days": room.hold_days,
@@ -96,11 +96,11 @@ def booking_hold(
         "ttl_ms": ttl * 1000,
         "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
         "room": format_room(request.room),
-        "season_days": len(season_days()),
+        "months": months,
     }
     # The hold with a read of the buyer's pointer, then (placed) the pointer swapped with the
     # release of the hold it named: two round trips, nothing but the hold function on refusal.
-    call_keys, call_args = HOLD.call(keys=keys, args=args)
+    call_keys, call_args = HOLD.call(keys=keys, args=args, more_keys=inventories)
     pointer = hold_of(owner_id)
     for attempt in (1, 2):
         pipe = client.pipeline(transaction=False)

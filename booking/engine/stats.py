@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import redis
 from django.conf import settings
 
-from booking.domain.formats import DAY_WIDTH, STATS_VERSION, stats_field
+from booking.domain.formats import DAY_WIDTH, STATS_VERSION, request_months, stats_field
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import (
     CLASSES,
@@ -24,10 +24,12 @@ from booking.domain.rules import (
     STATUSES,
     in_season,
     local_now,
+    month_first,
+    month_length,
+    month_name,
     room_count,
-    season_day,
     season_days,
-    season_key,
+    season_start,
     site_today,
 )
 from booking.engine.bookings import room_sets_read
@@ -36,7 +38,7 @@ from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms
 from strongroom.store import execute_functions, text_or_none
 
-# more_keys: the inventory keys, then the record keys; more_args: season, cls, bits per day of
+# more_keys: the inventory keys, then the record keys; more_args: month, cls, bits per day of
 # each inventory key, then the local creation date of each record.
 STATS_REBUILD = FunctionSpec(
     "booking_stats_rebuild", "STATS_REBUILD", ("stats", "registry", "ledger"), ("n_inv", "n_rec")
@@ -69,6 +71,21 @@ def _days_sum(texts: Iterable[str | None], n_days: int) -> list[int]:
             total += int(field[:width].ljust(width, "0"))
     digits = str(total).zfill(width)
     return [int(digits[i : i + DAY_WIDTH]) for i in range(0, width, DAY_WIDTH)]
+
+
+def _season_months() -> tuple[dt.date, ...]:
+    """The calendar months the season's days fall in (the stats are kept per month)."""
+    return request_months(season_days())
+
+
+def _season_sum(columns: Sequence[Iterable[str | None]], months: Sequence[dt.date]) -> list[int]:
+    """Per season day, the sum over rooms of a per-day field kept per month (`columns`: the
+    rooms' values of each month's field, in the order of `months`)."""
+    per_month = {
+        month: _days_sum(column, month_length(month))
+        for month, column in zip(months, columns, strict=True)
+    }
+    return [per_month[month_first(day)][day.day - 1] for day in season_days()]
 
 
 @functools.lru_cache(maxsize=8)
@@ -125,8 +142,10 @@ def occupancy_per_day(*, client: redis.Redis, cls: str) -> Occupancy:
     `occupancy_from_bitmaps`)."""
     if cls not in CLASSES:
         raise ValueError(f"no class {cls!r}")
-    rows = _stats_rows(client, [stats_field("slots", season_key(), cls)])
-    return _occupancy(cls, _days_sum((row[0] for row in rows), len(season_days())))
+    months = _season_months()
+    rows = _stats_rows(client, [stats_field("slots", month_name(m), cls) for m in months])
+    columns = [[row[i] for row in rows] for i in range(len(months))]
+    return _occupancy(cls, _season_sum(columns, months))
 
 
 def occupancy_from_bitmaps(*, client: redis.Redis, cls: str) -> Occupancy:
@@ -140,8 +159,8 @@ def occupancy_from_bitmaps(*, client: redis.Redis, cls: str) -> Occupancy:
     rooms = range(1, room_count() + 1)
     pipe = client.pipeline(transaction=False)
     for room in rooms:
-        key = RoomKeys(room).inventory(cls)
-        for index in range(len(days)):
+        for day in days:
+            key, index = RoomKeys(room).inventory(cls, day), day.day - 1
             pipe.execute_command("BITCOUNT", key, index * width, (index + 1) * width - 1, "BIT")
     counts = pipe.execute()
     per_day = [0] * len(days)
@@ -178,27 +197,34 @@ def season_stats(*, client: redis.Redis, now: dt.datetime | None = None) -> Seas
     """Every class's counters of the season over all rooms: ONE round trip (an HMGET of each
     room's stats hash in one pipeline), whatever the number of bookings."""
     today = site_today(now)
-    season = season_key()
+    months = _season_months()
+    names = [month_name(m) for m in months]
+    kinds = ["slots", "active", "made", *STATUSES]
     fields: list[str] = []
     for cls in CLASSES:
-        fields += [stats_field("slots", season, cls), stats_field("active", season, cls)]
-        fields += [stats_field("made", season, cls, today.isoformat())]
-        fields += [stats_field("status", season, cls, status) for status in STATUSES]
-    width = len(fields) // len(CLASSES)
-    n_days = len(season_days())
+        fields += [stats_field("slots", name, cls) for name in names]
+        fields += [stats_field("active", name, cls) for name in names]
+        fields += [stats_field("made", name, cls, today.isoformat()) for name in names]
+        for status in STATUSES:
+            fields += [stats_field("status", name, cls, status) for name in names]
+    width = len(kinds) * len(months)
     rows = _stats_rows(client, fields)
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(fields)
+
+    def kind_columns(c: int, k: int) -> list[Iterable[str | None]]:
+        first = c * width + k * len(months)
+        return list(columns[first : first + len(months)])
+
+    def total(c: int, k: int) -> int:
+        return sum(int(v) for column in kind_columns(c, k) for v in column if v)
+
     classes = []
     for c, cls in enumerate(CLASSES):
-        first = c * width
-        slots = _days_sum(columns[first], n_days)
-        active = _days_sum(columns[first + 1], n_days)
-        made = sum(int(value) for value in columns[first + 2] if value)
-        statuses = {
-            status: sum(int(value) for value in columns[first + 3 + i] if value)
-            for i, status in enumerate(STATUSES)
-        }
-        for_today = active[season_day(today)] if in_season(today) else 0
+        slots = _season_sum(kind_columns(c, 0), months)
+        active = _season_sum(kind_columns(c, 1), months)
+        made = total(c, 2)
+        statuses = {status: total(c, 3 + i) for i, status in enumerate(STATUSES)}
+        for_today = active[(today - season_start()).days] if in_season(today) else 0
         classes.append(
             ClassStats(cls, _occupancy(cls, slots), tuple(active), for_today, made, statuses)
         )
@@ -215,7 +241,7 @@ def _stats_call(
     more_args: list[object] = []
     for key in inventories:
         parts = ks.BOOKING_INVENTORY.parse(key)
-        more_args += [parts["season"], parts["cls"], SLOTS_PER_DAY[parts["cls"]]]
+        more_args += [parts["month"], parts["cls"], SLOTS_PER_DAY[parts["cls"]]]
     for booking_id in ids:
         moment = from_ms(created.get(booking_id)) or dt.datetime.fromtimestamp(0, tz=dt.UTC)
         more_args.append(local_now(moment).date().isoformat())

@@ -16,16 +16,18 @@ from dataclasses import dataclass
 import redis
 from django.conf import settings
 
+from booking.domain.formats import months_arg, request_months
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import (
+    CLASSES,
+    calendar_date,
+    calendar_day,
     check_owner_id,
     first_bookable_day,
     format_room,
     hold_new_id,
     room_count,
-    season_day,
     season_days,
-    season_start,
     site_today,
     site_zone,
 )
@@ -40,10 +42,11 @@ from strongroom.store import fcall, text_list, text_values
 WAIT = FunctionSpec(
     "booking_wait",
     "WAIT",
-    ("waits", "inventory", "holds", "hold_days"),
-    ("person", "cls", "day", "hstart", "hend", "box", "now_ms", "limit", "season_days",
+    ("waits", "holds", "hold_days"),
+    ("person", "cls", "day", "hstart", "hend", "box", "now_ms", "limit", "months",
      "first_day"),
 )  # fmt: skip
+# more_keys of WAIT: the inventory of the waited day's month (ARGV months names it).
 WAITS_CHECK = FunctionSpec(
     "booking_waits_check",
     "WAITS_CHECK",
@@ -52,13 +55,12 @@ WAITS_CHECK = FunctionSpec(
         "wait_notices",
         "holds",
         "outbox",
-        "inventory_a",
-        "inventory_b",
-        "inventory_c",
         "hold_days",
     ),
-    ("now_ms", "first_day", "priority_hold_id", "priority_hold_ms", "room"),
+    ("now_ms", "first_day", "priority_hold_id", "priority_hold_ms", "room", "months"),
 )
+# more_keys of WAITS_CHECK: the inventories of the months ARGV months names, class A's first,
+# then B's, then C's (each in the order of the months).
 
 
 def _day_start_ms(date: dt.date) -> int:
@@ -82,13 +84,13 @@ class Wait:
 
 def wait_member(*, owner_id: str, wait: Wait) -> str:
     start, end = wait.hours or (0, 0)
-    day = season_day(wait.date)
+    day = calendar_day(wait.date)
     return f"{owner_id}|{wait.cls}|{day}|{start}|{end}|{wait.box or 0}"
 
 
 def _wait_of(room: int, member: str) -> tuple[str, Wait]:
     person, cls, day, start, end, box = member.split("|")
-    date = season_start() + dt.timedelta(days=int(day))
+    date = calendar_date(int(day))
     hours = None if cls == "A" else (int(start), int(end))
     return person, Wait(room, cls, date, hours, int(box) or None)
 
@@ -120,25 +122,26 @@ def wait_join(
         return "limit"
     keys = RoomKeys(wait.room)
     start, end = wait.hours or (0, 0)
+    inventories, months = keys.inventories(wait.cls, [wait.date])
     call = WAIT.call(
         keys={
             "waits": keys.waits,
-            "inventory": keys.inventory(wait.cls),
             "holds": keys.holds,
             "hold_days": keys.hold_days,
         },
         args={
             "person": owner_id,
             "cls": wait.cls,
-            "day": season_day(wait.date),
+            "day": calendar_day(wait.date),
             "hstart": start,
             "hend": end,
             "box": wait.box or 0,
             "now_ms": to_ms(now or dt.datetime.now(tz=dt.UTC)),
             "limit": settings.STRONGROOM_WAITS_PER_BUYER,
-            "season_days": len(season_days()),
+            "months": months,
             "first_day": first,
         },
+        more_keys=inventories,
     )
     reply = fcall(client, WAIT.name, *call)
     if reply[0] != "ok":
@@ -198,7 +201,7 @@ def waits_of(
     for i, (entry, room, member) in enumerate(parsed):
         waiting, notice = replies[2 * i], text_values([replies[2 * i + 1]])[0]
         _person, wait = _wait_of(room, member)
-        if season_day(wait.date) < first or (waiting is None and notice is None):
+        if calendar_day(wait.date) < first or (waiting is None and notice is None):
             continue
         if notice is None:
             found.append(WaitStatus(wait, entry))
@@ -246,6 +249,9 @@ def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
     first = first_bookable_day(now)
     pipe = client.pipeline(transaction=False)
     numbers = [int(r) for r in rooms if r.isdigit()]
+    # The months of the days still on sale: a wait for a day outside them stays as it is.
+    tomorrow = site_today(now) + dt.timedelta(days=1)
+    months = request_months(d for d in season_days() if d >= tomorrow)
     for room in numbers:
         keys = RoomKeys(room)
         call_keys, call_args = WAITS_CHECK.call(
@@ -255,9 +261,6 @@ def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
                 "holds": keys.holds,
                 "hold_days": keys.hold_days,
                 "outbox": keys.outbox,
-                "inventory_a": keys.inventory("A"),
-                "inventory_b": keys.inventory("B"),
-                "inventory_c": keys.inventory("C"),
             },
             args={
                 "now_ms": at,
@@ -265,7 +268,9 @@ def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
                 "priority_hold_id": hold_new_id(room=room),
                 "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
                 "room": format_room(room),
+                "months": months_arg(months),
             },
+            more_keys=[keys.inventory(cls, m) for cls in CLASSES for m in months],
         )
         pipe.fcall(WAITS_CHECK.name, len(call_keys), *call_keys, *call_args)
     told = 0

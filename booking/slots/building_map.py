@@ -14,8 +14,8 @@ import redis
 from booking.domain.rules import (
     BOXES_PER_ROOM,
     HOURS_PER_DAY,
+    calendar_day,
     hour_mask,
-    season_day,
 )
 from booking.slots.layout import DAY_BYTES, box_flags, box_mask, boxes_touched
 from booking.slots.room_read import HeldSlots, RoomDays, rooms_read
@@ -163,8 +163,8 @@ def box_grid(
     cell is sold when it is sold on any of the days, held (until the last such hold ends) when
     another buyer holds it on any, and free only when it is free on every one of them."""
     empty = bytes(DAY_BYTES["C"])
-    values = [days.booked.get(season_day(date), empty) for date in dates]
-    holds = [hold for date in dates for hold in days.holds.get(season_day(date), ())]
+    values = [days.booked.get(calendar_day(date), empty) for date in dates]
+    holds = [hold for date in dates for hold in days.holds.get(calendar_day(date), ())]
     rows = []
     for box in range(1, BOXES_PER_ROOM + 1):
         mask = 0

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import redis
 
-from booking.domain.rules import HOURS_PER_DAY, day_refusal, hour_mask, season_day, site_today
+from booking.domain.rules import HOURS_PER_DAY, calendar_day, day_refusal, hour_mask, site_today
 from booking.slots.choice_check import Blocked, Wanted, blocked_slots
 from booking.slots.layout import FULL_DAY, box_flags, box_mask, boxes_full, boxes_touched, hours_in
 from booking.slots.room_read import RoomDays, rooms_commands, rooms_read, slots_taken
@@ -186,9 +186,9 @@ def panel_state(
         if reason:
             shown.append(CalendarDay(date, "not_bookable", reason))
             continue
-        words: DayWords = day_words(read, cls, season_day(date), hours, boxes)
+        words: DayWords = day_words(read, cls, calendar_day(date), hours, boxes)
         shown.append(CalendarDay(date, words.state, "", words.held_until))
-    chosen = [season_day(d) for d in dates]
+    chosen = [calendar_day(d) for d in dates]
     taken = {day: slots_taken(read, cls, day) for day in chosen}
     complete = bool(dates) and (cls == "A" or (hours is not None and (cls == "B" or boxes)))
     blocked = blocked_slots(read, Wanted(cls, room, tuple(dates), hours, boxes)) if complete else []

@@ -4,8 +4,6 @@ waiting list's "it is free" notice."""
 
 from __future__ import annotations
 
-import datetime as dt
-
 import redis
 from django.core.mail import EmailMessage
 from django.urls import reverse
@@ -18,7 +16,7 @@ from booking.domain.calendar_files import booking_ics
 from booking.domain.codes import code_display
 from booking.domain.keys import RoomKeys
 from booking.domain.records import Booking, booking_from_hash
-from booking.domain.rules import season_start
+from booking.domain.rules import calendar_date
 from booking.engine.bookings import booking_get, booking_read
 from strongroom.ahead import keep_replies, pipeline_replies, read_together
 from strongroom.clock import from_ms
@@ -149,7 +147,7 @@ def freed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     if notice:
         _told, hold_id, expiry, _room = ([*str(notice).split("|"), "", "", ""])[:4]
         until = from_ms(expiry or None)
-    date = season_start() + dt.timedelta(days=int(day))
+    date = calendar_date(int(day))
     with translation.override(target.language):
         return message_build(
             target=target,

@@ -1,9 +1,9 @@
 -- Holds: a buyer's slots kept for a few minutes (booking_hold, booking_hold_release), and the
 -- look-up of other buyers' holds that every taking function checks.
 
-local HOLD_KEYS = {'inventory', 'holds', 'audit', 'hold_days', 'hold_streaks'}
+local HOLD_KEYS = {'holds', 'audit', 'hold_days', 'hold_streaks'}
 local HOLD_ARGS = {'owner', 'cls', 'days', 'hstart', 'hend', 'boxes', 'hold_id', 'now_ms',
-  'ttl_ms', 'audit_maxlen', 'room', 'season_days'}
+  'ttl_ms', 'audit_maxlen', 'room', 'months'}
 local HOLD_RELEASE_KEYS = {'holds', 'hold_days'}
 local HOLD_RELEASE_ARGS = {'hold_id', 'owner'}
 
@@ -82,18 +82,19 @@ local function drop_holds(holds_key, days_key, drop, cls, days)
 end
 
 -- Hold: keep the request's slots for one buyer until expiry (other buyers see them taken).
--- KEYS: inventory, holds, audit, hold days, hold streaks
+-- KEYS: holds, audit, hold days, hold streaks, then the inventory of each month of the request
 -- ARGV: owner, cls, days, hstart, hend, boxes, hold id, now ms, ttl ms, audit maxlen, room,
---       days in the season
+--       months (of the inventory keys, same order)
 -- Returns {'ok', expiry ms} | {'taken', ...} | {'cooling', until ms} | {'id_in_use'} |
 --   {'invalid', what}
 local function hold(keys, args)
   local k, a = named(keys, HOLD_KEYS), named(args, HOLD_ARGS)
-  local inv, holds, stream, hold_days = k.inventory, k.holds, k.audit, k.hold_days
+  local holds, stream, hold_days = k.holds, k.audit, k.hold_days
   local owner, id, now, ttl = a.owner, a.hold_id, tonumber(a.now_ms), tonumber(a.ttl_ms)
   local maxlen, room = a.audit_maxlen, a.room
+  local cal = calendar_of({unpack(keys, #HOLD_KEYS + 1)}, a.months)
   local cls, days, hstart, hend, boxes = checked_request(a.cls, a.days, a.hstart, a.hend,
-    a.boxes, a.season_days)
+    a.boxes, cal)
   if not cls then
     return {'invalid', days}
   end
@@ -122,8 +123,8 @@ local function hold(keys, args)
   if began and now >= began + ttl then
     return {'cooling', tostring(began + 2 * ttl)}
   end
-  local fields, kind = fields_of(cls, days, hstart, hend, boxes)
-  local taken = booked_conflicts(inv, fields, kind)
+  local fields, kind = fields_of(cls, days, hstart, hend, boxes, cal)
+  local taken = booked_conflicts(fields, kind)
   local held, drop = held_conflicts(holds, hold_days, owner, cls, days, hstart, hend, boxes,
     now)
   append(taken, held)

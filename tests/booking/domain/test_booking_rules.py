@@ -20,7 +20,7 @@ from booking.domain.codes import (
 )
 from booking.domain.parser import InvalidRequest, slot_request_parse
 from booking.domain.records import booking_from_hash
-from booking.domain.rules import booking_id_room, booking_new_id
+from booking.domain.rules import booking_id_room, booking_new_id, calendar_day
 from booking.engine.claims import booking_claim
 from tests.booking_support import BUYER, NOW, SHANGHAI, day, product_keys
 
@@ -46,7 +46,7 @@ def test_valid_requests_of_each_class_parse_from_form_strings() -> None:
         cls="C", room=1, dates=[day(31)], hour_start=23, hour_end="24:00", boxes="100, 1,1",
         now=NOW,
     )  # fmt: skip
-    assert (c.hours, c.boxes, c.days) == ((23, 24), (1, 100), (30,))
+    assert (c.hours, c.boxes, c.days) == ((23, 24), (1, 100), (calendar_day(day(31)),))
 
 
 @pytest.mark.parametrize(
