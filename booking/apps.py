@@ -12,10 +12,20 @@ class BookingConfig(AppConfig):
 
         # Written by the booking Lua into each room's own stream, not the staff stream.
         audit_kinds_register(kinds=AUDIT_KINDS, stream="booking")
+        from booking.engine.window import WINDOW_AUDIT_KIND
+
+        # A change of the sales window is a staff action (the staff stream).
+        audit_kinds_register(kinds=(WINDOW_AUDIT_KIND,))
         # The booking mail renderers and the waiting-list sweep (the outbox), the account
         # page's upcoming bookings and account deletion (accounts.extensions).
         from booking.engine import owners, waits  # noqa: F401
+
+        # A store still in the season layout is not served (booking.engine.upgrade).
+        from booking.engine.upgrade import layout_check_of
         from booking.web import mail  # noqa: F401
+        from strongroom.startup import startup_check_register
+
+        startup_check_register(layout_check_of)
 
         signed_out.connect(_release_hold_at_sign_out, dispatch_uid="booking-release-hold")
 

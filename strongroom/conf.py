@@ -57,7 +57,7 @@ def env_int(name: str, default: int, *, minimum: int, maximum: int) -> int:
     return _parse(name, default, parse, f"a whole number from {minimum} to {maximum}")
 
 
-def env_date(name: str, default: dt.date) -> dt.date:
+def env_date(name: str, default: dt.date | None) -> dt.date | None:
     return _parse(name, default, dt.date.fromisoformat, "a date as YYYY-MM-DD")
 
 
@@ -162,11 +162,6 @@ def env_url(name: str, default: str) -> str:
         return raw.rstrip("/")
 
     return _parse(name, default, parse, "an http:// or https:// URL")
-
-
-def coming_december(today: dt.date) -> tuple[dt.date, dt.date]:
-    """The default season: December 1 to 31 of this year (the coming or current December)."""
-    return dt.date(today.year, 12, 1), dt.date(today.year, 12, 31)
 
 
 @dataclass(frozen=True)

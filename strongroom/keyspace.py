@@ -141,6 +141,17 @@ SESSION = declare(
         "sessions spread over every primary of a cluster"
     ),
 )
+STORE_LAYOUT = declare(
+    "store-layout",
+    "{site}:layout",
+    type="string",
+    holds=noop("the layout the store's data is written in ('calendar-1': inventory by date)"),
+    app="strongroom",
+    why=noop(
+        "a site refuses to serve a store still in an older layout and names the command that "
+        "moves it (`manage.py upgradestore`); set at the first start on an empty store"
+    ),
+)
 DEMO_LOADED = declare(
     "demo-loaded",
     "{site}:demo:loaded",
@@ -798,6 +809,22 @@ MAIL_LEASE = declare(
 
 
 # --- dashboard -----------------------------------------------------------------------------
+
+SALES_WINDOW = declare(
+    "sales-window",
+    "{staff}:sales-window",
+    type="hash",
+    holds=noop(
+        "the days on sale: days (a rolling window: tomorrow to that many days ahead), first and "
+        "last (a fixed window; empty when rolling); absent: the environment's first value"
+    ),
+    app="booking",
+    why=noop(
+        "staff change it on the dashboard without a restart; in the staff audit's slot, so the "
+        "change and its audit entry are written in one transaction; no inventory key depends "
+        "on it (they are named by calendar month)"
+    ),
+)
 
 STAFF_AUDIT = declare(
     "staff-audit",

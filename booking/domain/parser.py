@@ -196,7 +196,7 @@ def _as_list(value: object) -> list[object]:
 
 def check_dates(dates: Iterable[dt.date], now: dt.datetime | None = None) -> list[Any]:
     """The season and one-day-ahead rules for each date; [] when every date is bookable."""
-    today, bounds = site_today(now), {"start": season_start(), "end": season_end()}
+    today, bounds = site_today(now), {"start": season_start(now), "end": season_end(now)}
     reasons = ((date, day_refusal(date, today)) for date in dates)
     # The rules' reasons (outside_season, past, today) are the messages' keys.
     return [_msg(reason, date=date.isoformat(), **bounds) for date, reason in reasons if reason]

@@ -13,6 +13,8 @@ import zoneinfo
 from django.conf import settings
 from django.utils import timezone
 
+from booking.domain.window import window_current
+
 CLASSES = ("A", "B", "C")
 CLASS_DIGIT = {"A": 1, "B": 2, "C": 3}
 HOURS_PER_DAY = 24
@@ -40,18 +42,25 @@ def site_today(now: dt.datetime | None = None) -> dt.date:
     return local_now(now).date()
 
 
-def season_start() -> dt.date:
-    return settings.STRONGROOM_SEASON_START
+def season_bounds(now: dt.datetime | None = None) -> tuple[dt.date, dt.date]:
+    """The first and last day of the sales window in force (booking.domain.window) now."""
+    return window_current().bounds(site_today(now))
 
 
-def season_end() -> dt.date:
-    return settings.STRONGROOM_SEASON_END
+def season_start(now: dt.datetime | None = None) -> dt.date:
+    """The sales window's first day (a rolling window's is tomorrow)."""
+    return season_bounds(now)[0]
 
 
-def season_days() -> list[dt.date]:
-    """Every day of the season, in order."""
-    start = season_start()
-    return [start + dt.timedelta(days=i) for i in range((season_end() - start).days + 1)]
+def season_end(now: dt.datetime | None = None) -> dt.date:
+    """The sales window's last day."""
+    return season_bounds(now)[1]
+
+
+def season_days(now: dt.datetime | None = None) -> list[dt.date]:
+    """Every day of the sales window, in order."""
+    start, end = season_bounds(now)
+    return [start + dt.timedelta(days=i) for i in range((end - start).days + 1)]
 
 
 # --- The calendar the inventory is addressed by ----------------------------------------------
@@ -97,8 +106,9 @@ def first_bookable_day(now: dt.datetime | None = None) -> int:
     return calendar_day(site_today(now) + dt.timedelta(days=1))
 
 
-def in_season(date: dt.date) -> bool:
-    return season_start() <= date <= season_end()
+def in_season(date: dt.date, now: dt.datetime | None = None) -> bool:
+    start, end = season_bounds(now)
+    return start <= date <= end
 
 
 def room_count() -> int:
@@ -112,7 +122,10 @@ def format_room(room: int) -> str:
 
 def day_refusal(date: dt.date, today: dt.date) -> str:
     """Why a day cannot be booked ('' when it can): outside_season, past or today."""
-    if not in_season(date):
+    window = window_current()
+    first, last = window.bounds(today)
+    # A rolling window starts tomorrow: today and earlier days get their own reason.
+    if not first <= date <= last and not (window.rolling and date <= today):
         return "outside_season"
     if date < today:
         return "past"

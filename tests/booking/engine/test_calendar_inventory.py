@@ -1,6 +1,7 @@
-"""Inventory addressed by calendar date: changing what is on sale (the season's first and last
-day: earlier, later, longer, shorter) on a store that holds bookings, holds, waits and
-statistics sells nothing twice, frees nothing, and moves no hold, wait or figure to another day.
+"""Inventory addressed by calendar date: changing what is on sale (the sales window: starting
+earlier, later; longer, shorter; fixed days to rolling and back) on a store that holds
+bookings, holds, waits and statistics sells nothing twice, frees nothing, and moves no hold,
+wait or figure to another day.
 Runs on one server and (STRONGROOM_TEST_STORE=cluster) on the 3-primary cluster.
 
 The control at the end keeps the layout this replaced (bitmaps named by the season's first day,
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 import redis
+import time_machine
 from django.test import override_settings
 
 from booking.domain.keys import RoomKeys
@@ -29,15 +31,18 @@ from tests.booking_support import BUYER, NOW, SECOND_BUYER
 
 THIRD_BUYER = "103"
 D = dt.date
-# The window the store is written under, and the changes made to it afterwards. Every date the
-# test touches (December 28 to January 2) is inside all of them.
-FIRST = (D(2026, 12, 15), D(2027, 1, 15))
-CHANGES = {
+# The window the store is written under, and the changes made to it afterwards (None, None:
+# rolling, from tomorrow to 60 days ahead; the clock stands at NOW, November 21). Every date
+# the test touches (December 28 to January 2) is inside all of them.
+Bounds = tuple[dt.date | None, dt.date | None]
+FIRST: Bounds = (D(2026, 12, 15), D(2027, 1, 15))
+CHANGES: dict[str, Bounds] = {
     "earlier": (D(2026, 12, 1), D(2027, 1, 15)),
     "later": (D(2026, 12, 20), D(2027, 1, 31)),
     "longer": (D(2026, 12, 1), D(2027, 3, 31)),
     "shorter": (D(2026, 12, 25), D(2027, 1, 5)),
-    "back": FIRST,
+    "rolling": (None, None),
+    "fixed again": FIRST,
 }
 # What the test watches: class A room 10 on Dec 28; class C room 5 box 3 08-10 on Dec 31 and
 # Jan 1 (one booking over the month's end); class B room 7 09-11 on Jan 2 (held).
@@ -51,8 +56,13 @@ WATCHED = (D(2026, 12, 25), D(2027, 1, 5))  # the figures compared: every window
 
 
 @contextmanager
-def window(first: dt.date, last: dt.date) -> Iterator[None]:
-    with override_settings(STRONGROOM_SEASON_START=first, STRONGROOM_SEASON_END=last):
+def window(first: dt.date | None, last: dt.date | None) -> Iterator[None]:
+    with (
+        time_machine.travel(NOW, tick=False),
+        override_settings(
+            STRONGROOM_SEASON_START=first, STRONGROOM_SEASON_END=last, STRONGROOM_SELL_DAYS=60
+        ),
+    ):
         yield
 
 
@@ -93,7 +103,7 @@ def seen(client: redis.Redis, ids: dict[str, str]) -> dict[str, object]:
         (w.wait.room, w.wait.cls, w.wait.date, w.told)
         for w in waits_of(client=client, owner_id=SECOND_BUYER, now=NOW)
     )
-    figures = {}
+    figures: dict[str, object] = {}
     stats = season_stats(client=client, now=NOW)
     for cls_stats in stats.classes:
         figures[cls_stats.cls] = {
@@ -157,17 +167,19 @@ def old_wait_date(first_day: dt.date, member: str) -> dt.date:
     return first_day + dt.timedelta(days=int(member.split("|")[2]))
 
 
-@pytest.mark.parametrize("name", [n for n in CHANGES if CHANGES[n][0] != FIRST[0]])
+@pytest.mark.parametrize("name", ["earlier", "later", "rolling"])
 def test_control_the_old_season_offsets_move_a_sold_slot_and_a_wait(
     r: redis.Redis, name: str
 ) -> None:
     """Written the old way under FIRST, read the old way under a changed window: the booked
     day reads free (a second sale) and the wait has moved: what the test above refuses."""
-    sold = D(2026, 12, 28)
-    key, bit = old_bit(FIRST[0], sold)
+    sold, start = D(2026, 12, 28), FIRST[0]
+    assert start is not None
+    key, bit = old_bit(start, sold)
     r.setbit(key, bit, 1)
-    member = f"{SECOND_BUYER}|A|{(sold - FIRST[0]).days}|0|0|0"
-    first, _last = CHANGES[name]
+    member = f"{SECOND_BUYER}|A|{(sold - start).days}|0|0|0"
+    # A rolling window's first day is tomorrow (November 22 at NOW).
+    first = CHANGES[name][0] or NOW.date() + dt.timedelta(days=1)
     key_now, bit_now = old_bit(first, sold)
     assert r.getbit(key_now, bit_now) == 0, "the booked day reads free"
     assert old_wait_date(first, member) != sold, "the wait has moved to another day"
