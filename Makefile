@@ -23,11 +23,23 @@ $(TEST_STAMP): $(STAMP) pyproject.toml
 
 install: $(STAMP)
 
-# A local secret key is made once and kept in var/; the demo is served over plain HTTP on
-# loopback, so its cookies are not marked Secure (set SECURE_COOKIES=1 behind TLS).
+# Cookies are Secure whenever DEBUG=0 (settings.py). The one opt-out made here, and said aloud:
+# the plain-HTTP demo, served on loopback (BIND's default) with no TLS proxy in front and no
+# SECURE_COOKIES given. Behind a proxy (BEHIND_PROXY=1) or on any other address they stay Secure.
+RUN_BIND := $(or $(BIND),127.0.0.1:8000)
+ifeq ($(origin SECURE_COOKIES),undefined)
+ifneq ($(BEHIND_PROXY),1)
+ifneq ($(filter 127.0.0.1:% localhost:% [::1]:%,$(RUN_BIND)),)
+DEMO_COOKIES := SECURE_COOKIES=0
+endif
+endif
+endif
+
+# A local secret key is made once and kept in var/.
 run: $(STAMP)
 	@mkdir -p var && { test -s var/secret-key || $(PY) -c "import secrets; print(secrets.token_urlsafe(50))" > var/secret-key; }
-	SECRET_KEY="$${SECRET_KEY:-$$(cat var/secret-key)}" SECURE_COOKIES="$${SECURE_COOKIES:-0}" $(PY) manage.py serve
+	@test -z "$(DEMO_COOKIES)" || echo "make run: a plain-HTTP demo on $(RUN_BIND), so cookies are not marked Secure (SECURE_COOKIES=0). Behind TLS set BEHIND_PROXY=1 (or SECURE_COOKIES=1)."
+	SECRET_KEY="$${SECRET_KEY:-$$(cat var/secret-key)}" $(DEMO_COOKIES) $(PY) manage.py serve
 
 # Browser tests need Debian's Chromium; install it when missing and we may (root).
 # (with a CJK font, so screenshots of the Chinese pages show their text).

@@ -13,7 +13,10 @@ PERSON_CREATE = FunctionSpec(
     ("username", "name_key", "password", "is_staff", "joined_ms", "token"),
 )
 NAME_CLAIM = FunctionSpec(
-    "accounts_name_claim", "NAME_CLAIM", ("by_name", "names"), ("name_key", "id", "username")
+    "accounts_name_claim",
+    "NAME_CLAIM",
+    ("by_name", "names", "by_skeleton"),
+    ("name_key", "id", "username", "skeleton"),
 )
 PERSON_DISCARD = FunctionSpec("accounts_person_discard", "PERSON_DISCARD", ("person",), ("token",))
 LOGIN_GATE = FunctionSpec(

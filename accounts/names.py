@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 from django.core.exceptions import ValidationError
@@ -49,3 +50,46 @@ def username_validate(username: str) -> str:
             _("A username needs at least one letter or digit."), code="no_letters"
         )
     return username
+
+
+def _prototype_choice(members: set[str], data: dict[str, list[dict[str, str]]]) -> str:
+    # The prototype of a TR39 class is the member whose entry lists the rest; in a class of two
+    # both list each other, and either serves, chosen the same way every time.
+    return max(sorted(members), key=lambda member: len(data.get(member, ())))
+
+
+@functools.cache
+def _prototypes() -> dict[str, str]:
+    """Every character listed in Unicode's confusables (TR39 data, as the confusable-homoglyphs
+    package ships it) -> the one string that stands for its class of look-alikes."""
+    from confusable_homoglyphs.confusables import confusables_data  # type: ignore[import-untyped]
+
+    parent: dict[str, str] = {}
+
+    def find(item: str) -> str:
+        parent.setdefault(item, item)
+        while parent[item] != item:
+            parent[item] = parent[parent[item]]
+            item = parent[item]
+        return item
+
+    for char, glyphs in confusables_data.items():
+        for glyph in glyphs:
+            parent[find(glyph["c"])] = find(char)
+    classes: dict[str, set[str]] = {}
+    for item in list(parent):
+        classes.setdefault(find(item), set()).add(item)
+    prototypes: dict[str, str] = {}
+    for members in classes.values():
+        prototype = _prototype_choice(members, confusables_data)
+        prototypes.update((member, prototype) for member in members if len(member) == 1)
+    return prototypes
+
+
+def name_skeleton(username: str) -> str:
+    """The confusable skeleton (Unicode TR39) of a name's normal form: two names that look alike
+    ('anna' and 'anna' spelt with a Cyrillic a, 'paypal' and 'paypa1') have the same skeleton."""
+    prototypes = _prototypes()
+    decomposed = unicodedata.normalize("NFD", name_key(username))
+    mapped = "".join(prototypes.get(char, char) for char in decomposed)
+    return unicodedata.normalize("NFD", mapped)

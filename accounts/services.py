@@ -22,7 +22,7 @@ from accounts.calls import (
     SIGNUP_GATE,
     STAFF_SET,
 )
-from accounts.names import name_key, username_validate
+from accounts.names import name_key, name_skeleton, username_validate
 from accounts.passwords import password_validate
 from accounts.people import Person
 from accounts.selectors import person_with_password
@@ -34,10 +34,11 @@ from strongroom.keyspace import (
     PERSON,
     PERSON_BY_EMAIL,
     PERSON_BY_NAME,
+    PERSON_BY_SKELETON,
     PERSON_LAST_ID,
     PERSON_NAMES,
 )
-from strongroom.store import durable_fcall, execute_functions, fcall, text, text_values
+from strongroom.store import durable_fcall, fcall, fcalls, pipeline_functions, text, text_values
 
 _SIGNUP_ATTEMPTS = 100
 _NO_PERSON_ID = 0  # ids start at 1
@@ -48,6 +49,20 @@ class NameTaken(ValidationError):
 
     def __init__(self) -> None:
         super().__init__(_("This username is taken. Please choose another."), code="taken")
+
+
+class NameLookalike(NameTaken):
+    """The username looks like one already taken (same confusable skeleton, Unicode TR39)."""
+
+    def __init__(self) -> None:
+        ValidationError.__init__(
+            self,
+            _(
+                "This username looks like one already taken (letters from another script, "
+                "or 1 for l). Please choose another."
+            ),
+            code="lookalike",
+        )
 
 
 class PersonNotFound(Exception):
@@ -97,14 +112,30 @@ def person_register(
     else:
         raise RuntimeError("sign-up could not get an id: too much contention")
     keys, args = NAME_CLAIM.call(
-        keys={"by_name": PERSON_BY_NAME.key(), "names": PERSON_NAMES.key()},
-        args={"name_key": key, "id": person_id, "username": username},
-    )
-    if durable_fcall(client, NAME_CLAIM.name, keys, args) == "taken":
+        keys={
+            "by_name": PERSON_BY_NAME.key(), "names": PERSON_NAMES.key(),
+            "by_skeleton": PERSON_BY_SKELETON.key(),
+        },
+        args={
+            "name_key": key, "id": person_id, "username": username,
+            "skeleton": name_skeleton(username),
+        },
+    )  # fmt: skip
+    claimed = durable_fcall(client, NAME_CLAIM.name, keys, args)
+    if claimed != "ok":
         keys, args = PERSON_DISCARD.call(keys={"person": person}, args={"token": token})
         fcall(client, PERSON_DISCARD.name, keys, args)
-        raise NameTaken
+        raise NameLookalike if claimed == "lookalike" else NameTaken
     return Person(id=person_id, username=username, is_staff=is_staff)
+
+
+def skeletons_fill(*, client: redis.Redis) -> int:
+    """Give every claimed name its look-alike entry (names claimed before the skeleton check
+    existed); HSETNX leaves a claim made meanwhile alone. Returns how many were added."""
+    added = 0
+    for key, person_id in client.hscan_iter(PERSON_BY_NAME.key(), count=1000):
+        added += int(client.hsetnx(PERSON_BY_SKELETON.key(), name_skeleton(text(key)), person_id))
+    return added
 
 
 def password_set(*, client: redis.Redis, person_id: int, password: str) -> str:
@@ -191,6 +222,7 @@ def person_delete(*, client: redis.Redis, person_id: int) -> bool:
         return False
     pipe = client.pipeline(transaction=False)
     pipe.hdel(PERSON_BY_NAME.key(), name)
+    pipe.hdel(PERSON_BY_SKELETON.key(), name_skeleton(name))
     pipe.hdel(PERSON_NAMES.key(), str(person_id))
     pipe.zrem(LOGINS_TOP.key(), str(person_id))
     if email and verified == "1":  # only if the address still names this person
@@ -230,16 +262,13 @@ def login_gate(
             "attempt_id": attempt,
         },
     )
-    pipe = client.pipeline(transaction=False)
-    pipe.fcall(LOGIN_GATE.name, len(keys), *keys, *gate_args)
-    pipe.hget(PERSON_BY_NAME.key(), name_key(username))
-    gate, person_id = pipe.execute(raise_on_error=False)
-    if isinstance(gate, redis.ResponseError) and "Function not found" in str(gate):
-        gate = fcall(client, LOGIN_GATE.name, keys, gate_args)  # loads the libraries
-    if isinstance(person_id, Exception):
-        raise person_id
-    if isinstance(gate, Exception):
-        raise gate
+    gate, person_id = pipeline_functions(
+        client,
+        lambda pipe: (
+            pipe.fcall(LOGIN_GATE.name, len(keys), *keys, *gate_args),
+            pipe.hget(PERSON_BY_NAME.key(), name_key(username)),
+        ),
+    )
     verdict = LOGIN_GATE.reply_of(gate)
     found = int(person_id) if person_id is not None else None
     return verdict["verdict"] == "go", int(verdict["ends"]), found
@@ -293,18 +322,15 @@ def window_gates(
     """`window_gate` for several (key, limit) at once, in one round trip."""
     at = now_ms() if at_ms is None else at_ms
     event = event_id or uuid.uuid4().hex
-    for _attempt in (1, 2):  # once more after loading the functions into a new server
-        pipe = client.pipeline(transaction=False)
-        for key, limit in gates:
-            args = {"now_ms": at, "window_ms": window_ms, "limit": limit}
-            keys, argv = SIGNUP_GATE.call(
-                keys={"attempts": key}, args={**args, "attempt_id": event}
-            )
-            pipe.fcall(SIGNUP_GATE.name, len(keys), *keys, *argv)
-        replies = execute_functions(client, pipe)
-        if replies is not None:
-            return [int(reply) for reply in replies]
-    raise RuntimeError("the gate function could not be loaded")
+    calls = [
+        SIGNUP_GATE.call(
+            keys={"attempts": key},
+            args={"now_ms": at, "window_ms": window_ms, "limit": limit, "attempt_id": event},
+        )
+        for key, limit in gates
+    ]
+    replies = fcalls(client, [(SIGNUP_GATE.name, keys, argv) for keys, argv in calls])
+    return [int(reply) for reply in replies]
 
 
 # --- signing in ----------------------------------------------------------------------------------

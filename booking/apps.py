@@ -18,7 +18,8 @@ class BookingConfig(AppConfig):
         audit_kinds_register(kinds=(WINDOW_AUDIT_KIND,))
         # The booking mail renderers and the waiting-list sweep (the outbox), the account
         # page's upcoming bookings and account deletion (accounts.extensions).
-        from booking.engine import owners, waits  # noqa: F401
+        # The keeper's sweep and failover repair of the indexes (strongroom/keeper.py).
+        from booking.engine import indexes_repair, owners, waits  # noqa: F401
 
         # A store still in the season layout is not served (booking.engine.upgrade).
         from booking.engine.upgrade import layout_check_of

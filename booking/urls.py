@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from booking.web import find, ics, mine, pick, pickup, wait
+from booking.web import find, ics, mine, move, pick, pickup, wait
 
 app_name = "booking"
 urlpatterns = [
@@ -18,6 +18,7 @@ urlpatterns = [
     path("done/<str:booking_id>/", mine.booking_done, name="done"),
     path("mine/", mine.bookings_mine, name="mine"),
     path("mine/<str:booking_id>/cancel/", mine.booking_cancel_page, name="cancel"),
+    path("mine/<str:booking_id>/move/", move.booking_move_page, name="move"),
     path("pickup/", pickup.pickup_kiosk, name="pickup"),
     path("mine/<str:booking_id>/calendar.ics", ics.booking_ics, name="ics"),
     path("calendar/<str:token>.ics", ics.calendar_subscription, name="subscription"),

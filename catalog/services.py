@@ -14,7 +14,7 @@ from catalog.rules import Book, InvalidBook, check_book, sort_key
 from catalog.selectors import book_get
 from strongroom import keyspace
 from strongroom.audit import staff_audit_record
-from strongroom.store import durable_fcall, load_functions
+from strongroom.store import durable_fcall, fcalls
 
 # The staff actions this app writes to the staff audit (strongroom.audit).
 AUDIT_KINDS = ("book_add", "book_edit", "book_delete")
@@ -226,20 +226,25 @@ def books_load(*, client: redis.Redis, books: Iterable[Book], chunk: int = 1000)
 
     def flush() -> None:
         nonlocal added
-        pipe = client.pipeline(transaction=False)
-        for book in batch:
-            keys, args = save_call(
-                book_id=book.id, expected_version="", token=book.id, title=book.title,
-                author=book.author, year=book.year, description=book.description,
-                tags=book.tags, old_tags=(),
-            )  # fmt: skip
-            pipe.fcall(SAVE.name, len(keys), *keys, *args)
-        for reply in pipe.execute():
-            added += reply[0] == "ok"
+        calls = [
+            save_call(
+                book_id=book.id,
+                expected_version="",
+                token=book.id,
+                title=book.title,
+                author=book.author,
+                year=book.year,
+                description=book.description,
+                tags=book.tags,
+                old_tags=(),
+            )
+            for book in batch
+        ]
+        # Without the libraries no call of the batch runs: it is sent again whole.
+        replies = fcalls(client, [(SAVE.name, keys, args) for keys, args in calls])
+        added += sum(reply[0] == "ok" for reply in replies)
         batch.clear()
 
-    if not client.function_list(library="catalog"):
-        load_functions(client)  # a pipeline cannot reload them halfway
     books = list(books)
     for book in books:  # refuse a bad file before writing any of it
         check_book(
@@ -270,8 +275,6 @@ def book_tags_fill(*, client: redis.Redis, chunk: int = 1000) -> int:
     filled, count = pipe.execute()
     if filled == count:
         return 0
-    if not client.function_list(library="catalog"):
-        load_functions(client)
     ids = sorted(set(client.smembers(books_key)) | set(client.hkeys(hash_key)))
     written = 0
     for start in range(0, len(ids), chunk):

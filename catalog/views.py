@@ -49,7 +49,6 @@ class TagItems:
         self._narrow, self._exclude, self._required = narrow, exclude, required
         self._book_items: dict[str, str] = {}
         self._not_label = escape(_("not"))
-        self._exclude_label = _("Exclude %(tag)s")
 
     def book_item(self, tag: str) -> str:
         """A book's tag: a link that requires it, plain when the query requires it already."""
@@ -69,12 +68,13 @@ class TagItems:
         """A facet: the tag (a link that requires it), its count, a "not" link."""
         tag = escape(facet.tag)
         count = f"{facet.count}+" if facet.capped else str(facet.count)
-        label = escape(self._exclude_label % {"tag": facet.tag})
         return (
             f'<li class="facet"><a class="facet__tag" href="{escape(self._narrow(facet.tag))}" '
             f'rel="nofollow">{tag}</a> <span class="facet__count">{count}</span> '
             f'<a class="facet__exclude" href="{escape(self._exclude(facet.tag))}" '
-            f'rel="nofollow" aria-label="{label}">{self._not_label}</a></li>'
+            # The name a screen reader says starts with the word shown ("not web"), so that
+            # a voice command naming the visible "not" finds the link.
+            f'rel="nofollow">{self._not_label}<span class="visually-hidden"> {tag}</span></a></li>'
         )
 
 

@@ -33,6 +33,22 @@ def _clean_text(value: str, *, label: Any) -> str:
     return text
 
 
+class _DayInput(forms.DateInput):
+    """<input type="date">: its value is an ISO date or nothing, whatever the page's language
+    (zh would write 2026/12/01, which the browser shows as an empty box) and whatever was typed
+    into the address (a refused "x" is said in the error, not put back into the box)."""
+
+    input_type = "date"
+
+    def format_value(self, value: Any) -> str | None:
+        if isinstance(value, str):
+            try:
+                return dt.date.fromisoformat(value).isoformat()
+            except ValueError:
+                return None
+        return value.isoformat() if isinstance(value, dt.date) else None
+
+
 def _season_date(value: dt.date | None) -> dt.date | None:
     if value is not None and not season_start() <= value <= season_end():
         raise forms.ValidationError(
@@ -51,12 +67,8 @@ def class_choices(blank: bool) -> list[tuple[str, Any]]:
 class BookingFilterForm(forms.Form):
     """The bookings list's filter (GET). Unset dates mean the whole season."""
 
-    start = forms.DateField(
-        label=_("From"), required=False, widget=forms.DateInput(attrs={"type": "date"})
-    )
-    end = forms.DateField(
-        label=_("To"), required=False, widget=forms.DateInput(attrs={"type": "date"})
-    )
+    start = forms.DateField(label=_("From"), required=False, widget=_DayInput())
+    end = forms.DateField(label=_("To"), required=False, widget=_DayInput())
     cls = forms.ChoiceField(label=_("Class"), required=False, choices=())
     room = forms.IntegerField(label=_("Room"), required=False, min_value=1)
     status = forms.ChoiceField(label=_("Status"), required=False, choices=())
@@ -133,9 +145,7 @@ class CancelForm(forms.Form):
 class MapForm(forms.Form):
     """The occupancy map's choice (GET): a season day, a class, a floor, an hour range (C)."""
 
-    date = forms.DateField(
-        label=_("Date"), required=False, widget=forms.DateInput(attrs={"type": "date"})
-    )
+    date = forms.DateField(label=_("Date"), required=False, widget=_DayInput())
     cls = forms.ChoiceField(label=_("Class"), required=False, choices=())
     floor = forms.IntegerField(label=_("Floor"), required=False, min_value=1, max_value=999)
     hour_start = forms.IntegerField(label=_("From hour"), required=False, min_value=0, max_value=23)
@@ -197,6 +207,26 @@ class AuditFilterForm(forms.Form):
 # Details the store's functions write in English (a staff reason is shown as typed).
 _FIXED_DETAILS = {"wrong code": _("wrong code"), "account deleted": _("account deleted")}
 _FLUSH_DETAIL = re.compile(r"(?P<reason>.*?) ?\((?P<keys>\d+) keys, (?P<bookings>\d+) bookings\)")
+_MISSES_DETAIL = re.compile(
+    r"(?P<count>\d+) wrong codes from (?P<client>\S+) within (?P<minutes>\d+) min"
+)
+# booking.engine.indexes_repair's account of a repair after a failover
+_REPAIR_DETAIL = re.compile(r"bookings=(?P<bookings>\d+) drained=(?P<drained>\d+)")
+_REPAIR_WAITS = re.compile(r"waits=(?P<waits>\d+)")
+
+
+def _repair_part(part: str) -> Any:
+    """One repair's account (booking.engine.indexes_repair, booking.engine.waits) in words."""
+    indexes = _REPAIR_DETAIL.fullmatch(part)
+    if indexes is not None:
+        return _(
+            "index entries of %(bookings)s bookings written again from their rooms; "
+            "%(drained)s bookings not yet indexed drained"
+        ) % {"bookings": indexes["bookings"], "drained": indexes["drained"]}
+    waits = _REPAIR_WAITS.fullmatch(part)
+    if waits is not None:
+        return _("%(waits)s waits listed again for their buyers") % {"waits": waits["waits"]}
+    return part
 
 
 def detail_label(kind: str, detail: str) -> Any:
@@ -204,6 +234,13 @@ def detail_label(kind: str, detail: str) -> Any:
     fixed = _FIXED_DETAILS.get(detail)
     if fixed is not None:
         return fixed
+    misses = _MISSES_DETAIL.fullmatch(detail) if kind == "pickup_failed" else None
+    if misses is not None:
+        return (
+            _("%(count)s wrong codes from %(client)s within %(minutes)s min") % misses.groupdict()
+        )
+    if kind == "failover_repair":
+        return "; ".join(str(_repair_part(part)) for part in detail.split("; "))
     flush = _FLUSH_DETAIL.fullmatch(detail) if kind in ("flush", "season_flush") else None
     if flush is None:
         return detail
@@ -222,6 +259,7 @@ def kind_label(kind: str) -> Any:
         "season_flush": _("season flush"), "book_add": _("book added"),
         "book_edit": _("book edited"), "book_delete": _("book deleted"),
         "sales_window": _("sales window changed"),
+        "failover_repair": _("repair after a failover"),
     }  # fmt: skip
     return labels.get(kind, kind)
 

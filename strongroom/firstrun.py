@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import redis
 
+from strongroom.clock import now_ms
 from strongroom.keyspace import DEMO_LOADED, prefix_pattern
 
 
@@ -36,5 +36,5 @@ def first_run_demo(
     if store_has_data(client=client):
         return "demo data: not loaded (the store already holds data; `manage.py loaddemo` adds it)"
     load()
-    client.set(DEMO_LOADED.key(), int(time.time() * 1000))
+    client.set(DEMO_LOADED.key(), now_ms())
     return "demo data: loaded (first run of this store)"

@@ -14,6 +14,20 @@ keepalive = 5
 secure_scheme_headers: dict[str, str] = {}
 forwarded_allow_ips = "127.0.0.1"
 forwarder_headers = ""
+# No control socket: gunicorn would put it in $HOME/.gunicorn (outside STRONGROOM_DATA_DIR), where
+# two sites on one host replace each other's; nothing here uses gunicornc. (gunicorn 25.1+;
+# older versions have no socket and ignore the name.)
+control_socket_disable = True
+# The longest request line gunicorn takes (its own maximum; nginx's default buffer is 8 KB): a
+# long catalog or booking address reaches the site, which answers it with its own page. Longer
+# still, gunicorn refuses it with the site's page too (on_starting).
+limit_request_line = 8190
+
+
+def on_starting(server: Any) -> None:
+    from strongroom.edge_errors import install
+
+    install()
 
 
 def post_fork(server: Any, worker: Any) -> None:

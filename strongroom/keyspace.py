@@ -198,6 +198,18 @@ PERSON_BY_NAME = declare(
         "with HSET after HGET inside one atomic call (the commit point of a sign-up)"
     ),
 )
+PERSON_BY_SKELETON = declare(
+    "person-by-skeleton",
+    "{people}:by-skeleton",
+    type="hash",
+    holds=noop("confusable skeleton (Unicode TR39) of a normalised username -> person id"),
+    app="accounts",
+    why=noop(
+        "a name that looks like a taken one ('anna' spelt with a Cyrillic a beside "
+        "'anna') is refused by the same claim function that takes the name: HGET, "
+        "then HSET, in one atomic call"
+    ),
+)
 PERSON_NAMES = declare(
     "person-names",
     "{people}:names",
@@ -432,7 +444,8 @@ BOOKING_HOLDS = declare(
     "{room:<room>}:holds",
     type="hash",
     holds=noop(
-        "hold id -> 'expiry ms|owner|class|days|start|end|boxes'; key PEXPIREs with its last hold"
+        "hold id -> '<expiry>|<owner>|<cls>|<days>|<hstart>|<hend>|<boxes>' (expiry in epoch "
+        "ms); key PEXPIREs with its last hold"
     ),
     app="booking",
     why=noop(
@@ -498,17 +511,9 @@ BOOKING_PICKUP_FAILURES = declare(
     holds=noop("wrong codes typed by one client (address) in the room, scored by epoch ms"),
     app="booking",
     why=noop(
-        "a sliding window per guessing client: trim by score, count with ZCARD, inside the "
-        "pickup function; never a lock on the room, so the owner is not refused for others' guesses"
+        "a sliding window per guessing client (trim by score and to the newest 1,024, count with "
+        "ZCARD): sets the delay a wrong code asks for; never a lock, the right code always opens"
     ),
-)
-BOOKING_PICKUP_LOCK = declare(
-    "booking-pickup-lock",
-    "{room:<room>}:pickup:lock:<client>",
-    type="string",
-    holds=noop("epoch ms until which this client may not try codes in the room; PX expiry"),
-    app="booking",
-    why=noop("present only while locked; the server drops it when the lock ends"),
 )
 PICKUP_CLIENT_FAILURES = declare(
     "pickup-client-failures",
@@ -517,17 +522,9 @@ PICKUP_CLIENT_FAILURES = declare(
     holds=noop("wrong pickup codes of one client in any room, scored by epoch ms"),
     app="booking",
     why=noop(
-        "the building-wide limit per client (spreading guesses over rooms does not help); "
+        "the building-wide delay per client (spreading guesses over rooms does not help); "
         "its own tag per client, so it spreads over a cluster"
     ),
-)
-PICKUP_CLIENT_LOCK = declare(
-    "pickup-client-lock",
-    "{pickup:<client>}:lock",
-    type="string",
-    holds=noop("epoch ms until which the client may not try codes anywhere; PX expiry"),
-    app="booking",
-    why=noop("read with the code lookup before the pickup (same round trip)"),
 )
 BOOKING_AUDIT = declare(
     "booking-audit",
@@ -574,13 +571,27 @@ BOOKING_UNINDEXED = declare(
         "listed here; the list readers drain it (write the entries, then ZREM) before they read"
     ),
 )
+BOOKING_UNINDEXED_ROOMS = declare(
+    "booking-unindexed-rooms",
+    "{unindexed}:rooms",
+    type="set",
+    holds=noop("rooms whose booking-unindexed set names a booking its claim could not index"),
+    app="booking",
+    why=noop(
+        "the list readers read this one set instead of every room's booking-unindexed set; a "
+        "claim whose index writes were not confirmed adds its room, a reader that drains a "
+        "room removes it first (so a later claim's mark is never lost to the drain); a mark "
+        "lost with its primary is made good by the repair after the failover"
+    ),
+)
 BOOKING_OUTBOX = declare(
     "booking-outbox",
     "{room:<room>}:outbox",
     type="zset",
     holds=noop(
-        "mail to send about the room's bookings ('confirm|<booking id>|<owner>', 'cancel|"
-        "<booking id>', 'freed|<person id>|<booking id>') scored by when it is due (epoch ms)"
+        "mail to send about the room's bookings ('confirm|<booking_id>|<owner>', "
+        "'cancel|<booking_id>', 'freed|<room>|<person>|<cls>|<day>|<hstart>|<hend>|<box>|"
+        "<told>', 'moved|<booking_id>|<sequence>') scored by when it is due (epoch ms)"
     ),
     app="booking",
     why=noop(
@@ -607,7 +618,7 @@ BOOKING_WAITS = declare(
     "{room:<room>}:waits",
     type="zset",
     holds=noop(
-        "'<person id>|<cls>|<day>|<start>|<end>|<box>' buyers waiting for a sold-out slot "
+        "'<person>|<cls>|<day>|<hstart>|<hend>|<box>' buyers waiting for a sold-out slot "
         "(day: calendar day number), "
         "scored by when they asked (first come, first told)"
     ),
@@ -622,7 +633,8 @@ BOOKING_WAIT_NOTICES = declare(
     "{room:<room>}:wait-notices",
     type="hash",
     holds=noop(
-        "a told wait's member -> 'told ms|priority hold id|hold expiry ms' (the on-page notice)"
+        "a told wait's member -> '<told>|<hold_id>|<expiry>|<room>' (the on-page notice: told "
+        "at, the priority hold and its expiry in epoch ms, the room)"
     ),
     app="booking",
     why=noop("cleared with the waits at the day's end"),
@@ -805,6 +817,26 @@ MAIL_LEASE = declare(
     holds=noop("the token of the process sending mail now; PX expiry"),
     app="strongroom",
     why=noop("one sender at a time across processes, none forever if it dies"),
+)
+
+STORE_PRIMARIES = declare(
+    "store-primaries",
+    "{cluster}:primaries",
+    type="string",
+    holds=noop("the cluster's slot ranges and the primary serving each, as last repaired"),
+    app="strongroom",
+    why=noop(
+        "a web process that sees other primaries than these (a failover) repairs what the "
+        "changed slots may have lost, then writes the new list (durably)"
+    ),
+)
+STORE_REPAIR_LEASE = declare(
+    "store-repair-lease",
+    "{cluster}:repair",
+    type="string",
+    holds=noop("the token of the process repairing after a failover; PX expiry"),
+    app="strongroom",
+    why=noop("one repair at a time across processes, none forever if it dies"),
 )
 
 

@@ -2,15 +2,40 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
+from django import forms
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from strongroom.store import UNAVAILABLE, NotDurable, StoreUnavailable, recover
 
-# Never echoed back into the "press again" form: a password has no business in a page.
-_NOT_ECHOED = ("password", "password1", "password2", "new_password", "old_password")
+# Never echoed back into the "press again" form: a password has no business in a page. The rule
+# is by kind, not by list: a name that says it is a secret, or the name of any field that some
+# form of the site shows as a password box.
+_SECRET_WORDS = ("pass", "secret")
+
+
+def _form_classes(base: type[forms.BaseForm]) -> Iterator[type[forms.BaseForm]]:
+    for sub in base.__subclasses__():
+        yield sub
+        yield from _form_classes(sub)
+
+
+def _password_box_names() -> frozenset[str]:
+    # Walked on each outage answer (rare), not cached: a form module imported later counts too.
+    return frozenset(
+        name
+        for form in _form_classes(forms.BaseForm)
+        for name, field in getattr(form, "base_fields", {}).items()
+        if isinstance(field.widget, forms.PasswordInput)
+    )
+
+
+def is_secret_field(name: str) -> bool:
+    """Whether a posted field holds a password (or another secret) that no page may echo."""
+    folded = name.casefold()
+    return any(word in folded for word in _SECRET_WORDS) or name in _password_box_names()
 
 
 def store_unavailable_response(request: HttpRequest) -> HttpResponse:
@@ -28,7 +53,7 @@ def not_confirmed_response(request: HttpRequest, *, store_lost: bool = False) ->
     fields = [
         (name, value)
         for name, values in request.POST.lists()
-        if name not in _NOT_ECHOED
+        if not is_secret_field(name)
         for value in values
     ]
     context = {"fields": fields, "store_lost": store_lost}
@@ -46,7 +71,7 @@ def store_failure_response(request: HttpRequest, error: BaseException) -> HttpRe
     if request.method == "POST":
         if isinstance(error, NotDurable):
             return not_confirmed_response(request)
-        if not any(name in request.POST for name in _NOT_ECHOED):
+        if not any(is_secret_field(name) for name in request.POST):
             recover()
             return not_confirmed_response(request, store_lost=True)
     return store_unavailable_response(request)

@@ -37,6 +37,7 @@ from redis.client import Pipeline
 
 from strongroom import keyspace as ks
 from strongroom.ahead import request_reads
+from strongroom.clock import now_ms
 from strongroom.store import text_values
 
 logger = logging.getLogger(__name__)
@@ -77,10 +78,6 @@ def entry(kind: str, *args: object) -> str:
     if any("|" in part for part in parts):
         raise ValueError("an outbox argument contains |")
     return "|".join(parts)
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def mail_queue(

@@ -85,18 +85,22 @@ STRONGROOM_WINDOW_REFRESH_SECONDS = env_int(
 STRONGROOM_ROOM_COUNT = env_int("STRONGROOM_ROOM_COUNT", 300, minimum=1, maximum=999)
 
 # --- booking -------------------------------------------------------------------------------
-# Pickup: the grace after a booking's last hour, and the per-room wrong-code throttle.
+# Pickup: the grace after a booking's last hour, and how wrong codes are slowed (never locked:
+# the right code always opens). A client's wrong codes are remembered for the window; after the
+# free ones (per room, and in all rooms together) each asks it to wait 1, 2, 4... seconds, at
+# most the ceiling.
 STRONGROOM_PICKUP_GRACE_MINUTES = env_int(
     "STRONGROOM_PICKUP_GRACE_MINUTES", 15, minimum=0, maximum=180
-)
-STRONGROOM_PICKUP_MAX_FAILURES = env_int(
-    "STRONGROOM_PICKUP_MAX_FAILURES", 10, minimum=1, maximum=1000
 )
 STRONGROOM_PICKUP_WINDOW_SECONDS = env_int(
     "STRONGROOM_PICKUP_WINDOW_SECONDS", 600, minimum=1, maximum=86400
 )
-STRONGROOM_PICKUP_LOCK_SECONDS = env_int(
-    "STRONGROOM_PICKUP_LOCK_SECONDS", 600, minimum=1, maximum=86400
+STRONGROOM_PICKUP_FREE_MISSES = env_int("STRONGROOM_PICKUP_FREE_MISSES", 3, minimum=0, maximum=100)
+STRONGROOM_PICKUP_CLIENT_FREE_MISSES = env_int(
+    "STRONGROOM_PICKUP_CLIENT_FREE_MISSES", 10, minimum=0, maximum=1000
+)
+STRONGROOM_PICKUP_DELAY_CEILING_SECONDS = env_int(
+    "STRONGROOM_PICKUP_DELAY_CEILING_SECONDS", 60, minimum=1, maximum=3600
 )
 # A hold keeps slots for one buyer while they finish the form (seconds).
 STRONGROOM_HOLD_SECONDS = env_int("STRONGROOM_HOLD_SECONDS", 600, minimum=5, maximum=3600)
@@ -104,12 +108,6 @@ STRONGROOM_HOLD_SECONDS = env_int("STRONGROOM_HOLD_SECONDS", 600, minimum=5, max
 # 24 hours), a class B room for the whole season, any class A choice. A real buyer never meets
 # it; one request can no longer hold a room's season (74,400 class C slots) hostage.
 STRONGROOM_MAX_SLOTS = env_int("STRONGROOM_MAX_SLOTS", 2400, minimum=1, maximum=100_000)
-# Wrong pickup codes one client (address) may type in all rooms within the pickup window before
-# it is locked out everywhere for STRONGROOM_PICKUP_LOCK_SECONDS (per room:
-# STRONGROOM_PICKUP_MAX_FAILURES).
-STRONGROOM_PICKUP_CLIENT_MAX_FAILURES = env_int(
-    "STRONGROOM_PICKUP_CLIENT_MAX_FAILURES", 30, minimum=1, maximum=10_000
-)
 # Audit entries kept per room (capped stream, approximate trimming).
 STRONGROOM_AUDIT_MAXLEN = env_int("STRONGROOM_AUDIT_MAXLEN", 1000, minimum=10, maximum=1_000_000)
 
@@ -129,6 +127,8 @@ MIDDLEWARE = [
     "strongroom.middleware.StoreGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "strongroom.middleware.ContentSecurityPolicyMiddleware",
+    # Outside every middleware that may replace a response (the 405 page below).
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "strongroom.headers.PermissionsPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "strongroom.headers.PrivatePagesMiddleware",
@@ -141,7 +141,6 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # Last: a view's planned reads go with the session's read, once nothing stops the request.
     "strongroom.ahead.ReadAheadMiddleware",

@@ -12,10 +12,10 @@ import contextlib
 import re
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 from urllib.parse import quote
 
 import redis
@@ -38,6 +38,8 @@ from redis.retry import Retry
 
 from strongroom import embedded
 from strongroom.conf import cluster_url_parse, is_cluster_url
+
+T = TypeVar("T")
 
 # How long a command may wait for an answer: a stalled store (SIGSTOP, a stuck disk) gets the
 # 503 page within about this long instead of holding the worker. WAITAOF's own timeout stays
@@ -230,6 +232,24 @@ def primaries_reached(client: redis.Redis, keys: Sequence[str]) -> int:
     return len({_cluster(client).get_node_from_key(key).name for key in keys})
 
 
+def primaries_by_slot(client: redis.Redis) -> str | None:
+    """Which primary serves each slot, as the first node that answers says (CLUSTER SLOTS):
+    "<first>-<last>=<node id>,..." in slot order; None off a cluster, when no node answers or
+    while some slot has no primary (a failover under way)."""
+    if not is_cluster(client):
+        return None
+    for node in _cluster(client).get_nodes():
+        try:
+            reply = node.redis_connection.execute_command("CLUSTER SLOTS")
+        except UNAVAILABLE:
+            continue
+        spans = sorted((int(row[0]), int(row[1]), str(row[2][2])) for row in reply)
+        if sum(last - first + 1 for first, last, _owner in spans) != 16384:
+            return None
+        return ",".join(f"{first}-{last}={owner}" for first, last, owner in spans)
+    return None
+
+
 def topology_refresh(client: redis.Redis) -> None:
     """Read the cluster's slots and nodes again (after MOVED, a lost node, a failover)."""
     if is_cluster(client):
@@ -390,6 +410,48 @@ def load_functions(client: redis.Redis) -> None:
             node.function_load(source, replace=True)
 
 
+def function_missing(error: object) -> bool:
+    """Whether an error says the server lacks a function (a new or restarted server, a new
+    primary after a failover: the libraries are not there)."""
+    return isinstance(error, redis.ResponseError) and "Function not found" in str(error)
+
+
+def with_functions(client: redis.Redis, send: Callable[[], T]) -> T:
+    """`send()` (whatever sends FCALLs), sent once more after loading the libraries when the
+    server has lost them: the one home of "load the functions and retry"."""
+    try:
+        return send()
+    except redis.ResponseError as exc:
+        if not function_missing(exc):
+            raise
+    load_functions(client)
+    return send()
+
+
+def pipeline_functions(client: redis.Redis, fill: Callable[[Any], object]) -> list[Any]:
+    """A pipeline that `fill` puts FCALLs (and reads) into, sent in one round trip; built and
+    sent again whole if the server had lost the libraries (then no FCALL of it ran)."""
+
+    def send() -> list[Any]:
+        pipe = client.pipeline(transaction=False)
+        fill(pipe)
+        return cast(list[Any], pipe.execute())
+
+    return with_functions(client, send)
+
+
+def fcalls(
+    client: redis.Redis, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]]
+) -> list[Any]:
+    """Several FCALLs (function, KEYS, ARGV) in one pipeline: one round trip."""
+
+    def fill(pipe: Any) -> None:
+        for function, keys, args in calls:
+            pipe.fcall(function, len(keys), *keys, *args)
+
+    return pipeline_functions(client, fill)
+
+
 def fcall(
     client: redis.Redis,
     function: str,
@@ -401,25 +463,7 @@ def fcall(
     """FCALL `function` (FCALL_RO when `read_only`: the function is flagged no-writes),
     loading the libraries once if the server has lost them."""
     call = client.fcall_ro if read_only else client.fcall
-    try:
-        return call(function, len(keys), *keys, *args)
-    except redis.ResponseError as exc:
-        if "Function not found" not in str(exc):
-            raise
-        load_functions(client)
-        return call(function, len(keys), *keys, *args)
-
-
-def execute_functions(client: redis.Redis, pipe: Any) -> list[Any] | None:
-    """Run a pipeline of FCALLs; when the server has lost the libraries (a new or restarted
-    server), load them and return None so the caller builds the pipeline again."""
-    try:
-        return cast(list[Any], pipe.execute())
-    except redis.ResponseError as exc:
-        if "Function not found" not in str(exc):
-            raise
-        load_functions(client)
-        return None
+    return with_functions(client, lambda: call(function, len(keys), *keys, *args))
 
 
 _WAITAOF_ATTRIBUTE = "_strongroom_waitaof"
@@ -557,7 +601,8 @@ def _durable_batch(
 ) -> list[Any]:
     """The commands, then WAITAOF (unless `wait` is None), in one pipeline on `node` (the
     server, or one primary)."""
-    for attempt in (1, 2):
+
+    def send() -> list[Any]:
         pipe = node.pipeline(transaction=False)
         for call in calls:
             if asking:
@@ -572,9 +617,6 @@ def _durable_batch(
         results = replies[1::2] if asking else replies
         error = next((r for r in results if isinstance(r, Exception)), None)
         if error is not None:
-            if "Function not found" in str(error) and attempt == 1:
-                load_functions(client)
-                continue
             raise error
         failed = next((w for w in waited if isinstance(w, Exception)), None)
         if failed is not None:
@@ -586,7 +628,8 @@ def _durable_batch(
         ):
             raise NotDurable(str(calls[0].command[:2]))
         return list(results)
-    raise AssertionError("unreachable")
+
+    return with_functions(client, send)
 
 
 def _cluster_batch(

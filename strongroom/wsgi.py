@@ -21,3 +21,9 @@ if settings.STRONGROOM_MAIL_SENDER:
     from strongroom.outbox import sender_start
 
     sender_start()
+
+# Each web process also runs the keeper (strongroom/keeper.py): after a failover it repairs what
+# the changed slots may have lost, and it drains what a crash left unindexed.
+from strongroom.keeper import keeper_start  # noqa: E402
+
+keeper_start()

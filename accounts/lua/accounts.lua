@@ -5,8 +5,8 @@
 -- tests/store/test_function_calls.py checks that the two agree.
 local PERSON_CREATE_KEYS = {'person'}
 local PERSON_CREATE_ARGS = {'username', 'name_key', 'password', 'is_staff', 'joined_ms', 'token'}
-local NAME_CLAIM_KEYS = {'by_name', 'names'}
-local NAME_CLAIM_ARGS = {'name_key', 'id', 'username'}
+local NAME_CLAIM_KEYS = {'by_name', 'names', 'by_skeleton'}
+local NAME_CLAIM_ARGS = {'name_key', 'id', 'username', 'skeleton'}
 local PERSON_DISCARD_KEYS = {'person'}
 local PERSON_DISCARD_ARGS = {'token'}
 local LOGIN_GATE_KEYS = {'pair', 'pair_lock', 'trusted', 'address', 'address_lock', 'name'}
@@ -50,7 +50,8 @@ local function person_create(keys, args)
   return 'ok'
 end
 
--- Step 2. Returns 'ok' (also when a retried call finds its own claim) | 'taken'
+-- Step 2. Returns 'ok' (also when a retried call finds its own claim) | 'taken' | 'lookalike'
+-- (another person's name has the same confusable skeleton: it would pass for theirs).
 local function name_claim(keys, args)
   local k, a = named(keys, NAME_CLAIM_KEYS), named(args, NAME_CLAIM_ARGS)
   local owner = redis.call('HGET', k.by_name, a.name_key)
@@ -58,8 +59,11 @@ local function name_claim(keys, args)
     if owner == a.id then return 'ok' end
     return 'taken'
   end
+  local lookalike = redis.call('HGET', k.by_skeleton, a.skeleton)
+  if lookalike and lookalike ~= a.id then return 'lookalike' end
   redis.call('HSET', k.by_name, a.name_key, a.id)
   redis.call('HSET', k.names, a.id, a.username)
+  redis.call('HSET', k.by_skeleton, a.skeleton, a.id)
   return 'ok'
 end
 

@@ -40,7 +40,7 @@ def day_event(
     times (all day for class A; the booked hours in the site's zone, or in UTC with `utc`) and
     the status (a cancelled booking stays, CANCELLED, so calendars remove it)."""
     event = Event()
-    event.add("uid", f"{booking.id}-{date.isoformat()}@{host}")
+    event.add("uid", f"{booking.id}-{event_uid_date(booking, date).isoformat()}@{host}")
     event.add("dtstamp", stamp)
     if booking.hours is None:
         event.add("dtstart", date)
@@ -52,6 +52,19 @@ def day_event(
         event.add("dtend", end.astimezone(dt.UTC) if utc else end)
     event.add("status", "CANCELLED" if booking.status == "cancelled" else "CONFIRMED")
     return event
+
+
+def event_uid_date(booking: Booking, date: dt.date) -> dt.date:
+    """The date a booked day's event UID names: the day first booked in its place, so a moved
+    booking's events keep their UIDs (and calendars update them; see `event_sequence`)."""
+    if booking.uid_dates and date in booking.dates and len(booking.uid_dates) == len(booking.dates):
+        return booking.uid_dates[booking.dates.index(date)]
+    return date
+
+
+def event_sequence(booking: Booking) -> int:
+    """The events' SEQUENCE: one more for each move, and one more again once cancelled."""
+    return booking.seq + (1 if booking.status == "cancelled" else 0)
 
 
 def uid_host() -> str:
@@ -84,7 +97,7 @@ def _events(booking: Booking, *, url: str) -> list[Event]:
             % {"reference": reference, "url": url},
         )
         event.add("url", url)
-        event.add("sequence", 1 if booking.status == "cancelled" else 0)
+        event.add("sequence", event_sequence(booking))
         events.append(event)
     return events
 

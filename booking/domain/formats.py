@@ -1,27 +1,84 @@
-"""The formats the booking Lua and Python share: the hold value's fields, the stats hash's version,
-day width and field names. The booking Lua declares the same names (`HOLD_FIELDS`, `STATS_VERSION`,
-`DAY_WIDTH`); tests/booking/domain/test_booking_calls.py reads them from the Lua and
-checks that they agree. The call specs (KEYS and ARGV by name, in order) live with the engine
-module that makes each call."""
+"""The formats the booking Lua and Python share, declared once on each side: the hold value, the
+booking record's fields, the wait member and notice, the slots a call found taken, the room's
+outbox entries, and the stats hash's version, day width and field names. The booking Lua
+(booking/lua/booking/common.lua) declares the same lists under the same names;
+tests/booking/domain/test_booking_formats.py reads them from the Lua and checks that they agree.
+The call specs (KEYS, ARGV, reply status words and fields by name) live with the engine module
+that makes each call."""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from booking.domain.rules import calendar_day, month_first, month_length, month_name
 
 DAY_WIDTH = 7  # digits of one day in a per-day stats field
 STATS_VERSION = "1"  # the `v` of an exact stats hash
 HOLD_FIELDS = ("expiry", "owner", "cls", "days", "hstart", "hend", "boxes")  # joined by '|'
+# The fields of a booking record as the claim writes them; cancel and pickup add LATER ones
+# (and records made before codes were derived carry `code_sealed`).
+RECORD_FIELDS = (
+    "id", "owner", "cls", "room", "months", "days", "dates", "hstart", "hend", "boxes",
+    "created", "status", "code_mac", "code_n", "collected", "inv", "made", "ref",
+)  # fmt: skip
+RECORD_LATER_FIELDS = (
+    "cancelled_at", "cancelled_by", "cancel_reason", "cancel_request", "pickup_attempt",
+    "code_sealed", "seq", "uid_dates", "move_request", "moved_at", "moved_by",
+)  # fmt: skip
+WAIT_FIELDS = ("person", "cls", "day", "hstart", "hend", "box")  # a wait member, by '|'
+NOTICE_FIELDS = ("told", "hold_id", "expiry", "room")  # a told wait's notice, by '|'
+TAKEN_FIELDS = ("day", "box", "mask", "held")  # a slot found taken, by ':'
+# The room's outbox entries: the kind, then its fields, joined by '|'.
+OUTBOX_CONFIRM = ("confirm", "booking_id", "owner")
+OUTBOX_CANCEL = ("cancel", "booking_id")
+OUTBOX_FREED = ("freed", "room", *WAIT_FIELDS, "told")
+OUTBOX_MOVED = ("moved", "booking_id", "sequence")
+OUTBOX_ENTRIES = {
+    entry[0]: entry for entry in (OUTBOX_CONFIRM, OUTBOX_CANCEL, OUTBOX_FREED, OUTBOX_MOVED)
+}
+# What the Lua declares, by its name there (for the test that the two sides agree).
+DECLARED = {
+    "HOLD_FIELDS": HOLD_FIELDS,
+    "RECORD_FIELDS": RECORD_FIELDS,
+    "WAIT_FIELDS": WAIT_FIELDS,
+    "NOTICE_FIELDS": NOTICE_FIELDS,
+    "TAKEN_FIELDS": TAKEN_FIELDS,
+    "OUTBOX_CONFIRM": OUTBOX_CONFIRM,
+    "OUTBOX_CANCEL": OUTBOX_CANCEL,
+    "OUTBOX_FREED": OUTBOX_FREED,
+    "OUTBOX_MOVED": OUTBOX_MOVED,
+}
+
+
+def fields_split(text: str, names: tuple[str, ...], sep: str = "|") -> dict[str, str]:
+    """A joined value as its named fields; a value with another number of fields is refused."""
+    parts = text.split(sep)
+    if len(parts) != len(names):
+        raise ValueError(f"not {sep.join(names)}: {text[:40]!r}")
+    return dict(zip(names, parts, strict=True))
+
+
+def fields_join(values: Mapping[str, object], names: tuple[str, ...], sep: str = "|") -> str:
+    """The named values joined in the order of `names` (every name must have a value)."""
+    return sep.join(str(values[name]) for name in names)
 
 
 def hold_value_split(value: str) -> dict[str, str]:
     """A hold's stored value as its named fields (HOLD_FIELDS)."""
-    parts = value.split("|")
-    if len(parts) != len(HOLD_FIELDS):
-        raise ValueError(f"not a hold value: {value[:40]!r}")
-    return dict(zip(HOLD_FIELDS, parts, strict=True))
+    return fields_split(value, HOLD_FIELDS)
+
+
+def outbox_fields(kind: str, args: list[str]) -> dict[str, str]:
+    """An outbox entry's arguments (after its kind) by name; an entry queued before a field
+    was added lacks it ('')."""
+    names = OUTBOX_ENTRIES[kind][1:]
+    return {name: args[i] if i < len(args) else "" for i, name in enumerate(names)}
+
+
+def format_shown(names: tuple[str, ...], sep: str = "|", kind: str = "") -> str:
+    """A format as the keyspace documents it: 'confirm|<booking_id>|<owner>'."""
+    return "'" + sep.join([*([kind] if kind else []), *(f"<{n}>" for n in names)]) + "'"
 
 
 def request_months(dates: Iterable[dt.date]) -> tuple[dt.date, ...]:

@@ -26,6 +26,15 @@ class RoomKeys:
     def tag(self) -> str:
         return format_room(self.room)
 
+    def named(self, names: tuple[str, ...], **given: str) -> dict[str, str]:
+        """The room's keys a call names (a call spec's `keys`), each the property of that name;
+        the keys that need more than the room (an inventory, a record) are `given`."""
+        keys = {name: given[name] if name in given else getattr(self, name) for name in names}
+        wrong = [name for name, key in keys.items() if not isinstance(key, str)]
+        if wrong or set(given) - set(names):
+            raise ValueError(f"no room key {sorted(wrong) or sorted(set(given) - set(names))}")
+        return keys
+
     def inventory(self, cls: str, month: dt.date | str) -> str:
         """The bitmap of `cls` for a calendar month (a date in it, or its 'YYYY-MM' name)."""
         name = month if isinstance(month, str) else month_name(month)
@@ -72,9 +81,6 @@ class RoomKeys:
         """Wrong codes of one client (address) in this room."""
         return ks.BOOKING_PICKUP_FAILURES.key(room=self.tag, client=client)
 
-    def pickup_lock(self, client: str) -> str:
-        return ks.BOOKING_PICKUP_LOCK.key(room=self.tag, client=client)
-
     @property
     def audit(self) -> str:
         return ks.BOOKING_AUDIT.key(room=self.tag)
@@ -116,10 +122,6 @@ def pace_of(owner_id: str) -> str:
 
 def pickup_client_failures(client: str) -> str:
     return ks.PICKUP_CLIENT_FAILURES.key(client=client)
-
-
-def pickup_client_lock(client: str) -> str:
-    return ks.PICKUP_CLIENT_LOCK.key(client=client)
 
 
 def person_score(dates: tuple[dt.date, ...]) -> int:

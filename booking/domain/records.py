@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from booking.domain.codes import code_for, code_unseal
-from booking.domain.formats import hold_value_split
+from booking.domain.formats import TAKEN_FIELDS, fields_split, hold_value_split
 from booking.domain.parser import SlotRequest
 from booking.domain.references import reference_derived
 from booking.domain.rules import (
@@ -49,6 +49,8 @@ class Booking:
     code_sealed: str = field(default="", repr=False)  # records made before codes were derived
     code_n: int = field(default=-1, repr=False)
     ref: str = ""
+    seq: int = 0  # times moved: the calendar events' SEQUENCE
+    uid_dates: tuple[dt.date, ...] = ()  # the dates first booked (a moved booking's event UIDs)
 
     @property
     def room_label(self) -> str:
@@ -108,6 +110,8 @@ def booking_from_hash(data: dict[str, str]) -> Booking | None:
         code_sealed=data.get("code_sealed", ""),
         code_n=int(data.get("code_n") or -1),
         ref=data.get("ref", ""),
+        seq=int(data.get("seq") or 0),
+        uid_dates=_dates(data.get("uid_dates", "")),
     )
 
 
@@ -117,10 +121,11 @@ def flat_to_dict(flat: Sequence[str]) -> dict[str, str]:
 
 
 def slots_from_reply(entries: Sequence[str], request_cls: str) -> list[Slot]:
-    """Expand the function's 'day:box:mask:held' entries into one Slot per taken slot."""
+    """Expand the function's taken entries (TAKEN_FIELDS) into one Slot per taken slot."""
     slots: set[Slot] = set()
     for entry in entries:
-        day, box, mask, held = (int(float(part)) for part in entry.split(":"))
+        taken = fields_split(entry, TAKEN_FIELDS, ":")
+        day, box, mask, held = (int(float(taken[name])) for name in TAKEN_FIELDS)
         date = calendar_date(day)
         if request_cls == "A":
             slots.add(Slot(date, None, None, bool(held)))

@@ -146,7 +146,10 @@ def bookings_between(
         ids.setdefault(member_booking_id(member))
         if len(ids) >= limit:
             break
-    return bookings_by_id(client=client, ids=list(ids)[:limit])
+    found = bookings_by_id(client=client, ids=list(ids)[:limit])
+    # By the records' own dates: a moved booking's old days may linger in the index after a
+    # crash between its move and the clean-up (booking.engine.moves).
+    return [b for b in found if any(start <= d <= end for d in b.dates)]
 
 
 def hold_get(*, client: redis.Redis, hold_id: str, now: dt.datetime | None = None) -> Hold | None:
@@ -187,6 +190,8 @@ def room_sets_read(
 # --- The person and date indexes ---------------------------------------------------------------
 # On one server the claim function writes them with the booking (one atomic call). On a cluster
 # they live in other slots than the room's: the claim function puts the id in the room's
-# `unindexed` set instead, in the same atomic call, and every reader of a list reads those sets
-# with its index reads (same round trip); if any names a booking, it writes that booking's
-# entries, only then removes it from the set, and reads again (`indexes_read`).
+# `unindexed` set instead, in the same atomic call; the entries are then written and confirmed
+# (WAITAOF on each primary written to) before the id leaves the set. A claim that could not
+# confirm them marks its room in one small set that every list reads with its index
+# (`indexes_read`); the keeper drains every room each pass and repairs after a failover
+# (booking/engine/indexes_repair.py, strongroom/keeper.py).

@@ -40,6 +40,8 @@ CANCEL = FunctionSpec(
      "holds", "hold_days"),
     ("actor", "is_staff", "today", "reason", "now_ms", "audit_maxlen", "request_id", "first_day",
      "priority_hold_id", "priority_hold_ms"),
+    replies=("cancelled record", "already_cancelled", "not_found", "forbidden", "collected",
+             "started", "stale", "invalid what"),
 )  # fmt: skip
 
 
@@ -126,11 +128,12 @@ def booking_cancel(
             # that the record still names them).
             more_keys=(inventories or "").split(","),
         )
-        reply = durable_fcall(client, CANCEL.name, *call)
-        if reply[0] != "stale":
+        answer = CANCEL.answer_of(durable_fcall(client, CANCEL.name, *call))
+        if answer["status"] != "stale":
             break
-    outcome = reply[0]
-    booking = booking_from_hash(flat_to_dict(reply[1])) if len(reply) > 1 else None
+    outcome = answer["status"]
+    record = answer.get("record")
+    booking = booking_from_hash(flat_to_dict(record)) if record else None
     if outcome == "cancelled":
         sender_wake(keys.outbox)  # the cancellation, and any waiter's notice, are in it
     return CancelResult(outcome == "cancelled", outcome, _CANCEL_MESSAGES[outcome], booking)

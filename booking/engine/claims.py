@@ -2,8 +2,9 @@
 Function (booking/lua/booking/) on one room's keys, sent through `durable_fcall` (FCALL +
 WAITAOF, one round trip). Where one server holds every key, a claim also writes the person and
 date indexes and counts the buyer's hourly allowance in the same call; on a cluster it names the
-booking in the room's `unindexed` set for the list readers to drain (booking.engine.indexes),
-and the allowance is counted first, apart."""
+booking in the room's `unindexed` set, then writes the index entries with the same durability
+and only then takes the name out (booking.engine.indexes); the allowance is counted first,
+apart."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ from booking.domain.rules import (
     local_now,
 )
 from booking.engine.indexes import indexes_after_claim, indexes_inline
+from booking.engine.pace import PACE_WINDOW_MS
 from booking.engine.requests import check_id, refuse_invalid, request_args, request_recheck
 from booking.engine.waits import waits_forget
 from strongroom.calls import FunctionSpec
@@ -53,8 +55,11 @@ CLAIM = FunctionSpec(
     ("owner", "cls", "months", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
      "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "made",
      "person_score", "date_scores", "reference", "pace_limit", "pace_window_ms"),
+    replies=("ok record fulfilled", "taken *slots", "paced until", "id_in_use", "code_clash",
+             "ref_clash", "invalid what"),
+    key_tails=("inventories", "person_index", "date_index", "pace"),
 )  # fmt: skip
-# more_keys of CLAIM: the inventory of each calendar month of the request (ARGV months names
+# key tails of CLAIM: the inventory of each calendar month of the request (ARGV months names
 # them in the same order), then the person index and the date index where one call may write
 # them (not on a cluster), then the buyer's pace when the call counts it (pace_limit > 0).
 
@@ -71,9 +76,6 @@ class ClaimResult:
     booking: Booking | None = None
     taken: tuple[Slot, ...] = ()
     paced_until: dt.datetime | None = None
-
-
-PACE_WINDOW_MS = 3_600_000
 
 
 def booking_pace(
@@ -131,29 +133,17 @@ def booking_claim(
             return ClaimResult(False, paced_until=again)
     room = RoomKeys(request.room)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
-    keys = {
-        "registry": room.registry,
-        "record": room.record(booking_id),
-        "ledger": room.ledger,
-        "codes": room.codes,
-        "holds": room.holds,
-        "audit": room.audit,
-        "stats": room.stats,
-        "hold_days": room.hold_days,
-        "unindexed": room.unindexed,
-        "refs": room.refs,
-        "outbox": room.outbox,
-        "hold_streaks": room.hold_streaks,
-        "waits": room.waits,
-        "wait_notices": room.wait_notices,
-    }
+    keys = room.named(CLAIM.keys, record=room.record(booking_id))
     inventories, months = room.inventories(request.cls, request.dates)
-    more_keys = [*inventories]
-    if inline:
-        more_keys += [person_index(owner_id), date_index(request.room)]
     paced_here = paced and inline
+    tails: dict[str, list[str]] = {"inventories": inventories}
+    if inline:
+        tails |= {
+            "person_index": [person_index(owner_id)],
+            "date_index": [date_index(request.room)],
+        }
     if paced_here:
-        more_keys.append(pace_of(owner_id))
+        tails["pace"] = [pace_of(owner_id)]
     fixed = {
         "owner": owner_id,
         **request_args(request),
@@ -178,26 +168,29 @@ def booking_claim(
         code = code_for(booking_id, number)
         args = {**fixed, "code_mac": code_mac(request.room, code), "code_n": number}
         args["reference"] = reference_new(room=request.room)
-        call_keys, call_args = CLAIM.call(keys=keys, args=args, more_keys=more_keys)
-        reply = durable_fcall(client, CLAIM.name, call_keys, call_args)
-        if reply[0] not in ("code_clash", "ref_clash"):
+        call_keys, call_args = CLAIM.call(keys=keys, args=args, tails=tails)
+        answer = CLAIM.answer_of(durable_fcall(client, CLAIM.name, call_keys, call_args))
+        if answer["status"] not in ("code_clash", "ref_clash"):
             break
     else:
         raise RuntimeError("no free pickup code after several attempts")
-    if reply[0] != "ok" and paced_first:
+    status = answer["status"]
+    if status != "ok" and paced_first:
         booking_pace_return(client=client, owner_id=owner_id, booking_id=booking_id)
-    refuse_invalid(CLAIM.name, reply)
-    if reply[0] == "paced":
-        return ClaimResult(False, paced_until=from_ms(int(reply[1])))
-    if reply[0] == "id_in_use":
+    refuse_invalid(CLAIM.name, answer)
+    if status == "paced":
+        return ClaimResult(False, paced_until=from_ms(int(answer["until"])))
+    if status == "id_in_use":
         raise ValueError(f"booking id {booking_id!r} belongs to another owner")
-    if reply[0] == "taken":
-        return ClaimResult(False, taken=tuple(slots_from_reply(reply[1:], request.cls)))
-    booking = booking_from_hash(flat_to_dict(reply[1]))
+    if status == "taken":
+        return ClaimResult(False, taken=tuple(slots_from_reply(answer["slots"], request.cls)))
+    booking = booking_from_hash(flat_to_dict(answer["record"]))
     assert booking is not None
     if not inline:
         indexes_after_claim(client=client, booking=booking)
-    if len(reply) > 2 and reply[2]:
-        waits_forget(client=client, owner_id=owner_id, room=request.room, members=reply[2])
+    if answer["fulfilled"]:
+        waits_forget(
+            client=client, owner_id=owner_id, room=request.room, members=answer["fulfilled"]
+        )
     sender_wake(room.outbox)  # the receipt is in the room's outbox already
     return ClaimResult(True, booking=booking)

@@ -12,6 +12,7 @@ from django.conf import settings
 from booking.domain.keys import (
     RoomKeys,
     hold_of,
+    pace_of,
 )
 from booking.domain.parser import SlotRequest
 from booking.domain.records import (
@@ -24,19 +25,25 @@ from booking.domain.rules import (
     check_owner_id,
     format_room,
 )
+from booking.engine.indexes import indexes_inline
+from booking.engine.pace import PACE_WINDOW_MS, pace_spent_until
 from booking.engine.requests import check_id, refuse_invalid, request_args, request_recheck
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
-from strongroom.store import fcall, load_functions, text_or_none
+from strongroom.store import fcall, pipeline_functions, text_or_none
 
 HOLD = FunctionSpec(
     "booking_hold",
     "HOLD",
     ("holds", "audit", "hold_days", "hold_streaks"),
     ("owner", "cls", "days", "hstart", "hend", "boxes", "hold_id", "now_ms", "ttl_ms",
-     "audit_maxlen", "room", "months"),
+     "audit_maxlen", "room", "months", "pace_limit", "pace_window_ms"),
+    replies=("ok expiry", "taken *slots", "cooling until", "paced until", "id_in_use",
+             "invalid what"),
+    key_tails=("inventories", "pace"),
 )  # fmt: skip
-# more_keys of HOLD: the inventory of each calendar month of the request (as ARGV months).
+# key tails of HOLD: the inventory of each calendar month of the request (as ARGV months), then
+# the buyer's pace where the call checks it (one server, a paced hold).
 HOLD_RELEASE = FunctionSpec(
     "booking_hold_release", "HOLD_RELEASE", ("holds", "hold_days"), ("hold_id", "owner")
 )
@@ -45,12 +52,14 @@ HOLD_RELEASE = FunctionSpec(
 @dataclass(frozen=True)
 class HoldResult:
     """ok: the slots are held; else `taken` lists what is not free, or `cooling_until` says
-    when this buyer may hold in this room again (they held there for a whole hold time)."""
+    when this buyer may hold in this room again (they held there for a whole hold time), or
+    `paced_until` when they may book (and so hold) again (their hourly allowance is spent)."""
 
     ok: bool
     hold: Hold | None = None
     taken: tuple[Slot, ...] = ()
     cooling_until: dt.datetime | None = None
+    paced_until: dt.datetime | None = None
 
 
 def booking_hold(
@@ -61,6 +70,7 @@ def booking_hold(
     hold_id: str,
     ttl_seconds: int | None = None,
     now: dt.datetime | None = None,
+    paced: bool = False,
 ) -> HoldResult:
     """Keep the request's slots for `owner_id` for `ttl_seconds` (default
     STRONGROOM_HOLD_SECONDS); other buyers' claims and holds see them as taken.
@@ -72,7 +82,11 @@ def booking_hold(
 
     One hold time out of two per room: a buyer's holds in a room end one hold time after their
     first one there (holding again does not extend them), and the hold time after that the room
-    is left to everyone else (`cooling_until`); booking there starts afresh."""
+    is left to everyone else (`cooling_until`); booking there starts afresh.
+
+    `paced` (a buyer's own hold): a buyer whose hourly booking allowance is spent may not hold
+    either (`paced_until`): on one server the hold function checks it; on a cluster the
+    buyer's pace lives in their own slot and is read first (one more round trip)."""
     check_owner_id(owner_id)
     request_recheck(request, now)
     check_id("hold id", hold_id, request.room)
@@ -82,6 +96,11 @@ def booking_hold(
     room = RoomKeys(request.room)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     inventories, months = room.inventories(request.cls, request.dates)
+    inline = indexes_inline(client)
+    if paced and not inline:
+        spent = pace_spent_until(client=client, owner_id=owner_id, now_ms=now_ms)
+        if spent is not None:
+            return HoldResult(False, paced_until=spent)
     keys = {
         "holds": room.holds,
         "audit": room.audit,
@@ -97,30 +116,34 @@ def booking_hold(
         "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
         "room": format_room(request.room),
         "months": months,
+        "pace_limit": settings.STRONGROOM_BOOKINGS_PER_HOUR if paced and inline else 0,
+        "pace_window_ms": PACE_WINDOW_MS if paced and inline else 0,
     }
+    tails = {"inventories": inventories}
+    if paced and inline:
+        tails["pace"] = [pace_of(owner_id)]
     # The hold with a read of the buyer's pointer, then (placed) the pointer swapped with the
     # release of the hold it named: two round trips, nothing but the hold function on refusal.
-    call_keys, call_args = HOLD.call(keys=keys, args=args, more_keys=inventories)
+    call_keys, call_args = HOLD.call(keys=keys, args=args, tails=tails)
     pointer = hold_of(owner_id)
-    for attempt in (1, 2):
-        pipe = client.pipeline(transaction=False)
-        pipe.fcall(HOLD.name, len(call_keys), *call_keys, *call_args)
-        pipe.get(pointer)
-        reply, seen = pipe.execute(raise_on_error=False)
-        if isinstance(reply, redis.ResponseError):
-            if "Function not found" in str(reply) and attempt == 1:
-                load_functions(client)
-                continue
-            raise reply
-        break
-    refuse_invalid(HOLD.name, reply)
-    if reply[0] == "id_in_use":
+    reply, seen = pipeline_functions(
+        client,
+        lambda pipe: (
+            pipe.fcall(HOLD.name, len(call_keys), *call_keys, *call_args),
+            pipe.get(pointer),
+        ),
+    )
+    answer = HOLD.answer_of(reply)
+    refuse_invalid(HOLD.name, answer)
+    if answer["status"] == "id_in_use":
         raise ValueError(f"hold id {hold_id!r} belongs to another owner")
-    if reply[0] == "taken":
-        return HoldResult(False, taken=tuple(slots_from_reply(reply[1:], request.cls)))
-    if reply[0] == "cooling":
-        return HoldResult(False, cooling_until=from_ms(reply[1]))
-    expires = from_ms(reply[1])
+    if answer["status"] == "taken":
+        return HoldResult(False, taken=tuple(slots_from_reply(answer["slots"], request.cls)))
+    if answer["status"] == "cooling":
+        return HoldResult(False, cooling_until=from_ms(answer["until"]))
+    if answer["status"] == "paced":
+        return HoldResult(False, paced_until=from_ms(int(answer["until"])))
+    expires = from_ms(answer["expiry"])
     assert expires is not None
     seen = text_or_none(seen)
     pipe = client.pipeline(transaction=False)

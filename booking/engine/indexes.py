@@ -1,8 +1,10 @@
 """The person and date indexes of bookings: written after a claim (or by the claim itself on
-one server), and drained by every list reader (see below)."""
+one server); what a claim could not index is drained by the list readers (marked rooms) and
+by the keeper (booking.engine.indexes_repair)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -17,11 +19,23 @@ from booking.domain.keys import (
     person_score,
 )
 from booking.domain.records import Booking, booking_from_hash
-from booking.domain.rules import booking_id_room, room_count
+from booking.domain.rules import booking_id_room, format_room
+from strongroom import keyspace as ks
 from strongroom.ahead import Command, command, pipeline_replies
-from strongroom.store import text_list
+from strongroom.store import (
+    UNAVAILABLE,
+    WAITAOF_TIMEOUT_MS,
+    NotDurable,
+    StoreUnavailable,
+    Write,
+    durable_calls,
+    text_list,
+)
 
 _INLINE_ATTRIBUTE = "_strongroom_indexes_inline"
+# A page that drains marked rooms waits this long at most for a replica (the entries are
+# written either way, and shown; unconfirmed, the rooms stay marked for the keeper).
+READER_WAIT_MS = 200
 
 
 def indexes_inline(client: redis.Redis) -> bool:
@@ -37,86 +51,143 @@ def indexes_inline(client: redis.Redis) -> bool:
     return known
 
 
-def indexes_after_claim(*, client: redis.Redis, booking: Booking) -> None:
+def indexes_after_claim(*, client: redis.Redis, booking: Booking) -> bool:
     """Where the claim could not write the indexes: write them, then take the booking out of
-    its room's `unindexed` set. Through one connection (one server) that is one pipeline: the
-    server runs and logs it in order, so the ZREM never outlives the entries. On a Redis
-    Cluster the entries live on other primaries: they are written first, the ZREM after."""
+    its room's `unindexed` set. Returns whether it is indexed now.
+
+    Through one connection (one server) that is one pipeline: the server runs and logs it in
+    order, so the ZREM never outlives the entries. On a Redis Cluster the entries live on
+    other primaries, where a failover can take away what no replica had: they are written
+    with the configured durability (under aof+replica WAIT + WAITAOF 1 1 on each primary
+    written to), and only once each confirmed is the id removed from `unindexed`. When they
+    cannot be confirmed, or a primary is away, the booking stays named there (it is confirmed
+    all the same: its room holds it durably) and its room is marked for the list readers."""
     unindexed = RoomKeys(booking.room).unindexed
-    if isinstance(client, redis.RedisCluster):
-        indexes_write(client=client, bookings=[booking])
+    if not isinstance(client, redis.RedisCluster):
+        pipe = _index_pipeline(client, [booking])
+        pipe.zrem(unindexed, booking.id)
+        pipe.execute()
+        return True
+    try:
+        durable_calls(client, index_writes([booking]))
+    except (NotDurable, StoreUnavailable, *UNAVAILABLE):
+        rooms_mark(client=client, rooms=[booking.room])
+        return False
+    # Not needed for the guarantee: a name left behind is drained again, which changes nothing.
+    with contextlib.suppress(*UNAVAILABLE):
         client.zrem(unindexed, booking.id)
-        return
-    pipe = _index_pipeline(client, [booking])
-    pipe.zrem(unindexed, booking.id)
-    pipe.execute()
+    return True
 
 
-def indexes_write(*, client: redis.Redis, bookings: Iterable[Booking]) -> None:
-    """Add bookings to the person index and the date index (one pipeline; idempotent)."""
-    _index_pipeline(client, bookings).execute()
+def rooms_mark(*, client: redis.Redis, rooms: Iterable[int]) -> None:
+    """Name rooms whose `unindexed` set needs a drain in the one set list readers read. Best
+    effort and not waited for (the primary that could not confirm the entries may be this
+    set's too): a mark that is lost, or never written, is made good by the keeper's next
+    sweep of every room (booking.engine.indexes_repair)."""
+    labels = sorted({format_room(room) for room in rooms})
+    if labels:
+        with contextlib.suppress(*UNAVAILABLE, redis.ReadOnlyError):
+            client.sadd(ks.BOOKING_UNINDEXED_ROOMS.key(), *labels)
+
+
+def indexes_write(
+    *, client: redis.Redis, bookings: Iterable[Booking], timeout_ms: int = WAITAOF_TIMEOUT_MS
+) -> None:
+    """Add bookings to the person index and the date index (idempotent), confirmed with the
+    configured durability on each primary written to (raises NotDurable if one cannot)."""
+    writes = index_writes(bookings)
+    if writes:
+        durable_calls(client, writes, timeout_ms=timeout_ms)
+
+
+def index_writes(bookings: Iterable[Booking]) -> list[Write]:
+    """The ZADDs that index `bookings`: one per person index, one per date shard (chunked)."""
+    people: dict[str, dict[str, int]] = {}
+    shards: dict[str, dict[str, int]] = {}
+    for booking in bookings:
+        people.setdefault(person_index(booking.owner_id), {})[booking.id] = person_score(
+            booking.dates
+        )
+        shard = shards.setdefault(date_index(booking.room), {})
+        for date in booking.dates:
+            shard[date_member(booking.id, date)] = date_score(date, booking.cls, booking.room)
+    writes = []
+    for key, members in (*people.items(), *shards.items()):
+        items = list(members.items())
+        for start in range(0, len(items), 5000):
+            flat = [
+                part for member, score in items[start : start + 5000] for part in (score, member)
+            ]
+            writes.append(Write(key, ("ZADD", key, *flat)))
+    return writes
 
 
 def _index_pipeline(client: redis.Redis, bookings: Iterable[Booking]) -> Any:
     pipe = client.pipeline(transaction=False)
-    by_shard: dict[str, dict[str, int]] = {}
-    for booking in bookings:
-        pipe.zadd(person_index(booking.owner_id), {booking.id: person_score(booking.dates)})
-        shard = by_shard.setdefault(date_index(booking.room), {})
-        for date in booking.dates:
-            shard[date_member(booking.id, date)] = date_score(date, booking.cls, booking.room)
-    for key, members in by_shard.items():
-        items = list(members.items())
-        for start in range(0, len(items), 5000):
-            pipe.zadd(key, dict(items[start : start + 5000]))
+    for write in index_writes(bookings):
+        pipe.execute_command(*write.command)
     return pipe
 
 
-def indexes_drain(*, client: redis.Redis, rooms: Sequence[int]) -> int:
+def indexes_drain(
+    *, client: redis.Redis, rooms: Sequence[int], timeout_ms: int = WAITAOF_TIMEOUT_MS
+) -> int:
     """Index the bookings the rooms' `unindexed` sets still name, then remove them from the
-    sets (never before their entries are written: a crash in between leaves them listed here,
-    and writing an entry twice changes nothing). Returns how many were drained."""
+    sets (never before their entries are confirmed: a crash in between leaves them named
+    there, and writing an entry twice changes nothing). The rooms' marks go first, so that a
+    claim marking one of them meanwhile is either drained here or stays marked. Returns how
+    many were drained."""
+    if not rooms:
+        return 0
+    marks = ks.BOOKING_UNINDEXED_ROOMS.key()
+    if not indexes_inline(client):
+        client.srem(marks, *(format_room(room) for room in rooms))
     pipe = client.pipeline(transaction=False)
     for room in rooms:
         pipe.zrange(RoomKeys(room).unindexed, 0, -1)
     waiting = {room: text_list(ids) for room, ids in zip(rooms, pipe.execute(), strict=True) if ids}
-    _drain(client, waiting)
+    _drain(client, waiting, timeout_ms)
     return sum(len(room_ids) for room_ids in waiting.values())
 
 
 def indexes_read_commands(*, client: redis.Redis, reads: Sequence[Command]) -> list[Command]:
-    """What `indexes_read` sends first: on a cluster every room's `unindexed` set, then `reads`."""
+    """What `indexes_read` sends first: on a cluster the set of marked rooms, then `reads`."""
     if indexes_inline(client):
         return list(reads)
-    rooms = range(1, room_count() + 1)
-    return [*(command("ZRANGE", RoomKeys(room).unindexed, 0, -1) for room in rooms), *reads]
+    return [command("SMEMBERS", ks.BOOKING_UNINDEXED_ROOMS.key()), *reads]
 
 
 def indexes_read(*, client: redis.Redis, reads: Sequence[Command]) -> list[Any]:
-    """The replies of the index reads `reads`, with every booking the indexes miss indexed
-    first. On one server nothing can be missing: one pipeline as asked. On a cluster the rooms'
-    `unindexed` sets ride in the same pipeline; whatever they name (a claim cut off before its
-    index step) is indexed and drained, and the reads run again. Served from what was read
-    ahead when it was (strongroom/ahead.py)."""
+    """The replies of the index reads `reads`, with every booking a claim could not index
+    indexed first. On one server nothing can be missing: one pipeline as asked. On a cluster
+    the set of marked rooms rides in the same pipeline (one small set, not every room's
+    `unindexed` set); the rooms it names are drained and the reads run again. Served from
+    what was read ahead when it was (strongroom/ahead.py)."""
     first = indexes_read_commands(client=client, reads=reads)
     replies = pipeline_replies(client, first)
-    unindexed = len(first) - len(reads)
-    waiting = {
-        room: text_list(ids)
-        for room, ids in zip(range(1, unindexed + 1), replies[:unindexed], strict=True)
-        if ids
-    }
-    if not waiting:
-        return list(replies[unindexed:])
-    _drain(client, waiting)
+    if len(first) == len(reads):
+        return list(replies)
+    marked = [int(room) for room in text_list(list(replies[0])) if room.isdigit()]
+    if not marked:
+        return list(replies[1:])
+    indexes_drain(client=client, rooms=marked, timeout_ms=READER_WAIT_MS)
     return pipeline_replies(client, reads)
 
 
-def _drain(client: redis.Redis, waiting: dict[int, list[str]]) -> None:
+def _drain(client: redis.Redis, waiting: dict[int, list[str]], timeout_ms: int) -> None:
     if not waiting:
         return
     ids = [booking_id for room_ids in waiting.values() for booking_id in room_ids]
-    indexes_write(client=client, bookings=bookings_by_id(client=client, ids=ids))
+    found = bookings_by_id(client=client, ids=ids)
+    try:
+        indexes_write(client=client, bookings=found, timeout_ms=timeout_ms)
+    except NotDurable:
+        # Written, not confirmed: the names stay, and so does the mark (the reader shows them).
+        rooms_mark(client=client, rooms=waiting)
+        return
+    except (StoreUnavailable, *UNAVAILABLE):
+        rooms_mark(client=client, rooms=waiting)
+        raise
     pipe = client.pipeline(transaction=False)
     for room, room_ids in waiting.items():
         pipe.zrem(RoomKeys(room).unindexed, *room_ids)

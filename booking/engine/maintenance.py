@@ -26,6 +26,8 @@ FLUSH_ROOM = FunctionSpec(
     "FLUSH_ROOM",
     ("registry", "ledger", "holds", "audit", "hold_days"),
     ("actor", "reason", "now_ms", "audit_maxlen", "n_inv", "n_rec", "room"),
+    replies=("ok removed cancelled", "retry", "invalid what"),
+    key_tails=("inventories", "records", "stats"),
 )
 
 
@@ -118,7 +120,7 @@ def _flush_room_call(
             "n_rec": len(record_keys),
             "room": format_room(room),
         },
-        more_keys=[*sorted(registered), *record_keys, keys.stats],
+        tails={"inventories": sorted(registered), "records": record_keys, "stats": [keys.stats]},
     )
     return Call(FLUSH_ROOM.name, all_keys, args)
 
@@ -140,9 +142,10 @@ def inventory_flush(*, client: redis.Redis, actor_id: str, reason: str) -> Flush
         replies = durable_calls(client, calls, timeout_ms=2000)
         changed = []
         for room, reply in zip(order, replies, strict=True):
-            if reply[0] == "ok":
-                removed += int(reply[1])
-                cancelled += int(reply[2])
+            answer = FLUSH_ROOM.answer_of(reply)
+            if answer["status"] == "ok":
+                removed += int(answer["removed"])
+                cancelled += int(answer["cancelled"])
             else:
                 changed.append(room)
         pending = room_sets_read(client, changed) if changed else {}

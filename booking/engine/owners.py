@@ -20,13 +20,13 @@ from booking.domain.rules import (
     site_today,
 )
 from booking.engine.bookings import bookings_page, bookings_page_read
-from booking.engine.indexes import indexes_read_commands
+from booking.engine.indexes import indexes_read, indexes_read_commands
 from booking.engine.waits import waits_of, waits_of_read
 from strongroom import keyspace as ks
-from strongroom.ahead import Command
+from strongroom.ahead import Command, command
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
-from strongroom.store import durable_fcall, text_list, text_values
+from strongroom.store import Write, durable_calls, durable_fcall, text_list, text_values
 
 # more_keys: the owner's record keys (ARGV n of them), then every inventory key they name.
 OWNER_FORGET = FunctionSpec(
@@ -35,6 +35,8 @@ OWNER_FORGET = FunctionSpec(
     ("registry", "audit", "stats", "waits", "wait_notices", "holds", "outbox", "hold_days"),
     ("owner", "now_ms", "audit_maxlen", "n", "room", "first_day", "priority_hold_id",
      "priority_hold_ms"),
+    replies=("ok cancelled kept", "stale", "invalid what"),
+    key_tails=("records", "inventories"),
 )  # fmt: skip
 
 
@@ -71,7 +73,9 @@ def owner_forget(*, client: redis.Redis, owner_id: str, now: dt.datetime | None 
     """Cancel the owner's bookings not collected at all (freeing their slots), keep every record
     for staff with owner '0', drop their waits, tell waiters of what freed: one durable call per
     room. Returns the number of bookings cancelled."""
-    ids = text_list(client.zrange(person_index(owner_id), 0, -1))
+    # Read as the lists read it: a booking its claim could not index yet is indexed first.
+    (found,) = indexes_read(client=client, reads=[command("ZRANGE", person_index(owner_id), 0, -1)])
+    ids = text_list(found)
     by_room: dict[int, list[str]] = defaultdict(list)
     for booking_id in ids:
         room = booking_id_room(booking_id)
@@ -86,10 +90,11 @@ def owner_forget(*, client: redis.Redis, owner_id: str, now: dt.datetime | None 
     cancelled = 0
     for room, booking_ids in sorted(by_room.items()):
         cancelled += _room_forget(client, room, owner_id, booking_ids, at, now)
-    pipe = client.pipeline(transaction=False)
-    pipe.delete(person_index(owner_id))
-    pipe.delete(waits_index)
-    pipe.execute()
+    # Durable like the rooms' calls: a failover must not bring the deleted indexes back.
+    durable_calls(
+        client,
+        [Write(key, ("DEL", key)) for key in (person_index(owner_id), waits_index)],
+    )
     return cancelled
 
 
@@ -131,13 +136,13 @@ def _room_forget(
                 "priority_hold_id": hold_new_id(room=room),
                 "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
             },
-            more_keys=[*records, *inventories],
+            tails={"records": records, "inventories": inventories},
         )
-        reply = durable_fcall(client, OWNER_FORGET.name, *call)
-        if reply[0] == "ok":
-            return int(reply[1])
-        if reply[0] != "stale":
-            raise RuntimeError(f"booking_owner_forget refused: {reply}")
+        answer = OWNER_FORGET.answer_of(durable_fcall(client, OWNER_FORGET.name, *call))
+        if answer["status"] == "ok":
+            return int(answer["cancelled"])
+        if answer["status"] != "stale":
+            raise RuntimeError(f"booking_owner_forget refused: {answer}")
     raise RuntimeError("the room kept changing while the owner was forgotten")
 
 

@@ -1,6 +1,7 @@
-"""Collecting a booking at the safe: room + pickup code, on a booked day and hour. Wrong codes
-lock the client that types them (per room and in every room), never the room: an owner is not
-refused because others guessed (Redis Functions booking_pickup and booking_pickup_miss)."""
+"""Collecting a booking at the safe: room + pickup code, on a booked day and hour. The right
+code always opens (Redis Function booking_pickup); wrong codes are slowed, never turned into a
+refusal: each one answers with a delay (Retry-After) that grows with the client's recent wrong
+codes in the room and in every room, up to a ceiling."""
 
 from __future__ import annotations
 
@@ -13,27 +14,28 @@ from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from booking.domain.codes import code_mac, code_normalise
-from booking.domain.keys import RoomKeys, pickup_client_failures, pickup_client_lock
+from booking.domain.keys import RoomKeys, pickup_client_failures
 from booking.domain.records import Booking, booking_from_hash, flat_to_dict
 from booking.domain.rules import format_room, local_now, request_id_new, request_id_valid
 from booking.domain.values import room_number
 from strongroom.calls import FunctionSpec
-from strongroom.clock import from_ms, to_ms
-from strongroom.store import durable_fcall, load_functions, text_or_none
+from strongroom.clock import to_ms
+from strongroom.store import durable_fcall, text_or_none
 
 PICKUP = FunctionSpec(
     "booking_pickup",
     "PICKUP",
-    ("lock", "failures", "codes", "record", "audit", "stats"),
-    ("code_mac", "booking_id", "now_ms", "today", "minute", "grace_minutes", "max_failures",
-     "window_ms", "lock_ms", "attempt_id", "audit_maxlen", "room", "yesterday"),
+    ("codes", "record", "audit", "stats"),
+    ("code_mac", "booking_id", "now_ms", "today", "minute", "grace_minutes", "attempt_id",
+     "audit_maxlen", "room", "yesterday"),
+    replies=("collected record", "already_collected record", "cancelled record",
+             "wrong_day record", "wrong_hour record", "wrong_code", "retry booking_id",
+             "invalid what"),
 )  # fmt: skip
-PICKUP_MISS = FunctionSpec(
-    "booking_pickup_miss",
-    "PICKUP_MISS",
-    ("failures", "lock"),
-    ("failure", "now_ms", "max_failures", "window_ms", "lock_ms"),
-)
+
+# Wrong codes remembered per client and room (and per client): enough to reach the ceiling and
+# to tell staff "1,024 wrong codes", bounded however fast a client guesses.
+MISSES_KEPT = 1024
 
 
 @dataclass(frozen=True)
@@ -42,11 +44,9 @@ class PickupResult:
     outcome: str
     message: Any
     booking: Booking | None = None
-    locked_until: dt.datetime | None = None
-    tries_left: int | None = None  # after a wrong code: how many more before the lock
-
-
-TRIES_WARNING = 3  # a wrong code says how many tries are left from this many down
+    retry_after: int = 0  # after a wrong code: seconds the kiosk asks the client to wait
+    misses: int = 0  # after a wrong code: the client's recent wrong codes in this room
+    come_on: dt.date | None = None  # wrong day or hour: the booked day to come back on
 
 
 _PICKUP_MESSAGES = {
@@ -56,9 +56,17 @@ _PICKUP_MESSAGES = {
     "wrong_hour": _("This booking is not for this hour."),
     "already_collected": _("This treasure has already been collected."),
     "cancelled": _("This booking was cancelled."),
-    "locked": _("Too many wrong codes from this device: it is locked out of pickups for a while."),
     "invalid": _("Enter the room number and the code of your booking."),
 }
+
+
+def miss_delay(misses: int, *, free: int, ceiling: int) -> int:
+    """Seconds to wait after the `misses`-th recent wrong code: none for the first `free`
+    (typos), then 1, 2, 4, ... doubling, never more than `ceiling`."""
+    over = misses - free
+    if over <= 0:
+        return 0
+    return min(ceiling, 2 ** min(over - 1, 30))
 
 
 def booking_pickup(
@@ -71,11 +79,10 @@ def booking_pickup(
     client_id: str = "",
 ) -> PickupResult:
     """Collect a booking with room + code: on a booked day, within its hours + grace, once a day.
-    Wrong codes are throttled per client (`client_id`, the address the request came from): per
-    room (STRONGROOM_PICKUP_MAX_FAILURES) and in all rooms together
-    (STRONGROOM_PICKUP_CLIENT_MAX_FAILURES), each within STRONGROOM_PICKUP_WINDOW_SECONDS; a
-    client over either limit is locked for STRONGROOM_PICKUP_LOCK_SECONDS. Round trips: 2 (the
-    code and the client's lock, then the function; a wrong code's count rides along).
+    A right code opens whatever wrong codes came before, from this client or any other. A wrong
+    code is counted against the client (`client_id`, the address the request came from) in the
+    room and in every room, within STRONGROOM_PICKUP_WINDOW_SECONDS, and answers with a delay
+    (`retry_after`, see `miss_delay`). Round trips: 2 (the code, then the function or the count).
 
     `attempt_id` (made by the caller, e.g. carried by the kiosk form) makes a repeat of the same
     attempt harmless: the person who just collected sees "collected" again and a wrong code is
@@ -94,43 +101,42 @@ def booking_pickup(
     keys = RoomKeys(number)
     moment = local_now(now)
     normal = code_normalise(typed)
-    # A malformed code is a wrong code too (it counts towards the lock), never a lookup hint.
+    # A malformed code is a wrong code too (it counts towards the delay), never a lookup hint.
     mac = code_mac(number, normal) if normal else "malformed"
     who = client_id[:100] or "unknown"
-    pipe = client.pipeline(transaction=False)
-    pipe.hget(keys.codes, mac)
-    pipe.get(pickup_client_lock(who))
-    found, locked = pipe.execute()
-    if locked:
-        return PickupResult(
-            False, "locked", _PICKUP_MESSAGES["locked"], locked_until=from_ms(locked)
-        )
-    booking_id = text_or_none(found) or ""
+    booking_id = (text_or_none(client.hget(keys.codes, mac)) or "") if normal else ""
     if not booking_id:
-        return _wrong_code(client, keys, who, mac, attempt, moment, number)
+        return _wrong_code(client, keys, who, mac, attempt, moment)
     for _attempt in range(3):
         args = {**_pickup_args(moment, number, mac, attempt), "booking_id": booking_id}
         call_keys = {
-            "lock": keys.pickup_lock(who),
-            "failures": keys.pickup_failures(who),
             "codes": keys.codes,
             "record": keys.record(booking_id or "-"),
             "audit": keys.audit,
             "stats": keys.stats,
         }
-        reply = durable_fcall(client, PICKUP.name, *PICKUP.call(keys=call_keys, args=args))
-        if reply[0] != "retry":
+        call = PICKUP.call(keys=call_keys, args=args)
+        answer = PICKUP.answer_of(durable_fcall(client, PICKUP.name, *call))
+        if answer["status"] != "retry":
             break
-        booking_id = reply[1]
-    outcome = reply[0]
-    if outcome == "locked":
-        return PickupResult(
-            False, outcome, _PICKUP_MESSAGES[outcome], locked_until=from_ms(reply[1])
-        )
+        booking_id = answer["booking_id"]
+    outcome = answer["status"]
     if outcome == "wrong_code":
-        return PickupResult(False, outcome, _PICKUP_MESSAGES[outcome])
-    booking = booking_from_hash(flat_to_dict(reply[1]))
-    return PickupResult(outcome == "collected", outcome, _PICKUP_MESSAGES[outcome], booking)
+        # The code's booking went (cancelled or moved) between the lookup and the function.
+        return _wrong_code(client, keys, who, mac, attempt, moment)
+    booking = booking_from_hash(flat_to_dict(answer["record"]))
+    come_on = _come_on(booking, moment) if outcome in ("wrong_day", "wrong_hour") else None
+    return PickupResult(
+        outcome == "collected", outcome, _PICKUP_MESSAGES[outcome], booking, come_on=come_on
+    )
+
+
+def _come_on(booking: Booking | None, moment: dt.datetime) -> dt.date | None:
+    """The next booked day not yet collected (today for a wrong hour); None if all have passed."""
+    if booking is None:
+        return None
+    ahead = [d for d in booking.dates if d >= moment.date() and d not in booking.collected_dates]
+    return ahead[0] if ahead else None
 
 
 def _pickup_args(moment: dt.datetime, number: int, mac: str, attempt: str) -> dict[str, object]:
@@ -141,9 +147,6 @@ def _pickup_args(moment: dt.datetime, number: int, mac: str, attempt: str) -> di
         "today": moment.date().isoformat(),
         "minute": moment.hour * 60 + moment.minute,
         "grace_minutes": settings.STRONGROOM_PICKUP_GRACE_MINUTES,
-        "max_failures": settings.STRONGROOM_PICKUP_MAX_FAILURES,
-        "window_ms": settings.STRONGROOM_PICKUP_WINDOW_SECONDS * 1000,
-        "lock_ms": settings.STRONGROOM_PICKUP_LOCK_SECONDS * 1000,
         "attempt_id": attempt,
         "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
         "room": format_room(number),
@@ -152,66 +155,53 @@ def _pickup_args(moment: dt.datetime, number: int, mac: str, attempt: str) -> di
 
 
 def _wrong_code(
-    client: redis.Redis,
-    keys: RoomKeys,
-    who: str,
-    mac: str,
-    attempt: str,
-    moment: dt.datetime,
-    number: int,
+    client: redis.Redis, keys: RoomKeys, who: str, mac: str, attempt: str, moment: dt.datetime
 ) -> PickupResult:
-    """A code no booking of the room has: counted against the client in the room (the room's
-    function, which also answers if the code became valid meanwhile) and in every room (the
-    client's own function), one pipeline. Nothing here needs the disk: no WAITAOF."""
-    call_keys = {
-        "lock": keys.pickup_lock(who),
-        "failures": keys.pickup_failures(who),
-        "codes": keys.codes,
-        "record": keys.record("-"),
-        "audit": keys.audit,
-        "stats": keys.stats,
-    }
-    room_call = PICKUP.call(keys=call_keys, args=_pickup_args(moment, number, mac, attempt))
-    miss_call = PICKUP_MISS.call(
-        keys={"failures": pickup_client_failures(who), "lock": pickup_client_lock(who)},
-        args={
-            "failure": f"{attempt}|{number}|{mac}",
-            "now_ms": to_ms(moment),
-            "max_failures": settings.STRONGROOM_PICKUP_CLIENT_MAX_FAILURES,
-            "window_ms": settings.STRONGROOM_PICKUP_WINDOW_SECONDS * 1000,
-            "lock_ms": settings.STRONGROOM_PICKUP_LOCK_SECONDS * 1000,
-        },
+    """A code no booking of the room has: counted (once per attempt) against the client in the
+    room and in every room, in one pipeline; the answer's delay is the larger of the two. Every
+    doubling of the room's count (4, 8, 16, ...) writes one audit entry, so a guesser shows in
+    the staff audit without pushing the room's other entries out of its capped stream."""
+    now_ms = to_ms(moment)
+    window_ms = settings.STRONGROOM_PICKUP_WINDOW_SECONDS * 1000
+    member = f"{attempt}|{mac}"
+    pipe = client.pipeline(transaction=False)
+    for key in (keys.pickup_failures(who), pickup_client_failures(who)):
+        pipe.zadd(key, {member: now_ms}, nx=True)
+        pipe.zremrangebyscore(key, "-inf", f"({now_ms - window_ms}")
+        pipe.zremrangebyrank(key, 0, -MISSES_KEPT - 1)
+        pipe.zcard(key)
+        pipe.pexpire(key, window_ms)
+    replies = pipe.execute()
+    added, in_room, in_all = replies[0], int(replies[3]), int(replies[8])
+    ceiling = settings.STRONGROOM_PICKUP_DELAY_CEILING_SECONDS
+    delay = max(
+        miss_delay(in_room, free=settings.STRONGROOM_PICKUP_FREE_MISSES, ceiling=ceiling),
+        miss_delay(in_all, free=settings.STRONGROOM_PICKUP_CLIENT_FREE_MISSES, ceiling=ceiling),
     )
-    room_reply, miss_reply = _fcalls(
-        client, [(PICKUP.name, *room_call), (PICKUP_MISS.name, *miss_call)]
-    )
-    for reply in (room_reply, miss_reply):
-        if reply[0] == "locked":
-            return PickupResult(
-                False, "locked", _PICKUP_MESSAGES["locked"], locked_until=from_ms(reply[1])
-            )
-    # 'retry': the code was made between the two reads; the caller's next press finds it.
-    left = [int(reply[1]) for reply in (room_reply, miss_reply) if str(reply[1]).isdigit()]
-    fewest = min(left) if left else None
+    if added and in_room >= 4 and in_room & (in_room - 1) == 0:
+        _audit_misses(client, keys, who, in_room, now_ms)
     return PickupResult(
         False,
         "wrong_code",
         _PICKUP_MESSAGES["wrong_code"],
-        tries_left=fewest if fewest is not None and fewest <= TRIES_WARNING else None,
+        retry_after=delay,
+        misses=in_room,
     )
 
 
-def _fcalls(client: redis.Redis, calls: list[tuple[str, list[str], list[object]]]) -> list[Any]:
-    """Several FCALLs in one pipeline (one round trip), loading the libraries once if the
-    server has lost them."""
-    for attempt in (1, 2):
-        pipe = client.pipeline(transaction=False)
-        for name, keys, args in calls:
-            pipe.fcall(name, len(keys), *keys, *args)
-        try:
-            return pipe.execute()
-        except redis.ResponseError as exc:
-            if "Function not found" not in str(exc) or attempt == 2:
-                raise
-            load_functions(client)
-    raise AssertionError("unreachable")
+def _audit_misses(client: redis.Redis, keys: RoomKeys, who: str, misses: int, now_ms: int) -> None:
+    """One 'pickup_failed' entry in the room's audit stream (the fields booking.lua writes)."""
+    minutes = max(1, settings.STRONGROOM_PICKUP_WINDOW_SECONDS // 60)
+    client.xadd(
+        keys.audit,
+        {
+            "kind": "pickup_failed",
+            "actor": "",
+            "booking": "",
+            "room": format_room(keys.room),
+            "detail": f"{misses} wrong codes from {who} within {minutes} min",
+            "at": now_ms,
+        },
+        maxlen=settings.STRONGROOM_AUDIT_MAXLEN,
+        approximate=True,
+    )

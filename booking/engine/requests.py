@@ -38,7 +38,7 @@ def request_recheck(request: SlotRequest, now: dt.datetime | None) -> None:
         raise InvalidRequest(errors)
 
 
-def refuse_invalid(function: str, reply: list[Any]) -> None:
+def refuse_invalid(function: str, answer: dict[str, Any]) -> None:
     # The function refused a malformed request before any write: a SlotRequest built by hand.
-    if reply[0] == "invalid":
-        raise ValueError(f"{function} refused a malformed request ({reply[1]})")
+    if answer["status"] == "invalid":
+        raise ValueError(f"{function} refused a malformed request ({answer['what']})")

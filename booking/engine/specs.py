@@ -6,12 +6,13 @@ from booking.engine.cancel import CANCEL
 from booking.engine.claims import CLAIM
 from booking.engine.holds import HOLD, HOLD_RELEASE
 from booking.engine.maintenance import FLUSH_ROOM
+from booking.engine.moves import MOVE
 from booking.engine.owners import OWNER_FORGET
-from booking.engine.pickup import PICKUP, PICKUP_MISS
+from booking.engine.pickup import PICKUP
 from booking.engine.stats import STATS_REBUILD
 from booking.engine.waits import WAIT, WAITS_CHECK
 
 SPECS = (
-    CLAIM, HOLD, HOLD_RELEASE, CANCEL, PICKUP, PICKUP_MISS, FLUSH_ROOM, STATS_REBUILD, WAIT,
+    CLAIM, HOLD, HOLD_RELEASE, CANCEL, MOVE, PICKUP, FLUSH_ROOM, STATS_REBUILD, WAIT,
     WAITS_CHECK, OWNER_FORGET,
 )  # fmt: skip

@@ -36,12 +36,17 @@ from booking.engine.bookings import room_sets_read
 from strongroom import keyspace as ks
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms
-from strongroom.store import execute_functions, text_or_none
+from strongroom.store import fcalls, text_or_none
 
 # more_keys: the inventory keys, then the record keys; more_args: month, cls, bits per day of
 # each inventory key, then the local creation date of each record.
 STATS_REBUILD = FunctionSpec(
-    "booking_stats_rebuild", "STATS_REBUILD", ("stats", "registry", "ledger"), ("n_inv", "n_rec")
+    "booking_stats_rebuild",
+    "STATS_REBUILD",
+    ("stats", "registry", "ledger"),
+    ("n_inv", "n_rec"),
+    replies=("ok counted", "retry", "invalid what"),
+    key_tails=("inventories", "records"),
 )
 
 
@@ -233,8 +238,8 @@ def season_stats(*, client: redis.Redis, now: dt.datetime | None = None) -> Seas
 
 def _stats_call(
     room: int, registered: set[str], ledger: set[str], created: dict[str, str]
-) -> list[object]:
-    """FCALL arguments of booking_stats_rebuild for what was read of one room."""
+) -> tuple[str, list[str], list[object]]:
+    """The booking_stats_rebuild call (function, KEYS, ARGV) for what was read of one room."""
     keys = RoomKeys(room)
     inventories = sorted(registered)
     ids = sorted(ledger)
@@ -248,10 +253,10 @@ def _stats_call(
     all_keys, args = STATS_REBUILD.call(
         keys={"stats": keys.stats, "registry": keys.registry, "ledger": keys.ledger},
         args={"n_inv": len(inventories), "n_rec": len(ids)},
-        more_keys=[*inventories, *(keys.record(booking_id) for booking_id in ids)],
+        tails={"inventories": inventories, "records": [keys.record(i) for i in ids]},
         more_args=more_args,
     )
-    return [STATS_REBUILD.name, len(all_keys), *all_keys, *args]
+    return STATS_REBUILD.name, all_keys, args
 
 
 def stats_rebuild(*, client: redis.Redis, rooms: Sequence[int] | None = None) -> int:
@@ -272,18 +277,17 @@ def stats_rebuild(*, client: redis.Redis, rooms: Sequence[int] | None = None) ->
             for booking_id in sorted(pending[room][1]):
                 pipe.hget(RoomKeys(room).record(booking_id), "created")
         created_at = iter(pipe.execute())
-        pipe = client.pipeline(transaction=False)
+        calls = []
         for room in order:
             registered, ledger = pending[room]
             created = {i: text_or_none(next(created_at)) or "" for i in sorted(ledger)}
-            pipe.execute_command("FCALL", *_stats_call(room, registered, ledger, created))
-        replies = execute_functions(client, pipe)
-        if replies is None:
-            continue
+            calls.append(_stats_call(room, registered, ledger, created))
+        replies = fcalls(client, calls)
         changed = []
         for room, reply in zip(order, replies, strict=True):
-            if reply[0] == "ok":
-                counted += int(reply[1])
+            answer = STATS_REBUILD.answer_of(reply)
+            if answer["status"] == "ok":
+                counted += int(answer["counted"])
             else:
                 changed.append(room)
         pending = room_sets_read(client, changed) if changed else {}

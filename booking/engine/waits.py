@@ -12,11 +12,20 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import cast
 
 import redis
 from django.conf import settings
+from redis.cluster import RedisCluster
 
-from booking.domain.formats import months_arg, request_months
+from booking.domain.formats import (
+    NOTICE_FIELDS,
+    WAIT_FIELDS,
+    fields_join,
+    fields_split,
+    months_arg,
+    request_months,
+)
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import (
     CLASSES,
@@ -36,8 +45,9 @@ from strongroom import keyspace as ks
 from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
+from strongroom.keeper import failover_repair
 from strongroom.outbox import sender_hook
-from strongroom.store import fcall, text_list, text_values
+from strongroom.store import Write, durable_calls, fcall, is_cluster, text_list, text_values
 
 WAIT = FunctionSpec(
     "booking_wait",
@@ -45,6 +55,7 @@ WAIT = FunctionSpec(
     ("waits", "holds", "hold_days"),
     ("person", "cls", "day", "hstart", "hend", "box", "now_ms", "limit", "months",
      "first_day"),
+    replies=("ok", "free", "limit", "invalid what"),
 )  # fmt: skip
 # more_keys of WAIT: the inventory of the waited day's month (ARGV months names it).
 WAITS_CHECK = FunctionSpec(
@@ -58,6 +69,7 @@ WAITS_CHECK = FunctionSpec(
         "hold_days",
     ),
     ("now_ms", "first_day", "priority_hold_id", "priority_hold_ms", "room", "months"),
+    reply=("told", "left"),
 )
 # more_keys of WAITS_CHECK: the inventories of the months ARGV months names, class A's first,
 # then B's, then C's (each in the order of the months).
@@ -83,16 +95,40 @@ class Wait:
 
 
 def wait_member(*, owner_id: str, wait: Wait) -> str:
+    """The wait as the room's waits hold it (WAIT_FIELDS)."""
     start, end = wait.hours or (0, 0)
-    day = calendar_day(wait.date)
-    return f"{owner_id}|{wait.cls}|{day}|{start}|{end}|{wait.box or 0}"
+    return fields_join(
+        {"person": owner_id, "cls": wait.cls, "day": calendar_day(wait.date), "hstart": start,
+         "hend": end, "box": wait.box or 0},
+        WAIT_FIELDS,
+    )  # fmt: skip
 
 
-def _wait_of(room: int, member: str) -> tuple[str, Wait]:
-    person, cls, day, start, end, box = member.split("|")
-    date = calendar_date(int(day))
-    hours = None if cls == "A" else (int(start), int(end))
-    return person, Wait(room, cls, date, hours, int(box) or None)
+def wait_of(room: int, member: str) -> tuple[str, Wait]:
+    """The person and the wait of a member of the room's waits (WAIT_FIELDS)."""
+    f = fields_split(member, WAIT_FIELDS)
+    date = calendar_date(int(f["day"]))
+    hours = None if f["cls"] == "A" else (int(f["hstart"]), int(f["hend"]))
+    return f["person"], Wait(room, f["cls"], date, hours, int(f["box"]) or None)
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A told wait's notice: when, and the priority hold (the first in line's, or '') until
+    when it lasts."""
+
+    told_at: dt.datetime | None
+    hold_id: str
+    expires_at: dt.datetime | None
+
+
+def notice_of(value: str | None) -> Notice | None:
+    """A notice as stored (NOTICE_FIELDS; notices written before a field was added lack it)."""
+    if value is None:
+        return None
+    parts = [*value.split("|"), *[""] * len(NOTICE_FIELDS)][: len(NOTICE_FIELDS)]
+    f = dict(zip(NOTICE_FIELDS, parts, strict=True))
+    return Notice(from_ms(f["told"]), f["hold_id"], from_ms(f["expiry"] or None))
 
 
 def _index_trim(pipe: redis.client.Pipeline, owner_id: str, now: dt.datetime | None) -> None:
@@ -143,9 +179,9 @@ def wait_join(
         },
         more_keys=inventories,
     )
-    reply = fcall(client, WAIT.name, *call)
-    if reply[0] != "ok":
-        return "invalid" if reply[0] == "invalid" else str(reply[0])
+    status = WAIT.answer_of(fcall(client, WAIT.name, *call))["status"]
+    if status != "ok":
+        return str(status)
     pipe = client.pipeline(transaction=False)
     pipe.zadd(index, {entry: _day_start_ms(wait.date)})
     pipe.sadd(ks.BOOKING_WAIT_ROOMS.key(), format_room(wait.room))
@@ -199,15 +235,14 @@ def waits_of(
     first = first_bookable_day(now)
     found = []
     for i, (entry, room, member) in enumerate(parsed):
-        waiting, notice = replies[2 * i], text_values([replies[2 * i + 1]])[0]
-        _person, wait = _wait_of(room, member)
+        waiting, notice = replies[2 * i], notice_of(text_values([replies[2 * i + 1]])[0])
+        _person, wait = wait_of(room, member)
         if calendar_day(wait.date) < first or (waiting is None and notice is None):
             continue
         if notice is None:
             found.append(WaitStatus(wait, entry))
             continue
-        told, hold_id, expiry, _room = ([*notice.split("|"), "", "", ""])[:4]
-        found.append(WaitStatus(wait, entry, from_ms(told), hold_id, from_ms(expiry or None)))
+        found.append(WaitStatus(wait, entry, notice.told_at, notice.hold_id, notice.expires_at))
     return found
 
 
@@ -223,12 +258,11 @@ def wait_leave(*, client: redis.Redis, owner_id: str, entry: str) -> bool:
     pipe.hget(keys.wait_notices, member)
     pipe.zrem(keys.waits, member)
     pipe.hdel(keys.wait_notices, member)
-    notice = text_values([pipe.execute()[0]])[0]
+    notice = notice_of(text_values([pipe.execute()[0]])[0])
     client.zrem(index, entry)
-    priority_hold = (notice or "").split("|")[1:2]
-    if priority_hold and priority_hold[0]:
+    if notice is not None and notice.hold_id:
         # Declined: the slot held for this buyer goes back to everyone at once.
-        booking_hold_release(client=client, owner_id=owner_id, hold_id=priority_hold[0])
+        booking_hold_release(client=client, owner_id=owner_id, hold_id=notice.hold_id)
     return True
 
 
@@ -276,8 +310,9 @@ def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
     told = 0
     empty = []
     for room, reply in zip(numbers, pipe.execute(), strict=True):
-        told += int(reply[0])
-        if int(reply[1]) == 0:
+        swept = WAITS_CHECK.reply_of(reply)
+        told += int(swept["told"])
+        if int(swept["left"]) == 0:
             empty.append(format_room(room))
     if empty:
         client.srem(ks.BOOKING_WAIT_ROOMS.key(), *empty)
@@ -288,3 +323,36 @@ def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
 def _sweep_with_the_mail(client: redis.Redis) -> None:
     """Every pass of the mail sender also sweeps (the waiters it tells are mailed at once)."""
     waits_sweep(client=client)
+
+
+@failover_repair
+def waits_repair(client: redis.Redis, slots: frozenset[int]) -> str:
+    """After a failover: the set of rooms with waits and the buyers' own lists of waits, where
+    their slots changed, written again from the rooms' waits (a wait is written to its room
+    first, then listed under the buyer: a failover can take the listing, not the wait).
+    Returns 'waits=N' (the waits listed again), or '' when none was."""
+    if not is_cluster(client):
+        return ""
+    cluster = cast(RedisCluster, client)
+    rooms = list(range(1, room_count() + 1))
+    pipe = client.pipeline(transaction=False)
+    for room in rooms:
+        pipe.zrange(RoomKeys(room).waits, 0, -1)
+    waiting = {room: text_list(m) for room, m in zip(rooms, pipe.execute(), strict=True) if m}
+    writes = []
+    rooms_key = ks.BOOKING_WAIT_ROOMS.key()
+    if waiting and cluster.keyslot(rooms_key) in slots:
+        writes.append(Write(rooms_key, ("SADD", rooms_key, *map(format_room, waiting))))
+    listed: dict[str, list[object]] = {}
+    for room, members in waiting.items():
+        for member in members:
+            person, wait = wait_of(room, member)
+            key = ks.BOOKING_WAITS_BY_PERSON.key(owner_id=person)
+            if cluster.keyslot(key) in slots:
+                entry = f"{format_room(room)}|{member}"
+                listed.setdefault(key, []).extend((_day_start_ms(wait.date), entry))
+    writes += [Write(key, ("ZADD", key, *flat)) for key, flat in listed.items()]
+    if writes:
+        durable_calls(client, writes)
+    count = sum(len(flat) // 2 for flat in listed.values())
+    return f"waits={count}" if count else ""

@@ -39,6 +39,7 @@ class RoomState:
     held_until: dt.datetime | None
     first_box: int | None  # class C: the lowest box free for the whole choice
     free_hours: tuple[int, ...]  # class B: the free hours of the range
+    free_days: tuple[int, ...] = ()  # class A: the free season days (what a link preselects)
 
 
 @dataclass(frozen=True)
@@ -85,9 +86,10 @@ def _state(free: int, total: int, held: int) -> str:
 
 
 def _room_a(days: RoomDays) -> RoomState:
-    free = held = 0
+    held = 0
+    free: list[int] = []
     blocking: list[HeldSlots] = []
-    for day, value in days.booked.items():
+    for day, value in sorted(days.booked.items()):
         holds = days.holds.get(day, ())
         if value[0]:
             continue
@@ -95,10 +97,11 @@ def _room_a(days: RoomDays) -> RoomState:
             held += 1
             blocking += holds
         else:
-            free += 1
+            free.append(day)
     total = len(days.booked)
     until = _earliest(blocking)
-    return RoomState(days.room, _state(free, total, held), free, total, held, until, None, ())
+    state = _state(len(free), total, held)
+    return RoomState(days.room, state, len(free), total, held, until, None, (), tuple(free))
 
 
 def _room_b(days: RoomDays, hours: tuple[int, int]) -> RoomState:

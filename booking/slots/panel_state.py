@@ -20,11 +20,23 @@ from strongroom.clock import from_ms
 
 
 @dataclass(frozen=True)
+class HourRun:
+    """A run of the chosen hours on one day that share a state: taken (booked), held (by
+    another buyer, until when) or free."""
+
+    start: int
+    end: int
+    state: str  # taken | held | free
+    held_until: dt.datetime | None = None
+
+
+@dataclass(frozen=True)
 class CalendarDay:
     date: dt.date
     state: str  # available | partly | held | sold_for | sold_out | not_bookable
     reason: str = ""  # not_bookable: past | today | outside_season
     held_until: dt.datetime | None = None
+    parts: tuple[HourRun, ...] = ()  # held | sold_for with chosen hours: each run's state
 
 
 @dataclass(frozen=True)
@@ -50,6 +62,7 @@ class DayWords:
 
     state: str
     held_until: dt.datetime | None = None
+    parts: tuple[HourRun, ...] = ()
 
 
 def _everything_taken(cls: str, value: bytes) -> bool:
@@ -82,6 +95,42 @@ def _choice_blocked(
     return _everything_taken("C", value)
 
 
+def _hour_bit(hour: int) -> int:
+    return 1 << (HOURS_PER_DAY - 1 - hour)
+
+
+def hour_runs(
+    days: RoomDays, cls: str, day: int, hours: tuple[int, int], boxes: Sequence[int]
+) -> tuple[HourRun, ...]:
+    """The chosen hours of one day (class B, or class C's chosen boxes) as runs that are
+    taken, held by another buyer (until the earliest end of the holds on them) or free."""
+    booked = days.booked[day]
+    sold = 0
+    for box in boxes if cls == "C" else (None,):
+        sold |= box_mask(booked, box)
+    wanted = set(boxes)
+    runs: list[HourRun] = []
+    for hour in range(*hours):
+        bit = _hour_bit(hour)
+        state, until = "free", None
+        if sold & bit:
+            state = "taken"
+        else:
+            ends = [
+                h.expires_ms
+                for h in days.holds.get(day, ())
+                if h.mask & bit and (cls == "B" or wanted.intersection(h.boxes))
+            ]
+            if ends:
+                state, until = "held", from_ms(min(ends))
+        last = runs[-1] if runs else None
+        if last is not None and (last.state, last.held_until) == (state, until):
+            runs[-1] = HourRun(last.start, hour + 1, state, until)
+        else:
+            runs.append(HourRun(hour, hour + 1, state, until))
+    return tuple(runs)
+
+
 def day_words(
     days: RoomDays,
     cls: str,
@@ -98,10 +147,13 @@ def day_words(
             return DayWords("held", from_ms(min(h.expires_ms for h in holds)))
         return DayWords("sold_out")
     if _choice_blocked(cls, taken, hours, boxes):
+        runs = hour_runs(days, cls, day, hours, boxes) if hours and (cls == "B" or boxes) else ()
         if not _choice_blocked(cls, booked, hours, boxes):
             holds = days.holds.get(day, ())
-            return DayWords("held", from_ms(min(h.expires_ms for h in holds)))
-        return DayWords("sold_for")
+            ends = [r.held_until for r in runs if r.held_until is not None]
+            until = min(ends) if ends else from_ms(min(h.expires_ms for h in holds))
+            return DayWords("held", until, runs)
+        return DayWords("sold_for", None, runs)
     if any(taken):
         return DayWords("partly")
     return DayWords("available")
@@ -187,7 +239,7 @@ def panel_state(
             shown.append(CalendarDay(date, "not_bookable", reason))
             continue
         words: DayWords = day_words(read, cls, calendar_day(date), hours, boxes)
-        shown.append(CalendarDay(date, words.state, "", words.held_until))
+        shown.append(CalendarDay(date, words.state, "", words.held_until, words.parts))
     chosen = [calendar_day(d) for d in dates]
     taken = {day: slots_taken(read, cls, day) for day in chosen}
     complete = bool(dates) and (cls == "A" or (hours is not None and (cls == "B" or boxes)))

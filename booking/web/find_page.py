@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from booking.domain.rules import (
+    calendar_day,
     format_room,
     room_count,
     season_end,
@@ -90,12 +91,30 @@ class _Words:
         self.dates = urlencode(_date_params(bmap.dates))
         self.hours = f"start={bmap.hours[0]}&end={bmap.hours[1]}"
         self.grid = "?" + query.query(room=None)
+        self.by_day = {calendar_day(d): d for d in bmap.dates}
         self._clocks: dict[dt.datetime, str] = {}
+
+    def free_dates(self, days: tuple[int, ...]) -> str:
+        """The link's dates for a partly free room: only its free days (a sold-out day
+        would open the booking page blocked)."""
+        return urlencode(_date_params(tuple(self.by_day[d] for d in days if d in self.by_day)))
 
     def clock(self, moment: dt.datetime) -> str:
         if moment not in self._clocks:
             self._clocks[moment] = clock(moment)
         return self._clocks[moment]
+
+
+def _free_run(hours: tuple[int, ...]) -> str:
+    """The first longest run of consecutive free hours, as the link's start and end."""
+    best: tuple[int, int] = (hours[0], hours[0] + 1)
+    start = hours[0]
+    for before, hour in zip(hours, (*hours[1:], None), strict=True):
+        if hour != before + 1:
+            if before + 1 - start > best[1] - best[0]:
+                best = (start, before + 1)
+            start = hour if hour is not None else start
+    return f"start={best[0]}&end={best[1]}"
 
 
 def _tile(words: _Words, state: RoomState) -> RoomTile:
@@ -110,10 +129,11 @@ def _tile(words: _Words, state: RoomState) -> RoomTile:
     href = box_href = box_text = grid_href = ""
     bookable = state.state in ("free", "partly")
     if words.cls == "A" and bookable:
-        href = f"{words.book}cls=A&room={state.room}&{words.dates}"
+        dates = words.dates if state.state == "free" else words.free_dates(state.free_days)
+        href = f"{words.book}cls=A&room={state.room}&{dates}"
     elif words.cls == "B" and bookable:
-        hours = f"&{words.hours}" if state.state == "free" else ""
-        href = f"{words.book}cls=B&room={state.room}{hours}&{words.dates}"
+        hours = words.hours if state.state == "free" else _free_run(state.free_hours)
+        href = f"{words.book}cls=B&room={state.room}&{hours}&{words.dates}"
     elif words.cls == "C":
         grid_href = f"{words.grid}&room={state.room}#room-grid"
         if state.first_box is not None:

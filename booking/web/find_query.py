@@ -9,12 +9,15 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from django.utils import formats
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from booking.domain.parser import room_pick, shown_value
 from booking.domain.rules import (
     in_season,
     room_count,
+    season_end,
     season_start,
     site_today,
 )
@@ -102,11 +105,15 @@ def first_bookable(now: dt.datetime | None = None) -> dt.date | None:
     return day if in_season(day) else None
 
 
+DEFAULT_CLASS = "A"  # what an empty map form starts with (with the first bookable day)
+
+
 def map_query_from(data: Mapping[str, Any], *, now: dt.datetime | None = None) -> MapQuery:
     """The map's query from a GET: class, days (`date`, repeated, or `date` + `days`), hours,
     room range, "only free", the open room. Unusable values are named in `problems`."""
     choices, found = forms.choices_from(data, now=now)
     problems: list[Any] = list(found)
+    cls = choices.cls or ("" if forms.query_values(data, "cls") else DEFAULT_CLASS)
     dates = list(choices.dates)
     days_text = _one(data, "days")
     if days_text:
@@ -118,14 +125,29 @@ def map_query_from(data: Mapping[str, Any], *, now: dt.datetime | None = None) -
             )
         elif dates:
             following = [dates[0] + dt.timedelta(days=i) for i in range(count)]
-            dates = sorted({*dates, *(d for d in following if in_season(d))})
+            kept = [d for d in following if in_season(d)]
+            dates = sorted({*dates, *kept})
+            if len(kept) < count:
+                problems.append(
+                    ngettext(
+                        "The season ends on %(end)s: %(kept)s day of the %(count)s asked is shown.",
+                        "The season ends on %(end)s: %(kept)s days of the %(count)s asked "
+                        "are shown.",
+                        len(kept),
+                    )
+                    % {
+                        "end": formats.date_format(season_end(), "DATE_FORMAT"),
+                        "kept": len(kept),
+                        "count": count,
+                    }
+                )
     if len(dates) > MAP_MAX_DAYS:
         problems.append(
             _("Show 1 to %(most)s days at once: the first %(most)s are shown.")
             % {"most": MAP_MAX_DAYS}
         )
         dates = dates[:MAP_MAX_DAYS]
-    if choices.cls and not dates and not forms.query_values(data, "date"):
+    if cls and not dates and not forms.query_values(data, "date"):
         first = first_bookable(now)
         dates = [first] if first else []
         if first is None:
@@ -136,13 +158,13 @@ def map_query_from(data: Mapping[str, Any], *, now: dt.datetime | None = None) -
         problems.append(_("The room range must end at or after its first room."))
         last_room = 0
     return MapQuery(
-        cls=choices.cls,
+        cls=cls,
         dates=tuple(dates),
         start=choices.start,
         end=choices.end,
         first_room=first_room,
         last_room=last_room,
         only_free=_one(data, "free") in ("1", "on", "yes"),
-        grid_room=choices.room if choices.cls == "C" else None,
+        grid_room=choices.room if cls == "C" else None,
         problems=tuple(problems),
     )

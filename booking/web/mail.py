@@ -14,14 +14,14 @@ from accounts.mail import message_build, site_url
 from accounts.selectors import mail_target, mail_target_from, mail_target_read
 from booking.domain.calendar_files import booking_ics
 from booking.domain.codes import code_display
+from booking.domain.formats import WAIT_FIELDS, fields_join, outbox_fields
 from booking.domain.keys import RoomKeys
 from booking.domain.records import Booking, booking_from_hash
-from booking.domain.rules import calendar_date
 from booking.engine.bookings import booking_get, booking_read
+from booking.engine.waits import notice_of, wait_of
 from strongroom.ahead import keep_replies, pipeline_replies, read_together
-from strongroom.clock import from_ms
 from strongroom.outbox import renderer
-from strongroom.store import text_hash
+from strongroom.store import text_hash, text_or_none
 
 
 def _owner(booking: Booking) -> int | None:
@@ -37,9 +37,10 @@ def _booking_context(booking: Booking) -> dict[str, object]:
 
 
 def _named_owner(args: list[str]) -> int | None:
-    """The owner a receipt's entry names ('confirm|<id>|<owner>'; entries queued before the
-    owner was named have none)."""
-    return int(args[1]) if len(args) > 1 and args[1].isdigit() else None
+    """The owner a receipt's entry names (OUTBOX_CONFIRM; entries queued before the owner was
+    named have none, and a cancellation's names none)."""
+    owner = outbox_fields("confirm", args)["owner"]
+    return int(owner) if owner.isdigit() else None
 
 
 def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]]) -> None:
@@ -133,36 +134,63 @@ def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
 
 @renderer("freed")
 def freed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
-    """args: room, person, cls, day, start, end, box, told ms. The slot a buyer waited for is
-    free; the first in line holds it for a few minutes."""
-    room, person, cls, day, start, end, box = args[:7]
+    """args: OUTBOX_FREED. The slot a buyer waited for is free; the first in line holds it
+    for a few minutes."""
+    freed = outbox_fields("freed", args)
+    room, person = freed["room"], freed["person"]
     if not person.isdigit():
         return None
     target = mail_target(client=client, person_id=int(person))
     if target is None:
         return None
-    member = "|".join(args[1:7])
-    notice = client.hget(RoomKeys(int(room)).wait_notices, member)
-    hold_id, until = "", None
-    if notice:
-        _told, hold_id, expiry, _room = ([*str(notice).split("|"), "", "", ""])[:4]
-        until = from_ms(expiry or None)
-    date = calendar_date(int(day))
+    member = fields_join(freed, WAIT_FIELDS)
+    _person, wait = wait_of(int(room), member)
+    notice = notice_of(text_or_none(client.hget(RoomKeys(int(room)).wait_notices, member)))
+    hold_id = notice.hold_id if notice else ""
+    until = notice.expires_at if notice else None
     with translation.override(target.language):
         return message_build(
             target=target,
             subject=gettext("Free again: class %(cls)s, room %(room)s, %(date)s")
-            % {"cls": cls, "room": room, "date": date.isoformat()},
+            % {"cls": wait.cls, "room": room, "date": wait.date.isoformat()},
             template="mail/wait_freed.txt",
             context={
-                "cls": cls,
+                "cls": wait.cls,
                 "room": room,
-                "date": date,
-                "hours": None if cls == "A" else (int(start), int(end)),
-                "box": int(box) or None,
+                "date": wait.date,
+                "hours": wait.hours,
+                "box": wait.box,
                 "priority": bool(hold_id),
                 "until": timezone.localtime(until) if until else None,
                 "confirm": site_url(reverse("booking:confirm", args=[hold_id])) if hold_id else "",
                 "book": site_url(reverse("booking:pick")),
             },
         )
+
+
+@renderer("moved", prepare=_bookings_and_owners)
+def moved_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
+    """args: booking id, the move's number. The booking as it is now, with its new pickup code
+    and its calendar events (same UIDs, higher SEQUENCE); nothing for a move a later one
+    replaced (that one's mail says it all) or a booking cancelled since."""
+    entry = outbox_fields("moved", args)
+    booking = booking_get(client=client, booking_id=entry["booking_id"])
+    if booking is None or booking.status != "confirmed" or _owner(booking) is None:
+        return None
+    if entry["sequence"].isdigit() and int(entry["sequence"]) < booking.seq:
+        return None
+    target = mail_target(client=client, person_id=_owner(booking) or 0)
+    if target is None:
+        return None
+    with translation.override(target.language):
+        message = message_build(
+            target=target,
+            subject=gettext("Moved: %(reference)s, room %(room)s")
+            % {"reference": booking.reference, "room": booking.room_label},
+            template="mail/booking_moved.txt",
+            context={**_booking_context(booking), "code": code_display(booking.pickup_code())},
+        )
+        url = site_url(reverse("booking:done", args=[booking.id]))
+        calendar = booking_ics(booking, url=url, language=target.language)
+    message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
+    return message

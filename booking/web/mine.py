@@ -52,8 +52,7 @@ def booking_done(request: HttpRequest, booking_id: str) -> HttpResponse:
     context = {
         **_shown(booking, site_today()),
         "grace": settings.STRONGROOM_PICKUP_GRACE_MINUTES,
-        "failures": settings.STRONGROOM_PICKUP_MAX_FAILURES,
-        "lock_minutes": max(1, settings.STRONGROOM_PICKUP_LOCK_SECONDS // 60),
+        "delay_ceiling": settings.STRONGROOM_PICKUP_DELAY_CEILING_SECONDS,
     }
     return render(request, "booking/done.html", context)
 

@@ -10,6 +10,7 @@ the parts (fragment URLs below) and pushes the same URL.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -224,6 +225,20 @@ def _slots_taken(
     return _refused(request, choices, [message], status=409, taken=taken)
 
 
+def _paced(request: HttpRequest, choices: forms.Choices, until: dt.datetime) -> HttpResponse:
+    """429: the buyer's hourly booking allowance is spent (a hold is refused the same way: it
+    would block slots the buyer may not book)."""
+    message = _(
+        "You have made %(n)s bookings in the last hour, the most one account may; you can "
+        "book again from %(time)s (%(zone)s time)."
+    ) % {
+        "n": settings.STRONGROOM_BOOKINGS_PER_HOUR,
+        "time": timezone.localtime(until).strftime("%H:%M"),
+        "zone": zone_name(),
+    }
+    return _refused(request, choices, [message], status=429)
+
+
 def _release_hold(request: HttpRequest, owner: str, hold_id: object) -> None:
     """Give a hold back (a malformed id is ignored) and forget it in the session."""
     if isinstance(hold_id, str) and booking_id_room(hold_id) is not None:
@@ -241,10 +256,12 @@ def hold_place(
     hold_id = hold_new_id(room=slot_request.room)
     try:
         result = booking_hold(
-            client=get_store(), owner_id=owner, request=slot_request, hold_id=hold_id
+            client=get_store(), owner_id=owner, request=slot_request, hold_id=hold_id, paced=True
         )
     except InvalidRequest as refused:  # midnight passed since the form was read
         return _refused(request, choices, refused.errors, status=400)
+    if result.paced_until is not None:
+        return _paced(request, choices, result.paced_until)
     if result.cooling_until is not None:
         until = timezone.localtime(result.cooling_until).strftime("%H:%M")
         message = _(
@@ -338,15 +355,7 @@ def booking_submit(
         message = _("This form is out of date: check your choices and book again.")
         return _refused(request, choices, [message], status=400)
     if result.paced_until is not None:
-        message = _(
-            "You have made %(n)s bookings in the last hour, the most one account may; you can "
-            "book again from %(time)s (%(zone)s time)."
-        ) % {
-            "n": settings.STRONGROOM_BOOKINGS_PER_HOUR,
-            "time": timezone.localtime(result.paced_until).strftime("%H:%M"),
-            "zone": zone_name(),
-        }
-        return _refused(request, choices, [message], status=429)
+        return _paced(request, choices, result.paced_until)
     if not result.ok or result.booking is None:
         return _slots_taken(request, choices, result.taken)
     if hold_id and request.session.get(HOLD_SESSION_KEY) == hold_id:

@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils import formats
 from django.utils.dates import WEEKDAYS, WEEKDAYS_ABBR
 from django.utils.safestring import SafeString
-from django.utils.translation import get_language
+from django.utils.translation import get_language, pgettext
 from django.utils.translation import gettext as _
 
 from booking.domain.rules import (
@@ -25,13 +25,20 @@ from booking.domain.rules import (
     HOURS_PER_DAY,
     day_refusal,
     format_room,
+    local_now,
     season_end,
     season_start,
     site_today,
 )
-from booking.domain.site_time import clock, hour_range
+from booking.domain.site_time import clock, hour_range, with_zone
 from booking.slots.choice_check import Blocked, Wanted, choice_check, choice_commands
-from booking.slots.panel_state import CalendarDay, PanelState, panel_commands, panel_state
+from booking.slots.panel_state import (
+    CalendarDay,
+    HourRun,
+    PanelState,
+    panel_commands,
+    panel_state,
+)
 from booking.web.forms import Choices
 from booking.web.pieces import pieces
 from strongroom.ahead import Command
@@ -48,6 +55,7 @@ class Day:
     chosen: bool = False
     held_until: dt.datetime | None = None
     hours: tuple[int, int] | None = None  # sold_for: the chosen hours
+    parts: tuple[HourRun, ...] = ()  # sold_for | held: the chosen hours' runs
 
     @property
     def disabled(self) -> bool:
@@ -56,6 +64,8 @@ class Day:
 
     @property
     def note(self) -> str:
+        if self.state in ("sold_for", "held") and len(self.parts) > 1:
+            return runs_described(self.parts)
         if self.state == "sold_out":
             return _("Sold out")
         if self.state == "sold_for":
@@ -72,6 +82,22 @@ class Day:
                 self.reason, _("Closed")
             )
         return _("Chosen") if self.chosen else ""
+
+
+def runs_described(runs: Sequence[HourRun]) -> str:
+    """A day's chosen hours that are not all alike, run by run: "10:00-12:00 taken,
+    12:00-14:00 free" (times on the site's clock, the zone named once)."""
+    words = []
+    for run in runs:
+        span = f"{run.start:02d}:00–{run.end:02d}:00"
+        if run.state == "taken":
+            words.append(_("%(hours)s taken") % {"hours": span})
+        elif run.state == "held" and run.held_until is not None:
+            until = local_now(run.held_until).strftime("%H:%M")
+            words.append(_("%(hours)s held until %(time)s") % {"hours": span, "time": until})
+        else:
+            words.append(_("%(hours)s free") % {"hours": span})
+    return with_zone(pgettext("between list items", ", ").join(words))
 
 
 @dataclass(frozen=True)
@@ -162,7 +188,8 @@ def _month_table(
             elif known is not None:
                 hours = choices.hours if known.state == "sold_for" else None
                 chosen = date in choices.dates
-                row.append(Day(date, known.state, "", chosen, known.held_until, hours))
+                until = known.held_until
+                row.append(Day(date, known.state, "", chosen, until, hours, known.parts))
             else:
                 state = "available" if checked else "open"
                 row.append(Day(date, state, "", date in choices.dates))

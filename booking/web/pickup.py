@@ -6,7 +6,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.utils import formats, timezone
+from django.utils import formats
 from django.views.decorators.http import require_http_methods
 
 from accounts.access import request_client
@@ -35,6 +35,13 @@ def pickup_kiosk(request: HttpRequest) -> HttpResponse:
             client_id=request_client(request),
         )
         context.update(room=room, result=result)
-        if result.locked_until is not None:
-            context["locked_local"] = timezone.localtime(result.locked_until)
+        if result.come_on is not None and result.booking is not None:
+            # When to come back, and nothing else of the booking: whoever typed the code may
+            # not be its owner.
+            context["come_on"] = result.come_on
+            context["come_hours"] = result.booking.hours
+        if result.retry_after:
+            response = render(request, "booking/pickup.html", context, status=429)
+            response["Retry-After"] = str(result.retry_after)
+            return response
     return render(request, "booking/pickup.html", context)

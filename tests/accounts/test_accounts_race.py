@@ -12,10 +12,17 @@ import redis
 from django.conf import settings
 from django.contrib.auth.hashers import make_password
 
-from accounts.names import name_key
+from accounts.names import name_key, name_skeleton
 from accounts.people import Person
 from accounts.services import NameTaken, person_register
-from strongroom.keyspace import PERSON, PERSON_BY_NAME, PERSON_LAST_ID, PERSON_NAMES, family_of
+from strongroom.keyspace import (
+    PERSON,
+    PERSON_BY_NAME,
+    PERSON_BY_SKELETON,
+    PERSON_LAST_ID,
+    PERSON_NAMES,
+    family_of,
+)
 from strongroom.store import connect
 
 ROUNDS = 20
@@ -105,10 +112,11 @@ def test_a_retried_signup_call_reports_its_own_success_once(r: redis.Redis):
     assert fcall(r, "accounts_person_create", person, args) == "ok"
     assert fcall(r, "accounts_person_create", person, args) == "ok"
     assert fcall(r, "accounts_person_create", person, [*args[:-1], "token-b"]) == "exists"
-    names = [PERSON_BY_NAME.key(), PERSON_NAMES.key()]
-    assert fcall(r, "accounts_name_claim", names, [name_key("Twice"), 1, "Twice"]) == "ok"
-    assert fcall(r, "accounts_name_claim", names, [name_key("Twice"), 1, "Twice"]) == "ok"
-    assert fcall(r, "accounts_name_claim", names, [name_key("Twice"), 2, "Twice"]) == "taken"
+    names = [PERSON_BY_NAME.key(), PERSON_NAMES.key(), PERSON_BY_SKELETON.key()]
+    twice = [name_key("Twice"), 1, "Twice", name_skeleton("Twice")]
+    assert fcall(r, "accounts_name_claim", names, twice) == "ok"
+    assert fcall(r, "accounts_name_claim", names, twice) == "ok"
+    assert fcall(r, "accounts_name_claim", names, [*twice[:1], 2, *twice[2:]]) == "taken"
     assert r.hlen(PERSON_BY_NAME.key()) == 1
 
 

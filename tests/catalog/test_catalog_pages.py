@@ -377,7 +377,7 @@ def test_tags_with_markup_are_escaped_in_facets_and_book_tags(r: redis.Redis) ->
         f'class="facet__tag" href="?all=html&amp;all=%3Ci%3E%26%22x%27" rel="nofollow">{shown}<'
         in page
     )
-    assert f'aria-label="Exclude {shown}"' in page
+    assert f'>not<span class="visually-hidden"> {shown}</span></a>' in page
     assert (
         f'<a class="tag" href="?all=html&amp;all=%3Ci%3E%26%22x%27" rel="nofollow">{shown}</a>'
         in page

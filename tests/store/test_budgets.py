@@ -36,7 +36,7 @@ from strongroom import store
 from strongroom.store import round_trips
 from tests.booking_support import NOW
 from tests.conftest import CLUSTER_PRIMARIES, ON_CLUSTER, Someone, person_make
-from tests.store_support import keys_changed, session_trips
+from tests.store_support import commands_run, keys_changed, session_trips
 
 # Budgets: page -> the most store round trips one request may take. The middleware's share of
 # a signed-in request is 1 (the session and its person in one pipeline); an anonymous request
@@ -76,7 +76,9 @@ BUDGETS: dict[str, int] = {
     "waiting-list POST": 5,  # identity, trim + count, the wait function, the index, the message
     "booking .ics": 2,
     "pickup POST, wrong code": 2,
-    "hold POST": 4,
+    # identity, the buyer's pace (a buyer who may not book may not hold), the hold function with
+    # the pointer, the pointer swapped with the previous hold's release
+    "hold POST": 5,
     "confirm page": 2,
     # identity, the buyer's pace (bookings of the last hour), the claim, the index pipeline
     "booking POST": 4,
@@ -137,22 +139,26 @@ BUDGETS: dict[str, int] = {
 # session and person sit on two primaries. EVERY: a pipeline over every room (or every visits
 # shard) reaches every primary.
 EVERY = CLUSTER_PRIMARIES
+# A person's list reads their index with the one set of marked rooms (booking-unindexed-rooms,
+# issue 29; it was every room's unindexed set, 300 ZRANGEs reaching every primary): the
+# index's primary and the marks' (two on the test cluster for owner 1).
+INDEX_WITH_MARKS = 2
 CLUSTER_BUDGETS: dict[str, int] = {
     # The site and accounts
     "home, anonymous": 0,
     "home, signed in": 1,
     "login page": 0,
     "sign-up page": 0,
-    # identity; the person's fields, the index (read with every room's unindexed set) and the
-    # waits index together; the records of rooms 10, 11, 12 (one per primary)
-    "own account page": 1 + EVERY + 3,
+    # identity; the person's fields, the index (read with the marked rooms) and the waits
+    # index together; the records of rooms 10, 11, 12 (one per primary)
+    "own account page": 1 + INDEX_WITH_MARKS + 3,
     "healthz": EVERY,  # CLUSTER INFO on every primary
     "forgot-password page": 0,
     "forgot-password POST": 3,  # {people}, the person, {mail}: one call each, as on one server
     "password reset link": 2,
     "account email POST": 5,  # every call on one tag, as on one server
-    # the person's secret, the index with every room's unindexed set, the 3 records
-    "calendar subscription": 1 + EVERY + 3,
+    # the person's secret, the index with the marked rooms, the 3 records
+    "calendar subscription": 1 + INDEX_WITH_MARKS + 3,
     # Booking: pages on one room (its tag). The room's read rides in the identity's pipeline
     # (strongroom/ahead.py), which on a cluster also reaches the room's primary: 1 + 1.
     "booking page, empty": 1,
@@ -160,25 +166,26 @@ CLUSTER_BUDGETS: dict[str, int] = {
     "booking page, anonymous": 1,
     "calendar fragment": 2,
     "panel fragment": 2,
-    # identity, the index with every room's unindexed set, the records (3 rooms, or 30 rooms:
-    # every primary), the waits
-    "my bookings (3)": 1 + EVERY + 3 + 1,
-    "my bookings (30)": 1 + EVERY + EVERY + 1,
+    # identity, the index with the marked rooms, the records (3 rooms, or 30 rooms: every
+    # primary), the waits
+    "my bookings (3)": 1 + INDEX_WITH_MARKS + 3 + 1,
+    "my bookings (30)": 1 + INDEX_WITH_MARKS + EVERY + 1,
     "booking done page": 2,
     "pickup page": 0,
     "waiting-list page": 1,
     # identity, trim, the wait function, the index, the session: one tag each
     "waiting-list POST": 5,
-    # identity, the index with every room's unindexed set, the waits, their notices (rooms 10
-    # and 11: two primaries)
-    "my bookings with waits": 1 + EVERY + 1 + 2,
+    # identity, the index with the marked rooms, the waits, their notices (rooms 10 and 11:
+    # two primaries)
+    "my bookings with waits": 1 + INDEX_WITH_MARKS + 1 + 2,
     "booking .ics": 2,
     # the code with the address's lock (room 10 and {pickup:...}: two primaries), then the
     # pickup function with the miss counter (the same two)
     "pickup POST, wrong code": 2 + 2,
-    # identity; the hold function with the buyer's pointer (room 9, {owner:1}: two primaries);
-    # the pointer swapped with the release of the previous hold (the same two); the session
-    "hold POST": 1 + 2 + 2 + 1,
+    # identity; the buyer's pace ({owner:1}); the hold function with the buyer's pointer (room
+    # 9, {owner:1}: two primaries); the pointer swapped with the release of the previous hold
+    # (the same two); the session
+    "hold POST": 1 + 1 + 2 + 2 + 1,
     "confirm page": 2,
     # identity; the buyer's pace ({owner:1}); the claim (FCALL + WAITAOF); the index pipeline
     # (the owner's index and the date shard of room 101: two primaries); the ZREM from the
@@ -208,20 +215,20 @@ CLUSTER_BUDGETS: dict[str, int] = {
     "book detail": BUDGETS["book detail"],
     "catalog staff list": 3,
     # Dashboard (staff)
-    # identity, every room's stats counters, the date shards with every room's unindexed set,
-    # the visits chart's shards (on every primary); no booking today
+    # identity, every room's stats counters, the date shards with the marked rooms, the visits
+    # chart's shards (on every primary); no booking today
     "dashboard overview": 1 + EVERY + EVERY + EVERY,
     "dashboard overview (30 bookings)": 1 + EVERY + EVERY + EVERY,
     "dashboard occupancy": 1 + EVERY,  # every room's bitmap
-    # identity, the date shards with every room's unindexed set, the records (3 rooms or every
-    # primary), the names ({people})
+    # identity, the date shards (on every primary) with the marked rooms, the records (3 rooms
+    # or every primary), the names ({people})
     "dashboard bookings": 1 + EVERY + 3 + 1,
     "dashboard bookings (30 bookings)": 1 + EVERY + EVERY + 1,
     "dashboard booking detail": 4,  # one room's tag, then {people}
     "dashboard people": 3,
-    # identity, the person, the index with every room's unindexed set, the records
-    "dashboard person detail": 1 + 1 + EVERY + 3,
-    "dashboard person detail (30 bookings)": 1 + 1 + EVERY + EVERY,
+    # identity, the person, the index with the marked rooms, the records
+    "dashboard person detail": 1 + 1 + INDEX_WITH_MARKS + 3,
+    "dashboard person detail (30 bookings)": 1 + 1 + INDEX_WITH_MARKS + EVERY,
     "dashboard catalog": 1,
     # identity, SCAN on every primary, the keys' sizes (every primary), every room's inventories
     "dashboard keyspace": 1 + EVERY + EVERY + EVERY,
@@ -520,6 +527,38 @@ def test_dashboard_pages_stay_within_their_round_trip_budgets(site: Site, r: red
     _bookings_for(r, site.buyer_person, 27, first_room=200)
     for name in ("dashboard overview", "dashboard bookings", "dashboard person detail"):
         check(f"{name} (30 bookings)", count(functools.partial(site.staff.get, pages[name])))
+
+
+# Commands a list page sends (INFO commandstats summed over every primary, the identity's
+# included): its index, the one set of marked rooms, the records, names and waits. Before issue
+# 29 a cluster's list read also sent one ZRANGE of every room's unindexed set: 300 a page.
+LIST_COMMAND_BUDGETS: dict[str, int] = {
+    "my bookings (3)": 11,  # + the buyer's waits (a ZRANGE of their own index)
+    "dashboard bookings": 23,  # 16 date shards
+    "dashboard bookings CSV": 23,
+    "dashboard person detail": 8,
+}
+
+
+def test_list_pages_send_no_command_per_room(site: Site, r: redis.Redis) -> None:
+    pages = {
+        "my bookings (3)": (site.buyer, "/book/mine/"),
+        "dashboard bookings": (site.staff, "/staff/bookings/"),
+        "dashboard bookings CSV": (site.staff, "/staff/bookings/export.csv"),
+        "dashboard person detail": (site.staff, f"/staff/people/{site.buyer_person.id}/"),
+    }
+    for name, (client, path) in pages.items():
+        client.get(path)  # warm-up
+        before = commands_run(r)
+        response = client.get(path)
+        ran = commands_run(r) - before
+        ran["info"] -= len(store.primaries(r))  # the count's own INFO on each primary
+        assert response.status_code == 200, (name, response.status_code)
+        sent = sum(ran.values())
+        if os.environ.get("STRONGROOM_MEASURE_BUDGETS"):
+            print(f"COMMANDS {name!r}: {sent} {dict(ran)}")
+            continue
+        assert sent <= LIST_COMMAND_BUDGETS[name], (name, sent, dict(ran))
 
 
 def test_get_pages_write_nothing_but_the_batched_visit_counters(site: Site, r: redis.Redis) -> None:

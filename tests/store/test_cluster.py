@@ -8,8 +8,12 @@ one, its own gunicorn site on it; `make test` also runs the apps' tests on a 3-p
 
 from __future__ import annotations
 
+import contextlib
+import csv
+import io
 import os
 import random
+import re
 import signal
 import threading
 import time
@@ -21,10 +25,14 @@ import pytest
 import redis
 from django.test import Client
 
-from booking.domain.keys import RoomKeys
-from booking.engine.bookings import booking_get
+from booking.domain.keys import RoomKeys, date_index, person_index
+from booking.engine.bookings import booking_get, bookings_page
+from booking.engine.waits import Wait, wait_join, waits_of
 from strongroom import embedded, store
-from strongroom.embedded import LocalCluster
+from strongroom import keyspace as ks
+from strongroom.audit import staff_audit_entries
+from strongroom.embedded import ClusterNodeProcess, LocalCluster
+from strongroom.keeper import KeeperReport, keeper_pass
 from strongroom.store import (
     NotDurable,
     connect,
@@ -32,9 +40,11 @@ from strongroom.store import (
     fcall,
     load_functions,
     primaries,
+    primaries_by_slot,
     primaries_reached,
     round_trips,
 )
+from tests.booking_support import NOW, claim, day, request
 from tests.conftest import Someone, person_make, serve_site, site_env
 from tests.store.test_store_stall import ID_ALPHABET, Browser, status_of, wait_for
 
@@ -71,9 +81,9 @@ def test_a_cluster_url_selects_the_cluster_client_with_every_seed(on_cluster: re
 
 def test_an_fcall_costs_one_round_trip_and_a_pipeline_one_per_primary(on_cluster: redis.Redis):
     """redis-py would ask COMMAND GETKEYS before every FCALL; the parser knows FCALL's keys."""
-    names = ["sr:{people}:by-name", "sr:{people}:names"]
+    names = ["sr:{people}:by-name", "sr:{people}:names", "sr:{people}:by-skeleton"]
     with round_trips() as one:
-        fcall(on_cluster, "accounts_name_claim", names, ["solo", 1, "Solo"])
+        fcall(on_cluster, "accounts_name_claim", names, ["solo", 1, "Solo", "solo"])
     assert one.count == 1
     keys = [RoomKeys(room).ledger for room in range(1, 41)]
     with round_trips() as many:
@@ -143,13 +153,18 @@ def test_without_a_replica_answering_a_write_is_not_confirmed_then_is_on_retry(
 
 
 def _log_in_buyers(site: str, client: redis.Redis, count: int) -> list[Browser]:
-    browsers = []
+    return [browser for browser, _owner in _log_in_people(site, client, count)]
+
+
+def _log_in_people(site: str, client: redis.Redis, count: int) -> list[tuple[Browser, str]]:
+    """`count` buyers, each logged in through the site: (browser, their person id)."""
+    people = []
     for n in range(count):
         someone = person_make(client, f"buyer{n:02d}")
         browser = Browser(site)
         browser.log_in(someone.username, someone.password)
-        browsers.append(browser)
-    return browsers
+        people.append((browser, str(someone.person.id)))
+    return people
 
 
 def test_forty_buyers_racing_through_http_get_one_winner_per_slot(
@@ -185,24 +200,140 @@ def test_forty_buyers_racing_through_http_get_one_winner_per_slot(
         process.wait(timeout=15)
 
 
+def _replica_of(cluster: LocalCluster, primary: ClusterNodeProcess) -> ClusterNodeProcess:
+    for node in cluster.replicas:
+        client = node.client()
+        try:
+            if client.info("replication").get("master_port") == primary.port:
+                return node
+        finally:
+            client.close()
+    raise AssertionError(f"no replica of {primary.address}")
+
+
+def _cut_off(cluster: LocalCluster, primary: ClusterNodeProcess) -> ClusterNodeProcess:
+    """Cut `primary`'s replica off (stopped, and its link closed by the primary, so nothing
+    written from now on reaches it); returns the replica, to be let go with SIGCONT."""
+    replica = _replica_of(cluster, primary)
+    pid = replica.pid()
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    client = primary.client()
+    try:
+        client.execute_command("CLIENT", "KILL", "TYPE", "replica")
+    finally:
+        client.close()
+    return replica
+
+
+def _let_go(replica: ClusterNodeProcess) -> None:
+    pid = replica.pid()
+    if pid is not None:
+        os.kill(pid, signal.SIGCONT)
+
+
+_MINE_ROW = re.compile(
+    r'id="b-(?P<id>[0-9]{3}-[a-z2-7]{26})">.*?class="badge[^"]*">(?P<status>[^<]+)<', re.S
+)
+_STAFF_ROW = re.compile(
+    r'title="(?P<id>[0-9]{3}-[a-z2-7]{26})">.*?class="badge[^"]*">(?P<status>[^<]+)<', re.S
+)
+
+
+def _pages(browser: Browser, path: str, row: re.Pattern[str]) -> dict[str, str]:
+    """Booking id -> status shown, over every page of a paged list (`rel="next"`)."""
+    shown: dict[str, str] = {}
+    for page in range(1, 500):
+        status, body = browser.request(f"{path}{'&' if '?' in path else '?'}page={page}")
+        assert status == 200, (path, page, status)
+        shown.update((m["id"], m["status"].strip().lower()) for m in row.finditer(body))
+        if 'rel="next"' not in body:
+            return shown
+    raise AssertionError(f"{path}: too many pages")
+
+
+def _csv_statuses(browser: Browser) -> dict[str, str]:
+    status, body = browser.request("/staff/bookings/export.csv")
+    assert status == 200, status
+    rows = list(csv.reader(io.StringIO(body.lstrip("\ufeff"))))
+    header = rows[0]
+    at_id, at_status = header.index("booking_id"), header.index("status")
+    return {row[at_id]: row[at_status] for row in rows[1:]}
+
+
+def _listed_everywhere(
+    browsers: list[Browser], staff: Browser, wanted: dict[str, tuple[int, str]]
+) -> dict[str, list[str]]:
+    """Which of `wanted` (booking id -> (buyer, status)) are not shown with that status in
+    their owner's My bookings, the staff list and the staff CSV."""
+    mine: dict[int, dict[str, str]] = {}
+    for buyer in sorted({who for who, _status in wanted.values()}):
+        mine[buyer] = _pages(browsers[buyer], "/book/mine/", _MINE_ROW)
+    staff_list = _pages(staff, "/staff/bookings/", _STAFF_ROW)
+    exported = _csv_statuses(staff)
+    wrong: dict[str, list[str]] = {"my bookings": [], "staff list": [], "csv": []}
+    for booking_id, (buyer, status) in wanted.items():
+        if mine[buyer].get(booking_id) != status:
+            wrong["my bookings"].append(booking_id)
+        if staff_list.get(booking_id) != status:
+            wrong["staff list"].append(booking_id)
+        if exported.get(booking_id) != status:
+            wrong["csv"].append(booking_id)
+    return wrong
+
+
+def _repaired(client: redis.Redis) -> bool:
+    """The site's keeper wrote its repair after the failover into the staff audit."""
+    with contextlib.suppress(*store.UNAVAILABLE):
+        return bool(staff_audit_entries(client=client, kind="failover_repair"))
+    return False
+
+
+def _log_in_staff(site: str, client: redis.Redis) -> Browser:
+    someone = person_make(client, "staff01", is_staff=True)
+    browser = Browser(site)
+    browser.log_in(someone.username, someone.password)
+    return browser
+
+
 def test_a_primary_killed_while_buyers_book_loses_no_confirmed_booking(
     cluster: LocalCluster, on_cluster: redis.Redis, tmp_path: Path
 ):
-    """kill -9 of a primary under aof+replica: every booking the site confirmed (302) is on
-    the promoted replica and still holds its slot there (another buyer is refused it), no slot
-    has two bookings, pages answer 503 and then 200 without a restart of the site (before the
-    killed node is back), and booking in the failed shard works again."""
-    env = site_env(cluster.url, tmp_path / "site", STRONGROOM_DURABILITY="aof+replica")
+    """kill -9 of a primary under aof+replica, its replica cut off for the 3 s before: every
+    booking the site confirmed (302) is on the promoted replica and still holds its slot there
+    (another buyer is refused it), no slot has two bookings, pages answer 503 and then 200
+    without a restart of the site (before the killed node is back), booking in the failed
+    shard works again, and every confirmed booking is in its owner's My bookings, the staff
+    list and the CSV: also those of rooms on other primaries whose index entries (date shard,
+    person index) the killed primary held and its replica never received."""
+    env = site_env(
+        cluster.url,
+        tmp_path / "site",
+        STRONGROOM_DURABILITY="aof+replica",
+        STRONGROOM_DASHBOARD_PAGE_SIZE="500",
+    )
     process, base = serve_site(env, workers=4)
     try:
         browsers = _log_in_buyers(base, on_cluster, 12)
+        staff = _log_in_staff(base, on_cluster)
         victim_room = 5
         victim_port = on_cluster.get_node_from_key(RoomKeys(victim_room).ledger).port  # type: ignore[attr-defined]
         victim = cluster.node_at(victim_port)
         rooms = [room for room in range(1, 31)]
-        confirmed: list[tuple[str, int, str]] = []
+
+        def port_of(key: str) -> int:
+            return int(on_cluster.get_node_from_key(key).port)  # type: ignore[attr-defined]
+
+        indexed_on_victim = [
+            room
+            for room in rooms
+            if port_of(date_index(room)) == victim_port
+            and port_of(RoomKeys(room).ledger) != victim_port
+        ]
+        assert indexed_on_victim, "the victim holds date shards of rooms on other primaries"
+        confirmed: list[tuple[str, int, str, int]] = []
         unexpected: list[int] = []
-        stop_at = time.monotonic() + 14
+        stop_at = time.monotonic() + 16
 
         def buy(n: int) -> None:
             rng = random.Random(100 + n)
@@ -217,7 +348,7 @@ def test_a_primary_killed_while_buyers_book_loses_no_confirmed_booking(
                         break
                     time.sleep(0.25)
                 if status == 302:
-                    confirmed.append((form["booking_id"], room, date))
+                    confirmed.append((form["booking_id"], room, date, n))
                 elif status not in (409, 503):
                     unexpected.append(status)
 
@@ -225,8 +356,15 @@ def test_a_primary_killed_while_buyers_book_loses_no_confirmed_booking(
         for thread in threads:
             thread.start()
         time.sleep(3)
+        replica = _cut_off(cluster, victim)
+        cut_at = len(confirmed)
+        time.sleep(3)
         before_kill = len(confirmed)
-        cluster.kill(victim)
+        try:
+            cluster.kill(victim)
+        finally:
+            _let_go(replica)
+        during_cut = [c for c in confirmed[cut_at:before_kill] if c[1] in indexed_on_victim]
         page_statuses: list[int] = []
         health_statuses: list[int] = []
         while time.monotonic() < stop_at:
@@ -259,7 +397,7 @@ def test_a_primary_killed_while_buyers_book_loses_no_confirmed_booking(
             if on_cluster.get_node_from_key(RoomKeys(c[1]).ledger).port == new_owner.port  # type: ignore[attr-defined]
         ]
         assert in_victim_shard, "some confirmed bookings were in the failed shard"
-        for found_id, room, date in confirmed:
+        for found_id, room, date, _buyer in confirmed:
             booking = booking_get(client=on_cluster, booking_id=found_id)
             assert booking is not None, f"confirmed booking {found_id} was lost"
             assert booking.room == room and [d.isoformat() for d in booking.dates] == [date]
@@ -274,10 +412,23 @@ def test_a_primary_killed_while_buyers_book_loses_no_confirmed_booking(
                     assert (room, day.isoformat()) not in seen, (room, day, record_id)
                     seen[(room, day.isoformat())] = record_id
 
+        # Every confirmed booking is listed everywhere once the site's keeper has repaired
+        # what the failover took (the repair is in the staff audit; the old code had neither).
+        assert during_cut, "bookings were confirmed while the index primary's replica was cut"
+        wait_for(lambda: _repaired(on_cluster), timeout=40)
+        wanted = {found_id: (buyer, "confirmed") for found_id, _r, _d, buyer in confirmed}
+        missing = _listed_everywhere(browsers, staff, wanted)
+        counts = {where: len(ids) for where, ids in missing.items()}
+        print(f"{len(confirmed)} confirmed, {len(during_cut)} while cut off; missing: {counts}")
+        assert missing == {"my bookings": [], "staff list": [], "csv": []}, counts
+        assert _repaired(on_cluster)
+        status, audit = staff.request("/staff/audit/?kind=failover_repair")
+        assert status == 200 and "repair after a failover" in audit
+
         # The promoted replica has the confirmed slots taken, not only their records: another
         # buyer asking for any of them through the site is refused.
         rng = random.Random(11)
-        for _found_id, room, date in in_victim_shard:
+        for _found_id, room, date, _buyer in in_victim_shard:
             form = {"cls": "A", "room": str(room), "date": date}
             form["booking_id"] = booking_id(room, rng)
             assert browsers[-1].request("/book/claim/", form)[0] == 409, (room, date)
@@ -286,6 +437,86 @@ def test_a_primary_killed_while_buyers_book_loses_no_confirmed_booking(
         form = {"cls": "A", "room": str(victim_room), "date": "2026-12-01"}
         form["booking_id"] = booking_id(victim_room, random.Random(7))
         assert browsers[0].request("/book/claim/", form)[0] == 302
+        assert process.poll() is None
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def test_a_primary_killed_during_a_burst_of_cancellations_keeps_every_confirmed_one(
+    cluster: LocalCluster, on_cluster: redis.Redis, tmp_path: Path
+):
+    """Buyers cancel their bookings through the site while the primary of room 5 (which also
+    holds date shards and person indexes) has its replica cut off and is then killed: every
+    cancellation the site confirmed (302) shows as cancelled in the owner's My bookings, the
+    staff list and the CSV once the replica took over, and every other booking is still
+    listed. A cancellation is one durable call on the booking's room (WAIT + WAITAOF 1 1) and
+    lists read the status from the record, so no index write follows it."""
+    env = site_env(
+        cluster.url,
+        tmp_path / "site",
+        STRONGROOM_DURABILITY="aof+replica",
+        STRONGROOM_DASHBOARD_PAGE_SIZE="500",
+    )
+    process, base = serve_site(env, workers=4)
+    try:
+        people = _log_in_people(base, on_cluster, 8)
+        browsers = [browser for browser, _owner in people]
+        owners = [owner for _browser, owner in people]
+        staff = _log_in_staff(base, on_cluster)
+        made: dict[str, int] = {}
+        for k in range(8 * 30):
+            buyer = k % len(browsers)
+            result = claim(
+                on_cluster, request("A", room=1 + k % 30, dates=(2 + k // 30,)), owner=owners[buyer]
+            )
+            assert result.ok and result.booking is not None
+            made[result.booking.id] = buyer
+        victim = cluster.node_at(_port_of(on_cluster, RoomKeys(5).ledger))
+        cancelled: list[str] = []
+        unexpected: list[int] = []
+
+        def cancel(n: int) -> None:
+            for booking_id in [i for i, buyer in made.items() if buyer == n]:
+                form = {"request_id": f"cancel-{booking_id}"[:64]}
+                for _press in range(80):  # the same form again after a 503
+                    status = browsers[n].request(f"/book/mine/{booking_id}/cancel/", form)[0]
+                    if status != 503:
+                        break
+                    time.sleep(0.25)
+                if status == 302:
+                    cancelled.append(booking_id)
+                elif status != 503:
+                    unexpected.append(status)
+
+        threads = [threading.Thread(target=cancel, args=(n,)) for n in range(len(browsers))]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.5)
+        replica = _cut_off(cluster, victim)
+        time.sleep(1.5)
+        at_kill = len(cancelled)
+        try:
+            cluster.kill(victim)
+        finally:
+            _let_go(replica)
+        time.sleep(6)
+        cluster.restart(victim)
+        for thread in threads:
+            thread.join(timeout=180)
+        assert not unexpected, unexpected
+        assert 0 < at_kill < len(made), "the kill came during the burst"
+        assert wait_for(lambda: status_of(base, "/healthz") == 200, timeout=30)
+        wanted = {
+            booking_id: (buyer, "cancelled" if booking_id in cancelled else "confirmed")
+            for booking_id, buyer in made.items()
+        }
+        # A cancellation never confirmed (503 to the end) may or may not have happened.
+        missing = _listed_everywhere(browsers, staff, wanted)
+        unsure = set(made) - set(cancelled)
+        wrong = {where: sorted(set(ids) - unsure) for where, ids in missing.items()}
+        print(f"{len(made)} bookings, {len(cancelled)} cancellations confirmed, {at_kill} at kill")
+        assert wrong == {"my bookings": [], "staff list": [], "csv": []}, wrong
         assert process.poll() is None
     finally:
         process.terminate()
@@ -366,3 +597,82 @@ def test_catalog_pages_can_read_their_books_from_replicas(cluster: LocalCluster,
         assert served > 0, "no book was read from a replica"
     finally:
         store.reset_store()
+
+
+def _port_of(client: redis.Redis, key: str) -> int:
+    return int(client.get_node_from_key(key).port)  # type: ignore[attr-defined]
+
+
+def test_index_entries_no_replica_confirmed_leave_the_booking_named_until_they_are(
+    cluster: LocalCluster, on_cluster: redis.Redis, settings: Any
+):
+    """aof+replica: the claim's index entries go to a primary whose replica does not answer.
+    The booking is confirmed (its room, on another primary, holds it durably) but stays named
+    in its room's `unindexed` set, its room marked, until its entries are confirmed; the
+    owner's list drains it then. (The old code removed it at once: a failover of the index
+    primary then hid the booking for good.)"""
+    settings.STRONGROOM_DURABILITY = "aof+replica"
+    owner = "41"
+    index_port = _port_of(on_cluster, person_index(owner))
+    room = next(
+        r
+        for r in range(1, 301)
+        if _port_of(on_cluster, date_index(r)) == index_port
+        and _port_of(on_cluster, RoomKeys(r).ledger) != index_port
+    )
+    replica = _replica_of(cluster, cluster.node_at(index_port))
+    pid = replica.pid()
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        made = claim(on_cluster, request("A", room=room), owner=owner)
+        assert made.ok and made.booking is not None
+        assert on_cluster.zrange(RoomKeys(room).unindexed, 0, -1) == [made.booking.id]
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    marks = on_cluster.smembers(ks.BOOKING_UNINDEXED_ROOMS.key())
+    assert marks == {f"{room:03d}"}
+    page = bookings_page(client=on_cluster, owner_id=owner, today=NOW.date())
+    assert [b.id for b in page.bookings] == [made.booking.id]
+    assert on_cluster.zcard(RoomKeys(room).unindexed) == 0
+    assert not on_cluster.smembers(ks.BOOKING_UNINDEXED_ROOMS.key())
+
+
+def test_after_a_failover_the_keeper_writes_lost_entries_again_and_tells_staff(
+    cluster: LocalCluster, on_cluster: redis.Redis
+):
+    """The keeper's pass writes down which primary serves each slot; after a failover (here a
+    manual one) it writes again, from the rooms' records, the index entries the changed slots
+    should hold (one was lost, as a replica without the last writes loses it) and says so in
+    the staff audit. A pass with the same primaries repairs nothing."""
+    owner = "42"
+    made = claim(on_cluster, request("A", room=12), owner=owner)
+    assert made.ok and made.booking is not None
+    assert claim(on_cluster, request("A", room=13), owner="43").ok
+    wait = Wait(room=13, cls="A", date=day(3))
+    assert wait_join(client=on_cluster, owner_id=owner, wait=wait, now=NOW) == "ok"
+    assert keeper_pass(client=on_cluster) == KeeperReport()  # the primaries written down
+    assert keeper_pass(client=on_cluster) == KeeperReport()
+    # What the failover takes: the booking's person index entry, the buyer's list of waits
+    # (the same {owner:42} slot).
+    on_cluster.zrem(person_index(owner), made.booking.id)
+    on_cluster.delete(ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner))
+    assert waits_of(client=on_cluster, owner_id=owner, now=NOW) == []
+    index_primary = cluster.node_at(_port_of(on_cluster, person_index(owner)))
+    replica = _replica_of(cluster, index_primary)
+    before = primaries_by_slot(on_cluster)
+    promoted = replica.client()
+    try:
+        promoted.execute_command("CLUSTER", "FAILOVER")
+        assert wait_for(lambda: primaries_by_slot(on_cluster) not in (None, before), timeout=30)
+    finally:
+        promoted.close()
+    report = keeper_pass(client=on_cluster)
+    assert report is not None and report.slots_repaired > 0
+    assert report.detail == "bookings=1 drained=0; waits=1"
+    page = bookings_page(client=on_cluster, owner_id=owner, today=NOW.date())
+    assert [b.id for b in page.bookings] == [made.booking.id]
+    assert [w.wait for w in waits_of(client=on_cluster, owner_id=owner, now=NOW)] == [wait]
+    (entry,) = staff_audit_entries(client=on_cluster, kind="failover_repair")
+    assert entry.actor == "site" and entry.detail == report.detail
+    assert keeper_pass(client=on_cluster) == KeeperReport()  # nothing changed since

@@ -279,7 +279,7 @@ def test_waits_outbox_and_account_deletion_on_redis_7_0(old: redis.Redis) -> Non
     assert gone is not None and gone.status == "cancelled" and gone.owner_id == "0"
 
 
-def test_pickup_collects_once_and_wrong_codes_lock_the_room(
+def test_pickup_collects_once_and_wrong_codes_are_slowed(
     old: redis.Redis, settings: LazySettings
 ) -> None:
     booking = booked(old, "A")
@@ -291,10 +291,10 @@ def test_pickup_collects_once_and_wrong_codes_lock_the_room(
     assert collected.booking.status == "collected"
     twice = booking_pickup(client=old, room=7, code=booking.pickup_code(), now=on_the_day)
     assert twice.outcome == "already_collected"
-    for _ in range(settings.STRONGROOM_PICKUP_MAX_FAILURES):
+    for _ in range(settings.STRONGROOM_PICKUP_FREE_MISSES):
         booking_pickup(client=old, room=9, code="0000-0000", now=on_the_day)
-    locked = booking_pickup(client=old, room=9, code="0000-0000", now=on_the_day)
-    assert locked.outcome == "locked" and locked.locked_until is not None
+    slowed = booking_pickup(client=old, room=9, code="0000-0000", now=on_the_day)
+    assert slowed.outcome == "wrong_code" and slowed.retry_after == 1
     kinds = [e.kind for e in audit.booking_audit(client=old, booking_id=booking.id)]
     assert kinds == ["pickup", "claim"]
 

@@ -4,6 +4,8 @@ local CANCEL_KEYS = {'record', 'registry', 'audit', 'stats', 'outbox', 'waits',
   'wait_notices', 'holds', 'hold_days'}
 local CANCEL_ARGS = {'actor', 'is_staff', 'today', 'reason', 'now_ms', 'audit_maxlen',
   'request_id', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
+local CANCEL_REPLIES = {'cancelled record', 'already_cancelled', 'not_found', 'forbidden',
+  'collected', 'started', 'stale', 'invalid what'}
 
 -- A record's months (calendar_of) when `inventories` (the keys the caller passed) are exactly
 -- the bitmaps the record names; nil when the record names others (the caller read it stale).
@@ -92,7 +94,7 @@ local function cancel(keys, args)
   redis.call('HSET', record, 'status', 'cancelled', 'cancelled_at', now, 'cancelled_by', actor,
     'cancel_reason', reason, 'cancel_request', request)
   audit(stream, maxlen, 'cancel', actor, r[11], r[12], reason, now)
-  redis.call('ZADD', outbox, 'NX', now, 'cancel|' .. r[11])
+  redis.call('ZADD', outbox, 'NX', now, outbox_entry(OUTBOX_CANCEL, {booking_id = r[11]}))
   waits_clear_stale(waits, notices, first_day)
   waits_release(waits, notices, holds, k.hold_days, outbox, {[r[6]] = cal}, now, hold_id,
     hold_ttl, r[12])

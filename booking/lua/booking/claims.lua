@@ -6,10 +6,12 @@ local CLAIM_KEYS = {'registry', 'record', 'ledger', 'codes', 'holds', 'audit',
 local CLAIM_ARGS = {'owner', 'cls', 'months', 'days', 'hstart', 'hend', 'boxes', 'booking_id',
   'now_ms', 'code_mac', 'code_n', 'dates', 'hold_id', 'audit_maxlen', 'room', 'made',
   'person_score', 'date_scores', 'reference', 'pace_limit', 'pace_window_ms'}
-
--- Bits one (room, day) holds per class: a month's bitmap is made at its full size at once
--- (an exact allocation, where growing bit by bit would over-allocate).
-local SLOTS_PER_DAY = {A = 1, B = 24, C = 2400}
+local CLAIM_REPLIES = {'ok record fulfilled', 'taken *slots', 'paced until', 'id_in_use',
+  'code_clash', 'ref_clash', 'invalid what'}
+-- The keys a call adds after the named ones: the inventory of each calendar month of the
+-- request (as many as ARGV months names), on one server the indexes (written here), and with
+-- an allowance the buyer's pace.
+local CLAIM_KEY_TAILS = {'inventories', 'person_index', 'date_index', 'pace'}
 
 -- Claim: take every slot of the request, or nothing.
 -- KEYS: registry, record, ledger, codes, holds, audit, stats, hold days, unindexed,
@@ -29,7 +31,7 @@ local SLOTS_PER_DAY = {A = 1, B = 24, C = 2400}
 --       | {'taken', 'day:box:mask:held', ...} | {'paced', ms when the buyer may book again}
 --       | {'id_in_use'} | {'code_clash'} | {'ref_clash'} | {'invalid', what}
 -- (a retry of a claim that succeeded returns {'ok', <record>}).
--- The receipt ('confirm|<id>|<owner>') goes into the room's outbox in the same call: as durable
+-- The receipt (OUTBOX_CONFIRM) goes into the room's outbox in the same call: as durable
 -- as the booking, and no extra round trip (the owner named, the sender need not read the
 -- booking of a buyer without a verified address).
 local function claim(keys, args)
@@ -51,9 +53,9 @@ local function claim(keys, args)
   local date_scores = split(a.date_scores)
   -- KEYS after the inventories: the person index and the date index (when the store lets one
   -- call write them: not on a cluster, where the booking waits in `unindexed` instead).
-  local after = #CLAIM_KEYS + n_months
-  local person_index, date_index = keys[after + 1], keys[after + 2]
-  local pace, pace_limit, pace_window = keys[after + 3], tonumber(a.pace_limit),
+  local tail = named({unpack(keys, #CLAIM_KEYS + n_months + 1)}, {unpack(CLAIM_KEY_TAILS, 2)})
+  local person_index, date_index = tail.person_index, tail.date_index
+  local pace, pace_limit, pace_window = tail.pace, tonumber(a.pace_limit),
     tonumber(a.pace_window_ms)
   if owner == '' or id == '' or not now or not unindexed
       or not made or made == '' or #split(dates) ~= #days or #date_scores ~= #days
@@ -76,10 +78,9 @@ local function claim(keys, args)
     return {'ref_clash'}
   end
   local pace_since = '(' .. tostring(now - pace_window)
-  if pace and redis.call('ZCOUNT', pace, pace_since, '+inf') >= pace_limit then
-    local oldest = redis.call('ZRANGEBYSCORE', pace, pace_since, '+inf', 'WITHSCORES',
-      'LIMIT', 0, 1)
-    return {'paced', tostring(tonumber(oldest[2]) + pace_window)}
+  local paced_until = pace_spent_until(pace, pace_limit, pace_window, now)
+  if paced_until then
+    return {'paced', paced_until}
   end
   local fields, kind = fields_of(cls, days, hstart, hend, boxes, cal)
   local taken, values = booked_conflicts(fields, kind)
@@ -105,14 +106,15 @@ local function claim(keys, args)
   write_fields(fields, kind, updated)
   redis.call('SADD', registry, unpack(inventories))
   -- The record as written is the record returned (no read back).
-  local written = {'id', id, 'owner', owner, 'cls', cls, 'room', room,
-    'months', a.months, 'days', a.days, 'dates', dates, 'hstart', tostring(hstart),
-    'hend', tostring(hend), 'boxes', a.boxes, 'created', a.now_ms, 'status', 'confirmed',
-    'code_mac', mac, 'code_n', code_n, 'collected', '', 'inv', table.concat(inventories, ','),
-    'made', made, 'ref', ref}
+  local written = field_values({id = id, owner = owner, cls = cls, room = room,
+    months = a.months, days = a.days, dates = dates, hstart = tostring(hstart),
+    hend = tostring(hend), boxes = a.boxes, created = a.now_ms, status = 'confirmed',
+    code_mac = mac, code_n = code_n, collected = '', inv = table.concat(inventories, ','),
+    made = made, ref = ref}, RECORD_FIELDS)
   redis.call('HSET', record, unpack(written))
   redis.call('HSET', refs, ref, id)
-  redis.call('ZADD', outbox, 'NX', now, 'confirm|' .. id .. '|' .. owner)
+  redis.call('ZADD', outbox, 'NX', now, outbox_entry(OUTBOX_CONFIRM, {booking_id = id,
+    owner = owner}))
   if redis.call('SCARD', ledger) == 0 and redis.call('HEXISTS', stats, 'v') == 0 then
     -- The room's first booking: its stats start exact from here.
     redis.call('DEL', stats)

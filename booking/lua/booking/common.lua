@@ -26,14 +26,61 @@
 
 local FULL = 16777215 -- 2^24 - 1
 
+-- The formats Python reads too, declared once here and once in booking/domain/formats.py
+-- (tests/booking/domain/test_booking_formats.py checks that the two agree).
 -- A hold's value in the room's holds hash: these fields joined by '|'.
 local HOLD_FIELDS = {'expiry', 'owner', 'cls', 'days', 'hstart', 'hend', 'boxes'}
+-- The fields of a booking record as the claim writes them (cancel and pickup add theirs).
+local RECORD_FIELDS = {'id', 'owner', 'cls', 'room', 'months', 'days', 'dates', 'hstart',
+  'hend', 'boxes', 'created', 'status', 'code_mac', 'code_n', 'collected', 'inv', 'made', 'ref'}
+-- A wait (a member of the room's waits), joined by '|' (A: hours 0 0 and box 0; B: box 0).
+local WAIT_FIELDS = {'person', 'cls', 'day', 'hstart', 'hend', 'box'}
+-- A told wait's notice (the value of its member in wait-notices), joined by '|'.
+local NOTICE_FIELDS = {'told', 'hold_id', 'expiry', 'room'}
+-- A slot a claim or a hold found taken, joined by ':' (held: 1 for another buyer's hold).
+local TAKEN_FIELDS = {'day', 'box', 'mask', 'held'}
+-- The room's outbox entries: the kind, then its fields, joined by '|'.
+local OUTBOX_CONFIRM = {'confirm', 'booking_id', 'owner'}
+local OUTBOX_CANCEL = {'cancel', 'booking_id'}
+local OUTBOX_FREED = {'freed', 'room', 'person', 'cls', 'day', 'hstart', 'hend', 'box', 'told'}
+local OUTBOX_MOVED = {'moved', 'booking_id', 'sequence'}
 
 -- A list's items by the names of `names` (same order): named({'a', 'b'}, {'x', 'y'}).x == 'a'.
 local function named(values, names)
   local out = {}
   for i, name in ipairs(names) do
     out[name] = values[i]
+  end
+  return out
+end
+
+-- The values of `values` named by `names` (in that order), joined by `sep`:
+-- joined({a = 1, b = 'x'}, {'a', 'b'}, '|') == '1|x'. A missing value is a bug, not ''.
+local function joined(values, names, sep)
+  local out = {}
+  for i, name in ipairs(names) do
+    out[i] = values[name]
+    if out[i] == nil then
+      error('no ' .. name)
+    end
+  end
+  return table.concat(out, sep)
+end
+
+-- An outbox entry of `format` (OUTBOX_*: the kind, then the names of its fields).
+local function outbox_entry(format, values)
+  return format[1] .. '|' .. joined(values, {unpack(format, 2)}, '|')
+end
+
+-- A hash's field-value list in the order of `names`, for HSET.
+local function field_values(values, names)
+  local out = {}
+  for _, name in ipairs(names) do
+    out[#out + 1] = name
+    out[#out + 1] = values[name]
+    if values[name] == nil then
+      error('no ' .. name)
+    end
   end
   return out
 end
@@ -73,6 +120,10 @@ local function hour_mask(first, last)
   end
   return mask
 end
+
+-- Bits one (room, day) holds per class: a month's bitmap is made at its full size at once
+-- (an exact allocation, where growing bit by bit would over-allocate).
+local SLOTS_PER_DAY = {A = 1, B = 24, C = 2400}
 
 -- The months of a call's bitmaps: `keys` (the bitmap keys) and ARGV months, same order.
 -- Returns a list of {key, month 'YYYY-MM', first (day number of the 1st), n (days)}, or nil
@@ -261,7 +312,8 @@ local function booked_conflicts(fields, kind)
   for i, field in ipairs(fields) do
     local overlap = bit.band(values[i], field[2])
     if overlap ~= 0 then
-      conflicts[#conflicts + 1] = field[3] .. ':' .. field[4] .. ':' .. overlap .. ':0'
+      conflicts[#conflicts + 1] = joined({day = field[3], box = field[4], mask = overlap,
+        held = 0}, TAKEN_FIELDS, ':')
     end
   end
   return conflicts, values
@@ -277,4 +329,18 @@ local function append(list, more)
     list[#list + 1] = item
   end
   return list
+end
+
+-- The buyer's hourly booking allowance (their pace: a sorted set of bookings by time): nil
+-- while they may book, else the ms when they may again. No pace key: not checked here.
+local function pace_spent_until(pace, limit, window, now)
+  if not pace then
+    return nil
+  end
+  local since = '(' .. tostring(now - window)
+  if redis.call('ZCOUNT', pace, since, '+inf') < limit then
+    return nil
+  end
+  local oldest = redis.call('ZRANGEBYSCORE', pace, since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  return tostring(tonumber(oldest[2]) + window)
 end

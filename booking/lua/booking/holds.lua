@@ -3,7 +3,11 @@
 
 local HOLD_KEYS = {'holds', 'audit', 'hold_days', 'hold_streaks'}
 local HOLD_ARGS = {'owner', 'cls', 'days', 'hstart', 'hend', 'boxes', 'hold_id', 'now_ms',
-  'ttl_ms', 'audit_maxlen', 'room', 'months'}
+  'ttl_ms', 'audit_maxlen', 'room', 'months', 'pace_limit', 'pace_window_ms'}
+local HOLD_REPLIES = {'ok expiry', 'taken *slots', 'cooling until', 'paced until', 'id_in_use',
+  'invalid what'}
+-- After the named KEYS: the inventory of each month of the request, then the buyer's pace.
+local HOLD_KEY_TAILS = {'inventories', 'pace'}
 local HOLD_RELEASE_KEYS = {'holds', 'hold_days'}
 local HOLD_RELEASE_ARGS = {'hold_id', 'owner'}
 
@@ -49,11 +53,13 @@ local function held_conflicts(holds_key, days_key, owner, cls, days, hstart, hen
               if cls == 'C' then
                 for _, box in ipairs(hold.boxes) do
                   if my_boxes[box] then
-                    conflicts[#conflicts + 1] = day .. ':' .. box .. ':' .. mask .. ':1'
+                    conflicts[#conflicts + 1] = joined({day = day, box = box, mask = mask,
+                      held = 1}, TAKEN_FIELDS, ':')
                   end
                 end
               else
-                conflicts[#conflicts + 1] = day .. ':0:' .. mask .. ':1'
+                conflicts[#conflicts + 1] = joined({day = day, box = 0, mask = mask,
+                  held = 1}, TAKEN_FIELDS, ':')
               end
             end
           end
@@ -84,22 +90,29 @@ end
 -- Hold: keep the request's slots for one buyer until expiry (other buyers see them taken).
 -- KEYS: holds, audit, hold days, hold streaks, then the inventory of each month of the request
 -- ARGV: owner, cls, days, hstart, hend, boxes, hold id, now ms, ttl ms, audit maxlen, room,
---       months (of the inventory keys, same order)
+--       months (of the inventory keys, same order), the buyer's hourly booking allowance and
+--       its window (0 and 0: not checked here); with an allowance, the KEYS end with the
+--       buyer's pace (one server only: on a cluster the caller reads it first, in the buyer's
+--       own slot)
 -- Returns {'ok', expiry ms} | {'taken', ...} | {'cooling', until ms} | {'id_in_use'} |
---   {'invalid', what}
+--   {'paced', ms when the buyer may book again} | {'invalid', what}
 local function hold(keys, args)
   local k, a = named(keys, HOLD_KEYS), named(args, HOLD_ARGS)
   local holds, stream, hold_days = k.holds, k.audit, k.hold_days
   local owner, id, now, ttl = a.owner, a.hold_id, tonumber(a.now_ms), tonumber(a.ttl_ms)
   local maxlen, room = a.audit_maxlen, a.room
-  local cal = calendar_of({unpack(keys, #HOLD_KEYS + 1)}, a.months)
+  local n_months = #split(a.months)
+  local cal = calendar_of({unpack(keys, #HOLD_KEYS + 1, #HOLD_KEYS + n_months)}, a.months)
   local cls, days, hstart, hend, boxes = checked_request(a.cls, a.days, a.hstart, a.hend,
     a.boxes, cal)
   if not cls then
     return {'invalid', days}
   end
+  local pace, pace_limit, pace_window = keys[#HOLD_KEYS + n_months + 1], tonumber(a.pace_limit),
+    tonumber(a.pace_window_ms)
   if owner == '' or id == '' or not now or not ttl or ttl < 1 or not hold_days
-      or not k.hold_streaks then
+      or not k.hold_streaks or not pace_limit or not pace_window
+      or (pace ~= nil) ~= (pace_limit > 0) then
     return {'invalid', 'call'}
   end
 
@@ -112,6 +125,11 @@ local function hold(keys, args)
     if old.expiry > now then
       return {'ok', tostring(old.expiry)}
     end
+  end
+  -- A buyer who may not book for a while may not block slots meanwhile either.
+  local paced_until = pace_spent_until(pace, pace_limit, pace_window, now)
+  if paced_until then
+    return {'paced', paced_until}
   end
   -- One hold time out of two: holds placed within `ttl` of the person's first one here end
   -- when it would have; for the next `ttl` after that the room is everyone else's.
@@ -145,11 +163,7 @@ local function hold(keys, args)
   local expiry = began + ttl
   local stored = {expiry = expiry, owner = owner, cls = cls, days = a.days, hstart = hstart,
     hend = hend, boxes = a.boxes}
-  local parts = {}
-  for i, name in ipairs(HOLD_FIELDS) do
-    parts[i] = stored[name]
-  end
-  local value = table.concat(parts, '|')
+  local value = joined(stored, HOLD_FIELDS, '|')
   redis.call('HSET', holds, id, value)
   local members = {}
   for _, day in ipairs(days) do

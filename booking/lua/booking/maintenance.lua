@@ -3,8 +3,12 @@
 -- The first KEYS and ARGV of the two room-wide calls (what follows is listed in their comments).
 local FLUSH_ROOM_KEYS = {'registry', 'ledger', 'holds', 'audit', 'hold_days'}
 local FLUSH_ROOM_ARGS = {'actor', 'reason', 'now_ms', 'audit_maxlen', 'n_inv', 'n_rec', 'room'}
+local FLUSH_ROOM_REPLIES = {'ok removed cancelled', 'retry', 'invalid what'}
+local FLUSH_ROOM_KEY_TAILS = {'inventories', 'records', 'stats'}
 local STATS_REBUILD_KEYS = {'stats', 'registry', 'ledger'}
 local STATS_REBUILD_ARGS = {'n_inv', 'n_rec'}
+local STATS_REBUILD_REPLIES = {'ok counted', 'retry', 'invalid what'}
+local STATS_REBUILD_KEY_TAILS = {'inventories', 'records'}
 
 -- Flush one room: delete exactly its registered inventory keys and cancel its confirmed
 -- bookings. The caller passes what it read; if the room changed meanwhile, nothing happens.

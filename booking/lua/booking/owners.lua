@@ -5,6 +5,8 @@ local OWNER_FORGET_KEYS = {'registry', 'audit', 'stats', 'waits', 'wait_notices'
   'outbox', 'hold_days'}
 local OWNER_FORGET_ARGS = {'owner', 'now_ms', 'audit_maxlen', 'n', 'room', 'first_day',
   'priority_hold_id', 'priority_hold_ms'}
+local OWNER_FORGET_REPLIES = {'ok cancelled kept', 'stale', 'invalid what'}
+local OWNER_FORGET_KEY_TAILS = {'records', 'inventories'}
 
 -- Forget an owner in one room (account deletion): their bookings not collected at all are
 -- cancelled and their slots freed; every one of their records stays for staff with owner '0';

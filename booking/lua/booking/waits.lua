@@ -4,23 +4,24 @@
 local WAIT_KEYS = {'waits', 'holds', 'hold_days'}
 local WAIT_ARGS = {'person', 'cls', 'day', 'hstart', 'hend', 'box', 'now_ms', 'limit',
   'months', 'first_day'}
+local WAIT_REPLIES = {'ok', 'free', 'limit', 'invalid what'}
 local WAITS_CHECK_KEYS = {'waits', 'wait_notices', 'holds', 'outbox', 'hold_days'}
 local WAITS_CHECK_ARGS = {'now_ms', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'room',
   'months'}
+local WAITS_CHECK_REPLY = {'told', 'left'}
 
 -- --- The waiting list --------------------------------------------------------------------------
--- A wait is one sold-out slot a buyer asked about: "person|cls|day|hstart|hend|box" (day: its
--- calendar day number; A: hours
--- 0 0 and box 0; B: box 0), scored by when they asked. When a slot frees (a cancel, or an
--- expired hold found by the sweep), the waiters whose whole slot is free are told in that
--- order: a notice (wait-notices: "told ms|priority hold id|hold expiry ms|cause") and a mail
--- ('freed|<room>|<wait>|<told ms>' in the room's outbox). The first of them gets a priority
--- hold on their slot for a few minutes; the others are told that it opens to everyone after.
+-- A wait is one sold-out slot a buyer asked about (a WAIT_FIELDS member; its day is the
+-- calendar day number), scored by when they asked. When a slot frees (a cancel, or an expired
+-- hold found by the sweep), the waiters whose whole slot is free are told in that order: a
+-- notice (NOTICE_FIELDS, in wait-notices) and a mail (OUTBOX_FREED in the room's outbox). The
+-- first of them gets a priority hold on their slot for a few minutes; the others are told that
+-- it opens to everyone after.
 
 local function parse_wait(member)
-  local p = pipe_fields(member)
-  return {person = p[1], cls = p[2], day = tonumber(p[3]), hstart = tonumber(p[4]) or 0,
-    hend = tonumber(p[5]) or 0, box = tonumber(p[6]) or 0}
+  local p = named(pipe_fields(member), WAIT_FIELDS)
+  return {person = p.person, cls = p.cls, day = tonumber(p.day),
+    hstart = tonumber(p.hstart) or 0, hend = tonumber(p.hend) or 0, box = tonumber(p.box) or 0}
 end
 
 local function wait_boxes(w)
@@ -94,17 +95,21 @@ local function waits_release(waits, notices, holds, hold_days, outbox, cal_of, n
       expiry = now + hold_ttl
       priority_expiry = expiry
       hold_value = hold_id
-      redis.call('HSET', holds, hold_id, table.concat({expiry, w.person, w.cls, w.day,
-        w.hstart, w.hend, table.concat(wait_boxes(w), ',')}, '|'))
+      redis.call('HSET', holds, hold_id, joined({expiry = expiry, owner = w.person,
+        cls = w.cls, days = w.day, hstart = w.hstart, hend = w.hend,
+        boxes = table.concat(wait_boxes(w), ',')}, HOLD_FIELDS, '|'))
       redis.call('ZADD', hold_days, day_score(w.cls, w.day), hold_id .. '/' .. w.day)
       if redis.call('PTTL', holds) < hold_ttl then
         redis.call('PEXPIRE', holds, hold_ttl)
         redis.call('PEXPIRE', hold_days, hold_ttl)
       end
     end
-    redis.call('HSET', notices, member, table.concat({now, hold_value, expiry, room}, '|'))
+    redis.call('HSET', notices, member, joined({told = now, hold_id = hold_value,
+      expiry = expiry, room = room}, NOTICE_FIELDS, '|'))
     redis.call('ZREM', waits, member)
-    redis.call('ZADD', outbox, 'NX', now, 'freed|' .. room .. '|' .. member .. '|' .. now)
+    local freed = named(pipe_fields(member), WAIT_FIELDS)
+    freed.room, freed.told = room, now
+    redis.call('ZADD', outbox, 'NX', now, outbox_entry(OUTBOX_FREED, freed))
   end
   return #free
 end
@@ -119,10 +124,12 @@ local function waits_fulfilled(waits, notices, owner, cls, days, hstart, hend, b
   for _, day in ipairs(days) do
     if cls == 'C' then
       for _, box in ipairs(boxes) do
-        members[#members + 1] = table.concat({owner, cls, day, hstart, hend, box}, '|')
+        members[#members + 1] = joined({person = owner, cls = cls, day = day,
+          hstart = hstart, hend = hend, box = box}, WAIT_FIELDS, '|')
       end
     else
-      members[#members + 1] = table.concat({owner, cls, day, hstart, hend, 0}, '|')
+      members[#members + 1] = joined({person = owner, cls = cls, day = day, hstart = hstart,
+        hend = hend, box = 0}, WAIT_FIELDS, '|')
     end
   end
   local waiting = redis.call('ZMSCORE', waits, unpack(members))
@@ -163,7 +170,8 @@ local function wait(keys, args)
       or #boxes > 1 or days[1] < (tonumber(a.first_day) or 0) then
     return {'invalid', 'call'}
   end
-  local member = table.concat({person, cls, days[1], hstart, hend, boxes[1] or 0}, '|')
+  local member = joined({person = person, cls = cls, day = days[1], hstart = hstart,
+    hend = hend, box = boxes[1] or 0}, WAIT_FIELDS, '|')
   if redis.call('ZSCORE', waits, member) then
     return {'ok'}
   end

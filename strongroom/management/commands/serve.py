@@ -50,6 +50,7 @@ class Command(BaseCommand):
             f"store: {info['server']} {info['version']} ({where}); durability: {durability(client)}"
         )
         call_command("buildmessages", verbosity=0)
+        call_command("lookalikes", stdout=self.stdout)  # names claimed before the check
         demo = "0" if options["no_demo"] else settings.STRONGROOM_DEMO
         self.stdout.write(
             first_run_demo(

@@ -14,7 +14,7 @@ from booking.domain.rules import booking_new_id
 from booking.engine import audit, bookings, stats
 from booking.engine.cancel import booking_cancel
 from booking.engine.claims import booking_claim
-from booking.engine.pickup import booking_pickup
+from booking.engine.pickup import booking_pickup, miss_delay
 from tests.booking_support import (
     BUYER,
     NOW,
@@ -210,52 +210,62 @@ def test_a_code_opens_only_its_own_room(r: redis.Redis) -> None:
     )
 
 
-def test_ten_wrong_codes_lock_the_guessing_client_for_ten_minutes_not_the_room(
-    r: redis.Redis,
-) -> None:
-    booking = booked(r, "A")
-    other_room = claim(r, request("A", room=8)).booking
-    assert other_room is not None
-    moment = at(3, 9)
-    for attempt in range(9):
-        result = booking_pickup(
-            client=r, room=7, code="ABCDEFGHJK", now=moment, client_id="203.0.113.9"
-        )
-        assert result.outcome == "wrong_code", attempt
-    tenth = booking_pickup(
-        client=r, room=7, code="not even a code", now=moment, client_id="203.0.113.9"
-    )
-    assert tenth.outcome == "locked" and tenth.locked_until == moment + dt.timedelta(minutes=10)
-    # The guesser waits, even with a right code; in other rooms it may still try.
-    locked = booking_pickup(
-        client=r, room=7, code=booking.pickup_code(), now=moment, client_id="203.0.113.9"
-    )
-    assert locked.outcome == "locked" and "locked" in str(locked.message)
-    assert booking_pickup(
-        client=r, room=8, code=other_room.pickup_code(), now=moment, client_id="203.0.113.9"
-    ).ok
-    # The owner, from another address, is not refused.
-    owner = booking_pickup(
-        client=r, room=7, code=booking.pickup_code(), now=moment, client_id="198.51.100.4"
-    )
-    assert owner.ok, owner
-    assert not r.exists(RoomKeys(7).pickup_lock("198.51.100.4"))
-
-
-def test_wrong_codes_spread_over_rooms_lock_the_client_in_every_room(
+def test_a_thousand_wrong_codes_then_the_owners_right_code_from_the_same_address_opens(
     r: redis.Redis, settings: Any
 ) -> None:
-    settings.STRONGROOM_PICKUP_CLIENT_MAX_FAILURES = 12
+    booking = booked(r, "A")
+    moment = at(3, 9)  # one fixed instant: no delay has run out when the owner types
+    ceiling = settings.STRONGROOM_PICKUP_DELAY_CEILING_SECONDS
+    delays = []
+    for n in range(1000):
+        wrong = booking_pickup(
+            client=r, room=7, code=f"ABCD{n:06d}", now=moment, client_id="203.0.113.9"
+        )
+        assert wrong.outcome == "wrong_code" and not wrong.ok, n
+        delays.append(wrong.retry_after)
+    owner = booking_pickup(
+        client=r, room=7, code=booking.pickup_code(), now=moment, client_id="203.0.113.9"
+    )
+    assert owner.ok and owner.outcome == "collected", owner
+    # Every wrong code asked for a pause, growing, never past the ceiling.
+    assert delays[:3] == [0, 0, 0] and delays[3:8] == [1, 2, 4, 8, 16]
+    assert delays == sorted(delays) and max(delays) == ceiling and delays[-1] == ceiling
+    # What the guesser keeps in the store is bounded however long it goes on.
+    assert r.zcard(RoomKeys(7).pickup_failures("203.0.113.9")) <= 1024
+
+
+def test_the_right_code_opens_after_wrong_codes_in_every_room_from_its_address(
+    r: redis.Redis,
+) -> None:
     mine = booked(r, "A")
     moment = at(3, 9)
-    answers = [
-        booking_pickup(client=r, room=room, code="ABCDEFGHJK", now=moment, client_id="g").outcome
-        for room in range(20, 32)  # 12 rooms, one wrong code each: no room's limit is reached
+    delays = [
+        booking_pickup(
+            client=r, room=room, code="ABCDEFGHJK", now=moment, client_id="g"
+        ).retry_after
+        for room in range(20, 32)  # 12 rooms, one wrong code each: no room's free tries used up
     ]
-    assert answers == ["wrong_code"] * 11 + ["locked"]
-    refused = booking_pickup(client=r, room=7, code=mine.pickup_code(), now=moment, client_id="g")
-    assert refused.outcome == "locked"
-    assert booking_pickup(client=r, room=7, code=mine.pickup_code(), now=moment, client_id="o").ok
+    # The building-wide count slows a client spreading its guesses over rooms too.
+    assert delays == [0] * 10 + [1, 2]
+    assert booking_pickup(client=r, room=7, code=mine.pickup_code(), now=moment, client_id="g").ok
+
+
+def test_the_delay_doubles_and_stops_at_the_ceiling() -> None:
+    delays = [miss_delay(n, free=3, ceiling=60) for n in range(12)]
+    assert delays == [0, 0, 0, 0, 1, 2, 4, 8, 16, 32, 60, 60]
+    assert miss_delay(10**9, free=3, ceiling=60) == 60
+    assert miss_delay(5, free=0, ceiling=3) == 3
+
+
+def test_wrong_codes_show_in_the_audit_at_each_doubling_not_each_code(r: redis.Redis) -> None:
+    other = booked(r, "A")  # its claim entry must survive the guessing
+    for n in range(100):
+        booking_pickup(client=r, room=7, code=f"ABCD{n:06d}", now=at(3, 9), client_id="203.0.113.9")
+    failed = audit.audit_entries(client=r, kind="pickup_failed")
+    assert [e.detail for e in failed] == [
+        f"{n} wrong codes from 203.0.113.9 within 10 min" for n in (64, 32, 16, 8, 4)
+    ]
+    assert [e.kind for e in audit.booking_audit(client=r, booking_id=other.id)] == ["claim"]
 
 
 def test_failures_older_than_the_window_do_not_count(r: redis.Redis) -> None:
@@ -263,14 +273,27 @@ def test_failures_older_than_the_window_do_not_count(r: redis.Redis) -> None:
     for minute in range(9):
         booking_pickup(client=r, room=7, code="ABCDEFGHJK", now=at(3, 9, minute))
     result = booking_pickup(client=r, room=7, code="ABCDEFGHJK", now=at(3, 9, 20))
-    assert result.outcome == "wrong_code"
+    assert result.outcome == "wrong_code" and result.misses == 1 and result.retry_after == 0
 
 
-def test_the_lock_key_expires_by_itself(r: redis.Redis) -> None:
+def test_the_failure_count_expires_by_itself(r: redis.Redis) -> None:
     for _ in range(10):
         booking_pickup(client=r, room=7, code="ABCDEFGHJK", now=at(3, 9), client_id="x")
-    ttl = r.pttl(RoomKeys(7).pickup_lock("x"))
+    ttl = r.pttl(RoomKeys(7).pickup_failures("x"))
     assert 590_000 < ttl <= 600_000
+
+
+def test_the_wrong_day_names_the_day_to_come_back(r: redis.Redis) -> None:
+    booking = booked(r, "B", dates=(3, 5))
+    code = booking.pickup_code()
+    early = booking_pickup(client=r, room=7, code=code, now=at(2, 9))
+    assert early.outcome == "wrong_day" and early.come_on == day(3)
+    assert booking_pickup(client=r, room=7, code=code, now=at(3, 9)).ok
+    between = booking_pickup(client=r, room=7, code=code, now=at(4, 9))
+    assert between.outcome == "wrong_day" and between.come_on == day(5)
+    late = booking_pickup(client=r, room=7, code=code, now=at(5, 13))
+    assert late.outcome == "wrong_hour" and late.come_on == day(5)
+    assert booking_pickup(client=r, room=7, code=code, now=at(6, 9)).come_on is None
 
 
 @pytest.mark.parametrize(

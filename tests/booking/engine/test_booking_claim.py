@@ -486,7 +486,7 @@ def test_all_keys_of_one_room_share_one_cluster_slot() -> None:
         keys.hold_days,
         keys.unindexed,
         keys.pickup_failures("203.0.113.9"),
-        keys.pickup_lock("2001:db8::1"),
+        keys.pickup_failures("2001:db8::1"),
         keys.audit,
     ]
     assert len({key_slot(k.encode()) for k in room_keys}) == 1

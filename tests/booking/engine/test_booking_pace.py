@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 import redis
 
-from booking.domain.rules import booking_new_id
+from booking.domain.rules import booking_new_id, hold_new_id
 from booking.engine.bookings import bookings_of
 from booking.engine.claims import PACE_WINDOW_MS, ClaimResult, booking_claim
+from booking.engine.holds import booking_hold
 from strongroom.clock import to_ms
 from strongroom.store import round_trips
 from tests.booking_support import BUYER, NOW, SECOND_BUYER, claim, request, snapshot
@@ -75,6 +76,32 @@ def test_a_refused_claim_writes_nothing_and_uses_none_of_the_allowance(
     assert claim(store, request("A", room=21), paced=True).ok
     assert claim(store, request("A", room=22), paced=True).ok
     assert claim(store, request("A", room=23), paced=True).paced_until is not None
+
+
+def test_a_buyer_whose_allowance_is_spent_may_not_hold_either(
+    store: redis.Redis, settings: Any
+) -> None:
+    settings.STRONGROOM_BOOKINGS_PER_HOUR = 2
+    assert claim(store, request("A", room=11), paced=True).ok
+    assert claim(store, request("A", room=12), paced=True).ok
+    before = snapshot(store)
+    refused = booking_hold(
+        client=store, owner_id=BUYER, request=request("A", room=13),
+        hold_id=hold_new_id(room=13), now=NOW, paced=True,
+    )  # fmt: skip
+    assert not refused.ok and refused.hold is None and refused.taken == ()
+    assert refused.paced_until is not None
+    assert to_ms(refused.paced_until) == to_ms(NOW) + PACE_WINDOW_MS
+    assert snapshot(store) == before, "the refused hold blocked nothing"
+    # Another buyer, and this buyer an hour on, hold as before.
+    assert booking_hold(
+        client=store, owner_id=SECOND_BUYER, request=request("A", room=13),
+        hold_id=hold_new_id(room=13), now=NOW, paced=True,
+    ).ok  # fmt: skip
+    assert booking_hold(
+        client=store, owner_id=BUYER, request=request("A", room=14),
+        hold_id=hold_new_id(room=14), now=NOW + dt.timedelta(hours=1), paced=True,
+    ).ok  # fmt: skip
 
 
 def test_staff_and_scripts_are_not_paced(store: redis.Redis, settings: Any) -> None:

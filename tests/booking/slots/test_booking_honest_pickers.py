@@ -51,8 +51,47 @@ def test_the_issues_example_names_the_taken_hours_and_offers_no_hold(
     assert alternatives[0][1].startswith("Room 157 · 06:00–10:00")
     assert "room=157" in alternatives[0][0] and "start=6" in alternatives[0][0]
     assert any(text.startswith("Room 158 · 04:00–08:00") for _, text in alternatives)
-    # Dec 2 is sold out for these hours only; the calendar says so
-    assert "Sold out for 06:00–10:00" in day_cell(page, "2026-12-02")
+    # Dec 2: 08:00-10:00 of the chosen hours are taken, the calendar says which
+    assert "06:00–08:00 free, 08:00–10:00 taken" in day_cell(page, "2026-12-02")
+
+
+def test_a_partly_taken_range_says_which_hours_are_taken_and_which_free(
+    r: redis.Redis, client: Client
+) -> None:
+    assert claim(r, request("B", room=158, dates=(2,), hour_start=10, hour_end=12)).ok
+    assert claim(r, request("B", room=158, dates=(3,), hour_start=10, hour_end=14)).ok
+    page = html(client.get("/book/?cls=B&room=158&start=10&end=14&date=2026-12-02"))
+    cell = day_cell(page, "2026-12-02")
+    assert "10:00–12:00 taken, 12:00–14:00 free Shanghai time" in cell, cell
+    assert "Sold out" not in cell
+    whole = day_cell(page, "2026-12-03")
+    assert "Sold out for 10:00–14:00" in whole, "every chosen hour taken: sold out for them"
+
+
+def test_held_until_is_said_of_the_held_hours_only(r: redis.Redis, client: Client) -> None:
+    req = request("B", room=158, dates=(5,), hour_start=11, hour_end=12)
+    assert booking_hold(
+        client=r, owner_id="202", request=req, hold_id=hold_new_id(room=158), now=NOW
+    ).ok
+    page = html(client.get("/book/?cls=B&room=158&start=10&end=14&date=2026-12-06"))
+    cell = day_cell(page, "2026-12-05")
+    assert (
+        "10:00–11:00 free, 11:00–12:00 held until 10:10, 12:00–14:00 free Shanghai time" in cell
+    ), cell
+
+
+def test_a_partly_taken_range_of_chosen_boxes_says_what_is_taken_in_chinese(
+    r: redis.Redis, client: Client
+) -> None:
+    assert claim(r, request("C", room=42, dates=(2,), hour_start=12, hour_end=13, boxes=[7])).ok
+    page = html(
+        client.get(
+            "/book/?cls=C&room=42&box=7&box=8&start=10&end=14&date=2026-12-03",
+            headers={"Accept-Language": "zh-hans"},
+        )
+    )
+    cell = day_cell(page, "2026-12-02")
+    assert "10:00–12:00 空闲，12:00–13:00 已订，13:00–14:00 空闲" in cell, cell
 
 
 def test_calendar_days_say_partly_booked_and_sold_out(r: redis.Redis, client: Client) -> None:

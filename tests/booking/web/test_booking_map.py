@@ -286,3 +286,44 @@ def test_a_buyer_holding_slots_on_the_map_gets_it_read_afresh(
     # not the kept map (their own hold reads free for them): the identity, then every room
     assert trips.count == identity_trips(r, mine) + rooms_trips(r, ALL_ROOMS)
     assert "300 rooms free" in theirs
+
+
+# --- rough edges (issue 33, point 17) ----------------------------------------------------------
+
+
+def test_the_empty_map_form_starts_with_a_class_and_the_first_bookable_day(r: redis.Redis) -> None:
+    html = page(Client(), "")
+    assert re.search(r'id="map-class-A" checked', html), "a class is chosen"
+    assert 'id="map-date" name="date" min="2026-12-01" max="2026-12-31" value="2026-12-01"' in html
+    assert html.count('class="map-room ') == 300, "and the rooms are shown at once"
+
+
+def test_a_partly_free_rooms_link_over_several_days_preselects_its_free_days(
+    r: redis.Redis,
+) -> None:
+    claim(r, request("A", room=3, dates=(12,)))
+    html = page(Client(), "?cls=A&date=2026-12-12&days=3")
+    tile = re.search(r'id="map-room-003".*?</li>', html, re.S)
+    assert tile is not None
+    link = re.search(r'href="(/book/[^"]+)"', tile.group(0))
+    assert link is not None
+    href = link.group(1).replace("&amp;", "&")
+    assert "date=2026-12-13&date=2026-12-14" in href and "2026-12-12" not in href
+    booking = Client().get(href).content.decode()
+    assert "Not free as chosen" not in booking and "Log in to book" in booking
+
+
+def test_a_partly_free_class_b_rooms_link_preselects_free_hours(r: redis.Redis) -> None:
+    claim(r, request("B", room=3, dates=(13,), hour_start=8, hour_end=11))
+    html = page(Client(), "?cls=B&date=2026-12-12&days=2&start=8&end=14")
+    tile = re.search(r'id="map-room-003".*?</li>', html, re.S)
+    assert tile is not None
+    assert "room=3&amp;start=11&amp;end=14&amp;date=2026-12-12&amp;date=2026-12-13" in tile.group(0)
+
+
+def test_days_asked_past_the_seasons_end_are_said_to_be_cut(r: redis.Redis) -> None:
+    html = page(Client(), "?cls=A&date=2026-12-30&days=7")
+    assert "The season ends on Dec. 31, 2026: 2 days of the 7 asked are shown." in html
+    assert "Class A on Dec. 30, 2026, Dec. 31, 2026" in html
+    zh = page(Client(headers={"accept-language": "zh-hans"}), "?cls=A&date=2026-12-30&days=7")
+    assert "本季于 2026年12月31日 结束：所选 7 天中只显示 2 天。" in zh

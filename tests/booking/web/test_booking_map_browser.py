@@ -115,7 +115,7 @@ def test_the_map_tells_held_from_sold_and_opens_a_rooms_box_grid(
     hold(r, second_buyer, "C", 12, hour_start=10, hour_end=11, boxes=[5])
     page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=9&end=11&room=12")
     row = page.locator("#room-grid tbody tr").nth(4)
-    cells = row.locator("td")
+    cells = row.locator("td.g")  # the hours (after the "Whole range" cell)
     assert cells.nth(0).inner_text() == "sold out"
     assert re.fullmatch(r"held until \d\d:\d\d Shanghai time", cells.nth(1).inner_text())
 
@@ -127,11 +127,11 @@ def test_a_second_buyers_open_map_shows_the_slot_taken_within_ten_seconds(
     browser_login(page, second_buyer)
     page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=10&end=11&room=21")
     page.evaluate("window.stillTheSamePage = true")
-    cell = page.locator("#room-grid tbody tr").nth(6).locator("td").nth(0)
+    cell = page.locator("#room-grid tbody tr").nth(6).locator("td.g").nth(0)
     assert cell.inner_text() == "free"
     claim(r, buyer, "C", 21, hour_start=10, hour_end=11, boxes=[7])
     # no reload: the results refresh themselves (htmx, every 5 s)
-    expect(page.locator("#room-grid tbody tr").nth(6).locator("td").nth(0)).to_have_text(
+    expect(page.locator("#room-grid tbody tr").nth(6).locator("td.g").nth(0)).to_have_text(
         "sold out", timeout=10_000
     )
     assert page.evaluate("window.stillTheSamePage") is True
@@ -249,3 +249,31 @@ def test_the_map_passes_the_accessibility_check_and_refreshes_within_the_csp(
     with page.expect_response(lambda answer: "/book/parts/panel/" in answer.url, timeout=10_000):
         page.goto(f"/book/?cls=C&room=5&box=9&start=10&end=12&date={DAY.isoformat()}")
     assert problems == [], problems
+
+
+@pytest.mark.parametrize(
+    ("locale", "hours"),
+    [("en-US", "start=9&end=12"), ("zh-CN", "start=0&end=24")],
+    ids=["en-three-hours", "zh-whole-day"],
+)
+def test_on_a_phone_the_box_grids_whole_range_column_is_not_clipped(
+    new_page: Any, second_buyer: Any, r: redis.Redis, locale: str, hours: str
+) -> None:
+    claim(r, second_buyer, "C", 5, hour_start=10, hour_end=11, boxes=[1])
+    page = new_page(locale=locale, javascript=False, width=390)
+    page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&{hours}&room=5")
+    width = page.viewport_size["width"]
+    wrap = page.locator(".box-grid-wrap").bounding_box()
+    assert wrap is not None
+    right = min(width, wrap["x"] + wrap["width"])
+    # As the page opens, without scrolling sideways: the column's head and its links are seen
+    # whole (not cut off by the grid's scroll box or the screen's edge).
+    for target in (".box-grid thead th:nth-child(2)", "#grid-book-2", "#grid-book-3"):
+        box = page.locator(target).bounding_box()
+        assert box is not None, target
+        assert wrap["x"] - 0.5 <= box["x"] and box["x"] + box["width"] <= right + 0.5, (target, box)
+    assert page.locator(".box-grid thead th:nth-child(2)").inner_text() in (
+        "Whole range",
+        "整个时段",
+    )
+    assert page.evaluate("document.documentElement.scrollWidth") <= width

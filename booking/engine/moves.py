@@ -1,0 +1,213 @@
+"""Moving a booking to other slots of its class (the buyer, or staff for them): the new slots are
+taken and the old given back together, or nothing changes. Within a room that is one Redis
+Function (booking_move, durable: FCALL + WAITAOF). The booking keeps its id and reference, gets
+a new pickup code (the old one stops opening), and its calendar events keep their UIDs with a
+higher SEQUENCE; the buyer is told by mail (the room's outbox, written by the function)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from django.conf import settings
+from django.utils.translation import gettext_lazy as _
+
+from booking.domain.codes import code_for, code_mac
+from booking.domain.keys import (
+    RoomKeys,
+    date_index,
+    date_member,
+    date_score,
+    person_index,
+    person_score,
+)
+from booking.domain.parser import SlotRequest, slot_request_parse
+from booking.domain.records import Booking, Slot, booking_from_hash, flat_to_dict, slots_from_reply
+from booking.domain.rules import (
+    booking_id_room,
+    first_bookable_day,
+    format_room,
+    hold_new_id,
+    local_now,
+    request_id_new,
+    request_id_valid,
+)
+from booking.engine.indexes import indexes_after_claim, indexes_inline
+from booking.engine.requests import refuse_invalid, request_args, request_recheck
+from strongroom.calls import FunctionSpec
+from strongroom.clock import to_ms
+from strongroom.outbox import sender_wake
+from strongroom.store import durable_fcall, text_values
+
+MOVE = FunctionSpec(
+    "booking_move",
+    "MOVE",
+    ("record", "registry", "codes", "holds", "hold_days", "audit", "stats",
+     "outbox", "waits", "wait_notices", "unindexed"),
+    ("actor", "is_staff", "today", "cls", "days", "hstart", "hend", "boxes", "dates",
+     "months", "code_mac", "code_n", "move_id", "now_ms", "audit_maxlen", "room",
+     "person_score", "date_scores", "first_day", "priority_hold_id", "priority_hold_ms"),
+    replies=("moved record", "taken *slots", "not_found", "forbidden", "cancelled", "collected",
+             "started", "unchanged", "code_clash", "invalid what"),
+    key_tails=("inventories", "person_index", "date_index"),
+)  # fmt: skip
+# key tails of MOVE: the bitmaps of every calendar month of the booking's days and of the new
+# ones (ARGV months names them, in order), then the person index and the date index where one
+# call may write them.
+
+_CODE_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class MoveResult:
+    """ok: the booking now has the new slots (and a new code); otherwise it is as it was, and
+    `taken` lists what is not free."""
+
+    ok: bool
+    outcome: str
+    message: Any
+    booking: Booking | None = None
+    taken: tuple[Slot, ...] = ()
+
+
+MOVE_MESSAGES = {
+    "moved": _("The booking is moved. It has a new pickup code: the old one no longer opens."),
+    "taken": _("Some of the new slots are not free: the booking is unchanged."),
+    "not_found": _("There is no such booking."),
+    "forbidden": _("You can only move your own bookings."),
+    "cancelled": _("This booking was cancelled and cannot be moved."),
+    "collected": _("This booking has been collected and can no longer be moved."),
+    "started": _("A booking can be moved only before its first day."),
+    "unchanged": _("These are the booking's own slots already."),
+    "other_class": _("A booking moves to slots of its own class, as many days as it has."),
+}
+
+
+def move_request(
+    *,
+    booking: Booking,
+    dates: list[str],
+    hour_start: object = None,
+    hour_end: object = None,
+    boxes: str = "",
+    now: dt.datetime | None = None,
+) -> SlotRequest:
+    """The slots a move form asks for: the booking's class and room, the dates, hours and
+    boxes typed ("5, 6"); raises InvalidRequest naming every problem (as a booking form)."""
+    picked = [part.strip() for part in boxes.replace("，", ",").split(",") if part.strip()]
+    return slot_request_parse(
+        cls=booking.cls,
+        room=booking.room,
+        dates=[d for d in dates if d.strip()][:64],
+        hour_start=hour_start if booking.cls != "A" else None,
+        hour_end=hour_end if booking.cls != "A" else None,
+        boxes=picked[:101] if booking.cls == "C" else None,
+        now=now,
+    )
+
+
+def booking_move(
+    *,
+    client: redis.Redis,
+    booking_id: str,
+    request: SlotRequest,
+    actor_id: str,
+    actor_is_staff: bool,
+    now: dt.datetime | None = None,
+    move_id: str | None = None,
+) -> MoveResult:
+    """Move a booking to the slots of `request` (same class, as many days; the one-day-ahead
+    rule on the new days, the cancellation cut-off on the old), or leave it as it was.
+    `move_id` (client-made, e.g. carried by the form) makes a repeat answer "moved" again."""
+    room = booking_id_room(booking_id)
+    if room is None or not isinstance(actor_id, str) or not actor_id:
+        return MoveResult(False, "not_found", MOVE_MESSAGES["not_found"])
+    request_recheck(request, now)
+    move_id = move_id if request_id_valid(move_id) else request_id_new()
+    keys = RoomKeys(room)
+    cls, owner, code_n, before = text_values(
+        client.hmget(keys.record(booking_id), ["cls", "owner", "code_n", "dates"])
+    )
+    if cls is None or owner is None:
+        return MoveResult(False, "not_found", MOVE_MESSAGES["not_found"])
+    if owner != actor_id and not actor_is_staff:
+        return MoveResult(False, "forbidden", MOVE_MESSAGES["forbidden"])
+    if request.cls != cls:
+        return MoveResult(False, "other_class", MOVE_MESSAGES["other_class"])
+    if request.room != room:
+        raise NotImplementedError("moves to another room: booking_move_rooms")
+    inline = indexes_inline(client)
+    now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
+    call_keys = {
+        "record": keys.record(booking_id),
+        "registry": keys.registry,
+        "codes": keys.codes,
+        "holds": keys.holds,
+        "hold_days": keys.hold_days,
+        "audit": keys.audit,
+        "stats": keys.stats,
+        "outbox": keys.outbox,
+        "waits": keys.waits,
+        "wait_notices": keys.wait_notices,
+        "unindexed": keys.unindexed,
+    }
+    old_dates = [dt.date.fromisoformat(d) for d in (before or "").split(",") if d]
+    inventories, months = keys.inventories(cls, [*old_dates, *request.dates])
+    tails: dict[str, list[str]] = {"inventories": inventories}
+    if inline:
+        tails |= {"person_index": [person_index(owner)], "date_index": [date_index(room)]}
+    fixed = {
+        "actor": actor_id,
+        "is_staff": "1" if actor_is_staff else "0",
+        "today": local_now(now).date().isoformat(),
+        **request_args(request),
+        "dates": ",".join(d.isoformat() for d in request.dates),
+        "months": months,
+        "move_id": move_id,
+        "now_ms": now_ms,
+        "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
+        "room": format_room(room),
+        "person_score": person_score(request.dates),
+        "date_scores": ",".join(str(date_score(d, cls, room)) for d in request.dates),
+        "first_day": first_bookable_day(now),
+        "priority_hold_id": hold_new_id(room=room),
+        "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
+    }
+    first = int(code_n) + 1 if code_n and code_n.lstrip("-").isdigit() else 0
+    for number in range(max(first, 0), max(first, 0) + _CODE_ATTEMPTS):
+        code = code_for(booking_id, number)
+        args = {**fixed, "code_mac": code_mac(room, code), "code_n": number}
+        answer = MOVE.answer_of(
+            durable_fcall(client, MOVE.name, *MOVE.call(keys=call_keys, args=args, tails=tails))
+        )
+        if answer["status"] != "code_clash":
+            break
+    else:
+        raise RuntimeError("no free pickup code after several attempts")
+    if answer["status"] == "invalid" and answer["what"] == "class":
+        return MoveResult(False, "other_class", MOVE_MESSAGES["other_class"])
+    refuse_invalid(MOVE.name, answer)
+    outcome = answer["status"]
+    if outcome == "taken":
+        taken = tuple(slots_from_reply(answer["slots"], cls))
+        return MoveResult(False, outcome, MOVE_MESSAGES[outcome], taken=taken)
+    if outcome != "moved":
+        return MoveResult(False, outcome, MOVE_MESSAGES[outcome])
+    booking = booking_from_hash(flat_to_dict(answer["record"]))
+    assert booking is not None
+    if not inline:
+        _reindex(client, booking, before or "")
+    sender_wake(keys.outbox)  # the buyer's mail is in the room's outbox already
+    return MoveResult(True, outcome, MOVE_MESSAGES[outcome], booking)
+
+
+def _reindex(client: redis.Redis, booking: Booking, before: str) -> None:
+    """On a cluster: the moved booking's index entries (its new dates, then out of
+    `unindexed`), and its old days' date-index entries removed (a crash before that leaves
+    stale entries, which `bookings_between` reads past: it keeps a booking by its own dates)."""
+    indexes_after_claim(client=client, booking=booking)
+    old = {dt.date.fromisoformat(d) for d in before.split(",") if d} - set(booking.dates)
+    if old:
+        client.zrem(date_index(booking.room), *(date_member(booking.id, d) for d in old))

@@ -1,0 +1,207 @@
+"""Moving a booking: the new slots taken and the old given back in one step, or nothing."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from typing import Any
+
+import pytest
+import redis
+
+from booking.domain.calendar_files import booking_ics
+from booking.domain.keys import RoomKeys
+from booking.domain.records import Booking
+from booking.engine import audit, bookings, stats
+from booking.engine.claims import booking_claim
+from booking.engine.moves import booking_move
+from booking.engine.pickup import booking_pickup
+from booking.slots.panel_state import panel_state  # noqa: F401  (the read the pages use)
+from tests.booking_support import (
+    BUYER,
+    NOW,
+    SECOND_BUYER,
+    SHANGHAI,
+    STAFF,
+    claim,
+    day,
+    free_hours,
+    request,
+)
+
+
+def booked(r: redis.Redis, cls: str = "B", owner: str = BUYER, **extra: Any) -> Booking:
+    if cls == "B":
+        extra = {"hour_start": 8, "hour_end": 12, **extra}
+    if cls == "C":
+        extra = {"hour_start": 8, "hour_end": 10, "boxes": [5], **extra}
+    result = claim(r, request(cls, **extra), owner=owner)
+    assert result.ok and result.booking is not None, result
+    return result.booking
+
+
+def move(r: redis.Redis, booking: Booking, actor: str = BUYER, staff: bool = False, **to: Any):
+    cls = to.pop("cls", booking.cls)
+    return booking_move(
+        client=r, booking_id=booking.id, request=request(cls, **to), actor_id=actor,
+        actor_is_staff=staff, now=NOW,
+    )  # fmt: skip
+
+
+def test_a_move_takes_the_new_hours_and_frees_the_old_with_a_new_code(r: redis.Redis) -> None:
+    mine = booked(r, hour_start=8, hour_end=10)
+    result = move(r, mine, hour_start=14, hour_end=16)
+    assert result.ok and result.booking is not None
+    moved = result.booking
+    assert moved.id == mine.id and moved.reference == mine.reference
+    assert moved.hours == (14, 16) and moved.seq == 1 and moved.uid_dates == mine.dates
+    free = free_hours(client=r, room=7, date=day(3), cls="B")
+    assert {8, 9} <= set(free) and not {14, 15} & set(free)
+    # The old code no longer opens; the new one does, on the day and in the new hours.
+    assert moved.pickup_code() != mine.pickup_code()
+    on_the_day = dt.datetime(2026, 12, 3, 14, 30, tzinfo=SHANGHAI)
+    old = booking_pickup(client=r, room=7, code=mine.pickup_code(), now=on_the_day)
+    assert old.outcome == "wrong_code"
+    assert booking_pickup(client=r, room=7, code=moved.pickup_code(), now=on_the_day).ok
+    kinds = [e.kind for e in audit.booking_audit(client=r, booking_id=mine.id)]
+    assert "move" in kinds
+
+
+def test_a_move_onto_its_own_slots_overlapping_is_allowed(r: redis.Redis) -> None:
+    mine = booked(r, hour_start=8, hour_end=12)
+    result = move(r, mine, hour_start=10, hour_end=14)
+    assert result.ok
+    free = free_hours(client=r, room=7, date=day(3), cls="B")
+    assert {8, 9} <= set(free) and not {10, 11, 12, 13} & set(free)
+
+
+def test_a_move_into_taken_slots_leaves_everything_as_it_was(r: redis.Redis) -> None:
+    mine = booked(r, hour_start=8, hour_end=10)
+    booked(r, hour_start=12, hour_end=14, owner=SECOND_BUYER)
+    before = {k: r.dump(k) for k in r.scan_iter(match="sr:{room:007}:*")}
+    result = move(r, mine, hour_start=11, hour_end=13)
+    assert not result.ok and result.outcome == "taken" and result.taken
+    after = {k: r.dump(k) for k in r.scan_iter(match="sr:{room:007}:*")}
+    assert before == after
+
+
+def test_days_and_classes_and_boxes_move(r: redis.Redis) -> None:
+    a = booked(r, "A", dates=(3, 4))
+    assert move(r, a, dates=(5, 6)).ok
+    assert bookings.booking_get(client=r, booking_id=a.id).dates == (day(5), day(6))  # type: ignore[union-attr]
+    assert move(r, a, dates=(7,)).outcome == "other_class"  # as many days as it has
+    c = booked(r, "C")
+    moved = move(r, c, boxes=[9], hour_start=8, hour_end=10)
+    assert moved.ok and moved.booking is not None and moved.booking.boxes == (9,)
+    assert move(r, c, cls="B", hour_start=8, hour_end=9).outcome == "other_class"
+
+
+def test_the_rules_at_both_ends(r: redis.Redis) -> None:
+    mine = booked(r, dates=(3,))
+    # The old end: not from its first day on (for the owner and staff alike).
+    on_the_day = dt.datetime(2026, 12, 3, 7, 0, tzinfo=SHANGHAI)
+    late = booking_move(
+        client=r, booking_id=mine.id, request=request("B", dates=(5,), hour_start=8, hour_end=9),
+        actor_id=BUYER, actor_is_staff=False, now=on_the_day,
+    )  # fmt: skip
+    assert late.outcome == "started"
+    # The new end: one day ahead (the request is checked again at move time).
+    from booking.domain.parser import InvalidRequest
+
+    with pytest.raises(InvalidRequest):
+        booking_move(
+            client=r, booking_id=mine.id,
+            request=request("B", dates=(3,), hour_start=13, hour_end=14),
+            actor_id=BUYER, actor_is_staff=False,
+            now=dt.datetime(2026, 12, 2, 23, 0, tzinfo=SHANGHAI) + dt.timedelta(hours=2),
+        )  # fmt: skip
+    # Someone else's booking: only staff.
+    assert move(r, mine, actor=SECOND_BUYER, hour_start=13, hour_end=14).outcome == "forbidden"
+    assert move(r, mine, actor=STAFF, staff=True, hour_start=13, hour_end=14).ok
+
+
+def test_the_stats_after_a_move_are_what_a_rebuild_finds(r: redis.Redis) -> None:
+    mine = booked(r, "C", dates=(3, 4))
+    booked(r, "C", boxes=[6], owner=SECOND_BUYER)
+    assert move(r, mine, boxes=[7, 8], dates=(5, 6), hour_start=9, hour_end=12).ok
+    live = r.hgetall(RoomKeys(7).stats)
+    stats.stats_rebuild(client=r, rooms=[7])
+    assert r.hgetall(RoomKeys(7).stats) == live
+
+
+def test_the_lists_follow_the_move(r: redis.Redis) -> None:
+    mine = booked(r, "A", dates=(3,))
+    assert move(r, mine, dates=(9,)).ok
+    early = bookings.bookings_between(client=r, start=day(3), end=day(3))
+    later = bookings.bookings_between(client=r, start=day(9), end=day(9))
+    assert early == [] and [b.id for b in later] == [mine.id]
+    assert [b.id for b in bookings.bookings_of(client=r, owner_id=BUYER)] == [mine.id]
+
+
+def test_a_moved_bookings_calendar_keeps_its_uids_with_a_higher_sequence(r: redis.Redis) -> None:
+    mine = booked(r, "A", dates=(3, 4))
+    before = booking_ics(mine, url="https://x/").decode()
+    result = move(r, mine, dates=(6, 8))
+    assert result.booking is not None
+    after = booking_ics(result.booking, url="https://x/").decode()
+    uids = [line for line in before.splitlines() if line.startswith("UID")]
+    assert uids and uids == [line for line in after.splitlines() if line.startswith("UID")]
+    assert "SEQUENCE:0" in before and "SEQUENCE:1" in after and "20261206" in after
+
+
+def test_a_repeated_move_answers_moved_again(r: redis.Redis) -> None:
+    mine = booked(r, hour_start=8, hour_end=10)
+    req = request("B", hour_start=14, hour_end=16)
+    args: dict[str, Any] = {"client": r, "booking_id": mine.id, "request": req, "actor_id": BUYER}
+    calls = [
+        booking_move(**args, actor_is_staff=False, now=NOW, move_id="move-request-0001")
+        for _ in range(2)
+    ]
+    assert [c.outcome for c in calls] == ["moved", "moved"]
+    assert calls[0].booking == calls[1].booking and calls[1].booking.seq == 1  # type: ignore[union-attr]
+
+
+def test_twenty_buyers_moving_into_one_free_slot_at_once_exactly_one_moves(
+    r: redis.Redis,
+) -> None:
+    theirs = [booked(r, hour_start=h, hour_end=h + 1, owner=str(200 + h)) for h in range(20)]
+    target = request("B", dates=(4,), hour_start=10, hour_end=11)
+    start = threading.Barrier(len(theirs))
+    results: dict[str, Any] = {}
+
+    def go(b: Booking) -> None:
+        start.wait()  # one shared client: its pool gives each thread a connection
+        results[b.id] = booking_move(
+            client=r, booking_id=b.id, request=target, actor_id=b.owner_id,
+            actor_is_staff=False, now=NOW,
+        )  # fmt: skip
+
+    threads = [threading.Thread(target=go, args=(b,)) for b in theirs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    moved = [i for i, res in results.items() if res.ok]
+    assert len(results) == len(theirs) and len(moved) == 1
+    for b in theirs:
+        now_is = bookings.booking_get(client=r, booking_id=b.id)
+        assert now_is is not None
+        if b.id in moved:
+            assert now_is.dates == (day(4),) and now_is.hours == (10, 11)
+        else:
+            assert results[b.id].outcome == "taken"
+            assert now_is.dates == b.dates and now_is.hours == b.hours and now_is.seq == 0
+    # Every old slot of the losers is still theirs; the winner's old hour is free.
+    free = free_hours(client=r, room=7, date=day(3), cls="B")
+    winner = next(b for b in theirs if b.id in moved)
+    assert free == [winner.hours[0]] + [h for h in range(20, 24)]  # type: ignore[index]
+
+
+def test_the_claim_still_refuses_slots_a_move_took(r: redis.Redis) -> None:
+    mine = booked(r, hour_start=8, hour_end=10)
+    assert move(r, mine, hour_start=14, hour_end=16).ok
+    result = booking_claim(
+        client=r, owner_id=SECOND_BUYER, request=request("B", hour_start=15, hour_end=17),
+        booking_id=RoomKeys(7).tag + "-" + "a" * 26, now=NOW,
+    )  # fmt: skip
+    assert not result.ok and result.taken

@@ -1,0 +1,177 @@
+"""Moving a booking through the pages: the buyer's form (no JavaScript needed), staff's form,
+refusals that change nothing, the mail the buyer gets, Chinese."""
+
+from __future__ import annotations
+
+import email
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+from django.test import Client
+
+from accounts import emails, services
+from booking.domain.codes import code_display
+from booking.domain.records import Booking
+from booking.engine.bookings import booking_get
+from strongroom import keyspace as ks
+from strongroom.outbox import outbox_send
+from tests.booking_support import NOW, claim, day, request
+from tests.conftest import Someone
+
+
+@pytest.fixture(autouse=True)
+def frozen() -> Iterator[None]:
+    with time_machine.travel(NOW, tick=False):
+        yield
+
+
+def html(response: Any) -> str:
+    return response.content.decode()
+
+
+def hidden(page: str, name: str) -> str:
+    match = re.search(rf'name="{name}" value="([^"]+)"', page)
+    assert match, f"no hidden {name}"
+    return match.group(1)
+
+
+def booked(r: redis.Redis, someone: Someone, **extra: Any) -> Booking:
+    found = claim(r, request("B", hour_start=8, hour_end=10, **extra), owner=str(someone.id))
+    assert found.booking is not None
+    return found.booking
+
+
+def test_the_buyer_moves_a_booking_to_other_hours_and_sees_the_new_code(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    mine = booked(r, buyer)
+    client = client_for(buyer)
+    listed = html(client.get("/book/mine/"))
+    assert f'href="/book/mine/{mine.id}/move/"' in listed
+    form = html(client.get(f"/book/mine/{mine.id}/move/"))
+    assert 'name="date" type="date" required value="2026-12-03"' in form
+    data = {"move_id": hidden(form, "move_id"), "date": ["2026-12-05"], "hour_start": "14",
+            "hour_end": "16"}  # fmt: skip
+    answer = client.post(f"/book/mine/{mine.id}/move/", data)
+    assert answer.status_code == 302 and answer["Location"] == f"/book/done/{mine.id}/"
+    done = html(client.get(answer["Location"]))
+    moved = booking_get(client=r, booking_id=mine.id)
+    assert moved is not None and moved.dates == (day(5),) and moved.hours == (14, 16)
+    assert "The booking is moved" in done and code_display(moved.pickup_code()) in done
+    assert code_display(mine.pickup_code()) not in done
+    # A double press of the same form answers "moved" again, and does not move twice.
+    again = client.post(f"/book/mine/{mine.id}/move/", data)
+    assert again.status_code == 302
+    assert booking_get(client=r, booking_id=mine.id).seq == 1  # type: ignore[union-attr]
+
+
+def test_a_move_into_a_taken_slot_says_so_and_changes_nothing(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    mine = booked(r, buyer)
+    booked(r, second_buyer, dates=(4,))
+    client = client_for(buyer)
+    data = {"date": ["2026-12-04"], "hour_start": "9", "hour_end": "11"}
+    answer = client.post(f"/book/mine/{mine.id}/move/", data)
+    page = html(answer)
+    assert answer.status_code == 409 and "Not moved: the booking is as it was." in page
+    assert "Not free:" in page and "09:00" in page
+    assert booking_get(client=r, booking_id=mine.id) == mine
+    # The buyer's choice stays in the form.
+    assert 'value="2026-12-04"' in page and '<option value="9" selected>' in page
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"date": ["2026-11-21"], "hour_start": "8", "hour_end": "10"},  # today: too late
+        {"date": ["2026-12-04", "2026-12-05"], "hour_start": "8", "hour_end": "10"},
+        {"date": ["not a day"], "hour_start": "8", "hour_end": "10"},
+        {"date": ["2026-12-04"], "hour_start": "10", "hour_end": "8"},
+        {"date": ["2026-12-04"], "hour_start": "🦄", "hour_end": "x" * 5000},
+        {},
+    ],
+)
+def test_bad_move_input_is_refused_with_a_message_and_nothing_written(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client], data: dict[str, Any]
+) -> None:
+    mine = booked(r, buyer)
+    answer = client_for(buyer).post(f"/book/mine/{mine.id}/move/", data)
+    assert answer.status_code in (400, 409)
+    assert "Not moved" in html(answer)
+    assert booking_get(client=r, booking_id=mine.id) == mine
+
+
+def test_other_people_and_anonymous_visitors_cannot_move_a_booking(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    client_for: Callable[[Someone], Client],
+    client: Client,
+) -> None:
+    mine = booked(r, buyer)
+    data = {"date": ["2026-12-05"], "hour_start": "14", "hour_end": "16"}
+    assert client_for(second_buyer).post(f"/book/mine/{mine.id}/move/", data).status_code == 404
+    assert client_for(second_buyer).get(f"/book/mine/{mine.id}/move/").status_code == 404
+    assert client.post(f"/book/mine/{mine.id}/move/", data).status_code == 302  # to log in
+    csrf = Client(enforce_csrf_checks=True)
+    csrf.cookies = client_for(buyer).cookies
+    assert csrf.post(f"/book/mine/{mine.id}/move/", data).status_code == 403
+    assert booking_get(client=r, booking_id=mine.id) == mine
+
+
+def test_the_move_page_speaks_chinese(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    mine = booked(r, buyer)
+    page = html(
+        client_for(buyer).get(f"/book/mine/{mine.id}/move/", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    )
+    assert "改期" in page and "Move the booking" not in page
+
+
+def test_the_buyer_gets_a_mail_with_the_new_code_and_the_same_calendar_uids(
+    r: redis.Redis,
+    buyer: Someone,
+    client_for: Callable[[Someone], Client],
+    settings: Any,
+    tmp_path: Path,
+) -> None:
+    settings.STRONGROOM_MAIL_DIR = tmp_path
+    settings.EMAIL_BACKEND = "strongroom.mail.FilePerMessageBackend"
+    services.language_set(client=r, person_id=buyer.id, language="zh-hans")
+    emails.email_set(client=r, person_id=buyer.id, email="anna@example.test")
+    token = emails.verify_token_make(person_id=buyer.id, email="anna@example.test")
+    assert emails.email_verify(client=r, token=token) is not None
+    r.delete(ks.MAIL_OUTBOX.key())
+    mine = booked(r, buyer)
+    outbox_send(client=r)  # the receipt
+    data = {"date": ["2026-12-05"], "hour_start": "14", "hour_end": "16"}
+    assert client_for(buyer).post(f"/book/mine/{mine.id}/move/", data).status_code == 302
+    assert outbox_send(client=r).sent == 1
+    receipt, moved_mail = (
+        email.message_from_bytes(p.read_bytes()) for p in sorted(tmp_path.glob("*.eml"))
+    )
+    subject = str(email.header.make_header(email.header.decode_header(moved_mail["Subject"])))
+    assert subject.startswith("已改期") and mine.reference in subject
+    moved = booking_get(client=r, booking_id=mine.id)
+    assert moved is not None
+    body = next(p for p in moved_mail.walk() if p.get_content_type() == "text/plain")
+    text = body.get_payload(decode=True).decode()  # type: ignore[union-attr]
+    assert code_display(moved.pickup_code()) in text and "2026-12-05" in text
+
+    def ics(message: email.message.Message) -> str:
+        part = next(p for p in message.walk() if p.get_content_type() == "text/calendar")
+        return part.get_payload(decode=True).decode()  # type: ignore[union-attr]
+
+    uid = re.search(r"UID:[^\r\n]+", ics(receipt))
+    assert uid is not None and uid.group(0) in ics(moved_mail)
+    assert "SEQUENCE:1" in ics(moved_mail) and "SEQUENCE:0" in ics(receipt)
