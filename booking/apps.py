@@ -16,6 +16,9 @@ class BookingConfig(AppConfig):
 
         # A change of the sales window is a staff action (the staff stream).
         audit_kinds_register(kinds=(WINDOW_AUDIT_KIND,))
+        from booking.engine.closures import CLOSURE_AUDIT_KINDS
+
+        audit_kinds_register(kinds=CLOSURE_AUDIT_KINDS)
         # The booking mail renderers and the waiting-list sweep (the outbox), the account
         # page's upcoming bookings and account deletion (accounts.extensions).
         # The keeper's sweep and failover repair of the indexes (strongroom/keeper.py).

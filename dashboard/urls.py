@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from dashboard import views, views_bookings, views_mail, views_people
+from dashboard import views, views_bookings, views_closures, views_mail, views_people
 
 app_name = "dashboard"
 urlpatterns = [
@@ -24,6 +24,10 @@ urlpatterns = [
     path("people/<int:person_id>/", views_people.person_detail, name="person"),
     path("people/<int:person_id>/staff/", views_people.person_staff_set, name="person_staff"),
     path("catalog/", views.catalog, name="catalog"),
+    path("closures/", views_closures.closures, name="closures"),
+    path("closures/check/", views_closures.closure_check, name="closure_check"),
+    path("closures/close/", views_closures.closure_confirm, name="closure_confirm"),
+    path("closures/<str:closure_id>/reopen/", views_closures.closure_reopen, name="closure_reopen"),
     path("window/", views.sales_window, name="window"),
     path("window/set/", views.sales_window_set, name="window_set"),
     path("keyspace/", views.keyspace, name="keyspace"),

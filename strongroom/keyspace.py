@@ -650,6 +650,31 @@ BOOKING_WAITS_BY_PERSON = declare(
         "the waits per buyer"
     ),
 )
+BOOKING_CLOSURES = declare(
+    "booking-closures",
+    "{room:<room>}:closures",
+    type="hash",
+    holds=noop(
+        "closure id -> 'first|last|hstart|hend|reason' (calendar day numbers; hours 0 24 for "
+        "whole days): the room is closed then"
+    ),
+    app="booking",
+    why=noop(
+        "in the room's slot, so the claim, hold, wait and move functions refuse a closed slot "
+        "in the same atomic call that checks it is free"
+    ),
+)
+CLOSURES_ALL = declare(
+    "closures-all",
+    "{closures}:all",
+    type="hash",
+    holds=noop(
+        "closure id -> 'rooms|first|last|hstart|hend|by|at|reason' of every closure, for the "
+        "staff page (rooms: comma list)"
+    ),
+    app="booking",
+    why=noop("staff list and reopen closures without reading every room"),
+)
 BOOKING_WAIT_ROOMS = declare(
     "booking-wait-rooms",
     "{waits}:rooms",

@@ -34,6 +34,8 @@ OUTBOX_CONFIRM = ("confirm", "booking_id", "owner")
 OUTBOX_CANCEL = ("cancel", "booking_id")
 OUTBOX_FREED = ("freed", "room", *WAIT_FIELDS, "told")
 OUTBOX_MOVED = ("moved", "booking_id", "sequence")
+# A closure of a room (its value in the room's closures), by '|': days as calendar day numbers.
+CLOSURE_FIELDS = ("first", "last", "hstart", "hend", "reason")
 OUTBOX_ENTRIES = {
     entry[0]: entry for entry in (OUTBOX_CONFIRM, OUTBOX_CANCEL, OUTBOX_FREED, OUTBOX_MOVED)
 }
@@ -48,6 +50,7 @@ DECLARED = {
     "OUTBOX_CANCEL": OUTBOX_CANCEL,
     "OUTBOX_FREED": OUTBOX_FREED,
     "OUTBOX_MOVED": OUTBOX_MOVED,
+    "CLOSURE_FIELDS": CLOSURE_FIELDS,
 }
 
 

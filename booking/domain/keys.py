@@ -47,6 +47,10 @@ class RoomKeys:
         return [self.inventory(cls, m) for m in months], months_arg(months)
 
     @property
+    def closures(self) -> str:
+        return ks.BOOKING_CLOSURES.key(room=self.tag)
+
+    @property
     def registry(self) -> str:
         return ks.BOOKING_REGISTRY.key(room=self.tag)
 

@@ -51,12 +51,13 @@ CLAIM = FunctionSpec(
     "booking_claim",
     "CLAIM",
     ("registry", "record", "ledger", "codes", "holds", "audit", "stats",
-     "hold_days", "unindexed", "refs", "outbox", "hold_streaks", "waits", "wait_notices"),
+     "hold_days", "unindexed", "refs", "outbox", "hold_streaks", "waits", "wait_notices",
+     "closures"),
     ("owner", "cls", "months", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
      "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "made",
      "person_score", "date_scores", "reference", "pace_limit", "pace_window_ms"),
     replies=("ok record fulfilled", "taken *slots", "paced until", "id_in_use", "code_clash",
-             "ref_clash", "invalid what"),
+             "ref_clash", "closed reason", "invalid what"),
     key_tails=("inventories", "person_index", "date_index", "pace"),
 )  # fmt: skip
 # key tails of CLAIM: the inventory of each calendar month of the request (ARGV months names
@@ -76,6 +77,7 @@ class ClaimResult:
     booking: Booking | None = None
     taken: tuple[Slot, ...] = ()
     paced_until: dt.datetime | None = None
+    closed: str = ""  # the reason staff closed a slot of the request ('' when none is)
 
 
 def booking_pace(
@@ -180,6 +182,8 @@ def booking_claim(
     refuse_invalid(CLAIM.name, answer)
     if status == "paced":
         return ClaimResult(False, paced_until=from_ms(int(answer["until"])))
+    if status == "closed":
+        return ClaimResult(False, closed=str(answer["reason"]))
     if status == "id_in_use":
         raise ValueError(f"booking id {booking_id!r} belongs to another owner")
     if status == "taken":

@@ -35,11 +35,11 @@ from strongroom.store import fcall, pipeline_functions, text_or_none
 HOLD = FunctionSpec(
     "booking_hold",
     "HOLD",
-    ("holds", "audit", "hold_days", "hold_streaks"),
+    ("holds", "audit", "hold_days", "hold_streaks", "closures"),
     ("owner", "cls", "days", "hstart", "hend", "boxes", "hold_id", "now_ms", "ttl_ms",
      "audit_maxlen", "room", "months", "pace_limit", "pace_window_ms"),
     replies=("ok expiry", "taken *slots", "cooling until", "paced until", "id_in_use",
-             "invalid what"),
+             "closed reason", "invalid what"),
     key_tails=("inventories", "pace"),
 )  # fmt: skip
 # key tails of HOLD: the inventory of each calendar month of the request (as ARGV months), then
@@ -60,6 +60,7 @@ class HoldResult:
     taken: tuple[Slot, ...] = ()
     cooling_until: dt.datetime | None = None
     paced_until: dt.datetime | None = None
+    closed: str = ""  # the reason staff closed a slot of the request ('' when none is)
 
 
 def booking_hold(
@@ -106,6 +107,7 @@ def booking_hold(
         "audit": room.audit,
         "hold_days": room.hold_days,
         "hold_streaks": room.hold_streaks,
+        "closures": room.closures,
     }
     args = {
         "owner": owner_id,
@@ -139,6 +141,8 @@ def booking_hold(
         raise ValueError(f"hold id {hold_id!r} belongs to another owner")
     if answer["status"] == "taken":
         return HoldResult(False, taken=tuple(slots_from_reply(answer["slots"], request.cls)))
+    if answer["status"] == "closed":
+        return HoldResult(False, closed=str(answer["reason"]))
     if answer["status"] == "cooling":
         return HoldResult(False, cooling_until=from_ms(answer["until"]))
     if answer["status"] == "paced":

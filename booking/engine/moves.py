@@ -45,12 +45,12 @@ MOVE = FunctionSpec(
     "booking_move",
     "MOVE",
     ("record", "registry", "codes", "holds", "hold_days", "audit", "stats",
-     "outbox", "waits", "wait_notices", "unindexed"),
+     "outbox", "waits", "wait_notices", "unindexed", "closures"),
     ("actor", "is_staff", "today", "cls", "days", "hstart", "hend", "boxes", "dates",
      "months", "code_mac", "code_n", "move_id", "now_ms", "audit_maxlen", "room",
      "person_score", "date_scores", "first_day", "priority_hold_id", "priority_hold_ms"),
     replies=("moved record", "taken *slots", "not_found", "forbidden", "cancelled", "collected",
-             "started", "unchanged", "code_clash", "invalid what"),
+             "started", "unchanged", "code_clash", "closed reason", "invalid what"),
     key_tails=("inventories", "person_index", "date_index"),
 )  # fmt: skip
 # key tails of MOVE: the bitmaps of every calendar month of the booking's days and of the new
@@ -75,6 +75,7 @@ class MoveResult:
 MOVE_MESSAGES = {
     "moved": _("The booking is moved. It has a new pickup code: the old one no longer opens."),
     "taken": _("Some of the new slots are not free: the booking is unchanged."),
+    "closed": _("Some of the new slots are closed: the booking is unchanged."),
     "not_found": _("There is no such booking."),
     "forbidden": _("You can only move your own bookings."),
     "cancelled": _("This booking was cancelled and cannot be moved."),
@@ -152,6 +153,7 @@ def booking_move(
         "waits": keys.waits,
         "wait_notices": keys.wait_notices,
         "unindexed": keys.unindexed,
+        "closures": keys.closures,
     }
     old_dates = [dt.date.fromisoformat(d) for d in (before or "").split(",") if d]
     inventories, months = keys.inventories(cls, [*old_dates, *request.dates])

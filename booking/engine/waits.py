@@ -52,10 +52,10 @@ from strongroom.store import Write, durable_calls, fcall, is_cluster, text_list,
 WAIT = FunctionSpec(
     "booking_wait",
     "WAIT",
-    ("waits", "holds", "hold_days"),
+    ("waits", "holds", "hold_days", "closures"),
     ("person", "cls", "day", "hstart", "hend", "box", "now_ms", "limit", "months",
      "first_day"),
-    replies=("ok", "free", "limit", "invalid what"),
+    replies=("ok", "free", "limit", "closed reason", "invalid what"),
 )  # fmt: skip
 # more_keys of WAIT: the inventory of the waited day's month (ARGV months names it).
 WAITS_CHECK = FunctionSpec(
@@ -142,7 +142,8 @@ def wait_join(
     *, client: redis.Redis, owner_id: str, wait: Wait, now: dt.datetime | None = None
 ) -> str:
     """Ask to be told when `wait`'s slot frees. Returns 'ok' (also when already waiting),
-    'free' (it is free: book it), 'limit' (too many waits) or 'invalid'."""
+    'free' (it is free: book it), 'limit' (too many waits), 'closed' (staff closed it) or
+    'invalid'."""
     check_owner_id(owner_id)
     if not 1 <= wait.room <= room_count() or wait.date not in season_days():
         return "invalid"
@@ -164,6 +165,7 @@ def wait_join(
             "waits": keys.waits,
             "holds": keys.holds,
             "hold_days": keys.hold_days,
+            "closures": keys.closures,
         },
         args={
             "person": owner_id,

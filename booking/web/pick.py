@@ -247,6 +247,12 @@ def _release_hold(request: HttpRequest, owner: str, hold_id: object) -> None:
         del request.session[HOLD_SESSION_KEY]
 
 
+def _closed(request: HttpRequest, choices: forms.Choices, reason: str) -> HttpResponse:
+    """A chosen slot is closed by the staff: say so, with their reason (nothing was written)."""
+    message = _("Closed: %(reason)s. Choose other days or another room.") % {"reason": reason}
+    return _refused(request, choices, [message], status=409)
+
+
 @_slots_posted
 def hold_place(
     request: HttpRequest, owner: str, choices: forms.Choices, slot_request: SlotRequest
@@ -262,6 +268,8 @@ def hold_place(
         return _refused(request, choices, refused.errors, status=400)
     if result.paced_until is not None:
         return _paced(request, choices, result.paced_until)
+    if result.closed:
+        return _closed(request, choices, result.closed)
     if result.cooling_until is not None:
         until = timezone.localtime(result.cooling_until).strftime("%H:%M")
         message = _(
@@ -356,6 +364,8 @@ def booking_submit(
         return _refused(request, choices, [message], status=400)
     if result.paced_until is not None:
         return _paced(request, choices, result.paced_until)
+    if result.closed:
+        return _closed(request, choices, result.closed)
     if not result.ok or result.booking is None:
         return _slots_taken(request, choices, result.taken)
     if hold_id and request.session.get(HOLD_SESSION_KEY) == hold_id:

@@ -2,12 +2,13 @@
 -- receipt and the statistics in one call.
 
 local CLAIM_KEYS = {'registry', 'record', 'ledger', 'codes', 'holds', 'audit',
-  'stats', 'hold_days', 'unindexed', 'refs', 'outbox', 'hold_streaks', 'waits', 'wait_notices'}
+  'stats', 'hold_days', 'unindexed', 'refs', 'outbox', 'hold_streaks', 'waits', 'wait_notices',
+  'closures'}
 local CLAIM_ARGS = {'owner', 'cls', 'months', 'days', 'hstart', 'hend', 'boxes', 'booking_id',
   'now_ms', 'code_mac', 'code_n', 'dates', 'hold_id', 'audit_maxlen', 'room', 'made',
   'person_score', 'date_scores', 'reference', 'pace_limit', 'pace_window_ms'}
 local CLAIM_REPLIES = {'ok record fulfilled', 'taken *slots', 'paced until', 'id_in_use',
-  'code_clash', 'ref_clash', 'invalid what'}
+  'code_clash', 'ref_clash', 'closed reason', 'invalid what'}
 -- The keys a call adds after the named ones: the inventory of each calendar month of the
 -- request (as many as ARGV months names), on one server the indexes (written here), and with
 -- an allowance the buyer's pace.
@@ -70,6 +71,10 @@ local function claim(keys, args)
       return {'ok', redis.call('HGETALL', record)}
     end
     return {'id_in_use'}
+  end
+  local closed = closed_reason(k.closures, cls, days, hstart, hend)
+  if closed ~= '' then
+    return {'closed', closed}
   end
   if redis.call('HEXISTS', codes, mac) == 1 then
     return {'code_clash'}

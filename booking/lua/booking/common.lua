@@ -39,6 +39,9 @@ local WAIT_FIELDS = {'person', 'cls', 'day', 'hstart', 'hend', 'box'}
 local NOTICE_FIELDS = {'told', 'hold_id', 'expiry', 'room'}
 -- A slot a claim or a hold found taken, joined by ':' (held: 1 for another buyer's hold).
 local TAKEN_FIELDS = {'day', 'box', 'mask', 'held'}
+-- A closure of the room (the value of its id in the room's closures), joined by '|': first and
+-- last calendar day number, hours [hstart, hend) (0 24: whole days), the reason staff gave.
+local CLOSURE_FIELDS = {'first', 'last', 'hstart', 'hend', 'reason'}
 -- The room's outbox entries: the kind, then its fields, joined by '|'.
 local OUTBOX_CONFIRM = {'confirm', 'booking_id', 'owner'}
 local OUTBOX_CANCEL = {'cancel', 'booking_id'}
@@ -343,4 +346,23 @@ local function pace_spent_until(pace, limit, window, now)
   end
   local oldest = redis.call('ZRANGEBYSCORE', pace, since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   return tostring(tonumber(oldest[2]) + window)
+end
+
+-- The reason of a closure of the room that covers a slot of the request ('' when none does): a
+-- closed day closes class A whole, and classes B and C for the closure's hours.
+local function closed_reason(closures_key, cls, days, hstart, hend)
+  local values = redis.call('HVALS', closures_key)
+  for _, value in ipairs(values) do
+    local c = named(pipe_fields(value), CLOSURE_FIELDS)
+    local first, last = tonumber(c.first), tonumber(c.last)
+    local from, to = tonumber(c.hstart) or 0, tonumber(c.hend) or 24
+    if cls == 'A' or (hstart < to and from < hend) then
+      for _, day in ipairs(days) do
+        if first and last and day >= first and day <= last then
+          return c.reason ~= '' and c.reason or '-'
+        end
+      end
+    end
+  end
+  return ''
 end

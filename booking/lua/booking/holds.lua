@@ -1,11 +1,11 @@
 -- Holds: a buyer's slots kept for a few minutes (booking_hold, booking_hold_release), and the
 -- look-up of other buyers' holds that every taking function checks.
 
-local HOLD_KEYS = {'holds', 'audit', 'hold_days', 'hold_streaks'}
+local HOLD_KEYS = {'holds', 'audit', 'hold_days', 'hold_streaks', 'closures'}
 local HOLD_ARGS = {'owner', 'cls', 'days', 'hstart', 'hend', 'boxes', 'hold_id', 'now_ms',
   'ttl_ms', 'audit_maxlen', 'room', 'months', 'pace_limit', 'pace_window_ms'}
 local HOLD_REPLIES = {'ok expiry', 'taken *slots', 'cooling until', 'paced until', 'id_in_use',
-  'invalid what'}
+  'closed reason', 'invalid what'}
 -- After the named KEYS: the inventory of each month of the request, then the buyer's pace.
 local HOLD_KEY_TAILS = {'inventories', 'pace'}
 local HOLD_RELEASE_KEYS = {'holds', 'hold_days'}
@@ -125,6 +125,10 @@ local function hold(keys, args)
     if old.expiry > now then
       return {'ok', tostring(old.expiry)}
     end
+  end
+  local closed = closed_reason(k.closures, cls, days, hstart, hend)
+  if closed ~= '' then
+    return {'closed', closed}
   end
   -- A buyer who may not book for a while may not block slots meanwhile either.
   local paced_until = pace_spent_until(pace, pace_limit, pace_window, now)

@@ -3,12 +3,12 @@
 -- ends with both or neither. (Across rooms, see move_rooms.lua.)
 
 local MOVE_KEYS = {'record', 'registry', 'codes', 'holds', 'hold_days', 'audit',
-  'stats', 'outbox', 'waits', 'wait_notices', 'unindexed'}
+  'stats', 'outbox', 'waits', 'wait_notices', 'unindexed', 'closures'}
 local MOVE_ARGS = {'actor', 'is_staff', 'today', 'cls', 'days', 'hstart', 'hend', 'boxes',
   'dates', 'months', 'code_mac', 'code_n', 'move_id', 'now_ms', 'audit_maxlen', 'room',
   'person_score', 'date_scores', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
 local MOVE_REPLIES = {'moved record', 'taken *slots', 'not_found', 'forbidden', 'cancelled',
-  'collected', 'started', 'unchanged', 'code_clash', 'invalid what'}
+  'collected', 'started', 'unchanged', 'code_clash', 'closed reason', 'invalid what'}
 -- After the named KEYS: the bitmaps of the months of the old and the new days (as many as ARGV
 -- months names), then the indexes (one server).
 local MOVE_KEY_TAILS = {'inventories', 'person_index', 'date_index'}
@@ -113,6 +113,10 @@ local function move(keys, args)
   if r[6] == a.days and tonumber(r[7]) == hstart and tonumber(r[8]) == hend
       and r[9] == a.boxes then
     return {'unchanged'}
+  end
+  local closed = closed_reason(k.closures, cls, days, hstart, hend)
+  if closed ~= '' then
+    return {'closed', closed}
   end
   if redis.call('HEXISTS', codes, a.code_mac) == 1 then
     return {'code_clash'}

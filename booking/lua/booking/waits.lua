@@ -1,10 +1,10 @@
 -- The waiting list: joining it (booking_wait), the sweep (booking_waits_check), and telling
 -- waiters when slots free.
 
-local WAIT_KEYS = {'waits', 'holds', 'hold_days'}
+local WAIT_KEYS = {'waits', 'holds', 'hold_days', 'closures'}
 local WAIT_ARGS = {'person', 'cls', 'day', 'hstart', 'hend', 'box', 'now_ms', 'limit',
   'months', 'first_day'}
-local WAIT_REPLIES = {'ok', 'free', 'limit', 'invalid what'}
+local WAIT_REPLIES = {'ok', 'free', 'limit', 'closed reason', 'invalid what'}
 local WAITS_CHECK_KEYS = {'waits', 'wait_notices', 'holds', 'outbox', 'hold_days'}
 local WAITS_CHECK_ARGS = {'now_ms', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'room',
   'months'}
@@ -174,6 +174,10 @@ local function wait(keys, args)
     hend = hend, box = boxes[1] or 0}, WAIT_FIELDS, '|')
   if redis.call('ZSCORE', waits, member) then
     return {'ok'}
+  end
+  local closed = closed_reason(k.closures, cls, days, hstart, hend)
+  if closed ~= '' then
+    return {'closed', closed}
   end
   local w = parse_wait(member)
   if wait_free(w, cal, holds, k.hold_days, now) then

@@ -82,7 +82,8 @@ def claim_keys(cls: str, booking_id: str) -> list[str]:
         ROOM.registry,
         ROOM.record(booking_id), ROOM.ledger, ROOM.codes, ROOM.holds, ROOM.audit, ROOM.stats,
         ROOM.hold_days, ROOM.unindexed, ROOM.refs, ROOM.outbox, ROOM.hold_streaks, ROOM.waits,
-        ROOM.wait_notices, ROOM.inventory(cls if cls in ("A", "B", "C") else "C", DECEMBER),
+        ROOM.wait_notices, ROOM.closures,
+        ROOM.inventory(cls if cls in ("A", "B", "C") else "C", DECEMBER),
     ]  # fmt: skip
 
 
@@ -115,7 +116,14 @@ def test_a_malformed_hold_is_refused_by_the_function_before_any_write(
     reply = fcall(
         r,
         "booking_hold",
-        [ROOM.holds, ROOM.audit, ROOM.hold_days, ROOM.hold_streaks, ROOM.inventory("C", DECEMBER)],
+        [
+            ROOM.holds,
+            ROOM.audit,
+            ROOM.hold_days,
+            ROOM.hold_streaks,
+            ROOM.closures,
+            ROOM.inventory("C", DECEMBER),
+        ],
         args,
     )
     assert reply[0] == "invalid"
