@@ -33,8 +33,8 @@ class HourRun:
 @dataclass(frozen=True)
 class CalendarDay:
     date: dt.date
-    state: str  # available | partly | held | sold_for | sold_out | not_bookable
-    reason: str = ""  # not_bookable: past | today | outside_season
+    state: str  # available | partly | held | sold_for | sold_out | closed | not_bookable
+    reason: str = ""  # not_bookable: past | today | outside_season; closed: staff's reason
     held_until: dt.datetime | None = None
     parts: tuple[HourRun, ...] = ()  # held | sold_for with chosen hours: each run's state
 
@@ -58,11 +58,13 @@ class DayWords:
 
     state: available (nothing taken), partly (the choice is free, something else is taken),
     held (the choice is blocked only by another buyer's hold, until `held_until`), sold_for
-    (the choice is taken, the day has other free slots), sold_out (nothing left that day)."""
+    (the choice is taken, the day has other free slots), sold_out (nothing left that day),
+    closed (staff closed the day, or the chosen hours: `reason` says why)."""
 
     state: str
     held_until: dt.datetime | None = None
     parts: tuple[HourRun, ...] = ()
+    reason: str = ""
 
 
 def _everything_taken(cls: str, value: bytes) -> bool:
@@ -139,6 +141,12 @@ def day_words(
     boxes: Sequence[int],
 ) -> DayWords:
     """The calendar's word for one bookable season day of this room."""
+    closed = days.closed(day, cls)
+    if not closed and hours:
+        wanted = hour_mask(*hours)
+        closed = next((why for mask, why in days.closures.get(day, ()) if mask & wanted), "")
+    if closed:
+        return DayWords("closed", reason=closed)
     booked = days.booked[day]
     taken = slots_taken(days, cls, day)
     if _everything_taken(cls, taken):
@@ -239,7 +247,7 @@ def panel_state(
             shown.append(CalendarDay(date, "not_bookable", reason))
             continue
         words: DayWords = day_words(read, cls, calendar_day(date), hours, boxes)
-        shown.append(CalendarDay(date, words.state, "", words.held_until, words.parts))
+        shown.append(CalendarDay(date, words.state, words.reason, words.held_until, words.parts))
     chosen = [calendar_day(d) for d in dates]
     taken = {day: slots_taken(read, cls, day) for day in chosen}
     complete = bool(dates) and (cls == "A" or (hours is not None and (cls == "B" or boxes)))

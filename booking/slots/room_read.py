@@ -9,13 +9,13 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import redis
 from django.conf import settings
 from redis.client import NEVER_DECODE
 
-from booking.domain.formats import hold_value_split
+from booking.domain.formats import CLOSURE_FIELDS, fields_split, hold_value_split
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import calendar_day, hour_mask, month_first, month_name, room_count
 from booking.slots.layout import day_of_run, day_runs, run_bytes, with_mask
@@ -43,6 +43,16 @@ class RoomDays:
     holds: dict[int, tuple[HeldSlots, ...]]  # calendar day -> other buyers' holds
     # Everyone with an unexpired hold of the class on those days, the reader included.
     holders: frozenset[str] = frozenset()
+    # Staff closures on those days: (24-bit hour mask, reason) per calendar day.
+    closures: dict[int, tuple[tuple[int, str], ...]] = field(default_factory=dict)
+
+    def closed(self, day: int, cls: str) -> str:
+        """The reason the whole day is closed for `cls` ('' when it is not): any closure
+        closes class A's day, a whole-day closure every class's."""
+        for mask, reason in self.closures.get(day, ()):
+            if cls == "A" or mask == (1 << 24) - 1:
+                return reason
+        return ""
 
 
 def _holds_by_day(
@@ -70,14 +80,30 @@ def _holds_by_day(
     return {day: tuple(held) for day, held in found.items()}, frozenset(holders)
 
 
+def _closures_by_day(raw: dict[str, str], days: set[int]) -> dict[int, tuple[tuple[int, str], ...]]:
+    """The room's closures (CLOSURE_FIELDS) on `days`: (hour mask, reason) per day."""
+    found: dict[int, list[tuple[int, str]]] = {}
+    for value in raw.values():
+        c = fields_split(value, CLOSURE_FIELDS)
+        mask = hour_mask(int(c["hstart"]), int(c["hend"]))
+        for day in range(max(int(c["first"]), min(days)), min(int(c["last"]), max(days)) + 1):
+            if day in days:
+                found.setdefault(day, []).append((mask, c["reason"]))
+    return {day: tuple(closed) for day, closed in found.items()}
+
+
 @functools.lru_cache(maxsize=16)
 def _key_names(
     prefix: str, months: tuple[str, ...], cls: str
-) -> tuple[tuple[tuple[str, ...], str], ...]:
-    """(inventories of `cls` for `months`, holds) of every room, built once (600 names a map
-    otherwise)."""
+) -> tuple[tuple[tuple[str, ...], str, str], ...]:
+    """(inventories of `cls` for `months`, holds, closures) of every room, built once (900
+    names a map otherwise)."""
     return tuple(
-        (tuple(RoomKeys(room).inventory(cls, m) for m in months), RoomKeys(room).holds)
+        (
+            tuple(RoomKeys(room).inventory(cls, m) for m in months),
+            RoomKeys(room).holds,
+            RoomKeys(room).closures,
+        )
         for room in range(1, room_count() + 1)
     )
 
@@ -108,18 +134,19 @@ def _month_runs(dates: Sequence[dt.date]) -> tuple[tuple[str, ...], list[_Run]]:
 
 def rooms_commands(*, cls: str, rooms: Sequence[int], dates: Sequence[dt.date]) -> list[Command]:
     """What `rooms_read` sends: a GETRANGE per room and run of consecutive days of a month, and
-    an HGETALL of the room's holds (a view plans them ahead with its identity,
-    strongroom/ahead.py)."""
+    an HGETALL of the room's holds and one of its closures (a view plans them ahead with its
+    identity, strongroom/ahead.py)."""
     months, runs = _month_runs(dates)
     raw = {NEVER_DECODE: True}  # bytes, whatever the client's decode_responses
     names = _key_names(settings.STRONGROOM_KEY_PREFIX, months, cls)
     commands: list[Command] = []
     for room in rooms:
-        inventories, holds_key = names[room - 1]
+        inventories, holds_key, closures_key = names[room - 1]
         for run in runs:
             span = run_bytes(cls, run.start, run.end)
             commands.append((("GETRANGE", inventories[run.month], *span), raw))
         commands.append((("HGETALL", holds_key), {}))
+        commands.append((("HGETALL", closures_key), {}))
     return commands
 
 
@@ -140,10 +167,11 @@ def rooms_read(
     replies = pipeline_replies(client, rooms_commands(cls=cls, rooms=rooms, dates=dates))
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     wanted = set(days)
-    step = len(runs) + 1
+    step = len(runs) + 2
     found = []
     for n, room in enumerate(rooms):
         chunks, holds = replies[n * step : n * step + len(runs)], replies[n * step + len(runs)]
+        closures = replies[n * step + len(runs) + 1]
         booked: dict[int, bytes] = {}
         for run, chunk in zip(runs, chunks, strict=True):
             for at in range(run.start, run.end + 1):
@@ -153,19 +181,25 @@ def rooms_read(
             if holds
             else ({}, frozenset())
         )
-        found.append(RoomDays(room, booked, held, holders))
+        closed = _closures_by_day(text_hash(closures), wanted) if closures and wanted else {}
+        found.append(RoomDays(room, booked, held, holders, closed))
     return found
 
 
 def slots_taken(days: RoomDays, cls: str, day: int) -> bytes:
-    """The day's bytes with other buyers' holds added (what cannot be booked now)."""
+    """The day's bytes with other buyers' holds and staff closures added (what cannot be
+    booked now)."""
     value = days.booked[day]
     holds = days.holds.get(day, ())
-    if not holds:
+    closures = days.closures.get(day, ())
+    if not holds and not closures:
         return value
     if cls == "A":
         return b"\x01"
     for hold in holds:
         for box in hold.boxes if cls == "C" else (None,):
             value = with_mask(value, box, hold.mask)
+    for mask, _reason in closures:
+        for box in range(1, 101) if cls == "C" else (None,):
+            value = with_mask(value, box, mask)
     return value

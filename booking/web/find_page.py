@@ -70,6 +70,7 @@ class _Words:
     def __init__(self, bmap: BuildingMap, query: MapQuery) -> None:
         self.cls = bmap.cls
         self.states = {"free": _("Free"), "partly": _("Partly free"), "sold_out": _("Sold out")}
+        self.closed = _("Closed: %(reason)s")
         total = bmap.rooms[0].total if bmap.rooms else 0
         if bmap.cls == "A":
             detail = ngettext(
@@ -118,7 +119,9 @@ def _free_run(hours: tuple[int, ...]) -> str:
 
 
 def _tile(words: _Words, state: RoomState) -> RoomTile:
-    if state.state == "held" and state.held_until is not None:
+    if state.state == "closed":
+        state_text = words.closed % {"reason": state.closed}
+    elif state.state == "held" and state.held_until is not None:
         state_text = words.held_until % {"time": words.clock(state.held_until)}
     else:
         state_text = words.states.get(state.state, words.states["sold_out"])

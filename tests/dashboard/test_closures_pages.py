@@ -72,6 +72,22 @@ def test_staff_see_the_bookings_inside_then_close_cancel_and_reopen(
     assert refused.status_code == 409 and "Closed: safe under repair" in text(refused)
     chinese = shop.post("/book/hold/", hold, HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert chinese.status_code == 409 and "已关闭：safe under repair" in text(chinese)
+    # The calendar, the pickers and the map say "closed" with the reason, not "sold out".
+    for language, word in (
+        ("en", "Closed: safe under repair"),
+        ("zh-hans", "已关闭：safe under repair"),
+    ):
+        calendar = text(shop.get("/book/parts/calendar/", {"cls": "A", "room": "7"},
+                                 HTTP_ACCEPT_LANGUAGE=language))  # fmt: skip
+        cell = calendar.split('value="2026-12-11"')[1].split("</button>")[0]
+        assert word in cell and "disabled" in cell and "day--closed" in cell
+        assert "day--closed" not in calendar.split('value="2026-12-12"')[1].split("</button>")[0]
+        found = text(shop.get("/book/find/", {"cls": "A", "date": "2026-12-11"},
+                              HTTP_ACCEPT_LANGUAGE=language))  # fmt: skip
+        tile = found.split('id="map-room-007"')[1].split("</li>")[0]
+        assert word in tile
+        assert 'map-room--closed" id="map-room-007"' in found
+        assert 'map-room--closed" id="map-room-008"' not in found
     listed = text(desk.get("/staff/closures/", HTTP_ACCEPT_LANGUAGE="zh-hans"))
     assert "重新开放" in listed and "safe under repair" in listed
     reopened = desk.post(f"/staff/closures/{closure.id}/reopen/")
