@@ -140,9 +140,10 @@ def closure_add(
     for room in closure.rooms:
         pipe.hset(RoomKeys(room).closures, closure.id, value)
     pipe.execute()
+    at = to_ms(closure.at or dt.datetime.now(tz=dt.UTC))
     listed = "|".join(
         [",".join(map(str, closure.rooms)), closure.first.isoformat(), closure.last.isoformat(),
-         str(start), str(end), actor_id, str(to_ms(closure.at)), closure.reason]
+         str(start), str(end), actor_id, str(at), closure.reason]
     )  # fmt: skip
     client.hset(ks.CLOSURES_ALL.key(), closure.id, listed)
     staff_audit_record(

@@ -24,10 +24,18 @@ from booking.engine.closures import (
 from booking.engine.holds import booking_hold
 from booking.engine.waits import Wait, wait_join
 from strongroom.audit import staff_audit_entries
+from strongroom.store import text_list
 from tests.booking_support import BUYER, NOW, SECOND_BUYER, STAFF, claim, day, request, snapshot
 
 
-def close(r: redis.Redis, rooms: str, first: int, last: int, hours=None, reason="repair"):  # type: ignore[no-untyped-def]
+def close(
+    r: redis.Redis,
+    rooms: str,
+    first: int,
+    last: int,
+    hours: tuple[int, int] | None = None,
+    reason: str = "repair",
+) -> Closure:
     parsed = rooms_parse(rooms)
     assert parsed is not None
     return closure_add(
@@ -100,7 +108,9 @@ def test_bookings_inside_a_new_closure_are_listed_and_cancelled_with_the_reason(
     gone = booking_get(client=r, booking_id=inside.id)
     assert gone is not None and gone.status == "cancelled" and gone.cancel_reason == "holiday"
     # The buyer is told: the cancellation mail is queued in the room's outbox.
-    assert any(m.startswith(f"cancel|{inside.id}") for m in r.zrange(RoomKeys(3).outbox, 0, -1))
+    assert any(
+        m.startswith(f"cancel|{inside.id}") for m in text_list(r.zrange(RoomKeys(3).outbox, 0, -1))
+    )
     kept = booking_get(client=r, booking_id=other.id)
     assert kept is not None and kept.status == "confirmed"
     assert closure_bookings(client=r, closure=closure) == []

@@ -16,6 +16,7 @@ from booking.domain.codes import code_for
 from booking.domain.keys import RoomKeys, date_index, person_index
 from booking.engine.bookings import booking_get
 from booking.engine.compaction import past_compact
+from strongroom.store import text_list
 from tests.booking_support import BUYER, SHANGHAI, claim, request
 
 
@@ -60,7 +61,7 @@ def test_records_audit_and_statistics_go_after_the_retention(r: redis.Redis) -> 
         assert booking.id not in r.hvals(keys.codes) and booking.id not in r.hvals(keys.refs)
         assert r.zscore(person_index(BUYER), booking.id) is None
         assert r.zscore(person_index(BUYER), later.id) is not None
-        assert not any(m.startswith(booking.id) for m in r.zrange(date_index(7), 0, -1))
+        assert not any(m.startswith(booking.id) for m in text_list(r.zrange(date_index(7), 0, -1)))
         assert r.hexists(keys.stats, "slots:2026-12:B"), "December ended 10 days ago"
         with time_machine.travel(at(2027, 2, 15), tick=False):
             out = io.StringIO()
