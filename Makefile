@@ -1,15 +1,16 @@
-# Strongroom: `make run` serves the site with demo data; `make test` runs the whole suite.
+# Strongroom: `make run` serves the site with demo data; `make test` runs the whole suite;
+# `make check` is the fast loop (lint, types, import rules and every test that is not slow).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-CLUSTER_TESTS := tests/accounts tests/booking tests/catalog tests/dashboard \
-	tests/store/test_budgets.py tests/store/test_keyspace.py tests/store/test_read_ahead.py \
-	tests/site/test_serving.py tests/site/test_after_browser.py tests/site/test_after_mail.py
+# pytest-xdist: the tests on both cores, each worker on a store of its own. The whole suite is
+# handed out a file at a time, so a module's own site or server starts once.
+PYTEST_PARALLEL := -n 2
 
-.PHONY: run test lint bench install chromium redis-server clean-store
+.PHONY: run test check static lint bench install chromium redis-server clean-store
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -57,19 +58,26 @@ redis-server:
 		{ systemctl disable --now redis-server || { update-rc.d redis-server disable && invoke-rc.d redis-server stop; }; } >/dev/null 2>&1 || true; \
 	fi
 
-test: $(TEST_STAMP) chromium redis-server
+static: $(TEST_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	# Static types (mypy + django-stubs); the settings module wants a SECRET_KEY when DEBUG is off.
 	SECRET_KEY=mypy-only DEBUG=0 $(VENV)/bin/mypy strongroom accounts booking catalog dashboard bench tests
 	# Import rules between the apps (pyproject.toml [tool.importlinter]).
 	$(VENV)/bin/lint-imports
+
+# The fast loop: every test that starts no process of its own (not `slow`, tests/conftest.py).
+check: static
+	$(PY) -m pytest -m "not slow" $(PYTEST_PARALLEL)
+
+test: static chromium redis-server
 	# axe-core (package-lock.json) for the booking pages' accessibility check in the browser.
 	test -f node_modules/axe-core/axe.min.js || npm ci --no-audit --no-fund
-	$(PY) -m pytest
-	# The apps' tests, the round-trip budgets and the HTTP flows again, on a real 3-primary
-	# Valkey Cluster (tests/store/test_cluster.py, in the run above, covers failover and races).
-	STRONGROOM_TEST_STORE=cluster $(PY) -m pytest -m "not browser" $(CLUSTER_TESTS)
+	$(PY) -m pytest $(PYTEST_PARALLEL) --dist loadfile
+	# Again on a real 3-primary Valkey Cluster: every test that uses the session's store in this
+	# process (`store`, not `slow`): keys, routing, pipelines and round trips across primaries.
+	# tests/store/test_cluster.py, in the run above, covers failover and races on served sites.
+	STRONGROOM_TEST_STORE=cluster $(PY) -m pytest -m "store and not slow" $(PYTEST_PARALLEL)
 
 lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check --fix .

@@ -7,17 +7,12 @@ from collections.abc import Callable
 from typing import Any, cast
 from urllib.parse import urlencode
 
-from django.dispatch import Signal
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 
 from accounts.clients import client_address
 from accounts.people import AnonymousPerson, Person
-
-# Sent when a person signs out (keyword `person_id`, a str), before the session ends: other
-# apps give back what the person held (booking releases the buyer's hold).
-signed_out = Signal()
 
 
 def request_client(request: HttpRequest) -> str:

@@ -5,5 +5,8 @@ class AccountsConfig(AppConfig):
     name = "accounts"
 
     def ready(self) -> None:
-        # Registers the account mail renderers with the outbox.
-        from accounts import mail  # noqa: F401
+        """What accounts adds to the core (strongroom/plugins.py): its mail kinds."""
+        from accounts.mail import MAIL_KINDS
+        from strongroom import outbox
+
+        outbox.RENDERERS.plug(*MAIL_KINDS)

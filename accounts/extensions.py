@@ -1,19 +1,21 @@
 """What other apps add to a person's account without accounts importing them (dependencies run
-one way): parts of the account page, and what to forget when a person deletes their account.
-Apps register in their AppConfig.ready (booking: upcoming bookings; cancelling and anonymising
-bookings on deletion)."""
+one way): parts of the account page, what to forget when a person deletes their account, and
+what to do when a person signs out. Apps plug into these points in their AppConfig.ready
+(strongroom/plugins.py; booking: upcoming bookings, cancelling and anonymising bookings on
+deletion, giving the buyer's hold back at sign-out)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 import redis
 
 from strongroom.ahead import Command
+from strongroom.plugins import Point
 
 
-class AccountPart(Protocol):
+class AccountPartRender(Protocol):
     def __call__(self, *, client: redis.Redis, person_id: int) -> dict[str, object]: ...
 
 
@@ -25,42 +27,47 @@ class PersonForgetter(Protocol):
     def __call__(self, *, client: redis.Redis, person_id: int) -> None: ...
 
 
-_parts: list[tuple[AccountPart, AccountPartReads]] = []
-_forgetters: list[PersonForgetter] = []
+class SignOutHook(Protocol):
+    def __call__(self, *, person_id: str) -> None: ...
 
 
-def account_part(*, reads: AccountPartReads) -> Callable[[AccountPart], AccountPart]:
-    """Register a function whose dict joins the account page's context. `reads(client=,
-    person_id=)` names the store reads it starts with: the page sends every part's first reads
-    in one round trip (strongroom/ahead.py)."""
+@dataclass(frozen=True)
+class AccountPart:
+    """A part of the account page: `render` gives its context; `reads` names the store reads
+    it starts with (the page sends every part's first reads in one round trip,
+    strongroom/ahead.py)."""
 
-    def register(function: AccountPart) -> AccountPart:
-        _parts.append((function, reads))
-        return function
+    render: AccountPartRender
+    reads: AccountPartReads
 
-    return register
+
+ACCOUNT_PARTS: Point[AccountPart] = Point("account parts")
+# Run when a person deletes their account, before the person goes.
+PERSON_FORGETTERS: Point[PersonForgetter] = Point("person forgetters")
+# Run when a person signs out, before the session goes.
+SIGNED_OUT: Point[SignOutHook] = Point("sign-out hooks")
 
 
 def account_parts_reads(*, client: redis.Redis, person_id: int) -> list[Command]:
-    """The first reads of every registered part of one person's account page."""
-    return [cmd for _part, reads in _parts for cmd in reads(client=client, person_id=person_id)]
-
-
-def person_forgetter(function: PersonForgetter) -> PersonForgetter:
-    """Register a function run when a person deletes their account, before the person goes."""
-    _forgetters.append(function)
-    return function
+    """The first reads of every plugged part of one person's account page."""
+    return [cmd for part in ACCOUNT_PARTS for cmd in part.reads(client=client, person_id=person_id)]
 
 
 def account_context(*, client: redis.Redis, person_id: int) -> dict[str, object]:
-    """The registered parts of one person's account page."""
+    """The plugged parts of one person's account page."""
     context: dict[str, object] = {}
-    for part, _reads in _parts:
-        context.update(part(client=client, person_id=person_id))
+    for part in ACCOUNT_PARTS:
+        context.update(part.render(client=client, person_id=person_id))
     return context
 
 
 def person_forget_everywhere(*, client: redis.Redis, person_id: int) -> None:
-    """Run every registered forgetter (each is atomic per its own unit, e.g. per room)."""
-    for forget in _forgetters:
+    """Run every plugged forgetter (each is atomic per its own unit, e.g. per room)."""
+    for forget in PERSON_FORGETTERS:
         forget(client=client, person_id=person_id)
+
+
+def signed_out(*, person_id: str) -> None:
+    """Run every plugged sign-out hook."""
+    for hook in SIGNED_OUT:
+        hook(person_id=person_id)

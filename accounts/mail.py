@@ -15,7 +15,7 @@ from django.utils.translation import gettext
 from accounts.emails import reset_token_make, verify_token_make
 from accounts.selectors import MailTarget
 from strongroom.keyspace import PERSON
-from strongroom.outbox import renderer
+from strongroom.outbox import MailKind
 from strongroom.store import text_values
 from strongroom.zone import zone_name
 
@@ -36,7 +36,6 @@ def message_build(
     return EmailMessage(subject=subject, body=body, to=[target.email])
 
 
-@renderer("verify")
 def verify_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: person id, nonce, next path (percent-encoded). Goes to the unverified address."""
     person_id, next_url = int(args[0]), unquote(args[2]) if len(args) > 2 else ""
@@ -56,7 +55,6 @@ def verify_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
         )
 
 
-@renderer("reset")
 def reset_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: person id, nonce. Goes to the verified address only."""
     from accounts.selectors import mail_target
@@ -77,3 +75,7 @@ def reset_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
                 "minutes": minutes,
             },
         )
+
+
+# Plugged into the outbox by accounts' AppConfig.ready.
+MAIL_KINDS = (MailKind("verify", verify_render), MailKind("reset", reset_render))

@@ -18,7 +18,7 @@ from django.middleware.csrf import rotate_token
 from django.utils.crypto import constant_time_compare, get_random_string, salted_hmac
 from redis.client import Pipeline
 
-from accounts.access import signed_out
+from accounts.extensions import signed_out
 from accounts.people import ANONYMOUS, AnonymousPerson, Person
 from accounts.selectors import person_with_password, person_with_password_queue
 from strongroom import sessions
@@ -101,10 +101,10 @@ def request_sign_in(request: HttpRequest, *, person: Person, password_hash: str)
 
 def request_sign_out(request: HttpRequest) -> None:
     """Sign out: the session is deleted from the store and a fresh, empty one begins (the
-    `signed_out` signal goes first, so the person's holds are given back)."""
+    sign-out hooks go first, so the person's holds are given back)."""
     person_id = session_person_id(request.session)
     if person_id is not None:
-        signed_out.send(sender=request_sign_out, person_id=str(person_id))
+        signed_out(person_id=str(person_id))
     request.session.flush()
     request.user = ANONYMOUS  # type: ignore[assignment]
 

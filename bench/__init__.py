@@ -1,1 +1,1 @@
-"""Benchmarks: `python -m bench.<name>`; figures are quoted in the README."""
+"""Benchmarks: `python -m bench.<name>`; figures are quoted in docs/performance.md and cluster."""

@@ -19,7 +19,7 @@ view's own work. A page and its twins run in turn, three rounds by default (`--r
 row shows the round with the median page/twin ratio and notes every round's.
 
 Prints one Markdown table, writes it to bench/results/<date>-<HHMM>.md and refreshes the quote
-in the README (between the `bench:site` markers).
+in docs/performance.md (between the `bench:site` markers).
 """
 
 from __future__ import annotations
@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     path = write_results(report, started)
     print(f"\nwritten to {path.relative_to(ROOT)}")
     if quote_in_readme(f"{block}\n\nCPU ms per request:\n\n{costs}", path):
-        print("quoted in README.md (Performance)")
+        print("quoted in docs/performance.md")
     return 0
 
 

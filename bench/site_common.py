@@ -8,7 +8,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 WRK_SCRIPT = ROOT / "bench" / "wrk" / "site.lua"
 RESULTS_DIR = ROOT / "bench" / "results"
-README = ROOT / "README.md"
+README = ROOT / "docs" / "performance.md"  # the page that quotes the newest site table
 README_START = "<!-- bench:site:start -->"
 README_END = "<!-- bench:site:end -->"
 

@@ -9,7 +9,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from bench.site_common import README, README_END, README_START, RESULTS_DIR, ROOT
+from bench.site_common import README, README_END, README_START, RESULTS_DIR
 from bench.site_rows import RACERS, Row
 
 # --- report --------------------------------------------------------------------------------------
@@ -136,14 +136,14 @@ def write_results(text: str, when: dt.datetime) -> Path:
 
 
 def quote_in_readme(block: str, results: Path) -> bool:
-    """Replace the text between the README's bench:site markers with the newest table."""
+    """Replace the text between docs/performance.md's bench:site markers with the newest table."""
     if not README.exists():
         return False
     text = README.read_text(encoding="utf-8")
     start, end = text.find(README_START), text.find(README_END)
     if start < 0 or end < start:
         return False
-    relative = results.relative_to(ROOT).as_posix()
+    relative = os.path.relpath(results, README.parent).replace(os.sep, "/")
     quoted = f"{README_START}\nFrom [{relative}]({relative}):\n\n{block}\n{README_END}"
     README.write_text(text[:start] + quoted + text[end + len(README_END) :], encoding="utf-8")
     return True

@@ -1,40 +1,37 @@
 from django.apps import AppConfig
 
-from accounts.access import signed_out
-
 
 class BookingConfig(AppConfig):
     name = "booking"
 
     def ready(self) -> None:
+        """What booking adds to the other apps (strongroom/plugins.py), all declared here."""
+        from accounts import extensions
         from booking.domain.rules import AUDIT_KINDS
-        from strongroom.audit import audit_kinds_register
+        from booking.engine import indexes_repair, owners, waits
+        from booking.engine.closures import CLOSURE_AUDIT_KINDS
+        from booking.engine.upgrade import layout_check_of
+        from booking.engine.window import WINDOW_AUDIT_KIND
+        from booking.web import mail
+        from strongroom import audit, keeper, outbox, startup
 
         # Written by the booking Lua into each room's own stream, not the staff stream.
-        audit_kinds_register(kinds=AUDIT_KINDS, stream="booking")
-        from booking.engine.window import WINDOW_AUDIT_KIND
-
-        # A change of the sales window is a staff action (the staff stream).
-        audit_kinds_register(kinds=(WINDOW_AUDIT_KIND,))
-        from booking.engine.closures import CLOSURE_AUDIT_KINDS
-
-        audit_kinds_register(kinds=CLOSURE_AUDIT_KINDS)
-        # The booking mail renderers and the waiting-list sweep (the outbox), the account
-        # page's upcoming bookings and account deletion (accounts.extensions).
-        # The keeper's sweep and failover repair of the indexes (strongroom/keeper.py).
-        from booking.engine import indexes_repair, owners, waits  # noqa: F401
-
+        audit.KINDS.plug(*audit.audit_kinds_of(AUDIT_KINDS, stream="booking"))
+        # Staff actions of booking (the staff stream): the sales window, closures.
+        audit.KINDS.plug(*audit.audit_kinds_of((WINDOW_AUDIT_KIND, *CLOSURE_AUDIT_KINDS)))
+        outbox.RENDERERS.plug(*mail.MAIL_KINDS)
+        outbox.SENDER_HOOKS.plug(waits.sweep_with_the_mail)
+        extensions.ACCOUNT_PARTS.plug(owners.ACCOUNT_PART)
+        extensions.PERSON_FORGETTERS.plug(owners.forget_on_account_deletion)
+        extensions.SIGNED_OUT.plug(_release_hold_at_sign_out)
+        # The keeper's sweep and failover repairs of the indexes and the waits.
+        keeper.KEEPER_TASKS.plug(indexes_repair.indexes_sweep)
+        keeper.FAILOVER_REPAIRS.plug(indexes_repair.indexes_repair, waits.waits_repair)
         # A store still in the season layout is not served (booking.engine.upgrade).
-        from booking.engine.upgrade import layout_check_of
-        from booking.web import mail  # noqa: F401
-        from strongroom.startup import startup_check_register
-
-        startup_check_register(layout_check_of)
-
-        signed_out.connect(_release_hold_at_sign_out, dispatch_uid="booking-release-hold")
+        startup.STARTUP_CHECKS.plug(layout_check_of)
 
 
-def _release_hold_at_sign_out(sender: object, *, person_id: str, **kwargs: object) -> None:
+def _release_hold_at_sign_out(*, person_id: str) -> None:
     """Logout gives the buyer's hold back at once (it would otherwise keep its slots until it
     expires)."""
     from booking.engine.holds import holds_release_of

@@ -23,7 +23,7 @@ FIRST_TAG_KEY = len(QUERY.keys) + 1
 COMMAND_COST = 100
 # Results of at most this many books count their facets from the book-tags hash (one HMGET,
 # every tag's count exact in Lua); bigger ones with one SINTERCARD per tag. Measured on the
-# bench data set (20,641 books, 111 tags): see README, "The catalog".
+# bench data set (20,641 books, 111 tags): see docs/internals.md, "The catalog".
 FACET_HASH_MAX = 1500
 
 

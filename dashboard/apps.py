@@ -6,6 +6,6 @@ class DashboardConfig(AppConfig):
 
     def ready(self) -> None:
         from dashboard.services import AUDIT_KINDS
-        from strongroom.audit import audit_kinds_register
+        from strongroom import audit
 
-        audit_kinds_register(kinds=AUDIT_KINDS)
+        audit.KINDS.plug(*audit.audit_kinds_of(AUDIT_KINDS))

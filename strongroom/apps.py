@@ -6,7 +6,7 @@ class StrongroomConfig(AppConfig):
     verbose_name = "Strongroom"
 
     def ready(self) -> None:
-        from strongroom.audit import audit_kinds_register
+        from strongroom import audit
         from strongroom.keeper import AUDIT_KIND
 
-        audit_kinds_register(kinds=(AUDIT_KIND,))
+        audit.KINDS.plug(*audit.audit_kinds_of((AUDIT_KIND,)))

@@ -1,10 +1,10 @@
 """The staff audit, shared by every app: one stream (keyspace family staff-audit) of staff
 actions, and the registry of audit kinds.
 
-Each app registers the kinds it writes in its AppConfig.ready(): kinds written here with
-`staff_audit_record` (catalog's book edits, dashboard's staff grants), and kinds an app writes
-into streams of its own (booking's rooms, inside its Redis Functions). Readers (the dashboard)
-ask `audit_kinds` which kinds exist and where each is kept."""
+Each app plugs the kinds it writes into `KINDS` in its AppConfig.ready() (strongroom/plugins.py):
+kinds written here with `staff_audit_record` (catalog's book edits, dashboard's staff grants), and
+kinds an app writes into streams of its own (booking's rooms, inside its Redis Functions). Readers
+(the dashboard) ask `audit_kinds` which kinds exist and where each is kept."""
 
 from __future__ import annotations
 
@@ -17,25 +17,34 @@ from redis.typing import EncodableT, FieldT
 
 from strongroom.clock import from_ms, to_ms
 from strongroom.keyspace import STAFF_AUDIT
+from strongroom.plugins import Point
 from strongroom.store import text, text_stream
 
 DETAIL_LIMIT = 500
 STAFF = "staff"  # the stream of this module
-_KINDS: dict[str, str] = {}  # kind -> the app whose stream keeps it ("staff": this one)
 
 
-def audit_kinds_register(*, kinds: tuple[str, ...], stream: str = STAFF) -> None:
-    """Declare audit kinds and the stream that keeps them (idempotent)."""
-    for kind in kinds:
-        if _KINDS.setdefault(kind, stream) != stream:
-            raise ValueError(f"audit kind {kind!r} is already kept in {_KINDS[kind]!r}")
+@dataclass(frozen=True)
+class AuditKind:
+    """A kind of audit entry and the stream that keeps it (STAFF: this module's)."""
+
+    kind: str
+    stream: str = STAFF
+
+
+KINDS: Point[AuditKind] = Point("audit kinds", key=lambda k: k.kind)
+
+
+def audit_kinds_of(kinds: tuple[str, ...], stream: str = STAFF) -> list[AuditKind]:
+    """The AuditKinds to plug for `kinds` kept in `stream`."""
+    return [AuditKind(kind, stream) for kind in kinds]
 
 
 def audit_kinds(stream: str | None = None) -> tuple[str, ...]:
-    """Every registered kind (of one stream if given): kinds kept by the apps' own streams
-    first, then the staff stream's, each in registration order."""
-    found = [k for k, s in _KINDS.items() if stream is None or s == stream]
-    return tuple(sorted(found, key=lambda k: _KINDS[k] == STAFF))
+    """Every plugged kind (of one stream if given): kinds kept by the apps' own streams first,
+    then the staff stream's, each in the order plugged."""
+    found = [k for k in KINDS if stream is None or k.stream == stream]
+    return tuple(k.kind for k in sorted(found, key=lambda k: k.stream == STAFF))
 
 
 @dataclass(frozen=True)
@@ -59,7 +68,8 @@ def staff_audit_record(
     now: dt.datetime | None = None,
 ) -> str:
     """Append one staff action to the staff audit stream; returns the entry id."""
-    if _KINDS.get(kind) != STAFF:
+    plugged = KINDS.get(kind)
+    if plugged is None or plugged.stream != STAFF:
         raise ValueError(f"no staff action {kind!r}")
     at = to_ms(now or dt.datetime.now(tz=dt.UTC))
     fields: dict[FieldT, EncodableT] = {

@@ -18,6 +18,13 @@ def from_ms(value: str | int | float | None) -> dt.datetime | None:
     return dt.datetime.fromtimestamp(int(float(value)) / 1000, tz=dt.UTC)
 
 
+def minute_up(moment: dt.datetime) -> dt.datetime:
+    """The moment rounded up to a whole minute: an end shown as HH:MM ("held until 01:09") is
+    never earlier than the real one (01:08:46), so nobody is told a time that is not yet true."""
+    whole = moment.replace(second=0, microsecond=0)
+    return whole if whole == moment else whole + dt.timedelta(minutes=1)
+
+
 def now_ms() -> int:
     """The site's clock in epoch milliseconds (time.time, so frozen clocks apply)."""
     return int(time.time() * 1000)

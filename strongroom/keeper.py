@@ -1,18 +1,18 @@
 """The keeper: a background thread in every web process that makes good what a crash or a
 failover may have left undone, without an operator.
 
-Each pass (every KEEPER_PERIOD_S, one process at a time under a lease):
+Each pass (every KEEPER_PERIOD_S; the repair one process at a time, under a lease):
 
 1. On a cluster, it asks a node which primary serves each slot and compares that with the list
    last written to the store (keyspace family store-primaries). When a primary changed (a
    failover: a replica took over, perhaps without the primary's last writes), every repair
-   registered with `failover_repair` runs for the changed slots, the staff audit gets one
+   plugged into `FAILOVER_REPAIRS` runs for the changed slots, the staff audit gets one
    `failover_repair` entry saying what was repaired, and the new list is written, durably.
    A repair that fails (the new primary cannot confirm yet) leaves the old list, so the next
    pass repairs again.
-2. Every task registered with `keeper_task` runs (booking drains what claims could not index).
+2. Every task plugged into `KEEPER_TASKS` runs (booking drains what claims could not index).
 
-Apps register their parts when imported (booking.engine.indexes_repair); strongroom/wsgi.py
+Apps plug their parts in from their AppConfig.ready (booking: booking/apps.py); strongroom/wsgi.py
 starts the thread in every web process, as it starts the mail sender.
 """
 
@@ -29,6 +29,7 @@ import redis
 
 from strongroom import keyspace as ks
 from strongroom.audit import staff_audit_record
+from strongroom.plugins import Point
 from strongroom.store import (
     UNAVAILABLE,
     NotDurable,
@@ -50,21 +51,11 @@ AUDIT_ACTOR = "site"
 
 Task = Callable[[redis.Redis], object]
 Repair = Callable[[redis.Redis, frozenset[int]], str]
-_tasks: list[Task] = []
-_repairs: list[Repair] = []
-
-
-def keeper_task(function: Task) -> Task:
-    """Run `function(client)` on every pass of the keeper."""
-    _tasks.append(function)
-    return function
-
-
-def failover_repair(function: Repair) -> Repair:
-    """Run `function(client, slots)` when the primaries of `slots` changed; it returns a short
-    account of what it repaired (for the staff audit)."""
-    _repairs.append(function)
-    return function
+# Plugged by the apps in their AppConfig.ready (strongroom/plugins.py): `task(client)` runs on
+# every pass of the keeper; `repair(client, slots)` when the primaries of `slots` changed, and
+# returns a short account of what it repaired (for the staff audit).
+KEEPER_TASKS: Point[Task] = Point("keeper tasks")
+FAILOVER_REPAIRS: Point[Repair] = Point("failover repairs")
 
 
 @dataclass(frozen=True)
@@ -94,47 +85,54 @@ def _owners(listing: str) -> list[str]:
 
 def topology_check(*, client: redis.Redis) -> KeeperReport:
     """Repair after a change of primaries (see the module's doc); nothing off a cluster, while
-    some slot has no primary, or when the primaries are those last written."""
+    some slot has no primary, when the primaries are those last written, or while another
+    process holds the repair's lease."""
     if not is_cluster(client):
         return KeeperReport()
     current = primaries_by_slot(client)
     if current is None:
         return KeeperReport()
     key = ks.STORE_PRIMARIES.key()
-    before = text_or_none(client.get(key))
+    if text_or_none(client.get(key)) == current:
+        return KeeperReport()
+    lease = ks.STORE_REPAIR_LEASE.key()
+    token = secrets.token_hex(8)
+    if not client.set(lease, token, nx=True, px=LEASE_MS):
+        return KeeperReport()
+    try:
+        return _repair(client, key, current)
+    finally:
+        if client.get(lease) == token:
+            client.delete(lease)
+
+
+def _repair(client: redis.Redis, key: str, current: str) -> KeeperReport:
+    before = text_or_none(client.get(key))  # again, under the lease
     report = KeeperReport()
-    if before is not None and before != current:
-        changed = slots_changed(before, current)
-        if changed:
-            accounts = (repair(client, changed) for repair in _repairs)
-            detail = "; ".join(sorted(filter(None, accounts)))
-            staff_audit_record(
-                client=client,
-                kind=AUDIT_KIND,
-                actor_id=AUDIT_ACTOR,
-                subject=f"{len(changed)} slots",
-                detail=detail,
-            )
-            report = KeeperReport(len(changed), detail)
+    changed = slots_changed(before, current) if before is not None else frozenset()
+    if changed:
+        accounts = (repair(client, changed) for repair in FAILOVER_REPAIRS)
+        detail = "; ".join(sorted(filter(None, accounts)))
+        staff_audit_record(
+            client=client,
+            kind=AUDIT_KIND,
+            actor_id=AUDIT_ACTOR,
+            subject=f"{len(changed)} slots",
+            detail=detail,
+        )
+        report = KeeperReport(len(changed), detail)
     if before != current:
         durable_calls(client, [Write(key, ("SET", key, current))])
     return report
 
 
-def keeper_pass(*, client: redis.Redis) -> KeeperReport | None:
-    """One pass under the lease; None when another process holds it."""
-    lease = ks.STORE_REPAIR_LEASE.key()
-    token = secrets.token_hex(8)
-    if not client.set(lease, token, nx=True, px=LEASE_MS):
-        return None
-    try:
-        report = topology_check(client=client)
-        for task in _tasks:
-            task(client)
-        return report
-    finally:
-        if client.get(lease) == token:
-            client.delete(lease)
+def keeper_pass(*, client: redis.Redis) -> KeeperReport:
+    """One pass: the repair after a change of primaries (under a lease), then every task.
+    Writes nothing when there is nothing to do."""
+    report = topology_check(client=client)
+    for task in KEEPER_TASKS:
+        task(client)
+    return report
 
 
 def _keeper_loop() -> None:

@@ -482,6 +482,20 @@ BOOKING_HOLD_STREAKS = declare(
         "keep slots from everyone else for ever"
     ),
 )
+BOOKING_GONE = declare(
+    "booking-gone",
+    "{room:<room>}:gone",
+    type="zset",
+    holds=noop(
+        "person id -> when their account's deletion began (epoch ms); entries older than a "
+        "day are dropped by the next deletion, the key PEXPIREs a day after the last one"
+    ),
+    app="booking",
+    why=noop(
+        "the room's taking functions (claim, hold, wait) refuse a person being deleted in the "
+        "same atomic call: nothing is booked for them while their bookings are cancelled"
+    ),
+)
 BOOKING_PACE = declare(
     "booking-pace",
     "{owner:<owner_id>}:bookings:pace",
@@ -567,8 +581,10 @@ BOOKING_UNINDEXED = declare(
     ),
     app="booking",
     why=noop(
-        "written by the claim function with the record, so a booking is either indexed or "
-        "listed here; the list readers drain it (write the entries, then ZREM) before they read"
+        "written by the claim function with the record, so a booking is either indexed (its "
+        "entries confirmed by a replica under aof+replica) or listed here; drained (entries "
+        "written and confirmed, then ZREM) by the claim, by list readers of marked rooms and by "
+        "the keeper's pass"
     ),
 )
 BOOKING_UNINDEXED_ROOMS = declare(

@@ -6,8 +6,8 @@ outbox, written by the claim and cancel functions in the same atomic (and durabl
 booking itself. Nothing is rendered or sent during the request.
 
 `outbox_send` (a background thread in every web process, one process at a time under a lease;
-or `manage.py sendmail`) reads the outboxes in one pipeline, renders each
-due entry in its reader's language with the renderer registered for its kind, sends them through
+or `manage.py sendmail`) reads the outboxes in one pipeline, renders each due entry in its
+reader's language with the renderer plugged in for its kind (`RENDERERS`), sends them through
 Django's email framework, and removes an entry only once it is sent. A message that fails is kept
 and retried after 1, 2, 4 ... minutes (at most an hour apart); staff see the queue with attempts
 and the last error. A renderer returning None (no verified address, booking gone) drops the entry.
@@ -38,6 +38,7 @@ from redis.client import Pipeline
 from strongroom import keyspace as ks
 from strongroom.ahead import request_reads
 from strongroom.clock import now_ms
+from strongroom.plugins import Point
 from strongroom.store import text_values
 
 logger = logging.getLogger(__name__)
@@ -45,8 +46,24 @@ logger = logging.getLogger(__name__)
 Renderer = Callable[[redis.Redis, list[str]], EmailMessage | None]
 # Reads, once per batch, what the renders of a kind's entries (their arguments) will read.
 Preparer = Callable[[redis.Redis, list[list[str]]], None]
-_RENDERERS: dict[str, Renderer] = {}
-_PREPARERS: dict[str, Preparer] = {}
+
+
+@dataclass(frozen=True)
+class MailKind:
+    """A kind of outbox entry: `render` turns an entry's arguments into a message. `prepare`,
+    given the arguments of a batch's entries of that kind, may read ahead what their renders
+    will read (strongroom/ahead.py: `read_together`), so that a batch of receipts takes a few
+    round trips rather than a few per message."""
+
+    kind: str
+    render: Renderer
+    prepare: Preparer | None = None
+
+
+# Plugged by each app in its AppConfig.ready (strongroom/plugins.py).
+RENDERERS: Point[MailKind] = Point("mail kinds", key=lambda k: k.kind)
+# Also run `hook(client)` on every full pass of the sender (e.g. the waiting-list sweep).
+SENDER_HOOKS: Point[Callable[[redis.Redis], None]] = Point("sender hooks")
 
 BATCH = 200
 LEASE_MS = 120_000
@@ -55,21 +72,6 @@ LAST_RETRY_MS = 3_600_000
 SENDER_PERIOD_S = 5.0
 SENDER_GAP_S = 0.2  # at least this long between two passes of a process's sender, bar backlogs
 _ERROR_LIMIT = 300
-
-
-def renderer(kind: str, *, prepare: Preparer | None = None) -> Callable[[Renderer], Renderer]:
-    """Register the function that turns a `kind` entry's arguments into a message. `prepare`,
-    given the arguments of a batch's entries of that kind, may read ahead what their renders
-    will read (strongroom/ahead.py: `read_together`), so that a batch of receipts takes a few
-    round trips rather than a few per message."""
-
-    def register(function: Renderer) -> Renderer:
-        _RENDERERS[kind] = function
-        if prepare is not None:
-            _PREPARERS[kind] = prepare
-        return function
-
-    return register
 
 
 def entry(kind: str, *args: object) -> str:
@@ -212,7 +214,8 @@ def _prepare(client: redis.Redis, members: list[str]) -> None:
         kind, *args = member.split("|")
         by_kind.setdefault(kind, []).append(args)
     for kind, arguments in by_kind.items():
-        prepare = _PREPARERS.get(kind)
+        plugged = RENDERERS.get(kind)
+        prepare = plugged.prepare if plugged is not None else None
         if prepare is None:
             continue
         try:
@@ -225,10 +228,10 @@ def _prepare(client: redis.Redis, members: list[str]) -> None:
 
 def _render(client: redis.Redis, member: str) -> EmailMessage | None:
     kind, *args = member.split("|")
-    function = _RENDERERS.get(kind)
-    if function is None:
+    plugged = RENDERERS.get(kind)
+    if plugged is None:
         raise LookupError(f"no renderer for outbox kind {kind!r}")
-    return function(client, args)
+    return plugged.render(client, args)
 
 
 def _retry_at(attempts: int, at: int) -> int:
@@ -304,17 +307,9 @@ def _send_due(
 _wake = threading.Event()
 _thread: threading.Thread | None = None
 _thread_lock = threading.Lock()
-_hooks: list[Callable[[redis.Redis], None]] = []
 EVERY_BOX = ""  # in the woken set: look at every outbox
 _woken: set[str] = set()  # the outboxes this process wrote to since its sender last looked
 _woken_lock = threading.Lock()
-
-
-def sender_hook(function: Callable[[redis.Redis], None]) -> Callable[[redis.Redis], None]:
-    """Also run `function(client)` on every full pass of the sender (e.g. the waiting-list
-    sweep)."""
-    _hooks.append(function)
-    return function
 
 
 def sender_wake(*boxes: str) -> None:
@@ -341,7 +336,7 @@ def sender_pass(*, client: redis.Redis, boxes: Sequence[str] | None = None) -> S
         return None
     try:
         if boxes is None:
-            for hook in _hooks:
+            for hook in SENDER_HOOKS:
                 hook(client)
         return outbox_send(client=client, boxes=boxes)
     finally:

@@ -18,7 +18,7 @@ from strongroom.conf import env_int
 ROOT = Path(__file__).resolve().parent.parent
 
 
-# The worker model, chosen by measurement (README, Performance): gthread workers keep serving
+# The worker model, chosen by measurement (docs/performance.md): gthread workers keep serving
 # other requests while one thread waits for the store's fsync or a round trip, where a sync
 # worker sits idle. Defaults: 2 workers per core (WEB_CONCURRENCY), 4 threads each (WEB_THREADS).
 THREADS_DEFAULT = 4

@@ -3,8 +3,10 @@ real site served by gunicorn on a free port; Debian's Chromium driven by Playwri
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +23,7 @@ from accounts.visits import visits_discard
 from booking.domain.window import window_remember
 from strongroom import embedded, store
 from strongroom.serving import start_site
+from tests import marks_support
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -40,6 +43,46 @@ CHROMIUM_ARGS = [
 ]
 
 
+# --- markers ---------------------------------------------------------------------------------
+# `slow`: the test starts processes of its own (a store, a cluster, gunicorn, a browser, Redis
+# 7.0, any subprocess), itself or through a fixture; the session's store, which every test uses,
+# does not count. `make check` runs the others. `store`: the test uses the session's store in
+# this process; the cluster pass runs those that are not slow. Both are read from the code of
+# the test and its fixtures (tests/marks_support.py); a test may also be marked by hand.
+
+_watch = marks_support.ProcessWatch()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    sys.addaudithook(_watch.hook)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("slow") is None and marks_support.slow(item):
+            item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("store") is None and marks_support.uses_store(item):
+            item.add_marker(pytest.mark.store)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    _watch.item = item
+    try:
+        yield
+    finally:
+        _watch.check("its fixtures")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        _watch.check("its body")
+        _watch.item = None
+
+
 # `STRONGROOM_TEST_STORE=cluster pytest ...` runs the tests on a real 3-primary cluster (make test
 # does, for the apps' tests, the budgets and the HTTP flows); unset, on one embedded Valkey.
 ON_CLUSTER = os.environ.get("STRONGROOM_TEST_STORE", "") == "cluster"
@@ -52,13 +95,14 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     of the session's local cluster."""
     data_dir = tmp_path_factory.mktemp("store")
     cluster = None
-    if ON_CLUSTER:
-        cluster = embedded.cluster_start(data_dir / "cluster", primaries=CLUSTER_PRIMARIES)
-        url = cluster.url
-    else:
-        # Cluster mode, one node owning every slot: a multi-key command whose keys do not share
-        # a hash tag fails with CROSSSLOT here, exactly as it would on Redis Cluster.
-        url = embedded.ensure_running(data_dir, cluster=True)
+    with _watch.shared():  # every test uses this store: starting it does not make a test slow
+        if ON_CLUSTER:
+            cluster = embedded.cluster_start(data_dir / "cluster", primaries=CLUSTER_PRIMARIES)
+            url = cluster.url
+        else:
+            # Cluster mode, one node owning every slot: a multi-key command whose keys do not
+            # share a hash tag fails with CROSSSLOT here, exactly as it would on Redis Cluster.
+            url = embedded.ensure_running(data_dir, cluster=True)
     settings.REDIS_URL = url
     # In-process requests use plain static storage; the served site (below) collects static.
     settings.STATIC_ROOT = data_dir / "static"
@@ -74,8 +118,19 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     # The overview is read on every request here (its worker-held copy has its own test).
     settings.STRONGROOM_OVERVIEW_CACHE_MS = 0
     settings.STRONGROOM_MAP_CACHE_MS = 0
+    # In-process, new passwords (sign-ups, changes, the stand-in hash of an unknown name) get
+    # Django's fast test hasher, as Django advises for tests; PBKDF2 stays on the list, so the
+    # hashes person_make stores (and the served site, on default settings, writes) verify.
+    settings.PASSWORD_HASHERS = [
+        "django.contrib.auth.hashers.MD5PasswordHasher",
+        "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    ]
     store.reset_store()
-    call_command("buildmessages", verbosity=0)
+    # Parallel workers (pytest-xdist) each start a session: one at a time compiles the catalogs.
+    lock_path = tmp_path_factory.getbasetemp().parent / "strongroom-buildmessages.lock"
+    with lock_path.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        call_command("buildmessages", verbosity=0)
     yield data_dir
     store.reset_store()
     if cluster is not None:
@@ -192,18 +247,26 @@ class Someone:
 _hash_cache: dict[str, str] = {}
 
 
+# The people of the tests get PBKDF2 hashes of few rounds: Django's default hasher, which the
+# served site (default settings) accepts, but quick to check for every login a test makes.
+# Nothing upgrades a stored hash (the site checks passwords without a setter).
+PERSON_HASH_ROUNDS = 1000
+
+
 def person_make(
     client: redis.Redis, username: str, *, is_staff: bool = False, password: str = ""
 ) -> Someone:
     """Store a person quickly: each password is hashed once per test session, not per test."""
-    from django.contrib.auth.hashers import make_password
+    from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
     from accounts.services import person_register
 
     password = password or f"{username}-pass-Wq7z"
     if password not in _hash_cache:
-        # Always Django's default hasher, so the served site (default settings) accepts it.
-        _hash_cache[password] = make_password(password, hasher="pbkdf2_sha256")
+        hasher = PBKDF2PasswordHasher()
+        _hash_cache[password] = hasher.encode(
+            password, hasher.salt(), iterations=PERSON_HASH_ROUNDS
+        )
     person = person_register(
         client=client, username=username, password_hash=_hash_cache[password], is_staff=is_staff
     )

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.utils import translation
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 from icalendar import Calendar, Event
 
 from booking.domain.records import Booking
@@ -85,7 +85,8 @@ def _events(booking: Booking, *, url: str) -> list[Event]:
         "room": booking.room_label,
     }
     if booking.boxes:
-        what += " · " + gettext("boxes %(boxes)s") % {"boxes": booking.boxes_label}
+        boxes = ngettext("box %(boxes)s", "boxes %(boxes)s", len(booking.boxes))
+        what += " · " + boxes % {"boxes": booking.boxes_label}
     events = []
     for date in booking.dates:
         event = day_event(booking, date, host=host, stamp=stamp)

@@ -78,6 +78,10 @@ class RoomKeys:
         return ks.BOOKING_HOLD_STREAKS.key(room=self.tag)
 
     @property
+    def gone(self) -> str:
+        return ks.BOOKING_GONE.key(room=self.tag)
+
+    @property
     def unindexed(self) -> str:
         return ks.BOOKING_UNINDEXED.key(room=self.tag)
 

@@ -10,6 +10,7 @@ import datetime as dt
 from django.utils.translation import gettext as _
 
 from booking.domain.rules import local_now
+from strongroom.clock import minute_up
 from strongroom.zone import zone_name
 
 
@@ -19,8 +20,9 @@ def with_zone(text: str) -> str:
 
 
 def clock(moment: dt.datetime) -> str:
-    """A moment as HH:MM on the site's clock, with the zone: "14:05 Shanghai time"."""
-    return with_zone(local_now(moment).strftime("%H:%M"))
+    """An end (held until, may again from) as HH:MM on the site's clock, with the zone:
+    "14:05 Shanghai time"; rounded up to the minute, never shown earlier than it is."""
+    return with_zone(local_now(minute_up(moment)).strftime("%H:%M"))
 
 
 def hour_range(start: int, end: int) -> str:

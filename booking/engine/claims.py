@@ -52,12 +52,12 @@ CLAIM = FunctionSpec(
     "CLAIM",
     ("registry", "record", "ledger", "codes", "holds", "audit", "stats",
      "hold_days", "unindexed", "refs", "outbox", "hold_streaks", "waits", "wait_notices",
-     "closures"),
+     "gone", "closures"),
     ("owner", "cls", "months", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
      "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "made",
      "person_score", "date_scores", "reference", "pace_limit", "pace_window_ms"),
     replies=("ok record fulfilled", "taken *slots", "paced until", "id_in_use", "code_clash",
-             "ref_clash", "closed reason", "invalid what"),
+             "ref_clash", "gone", "closed reason", "invalid what"),
     key_tails=("inventories", "person_index", "date_index", "pace"),
 )  # fmt: skip
 # key tails of CLAIM: the inventory of each calendar month of the request (ARGV months names
@@ -71,12 +71,14 @@ _CODE_ATTEMPTS = 5
 @dataclass(frozen=True)
 class ClaimResult:
     """ok: the booking is confirmed (and durable); otherwise `taken` lists what is not free,
-    or `paced_until` says when the buyer may book again (their hourly allowance is spent)."""
+    or `paced_until` says when the buyer may book again (their hourly allowance is spent), or
+    `gone`: the buyer's account is being deleted (nothing more is booked for them)."""
 
     ok: bool
     booking: Booking | None = None
     taken: tuple[Slot, ...] = ()
     paced_until: dt.datetime | None = None
+    gone: bool = False
     closed: str = ""  # the reason staff closed a slot of the request ('' when none is)
 
 
@@ -182,6 +184,8 @@ def booking_claim(
     refuse_invalid(CLAIM.name, answer)
     if status == "paced":
         return ClaimResult(False, paced_until=from_ms(int(answer["until"])))
+    if status == "gone":
+        return ClaimResult(False, gone=True)
     if status == "closed":
         return ClaimResult(False, closed=str(answer["reason"]))
     if status == "id_in_use":

@@ -35,10 +35,10 @@ from strongroom.store import fcall, pipeline_functions, text_or_none
 HOLD = FunctionSpec(
     "booking_hold",
     "HOLD",
-    ("holds", "audit", "hold_days", "hold_streaks", "closures"),
+    ("holds", "audit", "hold_days", "hold_streaks", "gone", "closures"),
     ("owner", "cls", "days", "hstart", "hend", "boxes", "hold_id", "now_ms", "ttl_ms",
      "audit_maxlen", "room", "months", "pace_limit", "pace_window_ms"),
-    replies=("ok expiry", "taken *slots", "cooling until", "paced until", "id_in_use",
+    replies=("ok expiry", "taken *slots", "cooling until", "paced until", "id_in_use", "gone",
              "closed reason", "invalid what"),
     key_tails=("inventories", "pace"),
 )  # fmt: skip
@@ -60,6 +60,7 @@ class HoldResult:
     taken: tuple[Slot, ...] = ()
     cooling_until: dt.datetime | None = None
     paced_until: dt.datetime | None = None
+    gone: bool = False  # the buyer's account is being deleted
     closed: str = ""  # the reason staff closed a slot of the request ('' when none is)
 
 
@@ -107,6 +108,7 @@ def booking_hold(
         "audit": room.audit,
         "hold_days": room.hold_days,
         "hold_streaks": room.hold_streaks,
+        "gone": room.gone,
         "closures": room.closures,
     }
     args = {
@@ -147,6 +149,8 @@ def booking_hold(
         return HoldResult(False, cooling_until=from_ms(answer["until"]))
     if answer["status"] == "paced":
         return HoldResult(False, paced_until=from_ms(int(answer["until"])))
+    if answer["status"] == "gone":
+        return HoldResult(False, gone=True)
     expires = from_ms(answer["expiry"])
     assert expires is not None
     seen = text_or_none(seen)

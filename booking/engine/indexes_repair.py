@@ -20,7 +20,6 @@ from booking.domain.keys import RoomKeys, date_index, person_index
 from booking.domain.records import Booking, booking_from_hash
 from booking.domain.rules import room_count
 from booking.engine.indexes import index_writes, indexes_drain, indexes_inline
-from strongroom.keeper import failover_repair, keeper_task
 from strongroom.store import durable_calls, is_cluster, text_list
 
 
@@ -28,13 +27,18 @@ def _rooms() -> list[int]:
     return list(range(1, room_count() + 1))
 
 
-@keeper_task
 def indexes_sweep(client: redis.Redis) -> int:
-    """Drain every room's `unindexed` set (where claims cannot write the indexes themselves).
-    One pipeline (one round trip per primary) when nothing waits."""
+    """Drain every room's `unindexed` set that names a booking (where claims cannot write the
+    indexes themselves). One pipeline (one round trip per primary), and no write, when none
+    does."""
     if indexes_inline(client):
         return 0
-    return indexes_drain(client=client, rooms=_rooms())
+    rooms = _rooms()
+    pipe = client.pipeline(transaction=False)
+    for room in rooms:
+        pipe.zcard(RoomKeys(room).unindexed)
+    waiting = [room for room, size in zip(rooms, pipe.execute(), strict=True) if size]
+    return indexes_drain(client=client, rooms=waiting)
 
 
 def _bookings(client: redis.Redis, rooms: Sequence[int]) -> list[Booking]:
@@ -53,7 +57,6 @@ def _bookings(client: redis.Redis, rooms: Sequence[int]) -> list[Booking]:
     return [b for b in (booking_from_hash(h) for h in pipe.execute()) if b is not None]
 
 
-@failover_repair
 def indexes_repair(client: redis.Redis, slots: frozenset[int]) -> str:
     """Write again, from the records, every index entry that lives in `slots` (a changed
     primary's), confirmed durable; then drain every room. Returns 'bookings=N drained=M'."""

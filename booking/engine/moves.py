@@ -181,9 +181,8 @@ def booking_move(
     for number in range(max(first, 0), max(first, 0) + _CODE_ATTEMPTS):
         code = code_for(booking_id, number)
         args = {**fixed, "code_mac": code_mac(room, code), "code_n": number}
-        answer = MOVE.answer_of(
-            durable_fcall(client, MOVE.name, *MOVE.call(keys=call_keys, args=args, tails=tails))
-        )
+        call = MOVE.call(keys=call_keys, args=args, tails=tails)
+        answer = MOVE.answer_of(durable_fcall(client, MOVE.name, *call))
         if answer["status"] != "code_clash":
             break
     else:

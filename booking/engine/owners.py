@@ -9,7 +9,7 @@ from collections import defaultdict
 import redis
 from django.conf import settings
 
-from accounts.extensions import account_part, person_forgetter
+from accounts.extensions import AccountPart
 from booking.domain.keys import RoomKeys, person_index
 from booking.domain.records import Booking
 from booking.domain.rules import (
@@ -17,10 +17,16 @@ from booking.domain.rules import (
     first_bookable_day,
     format_room,
     hold_new_id,
+    room_count,
     site_today,
 )
 from booking.engine.bookings import bookings_page, bookings_page_read
-from booking.engine.indexes import indexes_read, indexes_read_commands
+from booking.engine.indexes import (
+    indexes_drain,
+    indexes_inline,
+    indexes_read,
+    indexes_read_commands,
+)
 from booking.engine.waits import waits_of, waits_of_read
 from strongroom import keyspace as ks
 from strongroom.ahead import Command, command
@@ -72,8 +78,15 @@ def bookings_upcoming(
 def owner_forget(*, client: redis.Redis, owner_id: str, now: dt.datetime | None = None) -> int:
     """Cancel the owner's bookings not collected at all (freeing their slots), keep every record
     for staff with owner '0', drop their waits, tell waiters of what freed: one durable call per
-    room. Returns the number of bookings cancelled."""
-    # Read as the lists read it: a booking its claim could not index yet is indexed first.
+    room. First the person is marked gone in every room, so that nothing is booked for them
+    while (or after) this runs. Returns the number of bookings cancelled."""
+    at = to_ms(now or dt.datetime.now(tz=dt.UTC))
+    _mark_gone(client, owner_id, at)
+    # Every booking made before the marks (all this person will ever have) is indexed first:
+    # on a cluster one whose claim has not written its entries yet is still named by its
+    # room's `unindexed` set, marked or not, so every room's is drained.
+    if not indexes_inline(client):
+        indexes_drain(client=client, rooms=range(1, room_count() + 1))
     (found,) = indexes_read(client=client, reads=[command("ZRANGE", person_index(owner_id), 0, -1)])
     ids = text_list(found)
     by_room: dict[int, list[str]] = defaultdict(list)
@@ -86,7 +99,6 @@ def owner_forget(*, client: redis.Redis, owner_id: str, now: dt.datetime | None 
         room_text = entry.split("|", 1)[0]
         if room_text.isdigit():
             by_room.setdefault(int(room_text), [])
-    at = to_ms(now or dt.datetime.now(tz=dt.UTC))
     cancelled = 0
     for room, booking_ids in sorted(by_room.items()):
         cancelled += _room_forget(client, room, owner_id, booking_ids, at, now)
@@ -96,6 +108,23 @@ def owner_forget(*, client: redis.Redis, owner_id: str, now: dt.datetime | None 
         [Write(key, ("DEL", key)) for key in (person_index(owner_id), waits_index)],
     )
     return cancelled
+
+
+GONE_KEPT_MS = 86_400_000  # a deleted person's marks outlive any request of theirs in flight
+
+
+def _mark_gone(client: redis.Redis, owner_id: str, at: int) -> None:
+    """Mark the person as being deleted in every room: from here on no claim, hold or wait of
+    theirs succeeds (each room's function checks the mark in the same atomic call), so the
+    bookings found next are all they will ever have. One pipeline (one round trip per primary);
+    marks older than GONE_KEPT_MS are dropped on the way."""
+    pipe = client.pipeline(transaction=False)
+    for room in range(1, room_count() + 1):
+        gone = RoomKeys(room).gone
+        pipe.zremrangebyscore(gone, "-inf", f"({at - GONE_KEPT_MS}")
+        pipe.zadd(gone, {owner_id: at})
+        pipe.pexpire(gone, GONE_KEPT_MS)
+    pipe.execute()
 
 
 def _room_forget(
@@ -152,8 +181,7 @@ def _upcoming_reads(*, client: redis.Redis, person_id: int) -> list[Command]:
     return [*bookings_upcoming_read(client=client, owner_id=owner), *waits_of_read(owner_id=owner)]
 
 
-@account_part(reads=_upcoming_reads)
-def _upcoming_on_the_account_page(*, client: redis.Redis, person_id: int) -> dict[str, object]:
+def upcoming_on_the_account_page(*, client: redis.Redis, person_id: int) -> dict[str, object]:
     """The upcoming bookings and the waiting list's notices: their indexes come read with the
     account (`_upcoming_reads`); then the records (one pipeline) and, with waits, their notices
     (one more)."""
@@ -165,6 +193,10 @@ def _upcoming_on_the_account_page(*, client: redis.Redis, person_id: int) -> dic
     }
 
 
-@person_forgetter
-def _forget_on_account_deletion(*, client: redis.Redis, person_id: int) -> None:
+def forget_on_account_deletion(*, client: redis.Redis, person_id: int) -> None:
+    """A person deletes their account: their bookings are cancelled and anonymised."""
     owner_forget(client=client, owner_id=str(person_id))
+
+
+# Plugged into the account page by booking's AppConfig.ready.
+ACCOUNT_PART = AccountPart(render=upcoming_on_the_account_page, reads=_upcoming_reads)

@@ -10,9 +10,9 @@ from booking.engine.moves import MOVE
 from booking.engine.owners import OWNER_FORGET
 from booking.engine.pickup import PICKUP
 from booking.engine.stats import STATS_REBUILD
-from booking.engine.waits import WAIT, WAITS_CHECK
+from booking.engine.waits import WAIT, WAIT_RESERVE, WAITS_CHECK
 
 SPECS = (
     CLAIM, HOLD, HOLD_RELEASE, CANCEL, MOVE, PICKUP, FLUSH_ROOM, STATS_REBUILD, WAIT,
-    WAITS_CHECK, OWNER_FORGET,
+    WAIT_RESERVE, WAITS_CHECK, OWNER_FORGET,
 )  # fmt: skip

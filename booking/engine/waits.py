@@ -45,19 +45,24 @@ from strongroom import keyspace as ks
 from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
-from strongroom.keeper import failover_repair
-from strongroom.outbox import sender_hook
 from strongroom.store import Write, durable_calls, fcall, is_cluster, text_list, text_values
 
 WAIT = FunctionSpec(
     "booking_wait",
     "WAIT",
-    ("waits", "holds", "hold_days", "closures"),
+    ("waits", "holds", "hold_days", "gone", "closures"),
     ("person", "cls", "day", "hstart", "hend", "box", "now_ms", "limit", "months",
      "first_day"),
-    replies=("ok", "free", "limit", "closed reason", "invalid what"),
+    replies=("ok", "free", "limit", "gone", "closed reason", "invalid what"),
 )  # fmt: skip
 # more_keys of WAIT: the inventory of the waited day's month (ARGV months names it).
+WAIT_RESERVE = FunctionSpec(
+    "booking_wait_reserve",
+    "WAIT_RESERVE",
+    ("index",),
+    ("entry", "score", "trim_before", "limit"),
+    replies=("reserved", "already", "limit", "invalid what"),
+)
 WAITS_CHECK = FunctionSpec(
     "booking_waits_check",
     "WAITS_CHECK",
@@ -131,13 +136,6 @@ def notice_of(value: str | None) -> Notice | None:
     return Notice(from_ms(f["told"]), f["hold_id"], from_ms(f["expiry"] or None))
 
 
-def _index_trim(pipe: redis.client.Pipeline, owner_id: str, now: dt.datetime | None) -> None:
-    """Forget the buyer's waits for days that can no longer be booked (the day's end)."""
-    tomorrow = site_today(now) + dt.timedelta(days=1)
-    pipe.zremrangebyscore(ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner_id), "-inf",
-                          f"({_day_start_ms(tomorrow)}")  # fmt: skip
-
-
 def wait_join(
     *, client: redis.Redis, owner_id: str, wait: Wait, now: dt.datetime | None = None
 ) -> str:
@@ -149,14 +147,28 @@ def wait_join(
         return "invalid"
     first = first_bookable_day(now)
     index = ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner_id)
-    pipe = client.pipeline(transaction=False)
-    _index_trim(pipe, owner_id, now)
-    pipe.zcard(index)
-    _trimmed, count = pipe.execute()
     member = wait_member(owner_id=owner_id, wait=wait)
     entry = f"{format_room(wait.room)}|{member}"
-    if count >= settings.STRONGROOM_WAITS_PER_BUYER and client.zscore(index, entry) is None:
+    # The buyer's place first, in their own slot and bounded there in one call; the room's wait
+    # next; the place given back if the room refuses (a crash in between leaves a place that
+    # counts until its day ends, never a wait over the bound).
+    tomorrow = site_today(now) + dt.timedelta(days=1)
+    reserve_keys, reserve_args = WAIT_RESERVE.call(
+        keys={"index": index},
+        args={
+            "entry": entry,
+            "score": _day_start_ms(wait.date),
+            "trim_before": _day_start_ms(tomorrow),
+            "limit": settings.STRONGROOM_WAITS_PER_BUYER,
+        },
+    )
+    reserved = WAIT_RESERVE.answer_of(fcall(client, WAIT_RESERVE.name, reserve_keys, reserve_args))[
+        "status"
+    ]
+    if reserved == "limit":
         return "limit"
+    if reserved not in ("reserved", "already"):
+        return "invalid"
     keys = RoomKeys(wait.room)
     start, end = wait.hours or (0, 0)
     inventories, months = keys.inventories(wait.cls, [wait.date])
@@ -165,6 +177,7 @@ def wait_join(
             "waits": keys.waits,
             "holds": keys.holds,
             "hold_days": keys.hold_days,
+            "gone": keys.gone,
             "closures": keys.closures,
         },
         args={
@@ -183,11 +196,10 @@ def wait_join(
     )
     status = WAIT.answer_of(fcall(client, WAIT.name, *call))["status"]
     if status != "ok":
+        if reserved == "reserved":
+            client.zrem(index, entry)
         return str(status)
-    pipe = client.pipeline(transaction=False)
-    pipe.zadd(index, {entry: _day_start_ms(wait.date)})
-    pipe.sadd(ks.BOOKING_WAIT_ROOMS.key(), format_room(wait.room))
-    pipe.execute()
+    client.sadd(ks.BOOKING_WAIT_ROOMS.key(), format_room(wait.room))
     return "ok"
 
 
@@ -321,13 +333,11 @@ def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
     return told
 
 
-@sender_hook
-def _sweep_with_the_mail(client: redis.Redis) -> None:
+def sweep_with_the_mail(client: redis.Redis) -> None:
     """Every pass of the mail sender also sweeps (the waiters it tells are mailed at once)."""
     waits_sweep(client=client)
 
 
-@failover_repair
 def waits_repair(client: redis.Redis, slots: frozenset[int]) -> str:
     """After a failover: the set of rooms with waits and the buyers' own lists of waits, where
     their slots changed, written again from the rooms' waits (a wait is written to its room

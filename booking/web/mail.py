@@ -4,6 +4,8 @@ waiting list's "it is free" notice."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import redis
 from django.core.mail import EmailMessage
 from django.urls import reverse
@@ -20,7 +22,7 @@ from booking.domain.records import Booking, booking_from_hash
 from booking.engine.bookings import booking_get, booking_read
 from booking.engine.waits import notice_of, wait_of
 from strongroom.ahead import keep_replies, pipeline_replies, read_together
-from strongroom.outbox import renderer
+from strongroom.outbox import MailKind
 from strongroom.store import text_hash, text_or_none
 
 
@@ -36,19 +38,19 @@ def _booking_context(booking: Booking) -> dict[str, object]:
     }
 
 
-def _named_owner(args: list[str]) -> int | None:
-    """The owner a receipt's entry names (OUTBOX_CONFIRM; entries queued before the owner was
-    named have none, and a cancellation's names none)."""
-    owner = outbox_fields("confirm", args)["owner"]
+def _named_owner(kind: str, args: list[str]) -> int | None:
+    """The owner an entry names (only a receipt's, OUTBOX_CONFIRM, names one; entries queued
+    before the owner was named have none)."""
+    owner = outbox_fields(kind, args).get("owner", "")
     return int(owner) if owner.isdigit() else None
 
 
-def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]]) -> None:
-    """Before a batch of receipts or cancellations (args: booking id, and a receipt's owner):
-    the named owners' addresses; then the bookings still needed (not those of owners without
-    a verified address) with the addresses of the owners no entry names. All kept for the
-    renders: a few round trips for the batch instead of two a message."""
-    named = [_named_owner(args) for args in arguments]
+def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]], kind: str) -> None:
+    """Before a batch of receipts, cancellations or moves (OUTBOX_* of `kind`): the named
+    owners' addresses; then the bookings still needed (not those of owners without a verified
+    address) with the addresses of the owners no entry names. All kept for the renders: a few
+    round trips for the batch instead of two a message."""
+    named = [_named_owner(kind, args) for args in arguments]
     reads = [mail_target_read(person_id=owner) for owner in named if owner is not None]
     flat = [cmd for read in reads for cmd in read]
     keep_replies(flat, addresses := pipeline_replies(client, flat))
@@ -58,9 +60,10 @@ def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]]) -> Non
         if mail_target_from(owner, reply) is not None
     }
     needed = [
-        args[0] for args, owner in zip(arguments, named, strict=True)
+        outbox_fields(kind, args)["booking_id"]
+        for args, owner in zip(arguments, named, strict=True)
         if args and (owner is None or owner in reachable)
-    ]  # fmt: skip
+    ]
     records = [cmd for booking_id in needed for cmd in booking_read(booking_id=booking_id)]
     replies = pipeline_replies(client, records)
     keep_replies(records, replies)
@@ -72,15 +75,14 @@ def _bookings_and_owners(client: redis.Redis, arguments: list[list[str]]) -> Non
     read_together(client, *(mail_target_read(person_id=owner) for owner in unnamed))
 
 
-@renderer("confirm", prepare=_bookings_and_owners)
 def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: booking id, owner. The receipt, with the pickup code and the booking as .ics;
     nothing (and the booking unread) when the owner has no verified address."""
-    named = _named_owner(args)
+    named = _named_owner("confirm", args)
     target = mail_target(client=client, person_id=named) if named is not None else None
     if named is not None and target is None:
         return None
-    booking = booking_get(client=client, booking_id=args[0])
+    booking = booking_get(client=client, booking_id=outbox_fields("confirm", args)["booking_id"])
     if booking is None or booking.status == "cancelled" or _owner(booking) is None:
         return None
     if target is None or target.person_id != _owner(booking):
@@ -101,10 +103,9 @@ def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     return message
 
 
-@renderer("cancel", prepare=_bookings_and_owners)
 def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: booking id. Who cancelled (the buyer or the staff, with the staff's reason)."""
-    booking = booking_get(client=client, booking_id=args[0])
+    booking = booking_get(client=client, booking_id=outbox_fields("cancel", args)["booking_id"])
     if booking is None or booking.status != "cancelled" or _owner(booking) is None:
         return None
     target = mail_target(client=client, person_id=_owner(booking) or 0)
@@ -132,7 +133,6 @@ def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     return message
 
 
-@renderer("freed")
 def freed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: OUTBOX_FREED. The slot a buyer waited for is free; the first in line holds it
     for a few minutes."""
@@ -168,7 +168,6 @@ def freed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
         )
 
 
-@renderer("moved", prepare=_bookings_and_owners)
 def moved_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: booking id, the move's number. The booking as it is now, with its new pickup code
     and its calendar events (same UIDs, higher SEQUENCE); nothing for a move a later one
@@ -194,3 +193,12 @@ def moved_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
         calendar = booking_ics(booking, url=url, language=target.language)
     message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
     return message
+
+
+# Plugged into the outbox by booking's AppConfig.ready (formats.OUTBOX_ENTRIES: the same kinds).
+MAIL_KINDS = (
+    MailKind("confirm", confirm_render, prepare=partial(_bookings_and_owners, kind="confirm")),
+    MailKind("cancel", cancel_render, prepare=partial(_bookings_and_owners, kind="cancel")),
+    MailKind("freed", freed_render),
+    MailKind("moved", moved_render, prepare=partial(_bookings_and_owners, kind="moved")),
+)

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
@@ -17,21 +17,13 @@ from accounts.access import login_required
 from booking.domain.codes import code_display
 from booking.domain.records import Booking
 from booking.domain.rules import request_id_new, site_today
-from booking.engine.bookings import booking_get, bookings_page
+from booking.engine.bookings import bookings_page
 from booking.engine.cancel import booking_cancel, cancel_refusal
 from booking.engine.waits import waits_of
-from booking.web.owner import request_owner, signed_in_owner
+from booking.web.owner import own_booking, signed_in_owner
 from strongroom.store import get_store
 
 MINE_PAGE_SIZE = 20
-
-
-def _own_booking(request: HttpRequest, booking_id: str) -> Booking:
-    """The signed-in person's booking, or 404 (other people's bookings do not exist here)."""
-    found = booking_get(client=get_store(), booking_id=booking_id)
-    if found is None or found.owner_id != request_owner(request):
-        raise Http404
-    return found
 
 
 def _shown(booking: Booking, today: dt.date) -> dict[str, Any]:
@@ -48,7 +40,7 @@ def _shown(booking: Booking, today: dt.date) -> dict[str, Any]:
 @login_required
 def booking_done(request: HttpRequest, booking_id: str) -> HttpResponse:
     """The confirmation: the booking and its pickup code, large, with the pickup rules."""
-    booking = _own_booking(request, booking_id)
+    booking = own_booking(request, booking_id)
     context = {
         **_shown(booking, site_today()),
         "grace": settings.STRONGROOM_PICKUP_GRACE_MINUTES,
@@ -94,7 +86,7 @@ def bookings_mine(request: HttpRequest) -> HttpResponse:
 @login_required
 def booking_cancel_page(request: HttpRequest, booking_id: str) -> HttpResponse:
     """GET: are you sure? POST: cancel (the engine refuses on or after the first day)."""
-    booking = _own_booking(request, booking_id)
+    booking = own_booking(request, booking_id)
     if request.method == "GET":
         shown = _shown(booking, site_today())
         context = {

@@ -15,8 +15,7 @@ from booking.domain.parser import InvalidRequest
 from booking.domain.records import Booking
 from booking.domain.rules import request_id_new
 from booking.engine.moves import booking_move, move_request
-from booking.web.mine import _own_booking
-from booking.web.owner import signed_in_owner
+from booking.web.owner import own_booking, signed_in_owner
 from strongroom.store import get_store
 
 
@@ -49,7 +48,7 @@ def move_form_context(
 def booking_move_page(request: HttpRequest, booking_id: str) -> HttpResponse:
     """GET: the booking and a form of its slots. POST: move it there, or say why not (the
     booking unchanged)."""
-    booking = _own_booking(request, booking_id)
+    booking = own_booking(request, booking_id)
     context = move_form_context(
         request,
         booking,

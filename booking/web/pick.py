@@ -22,6 +22,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.access import login_required
@@ -40,9 +41,10 @@ from booking.domain.site_time import hour_range, zone_name
 from booking.engine.bookings import hold_get
 from booking.engine.claims import booking_claim
 from booking.engine.holds import booking_hold, booking_hold_release
-from booking.web import forms, pick_page, pieces, taken_words
+from booking.web import forms, pick_alternatives, pick_page, pieces, taken_words
 from booking.web.owner import request_owner, signed_in_owner
 from strongroom.ahead import Command, read_together, reads_ahead
+from strongroom.clock import minute_up
 from strongroom.middleware import REFRESH_HEADER
 from strongroom.store import get_store
 
@@ -72,7 +74,9 @@ def _context(
     # free ones (one more read, only then), never a "Hold" button for what is shown as taken.
     alternatives = []
     if panel.blocked and not complete_errors:
-        alternatives = pick_page.alternatives_build(client=client, choices=choices, owner_id=owner)
+        alternatives = pick_alternatives.alternatives_build(
+            client=client, choices=choices, owner_id=owner
+        )
     return {
         "choices": choices,
         "problems": problems,
@@ -184,7 +188,9 @@ def _refused(
     alternatives, both in one round trip."""
     if status == 409:
         read_together(
-            get_store(), pick_page.panel_reads(choices), pick_page.alternatives_reads(choices)
+            get_store(),
+            pick_page.panel_reads(choices),
+            pick_alternatives.alternatives_reads(choices),
         )
     context = _context(request, choices, problems, taken=taken)
     return render(request, "booking/book.html", context, status=status)
@@ -228,15 +234,25 @@ def _slots_taken(
 def _paced(request: HttpRequest, choices: forms.Choices, until: dt.datetime) -> HttpResponse:
     """429: the buyer's hourly booking allowance is spent (a hold is refused the same way: it
     would block slots the buyer may not book)."""
-    message = _(
+    most = settings.STRONGROOM_BOOKINGS_PER_HOUR
+    message = ngettext(
+        "You have made %(n)s booking in the last hour, the most one account may; you can "
+        "book again from %(time)s (%(zone)s time).",
         "You have made %(n)s bookings in the last hour, the most one account may; you can "
-        "book again from %(time)s (%(zone)s time)."
+        "book again from %(time)s (%(zone)s time).",
+        most,
     ) % {
-        "n": settings.STRONGROOM_BOOKINGS_PER_HOUR,
-        "time": timezone.localtime(until).strftime("%H:%M"),
+        "n": most,
+        "time": timezone.localtime(minute_up(until)).strftime("%H:%M"),
         "zone": zone_name(),
     }
     return _refused(request, choices, [message], status=429)
+
+
+def _gone(request: HttpRequest, choices: forms.Choices) -> HttpResponse:
+    """403: the buyer's account is being deleted in another session."""
+    message = _("Your account is being deleted: nothing more can be booked for it.")
+    return _refused(request, choices, [message], status=403)
 
 
 def _release_hold(request: HttpRequest, owner: str, hold_id: object) -> None:
@@ -268,10 +284,12 @@ def hold_place(
         return _refused(request, choices, refused.errors, status=400)
     if result.paced_until is not None:
         return _paced(request, choices, result.paced_until)
+    if result.gone:
+        return _gone(request, choices)
     if result.closed:
         return _closed(request, choices, result.closed)
     if result.cooling_until is not None:
-        until = timezone.localtime(result.cooling_until).strftime("%H:%M")
+        until = timezone.localtime(minute_up(result.cooling_until)).strftime("%H:%M")
         message = _(
             "You held slots in this room for as long as a hold lasts: to be fair to everyone, "
             "you can hold here again from %(time)s. Other rooms you can hold now."
@@ -364,6 +382,8 @@ def booking_submit(
         return _refused(request, choices, [message], status=400)
     if result.paced_until is not None:
         return _paced(request, choices, result.paced_until)
+    if result.gone:
+        return _gone(request, choices)
     if result.closed:
         return _closed(request, choices, result.closed)
     if not result.ok or result.booking is None:

@@ -8,7 +8,7 @@ import calendar
 import datetime as dt
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -24,14 +24,13 @@ from booking.domain.rules import (
     BOXES_PER_ROOM,
     HOURS_PER_DAY,
     day_refusal,
-    format_room,
     local_now,
     season_end,
     season_start,
     site_today,
 )
-from booking.domain.site_time import clock, hour_range, with_zone
-from booking.slots.choice_check import Blocked, Wanted, choice_check, choice_commands
+from booking.domain.site_time import clock, with_zone
+from booking.slots.choice_check import Blocked
 from booking.slots.panel_state import (
     CalendarDay,
     HourRun,
@@ -342,44 +341,6 @@ def panel_build(
 
 
 REFRESH_SECONDS = 5  # an open booking page asks for its availability again this often (htmx)
-
-
-@dataclass(frozen=True)
-class Suggestion:
-    text: str
-    href: str
-
-
-def alternatives_reads(choices: Choices) -> list[Command]:
-    """The one read `alternatives_build` makes for `choices` (none for an incomplete one)."""
-    if not choices.complete or choices.room is None:
-        return []
-    wanted = Wanted(choices.cls, choices.room, choices.dates, choices.hours, choices.boxes)
-    return choice_commands(wanted)
-
-
-def alternatives_build(
-    *, client: redis.Redis, choices: Choices, owner_id: str | None
-) -> list[Suggestion]:
-    """The nearest free choices to a blocked one, as links that fill in the booking page:
-    the same hours in the closest rooms, then the closest hours (or other boxes) here."""
-    if not choices.complete or choices.room is None:
-        return []
-    wanted = Wanted(choices.cls, choices.room, choices.dates, choices.hours, choices.boxes)
-    check = choice_check(client=client, wanted=wanted, owner_id=owner_id)
-    found = []
-    page = reverse("booking:pick")
-    for option in (*check.other_rooms, *check.other_hours):
-        start, end = option.hours or (None, None)
-        changed = replace(choices, room=option.room, start=start, end=end, boxes=option.boxes)
-        parts = [_("Room %(room)s") % {"room": format_room(option.room)}]
-        if option.hours:
-            parts.append(hour_range(*option.hours))
-        if option.boxes:
-            boxes = ", ".join(str(b) for b in option.boxes)
-            parts.append(_("boxes %(boxes)s") % {"boxes": boxes})
-        found.append(Suggestion(" · ".join(parts), f"{page}?{changed.query(month=None)}"))
-    return found
 
 
 def map_url(choices: Choices) -> str:

@@ -69,6 +69,10 @@ def wait_page(request: HttpRequest) -> HttpResponse:
         messages.info(request, _("Good news: it is free right now: book it here."))
     if "limit" in outcomes:
         messages.warning(request, _("You are waiting for as many slots as one person may."))
+    if "gone" in outcomes:
+        messages.error(
+            request, _("Your account is being deleted: nothing more can be booked for it.")
+        )
     if "invalid" in outcomes:
         messages.error(request, _("That slot cannot be waited for."))
     if "closed" in outcomes:

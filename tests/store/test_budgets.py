@@ -73,7 +73,9 @@ BUDGETS: dict[str, int] = {
     "calendar subscription": 3,  # the person's secret, the index, the records (no session)
     "my bookings with waits": 4,  # the waits' notices replace the (empty) records read
     "waiting-list page": 1,
-    "waiting-list POST": 5,  # identity, trim + count, the wait function, the index, the message
+    # identity, the buyer's place (bounded in one call), the wait function, the rooms with waits,
+    # the message
+    "waiting-list POST": 5,
     "booking .ics": 2,
     "pickup POST, wrong code": 2,
     # identity, the buyer's pace (a buyer who may not book may not hold), the hold function with
@@ -173,7 +175,8 @@ CLUSTER_BUDGETS: dict[str, int] = {
     "booking done page": 2,
     "pickup page": 0,
     "waiting-list page": 1,
-    # identity, trim, the wait function, the index, the session: one tag each
+    # identity, the buyer's place, the wait function, the rooms with waits, the session: one tag
+    # each
     "waiting-list POST": 5,
     # identity, the index with the marked rooms, the waits, their notices (rooms 10 and 11:
     # two primaries)

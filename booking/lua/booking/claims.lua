@@ -3,12 +3,12 @@
 
 local CLAIM_KEYS = {'registry', 'record', 'ledger', 'codes', 'holds', 'audit',
   'stats', 'hold_days', 'unindexed', 'refs', 'outbox', 'hold_streaks', 'waits', 'wait_notices',
-  'closures'}
+  'gone', 'closures'}
 local CLAIM_ARGS = {'owner', 'cls', 'months', 'days', 'hstart', 'hend', 'boxes', 'booking_id',
   'now_ms', 'code_mac', 'code_n', 'dates', 'hold_id', 'audit_maxlen', 'room', 'made',
   'person_score', 'date_scores', 'reference', 'pace_limit', 'pace_window_ms'}
 local CLAIM_REPLIES = {'ok record fulfilled', 'taken *slots', 'paced until', 'id_in_use',
-  'code_clash', 'ref_clash', 'closed reason', 'invalid what'}
+  'code_clash', 'ref_clash', 'gone', 'closed reason', 'invalid what'}
 -- The keys a call adds after the named ones: the inventory of each calendar month of the
 -- request (as many as ARGV months names), on one server the indexes (written here), and with
 -- an allowance the buyer's pace.
@@ -16,7 +16,7 @@ local CLAIM_KEY_TAILS = {'inventories', 'person_index', 'date_index', 'pace'}
 
 -- Claim: take every slot of the request, or nothing.
 -- KEYS: registry, record, ledger, codes, holds, audit, stats, hold days, unindexed,
---       refs, outbox, hold streaks, waits, wait notices,
+--       refs, outbox, hold streaks, waits, wait notices, gone (people being deleted), closures,
 --       then the inventory of each calendar month of the request (as ARGV months),
 --       then either the person index and the date index (one server: written here) or nothing
 --       (a cluster: the id goes to `unindexed`, and the readers write the entries)
@@ -30,7 +30,7 @@ local CLAIM_KEY_TAILS = {'inventories', 'person_index', 'date_index', 'pace'}
 --       cluster the caller counts it first, in the buyer's own slot)
 -- Returns {'ok', <record as flat hash>, <the owner's waits it fulfilled>}
 --       | {'taken', 'day:box:mask:held', ...} | {'paced', ms when the buyer may book again}
---       | {'id_in_use'} | {'code_clash'} | {'ref_clash'} | {'invalid', what}
+--       | {'id_in_use'} | {'code_clash'} | {'ref_clash'} | {'gone'} | {'invalid', what}
 -- (a retry of a claim that succeeded returns {'ok', <record>}).
 -- The receipt (OUTBOX_CONFIRM) goes into the room's outbox in the same call: as durable
 -- as the booking, and no extra round trip (the owner named, the sender need not read the
@@ -62,6 +62,7 @@ local function claim(keys, args)
       or not made or made == '' or #split(dates) ~= #days or #date_scores ~= #days
       or not tonumber(a.person_score) or (person_index ~= nil) ~= (date_index ~= nil)
       or not ref or ref == '' or not outbox or not k.hold_streaks or not k.wait_notices
+      or not k.gone
       or not pace_limit or not pace_window or (pace ~= nil) ~= (pace_limit > 0) then
     return {'invalid', 'call'}
   end
@@ -71,6 +72,9 @@ local function claim(keys, args)
       return {'ok', redis.call('HGETALL', record)}
     end
     return {'id_in_use'}
+  end
+  if redis.call('ZSCORE', k.gone, owner) then
+    return {'gone'}  -- their account is being deleted: nothing more is booked for them
   end
   local closed = closed_reason(k.closures, cls, days, hstart, hend)
   if closed ~= '' then

@@ -1,11 +1,11 @@
 -- Holds: a buyer's slots kept for a few minutes (booking_hold, booking_hold_release), and the
 -- look-up of other buyers' holds that every taking function checks.
 
-local HOLD_KEYS = {'holds', 'audit', 'hold_days', 'hold_streaks', 'closures'}
+local HOLD_KEYS = {'holds', 'audit', 'hold_days', 'hold_streaks', 'gone', 'closures'}
 local HOLD_ARGS = {'owner', 'cls', 'days', 'hstart', 'hend', 'boxes', 'hold_id', 'now_ms',
   'ttl_ms', 'audit_maxlen', 'room', 'months', 'pace_limit', 'pace_window_ms'}
 local HOLD_REPLIES = {'ok expiry', 'taken *slots', 'cooling until', 'paced until', 'id_in_use',
-  'closed reason', 'invalid what'}
+  'gone', 'closed reason', 'invalid what'}
 -- After the named KEYS: the inventory of each month of the request, then the buyer's pace.
 local HOLD_KEY_TAILS = {'inventories', 'pace'}
 local HOLD_RELEASE_KEYS = {'holds', 'hold_days'}
@@ -88,14 +88,15 @@ local function drop_holds(holds_key, days_key, drop, cls, days)
 end
 
 -- Hold: keep the request's slots for one buyer until expiry (other buyers see them taken).
--- KEYS: holds, audit, hold days, hold streaks, then the inventory of each month of the request
+-- KEYS: holds, audit, hold days, hold streaks, gone (people being deleted), closures, then the
+--       inventory of each month of the request
 -- ARGV: owner, cls, days, hstart, hend, boxes, hold id, now ms, ttl ms, audit maxlen, room,
 --       months (of the inventory keys, same order), the buyer's hourly booking allowance and
 --       its window (0 and 0: not checked here); with an allowance, the KEYS end with the
 --       buyer's pace (one server only: on a cluster the caller reads it first, in the buyer's
 --       own slot)
 -- Returns {'ok', expiry ms} | {'taken', ...} | {'cooling', until ms} | {'id_in_use'} |
---   {'paced', ms when the buyer may book again} | {'invalid', what}
+--   {'paced', ms when the buyer may book again} | {'gone'} | {'invalid', what}
 local function hold(keys, args)
   local k, a = named(keys, HOLD_KEYS), named(args, HOLD_ARGS)
   local holds, stream, hold_days = k.holds, k.audit, k.hold_days
@@ -111,7 +112,7 @@ local function hold(keys, args)
   local pace, pace_limit, pace_window = keys[#HOLD_KEYS + n_months + 1], tonumber(a.pace_limit),
     tonumber(a.pace_window_ms)
   if owner == '' or id == '' or not now or not ttl or ttl < 1 or not hold_days
-      or not k.hold_streaks or not pace_limit or not pace_window
+      or not k.hold_streaks or not k.gone or not pace_limit or not pace_window
       or (pace ~= nil) ~= (pace_limit > 0) then
     return {'invalid', 'call'}
   end
@@ -125,6 +126,9 @@ local function hold(keys, args)
     if old.expiry > now then
       return {'ok', tostring(old.expiry)}
     end
+  end
+  if redis.call('ZSCORE', k.gone, owner) then
+    return {'gone'}
   end
   local closed = closed_reason(k.closures, cls, days, hstart, hend)
   if closed ~= '' then

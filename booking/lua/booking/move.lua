@@ -133,7 +133,8 @@ local function move(keys, args)
   for i, field in ipairs(merged) do
     local overlap = bit.band(bit.band(values[i], bit.bnot(field[2])), field[6])
     if overlap ~= 0 then
-      taken[#taken + 1] = field[3] .. ':' .. field[4] .. ':' .. overlap .. ':0'
+      taken[#taken + 1] = joined({day = field[3], box = field[4], mask = overlap, held = 0},
+        TAKEN_FIELDS, ':')
     end
   end
   local held, drop = held_conflicts(k.holds, k.hold_days, r[1], cls, days, hstart, hend,

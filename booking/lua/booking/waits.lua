@@ -1,10 +1,13 @@
 -- The waiting list: joining it (booking_wait), the sweep (booking_waits_check), and telling
 -- waiters when slots free.
 
-local WAIT_KEYS = {'waits', 'holds', 'hold_days', 'closures'}
+local WAIT_KEYS = {'waits', 'holds', 'hold_days', 'gone', 'closures'}
 local WAIT_ARGS = {'person', 'cls', 'day', 'hstart', 'hend', 'box', 'now_ms', 'limit',
   'months', 'first_day'}
-local WAIT_REPLIES = {'ok', 'free', 'limit', 'closed reason', 'invalid what'}
+local WAIT_REPLIES = {'ok', 'free', 'limit', 'gone', 'closed reason', 'invalid what'}
+local WAIT_RESERVE_KEYS = {'index'}
+local WAIT_RESERVE_ARGS = {'entry', 'score', 'trim_before', 'limit'}
+local WAIT_RESERVE_REPLIES = {'reserved', 'already', 'limit', 'invalid what'}
 local WAITS_CHECK_KEYS = {'waits', 'wait_notices', 'holds', 'outbox', 'hold_days'}
 local WAITS_CHECK_ARGS = {'now_ms', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'room',
   'months'}
@@ -148,10 +151,12 @@ local function waits_fulfilled(waits, notices, owner, cls, days, hstart, hend, b
 end
 
 -- Wait for a sold-out slot (see the waiting list above).
--- KEYS: waits, holds, hold days, then the inventory of the class for the day's month
+-- KEYS: waits, holds, hold days, gone (people being deleted), closures, then the inventory of
+--       the class for the day's month
 -- ARGV: person, cls, day, hstart, hend, box (0 for A/B), now ms, waits per buyer in the room,
 --       month (of the inventory key), first bookable day
--- Returns {'ok'} (also when already waiting) | {'free'} | {'limit'} | {'invalid', what}
+-- Returns {'ok'} (also when already waiting) | {'free'} | {'limit'} | {'gone'} |
+--   {'closed', reason} | {'invalid', what}
 local function wait(keys, args)
   local k, a = named(keys, WAIT_KEYS), named(args, WAIT_ARGS)
   local waits, holds = k.waits, k.holds
@@ -167,8 +172,11 @@ local function wait(keys, args)
     return {'invalid', days}
   end
   if person == '' or string.find(person, '|', 1, true) or not now or not limit or #days ~= 1
-      or #boxes > 1 or days[1] < (tonumber(a.first_day) or 0) then
+      or #boxes > 1 or days[1] < (tonumber(a.first_day) or 0) or not k.gone then
     return {'invalid', 'call'}
+  end
+  if redis.call('ZSCORE', k.gone, person) then
+    return {'gone'}
   end
   local member = joined({person = person, cls = cls, day = days[1], hstart = hstart,
     hend = hend, box = boxes[1] or 0}, WAIT_FIELDS, '|')
@@ -194,6 +202,31 @@ local function wait(keys, args)
   end
   redis.call('ZADD', waits, now, member)
   return {'ok'}
+end
+
+-- A place on the buyer's own list of waits (in the buyer's slot), taken before the room's wait
+-- is asked for and given back by the caller if that is refused: the buyer's bound holds however
+-- many waits they ask for at once, in whichever rooms (a cluster keeps the rooms and the buyer
+-- apart, so one call cannot see both).
+-- KEYS: the buyer's index of waits
+-- ARGV: entry ('<room>|<wait>'), score (the start of its day, ms), the start of the first day
+--       still bookable (ms: entries before it are dropped first), waits per buyer
+-- Returns {'reserved'} | {'already'} (the entry is on the list) | {'limit'} | {'invalid', what}
+local function wait_reserve(keys, args)
+  local k, a = named(keys, WAIT_RESERVE_KEYS), named(args, WAIT_RESERVE_ARGS)
+  local score, before, limit = tonumber(a.score), tonumber(a.trim_before), tonumber(a.limit)
+  if not k.index or not a.entry or a.entry == '' or not score or not before or not limit then
+    return {'invalid', 'call'}
+  end
+  redis.call('ZREMRANGEBYSCORE', k.index, '-inf', '(' .. tostring(before))
+  if redis.call('ZSCORE', k.index, a.entry) then
+    return {'already'}
+  end
+  if redis.call('ZCARD', k.index) >= limit then
+    return {'limit'}
+  end
+  redis.call('ZADD', k.index, score, a.entry)
+  return {'reserved'}
 end
 
 -- The sweep: tell the waiters of slots that freed without a cancel (an expired hold), and clear
@@ -228,4 +261,5 @@ local function waits_check(keys, args)
 end
 
 redis.register_function{function_name = 'booking_wait', callback = wait}
+redis.register_function{function_name = 'booking_wait_reserve', callback = wait_reserve}
 redis.register_function{function_name = 'booking_waits_check', callback = waits_check}

@@ -14,7 +14,7 @@ from booking.domain.records import Booking
 from booking.domain.rules import booking_new_id, hold_new_id
 from booking.engine.bookings import hold_get
 from booking.engine.cancel import booking_cancel
-from booking.engine.claims import booking_claim
+from booking.engine.claims import ClaimResult, booking_claim
 from booking.engine.holds import booking_hold
 from booking.engine.waits import Wait, wait_join, wait_leave, waits_of, waits_sweep
 from strongroom import keyspace as ks
@@ -140,6 +140,49 @@ def test_waits_are_bounded_per_buyer(
     assert wait_join(client=r, owner_id=owner, wait=Wait(7, "A", day(6))) == "ok"
     assert wait_join(client=r, owner_id=owner, wait=Wait(7, "A", day(7))) == "limit"
     assert wait_join(client=r, owner_id=owner, wait=Wait(7, "A", day(5))) == "ok"  # again
+
+
+def test_twelve_parallel_waits_for_twelve_rooms_keep_the_buyers_bound(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone, settings: object
+) -> None:
+    from tests.booking.engine.test_booking_race import run_together
+
+    settings.STRONGROOM_WAITS_PER_BUYER = 5  # type: ignore[attr-defined]
+    rooms = range(11, 23)
+    for room in rooms:
+        assert booked_room(r, buyer, room).ok
+    owner = str(second_buyer.id)
+    answers = run_together(
+        lambda i: wait_join(client=r, owner_id=owner, wait=Wait(rooms[i], "A", day(5))),
+        threads=len(rooms),
+    )
+    assert sorted(answers) == ["limit"] * 7 + ["ok"] * 5, answers
+    stored = sum(
+        len([m for m in text_list(r.zrange(ks.BOOKING_WAITS.key(room=f"{room:03d}"), 0, -1))
+             if m.startswith(owner + "|")])
+        for room in rooms
+    )  # fmt: skip
+    assert stored == 5
+    assert r.zcard(ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner)) == 5
+    assert len(waits_of(client=r, owner_id=owner)) == 5
+
+
+def test_a_refused_wait_gives_its_place_on_the_buyers_list_back(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone, settings: object
+) -> None:
+    settings.STRONGROOM_WAITS_PER_BUYER = 1  # type: ignore[attr-defined]
+    booked(r, buyer, n=5)
+    owner = str(second_buyer.id)
+    assert wait_join(client=r, owner_id=owner, wait=Wait(7, "A", day(6))) == "free"
+    assert not r.exists(ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner))
+    assert wait_join(client=r, owner_id=owner, wait=Wait(7, "A", day(5))) == "ok"
+
+
+def booked_room(r: redis.Redis, someone: Someone, room: int) -> ClaimResult:
+    return booking_claim(
+        client=r, owner_id=str(someone.id), request=a_day(room=room),
+        booking_id=booking_new_id(room=room),
+    )  # fmt: skip
 
 
 def test_an_expired_hold_tells_the_waiters_at_the_next_sweep(

@@ -82,7 +82,7 @@ def claim_keys(cls: str, booking_id: str) -> list[str]:
         ROOM.registry,
         ROOM.record(booking_id), ROOM.ledger, ROOM.codes, ROOM.holds, ROOM.audit, ROOM.stats,
         ROOM.hold_days, ROOM.unindexed, ROOM.refs, ROOM.outbox, ROOM.hold_streaks, ROOM.waits,
-        ROOM.wait_notices, ROOM.closures,
+        ROOM.wait_notices, ROOM.gone, ROOM.closures,
         ROOM.inventory(cls if cls in ("A", "B", "C") else "C", DECEMBER),
     ]  # fmt: skip
 
@@ -111,7 +111,7 @@ def test_a_malformed_hold_is_refused_by_the_function_before_any_write(
     before = snapshot(r)
     args = [
         BUYER, values["cls"], values["days"], values["hstart"], values["hend"], values["boxes"],
-        booking_new_id(room=7), to_ms(NOW), 60_000, 1000, "007", MONTHS,
+        booking_new_id(room=7), to_ms(NOW), 60_000, 1000, "007", MONTHS, 0, 0,
     ]  # fmt: skip
     reply = fcall(
         r,
@@ -121,6 +121,7 @@ def test_a_malformed_hold_is_refused_by_the_function_before_any_write(
             ROOM.audit,
             ROOM.hold_days,
             ROOM.hold_streaks,
+            ROOM.gone,
             ROOM.closures,
             ROOM.inventory("C", DECEMBER),
         ],

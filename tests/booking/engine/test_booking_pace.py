@@ -21,7 +21,8 @@ from tests.booking_support import BUYER, NOW, SECOND_BUYER, claim, request, snap
 from tests.store_support import store_probed
 
 
-@pytest.fixture(params=["cluster mode", "one server"])
+# The one-server store is a server of its own: that case is slow (tests/conftest.py).
+@pytest.fixture(params=["cluster mode", pytest.param("one server", marks=pytest.mark.slow)])
 def store(request: pytest.FixtureRequest) -> redis.Redis:
     if request.param == "one server":
         client: redis.Redis = request.getfixturevalue("one_server")

@@ -771,3 +771,19 @@ def test_the_cancel_page_of_a_booking_that_cannot_be_cancelled_says_why_and_offe
     assert "This booking was already cancelled." in page
     assert "Yes, cancel the booking" not in page
     assert "request_id" not in page
+
+
+def test_a_session_of_an_account_being_deleted_books_and_holds_nothing(
+    r: redis.Redis, client_for: Any, buyer: Any
+) -> None:
+    from booking.engine.owners import owner_forget
+
+    client = client_for(buyer)
+    owner_forget(client=r, owner_id=owner(buyer))  # another session deletes the account
+    form = {"cls": "A", "room": "11", "date": day(5).isoformat()}
+    booked = client.post("/book/claim/", {**form, "booking_id": booking_new_id(room=11)})
+    held = client.post("/book/hold/", form)
+    for refused in (booked, held):
+        assert refused.status_code == 403
+        assert "Your account is being deleted" in html(refused)
+    assert bookings_of(client=r, owner_id=owner(buyer)) == []

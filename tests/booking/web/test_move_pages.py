@@ -157,11 +157,16 @@ def test_the_buyer_gets_a_mail_with_the_new_code_and_the_same_calendar_uids(
     data = {"date": ["2026-12-05"], "hour_start": "14", "hour_end": "16"}
     assert client_for(buyer).post(f"/book/mine/{mine.id}/move/", data).status_code == 302
     assert outbox_send(client=r).sent == 1
-    receipt, moved_mail = (
-        email.message_from_bytes(p.read_bytes()) for p in sorted(tmp_path.glob("*.eml"))
-    )
-    subject = str(email.header.make_header(email.header.decode_header(moved_mail["Subject"])))
-    assert subject.startswith("已改期") and mine.reference in subject
+
+    def subject_of(message: email.message.Message) -> str:
+        return str(email.header.make_header(email.header.decode_header(message["Subject"])))
+
+    # The files' names do not follow the order of sending: tell the two mails by their subject.
+    mails = [email.message_from_bytes(p.read_bytes()) for p in tmp_path.glob("*.eml")]
+    assert len(mails) == 2
+    moved_mail = next(m for m in mails if subject_of(m).startswith("已改期"))
+    receipt = next(m for m in mails if m is not moved_mail)
+    assert mine.reference in subject_of(moved_mail)
     moved = booking_get(client=r, booking_id=mine.id)
     assert moved is not None
     body = next(p for p in moved_mail.walk() if p.get_content_type() == "text/plain")

@@ -1,0 +1,16 @@
+"""`{{ moment|minute_up }}`: an end rounded up to the minute before it is shown as HH:MM."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django import template
+
+from strongroom.clock import minute_up as _minute_up
+
+register = template.Library()
+
+
+@register.filter
+def minute_up(moment: dt.datetime | None) -> dt.datetime | None:
+    return _minute_up(moment) if isinstance(moment, dt.datetime) else moment
