@@ -155,8 +155,13 @@ def closure_add(
 
 def closures_list(*, client: redis.Redis) -> list[Closure]:
     """Every closure, soonest first."""
+    return closures_parse(text_hash(client.hgetall(ks.CLOSURES_ALL.key())))
+
+
+def closures_parse(raw: dict[str, str]) -> list[Closure]:
+    """The closures list (`{closures}:all`, as read) as Closures, soonest first."""
     found = []
-    for closure_id, value in text_hash(client.hgetall(ks.CLOSURES_ALL.key())).items():
+    for closure_id, value in raw.items():
         rooms, first, last, start, end, by, at, reason = value.split("|", 7)
         hours = None if (start, end) == ("0", "24") else (int(start), int(end))
         found.append(
@@ -172,6 +177,18 @@ def closures_list(*, client: redis.Redis) -> list[Closure]:
             )
         )
     return sorted(found, key=lambda c: (c.first, c.last, c.rooms, c.id))
+
+
+def closed_slots(closures: Sequence[Closure], cls: str, date: dt.date) -> int:
+    """How many slots of class `cls` the closures take off sale on `date` (their capacity is
+    left out of occupancy figures)."""
+    total = 0
+    for closure in closures:
+        if closure.first <= date <= closure.last:
+            start, end = closure.hours or (0, 24)
+            per_room = {"A": 1, "B": end - start, "C": (end - start) * 100}[cls]
+            total += len(closure.rooms) * per_room
+    return total
 
 
 def closure_get(*, client: redis.Redis, closure_id: str) -> Closure | None:

@@ -33,10 +33,11 @@ from booking.domain.rules import (
     site_today,
 )
 from booking.engine.bookings import room_sets_read
+from booking.engine.closures import Closure, closed_slots, closures_parse
 from strongroom import keyspace as ks
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms
-from strongroom.store import fcalls, text_or_none
+from strongroom.store import fcalls, text_hash, text_or_none
 
 # more_keys: the inventory keys, then the record keys; more_args: month, cls, bits per day of
 # each inventory key, then the local creation date of each record.
@@ -101,29 +102,33 @@ def _stats_keys(prefix: str, rooms: int) -> tuple[tuple[str, str], ...]:
 
 def _stats_read(
     client: redis.Redis, fields: Sequence[str]
-) -> tuple[list[list[str | None]], list[int]]:
-    """`fields` of every room's stats hash (one pipeline of HMGET, with the ledger's size), and
-    the rooms whose hash is not exact yet (bookings written before the stats existed). Reads
-    only."""
+) -> tuple[list[list[str | None]], list[int], list[Closure]]:
+    """`fields` of every room's stats hash (one pipeline of HMGET, with the ledger's size, and
+    the closures whose slots are off sale), and the rooms whose hash is not exact yet (bookings
+    written before the stats existed). Reads only."""
     keys = _stats_keys(settings.STRONGROOM_KEY_PREFIX, room_count())
     pipe = client.pipeline(transaction=False)
     for stats, ledger in keys:
         pipe.execute_command("HMGET", stats, "v", *fields)
         pipe.execute_command("SCARD", ledger)
-    replies = pipe.execute()
+    pipe.hgetall(ks.CLOSURES_ALL.key())
+    *replies, closed = pipe.execute()
     rows: list[list[str | None]] = replies[0::2]
     stale = [
         n + 1
         for n, (row, size) in enumerate(zip(rows, replies[1::2], strict=True))
         if row[0] != STATS_VERSION and int(size)
     ]
-    return rows, stale
+    return rows, stale, closures_parse(text_hash(closed))
 
 
-def _stats_rows(client: redis.Redis, fields: Sequence[str]) -> list[list[str | None]]:
+def _stats_rows(
+    client: redis.Redis, fields: Sequence[str]
+) -> tuple[list[list[str | None]], list[Closure]]:
     """`fields` of every room's stats hash, exact: step 1 reads them; step 2 (only for rooms
-    whose hash is not exact yet) rebuilds those rooms with `stats_rebuild` and reads them again."""
-    rows, stale = _stats_read(client, fields)
+    whose hash is not exact yet) rebuilds those rooms with `stats_rebuild` and reads them again.
+    With them, the closures (their slots are left out of the capacity)."""
+    rows, stale, closures = _stats_read(client, fields)
     if stale:
         stats_rebuild(client=client, rooms=stale)
         pipe = client.pipeline(transaction=False)
@@ -131,14 +136,19 @@ def _stats_rows(client: redis.Redis, fields: Sequence[str]) -> list[list[str | N
             pipe.execute_command("HMGET", RoomKeys(room).stats, "v", *fields)
         for room, row in zip(stale, pipe.execute(), strict=True):
             rows[room - 1] = row
-    return [row[1:] for row in rows]
+    return [row[1:] for row in rows], closures
 
 
-def _occupancy(cls: str, slots: list[int]) -> Occupancy:
+def _occupancy(cls: str, slots: list[int], closures: Sequence[Closure] = ()) -> Occupancy:
+    """Per season day, the booked slots against the capacity on sale (slots staff closed are
+    not capacity)."""
     days = season_days()
-    capacity = SLOTS_PER_DAY[cls] * room_count()
-    rows = tuple(DayOccupancy(d, n, capacity) for d, n in zip(days, slots, strict=True))
-    return Occupancy(cls, rows, sum(slots), capacity * len(days))
+    full = SLOTS_PER_DAY[cls] * room_count()
+    rows = tuple(
+        DayOccupancy(d, n, max(full - closed_slots(closures, cls, d), 0))
+        for d, n in zip(days, slots, strict=True)
+    )
+    return Occupancy(cls, rows, sum(slots), sum(row.capacity for row in rows))
 
 
 def occupancy_per_day(*, client: redis.Redis, cls: str) -> Occupancy:
@@ -148,9 +158,9 @@ def occupancy_per_day(*, client: redis.Redis, cls: str) -> Occupancy:
     if cls not in CLASSES:
         raise ValueError(f"no class {cls!r}")
     months = _season_months()
-    rows = _stats_rows(client, [stats_field("slots", month_name(m), cls) for m in months])
+    rows, closures = _stats_rows(client, [stats_field("slots", month_name(m), cls) for m in months])
     columns = [[row[i] for row in rows] for i in range(len(months))]
-    return _occupancy(cls, _season_sum(columns, months))
+    return _occupancy(cls, _season_sum(columns, months), closures)
 
 
 def occupancy_from_bitmaps(*, client: redis.Redis, cls: str) -> Occupancy:
@@ -213,7 +223,7 @@ def season_stats(*, client: redis.Redis, now: dt.datetime | None = None) -> Seas
         for status in STATUSES:
             fields += [stats_field("status", name, cls, status) for name in names]
     width = len(kinds) * len(months)
-    rows = _stats_rows(client, fields)
+    rows, closures = _stats_rows(client, fields)
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(fields)
 
     def kind_columns(c: int, k: int) -> list[Iterable[str | None]]:
@@ -231,7 +241,9 @@ def season_stats(*, client: redis.Redis, now: dt.datetime | None = None) -> Seas
         statuses = {status: total(c, 3 + i) for i, status in enumerate(STATUSES)}
         for_today = active[(today - season_start()).days] if in_season(today) else 0
         classes.append(
-            ClassStats(cls, _occupancy(cls, slots), tuple(active), for_today, made, statuses)
+            ClassStats(
+                cls, _occupancy(cls, slots, closures), tuple(active), for_today, made, statuses
+            )
         )
     return SeasonStats(today, tuple(classes))
 

@@ -22,6 +22,7 @@ from booking.engine.closures import (
     rooms_parse,
 )
 from booking.engine.holds import booking_hold
+from booking.engine.stats import occupancy_per_day, season_stats
 from booking.engine.waits import Wait, wait_join
 from strongroom.audit import staff_audit_entries
 from strongroom.store import text_list
@@ -116,3 +117,17 @@ def test_bookings_inside_a_new_closure_are_listed_and_cancelled_with_the_reason(
     assert closure_bookings(client=r, closure=closure) == []
     assert closure.whole_building is False and closure.rooms_label == "003"
     assert isinstance(closure.at, dt.datetime)
+
+
+def test_closed_slots_are_not_capacity_in_the_occupancy_figures(r: redis.Redis) -> None:
+    assert claim(r, request("B", room=2, dates=(5,), hour_start=8, hour_end=10)).ok
+    before = {d.date: d for d in occupancy_per_day(client=r, cls="B").days}
+    close(r, "1-3", 5, 6, hours=(8, 12), reason="drill")
+    after = {d.date: d for d in occupancy_per_day(client=r, cls="B").days}
+    full = 24 * room_count()
+    assert before[day(5)].capacity == full
+    assert after[day(5)].capacity == after[day(6)].capacity == full - 3 * 4
+    assert after[day(7)].capacity == full and after[day(5)].booked == before[day(5)].booked == 2
+    stats = {s.cls: s for s in season_stats(client=r, now=NOW).classes}
+    assert stats["A"].occupancy.days[4].capacity == room_count() - 3
+    assert stats["C"].occupancy.days[5].capacity == 2400 * room_count() - 3 * 4 * 100
