@@ -69,3 +69,13 @@ def staff_required(view: View) -> View:
         return view(request, *args, **kwargs)
 
     return wrapper
+
+
+def identity_replies(request: HttpRequest, *, person_id: int) -> dict[str, Any] | None:
+    """The replies of the reads registered to ride with the identity
+    (accounts.extensions.identity_read) for `person_id`; None when the session was not read
+    with them (an old-style key that names no one, or someone else)."""
+    read = getattr(getattr(request, "session", None), "along_read", None)
+    if read is None or read[0] != person_id:
+        return None
+    return dict(read[1])

@@ -44,7 +44,14 @@ STAFF_SET = FunctionSpec("accounts_staff_set", "STAFF_SET", ("person",), ("is_st
 EMAIL_FORGET = FunctionSpec(
     "accounts_email_forget", "EMAIL_FORGET", ("by_email",), ("email", "person_id")
 )
+MAIL_GATE = FunctionSpec(
+    "accounts_mail_gate",
+    "MAIL_GATE",
+    ("person", "address", "client"),
+    ("now_ms", "attempt_id", "person_limit", "person_window_ms", "address_limit",
+     "address_window_ms", "client_limit", "client_window_ms"),
+)  # fmt: skip
 SPECS = (
     PERSON_CREATE, NAME_CLAIM, PERSON_DISCARD, LOGIN_GATE, LOGIN_PASSED, SIGNUP_GATE,
-    RECENT_LOGINS, TOP_LOGINS, STAFF_SET, EMAIL_FORGET,
+    RECENT_LOGINS, TOP_LOGINS, STAFF_SET, EMAIL_FORGET, MAIL_GATE,
 )  # fmt: skip

@@ -21,21 +21,77 @@ from django.core.validators import validate_email
 from django.utils.translation import gettext_lazy as _
 
 from accounts.calls import EMAIL_FORGET
-from accounts.selectors import person_find, person_id_by_email
-from accounts.services import window_gates
-from accounts.throttle import verify_mail_keys
+from accounts.calls import MAIL_GATE as MAIL_GATE_CALL
+from accounts.selectors import mail_target, person_find, person_id_by_email
+from accounts.throttle import mail_gate_keys
+from strongroom.addresses import address_arg, address_sendable
 from strongroom.keyspace import PERSON, PERSON_BY_EMAIL
 from strongroom.outbox import mail_queue
-from strongroom.store import text_values
+from strongroom.store import fcall, text_values
 
 EMAIL_MAX_LENGTH = 254
 VERIFY_SALT = "strongroom.accounts.verify-email"
 VERIFY_MAX_AGE_S = 3 * 24 * 3600
-# Confirmation mails queued by address changes and sign-ups, in any hour: per person, and to one
-# address from every account (so that nobody can make the site flood someone's inbox).
+# Mail someone asked for, bounded whatever was sent before (so that nobody can make the site
+# flood an inbox). Confirmation links from address changes and sign-ups: per person and to one
+# address from every account, in any hour. "Send the link again" and reset links: one per person
+# per ten minutes, a few to one address and a few from one client in any hour. The address counted
+# is the one the mail goes to: it is fixed in the outbox entry.
 VERIFY_MAILS_PER_PERSON = 5
 VERIFY_MAILS_PER_ADDRESS = 3
 VERIFY_WINDOW_MS = 3_600_000
+ASKED_PER_PERSON, ASKED_PERSON_WINDOW_MS = 1, 600_000
+ASKED_PER_ADDRESS, ASKED_PER_CLIENT, ASKED_WINDOW_MS = 3, 5, 3_600_000
+
+
+@dataclass(frozen=True)
+class MailGate:
+    """The limits of one kind of mail someone asks for (a limit of 0: not counted)."""
+
+    kind: str
+    person: tuple[int, int]
+    address: tuple[int, int]
+    client: tuple[int, int] = (0, 0)
+
+
+VERIFY_GATE = MailGate(
+    "verify",
+    (VERIFY_MAILS_PER_PERSON, VERIFY_WINDOW_MS),
+    (VERIFY_MAILS_PER_ADDRESS, VERIFY_WINDOW_MS),
+)
+RESEND_GATE = MailGate(
+    "resend",
+    (ASKED_PER_PERSON, ASKED_PERSON_WINDOW_MS),
+    (ASKED_PER_ADDRESS, ASKED_WINDOW_MS),
+    (ASKED_PER_CLIENT, ASKED_WINDOW_MS),
+)
+RESET_GATE = MailGate(
+    "reset",
+    (ASKED_PER_PERSON, ASKED_PERSON_WINDOW_MS),
+    (ASKED_PER_ADDRESS, ASKED_WINDOW_MS),
+    (ASKED_PER_CLIENT, ASKED_WINDOW_MS),
+)
+
+
+def mail_gate(
+    *, client: redis.Redis, gate: MailGate, person_id: int, address: str, client_id: str = ""
+) -> bool:
+    """Whether one more mail of `gate`'s kind may go to `address` for this person, asked from
+    `client_id`; counted only when it may (one call that checks every window first)."""
+    keys = mail_gate_keys(kind=gate.kind, person_id=person_id, address=address, client_id=client_id)
+    client_limit = gate.client if client_id else (0, 0)
+    args = {
+        "now_ms": int(time.time() * 1000),
+        "attempt_id": secrets.token_hex(8),
+        "person_limit": gate.person[0],
+        "person_window_ms": gate.person[1],
+        "address_limit": gate.address[0],
+        "address_window_ms": gate.address[1],
+        "client_limit": client_limit[0],
+        "client_window_ms": client_limit[1],
+    }
+    call_keys, call_args = MAIL_GATE_CALL.call(keys=keys, args=args)
+    return int(fcall(client, MAIL_GATE_CALL.name, call_keys, call_args)) == 0
 
 
 def email_normalise(value: str) -> str:
@@ -44,6 +100,10 @@ def email_normalise(value: str) -> str:
     if len(address) > EMAIL_MAX_LENGTH:
         raise ValidationError(_("An email address is at most 254 characters."), code="long")
     validate_email(address)
+    if not address_sendable(address):
+        raise ValidationError(
+            _("Enter an email address that mail can be sent to."), code="unsendable"
+        )
     return address.lower()
 
 
@@ -76,10 +136,12 @@ def email_set(
     if not unchanged:
         pipe.hset(key, mapping={"email": address, "email_verified": "0"})
         if current and verified == "1":
-            # The old address leaves the index only if it still points here.
+            # The old address leaves the index only if it still points here; it is told.
             _index_forget(pipe, person_id=person_id, email=current)
+            notice = (person_id, secrets.token_hex(6), address_arg(current))
+            mail_queue(pipe, kind="email_changed", args=notice)
         if outcome == "sent":
-            args = (person_id, secrets.token_hex(6), _next_arg(next_url))
+            args = (person_id, secrets.token_hex(6), _next_arg(next_url), address_arg(address))
             mail_queue(pipe, kind="verify", args=args)
     if len(pipe):
         pipe.execute()
@@ -88,10 +150,8 @@ def email_set(
 
 def _verify_mail_gate(client: redis.Redis, person_id: int, address: str) -> str:
     """ "sent" if one more confirmation mail may go, for this person and to this address."""
-    person_key, address_key = verify_mail_keys(person_id=person_id, address=address)
-    gates = [(person_key, VERIFY_MAILS_PER_PERSON), (address_key, VERIFY_MAILS_PER_ADDRESS)]
-    refused = window_gates(client=client, gates=gates, window_ms=VERIFY_WINDOW_MS)
-    return "later" if any(refused) else "sent"
+    may = mail_gate(client=client, gate=VERIFY_GATE, person_id=person_id, address=address)
+    return "sent" if may else "later"
 
 
 def _index_forget(pipe: redis.client.Pipeline, *, person_id: int, email: str) -> None:
@@ -102,18 +162,22 @@ def _index_forget(pipe: redis.client.Pipeline, *, person_id: int, email: str) ->
     pipe.fcall(EMAIL_FORGET.name, len(keys), *keys, *args)
 
 
-def email_resend(*, client: redis.Redis, person_id: int) -> bool:
-    """Queue the verification mail again for an address not verified yet."""
+def email_resend(*, client: redis.Redis, person_id: int, client_id: str = "") -> str:
+    """Queue the verification mail again for an address not verified yet, through the gate:
+    "sent", "later" (the gate refused) or "nothing" (no address waits to be confirmed)."""
     email, verified = text_values(
         client.hmget(PERSON.key(person_id=person_id), "email", "email_verified")
     )
     if not email or verified == "1":
-        return False
-    # One resend per person per ten minutes: the entry's name is the same within them, and the
-    # outbox adds a name only once (ZADD NX).
-    bucket = f"again-{int(time.time()) // 600}"
-    mail_queue(client, kind="verify", args=(person_id, bucket, ""))
-    return True
+        return "nothing"
+    gate = RESEND_GATE
+    if not mail_gate(
+        client=client, gate=gate, person_id=person_id, address=email, client_id=client_id
+    ):
+        return "later"
+    args = (person_id, secrets.token_hex(6), "", address_arg(email))
+    mail_queue(client, kind="verify", args=args)
+    return "sent"
 
 
 def verify_token_make(*, person_id: int, email: str, next_url: str = "") -> str:
@@ -202,9 +266,11 @@ def reset_token_check(*, client: redis.Redis, person_id: int, token: str) -> boo
     return subject is not None and reset_tokens.check_token(subject, token)  # type: ignore[arg-type]
 
 
-def password_reset_request(*, client: redis.Redis, login: str) -> None:
-    """Queue a reset mail for the person with this username or verified address (if any);
-    the caller says the same whatever happened, so nobody learns who has an account."""
+def password_reset_request(*, client: redis.Redis, login: str, client_id: str = "") -> None:
+    """Queue a reset mail for the person with this username or verified address (if any),
+    through the gate (one per person per ten minutes, a few per address and per asking client
+    an hour); the caller says the same whatever happened, so nobody learns who has an
+    account."""
     text = login.strip()
     if not text or len(text) > EMAIL_MAX_LENGTH:
         return
@@ -214,7 +280,15 @@ def password_reset_request(*, client: redis.Redis, login: str) -> None:
     if person_id is None:
         person = person_find(client=client, username=text)
         person_id = person.id if person is not None else None
-    if person_id is not None:
-        # At most one reset mail per person per ten minutes, however often someone asks.
-        bucket = f"at-{int(time.time()) // 600}"
-        mail_queue(client, kind="reset", args=(person_id, bucket))
+    target = mail_target(client=client, person_id=person_id) if person_id is not None else None
+    if target is None:
+        return
+    if mail_gate(
+        client=client,
+        gate=RESET_GATE,
+        person_id=target.person_id,
+        address=target.email,
+        client_id=client_id,
+    ):
+        args = (target.person_id, secrets.token_hex(6), address_arg(target.email))
+        mail_queue(client, kind="reset", args=args)

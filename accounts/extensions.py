@@ -2,7 +2,7 @@
 one way): parts of the account page, what to forget when a person deletes their account, and
 what to do when a person signs out. Apps plug into these points in their AppConfig.ready
 (strongroom/plugins.py; booking: upcoming bookings, cancelling and anonymising bookings on
-deletion, giving the buyer's hold back at sign-out)."""
+deletion, giving the buyer's hold back at sign-out, the priority holds read with the identity)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,10 @@ class SignOutHook(Protocol):
     def __call__(self, *, person_id: str) -> None: ...
 
 
+class IdentityReadPlan(Protocol):
+    def __call__(self, *, person_id: int) -> Command: ...
+
+
 @dataclass(frozen=True)
 class AccountPart:
     """A part of the account page: `render` gives its context; `reads` names the store reads
@@ -41,7 +45,19 @@ class AccountPart:
     reads: AccountPartReads
 
 
+@dataclass(frozen=True)
+class IdentityRead:
+    """One read of a key in the person's own slot that rides with the session's read of the
+    person (no round trip of its own); its reply is `accounts.access.identity_replies(...)`
+    under `name`."""
+
+    name: str
+    plan: IdentityReadPlan
+
+
 ACCOUNT_PARTS: Point[AccountPart] = Point("account parts")
+# Read with the session and the person record on every signed-in request.
+IDENTITY_READS: Point[IdentityRead] = Point("identity reads", key=lambda read: read.name)
 # Run when a person deletes their account, before the person goes.
 PERSON_FORGETTERS: Point[PersonForgetter] = Point("person forgetters")
 # Run when a person signs out, before the session goes.
@@ -51,6 +67,11 @@ SIGNED_OUT: Point[SignOutHook] = Point("sign-out hooks")
 def account_parts_reads(*, client: redis.Redis, person_id: int) -> list[Command]:
     """The first reads of every plugged part of one person's account page."""
     return [cmd for part in ACCOUNT_PARTS for cmd in part.reads(client=client, person_id=person_id)]
+
+
+def identity_reads(*, person_id: int) -> list[tuple[str, Command]]:
+    """The plugged reads along the identity, by name."""
+    return [(read.name, read.plan(person_id=person_id)) for read in IDENTITY_READS]
 
 
 def account_context(*, client: redis.Redis, person_id: int) -> dict[str, object]:

@@ -6,7 +6,7 @@ from urllib.parse import unquote
 
 import redis
 from django.conf import settings
-from django.core.mail import EmailMessage
+from django.core.mail import EmailMessage, EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import translation
@@ -28,21 +28,52 @@ def site_url(path: str) -> str:
 def message_build(
     *, target: MailTarget, subject: str, template: str, context: dict[str, object]
 ) -> EmailMessage:
-    """A plain-text message to `target`, rendered in their language (the caller has switched)."""
+    """A message to `target` in their language (the caller has switched): the text template
+    as the plain-text part, and the same words as an HTML alternative in the site's look (no
+    image: it reads the same with images off)."""
     # Every time in a message is on the site's clock, and says so (in the reader's language).
     body = render_to_string(
         template, {**context, "target": target, "site": site_url("/"), "site_zone": zone_name()}
     )
-    return EmailMessage(subject=subject, body=body, to=[target.email])
+    message = EmailMultiAlternatives(subject=subject, body=body, to=[target.email])
+    message.attach_alternative(html_body(subject=subject, text=body), "text/html")
+    return message
+
+
+def html_body(*, subject: str, text: str) -> str:
+    """The HTML part of a message whose plain text is `text`: its paragraphs (lines kept, links
+    made links, everything escaped) in the site's layout, in the active language."""
+    paragraphs = [
+        [line.strip() for line in block.splitlines() if line.strip()]
+        for block in text.strip().split("\n\n")
+    ]
+    return render_to_string(
+        "mail/layout.html",
+        {
+            "subject": subject,
+            "paragraphs": [p for p in paragraphs if p],
+            "language": translation.get_language() or "en",
+            "site": site_url("/"),
+        },
+    )
+
+
+def _fixed_address(args: list[str], at: int) -> str | None:
+    """The address an entry was queued for (percent-encoded at `at`; None in older entries)."""
+    return unquote(args[at]) if len(args) > at and args[at] else None
 
 
 def verify_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
-    """args: person id, nonce, next path (percent-encoded). Goes to the unverified address."""
+    """args: person id, nonce, next path (percent-encoded), address. Goes to the address it was
+    queued for (the one its gate counted), only while it is still the person's unverified one."""
     person_id, next_url = int(args[0]), unquote(args[2]) if len(args) > 2 else ""
     username, email, verified, lang = text_values(
         client.hmget(PERSON.key(person_id=person_id), "username", "email", "email_verified", "lang")
     )
     if username is None or not email or verified == "1":
+        return None
+    fixed = _fixed_address(args, 3)
+    if fixed is not None and fixed != email:
         return None
     target = MailTarget(person_id, username, email, lang or "en")
     token = verify_token_make(person_id=person_id, email=email, next_url=next_url)
@@ -56,12 +87,13 @@ def verify_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
 
 
 def reset_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
-    """args: person id, nonce. Goes to the verified address only."""
+    """args: person id, nonce, address. Goes to the verified address it was queued for only."""
     from accounts.selectors import mail_target
 
     person_id = int(args[0])
     target = mail_target(client=client, person_id=person_id)
-    if target is None:
+    fixed = _fixed_address(args, 2)
+    if target is None or (fixed is not None and fixed != target.email):
         return None
     token = reset_token_make(client=client, person_id=person_id)
     minutes = settings.PASSWORD_RESET_TIMEOUT // 60
@@ -77,5 +109,46 @@ def reset_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
         )
 
 
+def password_changed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
+    """args: person id, nonce, address. "Your password was changed", to the confirmed address
+    it was queued for."""
+    from accounts.selectors import mail_target
+
+    target = mail_target(client=client, person_id=int(args[0]))
+    if target is None or _fixed_address(args, 2) not in (None, target.email):
+        return None
+    with translation.override(target.language):
+        return message_build(
+            target=target,
+            subject=gettext("Your Strongroom password was changed"),
+            template="mail/password_changed.txt",
+            context={"forgot": site_url(reverse("accounts:reset_request"))},
+        )
+
+
+def email_changed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
+    """args: person id, nonce, the old address. "Your email address was changed", to the
+    address the account had (confirmed) before."""
+    person_id, old = int(args[0]), _fixed_address(args, 2)
+    username, email, lang = text_values(
+        client.hmget(PERSON.key(person_id=person_id), "username", "email", "lang")
+    )
+    if username is None or not old or email == old:
+        return None
+    target = MailTarget(person_id, username, old, lang or "en")
+    with translation.override(target.language):
+        return message_build(
+            target=target,
+            subject=gettext("Your Strongroom email address was changed"),
+            template="mail/email_changed.txt",
+            context={"forgot": site_url(reverse("accounts:reset_request"))},
+        )
+
+
 # Plugged into the outbox by accounts' AppConfig.ready.
-MAIL_KINDS = (MailKind("verify", verify_render), MailKind("reset", reset_render))
+MAIL_KINDS = (
+    MailKind("verify", verify_render),
+    MailKind("reset", reset_render),
+    MailKind("password_changed", password_changed_render),
+    MailKind("email_changed", email_changed_render),
+)

@@ -27,6 +27,7 @@ from accounts.passwords import password_validate
 from accounts.people import Person
 from accounts.selectors import person_with_password
 from accounts.throttle import ThrottlePair, signup_key
+from strongroom.addresses import address_arg
 from strongroom.clock import now_ms
 from strongroom.keyspace import (
     LOGINS_RECENT,
@@ -38,6 +39,7 @@ from strongroom.keyspace import (
     PERSON_LAST_ID,
     PERSON_NAMES,
 )
+from strongroom.outbox import mail_queue
 from strongroom.store import durable_fcall, fcall, fcalls, pipeline_functions, text, text_values
 
 _SIGNUP_ATTEMPTS = 100
@@ -140,12 +142,20 @@ def skeletons_fill(*, client: redis.Redis) -> int:
 
 def password_set(*, client: redis.Redis, person_id: int, password: str) -> str:
     """Validate and store a new password; returns the new hash (for the session check)."""
-    username = client.hget(PERSON.key(person_id=person_id), "username")
+    key = PERSON.key(person_id=person_id)
+    username, email, verified = text_values(
+        client.hmget(key, "username", "email", "email_verified")
+    )
     if username is None:
         raise PersonNotFound(person_id)
-    password_validate(password, username=text(username))
+    password_validate(password, username=username)
     encoded = make_password(password)
-    client.hset(PERSON.key(person_id=person_id), "password", encoded)
+    pipe = client.pipeline(transaction=False)
+    pipe.hset(key, "password", encoded)
+    if email and verified == "1":  # "your password was changed", to the confirmed address
+        notice = (person_id, secrets.token_hex(6), address_arg(email))
+        mail_queue(pipe, kind="password_changed", args=notice)
+    pipe.execute()
     return encoded
 
 

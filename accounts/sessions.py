@@ -18,7 +18,7 @@ from django.middleware.csrf import rotate_token
 from django.utils.crypto import constant_time_compare, get_random_string, salted_hmac
 from redis.client import Pipeline
 
-from accounts.extensions import signed_out
+from accounts.extensions import identity_reads, signed_out
 from accounts.people import ANONYMOUS, AnonymousPerson, Person
 from accounts.selectors import person_with_password, person_with_password_queue
 from strongroom import sessions
@@ -69,16 +69,25 @@ class SessionStore(sessions.SessionStore):
 
     # (person id, HMGET reply) read with the session when its key names a person.
     person_read: tuple[int, list[str | None]] | None = None
+    # (person id, {name: reply}) of the other apps' reads along (accounts.extensions).
+    along_read: tuple[int, dict[str, Any]] | None = None
     _person_hint: int | None = None
+    _along_names: tuple[str, ...] = ()
 
     def _reads_along(self, pipe: Pipeline, session_key: str) -> None:
         self._person_hint = session_key_person_id(session_key)
         if self._person_hint is not None:
             person_with_password_queue(pipe, person_id=self._person_hint)
+            along = identity_reads(person_id=self._person_hint)
+            self._along_names = tuple(name for name, _command in along)
+            for _name, (args, options) in along:
+                pipe.execute_command(*args, **options)
 
     def _read_along(self, replies: list[Any]) -> None:
         if self._person_hint is not None:
             self.person_read = (self._person_hint, text_values(replies[0]))
+            named = dict(zip(self._along_names, replies[1:], strict=True))
+            self.along_read = (self._person_hint, named)
 
     def _new_key(self, data: dict[str, Any]) -> str:
         return session_key_new(data)

@@ -14,8 +14,8 @@ from strongroom.keyspace import (
     LOGIN_LOCK,
     LOGIN_NAME_FAILURES,
     LOGIN_TRUSTED,
+    MAIL_GATE,
     SIGNUP_ATTEMPTS,
-    VERIFY_MAILS,
 )
 
 _SALT = "strongroom.accounts.throttle"
@@ -68,9 +68,11 @@ def signup_key(*, client_id: str) -> str:
     return SIGNUP_ATTEMPTS.key(client=_digest("signup", client_id))
 
 
-def verify_mail_keys(*, person_id: int, address: str) -> tuple[str, str]:
-    """The confirmation-mail counters of one person and of one address."""
-    return (
-        VERIFY_MAILS.key(who=_digest("person", str(person_id))),
-        VERIFY_MAILS.key(who=_digest("address", address)),
-    )
+def mail_gate_keys(*, kind: str, person_id: int, address: str, client_id: str) -> dict[str, str]:
+    """The counters of a mail someone asked for (`kind`: what the gate counts as one): of the
+    person, of the address it goes to and of the asking client (`accounts_mail_gate`'s keys)."""
+    return {
+        "person": MAIL_GATE.key(who=_digest("person", kind, str(person_id))),
+        "address": MAIL_GATE.key(who=_digest("address", kind, address.lower())),
+        "client": MAIL_GATE.key(who=_digest("client", client_id)),
+    }

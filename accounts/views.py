@@ -276,8 +276,18 @@ def _say_email_outcome(request: HttpRequest, outcome: str, email: str) -> None:
 @require_POST
 def email_resend(request: HttpRequest) -> HttpResponse:
     """Send the confirmation link again."""
-    if emails.email_resend(client=get_store(), person_id=signed_in_person(request).id):
+    outcome = emails.email_resend(
+        client=get_store(),
+        person_id=signed_in_person(request).id,
+        client_id=client_address(request),
+    )
+    if outcome == "sent":
         messages.info(request, _("We sent the link again."))
+    elif outcome == "later":
+        messages.warning(
+            request,
+            _("We sent a link a short while ago. Check your inbox, or ask again in a few minutes."),
+        )
     return redirect("accounts:profile")
 
 
@@ -361,7 +371,11 @@ def reset_request(request: HttpRequest) -> HttpResponse:
     """'Forgot password': the same answer whether or not the account exists."""
     form = ResetRequestForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        emails.password_reset_request(client=get_store(), login=form.cleaned_data["login"])
+        emails.password_reset_request(
+            client=get_store(),
+            login=form.cleaned_data["login"],
+            client_id=client_address(request),
+        )
         return render(request, "accounts/reset_sent.html")
     status = 400 if form.errors else 200
     return render(request, "accounts/reset_request.html", {"form": form}, status=status)

@@ -8,7 +8,7 @@ class BookingConfig(AppConfig):
         """What booking adds to the other apps (strongroom/plugins.py), all declared here."""
         from accounts import extensions
         from booking.domain.rules import AUDIT_KINDS
-        from booking.engine import indexes_repair, owners, waits
+        from booking.engine import indexes_repair, owners, priority, waits
         from booking.engine.closures import CLOSURE_AUDIT_KINDS
         from booking.engine.upgrade import layout_check_of
         from booking.engine.window import WINDOW_AUDIT_KIND
@@ -24,6 +24,8 @@ class BookingConfig(AppConfig):
         extensions.ACCOUNT_PARTS.plug(owners.ACCOUNT_PART)
         extensions.PERSON_FORGETTERS.plug(owners.forget_on_account_deletion)
         extensions.SIGNED_OUT.plug(_release_hold_at_sign_out)
+        # The priority holds read with the identity: the banner on every page.
+        extensions.IDENTITY_READS.plug(priority.PRIORITY_READ)
         # The keeper's sweep and failover repairs of the indexes and the waits.
         keeper.KEEPER_TASKS.plug(indexes_repair.indexes_sweep)
         keeper.FAILOVER_REPAIRS.plug(indexes_repair.indexes_repair, waits.waits_repair)

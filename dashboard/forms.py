@@ -12,7 +12,7 @@ from django.utils.translation import gettext_lazy as _
 
 from booking.domain.rules import CLASSES, STATUSES, season_end, season_start
 from booking.domain.window import MAX_DAYS, SalesWindow
-from booking.engine.closures import MAX_CLOSURE_DAYS, Closure, rooms_parse
+from booking.selectors import MAX_CLOSURE_DAYS, Closure, rooms_parse
 from dashboard.selectors import BookingFilter
 from strongroom.audit import audit_kinds
 

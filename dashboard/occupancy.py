@@ -11,7 +11,7 @@ import redis
 from django.conf import settings
 
 from booking.domain.rules import format_room
-from booking.slots.bitmap import day_inventory
+from booking.selectors import day_inventory
 
 ROOMS_PER_FLOOR = 25
 

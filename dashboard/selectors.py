@@ -14,9 +14,14 @@ from django.conf import settings
 from accounts.selectors import DayVisits, person_names, visits_by_day
 from booking.domain.records import Booking
 from booking.domain.rules import local_now, season_days, season_end, season_start
-from booking.engine.audit import AuditEntry, audit_entries, booking_audit
-from booking.engine.bookings import bookings_between
-from booking.engine.stats import Occupancy, season_stats
+from booking.selectors import (
+    AuditEntry,
+    Occupancy,
+    audit_entries,
+    booking_audit,
+    bookings_between,
+    season_stats,
+)
 from strongroom.audit import StaffEntry, audit_kinds, staff_audit_entries
 
 

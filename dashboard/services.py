@@ -12,7 +12,7 @@ import redis
 
 from accounts.people import Person
 from accounts.services import staff_set
-from booking.engine.maintenance import FlushResult, inventory_flush
+from booking.services import FlushResult, inventory_flush
 from dashboard.season import season_name
 from strongroom.audit import staff_audit_record
 

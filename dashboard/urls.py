@@ -34,4 +34,5 @@ urlpatterns = [
     path("keyspace/flush/", views.keyspace_flush, name="keyspace_flush"),
     path("audit/", views.audit, name="audit"),
     path("mail/", views_mail.mail_queue, name="mail"),
+    path("mail/dead/", views_mail.mail_dead_letter, name="mail_dead"),
 ]

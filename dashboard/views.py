@@ -20,8 +20,8 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.access import signed_in_person, staff_required
 from booking.domain.rules import season_end, season_start, site_today
 from booking.domain.window import window_current
-from booking.engine.window import window_refresh, window_set
-from booking.slots.bitmap import inventory_keys
+from booking.selectors import inventory_keys, window_refresh
+from booking.services import window_set
 from dashboard import charts
 from dashboard.forms import (
     AuditFilterForm,

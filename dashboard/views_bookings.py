@@ -16,8 +16,8 @@ from accounts.access import signed_in_person, staff_required
 from accounts.selectors import person_id_find
 from booking.domain.references import booking_id_by_reference
 from booking.domain.rules import booking_id_room
-from booking.engine.bookings import booking_get
-from booking.engine.cancel import booking_cancel
+from booking.selectors import booking_get
+from booking.services import booking_cancel
 from dashboard import exports
 from dashboard.forms import (
     BookingFilterForm,

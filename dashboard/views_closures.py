@@ -11,13 +11,12 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.access import signed_in_person, staff_required
-from booking.engine.closures import (
+from booking.selectors import closure_bookings, closures_list
+from booking.services import (
     closure_add,
-    closure_bookings,
     closure_bookings_cancel,
     closure_new_id,
     closure_remove,
-    closures_list,
 )
 from dashboard.forms import ClosureForm
 from dashboard.pages import render_page

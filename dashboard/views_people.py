@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.access import signed_in_person, staff_required
 from accounts.selectors import login_summary, logins_recent, logins_top, person_id_find
 from accounts.services import PersonNotFound
-from booking.engine.bookings import bookings_of
+from booking.selectors import bookings_of
 from dashboard.forms import (
     PersonSearchForm,
     StaffSetForm,

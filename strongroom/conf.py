@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import unicodedata
 import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -164,6 +165,21 @@ def env_url(name: str, default: str) -> str:
     return _parse(name, default, parse, "an http:// or https:// URL")
 
 
+DEFAULT_BIND = "127.0.0.1:8000"
+
+
+def site_url_for_bind(bind: str) -> str:
+    """The site's address for links in mail when STRONGROOM_SITE_URL is unset: where `make run`
+    binds (BIND). A wildcard address (0.0.0.0, [::]) is not one a reader can open: localhost
+    then; a unix socket: the default port's address."""
+    if bind.startswith(("unix:", "fd://")) or ":" not in bind:
+        bind = DEFAULT_BIND
+    host, _, port = bind.rpartition(":")
+    if host in ("0.0.0.0", "[::]", "::", ""):  # noqa: S104 (the bound address, read)
+        host = "localhost"
+    return f"http://{host}:{port}"
+
+
 @dataclass(frozen=True)
 class EmailServer:
     """Where mail goes, parsed from EMAIL_URL: an SMTP server (None: files under the data dir)."""
@@ -177,11 +193,55 @@ class EmailServer:
     sender: str
 
 
+def _sender(raw: str) -> str:
+    """A From header value: `Name <address>` or an address, on one line, whose address a mail
+    server takes (see strongroom.addresses.address_sendable)."""
+    from email.policy import default
+
+    from strongroom.addresses import address_sendable
+
+    if any(ch in raw for ch in "\r\n\x00\u2028\u2029\x85"):
+        raise ValueError(raw)
+    try:
+        header = default.header_factory("From", raw)
+    except (IndexError, TypeError) as exc:  # the parser's own stumbles on e.g. "a@"
+        raise ValueError(raw) from exc
+    addresses: tuple[Any, ...] = tuple(getattr(header, "addresses", ()))
+    if len(addresses) != 1 or header.defects:
+        raise ValueError(raw)
+    if not addresses[0].username or not address_sendable(addresses[0].addr_spec):
+        raise ValueError(raw)
+    return raw
+
+
+_CONTROLS = ("Cc", "Cf", "Zl", "Zp")
+
+
+def _host(name: str) -> str:
+    """A host name or IP address (IDNA-encodable, no spaces)."""
+    if not name or any(ch.isspace() or unicodedata.category(ch) in _CONTROLS for ch in name):
+        raise ValueError(name)
+    try:
+        name.encode("idna")
+    except UnicodeError as exc:
+        raise ValueError(name) from exc
+    return name
+
+
+def env_email_from(name: str, default: str) -> str:
+    """A From address (`Name <address>` or an address)."""
+    return _parse(name, default, _sender, "an address, or Name <address>, on one line")
+
+
 def _email_server(raw: str) -> EmailServer | None:
     if not raw:
         return None
     parts = urlsplit(raw)
     if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
+        raise ValueError(raw)
+    _host(parts.hostname)
+    port = parts.port  # raises ValueError when not a number or above 65535
+    if port is not None and not 1 <= port <= 65535:
         raise ValueError(raw)
     if parts.path not in ("", "/") or parts.fragment:
         raise ValueError(raw)
@@ -195,12 +255,12 @@ def _email_server(raw: str) -> EmailServer | None:
     smtps = parts.scheme == "smtps"
     return EmailServer(
         host=parts.hostname,
-        port=parts.port or (465 if smtps else 25),  # .port raises ValueError when malformed
+        port=port or (465 if smtps else 25),
         username=unquote(parts.username or ""),
         password=unquote(parts.password or ""),
         use_ssl=smtps,
         use_tls=not smtps and starttls in _TRUE,
-        sender=query.get("from", [""])[0],
+        sender=_sender(sender) if (sender := query.get("from", [""])[0]) else "",
     )
 
 
@@ -211,5 +271,6 @@ def env_email_url(name: str) -> EmailServer | None:
         name,
         None,
         _email_server,
-        "smtp://[user:password@]host[:port][?starttls=1][&from=address] or smtps://...",
+        "smtp://[user:password@]host[:port 1-65535][?starttls=1][&from=address on one line] or "
+        "smtps://...",
     )

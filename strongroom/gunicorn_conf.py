@@ -14,6 +14,8 @@ keepalive = 5
 secure_scheme_headers: dict[str, str] = {}
 forwarded_allow_ips = "127.0.0.1"
 forwarder_headers = ""
+# The access log leaves out the secrets some links carry (strongroom/redact.py).
+logger_class = "strongroom.redact.AccessLogger"
 # No control socket: gunicorn would put it in $HOME/.gunicorn (outside STRONGROOM_DATA_DIR), where
 # two sites on one host replace each other's; nothing here uses gunicornc. (gunicorn 25.1+;
 # older versions have no socket and ignore the name.)

@@ -310,18 +310,19 @@ SIGNUP_ATTEMPTS = declare(
     holds=noop("sign-ups from one client, scored by epoch ms"),
     app="accounts",
 )
-VERIFY_MAILS = declare(
-    "verify-mails",
-    "{throttle}:verify-mails:<who>",
+MAIL_GATE = declare(
+    "mail-gate",
+    "{throttle}:mail:<who>",
     type="zset",
     holds=noop(
-        "confirmation mails queued for one person, or to one address (salted hashes, never "
-        "the address), scored by epoch ms; expires after the window"
+        "mails someone asked for (confirmation and reset links), one zset per person and kind, "
+        "per address and kind, per asking client (salted hashes, never the address), scored "
+        "by epoch ms; expires after the window"
     ),
     app="accounts",
     why=noop(
-        "a sliding window, as for sign-ups: nobody can make the site flood an inbox by changing "
-        "an address back and forth, or by signing up with someone else's"
+        "sliding windows checked together by accounts_mail_gate before any is counted: nobody "
+        "can make the site flood an inbox, by asking again and again or by alternating addresses"
     ),
 )
 PERSON_BY_EMAIL = declare(
@@ -496,6 +497,20 @@ BOOKING_GONE = declare(
         "same atomic call: nothing is booked for them while their bookings are cancelled"
     ),
 )
+BOOKING_PRIORITY_OF = declare(
+    "booking-priority-of",
+    "{person:<person_id>}:priority",
+    type="zset",
+    holds=noop(
+        "the person's priority holds from the waiting list: hold id scored by its end (epoch "
+        "ms), noted by the mail sender; PEXPIREs a minute after the newest ends"
+    ),
+    app="booking",
+    why=noop(
+        "every page shows a live priority hold in a banner: in the person's own slot, it is "
+        "read with the session and the person record (no round trip of its own)"
+    ),
+)
 BOOKING_PACE = declare(
     "booking-pace",
     "{owner:<owner_id>}:bookings:pace",
@@ -602,18 +617,19 @@ BOOKING_UNINDEXED_ROOMS = declare(
 )
 BOOKING_OUTBOX = declare(
     "booking-outbox",
-    "{room:<room>}:outbox",
-    type="zset",
+    "{room:<room>}:mail",
+    type="stream",
     holds=noop(
-        "mail to send about the room's bookings ('confirm|<booking_id>|<owner>', "
+        "mail to send about the room's bookings (field m: 'confirm|<booking_id>|<owner>', "
         "'cancel|<booking_id>', 'freed|<room>|<person>|<cls>|<day>|<hstart>|<hend>|<box>|"
-        "<told>', 'moved|<booking_id>|<sequence>') scored by when it is due (epoch ms)"
+        "<told>', 'moved|<booking_id>|<sequence>'), with the consumer group 'senders'; an "
+        "entry is deleted once the mail server took it"
     ),
     app="booking",
     why=noop(
-        "written by the claim and cancel functions themselves, so a confirmed booking's "
-        "receipt is as durable as the booking and costs no extra round trip; the mail sender "
-        "reads every room's outbox in one pipeline"
+        "appended by the claim and cancel functions themselves, so a confirmed booking's "
+        "receipt is as durable as the booking and costs no extra round trip; the consumer "
+        "group hands each entry to one sender and keeps it pending until acknowledged"
     ),
 )
 BOOKING_REFS = declare(
@@ -829,16 +845,16 @@ CATALOG_EDITION = declare(
 
 MAIL_OUTBOX = declare(
     "mail-outbox",
-    "{mail}:outbox",
-    type="zset",
+    "{mail}:queue",
+    type="stream",
     holds=noop(
-        "mail about accounts ('verify|<person id>|<nonce>', 'reset|<person id>|<nonce>') "
-        "scored by when it is due (epoch ms); rooms keep their own booking-outbox"
+        "mail about accounts (field m: 'verify|<person id>|<nonce>|...', 'reset|<person "
+        "id>|<nonce>|...'), with the consumer group 'senders'; rooms keep their own outbox"
     ),
     app="strongroom",
     why=noop(
-        "a message is rendered and sent by the sender, removed only once sent; a failure "
-        "moves its score later (backoff), so nothing is lost while the mail server is away"
+        "an entry is acknowledged and deleted only once the mail server took it; one a "
+        "sender stopped touching (it died) is taken over by another within seconds"
     ),
 )
 MAIL_TRIES = declare(
@@ -846,18 +862,30 @@ MAIL_TRIES = declare(
     "{mail}:tries",
     type="hash",
     holds=noop(
-        "'<outbox key> <member>' -> 'attempts|first failure ms|last error' of messages that "
-        "failed at least once"
+        "'<outbox key> <entry id>' -> 'attempts|first failure ms|next try ms|last error' of "
+        "messages that failed at least once"
     ),
     app="strongroom",
 )
-MAIL_LEASE = declare(
-    "mail-lease",
-    "{mail}:sender",
-    type="string",
-    holds=noop("the token of the process sending mail now; PX expiry"),
+MAIL_DEAD = declare(
+    "mail-dead",
+    "{mail}:dead",
+    type="hash",
+    holds=noop(
+        "'<outbox key> <entry id>' -> JSON (box, member, attempts, first, at, error) of "
+        "messages that failed every try; staff retry or discard them"
+    ),
     app="strongroom",
-    why=noop("one sender at a time across processes, none forever if it dies"),
+)
+MAIL_SWEEP = declare(
+    "mail-sweep",
+    "{mail}:sweep",
+    type="string",
+    holds=noop("the sender that runs the periodic hooks this period; PX expiry, never released"),
+    app="strongroom",
+    why=noop(
+        "one waiting-list sweep per period across processes; nothing waits on it after a crash"
+    ),
 )
 
 STORE_PRIMARIES = declare(

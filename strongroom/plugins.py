@@ -6,8 +6,9 @@ way: the module that owns the point never imports the apps that plug into it.
 The points: `strongroom.audit.KINDS` (audit kinds and the stream that keeps each),
 `strongroom.outbox.RENDERERS` and `SENDER_HOOKS` (mail kinds, work done on each sender pass),
 `strongroom.keeper.KEEPER_TASKS` and `FAILOVER_REPAIRS` (the keeper's passes, repairs after a
-failover), `accounts.extensions.ACCOUNT_PARTS`, `PERSON_FORGETTERS` and `SIGNED_OUT` (the account
-page's parts, forgetting a person, signing out)."""
+failover), `accounts.extensions.ACCOUNT_PARTS`, `PERSON_FORGETTERS`, `SIGNED_OUT` and
+`IDENTITY_READS` (the account page's parts, forgetting a person, signing out, reads that ride
+with the identity)."""
 
 from __future__ import annotations
 

@@ -8,9 +8,11 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 from strongroom.conf import (
+    DEFAULT_BIND,
     env_bool,
     env_choice,
     env_date,
+    env_email_from,
     env_email_url,
     env_int,
     env_list,
@@ -18,6 +20,7 @@ from strongroom.conf import (
     env_str,
     env_timezone,
     env_url,
+    site_url_for_bind,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -161,6 +164,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "strongroom.context_processors.site",
                 "booking.web.window.season",
+                "booking.web.banner.priority_banner",
             ],
         },
     },
@@ -235,21 +239,29 @@ else:
     EMAIL_USE_SSL = EMAIL_SERVER.use_ssl
     EMAIL_USE_TLS = EMAIL_SERVER.use_tls
 EMAIL_TIMEOUT = 10
-DEFAULT_FROM_EMAIL = (EMAIL_SERVER and EMAIL_SERVER.sender) or env_str(
+DEFAULT_FROM_EMAIL = (EMAIL_SERVER and EMAIL_SERVER.sender) or env_email_from(
     "EMAIL_FROM", "Strongroom <strongroom@localhost>"
 )
-# Links in mail point here (mail is sent outside any request).
-STRONGROOM_SITE_URL = env_url("STRONGROOM_SITE_URL", "http://127.0.0.1:8000")
-# Every web process sends due mail from a background thread every few seconds (one process at a
-# time, under a lease in the store); 0 leaves it to `manage.py sendmail`.
+# Links in mail point here (mail is sent outside any request); unset, where `make run` binds.
+STRONGROOM_SITE_URL = env_url(
+    "STRONGROOM_SITE_URL", site_url_for_bind(env_str("BIND", DEFAULT_BIND))
+)
+# Every web process sends mail from a background thread (a consumer of the outboxes' group; see
+# strongroom/outbox.py); 0 leaves it to `manage.py sendmail`.
 STRONGROOM_MAIL_SENDER = env_bool("STRONGROOM_MAIL_SENDER", True)
 # A password-reset link works once, for this long.
 PASSWORD_RESET_TIMEOUT = 60 * env_int("PASSWORD_RESET_MINUTES", 60, minimum=5, maximum=7 * 24 * 60)
-# Waiting list: the first waiter's priority hold on a freed slot (seconds); waits per buyer.
+# Waiting list: the first waiter's priority hold on a freed slot (seconds): long enough for a
+# buyer who reads the mail later to act on it; waits per buyer.
 STRONGROOM_WAIT_HOLD_SECONDS = env_int(
-    "STRONGROOM_WAIT_HOLD_SECONDS", 300, minimum=30, maximum=3600
+    "STRONGROOM_WAIT_HOLD_SECONDS", 3600, minimum=30, maximum=24 * 3600
 )
 STRONGROOM_WAITS_PER_BUYER = env_int("STRONGROOM_WAITS_PER_BUYER", 5, minimum=1, maximum=50)
+# Priority holds one buyer keeps at once, besides their one normal hold: a buyer waiting for many
+# slots cannot hold them all when they free together (one more opens to everyone at once).
+STRONGROOM_PRIORITY_HOLDS_PER_BUYER = env_int(
+    "STRONGROOM_PRIORITY_HOLDS_PER_BUYER", 1, minimum=1, maximum=10
+)
 # New bookings one buyer may make in an hour (a retry of the same booking counts once): one
 # account cannot sweep the building's free slots in a few seconds.
 STRONGROOM_BOOKINGS_PER_HOUR = env_int(
@@ -329,8 +341,11 @@ STRONGROOM_MAP_CACHE_MS = env_int("STRONGROOM_MAP_CACHE_MS", 1000, minimum=0, ma
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    # Every record leaves through a handler that redacts the secrets some links carry (a
+    # calendar subscription's, reset and verification tokens: strongroom/redact.py).
+    "filters": {"redact": {"()": "strongroom.redact.RedactingFilter"}},
     "handlers": {
-        "console": {"class": "logging.StreamHandler"},
+        "console": {"class": "logging.StreamHandler", "filters": ["redact"]},
         "null": {"class": "logging.NullHandler"},
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
@@ -339,8 +354,17 @@ LOGGING = {
     # is not worth a traceback in the log each time. (A logger with no handler at all would
     # fall back to Python's last-resort handler and print it anyway.)
     "loggers": {
-        f"django.security.{name}": {"handlers": ["null"], "propagate": False}
-        for name in ("DisallowedHost", "RequestDataTooBig", "TooManyFieldsSent", "TooManyFilesSent")
+        **{
+            f"django.security.{name}": {"handlers": ["null"], "propagate": False}
+            for name in (
+                "DisallowedHost",
+                "RequestDataTooBig",
+                "TooManyFieldsSent",
+                "TooManyFilesSent",
+            )
+        },
+        # runserver's request lines (DEBUG=1) go through the same handler.
+        "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },
 }
 

@@ -143,15 +143,22 @@ def connect(url: str) -> redis.Redis:
 
 
 class _FunctionKeysParser(CommandsParser):
-    """Knows where FCALL's keys are (`FCALL name numkeys key...`) without asking the server.
+    """Knows where FCALL's keys are (`FCALL name numkeys key...`), and XREADGROUP's and XREAD's
+    (`... STREAMS key... id...`), without asking the server.
 
-    redis-py's parser sends COMMAND GETKEYS for every command with "movable" keys, FCALL among
-    them: one extra round trip per call, and per call in a pipeline.
+    redis-py's parser sends COMMAND GETKEYS for every command with "movable" keys, FCALL and
+    the stream reads among them: one extra round trip per call, and per call in a pipeline.
     """
 
     def get_keys(self, redis_conn: Any, *args: Any) -> Any:
-        if len(args) >= 3 and str(args[0]).upper() in ("FCALL", "FCALL_RO"):
+        name = str(args[0]).upper() if args else ""
+        if len(args) >= 3 and name in ("FCALL", "FCALL_RO"):
             return list(args[3 : 3 + int(args[2])])
+        if name in ("XREADGROUP", "XREAD"):
+            words = [(a.decode() if isinstance(a, bytes) else str(a)).upper() for a in args]
+            if "STREAMS" in words:
+                at = words.index("STREAMS") + 1
+                return list(args[at : at + (len(args) - at) // 2])
         return super().get_keys(redis_conn, *args)
 
 

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import redis
-from django.test import Client
+from django.test import Client, RequestFactory
 
 from accounts.emails import reset_token_make
 from booking.domain.rules import booking_new_id
@@ -44,6 +44,30 @@ def speaking(client: Client, language: str) -> Client:
     return client
 
 
+def outage_pages(language: str) -> dict[str, str]:
+    """The pages the site shows while its store is away: the 503 page, and a form sent into the
+    outage offered again (strongroom/middleware.py), in `language`."""
+    from django.utils import translation
+
+    from strongroom.middleware import store_failure_response
+    from strongroom.store import NotDurable, StoreUnavailable
+
+    post = RequestFactory().post("/book/claim/", {"room": "7", "booking_id": "007-x"})
+    pages = {}
+    with translation.override(language):
+        for label, error in (
+            ("store lost", StoreUnavailable("away")),
+            ("not durable", NotDurable()),
+        ):
+            answer = store_failure_response(post, error)
+            assert answer is not None
+            pages[f"visitor form sent in an outage ({label})"] = answer.content.decode()
+        away = store_failure_response(RequestFactory().get("/"), StoreUnavailable("away"))
+        assert away is not None
+        pages["visitor 503 page"] = away.content.decode()
+    return pages
+
+
 def site_pages(
     r: redis.Redis, *, client_for: Any, buyer: Any, second_buyer: Any, staff: Any,
     settings: Any, language: str = "en",
@@ -75,6 +99,8 @@ def site_pages(
         visitor, "/accounts/password/forgot/", data={"login": "nobody"}
     )
     found["visitor reset link gone"] = rendered(visitor, "/accounts/password/reset/1/x-y/")
+    found["visitor 405 page"] = rendered(visitor, "/accounts/logout/")
+    found.update(outage_pages(language))
     token = reset_token_make(client=r, person_id=buyer.id)
     reset = f"/accounts/password/reset/{buyer.id}/{token}/"
     found["visitor reset form"] = rendered(visitor, reset)
@@ -106,6 +132,8 @@ def site_pages(
     assert done.status_code == 302
     found["buyer done"] = rendered(shopper, done["Location"])
     booking_id = done["Location"].rstrip("/").rsplit("/", 1)[-1]
+    found["buyer move page"] = rendered(shopper, f"/book/mine/{booking_id}/move/")
+    found["buyer cancel page"] = rendered(shopper, f"/book/mine/{booking_id}/cancel/")
     found["buyer wait page"] = rendered(shopper, "/book/wait/?cls=B&room=7&start=8&end=12")
     found["buyer wait refused"] = refused(shopper, "/book/wait/", {"cls": "B"}, 400)
     waiter = speaking(client_for(second_buyer), language)
@@ -143,6 +171,10 @@ def site_pages(
         f"/staff/catalog/books/{book_id}/edit/",
     ):  # fmt: skip
         found[f"staff {path}"] = rendered(desk, path)
+    found["staff book delete page"] = rendered(desk, f"/staff/catalog/books/{book_id}/delete/")
+    found["staff flush refused"] = rendered(
+        desk, "/staff/keyspace/flush/", data={"confirmation": "no"}
+    )
     found["staff book form with errors"] = rendered(
         desk,
         "/staff/catalog/books/add/",

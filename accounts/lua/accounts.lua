@@ -24,6 +24,9 @@ local STAFF_SET_KEYS = {'person'}
 local STAFF_SET_ARGS = {'is_staff'}
 local EMAIL_FORGET_KEYS = {'by_email'}
 local EMAIL_FORGET_ARGS = {'email', 'person_id'}
+local MAIL_GATE_KEYS = {'person', 'address', 'client'}
+local MAIL_GATE_ARGS = {'now_ms', 'attempt_id', 'person_limit', 'person_window_ms',
+  'address_limit', 'address_window_ms', 'client_limit', 'client_window_ms'}
 
 -- A list's items by the names of `names` (same order): named({'a', 'b'}, {'x', 'y'}).x == 'a'.
 local function named(values, names)
@@ -246,7 +249,45 @@ redis.register_function{function_name='accounts_email_forget', callback=email_fo
 redis.register_function{function_name='accounts_staff_set', callback=staff_set}
 redis.register_function{function_name='accounts_login_gate', callback=login_gate}
 redis.register_function{function_name='accounts_login_passed', callback=login_passed}
+-- A mail someone asked for (a reset link, a confirmation link): at most `limit` per window for
+-- the person, for the address it goes to and for the asking client (a limit of 0: not
+-- counted). Every gate is checked before any is counted, so a refused mail uses up nothing.
+-- KEYS: the three zsets; ARGV: now_ms, attempt id, then limit and window ms of each
+-- Returns 0 when the mail may go, else the epoch ms when the gate that refused opens again.
+local function mail_gate(keys, args)
+  local k, a = named(keys, MAIL_GATE_KEYS), named(args, MAIL_GATE_ARGS)
+  local now = tonumber(a.now_ms)
+  if not now or not a.attempt_id then
+    return redis.error_reply('ERR accounts_mail_gate: malformed call')
+  end
+  local gates = {}
+  for _, name in ipairs(MAIL_GATE_KEYS) do
+    local limit, window = tonumber(a[name .. '_limit']), tonumber(a[name .. '_window_ms'])
+    if not limit or not window then
+      return redis.error_reply('ERR accounts_mail_gate: malformed call')
+    end
+    if limit > 0 then gates[#gates + 1] = {k[name], limit, window} end
+  end
+  if #gates > 0 and redis.call('ZSCORE', gates[1][1], a.attempt_id) then return 0 end
+  local opens = 0
+  for _, gate in ipairs(gates) do
+    local since = '(' .. tostring(now - gate[3])
+    if redis.call('ZCOUNT', gate[1], since, '+inf') >= gate[2] then
+      local oldest = redis.call('ZRANGEBYSCORE', gate[1], since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+      opens = math.max(opens, tonumber(oldest[2]) + gate[3])
+    end
+  end
+  if opens > 0 then return opens end
+  for _, gate in ipairs(gates) do
+    redis.call('ZADD', gate[1], now, a.attempt_id)
+    redis.call('ZREMRANGEBYSCORE', gate[1], '-inf', '(' .. tostring(now - gate[3]))
+    redis.call('PEXPIRE', gate[1], gate[3])
+  end
+  return 0
+end
+
 redis.register_function{function_name='accounts_signup_gate', callback=signup_gate}
+redis.register_function{function_name='accounts_mail_gate', callback=mail_gate}
 redis.register_function{function_name='accounts_recent_logins', callback=recent_logins,
   flags={'no-writes'}}
 redis.register_function{function_name='accounts_top_logins', callback=top_logins,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
+from email.utils import parseaddr
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -103,13 +104,21 @@ def _events(booking: Booking, *, url: str) -> list[Event]:
     return events
 
 
-def booking_ics(booking: Booking, *, url: str, language: str = "en") -> bytes:
-    """One booking as an .ics file (an event per booked day)."""
+def booking_ics(
+    booking: Booking, *, url: str, language: str = "en", method: str | None = None
+) -> bytes:
+    """One booking as an .ics file (an event per booked day). With `method` (REQUEST in a
+    receipt or a move, CANCEL in a cancellation: iTIP, which calendar apps act on when the
+    file comes by mail), the file says so and names the site as each event's organizer."""
     with translation.override(language):
         calendar = _calendar(
             gettext("Strongroom booking %(reference)s") % {"reference": booking.reference}
         )
+        if method is not None:
+            calendar.add("method", method)
         for event in _events(booking, url=url):
+            if method is not None:
+                event.add("organizer", f"mailto:{parseaddr(settings.DEFAULT_FROM_EMAIL)[1]}")
             calendar.add_component(event)
     calendar.add_missing_timezones()
     return calendar.to_ical()

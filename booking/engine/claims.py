@@ -35,12 +35,13 @@ from booking.domain.records import (
 from booking.domain.references import reference_new
 from booking.domain.rules import (
     check_owner_id,
+    first_bookable_day,
     format_room,
     local_now,
 )
 from booking.engine.indexes import indexes_after_claim, indexes_inline
 from booking.engine.pace import PACE_WINDOW_MS
-from booking.engine.requests import check_id, refuse_invalid, request_args, request_recheck
+from booking.engine.requests import check_id, refuse_invalid, request_args, request_taken_once
 from booking.engine.waits import waits_forget
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
@@ -55,7 +56,7 @@ CLAIM = FunctionSpec(
      "gone", "closures"),
     ("owner", "cls", "months", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
      "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "made",
-     "person_score", "date_scores", "reference", "pace_limit", "pace_window_ms"),
+     "person_score", "date_scores", "reference", "pace_limit", "pace_window_ms", "first_day"),
     replies=("ok record fulfilled", "taken *slots", "paced until", "id_in_use", "code_clash",
              "ref_clash", "gone", "closed reason", "invalid what"),
     key_tails=("inventories", "person_index", "date_index", "pace"),
@@ -125,7 +126,7 @@ def booking_claim(
     slot, so `booking_pace` counts it first (one more round trip) and a refused claim gives
     the entry back (one more again)."""
     check_owner_id(owner_id)
-    request_recheck(request, now)
+    request_taken_once(request)
     check_id("booking id", booking_id, request.room)
     if hold_id:
         check_id("hold id", hold_id, request.room)
@@ -165,6 +166,7 @@ def booking_claim(
         ),
         "pace_limit": settings.STRONGROOM_BOOKINGS_PER_HOUR if paced_here else 0,
         "pace_window_ms": PACE_WINDOW_MS if paced_here else 0,
+        "first_day": first_bookable_day(now),
     }
     # The code derives from the id (nothing sealed per call); a clash with a live code of the
     # room, about one claim in 10^10, takes the next number.
@@ -181,7 +183,7 @@ def booking_claim(
     status = answer["status"]
     if status != "ok" and paced_first:
         booking_pace_return(client=client, owner_id=owner_id, booking_id=booking_id)
-    refuse_invalid(CLAIM.name, answer)
+    refuse_invalid(CLAIM.name, answer, request, now)
     if status == "paced":
         return ClaimResult(False, paced_until=from_ms(int(answer["until"])))
     if status == "gone":

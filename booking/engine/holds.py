@@ -23,11 +23,12 @@ from booking.domain.records import (
 from booking.domain.rules import (
     booking_id_room,
     check_owner_id,
+    first_bookable_day,
     format_room,
 )
 from booking.engine.indexes import indexes_inline
 from booking.engine.pace import PACE_WINDOW_MS, pace_spent_until
-from booking.engine.requests import check_id, refuse_invalid, request_args, request_recheck
+from booking.engine.requests import check_id, refuse_invalid, request_args, request_taken_once
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
 from strongroom.store import fcall, pipeline_functions, text_or_none
@@ -37,7 +38,7 @@ HOLD = FunctionSpec(
     "HOLD",
     ("holds", "audit", "hold_days", "hold_streaks", "gone", "closures"),
     ("owner", "cls", "days", "hstart", "hend", "boxes", "hold_id", "now_ms", "ttl_ms",
-     "audit_maxlen", "room", "months", "pace_limit", "pace_window_ms"),
+     "audit_maxlen", "room", "months", "pace_limit", "pace_window_ms", "first_day"),
     replies=("ok expiry", "taken *slots", "cooling until", "paced until", "id_in_use", "gone",
              "closed reason", "invalid what"),
     key_tails=("inventories", "pace"),
@@ -90,7 +91,7 @@ def booking_hold(
     either (`paced_until`): on one server the hold function checks it; on a cluster the
     buyer's pace lives in their own slot and is read first (one more round trip)."""
     check_owner_id(owner_id)
-    request_recheck(request, now)
+    request_taken_once(request)
     check_id("hold id", hold_id, request.room)
     ttl = settings.STRONGROOM_HOLD_SECONDS if ttl_seconds is None else int(ttl_seconds)
     if not 1 <= ttl <= 3600:
@@ -120,6 +121,7 @@ def booking_hold(
         "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
         "room": format_room(request.room),
         "months": months,
+        "first_day": first_bookable_day(now),
         "pace_limit": settings.STRONGROOM_BOOKINGS_PER_HOUR if paced and inline else 0,
         "pace_window_ms": PACE_WINDOW_MS if paced and inline else 0,
     }
@@ -138,7 +140,7 @@ def booking_hold(
         ),
     )
     answer = HOLD.answer_of(reply)
-    refuse_invalid(HOLD.name, answer)
+    refuse_invalid(HOLD.name, answer, request, now)
     if answer["status"] == "id_in_use":
         raise ValueError(f"hold id {hold_id!r} belongs to another owner")
     if answer["status"] == "taken":

@@ -9,10 +9,11 @@ from booking.engine.maintenance import FLUSH_ROOM
 from booking.engine.moves import MOVE
 from booking.engine.owners import OWNER_FORGET
 from booking.engine.pickup import PICKUP
+from booking.engine.priority import PRIORITY_KEEP
 from booking.engine.stats import STATS_REBUILD
 from booking.engine.waits import WAIT, WAIT_RESERVE, WAITS_CHECK
 
 SPECS = (
     CLAIM, HOLD, HOLD_RELEASE, CANCEL, MOVE, PICKUP, FLUSH_ROOM, STATS_REBUILD, WAIT,
-    WAIT_RESERVE, WAITS_CHECK, OWNER_FORGET,
+    WAIT_RESERVE, WAITS_CHECK, OWNER_FORGET, PRIORITY_KEEP,
 )  # fmt: skip

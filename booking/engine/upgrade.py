@@ -197,8 +197,13 @@ def _room_upgrade(client: redis.Redis, room: int, start: dt.date) -> tuple[int, 
     pipe.pttl(keys.holds)
     pipe.zrange(keys.waits, 0, -1, withscores=True)
     pipe.hgetall(keys.wait_notices)
-    pipe.zrange(keys.outbox, 0, -1, withscores=True)
-    *records_raw, holds_ttl, waits_scored, notices, outbox = pipe.execute()
+    pipe.type(keys.outbox)
+    *records_raw, holds_ttl, waits_scored, notices, outbox_type = pipe.execute()
+    # A season-layout store's room outbox is a sorted set ('freed' entries name a season day);
+    # a stream outbox is already written by the calendar layout's functions.
+    outbox = (
+        client.zrange(keys.outbox, 0, -1, withscores=True) if text(outbox_type) == "zset" else []
+    )
     write = client.pipeline(transaction=True)
     for key in parsed:
         write.delete(key)

@@ -53,6 +53,7 @@ class RoomTile:
     grid_href: str  # class C: this map with the room's box grid open
     box_href: str  # class C: the booking page with the first free box filled in
     box_text: str
+    wait_href: str = ""  # sold out or held: the waiting list for it (its first day)
 
 
 def _book_url(params: list[tuple[str, str]]) -> str:
@@ -89,6 +90,8 @@ class _Words:
         self.held_some = _("%(count)s held until %(time)s")
         self.book_box = _("Book box %(box)s")
         self.book = reverse("booking:pick") + "?"
+        self.wait = reverse("booking:wait") + "?"
+        self.first_date = urlencode(_date_params(bmap.dates[:1]))
         self.dates = urlencode(_date_params(bmap.dates))
         self.hours = f"start={bmap.hours[0]}&end={bmap.hours[1]}"
         self.grid = "?" + query.query(room=None)
@@ -143,6 +146,13 @@ def _tile(words: _Words, state: RoomState) -> RoomTile:
             box = state.first_box
             box_href = f"{words.book}cls=C&room={state.room}&box={box}&{words.hours}&{words.dates}"
             box_text = words.book_box % {"box": box}
+    wait_href = ""
+    if state.state in ("sold_out", "held"):
+        hours = "" if words.cls == "A" else f"&{words.hours}"
+        first_box = "&box=1" if words.cls == "C" else ""  # every box is taken: wait for box 1
+        wait_href = (
+            f"{words.wait}cls={words.cls}&room={state.room}{hours}{first_box}&{words.first_date}"
+        )
     return RoomTile(
         label=format_room(state.room),
         state=state.state,
@@ -152,6 +162,7 @@ def _tile(words: _Words, state: RoomState) -> RoomTile:
         grid_href=grid_href,
         box_href=box_href,
         box_text=box_text,
+        wait_href=wait_href,
     )
 
 

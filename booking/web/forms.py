@@ -114,16 +114,17 @@ def choices_from(
 def posted_request(
     data: Mapping[str, Any], *, now: dt.datetime | None = None
 ) -> tuple[Choices, SlotRequest | None, list[Any]]:
-    """A form that takes slots (hold, book, wait), read strictly: the choices to show again,
-    and the request, or None with a message for every problem. Nothing sent is dropped quietly,
-    as the pickers' reading does: hours or boxes a class has not, a second class or room, a
-    date or box past the most a request takes all refuse the form."""
-    choices, problems = choices_from(data, now=now)
+    """A form that takes slots (hold, book, wait), read strictly, once: the request and the
+    choices it makes, or (refused) None with a message for every problem and the choices the
+    pickers' lenient reading keeps, to show again. Nothing sent is dropped quietly, as the
+    pickers' reading does: hours or boxes a class has not, a second class or room, a date or
+    box past the most a request takes all refuse the form."""
     if _long_fields(data):
+        choices, problems = choices_from(data, now=now)
         return choices, None, problems  # choices_from's "far too long" message
     if any(len(query_values(data, name)) > 1 for name in ("cls", "room", "start", "end")):
         message = _("The form sent a class, room or hour twice: choose again on the booking page.")
-        return choices, None, [message]
+        return choices_from(data, now=now)[0], None, [message]
     try:
         request = slot_request_parse(
             cls=query_one(data, "cls"),
@@ -135,8 +136,22 @@ def posted_request(
             now=now,
         )
     except InvalidRequest as refused:
-        return choices, None, list(refused.errors)
-    return choices, request, []
+        return choices_from(data, now=now)[0], None, list(refused.errors)
+    return choices_of(request, month=_month(query_one(data, "month"))), request, []
+
+
+def choices_of(request: SlotRequest, *, month: dt.date | None = None) -> Choices:
+    """The pickers' choices that make `request` (to show it, or the page again)."""
+    start, end = request.hours or (None, None)
+    return Choices(
+        cls=request.cls,
+        room=request.room,
+        dates=request.dates,
+        start=start,
+        end=end,
+        boxes=request.boxes,
+        month=month,
+    )
 
 
 def choices_changed(choices: Choices, data: Mapping[str, Any]) -> Choices | None:

@@ -4,6 +4,7 @@ waiting list's "it is free" notice."""
 
 from __future__ import annotations
 
+from email.mime.text import MIMEText
 from functools import partial
 
 import redis
@@ -20,10 +21,20 @@ from booking.domain.formats import WAIT_FIELDS, fields_join, outbox_fields
 from booking.domain.keys import RoomKeys
 from booking.domain.records import Booking, booking_from_hash
 from booking.engine.bookings import booking_get, booking_read
+from booking.engine.priority import priority_note
 from booking.engine.waits import notice_of, wait_of
 from strongroom.ahead import keep_replies, pipeline_replies, read_together
+from strongroom.clock import to_ms
 from strongroom.outbox import MailKind
 from strongroom.store import text_hash, text_or_none
+
+
+def calendar_part(reference: str, calendar: bytes, *, method: str) -> MIMEText:
+    """The .ics attachment, whose type names its iTIP method (text/calendar; method=...)."""
+    part = MIMEText(calendar.decode("utf-8"), "calendar", "utf-8")
+    part.set_param("method", method)
+    part.add_header("Content-Disposition", "attachment", filename=f"{reference}.ics")
+    return part
 
 
 def _owner(booking: Booking) -> int | None:
@@ -98,8 +109,8 @@ def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
             context={**_booking_context(booking), "code": code_display(booking.pickup_code())},
         )
         url = site_url(reverse("booking:done", args=[booking.id]))
-        calendar = booking_ics(booking, url=url, language=target.language)
-    message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
+        calendar = booking_ics(booking, url=url, language=target.language, method="REQUEST")
+    message.attach(calendar_part(booking.reference, calendar, method="REQUEST"))
     return message
 
 
@@ -128,8 +139,8 @@ def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
         # The receipt's events again, CANCELLED (same UIDs, next sequence): opening it takes
         # the booking out of the calendar it was added to.
         url = site_url(reverse("booking:done", args=[booking.id]))
-        calendar = booking_ics(booking, url=url, language=target.language)
-    message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
+        calendar = booking_ics(booking, url=url, language=target.language, method="CANCEL")
+    message.attach(calendar_part(booking.reference, calendar, method="CANCEL"))
     return message
 
 
@@ -140,14 +151,22 @@ def freed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     room, person = freed["room"], freed["person"]
     if not person.isdigit():
         return None
-    target = mail_target(client=client, person_id=int(person))
-    if target is None:
-        return None
     member = fields_join(freed, WAIT_FIELDS)
     _person, wait = wait_of(int(room), member)
     notice = notice_of(text_or_none(client.hget(RoomKeys(int(room)).wait_notices, member)))
     hold_id = notice.hold_id if notice else ""
     until = notice.expires_at if notice else None
+    if hold_id and until is not None:
+        # Kept if the buyer may (at most a few at once), and then shown on every page while it
+        # lasts, mail or no mail (booking.engine.priority); else it opens to everyone now.
+        kept = priority_note(
+            client=client, person_id=int(person), hold_id=hold_id, expires_ms=to_ms(until)
+        )
+        if not kept:
+            hold_id, until = "", None
+    target = mail_target(client=client, person_id=int(person))
+    if target is None:
+        return None
     with translation.override(target.language):
         return message_build(
             target=target,
@@ -190,8 +209,8 @@ def moved_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
             context={**_booking_context(booking), "code": code_display(booking.pickup_code())},
         )
         url = site_url(reverse("booking:done", args=[booking.id]))
-        calendar = booking_ics(booking, url=url, language=target.language)
-    message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
+        calendar = booking_ics(booking, url=url, language=target.language, method="REQUEST")
+    message.attach(calendar_part(booking.reference, calendar, method="REQUEST"))
     return message
 
 

@@ -94,6 +94,7 @@ def _context(
         "box_cells": panel.box_cells,
         "complete_errors": complete_errors,
         "page_url": _page_url(choices),
+        "wait_url": reverse("booking:wait") + f"?{choices.query()}",
         "start_options": pieces.hour_options(range(24), choices.start),
         "end_options": pieces.hour_options(range(1, 25), choices.end),
         "last_room": format_room(room_count()),
@@ -303,18 +304,6 @@ def hold_place(
     return HttpResponseRedirect(reverse("booking:confirm", args=[hold_id]))
 
 
-def _choices_of(slot_request: Any) -> forms.Choices:
-    hours = slot_request.hours or (None, None)
-    return forms.Choices(
-        cls=slot_request.cls,
-        room=slot_request.room,
-        dates=slot_request.dates,
-        start=hours[0],
-        end=hours[1],
-        boxes=slot_request.boxes,
-    )
-
-
 @require_GET
 @login_required
 def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
@@ -332,7 +321,7 @@ def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
             request, _("That hold has ended (it lasts a few minutes): please choose again.")
         )
         return HttpResponseRedirect(reverse("booking:pick"))
-    choices = _choices_of(held.request)
+    choices = forms.choices_of(held.request)
     context = {
         "hold": held,
         "choices": choices,

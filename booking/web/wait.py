@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
@@ -37,6 +38,10 @@ def _waits(choices: forms.Choices) -> list[Wait]:
     ]
 
 
+def _priority() -> dict[str, int]:
+    return {"priority_minutes": max(1, settings.STRONGROOM_WAIT_HOLD_SECONDS // 60)}
+
+
 @require_http_methods(["GET", "HEAD", "POST"])
 @login_required
 def wait_page(request: HttpRequest) -> HttpResponse:
@@ -44,9 +49,9 @@ def wait_page(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         choices, problems = forms.choices_from(request.GET)
         context = {"choices": choices, "days": _bookable_days(), "problems": problems}
-        return render(request, "booking/wait.html", context)
+        return render(request, "booking/wait.html", {**context, **_priority()})
     choices, _request, problems = forms.posted_request(request.POST)
-    context = {"choices": choices, "days": _bookable_days(), "problems": problems}
+    context = {"choices": choices, "days": _bookable_days(), "problems": problems, **_priority()}
     waits = _waits(choices) if not problems and choices.complete else []
     if not waits or len(waits) > MAX_WAITS_AT_ONCE:
         if not problems:

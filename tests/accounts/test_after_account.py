@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 import redis
-from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.test import Client
 from icalendar import Calendar
 
 from accounts import services
+from accounts.emails import email_normalise
 from accounts.selectors import person_get
 from booking.domain.parser import slot_request_parse
 from booking.domain.records import Booking
@@ -27,6 +28,7 @@ from booking.engine.bookings import booking_get
 from booking.engine.cancel import booking_cancel
 from booking.engine.claims import booking_claim
 from strongroom import keyspace as ks
+from strongroom.addresses import address_sendable
 from strongroom.conf import env_email_url
 from tests.booking_support import day
 from tests.conftest import ROOT, Someone
@@ -305,3 +307,21 @@ def test_staff_find_a_booking_by_the_reference_a_buyer_reads_out(
         missing = browser.get("/staff/bookings/find/", {"ref": typed})
         assert missing.status_code == 302 and missing["Location"] == "/staff/bookings/"
     assert client_for(buyer).get("/staff/bookings/find/", {"ref": spoken}).status_code == 403
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["a@ex\u2028ample.com", "a@ex\u2029ample.com", "a@exa\u200bmple.com", "a@" + "x" * 64 + ".com"],
+)
+def test_an_address_no_mail_server_could_take_is_refused_and_nothing_is_written(
+    value: str, r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    """A line separator (or an invisible format character) in the domain, or a label IDNA
+    cannot encode: the address would fail on every try, so it is never stored."""
+    with pytest.raises(ValidationError):
+        email_normalise(value)
+    answer = client_for(buyer).post("/accounts/me/email/", {"email": value, "language": "en"})
+    assert answer.status_code == 400
+    assert not r.hget(ks.PERSON.key(person_id=buyer.id), "email")
+    assert not r.exists(ks.MAIL_OUTBOX.key())
+    assert address_sendable("anna@bücher.example") and address_sendable("anna@example.test")

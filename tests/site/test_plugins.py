@@ -27,7 +27,10 @@ PRODUCT = ("strongroom", "accounts", "booking", "catalog", "dashboard")
 
 def test_every_point_holds_what_the_apps_declare() -> None:
     kinds = {k.kind for k in outbox.RENDERERS}
-    assert kinds == {"confirm", "cancel", "freed", "moved", "verify", "reset"}
+    assert kinds == {
+        "confirm", "cancel", "freed", "moved", "verify", "reset", "password_changed",
+        "email_changed",
+    }  # fmt: skip
     assert {"claim", "cancel", "book_add"} <= set(audit.audit_kinds())
     assert "claim" in audit.audit_kinds("booking") and "claim" not in audit.audit_kinds("staff")
     assert len(list(outbox.SENDER_HOOKS)) == 1

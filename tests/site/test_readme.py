@@ -11,12 +11,13 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 README = ROOT / "README.md"
-# Where the site reads its environment: settings.py and the few start-up modules beside it.
-SOURCES = [
-    ROOT / "strongroom" / "settings.py",
-    ROOT / "strongroom" / "serving.py",
-    ROOT / "strongroom" / "management" / "commands" / "serve.py",
-]
+# Where the site may read its environment: settings.py above all, and any module of the product
+# (serving.py and the serve command read BIND, WEB_CONCURRENCY, WEB_THREADS).
+SOURCES = sorted(
+    path
+    for app in ("strongroom", "accounts", "booking", "catalog", "dashboard")
+    for path in (ROOT / app).rglob("*.py")
+)
 READERS = re.compile(r"env_\w+")
 
 

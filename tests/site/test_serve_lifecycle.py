@@ -79,10 +79,12 @@ def test_a_stop_signal_to_make_runs_process_group_leaves_no_store_running(
 ) -> None:
     log = tmp_path / "run.log"
     data = tmp_path / "data"
-    process, _ = make_run(data, log, STRONGROOM_DEMO="0")
+    process, base = make_run(data, log, STRONGROOM_DEMO="0")
     [pid] = servers_on(data)
     stop_group(process, sig)
     output = log.read_text(errors="replace")
+    # Links in mail follow BIND, and the console says so, and where mail goes.
+    assert f"mail: links to {base}; sent to files in {data / 'mail'}" in output, output
     assert wait_for(lambda: not servers_on(data), timeout=20), output
     assert not Path(f"/proc/{pid}").exists()
     assert "embedded store stopped" in output and "Shutting down: Master" in output, output

@@ -35,6 +35,15 @@ def check_with(**env: str) -> subprocess.CompletedProcess[str]:
         ("STRONGROOM_DURABILITY", "sometimes"),
         ("EMAIL_URL", "http://mail.example"),
         ("EMAIL_URL", "smtp://mail.example:25?tls=yes"),
+        ("EMAIL_URL", "smtp://mail.example:0"),
+        ("EMAIL_URL", "smtp://mail.example:65536"),
+        ("EMAIL_URL", "smtp://mail\u2028example:25"),
+        ("EMAIL_URL", "smtp://mail.example?from=nobody"),
+        ("EMAIL_URL", "smtp://mail.example?from=a@example.org%0D%0ABcc:%20x@example.org"),
+        ("EMAIL_URL", "smtp://mail.example?from=a@ex%E2%80%A8ample.org"),
+        ("EMAIL_FROM", "not an address"),
+        ("EMAIL_FROM", "Strongroom <a@example.org>\r\nBcc: x@example.org"),
+        ("EMAIL_FROM", "a@ex\u2028ample.org"),
         ("STRONGROOM_SITE_URL", "ftp://strongroom.example"),
         ("PASSWORD_RESET_MINUTES", "0"),
         ("STRONGROOM_WAITS_PER_BUYER", "lots"),
@@ -57,6 +66,11 @@ def test_good_settings_pass_the_check() -> None:
     assert check_with(STRONGROOM_ROOM_COUNT="12", TIME_ZONE="Europe/Paris").returncode == 0
 
 
+def test_good_mail_settings_pass_the_check() -> None:
+    url = "smtp://me:s%40cret@mail.example.org:587?starttls=1&from=Strongroom%20%3Cshop@b%C3%BCcher.example%3E"
+    assert check_with(EMAIL_URL=url, EMAIL_FROM="Strongroom <shop@example.org>").returncode == 0
+
+
 def test_a_cluster_url_with_credentials_and_several_seeds_passes_the_check() -> None:
     url = "rediss+cluster://app:s%40cret@10.0.0.1:7001,10.0.0.2:7002,[::1]:7003"
     assert check_with(REDIS_URL=url).returncode == 0
@@ -68,3 +82,29 @@ def test_a_cluster_url_is_parsed_into_seeds_and_credentials() -> None:
     parsed = cluster_url_parse("rediss+cluster://app:s%40cret@10.0.0.1:7001,[::1]:7003")
     assert parsed.seeds == (("10.0.0.1", 7001), ("::1", 7003))
     assert (parsed.username, parsed.password, parsed.tls) == ("app", "s@cret", True)
+
+
+def settings_value(name: str, **env: str) -> str:
+    """A setting as a fresh process reads it, with `env` (and no BIND or site URL of ours)."""
+    script = (
+        f"import django; django.setup(); from django.conf import settings; print(settings.{name})"
+    )
+    base = {k: v for k, v in os.environ.items() if k not in ("BIND", "STRONGROOM_SITE_URL")}
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env={**base, "DJANGO_SETTINGS_MODULE": "strongroom.settings", **env},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_links_in_mail_follow_the_bound_address_unless_the_site_url_is_set() -> None:
+    def site_url(**env: str) -> str:
+        return settings_value("STRONGROOM_SITE_URL", **env)
+
+    assert site_url(BIND="127.0.0.1:8301") == "http://127.0.0.1:8301"
+    assert site_url(BIND="0.0.0.0:9000") == "http://localhost:9000"
+    assert site_url() == "http://127.0.0.1:8000"
+    site = "https://rooms.example.org"
+    assert site_url(BIND="127.0.0.1:8301", STRONGROOM_SITE_URL=site) == site

@@ -94,7 +94,7 @@ local function cancel(keys, args)
   redis.call('HSET', record, 'status', 'cancelled', 'cancelled_at', now, 'cancelled_by', actor,
     'cancel_reason', reason, 'cancel_request', request)
   audit(stream, maxlen, 'cancel', actor, r[11], r[12], reason, now)
-  redis.call('ZADD', outbox, 'NX', now, outbox_entry(OUTBOX_CANCEL, {booking_id = r[11]}))
+  redis.call('XADD', outbox, '*', 'm', outbox_entry(OUTBOX_CANCEL, {booking_id = r[11]}))
   waits_clear_stale(waits, notices, first_day)
   waits_release(waits, notices, holds, k.hold_days, outbox, {[r[6]] = cal}, now, hold_id,
     hold_ttl, r[12])

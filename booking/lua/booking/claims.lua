@@ -6,7 +6,7 @@ local CLAIM_KEYS = {'registry', 'record', 'ledger', 'codes', 'holds', 'audit',
   'gone', 'closures'}
 local CLAIM_ARGS = {'owner', 'cls', 'months', 'days', 'hstart', 'hend', 'boxes', 'booking_id',
   'now_ms', 'code_mac', 'code_n', 'dates', 'hold_id', 'audit_maxlen', 'room', 'made',
-  'person_score', 'date_scores', 'reference', 'pace_limit', 'pace_window_ms'}
+  'person_score', 'date_scores', 'reference', 'pace_limit', 'pace_window_ms', 'first_day'}
 local CLAIM_REPLIES = {'ok record fulfilled', 'taken *slots', 'paced until', 'id_in_use',
   'code_clash', 'ref_clash', 'gone', 'closed reason', 'invalid what'}
 -- The keys a call adds after the named ones: the inventory of each calendar month of the
@@ -49,6 +49,9 @@ local function claim(keys, args)
     a.boxes, cal)
   if not cls then
     return {'invalid', days}
+  end
+  if before_first_day(days, a.first_day) then
+    return {'invalid', 'first_day'}
   end
   local made, ref, refs, outbox = a.made, a.reference, k.refs, k.outbox
   local date_scores = split(a.date_scores)
@@ -122,7 +125,7 @@ local function claim(keys, args)
     made = made, ref = ref}, RECORD_FIELDS)
   redis.call('HSET', record, unpack(written))
   redis.call('HSET', refs, ref, id)
-  redis.call('ZADD', outbox, 'NX', now, outbox_entry(OUTBOX_CONFIRM, {booking_id = id,
+  redis.call('XADD', outbox, '*', 'm', outbox_entry(OUTBOX_CONFIRM, {booking_id = id,
     owner = owner}))
   if redis.call('SCARD', ledger) == 0 and redis.call('HEXISTS', stats, 'v') == 0 then
     -- The room's first booking: its stats start exact from here.

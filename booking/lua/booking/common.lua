@@ -250,6 +250,19 @@ local function integers(text, low, high, limit)
   return out
 end
 
+-- Whether a request reaches before the first bookable day (the day-ahead rule, checked here
+-- last: Python read the request once, perhaps just before midnight). Days are calendar day
+-- numbers, as the first day is.
+local function before_first_day(days, first_day_text)
+  local first_day = tonumber(first_day_text)
+  for _, day in ipairs(days) do
+    if not first_day or day < first_day then
+      return true
+    end
+  end
+  return false
+end
+
 local function checked_request(cls, days_text, hstart_text, hend_text, boxes_text, cal)
   if cls ~= 'A' and cls ~= 'B' and cls ~= 'C' then
     return nil, 'class'

@@ -3,10 +3,11 @@
 
 local HOLD_KEYS = {'holds', 'audit', 'hold_days', 'hold_streaks', 'gone', 'closures'}
 local HOLD_ARGS = {'owner', 'cls', 'days', 'hstart', 'hend', 'boxes', 'hold_id', 'now_ms',
-  'ttl_ms', 'audit_maxlen', 'room', 'months', 'pace_limit', 'pace_window_ms'}
+  'ttl_ms', 'audit_maxlen', 'room', 'months', 'pace_limit', 'pace_window_ms', 'first_day'}
 local HOLD_REPLIES = {'ok expiry', 'taken *slots', 'cooling until', 'paced until', 'id_in_use',
   'gone', 'closed reason', 'invalid what'}
--- After the named KEYS: the inventory of each month of the request, then the buyer's pace.
+-- After the named KEYS: the inventory of each month of the request, then the buyer's pace
+-- (with an allowance, one server only).
 local HOLD_KEY_TAILS = {'inventories', 'pace'}
 local HOLD_RELEASE_KEYS = {'holds', 'hold_days'}
 local HOLD_RELEASE_ARGS = {'hold_id', 'owner'}
@@ -109,7 +110,11 @@ local function hold(keys, args)
   if not cls then
     return {'invalid', days}
   end
-  local pace, pace_limit, pace_window = keys[#HOLD_KEYS + n_months + 1], tonumber(a.pace_limit),
+  if before_first_day(days, a.first_day) then
+    return {'invalid', 'first_day'}
+  end
+  local tail = named({unpack(keys, #HOLD_KEYS + n_months + 1)}, {unpack(HOLD_KEY_TAILS, 2)})
+  local pace, pace_limit, pace_window = tail.pace, tonumber(a.pace_limit),
     tonumber(a.pace_window_ms)
   if owner == '' or id == '' or not now or not ttl or ttl < 1 or not hold_days
       or not k.hold_streaks or not k.gone or not pace_limit or not pace_window

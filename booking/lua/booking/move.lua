@@ -200,7 +200,7 @@ local function move(keys, args)
   end
   drop_holds(k.holds, k.hold_days, drop, cls, days)
   audit(stream, a.audit_maxlen, 'move', a.actor, id, a.room, r[4] .. ' -> ' .. a.dates, now)
-  redis.call('ZADD', k.outbox, 'NX', now,
+  redis.call('XADD', k.outbox, '*', 'm',
     outbox_entry(OUTBOX_MOVED, {booking_id = id, sequence = seq}))
   waits_clear_stale(k.waits, k.wait_notices, first_day)
   waits_release(k.waits, k.wait_notices, k.holds, k.hold_days, k.outbox, {[cls] = cal}, now,

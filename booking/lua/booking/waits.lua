@@ -8,6 +8,9 @@ local WAIT_REPLIES = {'ok', 'free', 'limit', 'gone', 'closed reason', 'invalid w
 local WAIT_RESERVE_KEYS = {'index'}
 local WAIT_RESERVE_ARGS = {'entry', 'score', 'trim_before', 'limit'}
 local WAIT_RESERVE_REPLIES = {'reserved', 'already', 'limit', 'invalid what'}
+local PRIORITY_KEEP_KEYS = {'priority'}
+local PRIORITY_KEEP_ARGS = {'hold_id', 'expires_ms', 'now_ms', 'limit'}
+local PRIORITY_KEEP_REPLIES = {'kept', 'over', 'invalid what'}
 local WAITS_CHECK_KEYS = {'waits', 'wait_notices', 'holds', 'outbox', 'hold_days'}
 local WAITS_CHECK_ARGS = {'now_ms', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'room',
   'months'}
@@ -112,7 +115,7 @@ local function waits_release(waits, notices, holds, hold_days, outbox, cal_of, n
     redis.call('ZREM', waits, member)
     local freed = named(pipe_fields(member), WAIT_FIELDS)
     freed.room, freed.told = room, now
-    redis.call('ZADD', outbox, 'NX', now, outbox_entry(OUTBOX_FREED, freed))
+    redis.call('XADD', outbox, '*', 'm', outbox_entry(OUTBOX_FREED, freed))
   end
   return #free
 end
@@ -229,6 +232,31 @@ local function wait_reserve(keys, args)
   return {'reserved'}
 end
 
+-- Whether a buyer keeps a priority hold the waiting list gave them: at most `limit` live at
+-- once (in the buyer's own slot, one call decides, so two rooms freeing at once cannot both
+-- pass); one over the limit is given back by the caller, the slot open to everyone.
+-- KEYS: the buyer's priority holds (hold id scored by its end)
+-- ARGV: hold id, its end (ms), now (ms), priority holds per buyer
+-- Returns {'kept'} (also when kept before) | {'over'} | {'invalid', what}
+local function priority_keep(keys, args)
+  local k, a = named(keys, PRIORITY_KEEP_KEYS), named(args, PRIORITY_KEEP_ARGS)
+  local ends, now, limit = tonumber(a.expires_ms), tonumber(a.now_ms), tonumber(a.limit)
+  if not k.priority or not a.hold_id or a.hold_id == '' or not ends or not now or not limit then
+    return {'invalid', 'call'}
+  end
+  redis.call('ZREMRANGEBYSCORE', k.priority, '-inf', now)
+  if redis.call('ZSCORE', k.priority, a.hold_id) then
+    return {'kept'}
+  end
+  if redis.call('ZCARD', k.priority) >= limit then
+    return {'over'}
+  end
+  redis.call('ZADD', k.priority, ends, a.hold_id)
+  -- Priority holds all last as long: the newest ends last (a minute's margin for the clocks).
+  redis.call('PEXPIRE', k.priority, math.max(ends - now, 0) + 60000)
+  return {'kept'}
+end
+
 -- The sweep: tell the waiters of slots that freed without a cancel (an expired hold), and clear
 -- what the day's end made useless.
 -- KEYS: waits, wait-notices, holds, outbox, hold days, then the inventories of the months
@@ -262,4 +290,5 @@ end
 
 redis.register_function{function_name = 'booking_wait', callback = wait}
 redis.register_function{function_name = 'booking_wait_reserve', callback = wait_reserve}
+redis.register_function{function_name = 'booking_priority_keep', callback = priority_keep}
 redis.register_function{function_name = 'booking_waits_check', callback = waits_check}

@@ -27,12 +27,12 @@ class Command(BaseCommand):
             return
         while True:
             report = sender_pass(client=client)
-            if report is None:
-                self.stdout.write("another process is sending right now")
-            elif report.sent or report.failed or report.dropped or not options["loop"]:
+            if report.handled or not options["loop"]:
                 self.stdout.write(
                     f"sent {report.sent}, failed {report.failed} (kept), dropped {report.dropped}"
+                    f", dead letters {report.dead}"
                 )
             if not options["loop"]:
                 return
-            time.sleep(SENDER_PERIOD_S)
+            if not (report.handled or report.more):
+                time.sleep(SENDER_PERIOD_S)

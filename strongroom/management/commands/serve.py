@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from strongroom import embedded
-from strongroom.conf import env_int
+from strongroom.conf import DEFAULT_BIND, env_int, site_url_for_bind
 from strongroom.firstrun import first_run_demo
 from strongroom.serving import default_workers, gunicorn_command
 from strongroom.startup import StoreNotReady, startup_checks
@@ -36,11 +36,26 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("--bind", default=os.environ.get("BIND", "127.0.0.1:8000"))
+        parser.add_argument("--bind", default=os.environ.get("BIND", DEFAULT_BIND))
         parser.add_argument("--no-demo", action="store_true", help="do not load demo data")
         parser.add_argument(
             "--keep-store", action="store_true", help="leave the embedded store running on exit"
         )
+
+    def _mail_say(self, bind: str) -> None:
+        """Links in mail follow the bound address unless STRONGROOM_SITE_URL says otherwise
+        (the workers inherit it); say which, and where mail goes."""
+        if "STRONGROOM_SITE_URL" not in os.environ:
+            os.environ["STRONGROOM_SITE_URL"] = settings.STRONGROOM_SITE_URL = site_url_for_bind(
+                bind
+            )
+        server = settings.EMAIL_SERVER
+        where = (
+            f"files in {settings.STRONGROOM_MAIL_DIR}"
+            if server is None
+            else f"SMTP {server.host}:{server.port}"
+        )
+        self.stdout.write(f"mail: links to {settings.STRONGROOM_SITE_URL}; sent to {where}")
 
     def handle(self, *args: Any, **options: Any) -> None:
         client = get_store()
@@ -68,6 +83,7 @@ class Command(BaseCommand):
         if not settings.DEBUG:
             call_command("collectstatic", interactive=False, verbosity=0)
         bind = options["bind"]
+        self._mail_say(bind)
         if settings.DEBUG:
             command = [sys.executable, "manage.py", "runserver", bind]
         else:

@@ -21,7 +21,7 @@ from booking.engine.cancel import booking_cancel
 from booking.engine.moves import booking_move
 from booking.engine.waits import Wait, notice_of, wait_join, wait_of
 from strongroom import keyspace as ks
-from strongroom.store import library_text, text_hash, text_list, text_scored
+from strongroom.store import library_text, text_hash, text_list, text_stream
 from tests.booking_support import BUYER, NOW, SECOND_BUYER, STAFF, claim, day, request
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -112,9 +112,7 @@ def test_the_record_the_claim_writes_has_the_declared_fields_and_python_reads_on
 
 
 def _outbox(r: redis.Redis, room: int) -> list[str]:
-    return [
-        member for member, _ in text_scored(r.zrange(RoomKeys(room).outbox, 0, -1, withscores=True))
-    ]
+    return [fields["m"] for _, fields in text_stream(r.xrange(RoomKeys(room).outbox))]
 
 
 def test_the_outbox_entries_the_functions_write_read_back_by_their_declared_names(

@@ -18,7 +18,7 @@ from booking.engine.claims import ClaimResult, booking_claim
 from booking.engine.holds import booking_hold
 from booking.engine.waits import Wait, wait_join, wait_leave, waits_of, waits_sweep
 from strongroom import keyspace as ks
-from strongroom.store import text_list
+from strongroom.store import text_list, text_stream
 from tests.booking_support import day
 from tests.conftest import Someone, person_make
 
@@ -69,7 +69,7 @@ def test_a_waiting_buyer_gets_the_priority_hold_and_the_second_waiter_does_not(
         hold_id=first.hold_id,
     )
     assert taken.ok
-    outbox = text_list(r.zrange(ks.BOOKING_OUTBOX.key(room="007"), 0, -1))
+    outbox = [f["m"] for _, f in text_stream(r.xrange(ks.BOOKING_OUTBOX.key(room="007")))]
     freed = [m for m in outbox if m.startswith("freed|")]
     assert len(freed) == 2 and freed[0].startswith(f"freed|007|{second_buyer.id}|")
     # Booked, the wait is fulfilled: its notice goes, and it no longer counts towards the
@@ -311,3 +311,113 @@ def test_no_one_slips_in_between_the_cancellation_and_the_priority_hold(
         assert status.mine and hold_get(client=r, hold_id=status.hold_id) is not None
     else:
         assert len(won) == 1 and not status.mine
+
+
+# --- finding the waiting list, and the priority hold (issue 33, point 15) ----------------------
+
+
+def test_the_priority_hold_lasts_long_enough_to_act_on_the_mail(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone
+) -> None:
+    from strongroom.clock import to_ms
+
+    made = booked(r, buyer)
+    assert wait_join(client=r, owner_id=str(second_buyer.id), wait=Wait(7, "A", day(5))) == "ok"
+    before = to_ms(dt.datetime.now(tz=dt.UTC))
+    assert booking_cancel(
+        client=r, booking_id=made.id, actor_id=str(buyer.id), actor_is_staff=False
+    ).ok
+    (told,) = waits_of(client=r, owner_id=str(second_buyer.id))
+    assert told.priority_until is not None
+    assert to_ms(told.priority_until) - before >= 3_600_000, "an hour by default"
+
+
+def test_every_page_shows_a_live_priority_hold_until_it_is_booked(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    from strongroom.outbox import outbox_send
+
+    made = booked(r, buyer)
+    browser = client_for(second_buyer)
+    assert wait_join(client=r, owner_id=str(second_buyer.id), wait=Wait(7, "A", day(5))) == "ok"
+    assert 'id="priority-banner"' not in browser.get("/").content.decode()
+    assert booking_cancel(
+        client=r, booking_id=made.id, actor_id=str(buyer.id), actor_is_staff=False
+    ).ok
+    outbox_send(client=r)  # the mail sender tells the buyer (and notes the hold)
+    (told,) = waits_of(client=r, owner_id=str(second_buyer.id))
+    for page in ("/", "/book/", "/catalog/", "/book/find/", "/accounts/me/"):
+        html = browser.get(page).content.decode()
+        assert 'id="priority-banner"' in html, page
+        assert "A slot you waited for in room 007 is held for you until" in html, page
+        assert f'href="/book/confirm/{told.hold_id}/"' in html, page
+    zh = client_for(second_buyer)
+    chinese = zh.get("/", headers={"Accept-Language": "zh-hans"}).content.decode()
+    assert "您候补的房间 007 的时段为您暂留至" in chinese
+    assert 'id="priority-banner"' not in client_for(buyer).get("/").content.decode()
+    # Booked with the hold: the banner goes.
+    assert booking_claim(
+        client=r, owner_id=str(second_buyer.id), request=a_day(),
+        booking_id=booking_new_id(room=7), hold_id=told.hold_id,
+    ).ok  # fmt: skip
+    assert 'id="priority-banner"' not in browser.get("/").content.decode()
+
+
+def test_the_refusal_offers_the_waiting_list_and_sold_out_rooms_on_the_map_link_to_it(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    booked(r, buyer)
+    query = "cls=A&room=7&date=2026-12-05"
+    page = client_for(second_buyer).get(f"/book/?{query}").content.decode()
+    blocked = page[page.index('id="choice-blocked"') :]
+    blocked = blocked[: blocked.index("</div>")]
+    assert "Not free as chosen" in blocked
+    assert f'id="blocked-wait" href="/book/wait/?{query.replace("&", "&amp;")}"' in blocked
+    anonymous = Client().get(f"/book/?{query}").content.decode()
+    assert "Log in to be told when it frees" in anonymous
+    tiles = Client().get("/book/find/?cls=A&date=2026-12-05").content.decode()
+    tile = tiles[tiles.index('id="map-room-007"') :]
+    tile = tile[: tile.index("</li>")]
+    assert 'href="/book/wait/?cls=A&amp;room=7&amp;date=2026-12-05"' in tile
+    assert "Tell me when it frees" in tile
+    free_tile = tiles[tiles.index('id="map-room-008"') :]
+    assert "/book/wait/" not in free_tile[: free_tile.index("</li>")]
+
+
+def test_a_buyer_keeps_one_priority_hold_at_once_and_the_others_open_to_everyone(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone, settings: object
+) -> None:
+    from strongroom.outbox import outbox_send
+
+    settings.STRONGROOM_PRIORITY_HOLDS_PER_BUYER = 1  # type: ignore[attr-defined]
+    third = person_make(r, "third_party")
+    owner = str(second_buyer.id)
+    made = [booked_room(r, buyer, room) for room in (7, 8, 9)]
+    for room in (7, 8, 9):
+        assert wait_join(client=r, owner_id=owner, wait=Wait(room, "A", day(5))) == "ok"
+    for booking in made:
+        assert booking.booking is not None
+        assert booking_cancel(
+            client=r, booking_id=booking.booking.id, actor_id=str(buyer.id), actor_is_staff=False
+        ).ok
+    outbox_send(client=r)  # the sender tells the buyer, keeping what they may keep
+    told = waits_of(client=r, owner_id=owner)
+    assert len(told) == 3 and all(w.told for w in told)
+    live = [w for w in told if w.hold_id and hold_get(client=r, hold_id=w.hold_id) is not None]
+    assert len(live) == 1, "one priority hold kept, beside the buyer's one normal hold"
+    # The other two slots are everyone's at once.
+    others = [w.wait.room for w in told if w not in live]
+    for room in others:
+        assert booking_claim(
+            client=r, owner_id=str(third.id), request=a_day(room=room),
+            booking_id=booking_new_id(room=room),
+        ).ok  # fmt: skip
+    # Sending again (a retry) changes nothing.
+    outbox_send(client=r)
+    assert hold_get(client=r, hold_id=live[0].hold_id) is not None

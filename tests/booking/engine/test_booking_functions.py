@@ -67,13 +67,16 @@ MALFORMED = [
 ]
 
 
-def claim_args(part: dict[str, str], booking_id: str) -> list[object]:
+def claim_args(
+    part: dict[str, str], booking_id: str, limit: object = 0, window: object = 0
+) -> list[object]:
     values = {**GOOD, **part}
     return [
         BUYER, values["cls"], MONTHS, values["days"], values["hstart"], values["hend"],
         values["boxes"], booking_id, to_ms(NOW), code_mac(7, "ABCDEFGHJK"),
         0, "2026-12-03", "", 1000, "007", "2026-11-30", 20261203,
-        date_score(dt.date(2026, 12, 3), "C", 7), "B-2222-2227", 0, 0,
+        date_score(dt.date(2026, 12, 3), "C", 7), "B-2222-2227", limit, window,
+        values.get("first_day", "0"),
     ]  # fmt: skip
 
 
@@ -112,6 +115,7 @@ def test_a_malformed_hold_is_refused_by_the_function_before_any_write(
     args = [
         BUYER, values["cls"], values["days"], values["hstart"], values["hend"], values["boxes"],
         booking_new_id(room=7), to_ms(NOW), 60_000, 1000, "007", MONTHS, 0, 0,
+        values.get("first_day", "0"),
     ]  # fmt: skip
     reply = fcall(
         r,
@@ -156,10 +160,30 @@ def test_an_allowance_without_its_key_or_a_key_without_an_allowance_is_refused(
     booking_id = booking_new_id(room=7)
     indexes = [person_index(BUYER), date_index(7)]
     keys = claim_keys("C", booking_id) + indexes + [pace_of(BUYER) for _ in pace_keys]
-    args = [*claim_args({}, booking_id)[:-2], limit, window]
+    args = claim_args({}, booking_id, limit, window)
     before = snapshot(one_server)
     assert fcall(one_server, "booking_claim", keys, args) == ["invalid", "call"]
     assert snapshot(one_server) == before
+
+
+@pytest.mark.parametrize("function", ["booking_claim", "booking_hold"])
+def test_a_day_the_request_was_read_for_that_is_no_longer_bookable_is_refused_last_by_the_function(
+    r: redis.Redis, function: str
+) -> None:
+    """Python reads a request once; at the call the function checks the day-ahead rule itself
+    (`first_day`: the request was read before midnight, the call runs after)."""
+    booking_id = booking_new_id(room=7)
+    late = {"first_day": str(DEC1 + 3)}  # the request is for December 3 (DEC1 + 2)
+    if function == "booking_claim":
+        keys, args = claim_keys("C", booking_id), claim_args(late, booking_id)
+    else:
+        keys = [ROOM.holds, ROOM.audit, ROOM.hold_days, ROOM.hold_streaks, ROOM.gone,
+                ROOM.closures, ROOM.inventory("C", DECEMBER)]  # fmt: skip
+        args = [BUYER, "C", str(DEC1 + 2), "8", "10", "5", booking_id, to_ms(NOW), 60_000, 1000,
+                "007", MONTHS, 0, 0, str(DEC1 + 3)]  # fmt: skip
+    before = snapshot(r)
+    assert fcall(r, function, keys, args) == ["invalid", "first_day"]
+    assert snapshot(r) == before
 
 
 def test_a_hand_built_request_is_a_programming_error_and_writes_nothing(r: redis.Redis) -> None:

@@ -277,3 +277,48 @@ def test_on_a_phone_the_box_grids_whole_range_column_is_not_clipped(
         "整个时段",
     )
     assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+@pytest.mark.parametrize(
+    ("locale", "width", "banner_words"),
+    [("en-US", 390, "is held for you until"), ("zh-CN", 1280, "的时段为您暂留至")],
+    ids=["phone-en", "desktop-zh"],
+)
+def test_a_sold_out_room_on_the_map_leads_to_the_waiting_list_and_the_hold_shows_everywhere(
+    new_page: Any,
+    buyer: Any,
+    second_buyer: Any,
+    r: redis.Redis,
+    locale: str,
+    width: int,
+    banner_words: str,
+) -> None:
+    from booking.engine.cancel import booking_cancel
+    from strongroom.outbox import outbox_send
+
+    request = slot_request_parse(cls="A", room=5, dates=[DAY])
+    made = booking_claim(
+        client=r, owner_id=str(second_buyer.id), request=request,
+        booking_id=booking_new_id(room=5),
+    )  # fmt: skip
+    assert made.ok and made.booking is not None
+    page = new_page(locale=locale, javascript=False, width=width)
+    browser_login(page, buyer)
+    page.goto(f"/book/find/?cls=A&date={DAY.isoformat()}")
+    page.locator("#map-room-005 a[href^='/book/wait/']").click()
+    page.wait_for_url(re.compile(r"/book/wait/\?"))
+    page.locator("form[action='/book/wait/'] button[type=submit]").click()
+    page.wait_for_url(re.compile(r"/book/mine/"))
+    assert page.locator("#priority-banner").count() == 0
+    assert booking_cancel(
+        client=r, booking_id=made.booking.id, actor_id=str(second_buyer.id),
+        actor_is_staff=False,
+    ).ok  # fmt: skip
+    outbox_send(client=r)  # the mail sender tells the buyer (the site's own may be first)
+    for path in ("/", "/catalog/", "/book/find/"):
+        page.goto(path)
+        expect(page.locator("#priority-banner")).to_contain_text(banner_words, timeout=10_000)
+        box = page.locator("#priority-banner").bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
+    page.locator("#priority-banner a").first.click()
+    page.wait_for_url(re.compile(r"/book/confirm/"))

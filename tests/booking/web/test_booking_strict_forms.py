@@ -68,3 +68,30 @@ def test_the_same_forms_made_right_are_taken(r: redis.Redis, signed_in: Client) 
     assert signed_in.post("/book/claim/", _with_ids(A_DAY)).status_code == 302
     assert signed_in.post("/book/hold/", _with_ids(C_HOUR)).status_code == 302
     assert signed_in.post("/book/claim/", _with_ids(A_DAY | {"room": "8"})).status_code == 302
+
+
+@pytest.mark.parametrize("path", ["/book/claim/", "/book/hold/"])
+def test_a_good_form_is_read_once_strictly_and_checked_last_by_the_function(
+    signed_in: Client, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    """No lenient reading beside the strict one, no second check of the dates in Python: the
+    function checks the day-ahead rule itself (tests/booking/engine/test_booking_functions.py)."""
+    from booking.domain import parser
+    from booking.engine import requests
+    from booking.web import forms
+
+    reads: list[str] = []
+
+    def counted(name: str, function: Any) -> Any:
+        def count(*args: Any, **kwargs: Any) -> Any:
+            reads.append(name)
+            return function(*args, **kwargs)
+
+        return count
+
+    monkeypatch.setattr(forms, "slot_choice_parse", counted("lenient", forms.slot_choice_parse))
+    monkeypatch.setattr(forms, "slot_request_parse", counted("strict", forms.slot_request_parse))
+    monkeypatch.setattr(parser, "check_dates", counted("dates", parser.check_dates))
+    monkeypatch.setattr(requests, "check_dates", counted("dates", requests.check_dates))
+    assert signed_in.post(path, _with_ids(A_DAY)).status_code == 302
+    assert reads == ["strict", "dates"]

@@ -85,3 +85,15 @@ def test_one_box_is_a_box_in_the_calendar_file(r: redis.Redis, client_for: Any, 
         ics = client_for(buyer).get(f"/book/mine/{made.booking.id}/calendar.ics").content.decode()
     assert "box 5" in ics.replace("\r\n ", "")
     assert "boxes 5" not in ics.replace("\r\n ", "")
+
+
+def test_one_box_is_labelled_box_on_the_booking_page(
+    r: redis.Redis, client_for: Any, buyer: Any
+) -> None:
+    with time_machine.travel(NOW, tick=False):
+        made = claim(
+            r, request("C", dates=(3,), hour_start=9, hour_end=10, boxes=[5]), owner=owner(buyer)
+        )
+        assert made.ok and made.booking is not None
+        page = client_for(buyer).get(f"/book/done/{made.booking.id}/").content.decode()
+    assert re.search(r"<dt>Box</dt><dd>5</dd>", page)

@@ -1,0 +1,24 @@
+"""What other apps may read of booking (the staff dashboard): booking's reads behind one name,
+as every app has (docs/architecture.md, "One app scheme"). The reads are the engine's (records,
+counters, audit) and the read model's (booking/slots/)."""
+
+from __future__ import annotations
+
+from booking.engine.audit import AuditEntry, audit_entries, booking_audit
+from booking.engine.bookings import booking_get, bookings_between, bookings_of
+from booking.engine.closures import (
+    MAX_CLOSURE_DAYS,
+    Closure,
+    closure_bookings,
+    closures_list,
+    rooms_parse,
+)
+from booking.engine.stats import Occupancy, season_stats
+from booking.engine.window import window_refresh
+from booking.slots.bitmap import day_inventory, inventory_keys
+
+__all__ = [
+    "MAX_CLOSURE_DAYS", "AuditEntry", "Closure", "Occupancy", "audit_entries", "booking_audit",
+    "booking_get", "bookings_between", "bookings_of", "closure_bookings", "closures_list",
+    "day_inventory", "inventory_keys", "rooms_parse", "season_stats", "window_refresh",
+]  # fmt: skip

@@ -1,0 +1,52 @@
+"""Secrets kept out of the logs: the calendar subscription's secret and the reset and
+verification tokens are part of their links' paths, which the access log (gunicorn) and
+Django's request log ("Not Found: /book/calendar/...") would otherwise write down; anyone who
+reads the log could then follow the link."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from gunicorn.glogging import Logger  # type: ignore[import-untyped]
+
+REDACTED = "[redacted]"
+_SECRETS = (
+    re.compile(r"(/book/calendar/)[^/?#\s\"]+(\.ics)"),
+    re.compile(r"(/accounts/verify/)[^/?#\s\"]+()"),
+    re.compile(r"(/accounts/password/reset/[^/?#\s\"]*/)[^/?#\s\"]+()"),
+)
+
+
+def redact(text: str) -> str:
+    """`text` with every secret a link path carries replaced by [redacted]."""
+    for pattern in _SECRETS:
+        text = pattern.sub(rf"\g<1>{REDACTED}\g<2>", text)
+    return text
+
+
+def _redacted(value: object) -> object:
+    return redact(value) if isinstance(value, str) else value
+
+
+class RedactingFilter(logging.Filter):
+    """On the site's log handler: a record's message and arguments, redacted."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = redact(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(_redacted(arg) for arg in record.args)
+        elif isinstance(record.args, dict):
+            record.args = {key: _redacted(value) for key, value in record.args.items()}
+        return True
+
+
+class AccessLogger(Logger):
+    """gunicorn's logger, whose access log lines (request line, path, referer, headers) are
+    redacted."""
+
+    def atoms(self, resp: Any, req: Any, environ: Any, request_time: Any) -> dict[str, Any]:
+        atoms = super().atoms(resp, req, environ, request_time)
+        return {key: _redacted(value) for key, value in atoms.items()}

@@ -1,0 +1,113 @@
+"""No secrets in the logs: a calendar subscription's secret and the reset and verification
+tokens are redacted in gunicorn's access log and in Django's request log."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import io
+import logging
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from django.conf import settings as django_settings
+from django.test import Client
+from gunicorn.config import Config  # type: ignore[import-untyped]
+
+from strongroom.redact import AccessLogger, RedactingFilter, redact
+from strongroom.serving import free_port, gunicorn_command
+from tests.conftest import ROOT, site_env
+
+SECRET_PATHS = (
+    "/book/calendar/12-Zq9secretCalendarPart.ics",
+    "/accounts/verify/eyJwIjo1fQ:1tSecretVerifyToken:abcDEF/",
+    "/accounts/password/reset/5/cq1xyz-SecretResetToken0123/",
+)
+SECRETS = ("12-Zq9secretCalendarPart", "1tSecretVerifyToken", "SecretResetToken0123")
+
+
+def test_the_secret_part_of_each_link_is_redacted_and_the_rest_kept() -> None:
+    assert redact("GET /book/calendar/12-abc.ics HTTP/1.1") == (
+        "GET /book/calendar/[redacted].ics HTTP/1.1"
+    )
+    assert redact("/accounts/verify/abc:def/?next=/x") == "/accounts/verify/[redacted]/?next=/x"
+    assert redact("/accounts/password/reset/5/tok-en/") == "/accounts/password/reset/5/[redacted]/"
+    assert redact("/book/mine/007-abc/calendar.ics") == "/book/mine/007-abc/calendar.ics"
+    for path in SECRET_PATHS:
+        assert not any(secret in redact(path) for secret in SECRETS)
+
+
+@pytest.fixture
+def site_log() -> Iterator[io.StringIO]:
+    """What the site's log handler (settings.LOGGING) writes, during the test."""
+    handler = next(
+        h for h in logging.getLogger().handlers
+        if any(isinstance(f, RedactingFilter) for f in h.filters)
+    )  # fmt: skip
+    assert isinstance(handler, logging.StreamHandler)
+    written = io.StringIO()
+    previous = handler.setStream(written)
+    try:
+        yield written
+    finally:
+        handler.setStream(previous)
+
+
+def test_djangos_request_log_names_the_path_without_its_secret(site_log: io.StringIO) -> None:
+    """A bad calendar secret (404) and reset link (400) are logged as warnings; a bad
+    verification link redirects (not logged)."""
+    answers = [Client().get(path).status_code for path in SECRET_PATHS]
+    assert answers == [404, 302, 400]
+    text = site_log.getvalue()
+    assert "Not Found: /book/calendar/[redacted].ics" in text, text
+    assert "Bad Request: /accounts/password/reset/5/[redacted]/" in text, text
+    assert not any(secret in text for secret in SECRETS), text
+
+
+def test_the_access_logs_atoms_are_redacted() -> None:
+    environ = {
+        "REQUEST_METHOD": "GET", "RAW_URI": SECRET_PATHS[0], "PATH_INFO": SECRET_PATHS[0],
+        "SERVER_PROTOCOL": "HTTP/1.1", "QUERY_STRING": "", "HTTP_REFERER": SECRET_PATHS[2],
+    }  # fmt: skip
+    response = SimpleNamespace(status="404 Not Found", sent=10, headers=[])
+    request = SimpleNamespace(headers=[("REFERER", SECRET_PATHS[2])])
+    atoms = AccessLogger(Config()).atoms(response, request, environ, dt.timedelta(seconds=1))
+    assert not any(secret in str(value) for value in atoms.values() for secret in SECRETS)
+    assert atoms["r"] == "GET /book/calendar/[redacted].ics HTTP/1.1"
+
+
+def test_the_served_sites_access_log_holds_no_secret(tmp_path: Path) -> None:
+    """gunicorn as `make run` starts it (access log on stdout): the request lines of links that
+    carry a secret are written without it."""
+    env = site_env(str(django_settings.REDIS_URL), tmp_path / "site")
+    port = free_port()
+    log = tmp_path / "access.log"
+    collect = [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"]
+    subprocess.run(collect, cwd=ROOT, env=env, check=True)
+    command = gunicorn_command(bind=f"127.0.0.1:{port}", workers=1, access_log=True)
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=out)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(base + "/healthz", timeout=2).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        for path in SECRET_PATHS:
+            with contextlib.suppress(OSError):  # 4xx: only the log matters
+                urllib.request.urlopen(base + path, timeout=10).close()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    text = log.read_text(errors="replace")
+    assert "GET /book/calendar/[redacted].ics" in text, text
+    assert not any(secret in text for secret in SECRETS), text
