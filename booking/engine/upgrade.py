@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import redis
 from redis.typing import EncodableT, FieldT
@@ -201,9 +202,12 @@ def _room_upgrade(client: redis.Redis, room: int, start: dt.date) -> tuple[int, 
     *records_raw, holds_ttl, waits_scored, notices, outbox_type = pipe.execute()
     # A season-layout store's room outbox is a sorted set ('freed' entries name a season day);
     # a stream outbox is already written by the calendar layout's functions.
-    outbox = (
-        client.zrange(keys.outbox, 0, -1, withscores=True) if text(outbox_type) == "zset" else []
-    )
+    outbox: list[tuple[str, float]] = []
+    if text(outbox_type) == "zset":
+        scored_mail = cast(
+            "list[tuple[str, float]]", client.zrange(keys.outbox, 0, -1, withscores=True)
+        )
+        outbox = [(text(m), float(s)) for m, s in scored_mail]
     write = client.pipeline(transaction=True)
     for key in parsed:
         write.delete(key)

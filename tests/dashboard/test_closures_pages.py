@@ -15,7 +15,7 @@ from django.utils import translation
 from booking.domain.keys import RoomKeys
 from booking.engine.bookings import booking_get
 from booking.engine.closures import closures_list
-from strongroom.store import text_hash
+from strongroom.store import text_stream
 from tests.booking_support import claim, request
 from tests.conftest import Someone
 
@@ -120,4 +120,4 @@ def test_bad_closure_input_is_refused_with_a_message_and_writes_nothing(
 
 def queued_mail(r: redis.Redis, room: int) -> list[str]:
     """The messages waiting in the room's outbox (a stream, field m)."""
-    return [text_hash(fields)["m"] for _id, fields in r.xrange(RoomKeys(room).outbox)]
+    return [fields["m"] for _id, fields in text_stream(r.xrange(RoomKeys(room).outbox))]

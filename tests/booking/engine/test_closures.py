@@ -25,7 +25,7 @@ from booking.engine.holds import booking_hold
 from booking.engine.stats import occupancy_per_day, season_stats
 from booking.engine.waits import Wait, wait_join
 from strongroom.audit import staff_audit_entries
-from strongroom.store import text_hash
+from strongroom.store import text_stream
 from tests.booking_support import BUYER, NOW, SECOND_BUYER, STAFF, claim, day, request, snapshot
 
 
@@ -133,4 +133,4 @@ def test_closed_slots_are_not_capacity_in_the_occupancy_figures(r: redis.Redis) 
 
 def queued_mail(r: redis.Redis, room: int) -> list[str]:
     """The messages waiting in the room's outbox (a stream, field m)."""
-    return [text_hash(fields)["m"] for _id, fields in r.xrange(RoomKeys(room).outbox)]
+    return [fields["m"] for _id, fields in text_stream(r.xrange(RoomKeys(room).outbox))]
