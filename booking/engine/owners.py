@@ -35,7 +35,7 @@ from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
 from strongroom.store import Write, durable_calls, durable_fcall, text_list, text_values
 
-# more_keys: the owner's record keys, then the inventory key each record names (same order).
+# more_keys: the owner's record keys (ARGV n of them), then every inventory key they name.
 OWNER_FORGET = FunctionSpec(
     "booking_owner_forget",
     "OWNER_FORGET",
@@ -150,7 +150,9 @@ def _room_forget(
         pipe = client.pipeline(transaction=False)
         for record in records:
             pipe.hget(record, "inv")
-        inventories = [value or keys.registry for value in text_values(pipe.execute())]
+        # Every bitmap the records name (a record names one per calendar month of its days).
+        named = {key for value in text_values(pipe.execute()) for key in (value or "").split(",")}
+        inventories = sorted(named - {""})
         call = OWNER_FORGET.call(
             keys={
                 "registry": keys.registry,
