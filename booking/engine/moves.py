@@ -34,6 +34,7 @@ from booking.domain.rules import (
     request_id_new,
     request_id_valid,
 )
+from booking.engine import moves_rooms
 from booking.engine.audit import audit_write
 from booking.engine.bookings import booking_get
 from booking.engine.indexes import indexes_after_claim, indexes_inline
@@ -145,7 +146,9 @@ def booking_move(
     if request.cls != cls:
         return MoveResult(False, "other_class", MOVE_MESSAGES["other_class"])
     if request.room != room:
-        return MoveResult(False, "other_room", MOVE_MESSAGES["other_room"])
+        return moves_rooms.move_rooms(
+            client, booking_id, request, actor_id, actor_is_staff, now, move_id, owner
+        )
     inline = indexes_inline(client)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     call_keys = {
