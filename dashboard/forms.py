@@ -10,7 +10,7 @@ from django import forms
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
-from booking.domain.rules import CLASSES, STATUSES, season_end, season_start
+from booking.domain.rules import CLASSES, STATUSES, season_end, season_start, site_today
 from booking.domain.window import MAX_DAYS, SalesWindow
 from booking.selectors import MAX_CLOSURE_DAYS, Closure, rooms_parse
 from dashboard.selectors import BookingFilter
@@ -24,6 +24,7 @@ def _choice_field(form: forms.Form, name: str) -> forms.ChoiceField:
 
 NAME_MAX = 64
 REASON_MAX = 500
+WINDOW_REACH_DAYS = 3653  # how far from today a fixed sales window's days may lie
 _FORBIDDEN = set("\x00\r\n")
 
 
@@ -297,6 +298,12 @@ class SalesWindowForm(forms.Form):
                 self.add_error("first", _("Give the first day on sale."))
             if not last:
                 self.add_error("last", _("Give the last day on sale."))
+            today = site_today()
+            for name, day in (("first", first), ("last", last)):
+                # A far year (0001, 9999) is valid for DateField but overflows the calendar
+                # arithmetic of every booking page once stored.
+                if day and abs((day - today).days) > WINDOW_REACH_DAYS:
+                    self.add_error(name, _("Choose a day within ten years of today."))
             if first and last and not 0 <= (last - first).days < MAX_DAYS:
                 self.add_error(
                     "last",
