@@ -239,7 +239,7 @@ def race(client: redis.Redis, *, naive: bool, pause: float) -> tuple[int, int, i
         }
         lost = sum(1 for d, b, h in seen if not stored[d][b - 1] & (1 << (23 - h)))
     else:
-        key = RoomKeys(1).inventory("C")
+        key = RoomKeys(1).inventory("C", DAYS[0])  # the bench sells one December
         pipe = client.pipeline(transaction=False)
         for d, b, h in seen:
             pipe.getbit(key, (d * 100 + b - 1) * 24 + h)

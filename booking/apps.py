@@ -8,12 +8,24 @@ class BookingConfig(AppConfig):
         """What booking adds to the other apps (strongroom/plugins.py), all declared here."""
         from accounts import extensions
         from booking.domain.rules import AUDIT_KINDS
-        from booking.engine import indexes_repair, moves_rooms, owners, priority, reminders, waits
+        from booking.engine import (
+            indexes_repair,
+            moves_rooms,
+            owners,
+            priority,
+            reminders,
+            waits,
+        )
+        from booking.engine.closures import CLOSURE_AUDIT_KINDS
+        from booking.engine.upgrade import layout_check_of
+        from booking.engine.window import WINDOW_AUDIT_KIND
         from booking.web import mail
-        from strongroom import audit, keeper, outbox
+        from strongroom import audit, keeper, outbox, startup
 
         # Written by the booking Lua into each room's own stream, not the staff stream.
         audit.KINDS.plug(*audit.audit_kinds_of(AUDIT_KINDS, stream="booking"))
+        # Staff actions of booking (the staff stream): the sales window, closures.
+        audit.KINDS.plug(*audit.audit_kinds_of((WINDOW_AUDIT_KIND, *CLOSURE_AUDIT_KINDS)))
         outbox.RENDERERS.plug(*mail.MAIL_KINDS)
         outbox.SENDER_HOOKS.plug(
             waits.sweep_with_the_mail, moves_rooms.moves_sweep, reminders.reminders_sweep
@@ -27,6 +39,8 @@ class BookingConfig(AppConfig):
         # The keeper's sweep and failover repairs of the indexes and the waits.
         keeper.KEEPER_TASKS.plug(indexes_repair.indexes_sweep)
         keeper.FAILOVER_REPAIRS.plug(indexes_repair.indexes_repair, waits.waits_repair)
+        # A store still in the season layout is not served (booking.engine.upgrade).
+        startup.STARTUP_CHECKS.plug(layout_check_of)
 
 
 def _release_hold_at_sign_out(*, person_id: str) -> None:

@@ -6,13 +6,22 @@ from __future__ import annotations
 
 from booking.engine.audit import AuditEntry, audit_entries, booking_audit
 from booking.engine.bookings import booking_get, bookings_between, bookings_of
+from booking.engine.closures import (
+    MAX_CLOSURE_DAYS,
+    Closure,
+    closure_bookings,
+    closures_list,
+    rooms_parse,
+)
 from booking.engine.desk import Desk, DeskRow, desk_read
 from booking.engine.moves import move_form_values
 from booking.engine.stats import Occupancy, season_stats
+from booking.engine.window import window_refresh
 from booking.slots.bitmap import day_inventory, inventory_keys
 
 __all__ = [
-    "AuditEntry", "Desk", "DeskRow", "Occupancy", "audit_entries", "booking_audit", "booking_get",
-    "bookings_between", "bookings_of", "day_inventory", "desk_read", "inventory_keys",
-    "move_form_values", "season_stats",
+    "MAX_CLOSURE_DAYS", "AuditEntry", "Closure", "Desk", "DeskRow", "Occupancy", "audit_entries",
+    "booking_audit", "booking_get", "bookings_between", "bookings_of", "closure_bookings",
+    "closures_list", "day_inventory", "desk_read", "inventory_keys", "move_form_values",
+    "rooms_parse", "season_stats", "window_refresh",
 ]  # fmt: skip

@@ -10,7 +10,9 @@ from django import forms
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
-from booking.domain.rules import CLASSES, STATUSES, season_end, season_start
+from booking.domain.rules import CLASSES, STATUSES, season_end, season_start, site_today
+from booking.domain.window import MAX_DAYS, SalesWindow
+from booking.selectors import MAX_CLOSURE_DAYS, Closure, rooms_parse
 from dashboard.selectors import BookingFilter
 from strongroom.audit import audit_kinds
 
@@ -22,6 +24,7 @@ def _choice_field(form: forms.Form, name: str) -> forms.ChoiceField:
 
 NAME_MAX = 64
 REASON_MAX = 500
+WINDOW_REACH_DAYS = 3653  # how far from today a fixed sales window's days may lie
 _FORBIDDEN = set("\x00\r\n")
 
 
@@ -258,6 +261,110 @@ def kind_label(kind: str) -> Any:
         "staff_grant": _("staff granted"), "staff_revoke": _("staff revoked"),
         "season_flush": _("season flush"), "book_add": _("book added"),
         "book_edit": _("book edited"), "book_delete": _("book deleted"),
+        "sales_window": _("sales window changed"),
+        "closure_add": _("closed"), "closure_remove": _("reopened"),
         "failover_repair": _("repair after a failover"),
     }  # fmt: skip
     return labels.get(kind, kind)
+
+
+class SalesWindowForm(forms.Form):
+    """The days on sale: rolling (tomorrow to N days ahead) or fixed (a first and a last day)."""
+
+    mode = forms.ChoiceField(
+        label=_("Days on sale"),
+        choices=[("rolling", _("rolling: from tomorrow")), ("fixed", _("fixed days"))],
+        widget=forms.RadioSelect,
+    )
+    days = forms.IntegerField(label=_("Days ahead (rolling)"), required=False, min_value=1,
+                              max_value=MAX_DAYS)  # fmt: skip
+    first = forms.DateField(label=_("First day (fixed)"), required=False,
+                            widget=forms.DateInput(attrs={"type": "date"}))  # fmt: skip
+    last = forms.DateField(label=_("Last day (fixed)"), required=False,
+                           widget=forms.DateInput(attrs={"type": "date"}))  # fmt: skip
+    reason = forms.CharField(label=_("Reason"), max_length=REASON_MAX, required=False,
+                             widget=forms.Textarea(attrs={"rows": 2}))  # fmt: skip
+
+    def clean_reason(self) -> str:
+        return _clean_text(self.cleaned_data.get("reason", ""), label=_("Reason"))
+
+    def clean(self) -> dict[str, Any]:
+        data = cast("dict[str, Any]", super().clean())
+        if data.get("mode") == "rolling" and not data.get("days"):
+            self.add_error("days", _("Say how many days ahead are on sale."))
+        if data.get("mode") == "fixed":
+            first, last = data.get("first"), data.get("last")
+            if not first:
+                self.add_error("first", _("Give the first day on sale."))
+            if not last:
+                self.add_error("last", _("Give the last day on sale."))
+            today = site_today()
+            for name, day in (("first", first), ("last", last)):
+                # A far year (0001, 9999) is valid for DateField but overflows the calendar
+                # arithmetic of every booking page once stored.
+                if day and abs((day - today).days) > WINDOW_REACH_DAYS:
+                    self.add_error(name, _("Choose a day within ten years of today."))
+            if first and last and not 0 <= (last - first).days < MAX_DAYS:
+                self.add_error(
+                    "last",
+                    _("The last day is on or after the first, at most %(n)s days in all.")
+                    % {"n": MAX_DAYS},
+                )
+        return data
+
+    def sales_window(self) -> SalesWindow:
+        """The window the valid form asks for."""
+        data = self.cleaned_data
+        if data["mode"] == "fixed":
+            return SalesWindow(days=data.get("days") or 31, first=data["first"], last=data["last"])
+        return SalesWindow(days=data["days"])
+
+
+class ClosureForm(forms.Form):
+    """A closure: rooms ('all', '7', '5-10', '1, 3'), first and last day, optional hours, reason."""
+
+    rooms = forms.CharField(
+        label=_("Rooms"),
+        max_length=200,
+        help_text=_("all, one room (7), a range (5-10) or a list (1, 3, 5-7)"),
+    )
+    first = forms.DateField(label=_("First day"), widget=forms.DateInput(attrs={"type": "date"}))
+    last = forms.DateField(label=_("Last day"), widget=forms.DateInput(attrs={"type": "date"}))
+    hour_start = forms.IntegerField(label=_("From hour (empty: whole days)"), required=False,
+                                    min_value=0, max_value=23)  # fmt: skip
+    hour_end = forms.IntegerField(label=_("To hour"), required=False, min_value=1, max_value=24)
+    reason = forms.CharField(label=_("Reason"), max_length=REASON_MAX,
+                             widget=forms.Textarea(attrs={"rows": 2}))  # fmt: skip
+
+    def clean_reason(self) -> str:
+        text = _clean_text(self.cleaned_data["reason"], label=_("Reason"))
+        if not text:
+            raise forms.ValidationError(_("Give a reason: buyers and the audit log see it."))
+        return text
+
+    def clean_rooms(self) -> tuple[int, ...]:
+        rooms = rooms_parse(self.cleaned_data["rooms"])
+        if rooms is None:
+            raise forms.ValidationError(
+                _("Rooms are all, a room number, a range (5-10) or a list (1, 3, 5-7).")
+            )
+        return rooms
+
+    def clean(self) -> dict[str, Any]:
+        data = cast("dict[str, Any]", super().clean())
+        first, last = data.get("first"), data.get("last")
+        if first and last and not 0 <= (last - first).days < MAX_CLOSURE_DAYS:
+            self.add_error("last", _("The last day is on or after the first, at most 366 days."))
+        start, end = data.get("hour_start"), data.get("hour_end")
+        if (start is None) != (end is None):
+            self.add_error("hour_end", _("Give both hours, or neither for whole days."))
+        elif start is not None and end is not None and end <= start:
+            self.add_error("hour_end", _("The hour range ends before it starts."))
+        return data
+
+    def closure(self, closure_id: str) -> Closure:
+        data = self.cleaned_data
+        start, end = data.get("hour_start"), data.get("hour_end")
+        hours = None if start is None or end is None else (start, end)
+        return Closure(closure_id, data["rooms"], data["first"], data["last"], hours,
+                       data["reason"])  # fmt: skip

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from django.urls import path
 
-from dashboard import views, views_acting, views_bookings, views_desk, views_mail, views_people
+from dashboard import (
+    views,
+    views_acting,
+    views_bookings,
+    views_closures,
+    views_desk,
+    views_mail,
+    views_people,
+)
 
 app_name = "dashboard"
 urlpatterns = [
@@ -33,6 +41,12 @@ urlpatterns = [
     path("people/<int:person_id>/staff/", views_people.person_staff_set, name="person_staff"),
     path("people/<int:person_id>/book/", views_acting.person_book_staff, name="person_book"),
     path("catalog/", views.catalog, name="catalog"),
+    path("closures/", views_closures.closures, name="closures"),
+    path("closures/check/", views_closures.closure_check, name="closure_check"),
+    path("closures/close/", views_closures.closure_confirm, name="closure_confirm"),
+    path("closures/<str:closure_id>/reopen/", views_closures.closure_reopen, name="closure_reopen"),
+    path("window/", views.sales_window, name="window"),
+    path("window/set/", views.sales_window_set, name="window_set"),
     path("keyspace/", views.keyspace, name="keyspace"),
     path("keyspace/flush/", views.keyspace_flush, name="keyspace_flush"),
     path("audit/", views.audit, name="audit"),

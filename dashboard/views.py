@@ -19,12 +19,15 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.access import signed_in_person, staff_required
 from booking.domain.rules import season_end, season_start, site_today
-from booking.selectors import inventory_keys
+from booking.domain.window import window_current
+from booking.selectors import inventory_keys, window_refresh
+from booking.services import window_set
 from dashboard import charts
 from dashboard.forms import (
     AuditFilterForm,
     FlushForm,
     MapForm,
+    SalesWindowForm,
 )
 from dashboard.occupancy import HeatMap, occupancy_map
 from dashboard.pages import log_rows, render_page
@@ -205,6 +208,50 @@ def keyspace_flush(request: HttpRequest) -> HttpResponse:
         % {"season": done.season, "keys": done.keys_removed, "bookings": done.bookings_cancelled},
     )
     return HttpResponseRedirect(reverse("dashboard:keyspace"))
+
+
+@require_GET
+@staff_required
+def sales_window(request: HttpRequest) -> HttpResponse:
+    """The days on sale now, and the form that changes them."""
+    window = window_refresh(client=get_store())
+    initial = {
+        "mode": "rolling" if window.rolling else "fixed",
+        "days": window.days,
+        "first": window.first,
+        "last": window.last,
+    }
+    return _window_page(request, SalesWindowForm(initial=initial))
+
+
+def _window_page(request: HttpRequest, form: SalesWindowForm, status: int = 200) -> HttpResponse:
+    start, end = season_start(), season_end()
+    context = {
+        "window": window_current(),
+        "start": start,
+        "end": end,
+        "form": form,
+        "section": "window",
+    }
+    return render_page(request, "window.html", context, status=status)
+
+
+@require_POST
+@staff_required
+def sales_window_set(request: HttpRequest) -> HttpResponse:
+    """Store a new sales window (audited); every page follows it without a restart."""
+    form = SalesWindowForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("The window was not changed."))
+        return _window_page(request, form, status=400)
+    window_set(
+        client=get_store(),
+        actor_id=str(signed_in_person(request).id),
+        window=form.sales_window(),
+        reason=form.cleaned_data["reason"],
+    )
+    messages.success(request, _("The sales window is changed."))
+    return HttpResponseRedirect(reverse("dashboard:window"))
 
 
 @require_GET

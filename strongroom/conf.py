@@ -58,7 +58,7 @@ def env_int(name: str, default: int, *, minimum: int, maximum: int) -> int:
     return _parse(name, default, parse, f"a whole number from {minimum} to {maximum}")
 
 
-def env_date(name: str, default: dt.date) -> dt.date:
+def env_date(name: str, default: dt.date | None) -> dt.date | None:
     return _parse(name, default, dt.date.fromisoformat, "a date as YYYY-MM-DD")
 
 
@@ -178,11 +178,6 @@ def site_url_for_bind(bind: str) -> str:
     if host in ("0.0.0.0", "[::]", "::", ""):  # noqa: S104 (the bound address, read)
         host = "localhost"
     return f"http://{host}:{port}"
-
-
-def coming_december(today: dt.date) -> tuple[dt.date, dt.date]:
-    """The default season: December 1 to 31 of this year (the coming or current December)."""
-    return dt.date(today.year, 12, 1), dt.date(today.year, 12, 31)
 
 
 @dataclass(frozen=True)

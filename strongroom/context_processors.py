@@ -24,8 +24,6 @@ def language_next(request: HttpRequest) -> str:
 def site(request: HttpRequest) -> dict[str, object]:
     return {
         "language_next": language_next(request),
-        "season_start": settings.STRONGROOM_SEASON_START,
-        "season_end": settings.STRONGROOM_SEASON_END,
         "room_count": settings.STRONGROOM_ROOM_COUNT,
         "site_zone": zone_name(),  # "Shanghai": times on pages say whose clock they follow
     }

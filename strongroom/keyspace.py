@@ -141,6 +141,17 @@ SESSION = declare(
         "sessions spread over every primary of a cluster"
     ),
 )
+STORE_LAYOUT = declare(
+    "store-layout",
+    "{site}:layout",
+    type="string",
+    holds=noop("the layout the store's data is written in ('calendar-1': inventory by date)"),
+    app="strongroom",
+    why=noop(
+        "a site refuses to serve a store still in an older layout and names the command that "
+        "moves it (`manage.py upgradestore`); set at the first start on an empty store"
+    ),
+)
 DEMO_LOADED = declare(
     "demo-loaded",
     "{site}:demo:loaded",
@@ -368,17 +379,19 @@ VISITS_VISITORS = declare(
 # Booking ids start with the room number, which is all it takes to find a record's tag.
 BOOKING_INVENTORY = declare(
     "booking-inventory",
-    "{room:<room>}:inv:<cls>:<season>",
+    "{room:<room>}:inv:<cls>:<month>",
     type="string",
     holds=noop(
-        "one bit per slot of one class in one room for the season starting <season>: A bit "
-        "day, B bit day*24+hour, C bit (day*100+box-1)*24+hour"
+        "one bit per slot of one class in one room for the calendar month <month> (YYYY-MM), "
+        "d the day of the month from 0: A bit d, B bit d*24+hour, C bit (d*100+box-1)*24+hour"
     ),
     app="booking",
     why=noop(
-        "a bitmap is the bit limit itself (class C: 31*24*100 bits = 9,300 bytes a room); a "
-        "calendar is one GET, a day one GETRANGE, occupancy one BITCOUNT; "
-        "created by the first claim and deleted when a cancel empties it, so empty costs zero keys"
+        "a bitmap is the bit limit itself (class C: 31*24*100 bits = 9,300 bytes a room and "
+        "month); addressed by the calendar month, so a change of the sales window never moves "
+        "a slot; a day is one GETRANGE, occupancy one BITCOUNT; created by the first claim and "
+        "deleted when a cancel empties it, so empty costs zero keys; a request over a month's "
+        "end takes both months' keys in one call (same room, same hash tag)"
     ),
 )
 BOOKING_REGISTRY = declare(
@@ -447,8 +460,8 @@ BOOKING_HOLD_DAYS = declare(
     "{room:<room>}:holds:days",
     type="zset",
     holds=noop(
-        "'<hold id>/<day>' per held day, score class digit * 1000 + season day (all of one "
-        "class and day share a score); PEXPIREs with the holds hash"
+        "'<hold id>/<day>' per held day (calendar day number), score class digit * 100000 + "
+        "day (all of one class and day share a score); PEXPIREs with the holds hash"
     ),
     app="booking",
     why=noop(
@@ -574,9 +587,10 @@ BOOKING_STATS = declare(
     "{room:<room>}:stats",
     type="hash",
     holds=noop(
-        "counters of the room: v (format, set once exact), slots:<season>:<cls> and "
-        "active:<season>:<cls> ('n0,n1,...' per season day: booked bits, confirmed + collected "
-        "bookings), status:<season>:<cls>:<status>, made:<season>:<cls>:<local date>"
+        "counters of the room: v (format, set once exact), slots:<month>:<cls> and "
+        "active:<month>:<cls> (7 digits per day of the calendar month: booked bits, confirmed "
+        "+ collected bookings), status:<month>:<cls>:<status> (by the month of a booking's "
+        "first day), made:<month>:<cls>:<local date>"
     ),
     app="booking",
     why=noop(
@@ -663,7 +677,8 @@ BOOKING_WAITS = declare(
     "{room:<room>}:waits",
     type="zset",
     holds=noop(
-        "'<person>|<cls>|<day>|<hstart>|<hend>|<box>' buyers waiting for a sold-out slot, "
+        "'<person>|<cls>|<day>|<hstart>|<hend>|<box>' buyers waiting for a sold-out slot "
+        "(day: calendar day number), "
         "scored by when they asked (first come, first told)"
     ),
     app="booking",
@@ -693,6 +708,31 @@ BOOKING_WAITS_BY_PERSON = declare(
         "the buyer's pages list their waits and notices without reading every room; bounds "
         "the waits per buyer"
     ),
+)
+BOOKING_CLOSURES = declare(
+    "booking-closures",
+    "{room:<room>}:closures",
+    type="hash",
+    holds=noop(
+        "closure id -> 'first|last|hstart|hend|reason' (calendar day numbers; hours 0 24 for "
+        "whole days): the room is closed then"
+    ),
+    app="booking",
+    why=noop(
+        "in the room's slot, so the claim, hold, wait and move functions refuse a closed slot "
+        "in the same atomic call that checks it is free"
+    ),
+)
+CLOSURES_ALL = declare(
+    "closures-all",
+    "{closures}:all",
+    type="hash",
+    holds=noop(
+        "closure id -> 'rooms|first|last|hstart|hend|by|at|reason' of every closure, for the "
+        "staff page (rooms: comma list)"
+    ),
+    app="booking",
+    why=noop("staff list and reopen closures without reading every room"),
 )
 BOOKING_WAIT_ROOMS = declare(
     "booking-wait-rooms",
@@ -909,6 +949,22 @@ STORE_REPAIR_LEASE = declare(
 
 
 # --- dashboard -----------------------------------------------------------------------------
+
+SALES_WINDOW = declare(
+    "sales-window",
+    "{staff}:sales-window",
+    type="hash",
+    holds=noop(
+        "the days on sale: days (a rolling window: tomorrow to that many days ahead), first and "
+        "last (a fixed window; empty when rolling); absent: the environment's first value"
+    ),
+    app="booking",
+    why=noop(
+        "staff change it on the dashboard without a restart; in the staff audit's slot, so the "
+        "change and its audit entry are written in one transaction; no inventory key depends "
+        "on it (they are named by calendar month)"
+    ),
+)
 
 STAFF_AUDIT = declare(
     "staff-audit",

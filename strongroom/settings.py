@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -10,7 +9,6 @@ from django.utils.translation import gettext_lazy as _
 
 from strongroom.conf import (
     DEFAULT_BIND,
-    coming_december,
     env_bool,
     env_choice,
     env_date,
@@ -64,13 +62,29 @@ STRONGROOM_DEMO = env_choice("STRONGROOM_DEMO", "auto", ("auto", "1", "0"))
 
 # --- The domain ------------------------------------------------------------------------------
 TIME_ZONE = env_timezone("TIME_ZONE", "Asia/Shanghai")
-_season_start, _season_end = coming_december(dt.date.today())
-STRONGROOM_SEASON_START = env_date("STRONGROOM_SEASON_START", _season_start)
-STRONGROOM_SEASON_END = env_date("STRONGROOM_SEASON_END", _season_end)
-if STRONGROOM_SEASON_END < STRONGROOM_SEASON_START:
-    raise ImproperlyConfigured("STRONGROOM_SEASON_END is before STRONGROOM_SEASON_START.")
-if (STRONGROOM_SEASON_END - STRONGROOM_SEASON_START).days > 365:
-    raise ImproperlyConfigured("A season is at most 366 days (STRONGROOM_SEASON_START/END).")
+# The sales window's first value (staff change it on the dashboard, the store keeps it): by
+# default rolling, from tomorrow to STRONGROOM_SELL_DAYS days ahead; fixed days when both
+# STRONGROOM_SEASON_START and STRONGROOM_SEASON_END are set.
+STRONGROOM_SELL_DAYS = env_int("STRONGROOM_SELL_DAYS", 31, minimum=1, maximum=366)
+STRONGROOM_SEASON_START = env_date("STRONGROOM_SEASON_START", None)
+STRONGROOM_SEASON_END = env_date("STRONGROOM_SEASON_END", None)
+if (STRONGROOM_SEASON_START is None) != (STRONGROOM_SEASON_END is None):
+    raise ImproperlyConfigured(
+        "Set both STRONGROOM_SEASON_START and STRONGROOM_SEASON_END (a fixed window) or neither."
+    )
+if STRONGROOM_SEASON_START and STRONGROOM_SEASON_END:
+    if STRONGROOM_SEASON_END < STRONGROOM_SEASON_START:
+        raise ImproperlyConfigured("STRONGROOM_SEASON_END is before STRONGROOM_SEASON_START.")
+    if (STRONGROOM_SEASON_END - STRONGROOM_SEASON_START).days > 365:
+        raise ImproperlyConfigured("A season is at most 366 days (STRONGROOM_SEASON_START/END).")
+# Days a booking record (with its code and index entries), the audit entries and the rooms'
+# statistics are kept after their day before compaction drops them (booking.engine.compaction);
+# a past month's inventory bitmaps go as soon as its pickups are over.
+STRONGROOM_RETENTION_DAYS = env_int("STRONGROOM_RETENTION_DAYS", 400, minimum=1, maximum=36500)
+# Seconds a process keeps the window it read from the store before it reads it again.
+STRONGROOM_WINDOW_REFRESH_SECONDS = env_int(
+    "STRONGROOM_WINDOW_REFRESH_SECONDS", 5, minimum=0, maximum=3600
+)
 STRONGROOM_ROOM_COUNT = env_int("STRONGROOM_ROOM_COUNT", 300, minimum=1, maximum=999)
 
 # --- booking -------------------------------------------------------------------------------
@@ -127,6 +141,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "accounts.middleware.PersonMiddleware",
     "accounts.middleware.VisitMiddleware",
+    "booking.web.window.SalesWindowMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "strongroom.middleware.MethodNotAllowedPageMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -151,6 +166,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.messages.context_processors.messages",
                 "strongroom.context_processors.site",
+                "booking.web.window.season",
                 "booking.web.banner.priority_banner",
             ],
         },

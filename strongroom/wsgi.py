@@ -8,6 +8,13 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "strongroom.settings")
 application = get_wsgi_application()
 
+# A store the apps' startup checks refuse (e.g. one still to be upgraded) is not served: the
+# worker stops with the message, which names the command to run.
+from strongroom.startup import startup_checks  # noqa: E402
+from strongroom.store import get_store  # noqa: E402
+
+startup_checks(get_store())
+
 # Each web process sends due mail in the background (strongroom/outbox_sender.py); gunicorn imports
 # this module in every worker after the fork, so each worker has its own thread.
 if settings.STRONGROOM_MAIL_SENDER:

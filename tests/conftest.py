@@ -20,6 +20,7 @@ from django.test import Client
 
 from accounts.people import Person
 from accounts.visits import visits_discard
+from booking.domain.window import window_remember
 from strongroom import embedded, embedded_cluster, store
 from strongroom.serving import start_site
 from tests import marks_support
@@ -167,6 +168,7 @@ def r(store_dir: Path) -> redis.Redis:
     client = store.get_store()
     client.flushall()
     visits_discard()  # page views gathered by an earlier test belong to its flushed store
+    window_remember(None)  # the flushed store holds no sales window (and none is read again)
     return client
 
 

@@ -8,8 +8,11 @@ that makes each call."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import datetime as dt
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
+
+from booking.domain.rules import calendar_day, month_first, month_length, month_name
 
 if TYPE_CHECKING:
     from booking.domain.parser import SlotRequest
@@ -20,7 +23,7 @@ HOLD_FIELDS = ("expiry", "owner", "cls", "days", "hstart", "hend", "boxes")  # j
 # The fields of a booking record as the claim writes them; cancel and pickup add LATER ones
 # (and records made before codes were derived carry `code_sealed`).
 RECORD_FIELDS = (
-    "id", "owner", "cls", "room", "season", "days", "dates", "hstart", "hend", "boxes",
+    "id", "owner", "cls", "room", "months", "days", "dates", "hstart", "hend", "boxes",
     "created", "status", "code_mac", "code_n", "collected", "inv", "made", "ref",
 )  # fmt: skip
 RECORD_LATER_FIELDS = (
@@ -37,6 +40,8 @@ OUTBOX_CONFIRM = ("confirm", "booking_id", "owner")
 OUTBOX_CANCEL = ("cancel", "booking_id")
 OUTBOX_FREED = ("freed", "room", *WAIT_FIELDS, "told")
 OUTBOX_MOVED = ("moved", "booking_id", "sequence")
+# A closure of a room (its value in the room's closures), by '|': days as calendar day numbers.
+CLOSURE_FIELDS = ("first", "last", "hstart", "hend", "reason")
 OUTBOX_ENTRIES = {
     entry[0]: entry for entry in (OUTBOX_CONFIRM, OUTBOX_CANCEL, OUTBOX_FREED, OUTBOX_MOVED)
 }
@@ -51,6 +56,7 @@ DECLARED = {
     "OUTBOX_CANCEL": OUTBOX_CANCEL,
     "OUTBOX_FREED": OUTBOX_FREED,
     "OUTBOX_MOVED": OUTBOX_MOVED,
+    "CLOSURE_FIELDS": CLOSURE_FIELDS,
 }
 
 
@@ -84,13 +90,25 @@ def format_shown(names: tuple[str, ...], sep: str = "|", kind: str = "") -> str:
     return "'" + sep.join([*([kind] if kind else []), *(f"<{n}>" for n in names)]) + "'"
 
 
-def stats_field(kind: str, season: str, cls: str, detail: str = "") -> str:
+def request_months(dates: Iterable[dt.date]) -> tuple[dt.date, ...]:
+    """The calendar months (their first days, in order) that `dates` fall in: the inventory
+    keys one call passes, one per month."""
+    return tuple(sorted({month_first(d) for d in dates}))
+
+
+def months_arg(months: Iterable[dt.date]) -> str:
+    """The months of a call's inventory keys as the booking Lua reads them (same order as the
+    keys): 'YYYY-MM/<calendar day of the 1st>/<days in the month>', comma-joined."""
+    return ",".join(f"{month_name(m)}/{calendar_day(m)}/{month_length(m)}" for m in months)
+
+
+def stats_field(kind: str, month: str, cls: str, detail: str = "") -> str:
     """The name of a stats hash field as the booking Lua writes it: `slots` and `active` (per-day
     fields), `status` (detail: the status) and `made` (detail: the local creation date)."""
     if kind in ("slots", "active"):
-        return f"{kind}:{season}:{cls}"
+        return f"{kind}:{month}:{cls}"
     if kind in ("status", "made") and detail:
-        return f"{kind}:{season}:{cls}:{detail}"
+        return f"{kind}:{month}:{cls}:{detail}"
     raise ValueError(f"no stats field {kind!r}")
 
 

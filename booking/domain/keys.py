@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from booking.domain.rules import CLASS_DIGIT, format_room, season_key
+from booking.domain.formats import months_arg, request_months
+from booking.domain.rules import CLASS_DIGIT, format_room, month_name
 from strongroom import keyspace as ks
 
 # score = YYYY * 10^7 + day of year * 10^4 + class digit * 10^3 + room: 11 digits < 2^53.
@@ -33,8 +35,20 @@ class RoomKeys:
             raise ValueError(f"no room key {sorted(wrong) or sorted(set(given) - set(names))}")
         return keys
 
-    def inventory(self, cls: str, season: str | None = None) -> str:
-        return ks.BOOKING_INVENTORY.key(room=self.tag, cls=cls, season=season or season_key())
+    def inventory(self, cls: str, month: dt.date | str) -> str:
+        """The bitmap of `cls` for a calendar month (a date in it, or its 'YYYY-MM' name)."""
+        name = month if isinstance(month, str) else month_name(month)
+        return ks.BOOKING_INVENTORY.key(room=self.tag, cls=cls, month=name)
+
+    def inventories(self, cls: str, dates: Iterable[dt.date]) -> tuple[list[str], str]:
+        """The bitmaps of `cls` holding `dates` (one per calendar month, in order) and the
+        months as the functions read them (`formats.months_arg`)."""
+        months = request_months(dates)
+        return [self.inventory(cls, m) for m in months], months_arg(months)
+
+    @property
+    def closures(self) -> str:
+        return ks.BOOKING_CLOSURES.key(room=self.tag)
 
     @property
     def registry(self) -> str:

@@ -21,10 +21,10 @@ from booking.domain.rules import (
     CLASSES,
     HOURS_PER_DAY,
     MAX_DATES,
+    calendar_day,
     day_refusal,
     format_room,
     room_count,
-    season_day,
     season_end,
     season_start,
     site_today,
@@ -97,8 +97,8 @@ class SlotRequest:
 
     @property
     def days(self) -> tuple[int, ...]:
-        """The dates as day numbers of the season (0 = the season's first day)."""
-        return tuple(season_day(d) for d in self.dates)
+        """The dates as calendar day numbers (`calendar_day`): how the store names them."""
+        return tuple(calendar_day(d) for d in self.dates)
 
     @property
     def slot_count(self) -> int:
@@ -196,7 +196,7 @@ def _as_list(value: object) -> list[object]:
 
 def check_dates(dates: Iterable[dt.date], now: dt.datetime | None = None) -> list[Any]:
     """The season and one-day-ahead rules for each date; [] when every date is bookable."""
-    today, bounds = site_today(now), {"start": season_start(), "end": season_end()}
+    today, bounds = site_today(now), {"start": season_start(now), "end": season_end(now)}
     reasons = ((date, day_refusal(date, today)) for date in dates)
     # The rules' reasons (outside_season, past, today) are the messages' keys.
     return [_msg(reason, date=date.isoformat(), **bounds) for date, reason in reasons if reason]

@@ -13,8 +13,8 @@ from booking.domain.parser import SlotRequest
 from booking.domain.references import reference_derived
 from booking.domain.rules import (
     HOURS_PER_DAY,
+    calendar_date,
     format_room,
-    season_start,
 )
 from strongroom.clock import from_ms
 
@@ -127,11 +127,10 @@ def flat_to_dict(flat: Sequence[str]) -> dict[str, str]:
 def slots_from_reply(entries: Sequence[str], request_cls: str) -> list[Slot]:
     """Expand the function's taken entries (TAKEN_FIELDS) into one Slot per taken slot."""
     slots: set[Slot] = set()
-    start = season_start()
     for entry in entries:
         taken = fields_split(entry, TAKEN_FIELDS, ":")
         day, box, mask, held = (int(float(taken[name])) for name in TAKEN_FIELDS)
-        date = start + dt.timedelta(days=day)
+        date = calendar_date(day)
         if request_cls == "A":
             slots.add(Slot(date, None, None, bool(held)))
             continue

@@ -4,17 +4,19 @@ which days can be booked, and ids (no store access here)."""
 from __future__ import annotations
 
 import base64
+import calendar
 import datetime as dt
 import hashlib
 import re
 import secrets
 import zoneinfo
-from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.utils import timezone
+
+from booking.domain.window import window_current
 
 CLASSES = ("A", "B", "C")
 CLASS_DIGIT = {"A": 1, "B": 2, "C": 3}
@@ -29,44 +31,26 @@ _OWNER_RE = re.compile(r"[A-Za-z0-9_.@+-]{1,64}")
 _REQUEST_ID_RE = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
 
-@dataclass(frozen=True)
-class Season:
-    """The season's first and last day and the site's time zone, as the settings say."""
-
-    start: dt.date
-    end: dt.date
-    zone: zoneinfo.ZoneInfo
-
-
-_SEASON_SETTINGS = frozenset({"STRONGROOM_SEASON_START", "STRONGROOM_SEASON_END", "TIME_ZONE"})
-_season_kept: Season | None = None
-
-
-def season() -> Season:
-    """The season and zone, read from the settings once per change of them: a calendar asks
-    for them hundreds of times a request, and each lazy settings look-up costs microseconds."""
-    global _season_kept
-    kept = _season_kept
-    if kept is None:
-        kept = _season_kept = Season(
-            start=settings.STRONGROOM_SEASON_START,
-            end=settings.STRONGROOM_SEASON_END,
-            zone=zoneinfo.ZoneInfo(settings.TIME_ZONE),
-        )
-    return kept
-
-
-def _season_forget(*, setting: str, **_kwargs: Any) -> None:
-    global _season_kept
-    if setting in _SEASON_SETTINGS:
-        _season_kept = None
-
-
-setting_changed.connect(_season_forget, dispatch_uid="booking.domain.rules.season")
+_zone_kept: zoneinfo.ZoneInfo | None = None
 
 
 def site_zone() -> zoneinfo.ZoneInfo:
-    return season().zone
+    """The site's time zone, read from the settings once per change of them: a calendar asks
+    for it hundreds of times a request, and each lazy settings look-up costs microseconds."""
+    global _zone_kept
+    kept = _zone_kept
+    if kept is None:
+        kept = _zone_kept = zoneinfo.ZoneInfo(settings.TIME_ZONE)
+    return kept
+
+
+def _zone_forget(*, setting: str, **_kwargs: Any) -> None:
+    global _zone_kept
+    if setting == "TIME_ZONE":
+        _zone_kept = None
+
+
+setting_changed.connect(_zone_forget, dispatch_uid="booking.domain.rules.zone")
 
 
 def local_now(now: dt.datetime | None = None) -> dt.datetime:
@@ -79,43 +63,73 @@ def site_today(now: dt.datetime | None = None) -> dt.date:
     return local_now(now).date()
 
 
-def season_start() -> dt.date:
-    return season().start
+def season_bounds(now: dt.datetime | None = None) -> tuple[dt.date, dt.date]:
+    """The first and last day of the sales window in force (booking.domain.window) now."""
+    return window_current().bounds(site_today(now))
 
 
-def season_end() -> dt.date:
-    return season().end
+def season_start(now: dt.datetime | None = None) -> dt.date:
+    """The sales window's first day (a rolling window's is tomorrow)."""
+    return season_bounds(now)[0]
 
 
-def season_key() -> str:
-    """The season's name in inventory keys: its first day (offsets count from it)."""
-    return season_start().isoformat()
+def season_end(now: dt.datetime | None = None) -> dt.date:
+    """The sales window's last day."""
+    return season_bounds(now)[1]
 
 
-def season_days() -> list[dt.date]:
-    """Every day of the season, in order."""
-    start, end = season().start, season().end
+def season_days(now: dt.datetime | None = None) -> list[dt.date]:
+    """Every day of the sales window, in order."""
+    start, end = season_bounds(now)
     return [start + dt.timedelta(days=i) for i in range((end - start).days + 1)]
 
 
-def season_bytes(cls: str) -> int:
-    """The size of one room's bitmap of class `cls` for the whole season."""
-    return -(-len(season_days()) * SLOTS_PER_DAY[cls] // 8)
+# --- The calendar the inventory is addressed by ----------------------------------------------
+# A day is stored as its calendar day number (days since 1970-01-01), whatever the season or
+# sales window: holds, waits, records and statistics name the day itself, so no change of the
+# window can move a slot to another day. Bitmaps are one per calendar month (see `month_name`).
+
+CALENDAR_EPOCH = dt.date(1970, 1, 1)
 
 
-def season_day(date: dt.date) -> int:
-    """The day number of `date` in the season (0 = first day)."""
-    return (date - season_start()).days
+def calendar_day(date: dt.date) -> int:
+    """The day number of `date` in the calendar (1970-01-01 is 0)."""
+    return (date - CALENDAR_EPOCH).days
+
+
+def calendar_date(day: int) -> dt.date:
+    """The date of calendar day number `day`."""
+    return CALENDAR_EPOCH + dt.timedelta(days=day)
+
+
+def month_name(date: dt.date) -> str:
+    """The calendar month of `date` as inventory keys and statistics name it: '2026-12'."""
+    return f"{date.year:04d}-{date.month:02d}"
+
+
+def month_first(date: dt.date) -> dt.date:
+    """The first day of `date`'s month."""
+    return date.replace(day=1)
+
+
+def month_length(date: dt.date) -> int:
+    """Days in `date`'s month."""
+    return calendar.monthrange(date.year, date.month)[1]
+
+
+def month_bytes(cls: str, date: dt.date) -> int:
+    """The size of one room's bitmap of class `cls` for `date`'s whole month."""
+    return -(-month_length(date) * SLOTS_PER_DAY[cls] // 8)
 
 
 def first_bookable_day(now: dt.datetime | None = None) -> int:
-    """The season day number of tomorrow (site time): earlier days can no longer be booked."""
-    return season_day(site_today(now) + dt.timedelta(days=1))
+    """The calendar day number of tomorrow (site time): earlier days can no longer be booked."""
+    return calendar_day(site_today(now) + dt.timedelta(days=1))
 
 
-def in_season(date: dt.date) -> bool:
-    kept = season()
-    return kept.start <= date <= kept.end
+def in_season(date: dt.date, now: dt.datetime | None = None) -> bool:
+    start, end = season_bounds(now)
+    return start <= date <= end
 
 
 def room_count() -> int:
@@ -129,7 +143,10 @@ def format_room(room: int) -> str:
 
 def day_refusal(date: dt.date, today: dt.date) -> str:
     """Why a day cannot be booked ('' when it can): outside_season, past or today."""
-    if not in_season(date):
+    window = window_current()
+    first, last = window.bounds(today)
+    # A rolling window starts tomorrow: today and earlier days get their own reason.
+    if not first <= date <= last and not (window.rolling and date <= today):
         return "outside_season"
     if date < today:
         return "past"

@@ -25,7 +25,7 @@ from booking.domain.rules import (
     CLASS_DIGIT,
     CLASSES,
     booking_id_room,
-    season_start,
+    calendar_date,
 )
 from booking.engine.indexes import bookings_by_id, indexes_read
 from strongroom.ahead import Command, command, pipeline_replies
@@ -174,7 +174,7 @@ def hold_get(*, client: redis.Redis, hold_id: str, now: dt.datetime | None = Non
     expiry, owner, cls, days, start, end, boxes = hold_value_parse(text(value))
     if expiry <= to_ms(now or dt.datetime.now(tz=dt.UTC)):
         return None
-    dates = tuple(season_start() + dt.timedelta(days=d) for d in days)
+    dates = tuple(calendar_date(d) for d in days)
     request = SlotRequest(cls, room, dates, None if cls == "A" else (start, end), tuple(boxes))
     expires = from_ms(expiry)
     assert expires is not None

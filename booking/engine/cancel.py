@@ -37,7 +37,7 @@ from strongroom.outbox import sender_wake
 CANCEL = FunctionSpec(
     "booking_cancel",
     "CANCEL",
-    ("record", "inventory", "registry", "audit", "stats", "outbox", "waits", "wait_notices",
+    ("record", "registry", "audit", "stats", "outbox", "waits", "wait_notices",
      "holds", "hold_days"),
     ("actor", "is_staff", "today", "reason", "now_ms", "audit_maxlen", "request_id", "first_day",
      "priority_hold_id", "priority_hold_ms"),
@@ -98,13 +98,12 @@ def booking_cancel(
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     reason = reason_clean(reason)
     for _attempt in range(3):
-        cls, season = text_values(client.hmget(keys.record(booking_id), ["cls", "season"]))
+        cls, inventories = text_values(client.hmget(keys.record(booking_id), ["cls", "inv"]))
         if cls is None:
             return CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"])
         call = CANCEL.call(
             keys={
                 "record": keys.record(booking_id),
-                "inventory": keys.inventory(cls, season),
                 "registry": keys.registry,
                 "audit": keys.audit,
                 "stats": keys.stats,
@@ -126,6 +125,9 @@ def booking_cancel(
                 "priority_hold_id": hold_new_id(room=room),
                 "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
             },
+            # The record's bitmaps, one per calendar month of its days (the function checks
+            # that the record still names them).
+            more_keys=(inventories or "").split(","),
         )
         answer = CANCEL.answer_of(durable_fcall(client, CANCEL.name, *call))
         if answer["status"] != "stale":

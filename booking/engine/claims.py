@@ -41,9 +41,6 @@ from booking.domain.rules import (
     first_bookable_day,
     format_room,
     local_now,
-    season_bytes,
-    season_days,
-    season_key,
 )
 from booking.engine.indexes import indexes_after_claim, indexes_inline
 from booking.engine.pace import PACE_WINDOW_MS
@@ -57,19 +54,19 @@ from strongroom.outbox import sender_wake
 CLAIM = FunctionSpec(
     "booking_claim",
     "CLAIM",
-    ("inventory", "registry", "record", "ledger", "codes", "holds", "audit", "stats",
+    ("registry", "record", "ledger", "codes", "holds", "audit", "stats",
      "hold_days", "unindexed", "refs", "outbox", "hold_streaks", "waits", "wait_notices",
-     "gone"),
-    ("owner", "cls", "season", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
-     "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "season_bytes",
-     "season_days", "made", "person_score", "date_scores", "reference", "pace_limit",
-     "pace_window_ms", "first_day"),
+     "gone", "closures"),
+    ("owner", "cls", "months", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
+     "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "made",
+     "person_score", "date_scores", "reference", "pace_limit", "pace_window_ms", "first_day"),
     replies=("ok record fulfilled", "taken *slots", "paced until", "id_in_use", "code_clash",
-             "ref_clash", "gone", "invalid what"),
-    key_tails=("person_index", "date_index", "pace"),
+             "ref_clash", "gone", "closed reason", "invalid what"),
+    key_tails=("inventories", "person_index", "date_index", "pace"),
 )  # fmt: skip
-# more_keys of CLAIM: the person index and the date index where one call may write them (not on
-# a cluster), then the buyer's pace when the call counts it (pace_limit > 0), else none.
+# key tails of CLAIM: the inventory of each calendar month of the request (ARGV months names
+# them in the same order), then the person index and the date index where one call may write
+# them (not on a cluster), then the buyer's pace when the call counts it (pace_limit > 0).
 
 
 _CODE_ATTEMPTS = 5
@@ -86,6 +83,7 @@ class ClaimResult:
     taken: tuple[Slot, ...] = ()
     paced_until: dt.datetime | None = None
     gone: bool = False
+    closed: str = ""  # the reason staff closed a slot of the request ('' when none is)
 
 
 def booking_pace(
@@ -140,10 +138,7 @@ def booking_claim(
         check_id("hold id", hold_id, request.room)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     ruled = {
-        "season": season_key(),
         "room": format_room(request.room),
-        "season_bytes": season_bytes(request.cls),
-        "season_days": len(season_days()),
         "made": local_now(from_ms(now_ms)).date().isoformat(),
         "first_day": first_bookable_day(now),
     }
@@ -155,10 +150,14 @@ def booking_claim(
             return ClaimResult(False, paced_until=again)
     paced_here = paced and inline
     room = RoomKeys(request.room)
-    keys = room.named(
-        CLAIM.keys, inventory=room.inventory(request.cls), record=room.record(booking_id)
-    )
-    tails = {"person_index": [person_index(owner_id)], "date_index": [date_index(request.room)]}
+    keys = room.named(CLAIM.keys, record=room.record(booking_id))
+    inventories, months = room.inventories(request.cls, request.dates)
+    tails: dict[str, list[str]] = {"inventories": inventories}
+    if inline:
+        tails |= {
+            "person_index": [person_index(owner_id)],
+            "date_index": [date_index(request.room)],
+        }
     if paced_here:
         tails["pace"] = [pace_of(owner_id)]
     scores = {
@@ -172,6 +171,7 @@ def booking_claim(
         **request_args(request),
         **ruled,
         **scores,
+        "months": months,
         "booking_id": booking_id,
         "now_ms": now_ms,
         "dates": ",".join(d.isoformat() for d in request.dates),
@@ -187,7 +187,7 @@ def booking_claim(
         code = code_for(booking_id, number)
         args = {**fixed, "code_mac": code_mac(request.room, code), "code_n": number}
         args["reference"] = reference_new(room=request.room)
-        answer = CLAIM.send(sender, keys=keys, args=args, tails=tails if inline else {})
+        answer = CLAIM.send(sender, keys=keys, args=args, tails=tails)
         if answer["status"] not in ("code_clash", "ref_clash"):
             break
     else:
@@ -200,6 +200,8 @@ def booking_claim(
         return ClaimResult(False, paced_until=from_ms(int(answer["until"])))
     if status == "gone":
         return ClaimResult(False, gone=True)
+    if status == "closed":
+        return ClaimResult(False, closed=str(answer["reason"]))
     if status == "id_in_use":
         raise ValueError(f"booking id {booking_id!r} belongs to another owner")
     if status == "taken":

@@ -27,7 +27,6 @@ from booking.domain.rules import (
     check_owner_id,
     first_bookable_day,
     format_room,
-    season_days,
 )
 from booking.engine.indexes import indexes_inline
 from booking.engine.pace import PACE_WINDOW_MS, pace_spent_until
@@ -40,13 +39,15 @@ from strongroom.libraries import fcall, pipeline_functions
 HOLD = FunctionSpec(
     "booking_hold",
     "HOLD",
-    ("inventory", "holds", "audit", "hold_days", "hold_streaks", "gone"),
+    ("holds", "audit", "hold_days", "hold_streaks", "gone", "closures"),
     ("owner", "cls", "days", "hstart", "hend", "boxes", "hold_id", "now_ms", "ttl_ms",
-     "audit_maxlen", "room", "season_days", "pace_limit", "pace_window_ms", "first_day"),
+     "audit_maxlen", "room", "months", "pace_limit", "pace_window_ms", "first_day"),
     replies=("ok expiry", "taken *slots", "cooling until", "paced until", "id_in_use", "gone",
-             "invalid what"),
-    key_tails=("pace",),
+             "closed reason", "invalid what"),
+    key_tails=("inventories", "pace"),
 )  # fmt: skip
+# key tails of HOLD: the inventory of each calendar month of the request (as ARGV months), then
+# the buyer's pace where the call checks it (one server, a paced hold).
 HOLD_RELEASE = FunctionSpec(
     "booking_hold_release", "HOLD_RELEASE", ("holds", "hold_days"), ("hold_id", "owner")
 )
@@ -64,6 +65,7 @@ class HoldResult:
     cooling_until: dt.datetime | None = None
     paced_until: dt.datetime | None = None
     gone: bool = False  # the buyer's account is being deleted
+    closed: str = ""  # the reason staff closed a slot of the request ('' when none is)
 
 
 def booking_hold(
@@ -99,18 +101,19 @@ def booking_hold(
         raise ValueError("a hold lasts 1 to 3600 seconds")
     room = RoomKeys(request.room)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
+    inventories, months = room.inventories(request.cls, request.dates)
     inline = indexes_inline(client)
     if paced and not inline:
         spent = pace_spent_until(client=client, owner_id=owner_id, now_ms=now_ms)
         if spent is not None:
             return HoldResult(False, paced_until=spent)
     keys = {
-        "inventory": room.inventory(request.cls),
         "holds": room.holds,
         "audit": room.audit,
         "hold_days": room.hold_days,
         "hold_streaks": room.hold_streaks,
         "gone": room.gone,
+        "closures": room.closures,
     }
     args = {
         "owner": owner_id,
@@ -120,12 +123,14 @@ def booking_hold(
         "ttl_ms": ttl * 1000,
         "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
         "room": format_room(request.room),
-        "season_days": len(season_days()),
+        "months": months,
         "first_day": first_bookable_day(now),
         "pace_limit": settings.STRONGROOM_BOOKINGS_PER_HOUR if paced and inline else 0,
         "pace_window_ms": PACE_WINDOW_MS if paced and inline else 0,
     }
-    tails = {"pace": [pace_of(owner_id)]} if paced and inline else {}
+    tails = {"inventories": inventories}
+    if paced and inline:
+        tails["pace"] = [pace_of(owner_id)]
     # The hold with a read of the buyer's pointer, then (placed) the pointer swapped with the
     # release of the hold it named: two round trips, nothing but the hold function on refusal.
     call_keys, call_args = HOLD.call(keys=keys, args=args, tails=tails)
@@ -143,6 +148,8 @@ def booking_hold(
         raise ValueError(f"hold id {hold_id!r} belongs to another owner")
     if answer["status"] == "taken":
         return HoldResult(False, taken=tuple(slots_from_reply(answer["slots"], request.cls)))
+    if answer["status"] == "closed":
+        return HoldResult(False, closed=str(answer["reason"]))
     if answer["status"] == "cooling":
         return HoldResult(False, cooling_until=from_ms(answer["until"]))
     if answer["status"] == "paced":

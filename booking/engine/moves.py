@@ -33,7 +33,6 @@ from booking.domain.rules import (
     local_now,
     request_id_new,
     request_id_valid,
-    season_days,
 )
 from booking.engine import moves_rooms
 from booking.engine.audit import audit_write
@@ -50,15 +49,18 @@ from strongroom.outbox import mail_queue, sender_wake
 MOVE = FunctionSpec(
     "booking_move",
     "MOVE",
-    ("record", "inventory", "registry", "codes", "holds", "hold_days", "audit", "stats",
-     "outbox", "waits", "wait_notices", "unindexed"),
+    ("record", "registry", "codes", "holds", "hold_days", "audit", "stats",
+     "outbox", "waits", "wait_notices", "unindexed", "closures"),
     ("actor", "is_staff", "today", "cls", "days", "hstart", "hend", "boxes", "dates",
-     "season_days", "code_mac", "code_n", "move_id", "now_ms", "audit_maxlen", "room",
+     "months", "code_mac", "code_n", "move_id", "now_ms", "audit_maxlen", "room",
      "person_score", "date_scores", "first_day", "priority_hold_id", "priority_hold_ms"),
     replies=("moved record", "taken *slots", "not_found", "forbidden", "cancelled", "collected",
-             "started", "unchanged", "code_clash", "invalid what"),
-    key_tails=("person_index", "date_index"),  # where one call may write them (one server)
+             "started", "unchanged", "code_clash", "closed reason", "invalid what"),
+    key_tails=("inventories", "person_index", "date_index"),
 )  # fmt: skip
+# key tails of MOVE: the bitmaps of every calendar month of the booking's days and of the new
+# ones (ARGV months names them, in order), then the person index and the date index where one
+# call may write them.
 
 _CODE_ATTEMPTS = 5
 
@@ -135,8 +137,8 @@ def booking_move(
     request_recheck(request, now)
     move_id = move_id if move_id and request_id_valid(move_id) else request_id_new()
     keys = RoomKeys(room)
-    cls, season, owner, code_n, before = text_values(
-        client.hmget(keys.record(booking_id), ["cls", "season", "owner", "code_n", "dates"])
+    cls, owner, code_n, before = text_values(
+        client.hmget(keys.record(booking_id), ["cls", "owner", "code_n", "dates"])
     )
     if cls is None or owner is None:
         return MoveResult(False, "not_found", MOVE_MESSAGES["not_found"])
@@ -146,13 +148,12 @@ def booking_move(
         return MoveResult(False, "other_class", MOVE_MESSAGES["other_class"])
     if request.room != room:
         return moves_rooms.move_rooms(
-            client, booking_id, request, actor_id, actor_is_staff, now, move_id, owner, season
+            client, booking_id, request, actor_id, actor_is_staff, now, move_id, owner
         )
     inline = indexes_inline(client)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     call_keys = {
         "record": keys.record(booking_id),
-        "inventory": keys.inventory(cls, season),
         "registry": keys.registry,
         "codes": keys.codes,
         "holds": keys.holds,
@@ -163,15 +164,20 @@ def booking_move(
         "waits": keys.waits,
         "wait_notices": keys.wait_notices,
         "unindexed": keys.unindexed,
+        "closures": keys.closures,
     }
-    tails = {"person_index": [person_index(owner)], "date_index": [date_index(room)]}
+    old_dates = [dt.date.fromisoformat(d) for d in (before or "").split(",") if d]
+    inventories, months = keys.inventories(cls, [*old_dates, *request.dates])
+    tails: dict[str, list[str]] = {"inventories": inventories}
+    if inline:
+        tails |= {"person_index": [person_index(owner)], "date_index": [date_index(room)]}
     fixed = {
         "actor": actor_id,
         "is_staff": "1" if actor_is_staff else "0",
         "today": local_now(now).date().isoformat(),
         **request_args(request),
         "dates": ",".join(d.isoformat() for d in request.dates),
-        "season_days": len(season_days()),
+        "months": months,
         "move_id": move_id,
         "now_ms": now_ms,
         "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
@@ -186,7 +192,7 @@ def booking_move(
     for number in range(max(first, 0), max(first, 0) + _CODE_ATTEMPTS):
         code = code_for(booking_id, number)
         args = {**fixed, "code_mac": code_mac(room, code), "code_n": number}
-        call = MOVE.call(keys=call_keys, args=args, tails=tails if inline else {})
+        call = MOVE.call(keys=call_keys, args=args, tails=tails)
         answer = MOVE.answer_of(durable_fcall(client, MOVE.name, *call))
         if answer["status"] != "code_clash":
             break

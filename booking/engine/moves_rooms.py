@@ -32,36 +32,36 @@ from booking.domain.rules import (
     hold_new_id,
     local_now,
     room_count,
-    season_days,
-    season_key,
 )
 from booking.engine.indexes import indexes_after_claim, indexes_inline
 from booking.engine.requests import refuse_invalid
 from booking.engine.results import MOVE_MESSAGES, MoveResult
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
-from strongroom.decoders import text_hash, text_values
+from strongroom.decoders import text_hash, text_or_none, text_values
 from strongroom.durable import durable_fcall
 from strongroom.outbox import sender_wake
 
 MOVE_IN = FunctionSpec(
     "booking_move_in",
     "MOVE_IN",
-    ("record", "inventory", "registry", "codes", "holds", "hold_days", "stats", "moves",
-     "ledger"),
-    ("owner", "cls", "season", "days", "hstart", "hend", "boxes", "dates", "season_days",
-     "booking_id", "from_id", "move_id", "code_mac", "now_ms", "room"),
-    replies=("held", "taken *slots", "code_clash", "invalid what"),
+    ("record", "registry", "codes", "holds", "hold_days", "stats", "moves", "ledger",
+     "closures"),
+    ("owner", "cls", "months", "days", "hstart", "hend", "boxes", "dates", "booking_id",
+     "from_id", "move_id", "code_mac", "now_ms", "room"),
+    replies=("held", "taken *slots", "code_clash", "closed reason", "invalid what"),
+    key_tails=("inventories",),
 )  # fmt: skip
 MOVE_OUT = FunctionSpec(
     "booking_move_out",
     "MOVE_OUT",
-    ("record", "inventory", "registry", "codes", "ledger", "audit", "stats", "waits",
-     "wait_notices", "holds", "hold_days", "outbox"),
+    ("record", "registry", "codes", "ledger", "audit", "stats", "waits", "wait_notices",
+     "holds", "hold_days", "outbox"),
     ("actor", "is_staff", "today", "move_id", "to_id", "now_ms", "audit_maxlen", "room",
      "first_day", "priority_hold_id", "priority_hold_ms"),
     replies=("moved record", "aborted", "not_found", "forbidden", "cancelled", "collected",
              "started", "invalid what"),
+    key_tails=("inventories",),
 )  # fmt: skip
 MOVE_COMMIT = FunctionSpec(
     "booking_move_commit",
@@ -77,10 +77,13 @@ MOVE_ABORT = FunctionSpec(
 MOVE_RELEASE = FunctionSpec(
     "booking_move_release",
     "MOVE_RELEASE",
-    ("record", "inventory", "registry", "stats", "moves"),
+    ("record", "registry", "stats", "moves"),
     ("move_id",),
     replies=("released", "moved"),
+    key_tails=("inventories",),
 )
+# key tails of MOVE_IN: the new days' month bitmaps (ARGV months names them); of MOVE_OUT and
+# MOVE_RELEASE: the bitmaps the record names (its `inv`).
 # A pending record older than this, found by moves_recover, has lost its mover.
 RECOVER_AFTER_MS = 30_000
 
@@ -101,7 +104,6 @@ def move_rooms(
     now: dt.datetime | None,
     move_id: str,
     owner: str,
-    season: str | None,
 ) -> MoveResult:
     """Across rooms: hold the new slots (a pending record in the new room), let the old room
     decide (it gives the old slots back and points at the new id, or refuses), then confirm
@@ -116,11 +118,13 @@ def move_rooms(
     if held["status"] == "taken":
         taken = tuple(slots_from_reply(held["slots"], request.cls))
         return MoveResult(False, "taken", MOVE_MESSAGES["taken"], taken=taken)
+    if held["status"] == "closed":
+        return MoveResult(False, "closed", MOVE_MESSAGES["closed"])
     refuse_invalid(MOVE_IN.name, held)
+    old_inventories = (text_or_none(client.hget(old.record(booking_id), "inv")) or "").split(",")
     call = MOVE_OUT.call(
         keys={
             "record": old.record(booking_id),
-            "inventory": old.inventory(request.cls, season),
             "registry": old.registry,
             "codes": old.codes,
             "ledger": old.ledger,
@@ -145,6 +149,7 @@ def move_rooms(
             "priority_hold_id": hold_new_id(room=old_room),
             "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
         },
+        tails={"inventories": old_inventories},
     )
     decided = MOVE_OUT.answer_of(durable_fcall(client, MOVE_OUT.name, *call))
     if decided["status"] != "moved":
@@ -171,9 +176,9 @@ def _move_in(
     move_id: str,
     now_ms: int,
 ) -> dict[str, Any]:
+    inventories, months = new.inventories(request.cls, request.dates)
     keys = {
         "record": new.record(new_id),
-        "inventory": new.inventory(request.cls),
         "registry": new.registry,
         "codes": new.codes,
         "holds": new.holds,
@@ -181,13 +186,13 @@ def _move_in(
         "stats": new.stats,
         "moves": new.moves,
         "ledger": new.ledger,
+        "closures": new.closures,
     }
     args = {
         "owner": owner,
         **request_args(request),
-        "season": season_key(),
+        "months": months,
         "dates": ",".join(d.isoformat() for d in request.dates),
-        "season_days": len(season_days()),
         "booking_id": new_id,
         "from_id": from_id,
         "move_id": move_id,
@@ -195,7 +200,7 @@ def _move_in(
         "now_ms": now_ms,
         "room": format_room(new.room),
     }
-    call = MOVE_IN.call(keys=keys, args=args)
+    call = MOVE_IN.call(keys=keys, args=args, tails={"inventories": inventories})
     answer = MOVE_IN.answer_of(durable_fcall(client, MOVE_IN.name, *call))
     if answer["status"] == "code_clash":  # one move in 10^10: the buyer presses again
         raise RuntimeError("the new room's pickup code clashed; try the move again")
@@ -273,19 +278,18 @@ def _move_undo(
     abort = MOVE_ABORT.call(keys={"record": old.record(old_id)}, args={"move_id": move_id})
     if durable_fcall(client, MOVE_ABORT.name, *abort)[0] == "moved":
         raise AssertionError("a move the old room confirmed is never undone")
-    record = text_values(client.hmget(new.record(new_id), ["cls", "season"]))
-    cls, season = record
+    cls, inventories = text_values(client.hmget(new.record(new_id), ["cls", "inv"]))
     if cls is None:
         return
     release = MOVE_RELEASE.call(
         keys={
             "record": new.record(new_id),
-            "inventory": new.inventory(cls, season),
             "registry": new.registry,
             "stats": new.stats,
             "moves": new.moves,
         },
         args={"move_id": move_id},
+        tails={"inventories": (inventories or "").split(",")},
     )
     durable_fcall(client, MOVE_RELEASE.name, *release)
 

@@ -36,7 +36,7 @@ from strongroom.clock import to_ms
 from strongroom.decoders import text_list, text_values
 from strongroom.durable import Write, durable_calls, durable_fcall
 
-# more_keys: the owner's record keys, then the inventory key each record names (same order).
+# more_keys: the owner's record keys (ARGV n of them), then every inventory key they name.
 OWNER_FORGET = FunctionSpec(
     "booking_owner_forget",
     "OWNER_FORGET",
@@ -151,7 +151,9 @@ def _room_forget(
         pipe = client.pipeline(transaction=False)
         for record in records:
             pipe.hget(record, "inv")
-        inventories = [value or keys.registry for value in text_values(pipe.execute())]
+        # Every bitmap the records name (a record names one per calendar month of its days).
+        named = {key for value in text_values(pipe.execute()) for key in (value or "").split(",")}
+        inventories = sorted(named - {""})
         call = OWNER_FORGET.call(
             keys={
                 "registry": keys.registry,

@@ -25,6 +25,7 @@ class MoveResult:
 MOVE_MESSAGES = {
     "moved": _("The booking is moved. It has a new pickup code: the old one no longer opens."),
     "taken": _("Some of the new slots are not free: the booking is unchanged."),
+    "closed": _("Some of the new slots are closed: the booking is unchanged."),
     "not_found": _("There is no such booking."),
     "forbidden": _("You can only move your own bookings."),
     "cancelled": _("This booking was cancelled and cannot be moved."),

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import redis
 from django.conf import settings
 
-from booking.domain.formats import DAY_WIDTH, STATS_VERSION, stats_field
+from booking.domain.formats import DAY_WIDTH, STATS_VERSION, request_months, stats_field
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import (
     CLASSES,
@@ -24,20 +24,23 @@ from booking.domain.rules import (
     STATUSES,
     in_season,
     local_now,
+    month_first,
+    month_length,
+    month_name,
     room_count,
-    season_day,
     season_days,
-    season_key,
+    season_start,
     site_today,
 )
 from booking.engine.bookings import room_sets_read
+from booking.engine.closures import Closure, closed_slots, closures_parse
 from strongroom import keyspace as ks
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms
-from strongroom.decoders import text_or_none
+from strongroom.decoders import text_hash, text_or_none
 from strongroom.libraries import fcalls
 
-# more_keys: the inventory keys, then the record keys; more_args: season, cls, bits per day of
+# more_keys: the inventory keys, then the record keys; more_args: month, cls, bits per day of
 # each inventory key, then the local creation date of each record.
 STATS_REBUILD = FunctionSpec(
     "booking_stats_rebuild",
@@ -77,6 +80,21 @@ def _days_sum(texts: Iterable[str | None], n_days: int) -> list[int]:
     return [int(digits[i : i + DAY_WIDTH]) for i in range(0, width, DAY_WIDTH)]
 
 
+def _season_months() -> tuple[dt.date, ...]:
+    """The calendar months the season's days fall in (the stats are kept per month)."""
+    return request_months(season_days())
+
+
+def _season_sum(columns: Sequence[Iterable[str | None]], months: Sequence[dt.date]) -> list[int]:
+    """Per season day, the sum over rooms of a per-day field kept per month (`columns`: the
+    rooms' values of each month's field, in the order of `months`)."""
+    per_month = {
+        month: _days_sum(column, month_length(month))
+        for month, column in zip(months, columns, strict=True)
+    }
+    return [per_month[month_first(day)][day.day - 1] for day in season_days()]
+
+
 @functools.lru_cache(maxsize=8)
 def _stats_keys(prefix: str, rooms: int) -> tuple[tuple[str, str], ...]:
     """(stats, ledger) key of every room (cached: the overview builds 600 names a request)."""
@@ -85,29 +103,33 @@ def _stats_keys(prefix: str, rooms: int) -> tuple[tuple[str, str], ...]:
 
 def _stats_read(
     client: redis.Redis, fields: Sequence[str]
-) -> tuple[list[list[str | None]], list[int]]:
-    """`fields` of every room's stats hash (one pipeline of HMGET, with the ledger's size), and
-    the rooms whose hash is not exact yet (bookings written before the stats existed). Reads
-    only."""
+) -> tuple[list[list[str | None]], list[int], list[Closure]]:
+    """`fields` of every room's stats hash (one pipeline of HMGET, with the ledger's size, and
+    the closures whose slots are off sale), and the rooms whose hash is not exact yet (bookings
+    written before the stats existed). Reads only."""
     keys = _stats_keys(settings.STRONGROOM_KEY_PREFIX, room_count())
     pipe = client.pipeline(transaction=False)
     for stats, ledger in keys:
         pipe.execute_command("HMGET", stats, "v", *fields)
         pipe.execute_command("SCARD", ledger)
-    replies = pipe.execute()
+    pipe.hgetall(ks.CLOSURES_ALL.key())
+    *replies, closed = pipe.execute()
     rows: list[list[str | None]] = replies[0::2]
     stale = [
         n + 1
         for n, (row, size) in enumerate(zip(rows, replies[1::2], strict=True))
         if row[0] != STATS_VERSION and int(size)
     ]
-    return rows, stale
+    return rows, stale, closures_parse(text_hash(closed))
 
 
-def _stats_rows(client: redis.Redis, fields: Sequence[str]) -> list[list[str | None]]:
+def _stats_rows(
+    client: redis.Redis, fields: Sequence[str]
+) -> tuple[list[list[str | None]], list[Closure]]:
     """`fields` of every room's stats hash, exact: step 1 reads them; step 2 (only for rooms
-    whose hash is not exact yet) rebuilds those rooms with `stats_rebuild` and reads them again."""
-    rows, stale = _stats_read(client, fields)
+    whose hash is not exact yet) rebuilds those rooms with `stats_rebuild` and reads them again.
+    With them, the closures (their slots are left out of the capacity)."""
+    rows, stale, closures = _stats_read(client, fields)
     if stale:
         stats_rebuild(client=client, rooms=stale)
         pipe = client.pipeline(transaction=False)
@@ -115,14 +137,19 @@ def _stats_rows(client: redis.Redis, fields: Sequence[str]) -> list[list[str | N
             pipe.execute_command("HMGET", RoomKeys(room).stats, "v", *fields)
         for room, row in zip(stale, pipe.execute(), strict=True):
             rows[room - 1] = row
-    return [row[1:] for row in rows]
+    return [row[1:] for row in rows], closures
 
 
-def _occupancy(cls: str, slots: list[int]) -> Occupancy:
+def _occupancy(cls: str, slots: list[int], closures: Sequence[Closure] = ()) -> Occupancy:
+    """Per season day, the booked slots against the capacity on sale (slots staff closed are
+    not capacity)."""
     days = season_days()
-    capacity = SLOTS_PER_DAY[cls] * room_count()
-    rows = tuple(DayOccupancy(d, n, capacity) for d, n in zip(days, slots, strict=True))
-    return Occupancy(cls, rows, sum(slots), capacity * len(days))
+    full = SLOTS_PER_DAY[cls] * room_count()
+    rows = tuple(
+        DayOccupancy(d, n, max(full - closed_slots(closures, cls, d), 0))
+        for d, n in zip(days, slots, strict=True)
+    )
+    return Occupancy(cls, rows, sum(slots), sum(row.capacity for row in rows))
 
 
 def occupancy_per_day(*, client: redis.Redis, cls: str) -> Occupancy:
@@ -131,8 +158,10 @@ def occupancy_per_day(*, client: redis.Redis, cls: str) -> Occupancy:
     `occupancy_from_bitmaps`)."""
     if cls not in CLASSES:
         raise ValueError(f"no class {cls!r}")
-    rows = _stats_rows(client, [stats_field("slots", season_key(), cls)])
-    return _occupancy(cls, _days_sum((row[0] for row in rows), len(season_days())))
+    months = _season_months()
+    rows, closures = _stats_rows(client, [stats_field("slots", month_name(m), cls) for m in months])
+    columns = [[row[i] for row in rows] for i in range(len(months))]
+    return _occupancy(cls, _season_sum(columns, months), closures)
 
 
 def occupancy_from_bitmaps(*, client: redis.Redis, cls: str) -> Occupancy:
@@ -146,8 +175,8 @@ def occupancy_from_bitmaps(*, client: redis.Redis, cls: str) -> Occupancy:
     rooms = range(1, room_count() + 1)
     pipe = client.pipeline(transaction=False)
     for room in rooms:
-        key = RoomKeys(room).inventory(cls)
-        for index in range(len(days)):
+        for day in days:
+            key, index = RoomKeys(room).inventory(cls, day), day.day - 1
             pipe.execute_command("BITCOUNT", key, index * width, (index + 1) * width - 1, "BIT")
     counts = pipe.execute()
     per_day = [0] * len(days)
@@ -184,29 +213,38 @@ def season_stats(*, client: redis.Redis, now: dt.datetime | None = None) -> Seas
     """Every class's counters of the season over all rooms: ONE round trip (an HMGET of each
     room's stats hash in one pipeline), whatever the number of bookings."""
     today = site_today(now)
-    season = season_key()
+    months = _season_months()
+    names = [month_name(m) for m in months]
+    kinds = ["slots", "active", "made", *STATUSES]
     fields: list[str] = []
     for cls in CLASSES:
-        fields += [stats_field("slots", season, cls), stats_field("active", season, cls)]
-        fields += [stats_field("made", season, cls, today.isoformat())]
-        fields += [stats_field("status", season, cls, status) for status in STATUSES]
-    width = len(fields) // len(CLASSES)
-    n_days = len(season_days())
-    rows = _stats_rows(client, fields)
+        fields += [stats_field("slots", name, cls) for name in names]
+        fields += [stats_field("active", name, cls) for name in names]
+        fields += [stats_field("made", name, cls, today.isoformat()) for name in names]
+        for status in STATUSES:
+            fields += [stats_field("status", name, cls, status) for name in names]
+    width = len(kinds) * len(months)
+    rows, closures = _stats_rows(client, fields)
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(fields)
+
+    def kind_columns(c: int, k: int) -> list[Iterable[str | None]]:
+        first = c * width + k * len(months)
+        return list(columns[first : first + len(months)])
+
+    def total(c: int, k: int) -> int:
+        return sum(int(v) for column in kind_columns(c, k) for v in column if v)
+
     classes = []
     for c, cls in enumerate(CLASSES):
-        first = c * width
-        slots = _days_sum(columns[first], n_days)
-        active = _days_sum(columns[first + 1], n_days)
-        made = sum(int(value) for value in columns[first + 2] if value)
-        statuses = {
-            status: sum(int(value) for value in columns[first + 3 + i] if value)
-            for i, status in enumerate(STATUSES)
-        }
-        for_today = active[season_day(today)] if in_season(today) else 0
+        slots = _season_sum(kind_columns(c, 0), months)
+        active = _season_sum(kind_columns(c, 1), months)
+        made = total(c, 2)
+        statuses = {status: total(c, 3 + i) for i, status in enumerate(STATUSES)}
+        for_today = active[(today - season_start()).days] if in_season(today) else 0
         classes.append(
-            ClassStats(cls, _occupancy(cls, slots), tuple(active), for_today, made, statuses)
+            ClassStats(
+                cls, _occupancy(cls, slots, closures), tuple(active), for_today, made, statuses
+            )
         )
     return SeasonStats(today, tuple(classes))
 
@@ -221,7 +259,7 @@ def _stats_call(
     more_args: list[object] = []
     for key in inventories:
         parts = ks.BOOKING_INVENTORY.parse(key)
-        more_args += [parts["season"], parts["cls"], SLOTS_PER_DAY[parts["cls"]]]
+        more_args += [parts["month"], parts["cls"], SLOTS_PER_DAY[parts["cls"]]]
     for booking_id in ids:
         moment = from_ms(created.get(booking_id)) or dt.datetime.fromtimestamp(0, tz=dt.UTC)
         more_args.append(local_now(moment).date().isoformat())

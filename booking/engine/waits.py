@@ -18,17 +18,25 @@ import redis
 from django.conf import settings
 from redis.cluster import RedisCluster
 
-from booking.domain.formats import NOTICE_FIELDS, WAIT_FIELDS, fields_join, fields_split
+from booking.domain.formats import (
+    NOTICE_FIELDS,
+    WAIT_FIELDS,
+    fields_join,
+    fields_split,
+    months_arg,
+    request_months,
+)
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import (
+    CLASSES,
+    calendar_date,
+    calendar_day,
     check_owner_id,
     first_bookable_day,
     format_room,
     hold_new_id,
     room_count,
-    season_day,
     season_days,
-    season_start,
     site_today,
     site_zone,
 )
@@ -45,11 +53,12 @@ from strongroom.store import is_cluster
 WAIT = FunctionSpec(
     "booking_wait",
     "WAIT",
-    ("waits", "inventory", "holds", "hold_days", "gone"),
-    ("person", "cls", "day", "hstart", "hend", "box", "now_ms", "limit", "season_days",
+    ("waits", "holds", "hold_days", "gone", "closures"),
+    ("person", "cls", "day", "hstart", "hend", "box", "now_ms", "limit", "months",
      "first_day"),
-    replies=("ok", "free", "limit", "gone", "invalid what"),
+    replies=("ok", "free", "limit", "gone", "closed reason", "invalid what"),
 )  # fmt: skip
+# more_keys of WAIT: the inventory of the waited day's month (ARGV months names it).
 WAIT_RESERVE = FunctionSpec(
     "booking_wait_reserve",
     "WAIT_RESERVE",
@@ -65,14 +74,13 @@ WAITS_CHECK = FunctionSpec(
         "wait_notices",
         "holds",
         "outbox",
-        "inventory_a",
-        "inventory_b",
-        "inventory_c",
         "hold_days",
     ),
-    ("now_ms", "first_day", "priority_hold_id", "priority_hold_ms", "room"),
+    ("now_ms", "first_day", "priority_hold_id", "priority_hold_ms", "room", "months"),
     reply=("told", "left"),
 )
+# more_keys of WAITS_CHECK: the inventories of the months ARGV months names, class A's first,
+# then B's, then C's (each in the order of the months).
 
 
 def _day_start_ms(date: dt.date) -> int:
@@ -98,7 +106,7 @@ def wait_member(*, owner_id: str, wait: Wait) -> str:
     """The wait as the room's waits hold it (WAIT_FIELDS)."""
     start, end = wait.hours or (0, 0)
     return fields_join(
-        {"person": owner_id, "cls": wait.cls, "day": season_day(wait.date), "hstart": start,
+        {"person": owner_id, "cls": wait.cls, "day": calendar_day(wait.date), "hstart": start,
          "hend": end, "box": wait.box or 0},
         WAIT_FIELDS,
     )  # fmt: skip
@@ -107,7 +115,7 @@ def wait_member(*, owner_id: str, wait: Wait) -> str:
 def wait_of(room: int, member: str) -> tuple[str, Wait]:
     """The person and the wait of a member of the room's waits (WAIT_FIELDS)."""
     f = fields_split(member, WAIT_FIELDS)
-    date = season_start() + dt.timedelta(days=int(f["day"]))
+    date = calendar_date(int(f["day"]))
     hours = None if f["cls"] == "A" else (int(f["hstart"]), int(f["hend"]))
     return f["person"], Wait(room, f["cls"], date, hours, int(f["box"]) or None)
 
@@ -135,7 +143,8 @@ def wait_join(
     *, client: redis.Redis, owner_id: str, wait: Wait, now: dt.datetime | None = None
 ) -> str:
     """Ask to be told when `wait`'s slot frees. Returns 'ok' (also when already waiting),
-    'free' (it is free: book it), 'limit' (too many waits) or 'invalid'."""
+    'free' (it is free: book it), 'limit' (too many waits), 'closed' (staff closed it) or
+    'invalid'."""
     check_owner_id(owner_id)
     if not 1 <= wait.room <= room_count() or wait.date not in season_days():
         return "invalid"
@@ -165,26 +174,28 @@ def wait_join(
         return "invalid"
     keys = RoomKeys(wait.room)
     start, end = wait.hours or (0, 0)
+    inventories, months = keys.inventories(wait.cls, [wait.date])
     call = WAIT.call(
         keys={
             "waits": keys.waits,
-            "inventory": keys.inventory(wait.cls),
             "holds": keys.holds,
             "hold_days": keys.hold_days,
             "gone": keys.gone,
+            "closures": keys.closures,
         },
         args={
             "person": owner_id,
             "cls": wait.cls,
-            "day": season_day(wait.date),
+            "day": calendar_day(wait.date),
             "hstart": start,
             "hend": end,
             "box": wait.box or 0,
             "now_ms": to_ms(now or dt.datetime.now(tz=dt.UTC)),
             "limit": settings.STRONGROOM_WAITS_PER_BUYER,
-            "season_days": len(season_days()),
+            "months": months,
             "first_day": first,
         },
+        more_keys=inventories,
     )
     status = WAIT.answer_of(fcall(client, WAIT.name, *call))["status"]
     if status != "ok":
@@ -243,7 +254,7 @@ def waits_of(
     for i, (entry, room, member) in enumerate(parsed):
         waiting, notice = replies[2 * i], notice_of(text_values([replies[2 * i + 1]])[0])
         _person, wait = wait_of(room, member)
-        if season_day(wait.date) < first or (waiting is None and notice is None):
+        if calendar_day(wait.date) < first or (waiting is None and notice is None):
             continue
         if notice is None:
             found.append(WaitStatus(wait, entry))
@@ -289,6 +300,9 @@ def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
     first = first_bookable_day(now)
     pipe = client.pipeline(transaction=False)
     numbers = [int(r) for r in rooms if r.isdigit()]
+    # The months of the days still on sale: a wait for a day outside them stays as it is.
+    tomorrow = site_today(now) + dt.timedelta(days=1)
+    months = request_months(d for d in season_days() if d >= tomorrow)
     for room in numbers:
         keys = RoomKeys(room)
         call_keys, call_args = WAITS_CHECK.call(
@@ -298,9 +312,6 @@ def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
                 "holds": keys.holds,
                 "hold_days": keys.hold_days,
                 "outbox": keys.outbox,
-                "inventory_a": keys.inventory("A"),
-                "inventory_b": keys.inventory("B"),
-                "inventory_c": keys.inventory("C"),
             },
             args={
                 "now_ms": at,
@@ -308,7 +319,9 @@ def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
                 "priority_hold_id": hold_new_id(room=room),
                 "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
                 "room": format_room(room),
+                "months": months_arg(months),
             },
+            more_keys=[keys.inventory(cls, m) for cls in CLASSES for m in months],
         )
         pipe.fcall(WAITS_CHECK.name, len(call_keys), *call_keys, *call_args)
     told = 0

@@ -12,9 +12,8 @@ from booking.domain.keys import RoomKeys
 from booking.domain.rules import (
     BOXES_PER_ROOM,
     CLASSES,
-    in_season,
+    month_first,
     room_count,
-    season_day,
 )
 from booking.slots.layout import bit_offsets
 from strongroom import keyspace as ks
@@ -25,7 +24,7 @@ class InventoryKey:
     key: str
     room: int
     cls: str
-    season: str
+    month: str
 
 
 def inventory_keys(*, client: redis.Redis) -> list[InventoryKey]:
@@ -38,7 +37,7 @@ def inventory_keys(*, client: redis.Redis) -> list[InventoryKey]:
     for members in pipe.execute():
         for key in sorted(members):
             parts = ks.BOOKING_INVENTORY.parse(key)
-            found.append(InventoryKey(key, int(parts["room"]), parts["cls"], parts["season"]))
+            found.append(InventoryKey(key, int(parts["room"]), parts["cls"], parts["month"]))
     return found
 
 
@@ -53,13 +52,11 @@ class DayInventory:
 
 
 def day_inventory(*, client: redis.Redis, cls: str, date: dt.date) -> DayInventory:
-    """What is booked of one class on one season day, room by room (one pipeline of
-    BITFIELD_RO per room; an absent bitmap reads as all free)."""
+    """What is booked of one class on one day (any day: the bitmaps are by calendar month),
+    room by room (one pipeline of BITFIELD_RO per room; an absent bitmap reads as all free)."""
     if cls not in CLASSES:
         raise ValueError(f"no class {cls!r}")
-    if not in_season(date):
-        raise ValueError(f"{date} is outside the season")
-    day = season_day(date)
+    day = (date - month_first(date)).days
     kind = "u1" if cls == "A" else "u24"
     offsets = bit_offsets(cls, day, range(1, BOXES_PER_ROOM + 1))
     rooms = range(1, room_count() + 1)
@@ -68,7 +65,7 @@ def day_inventory(*, client: redis.Redis, cls: str, date: dt.date) -> DayInvento
         args: list[object] = []
         for offset in offsets:
             args += ["GET", kind, offset]
-        pipe.execute_command("BITFIELD_RO", RoomKeys(room).inventory(cls), *args)
+        pipe.execute_command("BITFIELD_RO", RoomKeys(room).inventory(cls, date), *args)
     masks = {
         room: tuple(int(v) for v in values)
         for room, values in zip(rooms, pipe.execute(), strict=True)

@@ -14,15 +14,15 @@ import redis
 from booking.domain.rules import (
     BOXES_PER_ROOM,
     HOURS_PER_DAY,
+    calendar_day,
     hour_mask,
-    season_day,
 )
 from booking.slots.layout import DAY_BYTES, box_flags, box_mask, boxes_touched
 from booking.slots.room_read import HeldSlots, RoomDays, rooms_read
 from strongroom.clock import from_ms
 
 MAP_MAX_DAYS = 7  # several days at once: at most a week (a week of class C is 2,100 bytes a room)
-STATES = ("free", "partly", "held", "sold_out")
+STATES = ("free", "partly", "held", "sold_out", "closed")
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class RoomState:
     hold blocks (nothing booked); `held_until` is when the first such hold ends."""
 
     room: int
-    state: str  # free | partly | held | sold_out
+    state: str  # free | partly | held | sold_out | closed
     free: int
     total: int
     held: int
@@ -40,6 +40,7 @@ class RoomState:
     first_box: int | None  # class C: the lowest box free for the whole choice
     free_hours: tuple[int, ...]  # class B: the free hours of the range
     free_days: tuple[int, ...] = ()  # class A: the free season days (what a link preselects)
+    closed: str = ""  # closed: the reason staff gave
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,16 @@ def _room_c(days: RoomDays, hours: tuple[int, int]) -> RoomState:
 
 
 def room_state(days: RoomDays, cls: str, hours: tuple[int, int]) -> RoomState:
-    """One room's state for the choice it was read for."""
+    """One room's state for the choice it was read for (closed, with the staff's reason, when a
+    closure covers the choice on one of its days)."""
+    wanted = hour_mask(*hours) if cls != "A" else 0
+    for day in sorted(days.booked):
+        reason = days.closed(day, cls) or next(
+            (why for mask, why in days.closures.get(day, ()) if mask & wanted), ""
+        )
+        if reason:
+            total = {"A": len(days.booked), "B": hours[1] - hours[0], "C": BOXES_PER_ROOM}[cls]
+            return RoomState(days.room, "closed", 0, total, 0, None, None, (), (), reason)
     if cls == "A":
         return _room_a(days)
     if cls == "B":
@@ -166,8 +176,8 @@ def box_grid(
     cell is sold when it is sold on any of the days, held (until the last such hold ends) when
     another buyer holds it on any, and free only when it is free on every one of them."""
     empty = bytes(DAY_BYTES["C"])
-    values = [days.booked.get(season_day(date), empty) for date in dates]
-    holds = [hold for date in dates for hold in days.holds.get(season_day(date), ())]
+    values = [days.booked.get(calendar_day(date), empty) for date in dates]
+    holds = [hold for date in dates for hold in days.holds.get(calendar_day(date), ())]
     rows = []
     for box in range(1, BOXES_PER_ROOM + 1):
         mask = 0

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import redis
 
-from booking.domain.rules import HOURS_PER_DAY, hour_mask, room_count, season_day
+from booking.domain.rules import HOURS_PER_DAY, calendar_day, hour_mask, room_count
 from booking.slots.layout import box_flags, box_mask, boxes_touched
 from booking.slots.room_read import RoomDays, rooms_commands, rooms_read, slots_taken
 from strongroom.ahead import Command
@@ -80,7 +80,7 @@ def blocked_slots(days: RoomDays, wanted: Wanted) -> list[Blocked]:
     """The chosen slots that are sold or held by another buyer, consecutive hours merged."""
     found: list[Blocked] = []
     for date in wanted.dates:
-        day = season_day(date)
+        day = calendar_day(date)
         value = days.booked.get(day)
         if value is None:
             continue
@@ -109,7 +109,7 @@ def _free_boxes(days: RoomDays, dates: Sequence[dt.date], mask: int) -> list[int
     """Class C boxes free for every hour of `mask` on every date (holds count as taken)."""
     touched = 0
     for date in dates:
-        touched |= boxes_touched(slots_taken(days, "C", season_day(date)), mask)
+        touched |= boxes_touched(slots_taken(days, "C", calendar_day(date)), mask)
     flags = box_flags(touched)
     return [box for box, flag in enumerate(flags, 1) if not flag]
 
@@ -118,14 +118,14 @@ def _fits(days: RoomDays, wanted: Wanted, hours: tuple[int, int] | None) -> tupl
     """The boxes (C; () for A/B) with which `wanted` at `hours` is free in this room, or None.
     Class C keeps the chosen boxes when they are free, else takes the nearest free ones."""
     if wanted.cls == "A":
-        open_days = all(not slots_taken(days, "A", season_day(d))[0] for d in wanted.dates)
+        open_days = all(not slots_taken(days, "A", calendar_day(d))[0] for d in wanted.dates)
         return () if open_days else None
     assert hours is not None
     mask = hour_mask(*hours)
     if wanted.cls == "B":
         busy = 0
         for date in wanted.dates:
-            busy |= int.from_bytes(slots_taken(days, "B", season_day(date)))
+            busy |= int.from_bytes(slots_taken(days, "B", calendar_day(date)))
         return () if busy & mask == 0 else None
     free = _free_boxes(days, wanted.dates, mask)
     count = max(1, len(wanted.boxes))

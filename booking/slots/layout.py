@@ -18,7 +18,7 @@ DAY_BYTES = {"A": 1, "B": MASK_BYTES, "C": BOXES_PER_ROOM * MASK_BYTES}
 
 
 def day_runs(days: Sequence[int]) -> list[tuple[int, int]]:
-    """Season days as runs of consecutive days (first, last): one GETRANGE each."""
+    """Days (of one month, from 0) as runs of consecutive days (first, last): one GETRANGE each."""
     runs: list[tuple[int, int]] = []
     for day in sorted(set(days)):
         if runs and runs[-1][1] == day - 1:
@@ -29,7 +29,7 @@ def day_runs(days: Sequence[int]) -> list[tuple[int, int]]:
 
 
 def run_bytes(cls: str, first: int, last: int) -> tuple[int, int]:
-    """The byte range (start, end, inclusive) of a run of days of `cls` in a room's bitmap."""
+    """The byte range (start, end, inclusive) of a run of days of `cls` in a room's month bitmap."""
     if cls == "A":
         return first // 8, last // 8
     width = DAY_BYTES[cls]
@@ -38,7 +38,7 @@ def run_bytes(cls: str, first: int, last: int) -> tuple[int, int]:
 
 def day_of_run(cls: str, chunk: bytes, first: int, day: int) -> bytes:
     """One day's bytes out of the bytes read for the run starting at `first` (missing bytes, a
-    bitmap shorter than the season, read as free)."""
+    bitmap shorter than its month, read as free)."""
     if cls == "A":
         at = day // 8 - first // 8
         return bytes((chunk[at] >> (7 - day % 8) & 1 if at < len(chunk) else 0,))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import redis
 
-from booking.domain.rules import HOURS_PER_DAY, day_refusal, hour_mask, season_day, site_today
+from booking.domain.rules import HOURS_PER_DAY, calendar_day, day_refusal, hour_mask, site_today
 from booking.slots.choice_check import Blocked, Wanted, blocked_slots
 from booking.slots.layout import FULL_DAY, box_flags, box_mask, boxes_full, boxes_touched, hours_in
 from booking.slots.room_read import RoomDays, rooms_commands, rooms_read, slots_taken
@@ -33,8 +33,8 @@ class HourRun:
 @dataclass(frozen=True)
 class CalendarDay:
     date: dt.date
-    state: str  # available | partly | held | sold_for | sold_out | not_bookable
-    reason: str = ""  # not_bookable: past | today | outside_season
+    state: str  # available | partly | held | sold_for | sold_out | closed | not_bookable
+    reason: str = ""  # not_bookable: past | today | outside_season; closed: staff's reason
     held_until: dt.datetime | None = None
     parts: tuple[HourRun, ...] = ()  # held | sold_for with chosen hours: each run's state
 
@@ -58,11 +58,13 @@ class DayWords:
 
     state: available (nothing taken), partly (the choice is free, something else is taken),
     held (the choice is blocked only by another buyer's hold, until `held_until`), sold_for
-    (the choice is taken, the day has other free slots), sold_out (nothing left that day)."""
+    (the choice is taken, the day has other free slots), sold_out (nothing left that day),
+    closed (staff closed the day, or the chosen hours: `reason` says why)."""
 
     state: str
     held_until: dt.datetime | None = None
     parts: tuple[HourRun, ...] = ()
+    reason: str = ""
 
 
 def _everything_taken(cls: str, value: bytes) -> bool:
@@ -139,6 +141,12 @@ def day_words(
     boxes: Sequence[int],
 ) -> DayWords:
     """The calendar's word for one bookable season day of this room."""
+    closed = days.closed(day, cls)
+    if not closed and hours:
+        wanted = hour_mask(*hours)
+        closed = next((why for mask, why in days.closures.get(day, ()) if mask & wanted), "")
+    if closed:
+        return DayWords("closed", reason=closed)
     booked = days.booked[day]
     taken = slots_taken(days, cls, day)
     if _everything_taken(cls, taken):
@@ -238,9 +246,9 @@ def panel_state(
         if reason:
             shown.append(CalendarDay(date, "not_bookable", reason))
             continue
-        words: DayWords = day_words(read, cls, season_day(date), hours, boxes)
-        shown.append(CalendarDay(date, words.state, "", words.held_until, words.parts))
-    chosen = [season_day(d) for d in dates]
+        words: DayWords = day_words(read, cls, calendar_day(date), hours, boxes)
+        shown.append(CalendarDay(date, words.state, words.reason, words.held_until, words.parts))
+    chosen = [calendar_day(d) for d in dates]
     taken = {day: slots_taken(read, cls, day) for day in chosen}
     complete = bool(dates) and (cls == "A" or (hours is not None and (cls == "B" or boxes)))
     blocked = blocked_slots(read, Wanted(cls, room, tuple(dates), hours, boxes)) if complete else []

@@ -9,15 +9,15 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import redis
 from django.conf import settings
 from redis.client import NEVER_DECODE
 
-from booking.domain.formats import hold_value_split
+from booking.domain.formats import CLOSURE_FIELDS, fields_split, hold_value_split
 from booking.domain.keys import RoomKeys
-from booking.domain.rules import hour_mask, room_count, season_day, season_key
+from booking.domain.rules import calendar_day, hour_mask, month_first, month_name, room_count
 from booking.slots.layout import day_of_run, day_runs, run_bytes, with_mask
 from strongroom.ahead import Command, pipeline_replies
 from strongroom.clock import to_ms
@@ -35,13 +35,24 @@ class HeldSlots:
 
 @dataclass(frozen=True)
 class RoomDays:
-    """One room's read: its booked bytes per chosen season day and the holds on those days."""
+    """One room's read: its booked bytes per chosen day and the holds on those days (days by
+    their calendar day number, `calendar_day`)."""
 
     room: int
-    booked: dict[int, bytes]  # season day -> bytes (A: one byte, 0 or 1)
-    holds: dict[int, tuple[HeldSlots, ...]]  # season day -> other buyers' holds
+    booked: dict[int, bytes]  # calendar day -> bytes (A: one byte, 0 or 1)
+    holds: dict[int, tuple[HeldSlots, ...]]  # calendar day -> other buyers' holds
     # Everyone with an unexpired hold of the class on those days, the reader included.
     holders: frozenset[str] = frozenset()
+    # Staff closures on those days: (24-bit hour mask, reason) per calendar day.
+    closures: dict[int, tuple[tuple[int, str], ...]] = field(default_factory=dict)
+
+    def closed(self, day: int, cls: str) -> str:
+        """The reason the whole day is closed for `cls` ('' when it is not): any closure
+        closes class A's day, a whole-day closure every class's."""
+        for mask, reason in self.closures.get(day, ()):
+            if cls == "A" or mask == (1 << 24) - 1:
+                return reason
+        return ""
 
 
 def _holds_by_day(
@@ -69,27 +80,73 @@ def _holds_by_day(
     return {day: tuple(held) for day, held in found.items()}, frozenset(holders)
 
 
+def _closures_by_day(raw: dict[str, str], days: set[int]) -> dict[int, tuple[tuple[int, str], ...]]:
+    """The room's closures (CLOSURE_FIELDS) on `days`: (hour mask, reason) per day."""
+    found: dict[int, list[tuple[int, str]]] = {}
+    for value in raw.values():
+        c = fields_split(value, CLOSURE_FIELDS)
+        mask = hour_mask(int(c["hstart"]), int(c["hend"]))
+        for day in range(max(int(c["first"]), min(days)), min(int(c["last"]), max(days)) + 1):
+            if day in days:
+                found.setdefault(day, []).append((mask, c["reason"]))
+    return {day: tuple(closed) for day, closed in found.items()}
+
+
 @functools.lru_cache(maxsize=16)
-def _key_names(prefix: str, season: str, cls: str) -> tuple[tuple[str, str], ...]:
-    """(inventory of `cls`, holds) of every room, built once (600 names a map otherwise)."""
+def _key_names(
+    prefix: str, months: tuple[str, ...], cls: str
+) -> tuple[tuple[tuple[str, ...], str, str], ...]:
+    """(inventories of `cls` for `months`, holds, closures) of every room, built once (900
+    names a map otherwise)."""
     return tuple(
-        (RoomKeys(room).inventory(cls, season), RoomKeys(room).holds)
+        (
+            tuple(RoomKeys(room).inventory(cls, m) for m in months),
+            RoomKeys(room).holds,
+            RoomKeys(room).closures,
+        )
         for room in range(1, room_count() + 1)
     )
 
 
+@dataclass(frozen=True)
+class _Run:
+    """Consecutive days of one calendar month: which month key, and their days in it."""
+
+    month: int  # index into the months read
+    first: int  # calendar day number of the run's first day
+    start: int  # its day of the month, from 0
+    end: int  # the run's last day of the month, from 0
+
+
+def _month_runs(dates: Sequence[dt.date]) -> tuple[tuple[str, ...], list[_Run]]:
+    """The months `dates` fall in and their runs of consecutive days (a GETRANGE each)."""
+    by_month: dict[dt.date, list[int]] = {}
+    for date in dates:
+        by_month.setdefault(month_first(date), []).append(date.day - 1)
+    months = sorted(by_month)
+    runs = [
+        _Run(i, calendar_day(month) + start, start, end)
+        for i, month in enumerate(months)
+        for start, end in day_runs(by_month[month])
+    ]
+    return tuple(month_name(m) for m in months), runs
+
+
 def rooms_commands(*, cls: str, rooms: Sequence[int], dates: Sequence[dt.date]) -> list[Command]:
-    """What `rooms_read` sends: a GETRANGE per room and run of consecutive days, and an HGETALL
-    of the room's holds (a view plans them ahead with its identity, strongroom/ahead.py)."""
-    runs = day_runs([season_day(d) for d in dates])
+    """What `rooms_read` sends: a GETRANGE per room and run of consecutive days of a month, and
+    an HGETALL of the room's holds and one of its closures (a view plans them ahead with its
+    identity, strongroom/ahead.py)."""
+    months, runs = _month_runs(dates)
     raw = {NEVER_DECODE: True}  # bytes, whatever the client's decode_responses
-    names = _key_names(settings.STRONGROOM_KEY_PREFIX, season_key(), cls)
+    names = _key_names(settings.STRONGROOM_KEY_PREFIX, months, cls)
     commands: list[Command] = []
     for room in rooms:
-        inventory, holds_key = names[room - 1]
-        for first, last in runs:
-            commands.append((("GETRANGE", inventory, *run_bytes(cls, first, last)), raw))
+        inventories, holds_key, closures_key = names[room - 1]
+        for run in runs:
+            span = run_bytes(cls, run.start, run.end)
+            commands.append((("GETRANGE", inventories[run.month], *span), raw))
         commands.append((("HGETALL", holds_key), {}))
+        commands.append((("HGETALL", closures_key), {}))
     return commands
 
 
@@ -102,40 +159,47 @@ def rooms_read(
     owner_id: str | None = None,
     now: dt.datetime | None = None,
 ) -> list[RoomDays]:
-    """The booked bytes and other buyers' holds of `rooms` on `dates` (season days), in ONE
+    """The booked bytes and other buyers' holds of `rooms` on `dates`, in ONE
     round trip: one pipeline of `rooms_commands` (on a cluster, redis-py sends one pipeline per
     primary), none when the view read them ahead with its identity."""
-    days = sorted({season_day(d) for d in dates})
-    runs = day_runs(days)
+    days = sorted({calendar_day(d) for d in dates})
+    _months, runs = _month_runs(dates)
     replies = pipeline_replies(client, rooms_commands(cls=cls, rooms=rooms, dates=dates))
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     wanted = set(days)
-    step = len(runs) + 1
+    step = len(runs) + 2
     found = []
     for n, room in enumerate(rooms):
         chunks, holds = replies[n * step : n * step + len(runs)], replies[n * step + len(runs)]
+        closures = replies[n * step + len(runs) + 1]
         booked: dict[int, bytes] = {}
-        for (first, last), chunk in zip(runs, chunks, strict=True):
-            for day in range(first, last + 1):
-                booked[day] = day_of_run(cls, chunk, first, day)
+        for run, chunk in zip(runs, chunks, strict=True):
+            for at in range(run.start, run.end + 1):
+                booked[run.first + at - run.start] = day_of_run(cls, chunk, run.start, at)
         held, holders = (
             _holds_by_day(text_hash(holds), cls, wanted, owner_id, now_ms)
             if holds
             else ({}, frozenset())
         )
-        found.append(RoomDays(room, booked, held, holders))
+        closed = _closures_by_day(text_hash(closures), wanted) if closures and wanted else {}
+        found.append(RoomDays(room, booked, held, holders, closed))
     return found
 
 
 def slots_taken(days: RoomDays, cls: str, day: int) -> bytes:
-    """The day's bytes with other buyers' holds added (what cannot be booked now)."""
+    """The day's bytes with other buyers' holds and staff closures added (what cannot be
+    booked now)."""
     value = days.booked[day]
     holds = days.holds.get(day, ())
-    if not holds:
+    closures = days.closures.get(day, ())
+    if not holds and not closures:
         return value
     if cls == "A":
         return b"\x01"
     for hold in holds:
         for box in hold.boxes if cls == "C" else (None,):
             value = with_mask(value, box, hold.mask)
+    for mask, _reason in closures:
+        for box in range(1, 101) if cls == "C" else (None,):
+            value = with_mask(value, box, mask)
     return value

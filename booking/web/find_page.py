@@ -17,9 +17,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from booking.domain.rules import (
+    calendar_day,
     format_room,
     room_count,
-    season_day,
     season_end,
     season_start,
 )
@@ -71,6 +71,7 @@ class _Words:
     def __init__(self, bmap: BuildingMap, query: MapQuery) -> None:
         self.cls = bmap.cls
         self.states = {"free": _("Free"), "partly": _("Partly free"), "sold_out": _("Sold out")}
+        self.closed = _("Closed: %(reason)s")
         total = bmap.rooms[0].total if bmap.rooms else 0
         if bmap.cls == "A":
             detail = ngettext(
@@ -94,7 +95,7 @@ class _Words:
         self.dates = urlencode(_date_params(bmap.dates))
         self.hours = f"start={bmap.hours[0]}&end={bmap.hours[1]}"
         self.grid = "?" + query.query(room=None)
-        self.by_day = {season_day(d): d for d in bmap.dates}
+        self.by_day = {calendar_day(d): d for d in bmap.dates}
         self._clocks: dict[dt.datetime, str] = {}
 
     def free_dates(self, days: tuple[int, ...]) -> str:
@@ -121,7 +122,9 @@ def _free_run(hours: tuple[int, ...]) -> str:
 
 
 def _tile(words: _Words, state: RoomState) -> RoomTile:
-    if state.state == "held" and state.held_until is not None:
+    if state.state == "closed":
+        state_text = words.closed % {"reason": state.closed}
+    elif state.state == "held" and state.held_until is not None:
         state_text = words.held_until % {"time": words.clock(state.held_until)}
     else:
         state_text = words.states.get(state.state, words.states["sold_out"])

@@ -268,6 +268,12 @@ def _release_hold(request: HttpRequest, owner: str, hold_id: object) -> None:
         del request.session[HOLD_SESSION_KEY]
 
 
+def _closed(request: HttpRequest, choices: forms.Choices, reason: str) -> HttpResponse:
+    """A chosen slot is closed by the staff: say so, with their reason (nothing was written)."""
+    message = _("Closed: %(reason)s. Choose other days or another room.") % {"reason": reason}
+    return _refused(request, choices, [message], status=409)
+
+
 @_slots_posted
 def hold_place(
     request: HttpRequest, owner: str, choices: forms.Choices, slot_request: SlotRequest
@@ -285,6 +291,8 @@ def hold_place(
         return _paced(request, choices, result.paced_until)
     if result.gone:
         return _gone(request, choices)
+    if result.closed:
+        return _closed(request, choices, result.closed)
     if result.cooling_until is not None:
         until = timezone.localtime(minute_up(result.cooling_until)).strftime("%H:%M")
         message = _(
@@ -369,6 +377,8 @@ def booking_submit(
         return _paced(request, choices, result.paced_until)
     if result.gone:
         return _gone(request, choices)
+    if result.closed:
+        return _closed(request, choices, result.closed)
     if not result.ok or result.booking is None:
         return _slots_taken(request, choices, result.taken)
     if hold_id and request.session.get(HOLD_SESSION_KEY) == hold_id:

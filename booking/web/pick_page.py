@@ -48,7 +48,8 @@ class Day:
     """One calendar cell."""
 
     date: dt.date | None  # None: a day of the neighbouring month (an empty cell)
-    # available | partly | held | sold_for | sold_out | not_bookable | open (nothing picked yet)
+    # available | partly | held | sold_for | sold_out | closed | not_bookable | open (nothing
+    # picked yet)
     state: str = ""
     reason: str = ""
     chosen: bool = False
@@ -58,7 +59,7 @@ class Day:
 
     @property
     def disabled(self) -> bool:
-        blocked = ("sold_out", "sold_for", "held", "not_bookable")
+        blocked = ("sold_out", "sold_for", "held", "closed", "not_bookable")
         return self.state in blocked and not self.chosen
 
     @property
@@ -67,6 +68,8 @@ class Day:
             return runs_described(self.parts)
         if self.state == "sold_out":
             return _("Sold out")
+        if self.state == "closed":
+            return _("Closed: %(reason)s") % {"reason": self.reason}
         if self.state == "sold_for":
             if self.hours:
                 start, end = self.hours
@@ -188,7 +191,7 @@ def _month_table(
                 hours = choices.hours if known.state == "sold_for" else None
                 chosen = date in choices.dates
                 until = known.held_until
-                row.append(Day(date, known.state, "", chosen, until, hours, known.parts))
+                row.append(Day(date, known.state, known.reason, chosen, until, hours, known.parts))
             else:
                 state = "available" if checked else "open"
                 row.append(Day(date, state, "", date in choices.dates))

@@ -80,6 +80,8 @@ def wait_page(request: HttpRequest) -> HttpResponse:
         )
     if "invalid" in outcomes:
         messages.error(request, _("That slot cannot be waited for."))
+    if "closed" in outcomes:
+        messages.error(request, _("That slot is closed: it cannot be waited for."))
     if outcomes.count("free") == len(outcomes):
         # Nothing to wait for: back to the booking page with the very same choice.
         return HttpResponseRedirect(reverse("booking:pick") + f"?{choices.query()}")

@@ -165,7 +165,7 @@ def test_deleting_the_account_frees_upcoming_slots_and_keeps_collected_ones_anon
     kept = booking_get(client=r, booking_id=collected.id)
     assert first is not None and first.status == "cancelled" and first.owner_id == "0"
     assert kept is not None and kept.status == "collected" and kept.owner_id == "0"
-    assert not r.exists(ks.BOOKING_INVENTORY.key(room="007", cls="A", season="2026-12-01"))
+    assert not r.exists(ks.BOOKING_INVENTORY.key(room="007", cls="A", month="2026-12"))
     again = slot_request_parse(cls="A", room=7, dates=[day(5)])
     retaken = booking_claim(
         client=r, owner_id="77", request=again, booking_id=booking_new_id(room=7)

@@ -208,3 +208,27 @@ def test_hostile_values_on_a_real_booking_s_move_form_change_nothing(
         assert {k: v for k, v in after.items() if "session" not in k} == {
             k: v for k, v in before.items() if "session" not in k
         }, "nothing written"
+
+
+@pytest.mark.parametrize("far", ["0001-01-01", "9999-12-31"])
+def test_a_sales_window_in_a_far_year_is_refused_and_every_page_keeps_working(
+    r: redis.Redis,
+    far: str,
+    buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    """DateField takes any year; a window stored in year 1 or 9999 made /book/ a 500 for all."""
+    from booking.engine.window import window_read
+
+    browser = client_for(staff)
+    browser.raise_request_exception = False
+    answer = browser.post(
+        "/staff/window/set/", {"mode": "fixed", "first": far, "last": far, "reason": "x"}
+    )
+    assert answer.status_code == 400
+    assert "Choose a day within ten years of today." in answer.content.decode()
+    assert window_read(client=r) is None, "nothing stored"
+    for page in ("/book/", "/book/?cls=A&room=7", "/staff/window/"):
+        assert browser.get(page).status_code == 200, page
+    assert client_for(buyer).get("/book/").status_code == 200

@@ -251,7 +251,9 @@ def test_cancel_frees_the_slots_and_a_second_cancel_says_so(old: redis.Redis) ->
     )
     assert again.outcome == "already_cancelled"
     assert free_hours(client=old, room=7, date=day(3), cls="B") == list(range(24))
-    assert not old.exists(RoomKeys(7).inventory("B")), "an emptied inventory key is deleted"
+    assert not old.exists(RoomKeys(7).inventory("B", "2026-12")), (
+        "an emptied inventory key is deleted"
+    )
 
 
 def test_waits_outbox_and_account_deletion_on_redis_7_0(old: redis.Redis) -> None:

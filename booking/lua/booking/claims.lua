@@ -1,29 +1,29 @@
 -- Booking: booking_claim checks and takes a whole request, writes the record, the code, the
 -- receipt and the statistics in one call.
 
-local CLAIM_KEYS = {'inventory', 'registry', 'record', 'ledger', 'codes', 'holds', 'audit',
+local CLAIM_KEYS = {'registry', 'record', 'ledger', 'codes', 'holds', 'audit',
   'stats', 'hold_days', 'unindexed', 'refs', 'outbox', 'hold_streaks', 'waits', 'wait_notices',
-  'gone'}
-local CLAIM_ARGS = {'owner', 'cls', 'season', 'days', 'hstart', 'hend', 'boxes', 'booking_id',
-  'now_ms', 'code_mac', 'code_n', 'dates', 'hold_id', 'audit_maxlen', 'room',
-  'season_bytes', 'season_days', 'made', 'person_score', 'date_scores', 'reference',
-  'pace_limit', 'pace_window_ms', 'first_day'}
+  'gone', 'closures'}
+local CLAIM_ARGS = {'owner', 'cls', 'months', 'days', 'hstart', 'hend', 'boxes', 'booking_id',
+  'now_ms', 'code_mac', 'code_n', 'dates', 'hold_id', 'audit_maxlen', 'room', 'made',
+  'person_score', 'date_scores', 'reference', 'pace_limit', 'pace_window_ms', 'first_day'}
 local CLAIM_REPLIES = {'ok record fulfilled', 'taken *slots', 'paced until', 'id_in_use',
-  'code_clash', 'ref_clash', 'gone', 'invalid what'}
--- The keys a call may add after the named ones: on one server the indexes (written here), and
--- with an allowance the buyer's pace.
-local CLAIM_KEY_TAILS = {'person_index', 'date_index', 'pace'}
+  'code_clash', 'ref_clash', 'gone', 'closed reason', 'invalid what'}
+-- The keys a call adds after the named ones: the inventory of each calendar month of the
+-- request (as many as ARGV months names), on one server the indexes (written here), and with
+-- an allowance the buyer's pace.
+local CLAIM_KEY_TAILS = {'inventories', 'person_index', 'date_index', 'pace'}
 
 -- Claim: take every slot of the request, or nothing.
--- KEYS: inventory, registry, record, ledger, codes, holds, audit, stats, hold days, unindexed,
---       refs, outbox, hold streaks, waits, wait notices, gone (people being deleted),
+-- KEYS: registry, record, ledger, codes, holds, audit, stats, hold days, unindexed,
+--       refs, outbox, hold streaks, waits, wait notices, gone (people being deleted), closures,
+--       then the inventory of each calendar month of the request (as ARGV months),
 --       then either the person index and the date index (one server: written here) or nothing
 --       (a cluster: the id goes to `unindexed`, and the readers write the entries)
--- ARGV: owner, cls, season, days, hstart, hend, boxes, booking id, now ms, code mac,
+-- ARGV: owner, cls, months (of the inventory keys, in order), days (calendar day numbers),
+--       hstart, hend, boxes, booking id, now ms, code mac,
 --       code number (the code derives from the id and it), dates (ISO csv), hold id ('' for
---       none), audit maxlen, room, bitmap bytes of a whole season (a new bitmap is made at its
---       full size at once: an exact allocation, where growing bit by bit would over-allocate),
---       days in the season, the local date of now (the stats' creation date), the person
+--       none), audit maxlen, room, the local date of now (the stats' creation date), the person
 --       index's score, the date index's score of each date (csv, in the order of the dates),
 --       short reference, the buyer's hourly allowance and its window (0 and 0: not counted
 --       here); with an allowance, the KEYS end with the buyer's pace (one server only: on a
@@ -37,14 +37,16 @@ local CLAIM_KEY_TAILS = {'person_index', 'date_index', 'pace'}
 -- booking of a buyer without a verified address).
 local function claim(keys, args)
   local k, a = named(keys, CLAIM_KEYS), named(args, CLAIM_ARGS)
-  local inv, registry, record, ledger, codes, holds, stream, stats, hold_days, unindexed =
-    k.inventory, k.registry, k.record, k.ledger, k.codes, k.holds, k.audit, k.stats,
+  local registry, record, ledger, codes, holds, stream, stats, hold_days, unindexed =
+    k.registry, k.record, k.ledger, k.codes, k.holds, k.audit, k.stats,
     k.hold_days, k.unindexed
-  local owner, season, id, now = a.owner, a.season, a.booking_id, tonumber(a.now_ms)
+  local owner, id, now = a.owner, a.booking_id, tonumber(a.now_ms)
+  local n_months = #split(a.months)
+  local cal = calendar_of({unpack(keys, #CLAIM_KEYS + 1, #CLAIM_KEYS + n_months)}, a.months)
   local mac, code_n, dates, hold_id, maxlen, room =
     a.code_mac, a.code_n, a.dates, a.hold_id, a.audit_maxlen, a.room
   local cls, days, hstart, hend, boxes = checked_request(a.cls, a.days, a.hstart, a.hend,
-    a.boxes, a.season_days)
+    a.boxes, cal)
   if not cls then
     return {'invalid', days}
   end
@@ -53,13 +55,13 @@ local function claim(keys, args)
   end
   local made, ref, refs, outbox = a.made, a.reference, k.refs, k.outbox
   local date_scores = split(a.date_scores)
-  -- KEYS after the named ones: the person index and the date index (when the store lets one
+  -- KEYS after the inventories: the person index and the date index (when the store lets one
   -- call write them: not on a cluster, where the booking waits in `unindexed` instead).
-  local tail = named({unpack(keys, #CLAIM_KEYS + 1)}, CLAIM_KEY_TAILS)
+  local tail = named({unpack(keys, #CLAIM_KEYS + n_months + 1)}, {unpack(CLAIM_KEY_TAILS, 2)})
   local person_index, date_index = tail.person_index, tail.date_index
   local pace, pace_limit, pace_window = tail.pace, tonumber(a.pace_limit),
     tonumber(a.pace_window_ms)
-  if owner == '' or id == '' or not now or not tonumber(a.season_bytes) or not unindexed
+  if owner == '' or id == '' or not now or not unindexed
       or not made or made == '' or #split(dates) ~= #days or #date_scores ~= #days
       or not tonumber(a.person_score) or (person_index ~= nil) ~= (date_index ~= nil)
       or not ref or ref == '' or not outbox or not k.hold_streaks or not k.wait_notices
@@ -77,6 +79,10 @@ local function claim(keys, args)
   if redis.call('ZSCORE', k.gone, owner) then
     return {'gone'}  -- their account is being deleted: nothing more is booked for them
   end
+  local closed = closed_reason(k.closures, cls, days, hstart, hend)
+  if closed ~= '' then
+    return {'closed', closed}
+  end
   if redis.call('HEXISTS', codes, mac) == 1 then
     return {'code_clash'}
   end
@@ -88,8 +94,8 @@ local function claim(keys, args)
   if paced_until then
     return {'paced', paced_until}
   end
-  local fields, kind = fields_of(cls, days, hstart, hend, boxes)
-  local taken, values = booked_conflicts(inv, fields, kind)
+  local fields, kind = fields_of(cls, days, hstart, hend, boxes, cal)
+  local taken, values = booked_conflicts(fields, kind)
   local held, drop = held_conflicts(holds, hold_days, owner, cls, days, hstart, hend, boxes,
     now)
   append(taken, held)
@@ -101,18 +107,22 @@ local function claim(keys, args)
   for i, field in ipairs(fields) do
     updated[i] = bit.bor(values[i], field[2])
   end
-  if redis.call('EXISTS', inv) == 0 then
-    -- SETRANGE on a missing key allocates exactly, and the AOF gets a short command.
-    redis.call('SETRANGE', inv, tonumber(a.season_bytes) - 1, '\0')
+  local inventories = {}
+  for _, m in ipairs(cal) do
+    if redis.call('EXISTS', m.key) == 0 then
+      -- SETRANGE on a missing key allocates exactly, and the AOF gets a short command.
+      redis.call('SETRANGE', m.key, math.ceil(m.n * SLOTS_PER_DAY[cls] / 8) - 1, '\0')
+    end
+    inventories[#inventories + 1] = m.key
   end
-  write_fields(inv, fields, kind, updated)
-  redis.call('SADD', registry, inv)
+  write_fields(fields, kind, updated)
+  redis.call('SADD', registry, unpack(inventories))
   -- The record as written is the record returned (no read back).
   local written = field_values({id = id, owner = owner, cls = cls, room = room,
-    season = season, days = a.days, dates = dates, hstart = tostring(hstart),
+    months = a.months, days = a.days, dates = dates, hstart = tostring(hstart),
     hend = tostring(hend), boxes = a.boxes, created = a.now_ms, status = 'confirmed',
-    code_mac = mac, code_n = code_n, collected = '', inv = inv, made = made, ref = ref},
-    RECORD_FIELDS)
+    code_mac = mac, code_n = code_n, collected = '', inv = table.concat(inventories, ','),
+    made = made, ref = ref}, RECORD_FIELDS)
   redis.call('HSET', record, unpack(written))
   redis.call('HSET', refs, ref, id)
   redis.call('XADD', outbox, '*', 'm', outbox_entry(OUTBOX_CONFIRM, {booking_id = id,
@@ -123,8 +133,8 @@ local function claim(keys, args)
     redis.call('HSET', stats, 'v', STATS_VERSION)
   end
   local change = stats_change()
-  stats_slots(change, season, cls, fields, values, updated)
-  stats_booking(change, season, cls, days, 'confirmed', made, 1)
+  stats_slots(change, cls, fields, values, updated)
+  stats_booking(change, cal, cls, days, 'confirmed', made, 1)
   stats_write(stats, change)
   redis.call('SADD', ledger, id)
   redis.call('HSET', codes, mac, id)

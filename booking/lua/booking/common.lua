@@ -4,13 +4,19 @@
 -- checks everything before its first write, and recognises its own earlier success by the
 -- client-made id, because redis-py may send a call twice.
 --
--- Slots live in one bitmap per (room, class, season), read and written as BITFIELD fields:
---   class A: field u1  at bit day                          (mask 1)
---   class B: field u24 at bit day*24                       (hour h is bit day*24 + h)
---   class C: field u24 at bit (day*100 + box - 1)*24       (hour h is that + h)
--- A u24 field is big-endian, so hour h is value bit 2^(23-h).
+-- A day is its calendar day number (days since 1970-01-01) everywhere: in requests, holds,
+-- waits and records. Slots live in one bitmap per (room, class, calendar month), read and
+-- written as BITFIELD fields, d being the day of the month from 0:
+--   class A: field u1  at bit d                            (mask 1)
+--   class B: field u24 at bit d*24                         (hour h is bit d*24 + h)
+--   class C: field u24 at bit (d*100 + box - 1)*24         (hour h is that + h)
+-- A u24 field is big-endian, so hour h is value bit 2^(23-h). No sales window appears here:
+-- changing it cannot move a slot, a hold or a wait to another day.
 --
--- A request travels as: cls, days "3,4", hour start, hour end, boxes "1,2" (empty for A/B).
+-- A request travels as: cls, days "20797,20798", hour start, hour end, boxes "1,2" (empty for
+-- A/B), with its months (ARGV 'months': 'YYYY-MM/<day of the 1st>/<days in the month>' per
+-- bitmap key, in the order of those keys): a request over a month's end takes both bitmaps
+-- in the same call.
 --
 -- The library is one file per function family, joined in the order of library.txt. Each
 -- family file starts with its call specs: the names of each function's KEYS and ARGV, in order
@@ -25,7 +31,7 @@ local FULL = 16777215 -- 2^24 - 1
 -- A hold's value in the room's holds hash: these fields joined by '|'.
 local HOLD_FIELDS = {'expiry', 'owner', 'cls', 'days', 'hstart', 'hend', 'boxes'}
 -- The fields of a booking record as the claim writes them (cancel and pickup add theirs).
-local RECORD_FIELDS = {'id', 'owner', 'cls', 'room', 'season', 'days', 'dates', 'hstart',
+local RECORD_FIELDS = {'id', 'owner', 'cls', 'room', 'months', 'days', 'dates', 'hstart',
   'hend', 'boxes', 'created', 'status', 'code_mac', 'code_n', 'collected', 'inv', 'made', 'ref'}
 -- A wait (a member of the room's waits), joined by '|' (A: hours 0 0 and box 0; B: box 0).
 local WAIT_FIELDS = {'person', 'cls', 'day', 'hstart', 'hend', 'box'}
@@ -33,6 +39,9 @@ local WAIT_FIELDS = {'person', 'cls', 'day', 'hstart', 'hend', 'box'}
 local NOTICE_FIELDS = {'told', 'hold_id', 'expiry', 'room'}
 -- A slot a claim or a hold found taken, joined by ':' (held: 1 for another buyer's hold).
 local TAKEN_FIELDS = {'day', 'box', 'mask', 'held'}
+-- A closure of the room (the value of its id in the room's closures), joined by '|': first and
+-- last calendar day number, hours [hstart, hend) (0 24: whole days), the reason staff gave.
+local CLOSURE_FIELDS = {'first', 'last', 'hstart', 'hend', 'reason'}
 -- The room's outbox entries: the kind, then its fields, joined by '|'.
 local OUTBOX_CONFIRM = {'confirm', 'booking_id', 'owner'}
 local OUTBOX_CANCEL = {'cancel', 'booking_id'}
@@ -115,65 +124,116 @@ local function hour_mask(first, last)
   return mask
 end
 
--- The fields a request covers: a list of {offset, mask, day, box} and the BITFIELD type.
-local function fields_of(cls, days, hstart, hend, boxes)
-  local fields = {}
-  if cls == 'A' then
-    for _, day in ipairs(days) do
-      fields[#fields + 1] = {day, 1, day, 0}
-    end
-    return fields, 'u1'
+-- Bits one (room, day) holds per class: a month's bitmap is made at its full size at once
+-- (an exact allocation, where growing bit by bit would over-allocate).
+local SLOTS_PER_DAY = {A = 1, B = 24, C = 2400}
+
+-- The months of a call's bitmaps: `keys` (the bitmap keys) and ARGV months, same order.
+-- Returns a list of {key, month 'YYYY-MM', first (day number of the 1st), n (days)}, or nil
+-- when they do not pair up or the months are not whole, distinct and in order.
+local function calendar_of(keys, months_text)
+  local specs, cal = split(months_text), {}
+  if #specs == 0 or #specs ~= #keys then
+    return nil
   end
-  local mask = hour_mask(hstart, hend)
-  if cls == 'B' then
-    for _, day in ipairs(days) do
-      fields[#fields + 1] = {day * 24, mask, day, 0}
+  for i, spec in ipairs(specs) do
+    local month, first, n = string.match(spec, '^(%d%d%d%d%-%d%d)/(%d+)/(%d+)$')
+    first, n = tonumber(first), tonumber(n)
+    if not month or type(keys[i]) ~= 'string' or n < 28 or n > 31
+        or (i > 1 and first < cal[i - 1].first + cal[i - 1].n) then
+      return nil
     end
-  else
-    for _, day in ipairs(days) do
+    cal[i] = {key = keys[i], month = month, first = first, n = n}
+  end
+  return cal
+end
+
+-- The month of `cal` that holds calendar day `day` (nil: none of them).
+local function month_at(cal, day)
+  for _, m in ipairs(cal) do
+    if day >= m.first and day < m.first + m.n then
+      return m
+    end
+  end
+  return nil
+end
+
+-- The fields a request covers: a list of {offset in its month's bitmap, mask, day, box, month
+-- (an entry of `cal`)} and the BITFIELD type.
+local function fields_of(cls, days, hstart, hend, boxes, cal)
+  local fields = {}
+  local mask = cls == 'A' and 1 or hour_mask(hstart, hend)
+  for _, day in ipairs(days) do
+    local m = month_at(cal, day)
+    local d = day - m.first
+    if cls == 'A' then
+      fields[#fields + 1] = {d, 1, day, 0, m}
+    elseif cls == 'B' then
+      fields[#fields + 1] = {d * 24, mask, day, 0, m}
+    else
       for _, box in ipairs(boxes) do
-        fields[#fields + 1] = {(day * 100 + box - 1) * 24, mask, day, box}
+        fields[#fields + 1] = {(d * 100 + box - 1) * 24, mask, day, box, m}
       end
     end
   end
-  return fields, 'u24'
+  return fields, cls == 'A' and 'u1' or 'u24'
 end
 
--- Current values of the fields, one BITFIELD_RO call per 1000 fields.
-local function read_fields(key, fields, kind)
-  local values = {}
-  local batch = 1000
-  for first = 1, #fields, batch do
-    local args = {}
-    for i = first, math.min(first + batch - 1, #fields) do
-      args[#args + 1] = 'GET'
-      args[#args + 1] = kind
-      args[#args + 1] = fields[i][1]
+-- The fields' indexes grouped by bitmap key, keys in the order first met.
+local function fields_by_key(fields)
+  local order, by_key = {}, {}
+  for i, field in ipairs(fields) do
+    local key = field[5].key
+    if not by_key[key] then
+      by_key[key] = {}
+      order[#order + 1] = key
     end
-    local got = redis.call('BITFIELD_RO', key, unpack(args))
-    for i, value in ipairs(got) do
-      values[first + i - 1] = value
+    local list = by_key[key]
+    list[#list + 1] = i
+  end
+  return order, by_key
+end
+
+-- Current values of the fields, one BITFIELD_RO call per bitmap and 1000 fields.
+local function read_fields(fields, kind)
+  local values = {}
+  local order, by_key = fields_by_key(fields)
+  for _, key in ipairs(order) do
+    local at = by_key[key]
+    for first = 1, #at, 1000 do
+      local args = {}
+      for j = first, math.min(first + 999, #at) do
+        args[#args + 1] = 'GET'
+        args[#args + 1] = kind
+        args[#args + 1] = fields[at[j]][1]
+      end
+      for j, value in ipairs(redis.call('BITFIELD_RO', key, unpack(args))) do
+        values[at[first + j - 1]] = value
+      end
     end
   end
   return values
 end
 
-local function write_fields(key, fields, kind, values)
-  local batch = 1000
-  for first = 1, #fields, batch do
-    local args = {}
-    for i = first, math.min(first + batch - 1, #fields) do
-      args[#args + 1] = 'SET'
-      args[#args + 1] = kind
-      args[#args + 1] = fields[i][1]
-      args[#args + 1] = values[i]
+local function write_fields(fields, kind, values)
+  local order, by_key = fields_by_key(fields)
+  for _, key in ipairs(order) do
+    local at = by_key[key]
+    for first = 1, #at, 1000 do
+      local args = {}
+      for j = first, math.min(first + 999, #at) do
+        args[#args + 1] = 'SET'
+        args[#args + 1] = kind
+        args[#args + 1] = fields[at[j]][1]
+        args[#args + 1] = values[at[j]]
+      end
+      redis.call('BITFIELD', key, unpack(args))
     end
-    redis.call('BITFIELD', key, unpack(args))
   end
 end
 
 -- The request of a call, checked whole before anything is read or written: a class other than
--- A/B/C, a day outside the season, a duplicate, an hour range outside 0..24, a box outside
+-- A/B/C, a day in none of the call's months, a duplicate, an hour range outside 0..24, a box outside
 -- 1..100 (or any box on A/B, any hour on A) is refused. Python validates first; this guards the
 -- bitmap against every other caller, because a stray offset would silently grow or corrupt it.
 -- Returns cls, days, hstart, hend, boxes or nil, reason.
@@ -190,8 +250,9 @@ local function integers(text, low, high, limit)
   return out
 end
 
--- Whether a request reaches before the first bookable season day (the day-ahead rule, checked
--- here last: Python read the request once, perhaps just before midnight).
+-- Whether a request reaches before the first bookable day (the day-ahead rule, checked here
+-- last: Python read the request once, perhaps just before midnight). Days are calendar day
+-- numbers, as the first day is.
 local function before_first_day(days, first_day_text)
   local first_day = tonumber(first_day_text)
   for _, day in ipairs(days) do
@@ -202,17 +263,21 @@ local function before_first_day(days, first_day_text)
   return false
 end
 
-local function checked_request(cls, days_text, hstart_text, hend_text, boxes_text, season_days)
-  local n_days = tonumber(season_days)
+local function checked_request(cls, days_text, hstart_text, hend_text, boxes_text, cal)
   if cls ~= 'A' and cls ~= 'B' and cls ~= 'C' then
     return nil, 'class'
   end
-  if not n_days or n_days < 1 then
-    return nil, 'season'
+  if not cal then
+    return nil, 'months'
   end
-  local days = integers(days_text, 0, n_days - 1, n_days)
+  local days = integers(days_text, 0, 999999, 366)
   if not days or #days == 0 then
     return nil, 'days'
+  end
+  for _, day in ipairs(days) do
+    if not month_at(cal, day) then
+      return nil, 'days'
+    end
   end
   local hstart, hend = tonumber(hstart_text), tonumber(hend_text)
   if cls == 'A' then
@@ -248,16 +313,17 @@ local function as_set(list)
   return set
 end
 
--- The score of a held day in the hold-days index: class digit * 1000 + season day.
+-- The score of a held day in the hold-days index: class digit * 100000 + calendar day number
+-- (day numbers stay below 100000 until the year 2243).
 local CLASS_DIGIT = {A = 1, B = 2, C = 3}
 
 local function day_score(cls, day)
-  return CLASS_DIGIT[cls] * 1000 + day
+  return CLASS_DIGIT[cls] * 100000 + day
 end
 
 -- Booked slots that overlap the request: "day:box:mask:0" entries, plus the current values.
-local function booked_conflicts(inv_key, fields, kind)
-  local values = read_fields(inv_key, fields, kind)
+local function booked_conflicts(fields, kind)
+  local values = read_fields(fields, kind)
   local conflicts = {}
   for i, field in ipairs(fields) do
     local overlap = bit.band(values[i], field[2])
@@ -293,4 +359,23 @@ local function pace_spent_until(pace, limit, window, now)
   end
   local oldest = redis.call('ZRANGEBYSCORE', pace, since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   return tostring(tonumber(oldest[2]) + window)
+end
+
+-- The reason of a closure of the room that covers a slot of the request ('' when none does): a
+-- closed day closes class A whole, and classes B and C for the closure's hours.
+local function closed_reason(closures_key, cls, days, hstart, hend)
+  local values = redis.call('HVALS', closures_key)
+  for _, value in ipairs(values) do
+    local c = named(pipe_fields(value), CLOSURE_FIELDS)
+    local first, last = tonumber(c.first), tonumber(c.last)
+    local from, to = tonumber(c.hstart) or 0, tonumber(c.hend) or 24
+    if cls == 'A' or (hstart < to and from < hend) then
+      for _, day in ipairs(days) do
+        if first and last and day >= first and day <= last then
+          return c.reason ~= '' and c.reason or '-'
+        end
+      end
+    end
+  end
+  return ''
 end

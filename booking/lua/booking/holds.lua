@@ -1,12 +1,14 @@
 -- Holds: a buyer's slots kept for a few minutes (booking_hold, booking_hold_release), and the
 -- look-up of other buyers' holds that every taking function checks.
 
-local HOLD_KEYS = {'inventory', 'holds', 'audit', 'hold_days', 'hold_streaks', 'gone'}
+local HOLD_KEYS = {'holds', 'audit', 'hold_days', 'hold_streaks', 'gone', 'closures'}
 local HOLD_ARGS = {'owner', 'cls', 'days', 'hstart', 'hend', 'boxes', 'hold_id', 'now_ms',
-  'ttl_ms', 'audit_maxlen', 'room', 'season_days', 'pace_limit', 'pace_window_ms', 'first_day'}
+  'ttl_ms', 'audit_maxlen', 'room', 'months', 'pace_limit', 'pace_window_ms', 'first_day'}
 local HOLD_REPLIES = {'ok expiry', 'taken *slots', 'cooling until', 'paced until', 'id_in_use',
-  'gone', 'invalid what'}
-local HOLD_KEY_TAILS = {'pace'}  -- with an allowance (one server only)
+  'gone', 'closed reason', 'invalid what'}
+-- After the named KEYS: the inventory of each month of the request, then the buyer's pace
+-- (with an allowance, one server only).
+local HOLD_KEY_TAILS = {'inventories', 'pace'}
 local HOLD_RELEASE_KEYS = {'holds', 'hold_days'}
 local HOLD_RELEASE_ARGS = {'hold_id', 'owner'}
 
@@ -87,27 +89,31 @@ local function drop_holds(holds_key, days_key, drop, cls, days)
 end
 
 -- Hold: keep the request's slots for one buyer until expiry (other buyers see them taken).
--- KEYS: inventory, holds, audit, hold days, hold streaks, gone (people being deleted)
+-- KEYS: holds, audit, hold days, hold streaks, gone (people being deleted), closures, then the
+--       inventory of each month of the request
 -- ARGV: owner, cls, days, hstart, hend, boxes, hold id, now ms, ttl ms, audit maxlen, room,
---       days in the season, the buyer's hourly booking allowance and its window (0 and 0: not
---       checked here); with an allowance, the KEYS end with the buyer's pace (one server only:
---       on a cluster the caller reads it first, in the buyer's own slot)
+--       months (of the inventory keys, same order), the buyer's hourly booking allowance and
+--       its window (0 and 0: not checked here); with an allowance, the KEYS end with the
+--       buyer's pace (one server only: on a cluster the caller reads it first, in the buyer's
+--       own slot)
 -- Returns {'ok', expiry ms} | {'taken', ...} | {'cooling', until ms} | {'id_in_use'} |
 --   {'paced', ms when the buyer may book again} | {'gone'} | {'invalid', what}
 local function hold(keys, args)
   local k, a = named(keys, HOLD_KEYS), named(args, HOLD_ARGS)
-  local inv, holds, stream, hold_days = k.inventory, k.holds, k.audit, k.hold_days
+  local holds, stream, hold_days = k.holds, k.audit, k.hold_days
   local owner, id, now, ttl = a.owner, a.hold_id, tonumber(a.now_ms), tonumber(a.ttl_ms)
   local maxlen, room = a.audit_maxlen, a.room
+  local n_months = #split(a.months)
+  local cal = calendar_of({unpack(keys, #HOLD_KEYS + 1, #HOLD_KEYS + n_months)}, a.months)
   local cls, days, hstart, hend, boxes = checked_request(a.cls, a.days, a.hstart, a.hend,
-    a.boxes, a.season_days)
+    a.boxes, cal)
   if not cls then
     return {'invalid', days}
   end
   if before_first_day(days, a.first_day) then
     return {'invalid', 'first_day'}
   end
-  local tail = named({unpack(keys, #HOLD_KEYS + 1)}, HOLD_KEY_TAILS)
+  local tail = named({unpack(keys, #HOLD_KEYS + n_months + 1)}, {unpack(HOLD_KEY_TAILS, 2)})
   local pace, pace_limit, pace_window = tail.pace, tonumber(a.pace_limit),
     tonumber(a.pace_window_ms)
   if owner == '' or id == '' or not now or not ttl or ttl < 1 or not hold_days
@@ -129,6 +135,10 @@ local function hold(keys, args)
   if redis.call('ZSCORE', k.gone, owner) then
     return {'gone'}
   end
+  local closed = closed_reason(k.closures, cls, days, hstart, hend)
+  if closed ~= '' then
+    return {'closed', closed}
+  end
   -- A buyer who may not book for a while may not block slots meanwhile either.
   local paced_until = pace_spent_until(pace, pace_limit, pace_window, now)
   if paced_until then
@@ -144,8 +154,8 @@ local function hold(keys, args)
   if began and now >= began + ttl then
     return {'cooling', tostring(began + 2 * ttl)}
   end
-  local fields, kind = fields_of(cls, days, hstart, hend, boxes)
-  local taken = booked_conflicts(inv, fields, kind)
+  local fields, kind = fields_of(cls, days, hstart, hend, boxes, cal)
+  local taken = booked_conflicts(fields, kind)
   local held, drop = held_conflicts(holds, hold_days, owner, cls, days, hstart, hend, boxes,
     now)
   append(taken, held)

@@ -46,12 +46,13 @@ local function flush_room(keys, args)
 
   local cancelled, change = 0, stats_change()
   for _, record in ipairs(records) do
-    local r = redis.call('HMGET', record, 'status', 'season', 'cls', 'days', 'made')
+    local r = redis.call('HMGET', record, 'status', 'months', 'cls', 'days', 'made', 'inv')
     if r[1] == 'confirmed' then
       redis.call('HSET', record, 'status', 'cancelled', 'cancelled_at', now, 'cancelled_by',
         actor, 'cancel_reason', reason)
-      stats_booking(change, r[2], r[3], split_numbers(r[4]), 'confirmed', r[5], -1)
-      stats_booking(change, r[2], r[3], split_numbers(r[4]), 'cancelled', r[5], 1)
+      local cal = record_months(r[6], r[2])
+      stats_booking(change, cal, r[3], split_numbers(r[4]), 'confirmed', r[5], -1)
+      stats_booking(change, cal, r[3], split_numbers(r[4]), 'cancelled', r[5], 1)
       cancelled = cancelled + 1
     end
   end
@@ -76,7 +77,7 @@ end
 -- Rebuild one room's stats from its records and bitmaps (existing data, a changed format).
 -- The caller passes what it read; if the room changed meanwhile, nothing happens.
 -- KEYS: stats, registry, ledger, inventory keys (ARGV n_inv), record keys (ARGV n_rec)
--- ARGV: n_inv, n_rec, per inventory key: season, cls, bits per day; per record: the local
+-- ARGV: n_inv, n_rec, per inventory key: month, cls, bits per day; per record: the local
 --       date of its creation (kept in the record as 'made' where it is missing)
 -- Returns {'ok', records counted} | {'retry'} | {'invalid', 'call'}
 local function stats_rebuild(keys, args)
@@ -106,11 +107,11 @@ local function stats_rebuild(keys, args)
   for j = 1, n_rec do
     local record = keys[3 + n_inv + j]
     redis.call('HSETNX', record, 'made', args[2 + 3 * n_inv + j])
-    local r = redis.call('HMGET', record, 'season', 'cls', 'days', 'status', 'made')
-    stats_booking(change, r[1], r[2], split_numbers(r[3]), r[4], r[5], 1)
+    local r = redis.call('HMGET', record, 'months', 'cls', 'days', 'status', 'made', 'inv')
+    stats_booking(change, record_months(r[6], r[1]), r[2], split_numbers(r[3]), r[4], r[5], 1)
   end
   for i = 1, n_inv do
-    local inv, season, cls = keys[3 + i], args[3 * i], args[3 * i + 1]
+    local inv, month, cls = keys[3 + i], args[3 * i], args[3 * i + 1]
     local width = tonumber(args[3 * i + 2])
     local deltas = {}
     for day = 0, math.floor(redis.call('STRLEN', inv) * 8 / width) - 1 do
@@ -119,7 +120,7 @@ local function stats_rebuild(keys, args)
         deltas[day] = n
       end
     end
-    bump_days(change, 'slots:' .. season .. ':' .. cls, deltas)
+    bump_days(change, 'slots:' .. month .. ':' .. cls, deltas)
   end
   stats_write(stats, change)
   redis.call('HSET', stats, 'v', STATS_VERSION)

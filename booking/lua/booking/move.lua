@@ -2,14 +2,16 @@
 -- one call, so nobody can take the old slots before the new are secured and the booking never
 -- ends with both or neither. (Across rooms, see move_rooms.lua.)
 
-local MOVE_KEYS = {'record', 'inventory', 'registry', 'codes', 'holds', 'hold_days', 'audit',
-  'stats', 'outbox', 'waits', 'wait_notices', 'unindexed'}
+local MOVE_KEYS = {'record', 'registry', 'codes', 'holds', 'hold_days', 'audit',
+  'stats', 'outbox', 'waits', 'wait_notices', 'unindexed', 'closures'}
 local MOVE_ARGS = {'actor', 'is_staff', 'today', 'cls', 'days', 'hstart', 'hend', 'boxes',
-  'dates', 'season_days', 'code_mac', 'code_n', 'move_id', 'now_ms', 'audit_maxlen', 'room',
+  'dates', 'months', 'code_mac', 'code_n', 'move_id', 'now_ms', 'audit_maxlen', 'room',
   'person_score', 'date_scores', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
 local MOVE_REPLIES = {'moved record', 'taken *slots', 'not_found', 'forbidden', 'cancelled',
-  'collected', 'started', 'unchanged', 'code_clash', 'invalid what'}
-local MOVE_KEY_TAILS = {'person_index', 'date_index'}
+  'collected', 'started', 'unchanged', 'code_clash', 'closed reason', 'invalid what'}
+-- After the named KEYS: the bitmaps of the months of the old and the new days (as many as ARGV
+-- months names), then the indexes (one server).
+local MOVE_KEY_TAILS = {'inventories', 'person_index', 'date_index'}
 
 -- Whether a confirmed booking (HMGET of owner, status, collected, dates) may be moved or
 -- given up by `actor` today: nil if so, else the refusal (a reply). The cancellation cut-off:
@@ -30,15 +32,17 @@ local function move_refusal(r, actor, is_staff, today)
   return nil
 end
 
--- The fields of two requests on one bitmap, merged by offset: {offset, old mask, day, box,
--- new mask} (offset, day and box where fields_of has them, for read_fields and stats_slots).
+-- The fields of two requests, merged by bitmap and offset: {offset, old mask, day, box, month,
+-- new mask} (offset, day, box and month where fields_of has them, for read_fields and
+-- stats_slots).
 local function merged_fields(old_fields, new_fields)
-  local by_offset, order = {}, {}
+  local by_place, order = {}, {}
   local function add(field, which)
-    local entry = by_offset[field[1]]
+    local place = field[5].key .. '@' .. field[1]
+    local entry = by_place[place]
     if not entry then
-      entry = {field[1], 0, field[3], field[4], 0}
-      by_offset[field[1]] = entry
+      entry = {field[1], 0, field[3], field[4], field[5], 0}
+      by_place[place] = entry
       order[#order + 1] = entry
     end
     entry[which] = field[2]
@@ -47,33 +51,36 @@ local function merged_fields(old_fields, new_fields)
     add(field, 2)
   end
   for _, field in ipairs(new_fields) do
-    add(field, 5)
+    add(field, 6)
   end
   return order
 end
 
 -- Move: the booking's slots become the request's (same class, same room, as many days), with
 -- a new pickup code; the old slots are free for the waiting list.
--- KEYS: record, inventory, registry, codes, holds, hold days, audit, stats, outbox, waits,
---       wait notices, unindexed, then the person index and the date index (one server) or
---       nothing (a cluster: the id goes to `unindexed`)
+-- KEYS: record, registry, codes, holds, hold days, audit, stats, outbox, waits,
+--       wait notices, unindexed, then the bitmaps of the months of the old and new days, then
+--       the person index and the date index (one server) or nothing (a cluster: the id goes
+--       to `unindexed`)
 -- ARGV: actor, is staff (1|0), today ISO, cls, days, hstart, hend, boxes, dates ISO csv,
---       season days, new code mac, new code number, move id (client-made), now ms,
---       audit maxlen, room, person score, date scores csv, first bookable season day,
+--       months (of the bitmaps), new code mac, new code number, move id (client-made), now ms,
+--       audit maxlen, room, person score, date scores csv, first bookable day,
 --       priority hold id, priority hold ms
 -- Returns {'moved', <record>} | {'taken', 'day:box:mask:held', ...} | {outcome} for
 --   not_found, forbidden, cancelled, collected, started, unchanged, code_clash
 --   | {'invalid', what}
 local function move(keys, args)
   local k, a = named(keys, MOVE_KEYS), named(args, MOVE_ARGS)
-  local record, inv, codes, stream, stats = k.record, k.inventory, k.codes, k.audit, k.stats
+  local record, codes, stream, stats = k.record, k.codes, k.audit, k.stats
   local now, move_id = tonumber(a.now_ms), a.move_id
+  local n_months = #split(a.months)
+  local cal = calendar_of({unpack(keys, #MOVE_KEYS + 1, #MOVE_KEYS + n_months)}, a.months)
   local cls, days, hstart, hend, boxes = checked_request(a.cls, a.days, a.hstart, a.hend,
-    a.boxes, a.season_days)
+    a.boxes, cal)
   if not cls then
     return {'invalid', days}
   end
-  local tail = named({unpack(keys, #MOVE_KEYS + 1)}, MOVE_KEY_TAILS)
+  local tail = named({unpack(keys, #MOVE_KEYS + n_months + 1)}, {unpack(MOVE_KEY_TAILS, 2)})
   local person_index, date_index = tail.person_index, tail.date_index
   local date_scores, first_day, hold_ttl =
     split(a.date_scores), tonumber(a.first_day), tonumber(a.priority_hold_ms)
@@ -85,7 +92,7 @@ local function move(keys, args)
     return {'not_found'}
   end
   local r = redis.call('HMGET', record, 'owner', 'status', 'collected', 'dates', 'cls', 'days',
-    'hstart', 'hend', 'boxes', 'inv', 'code_mac', 'id', 'season', 'made', 'move_request',
+    'hstart', 'hend', 'boxes', 'inv', 'code_mac', 'id', 'months', 'made', 'move_request',
     'seq', 'uid_dates')
   if r[15] == move_id then
     return {'moved', redis.call('HGETALL', record)}
@@ -95,12 +102,21 @@ local function move(keys, args)
     return refusal
   end
   local old_days = split_numbers(r[6])
-  if r[5] ~= cls or r[10] ~= inv or #old_days ~= #days then
+  local ours = as_set(split(r[10]))
+  for _, day in ipairs(old_days) do
+    local m = month_at(cal, day)
+    ours[m and m.key or ''] = nil
+  end
+  if r[5] ~= cls or next(ours) ~= nil or #old_days ~= #days then
     return {'invalid', 'class'}
   end
   if r[6] == a.days and tonumber(r[7]) == hstart and tonumber(r[8]) == hend
       and r[9] == a.boxes then
     return {'unchanged'}
+  end
+  local closed = closed_reason(k.closures, cls, days, hstart, hend)
+  if closed ~= '' then
+    return {'closed', closed}
   end
   if redis.call('HEXISTS', codes, a.code_mac) == 1 then
     return {'code_clash'}
@@ -109,13 +125,13 @@ local function move(keys, args)
   -- Free for this booking: not booked by another (its own old bits do not count), not held
   -- by another buyer.
   local old_fields, kind = fields_of(cls, old_days, tonumber(r[7]), tonumber(r[8]),
-    split_numbers(r[9]))
-  local new_fields = fields_of(cls, days, hstart, hend, boxes)
+    split_numbers(r[9]), cal)
+  local new_fields = fields_of(cls, days, hstart, hend, boxes, cal)
   local merged = merged_fields(old_fields, new_fields)
-  local values = read_fields(inv, merged, kind)
+  local values = read_fields(merged, kind)
   local taken = {}
   for i, field in ipairs(merged) do
-    local overlap = bit.band(bit.band(values[i], bit.bnot(field[2])), field[5])
+    local overlap = bit.band(bit.band(values[i], bit.bnot(field[2])), field[6])
     if overlap ~= 0 then
       taken[#taken + 1] = joined({day = field[3], box = field[4], mask = overlap, held = 0},
         TAKEN_FIELDS, ':')
@@ -130,23 +146,42 @@ local function move(keys, args)
 
   local updated = {}
   for i, field in ipairs(merged) do
-    updated[i] = bit.bor(bit.band(values[i], bit.bnot(field[2])), field[5])
+    updated[i] = bit.bor(bit.band(values[i], bit.bnot(field[2])), field[6])
   end
-  write_fields(inv, merged, kind, updated)
+  for _, m in ipairs(cal) do
+    if redis.call('EXISTS', m.key) == 0 then
+      -- A new month's bitmap, made at its full size as the claim makes it.
+      redis.call('SETRANGE', m.key, math.ceil(m.n * SLOTS_PER_DAY[cls] / 8) - 1, '\0')
+    end
+  end
+  write_fields(merged, kind, updated)
   local change = stats_change()
-  stats_slots(change, r[13], cls, merged, values, updated)
-  stats_booking(change, r[13], cls, old_days, 'confirmed', r[14], -1)
-  stats_booking(change, r[13], cls, days, 'confirmed', r[14], 1)
+  stats_slots(change, cls, merged, values, updated)
+  stats_booking(change, cal, cls, old_days, 'confirmed', r[14], -1)
+  stats_booking(change, cal, cls, days, 'confirmed', r[14], 1)
   stats_write(stats, change)
-  if redis.call('BITCOUNT', inv) == 0 then
-    redis.call('DEL', inv)
-    redis.call('SREM', k.registry, inv)
+  local inventories, months = {}, {}
+  for _, m in ipairs(cal) do
+    if redis.call('BITCOUNT', m.key) == 0 then
+      redis.call('DEL', m.key)
+      redis.call('SREM', k.registry, m.key)
+    else
+      redis.call('SADD', k.registry, m.key)
+    end
+  end
+  for _, day in ipairs(days) do
+    local m = month_at(cal, day)
+    if inventories[#inventories] ~= m.key then
+      inventories[#inventories + 1] = m.key
+      months[#months + 1] = m.month .. '/' .. m.first .. '/' .. m.n
+    end
   end
   local id, seq = r[12], (tonumber(r[16]) or 0) + 1
   redis.call('HDEL', codes, r[11])
   redis.call('HSET', codes, a.code_mac, id)
   redis.call('HSET', record, 'days', a.days, 'dates', a.dates, 'hstart', tostring(hstart),
     'hend', tostring(hend), 'boxes', a.boxes, 'code_mac', a.code_mac, 'code_n', a.code_n,
+    'inv', table.concat(inventories, ','), 'months', table.concat(months, ','),
     'code_sealed', '', 'seq', tostring(seq), 'move_request', move_id, 'moved_at', a.now_ms,
     'moved_by', a.actor, 'uid_dates', r[17] or r[4])
   if person_index then
@@ -168,7 +203,7 @@ local function move(keys, args)
   redis.call('XADD', k.outbox, '*', 'm',
     outbox_entry(OUTBOX_MOVED, {booking_id = id, sequence = seq}))
   waits_clear_stale(k.waits, k.wait_notices, first_day)
-  waits_release(k.waits, k.wait_notices, k.holds, k.hold_days, k.outbox, {[cls] = inv}, now,
+  waits_release(k.waits, k.wait_notices, k.holds, k.hold_days, k.outbox, {[cls] = cal}, now,
     a.priority_hold_id or '', hold_ttl, a.room)
   return {'moved', redis.call('HGETALL', record)}
 end

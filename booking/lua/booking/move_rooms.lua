@@ -11,12 +11,16 @@
 -- then commits (step 2 ran) or lets go of the new slots (booking_move_release). Steps 2 and
 -- the abort are one field of one record in one slot, so exactly one of them wins.
 
-local MOVE_IN_KEYS = {'record', 'inventory', 'registry', 'codes', 'holds', 'hold_days',
-  'stats', 'moves', 'ledger'}
-local MOVE_IN_ARGS = {'owner', 'cls', 'season', 'days', 'hstart', 'hend', 'boxes', 'dates',
-  'season_days', 'booking_id', 'from_id', 'move_id', 'code_mac', 'now_ms', 'room'}
-local MOVE_OUT_KEYS = {'record', 'inventory', 'registry', 'codes', 'ledger', 'audit', 'stats',
+-- After the named KEYS of move_in, move_out and move_release: the month bitmaps of the days
+-- (move_in: of the new days, ARGV months naming them; the others: those the record names).
+local MOVE_IN_KEYS = {'record', 'registry', 'codes', 'holds', 'hold_days', 'stats', 'moves',
+  'ledger', 'closures'}
+local MOVE_IN_ARGS = {'owner', 'cls', 'months', 'days', 'hstart', 'hend', 'boxes', 'dates',
+  'booking_id', 'from_id', 'move_id', 'code_mac', 'now_ms', 'room'}
+local MOVE_IN_KEY_TAILS = {'inventories'}
+local MOVE_OUT_KEYS = {'record', 'registry', 'codes', 'ledger', 'audit', 'stats',
   'waits', 'wait_notices', 'holds', 'hold_days', 'outbox'}
+local MOVE_OUT_KEY_TAILS = {'inventories'}
 local MOVE_OUT_ARGS = {'actor', 'is_staff', 'today', 'move_id', 'to_id', 'now_ms',
   'audit_maxlen', 'room', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
 local MOVE_COMMIT_KEYS = {'record', 'codes', 'ledger', 'stats', 'audit', 'outbox', 'moves',
@@ -25,9 +29,10 @@ local MOVE_COMMIT_ARGS = {'move_id', 'from_fields', 'now_ms', 'audit_maxlen', 'r
   'person_score', 'date_scores'}
 local MOVE_ABORT_KEYS = {'record'}
 local MOVE_ABORT_ARGS = {'move_id'}
-local MOVE_RELEASE_KEYS = {'record', 'inventory', 'registry', 'stats', 'moves'}
+local MOVE_RELEASE_KEYS = {'record', 'registry', 'stats', 'moves'}
+local MOVE_RELEASE_KEY_TAILS = {'inventories'}
 local MOVE_RELEASE_ARGS = {'move_id'}
-local MOVE_IN_REPLIES = {'held', 'taken *slots', 'code_clash', 'invalid what'}
+local MOVE_IN_REPLIES = {'held', 'taken *slots', 'code_clash', 'closed reason', 'invalid what'}
 local MOVE_OUT_REPLIES = {'moved record', 'aborted', 'not_found', 'forbidden', 'cancelled',
   'collected', 'started', 'invalid what'}
 local MOVE_COMMIT_REPLIES = {'moved record', 'not_found', 'invalid what'}
@@ -36,11 +41,13 @@ local MOVE_ABORT_REPLIES = {'moved', 'aborted'}
 local MOVE_RELEASE_REPLIES = {'released', 'moved'}
 
 -- Step 1. Returns {'held'} (also for a repeat) | {'taken', ...} | {'code_clash'}
---   | {'invalid', what}
+--   | {'closed', reason} | {'invalid', what}
 local function move_in(keys, args)
   local k, a = named(keys, MOVE_IN_KEYS), named(args, MOVE_IN_ARGS)
+  local inventories = {unpack(keys, #MOVE_IN_KEYS + 1)}
+  local cal = calendar_of(inventories, a.months)
   local cls, days, hstart, hend, boxes = checked_request(a.cls, a.days, a.hstart, a.hend,
-    a.boxes, a.season_days)
+    a.boxes, cal)
   if not cls then
     return {'invalid', days}
   end
@@ -54,11 +61,15 @@ local function move_in(keys, args)
     end
     return {'invalid', 'id'}
   end
+  local closed = closed_reason(k.closures, cls, days, hstart, hend)
+  if closed ~= '' then
+    return {'closed', closed}
+  end
   if redis.call('HEXISTS', k.codes, a.code_mac) == 1 then
     return {'code_clash'}
   end
-  local fields, kind = fields_of(cls, days, hstart, hend, boxes)
-  local taken, values = booked_conflicts(k.inventory, fields, kind)
+  local fields, kind = fields_of(cls, days, hstart, hend, boxes, cal)
+  local taken, values = booked_conflicts(fields, kind)
   local held, drop = held_conflicts(k.holds, k.hold_days, a.owner, cls, days, hstart, hend,
     boxes, now)
   append(taken, held)
@@ -69,19 +80,24 @@ local function move_in(keys, args)
   for i, field in ipairs(fields) do
     updated[i] = bit.bor(values[i], field[2])
   end
-  write_fields(k.inventory, fields, kind, updated)
-  redis.call('SADD', k.registry, k.inventory)
+  for _, m in ipairs(cal) do
+    if redis.call('EXISTS', m.key) == 0 then
+      redis.call('SETRANGE', m.key, math.ceil(m.n * SLOTS_PER_DAY[cls] / 8) - 1, '\0')
+    end
+  end
+  write_fields(fields, kind, updated)
+  redis.call('SADD', k.registry, unpack(inventories))
   if redis.call('SCARD', k.ledger) == 0 and redis.call('HEXISTS', k.stats, 'v') == 0 then
     redis.call('DEL', k.stats)  -- as a claim into an empty room: its stats start exact here
     redis.call('HSET', k.stats, 'v', STATS_VERSION)
   end
   local change = stats_change()
-  stats_slots(change, a.season, cls, fields, values, updated)
+  stats_slots(change, cls, fields, values, updated)
   stats_write(k.stats, change)
   redis.call('HSET', k.record, 'id', a.booking_id, 'owner', a.owner, 'cls', cls, 'room', a.room,
-    'season', a.season, 'days', a.days, 'dates', a.dates, 'hstart', tostring(hstart),
+    'months', a.months, 'days', a.days, 'dates', a.dates, 'hstart', tostring(hstart),
     'hend', tostring(hend), 'boxes', a.boxes, 'created', a.now_ms, 'status', 'pending',
-    'code_mac', a.code_mac, 'code_n', '0', 'collected', '', 'inv', k.inventory,
+    'code_mac', a.code_mac, 'code_n', '0', 'collected', '', 'inv', table.concat(inventories, ','),
     'move_request', a.move_id, 'moved_from', a.from_id)
   redis.call('ZADD', k.moves, now, a.booking_id)
   drop_holds(k.holds, k.hold_days, drop, cls, days)
@@ -100,7 +116,7 @@ local function move_out(keys, args)
     return {'not_found'}
   end
   local r = redis.call('HMGET', k.record, 'owner', 'status', 'collected', 'dates', 'cls',
-    'days', 'hstart', 'hend', 'boxes', 'inv', 'code_mac', 'id', 'season', 'made',
+    'days', 'hstart', 'hend', 'boxes', 'inv', 'code_mac', 'id', 'months', 'made',
     'move_request', 'move_abort')
   if r[15] == a.move_id and r[2] == 'moved' then
     return {'moved', redis.call('HGETALL', k.record)}
@@ -112,13 +128,14 @@ local function move_out(keys, args)
   if refusal then
     return refusal
   end
-  if r[10] ~= k.inventory then
+  local cal = record_calendar({unpack(keys, #MOVE_OUT_KEYS + 1)}, r[10], r[13])
+  if not cal then
     return {'invalid', 'class'}
   end
-  slots_release(k.inventory, k.registry, k.stats, r[5], r[6], r[7], r[8], r[9], r[13], r[14])
+  slots_release(cal, k.registry, k.stats, r[5], r[6], r[7], r[8], r[9], r[14])
   -- slots_release counted the booking cancelled: it moved, so it is counted nowhere here.
   local change = stats_change()
-  bump(change, 'status:' .. r[13] .. ':' .. r[5] .. ':cancelled', -1)
+  stats_booking(change, cal, r[5], split_numbers(r[6]), 'cancelled', r[14], -1)
   stats_write(k.stats, change)
   redis.call('HDEL', k.codes, r[11])
   redis.call('SREM', k.ledger, r[12])
@@ -126,7 +143,7 @@ local function move_out(keys, args)
     a.move_id, 'moved_at', a.now_ms, 'moved_by', a.actor)
   audit(k.audit, a.audit_maxlen, 'move', a.actor, r[12], a.room, 'to ' .. a.to_id, now)
   waits_clear_stale(k.waits, k.wait_notices, tonumber(a.first_day))
-  waits_release(k.waits, k.wait_notices, k.holds, k.hold_days, k.outbox, {[r[5]] = k.inventory},
+  waits_release(k.waits, k.wait_notices, k.holds, k.hold_days, k.outbox, {[r[5]] = cal},
     now, a.priority_hold_id or '', hold_ttl, a.room)
   return {'moved', redis.call('HGETALL', k.record)}
 end
@@ -140,8 +157,8 @@ local function move_commit(keys, args)
   if not now or #from ~= 6 or not k.unindexed then
     return {'invalid', 'call'}
   end
-  local r = redis.call('HMGET', k.record, 'status', 'move_request', 'code_mac', 'id', 'season',
-    'cls', 'days', 'dates', 'owner')
+  local r = redis.call('HMGET', k.record, 'status', 'move_request', 'code_mac', 'id', 'months',
+    'cls', 'days', 'dates', 'owner', 'inv')
   if r[2] ~= a.move_id then
     return {'not_found'}
   end
@@ -155,7 +172,11 @@ local function move_commit(keys, args)
   redis.call('HSET', k.codes, r[3], id)
   redis.call('SADD', k.ledger, id)
   local change = stats_change()
-  stats_booking(change, r[5], r[6], split_numbers(r[7]), 'confirmed', from[2], 1)
+  -- The months as the record names them (their keys are not touched here).
+  local cal = calendar_of(split(r[10] or ''), r[5] or '')
+  if cal then
+    stats_booking(change, cal, r[6], split_numbers(r[7]), 'confirmed', from[2], 1)
+  end
   stats_write(k.stats, change)
   redis.call('ZREM', k.moves, id)
   local tail = named({unpack(keys, #MOVE_COMMIT_KEYS + 1)}, MOVE_COMMIT_KEY_TAILS)
@@ -195,27 +216,33 @@ end
 local function move_release(keys, args)
   local k, a = named(keys, MOVE_RELEASE_KEYS), named(args, MOVE_RELEASE_ARGS)
   local r = redis.call('HMGET', k.record, 'status', 'move_request', 'cls', 'days', 'hstart',
-    'hend', 'boxes', 'season', 'id', 'inv')
+    'hend', 'boxes', 'months', 'id', 'inv')
   if r[2] ~= a.move_id then
     return {'released'}
   end
   if r[1] ~= 'pending' then
     return {'moved'}
   end
+  local cal = record_calendar({unpack(keys, #MOVE_RELEASE_KEYS + 1)}, r[10], r[8])
+  if not cal then
+    return {'released'}
+  end
   local fields, kind = fields_of(r[3], split_numbers(r[4]), tonumber(r[5]), tonumber(r[6]),
-    split_numbers(r[7]))
-  local values = read_fields(k.inventory, fields, kind)
+    split_numbers(r[7]), cal)
+  local values = read_fields(fields, kind)
   local updated = {}
   for i, field in ipairs(fields) do
     updated[i] = bit.band(values[i], bit.bnot(field[2]))
   end
-  write_fields(k.inventory, fields, kind, updated)
+  write_fields(fields, kind, updated)
   local change = stats_change()
-  stats_slots(change, r[8], r[3], fields, values, updated)
+  stats_slots(change, r[3], fields, values, updated)
   stats_write(k.stats, change)
-  if redis.call('BITCOUNT', k.inventory) == 0 then
-    redis.call('DEL', k.inventory)
-    redis.call('SREM', k.registry, k.inventory)
+  for _, m in ipairs(cal) do
+    if redis.call('BITCOUNT', m.key) == 0 then
+      redis.call('DEL', m.key)
+      redis.call('SREM', k.registry, m.key)
+    end
   end
   redis.call('DEL', k.record)
   redis.call('ZREM', k.moves, r[9])

@@ -1,6 +1,6 @@
 -- Account deletion: booking_owner_forget cancels a person's bookings in one room.
 
--- Followed by n record keys, then the n inventory keys those records name (same order).
+-- Followed by n record keys, then every inventory key those records name.
 local OWNER_FORGET_KEYS = {'registry', 'audit', 'stats', 'waits', 'wait_notices', 'holds',
   'outbox', 'hold_days'}
 local OWNER_FORGET_ARGS = {'owner', 'now_ms', 'audit_maxlen', 'n', 'room', 'first_day',
@@ -11,9 +11,9 @@ local OWNER_FORGET_KEY_TAILS = {'records', 'inventories'}
 -- Forget an owner in one room (account deletion): their bookings not collected at all are
 -- cancelled and their slots freed; every one of their records stays for staff with owner '0';
 -- their waits go; waiters of the freed slots are told.
--- KEYS: registry, audit, stats, waits, wait-notices, holds, outbox, n records, n inventories
---       (the inventory each record names, same order)
--- ARGV: owner, now ms, audit maxlen, n, room, first bookable season day, priority hold id,
+-- KEYS: registry, audit, stats, waits, wait-notices, holds, outbox, hold days, n records, then
+--       every inventory the records name (their 'inv'), any order
+-- ARGV: owner, now ms, audit maxlen, n, room, first bookable day, priority hold id,
 --       priority hold ms
 -- Returns {'ok', cancelled, kept} | {'stale'}
 local function owner_forget(keys, args)
@@ -23,32 +23,41 @@ local function owner_forget(keys, args)
   local owner, now, maxlen, n, room = a.owner, tonumber(a.now_ms), a.audit_maxlen, tonumber(a.n),
     a.room
   local first_day, hold_ttl = tonumber(a.first_day), tonumber(a.priority_hold_ms)
-  if owner == '' or not now or not n or #keys ~= 8 + 2 * n or not first_day or not hold_ttl then
+  if owner == '' or not now or not n or #keys < 8 + n or not first_day or not hold_ttl then
     return {'invalid', 'call'}
   end
+  local passed = as_set({unpack(keys, 9 + n)})
   local rows = {}
   for i = 1, n do
-    local record, inv = keys[8 + i], keys[8 + n + i]
+    local record = keys[8 + i]
     local r = redis.call('HMGET', record, 'owner', 'status', 'collected', 'inv', 'cls', 'days',
-      'hstart', 'hend', 'boxes', 'id', 'season', 'made')
+      'hstart', 'hend', 'boxes', 'id', 'months', 'made')
     if r[1] == owner then
-      if r[4] ~= inv then
+      local inventories = split(r[4])
+      for _, inv in ipairs(inventories) do
+        if not passed[inv] then
+          return {'stale'}
+        end
+      end
+      local cal = calendar_of(inventories, r[11])
+      if not cal then
         return {'stale'}
       end
-      rows[#rows + 1] = {record, inv, r}
+      rows[#rows + 1] = {record, cal, r}
     end
   end
 
-  local cancelled, inv_of = 0, {}
+  local cancelled, cal_of = 0, {}
   for _, row in ipairs(rows) do
-    local record, inv, r = row[1], row[2], row[3]
+    local record, cal, r = row[1], row[2], row[3]
     if r[2] == 'confirmed' and (r[3] == nil or r[3] == '') then
-      slots_release(inv, registry, stats, r[5], r[6], r[7], r[8], r[9], r[11], r[12])
+      slots_release(cal, registry, stats, r[5], r[6], r[7], r[8], r[9], r[12])
       redis.call('HSET', record, 'status', 'cancelled', 'cancelled_at', now, 'cancelled_by',
         owner, 'cancel_reason', 'account deleted')
       audit(stream, maxlen, 'cancel', owner, r[10], room, 'account deleted', now)
       cancelled = cancelled + 1
-      inv_of[r[5]] = inv
+      -- The waiters of every month it freed, per class.
+      cal_of[r[5]] = append(cal_of[r[5]] or {}, cal)
     end
     redis.call('HSET', record, 'owner', '0')
   end
@@ -66,7 +75,7 @@ local function owner_forget(keys, args)
       redis.call('HDEL', notices, member)
     end
   end
-  waits_release(waits, notices, holds, k.hold_days, outbox, inv_of, now, a.priority_hold_id,
+  waits_release(waits, notices, holds, k.hold_days, outbox, cal_of, now, a.priority_hold_id,
     hold_ttl, room)
   return {'ok', cancelled, #rows - cancelled}
 end

@@ -37,7 +37,7 @@ local function pickup(keys, args)
   end
 
   local r = redis.call('HMGET', record, 'status', 'dates', 'collected', 'cls', 'hstart', 'hend',
-    'pickup_attempt', 'season')
+    'pickup_attempt', 'months')
   local status, dates, collected = r[1], split(r[2]), split(r[3])
   if r[7] == attempt .. '|' .. today then
     return {'collected', redis.call('HGETALL', record)}
@@ -80,8 +80,10 @@ local function pickup(keys, args)
     fields[#fields + 1] = 'status'
     fields[#fields + 1] = 'collected'
     local change = stats_change()
-    bump(change, 'status:' .. r[8] .. ':' .. r[4] .. ':confirmed', -1)
-    bump(change, 'status:' .. r[8] .. ':' .. r[4] .. ':collected', 1)
+    -- Counted in the month of the booking's first day: the first of its months.
+    local month = string.match(r[8] or '', '^[^/]*')
+    bump(change, 'status:' .. month .. ':' .. r[4] .. ':confirmed', -1)
+    bump(change, 'status:' .. month .. ':' .. r[4] .. ':collected', 1)
     stats_write(stats, change)
   end
   redis.call('HSET', record, unpack(fields))
@@ -106,7 +108,7 @@ local function handover(keys, args)
   if redis.call('EXISTS', k.record) == 0 then
     return {'not_found'}
   end
-  local r = redis.call('HMGET', k.record, 'status', 'dates', 'collected', 'cls', 'season',
+  local r = redis.call('HMGET', k.record, 'status', 'dates', 'collected', 'cls', 'months',
     'code_mac', 'handed_request', 'id', 'owner')
   if r[7] == a.request_id then
     return {'handed', redis.call('HGETALL', k.record)}
@@ -130,8 +132,10 @@ local function handover(keys, args)
     fields[#fields + 1] = 'status'
     fields[#fields + 1] = 'collected'
     local change = stats_change()
-    bump(change, 'status:' .. r[5] .. ':' .. r[4] .. ':confirmed', -1)
-    bump(change, 'status:' .. r[5] .. ':' .. r[4] .. ':collected', 1)
+    -- Counted in the month of the booking's first day: the first of its months.
+    local month = string.match(r[5] or '', '^[^/]*')
+    bump(change, 'status:' .. month .. ':' .. r[4] .. ':confirmed', -1)
+    bump(change, 'status:' .. month .. ':' .. r[4] .. ':collected', 1)
     stats_write(k.stats, change)
   end
   redis.call('HSET', k.record, unpack(fields))

@@ -3,10 +3,12 @@
 -- The room's stats hash (same tag as its slots, so counted in the same atomic call):
 --   v                          STATS_VERSION once the hash is exact (a claim into an empty
 --                              room, or booking_stats_rebuild)
---   slots:<season>:<cls>       booked bits per season day (7 digits a day, day 0 first)
---   active:<season>:<cls>      confirmed + collected bookings per season day, same shape
---   status:<season>:<cls>:<st> bookings of status st (confirmed, collected, cancelled)
---   made:<season>:<cls>:<date> confirmed + collected bookings created on that local date
+--   slots:<month>:<cls>        booked bits per day of a calendar month (7 digits a day, the
+--                              1st first)
+--   active:<month>:<cls>       confirmed + collected bookings per day of the month, same shape
+--   status:<month>:<cls>:<st>  bookings of status st (confirmed, collected, cancelled) whose
+--                              first day is in the month
+--   made:<month>:<cls>:<date>  of those, the confirmed + collected ones created on that date
 -- A zero counter is removed, so the hash holds only what exists.
 local STATS_VERSION = '1'
 
@@ -37,7 +39,7 @@ local function bump(change, field, n)
   change.ints[field] = change.ints[field] + n
 end
 
--- A per-day field is one 7-digit decimal number per season day, day 0 first ("0000003" +
+-- A per-day field is one 7-digit decimal number per day of its month, the 1st first ("0000003" +
 -- "0000012" + ...): a reader adds the fields of 300 rooms as 300 big integers (no carry
 -- crosses a day while a day's sum stays below 10^7) and cuts the sum into days.
 local DAY_WIDTH = 7
@@ -58,7 +60,7 @@ local function bump_days(change, field, deltas)
 end
 
 -- A per-day field's text with deltas added: only the named days are cut out and rewritten (a
--- claim touches one day or a few of a whole season's text). Canonical: no trailing zero days,
+-- claim touches one day or a few of a whole month's text). Canonical: no trailing zero days,
 -- so a rebuild writes the same text as the live counting ('' for nothing at all).
 local function days_added(text, deltas)
   text = string.sub(text, 1, #text - #text % DAY_WIDTH)
@@ -113,29 +115,59 @@ local function stats_write(stats, change)
   end
 end
 
--- What one booking adds (sign 1) or takes away (sign -1): its status, and while it is active
--- (not cancelled) one per booked day and one on its creation date.
-local function stats_booking(change, season, cls, days, status, made, sign)
-  bump(change, 'status:' .. season .. ':' .. cls .. ':' .. status, sign)
+-- Per-day deltas ({month name -> {day of the month from 0 -> n}}) added to the per-day
+-- fields `kind`:<month>:`cls`, months in order.
+local function bump_months(change, kind, cls, by_month)
+  local names = {}
+  for name in pairs(by_month) do
+    names[#names + 1] = name
+  end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    bump_days(change, kind .. ':' .. name .. ':' .. cls, by_month[name])
+  end
+end
+
+-- A record's months for counting only (its bitmaps are not touched): from its 'inv' and
+-- 'months' fields.
+local function record_months(inv_text, months_text)
+  return calendar_of(split(inv_text), months_text)
+end
+
+-- What one booking adds (sign 1) or takes away (sign -1): its status (counted in the month of
+-- its first day), and while it is active (not cancelled) one per booked day and one on its
+-- creation date. `cal`: the booking's months (calendar_of).
+local function stats_booking(change, cal, cls, days, status, made, sign)
+  local first = days[1]
+  for _, day in ipairs(days) do
+    first = math.min(first, day)
+  end
+  local first_month = month_at(cal, first).month
+  bump(change, 'status:' .. first_month .. ':' .. cls .. ':' .. status, sign)
   if status == 'cancelled' then
     return
   end
   local deltas = {}
   for _, day in ipairs(days) do
-    deltas[day] = sign
+    local m = month_at(cal, day)
+    deltas[m.month] = deltas[m.month] or {}
+    deltas[m.month][day - m.first] = sign
   end
-  bump_days(change, 'active:' .. season .. ':' .. cls, deltas)
+  bump_months(change, 'active', cls, deltas)
   if made and made ~= '' then
-    bump(change, 'made:' .. season .. ':' .. cls .. ':' .. made, sign)
+    bump(change, 'made:' .. first_month .. ':' .. cls .. ':' .. made, sign)
   end
 end
 
 -- The bits a write changed, per day: after - before, summed over the fields of each day.
-local function stats_slots(change, season, cls, fields, before, after)
+local function stats_slots(change, cls, fields, before, after)
   local deltas = {}
   for i, field in ipairs(fields) do
-    local day = field[3]
-    deltas[day] = (deltas[day] or 0) + popcount(after[i]) - popcount(before[i])
+    local m = field[5]
+    local into = deltas[m.month] or {}
+    deltas[m.month] = into
+    local d = field[3] - m.first
+    into[d] = (into[d] or 0) + popcount(after[i]) - popcount(before[i])
   end
-  bump_days(change, 'slots:' .. season .. ':' .. cls, deltas)
+  bump_months(change, 'slots', cls, deltas)
 end

@@ -1,27 +1,28 @@
 -- The waiting list: joining it (booking_wait), the sweep (booking_waits_check), and telling
 -- waiters when slots free.
 
-local WAIT_KEYS = {'waits', 'inventory', 'holds', 'hold_days', 'gone'}
+local WAIT_KEYS = {'waits', 'holds', 'hold_days', 'gone', 'closures'}
 local WAIT_ARGS = {'person', 'cls', 'day', 'hstart', 'hend', 'box', 'now_ms', 'limit',
-  'season_days', 'first_day'}
-local WAIT_REPLIES = {'ok', 'free', 'limit', 'gone', 'invalid what'}
+  'months', 'first_day'}
+local WAIT_REPLIES = {'ok', 'free', 'limit', 'gone', 'closed reason', 'invalid what'}
 local WAIT_RESERVE_KEYS = {'index'}
 local WAIT_RESERVE_ARGS = {'entry', 'score', 'trim_before', 'limit'}
 local WAIT_RESERVE_REPLIES = {'reserved', 'already', 'limit', 'invalid what'}
 local PRIORITY_KEEP_KEYS = {'priority'}
 local PRIORITY_KEEP_ARGS = {'hold_id', 'expires_ms', 'now_ms', 'limit'}
 local PRIORITY_KEEP_REPLIES = {'kept', 'over', 'invalid what'}
-local WAITS_CHECK_KEYS = {'waits', 'wait_notices', 'holds', 'outbox', 'inventory_a',
-  'inventory_b', 'inventory_c', 'hold_days'}
-local WAITS_CHECK_ARGS = {'now_ms', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'room'}
+local WAITS_CHECK_KEYS = {'waits', 'wait_notices', 'holds', 'outbox', 'hold_days'}
+local WAITS_CHECK_ARGS = {'now_ms', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'room',
+  'months'}
 local WAITS_CHECK_REPLY = {'told', 'left'}
 
 -- --- The waiting list --------------------------------------------------------------------------
--- A wait is one sold-out slot a buyer asked about (a WAIT_FIELDS member), scored by when they
--- asked. When a slot frees (a cancel, or an expired hold found by the sweep), the waiters whose
--- whole slot is free are told in that order: a notice (NOTICE_FIELDS, in wait-notices) and a
--- mail (OUTBOX_FREED in the room's outbox). The first of them gets a priority hold on their
--- slot for a few minutes; the others are told that it opens to everyone after.
+-- A wait is one sold-out slot a buyer asked about (a WAIT_FIELDS member; its day is the
+-- calendar day number), scored by when they asked. When a slot frees (a cancel, or an expired
+-- hold found by the sweep), the waiters whose whole slot is free are told in that order: a
+-- notice (NOTICE_FIELDS, in wait-notices) and a mail (OUTBOX_FREED in the room's outbox). The
+-- first of them gets a priority hold on their slot for a few minutes; the others are told that
+-- it opens to everyone after.
 
 local function parse_wait(member)
   local p = named(pipe_fields(member), WAIT_FIELDS)
@@ -36,11 +37,15 @@ local function wait_boxes(w)
   return {}
 end
 
--- Whether a wait's slot is free now: no booked bit, no unexpired hold of someone else.
-local function wait_free(w, inv, holds, hold_days, now)
+-- Whether a wait's slot is free now: no booked bit, no unexpired hold of someone else. `cal`:
+-- the months of the class's bitmaps at hand (a wait on a day outside them is left waiting).
+local function wait_free(w, cal, holds, hold_days, now)
+  if not month_at(cal, w.day) then
+    return false
+  end
   local boxes = wait_boxes(w)
-  local fields, kind = fields_of(w.cls, {w.day}, w.hstart, w.hend, boxes)
-  if #booked_conflicts(inv, fields, kind) > 0 then
+  local fields, kind = fields_of(w.cls, {w.day}, w.hstart, w.hend, boxes, cal)
+  if #booked_conflicts(fields, kind) > 0 then
     return false
   end
   local held = held_conflicts(holds, hold_days, w.person, w.cls, {w.day}, w.hstart, w.hend,
@@ -72,18 +77,18 @@ local function waits_clear_stale(waits, notices, first_day)
   end
 end
 
--- Tell the waiters whose slot is free now (see above). inv_of: class -> inventory key (waits
--- of other classes are left alone). hold_id: a client-made hold id of this room for the first
+-- Tell the waiters whose slot is free now (see above). cal_of: class -> the months of its
+-- bitmaps at hand (calendar_of; waits of other classes and other months are left alone). hold_id: a client-made hold id of this room for the first
 -- waiter ('' for none). Returns the number told.
-local function waits_release(waits, notices, holds, hold_days, outbox, inv_of, now, hold_id,
+local function waits_release(waits, notices, holds, hold_days, outbox, cal_of, now, hold_id,
     hold_ttl, room)
   -- Which slots are free is decided before the priority hold is placed: the waiters after the
   -- first are told too (without the hold), not kept waiting by it.
   local free = {}
   for _, member in ipairs(redis.call('ZRANGE', waits, 0, -1)) do
     local w = parse_wait(member)
-    local inv = inv_of[w.cls]
-    if inv and w.day and wait_free(w, inv, holds, hold_days, now) then
+    local cal = cal_of[w.cls]
+    if cal and w.day and wait_free(w, cal, holds, hold_days, now) then
       free[#free + 1] = {member, w}
     end
   end
@@ -149,21 +154,23 @@ local function waits_fulfilled(waits, notices, owner, cls, days, hstart, hend, b
 end
 
 -- Wait for a sold-out slot (see the waiting list above).
--- KEYS: waits, inventory (of the class), holds, hold days, gone (people being deleted)
+-- KEYS: waits, holds, hold days, gone (people being deleted), closures, then the inventory of
+--       the class for the day's month
 -- ARGV: person, cls, day, hstart, hend, box (0 for A/B), now ms, waits per buyer in the room,
---       days in the season, first bookable season day
+--       month (of the inventory key), first bookable day
 -- Returns {'ok'} (also when already waiting) | {'free'} | {'limit'} | {'gone'} |
---   {'invalid', what}
+--   {'closed', reason} | {'invalid', what}
 local function wait(keys, args)
   local k, a = named(keys, WAIT_KEYS), named(args, WAIT_ARGS)
-  local waits, inv, holds = k.waits, k.inventory, k.holds
+  local waits, holds = k.waits, k.holds
+  local cal = calendar_of({unpack(keys, #WAIT_KEYS + 1)}, a.months)
   local person, now, limit = a.person, tonumber(a.now_ms), tonumber(a.limit)
   local box_text = a.box
   if box_text == '0' then
     box_text = ''
   end
   local cls, days, hstart, hend, boxes = checked_request(a.cls, a.day, a.hstart, a.hend,
-    box_text, a.season_days)
+    box_text, cal)
   if not cls then
     return {'invalid', days}
   end
@@ -179,8 +186,12 @@ local function wait(keys, args)
   if redis.call('ZSCORE', waits, member) then
     return {'ok'}
   end
+  local closed = closed_reason(k.closures, cls, days, hstart, hend)
+  if closed ~= '' then
+    return {'closed', closed}
+  end
   local w = parse_wait(member)
-  if wait_free(w, inv, holds, k.hold_days, now) then
+  if wait_free(w, cal, holds, k.hold_days, now) then
     return {'free'}
   end
   local mine = 0
@@ -248,21 +259,32 @@ end
 
 -- The sweep: tell the waiters of slots that freed without a cancel (an expired hold), and clear
 -- what the day's end made useless.
--- KEYS: waits, wait-notices, holds, outbox, inventory A, inventory B, inventory C
--- ARGV: now ms, first bookable season day, priority hold id, priority hold ms, room
+-- KEYS: waits, wait-notices, holds, outbox, hold days, then the inventories of the months
+--       ARGV months names: class A's, then B's, then C's
+-- ARGV: now ms, first bookable day, priority hold id, priority hold ms, room, months
 -- Returns {told, waits and notices left}
 local function waits_check(keys, args)
   local k, a = named(keys, WAITS_CHECK_KEYS), named(args, WAITS_CHECK_ARGS)
   local waits, notices, holds, outbox = k.waits, k.wait_notices, k.holds, k.outbox
   local now, first_day, hold_ttl =
     tonumber(a.now_ms), tonumber(a.first_day), tonumber(a.priority_hold_ms)
-  if not now or not first_day or not hold_ttl or not k.inventory_c then
+  local n = #split(a.months)
+  if not now or not first_day or not hold_ttl or #keys ~= #WAITS_CHECK_KEYS + 3 * n then
     return {'invalid', 'call'}
   end
+  local cal_of = {}
+  if n > 0 then
+    for i, cls in ipairs({'A', 'B', 'C'}) do
+      local first = #WAITS_CHECK_KEYS + (i - 1) * n + 1
+      cal_of[cls] = calendar_of({unpack(keys, first, first + n - 1)}, a.months)
+      if not cal_of[cls] then
+        return {'invalid', 'months'}
+      end
+    end
+  end
   waits_clear_stale(waits, notices, first_day)
-  local told = waits_release(waits, notices, holds, k.hold_days, outbox,
-    {A = k.inventory_a, B = k.inventory_b, C = k.inventory_c}, now, a.priority_hold_id,
-    hold_ttl, a.room)
+  local told = waits_release(waits, notices, holds, k.hold_days, outbox, cal_of, now,
+    a.priority_hold_id, hold_ttl, a.room)
   return {told, redis.call('ZCARD', waits) + redis.call('HLEN', notices)}
 end
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from strongroom import embedded
 from strongroom.conf import DEFAULT_BIND, env_int, site_url_for_bind
@@ -17,6 +17,7 @@ from strongroom.durable import durability
 from strongroom.firstrun import first_run_demo
 from strongroom.health import check
 from strongroom.serving import default_workers, gunicorn_command
+from strongroom.startup import StoreNotReady, startup_checks
 from strongroom.store import get_store, is_embedded
 
 # SIGTERM (systemd, Docker, `kill`) and SIGHUP (a closed terminal) stop the site like Ctrl-C.
@@ -76,6 +77,11 @@ class Command(BaseCommand):
                 load=lambda: call_command("loaddemo", stdout=self.stdout),
             )
         )
+        # After the demo (a first run's demo data is written in the current layout).
+        try:
+            startup_checks(client)
+        except StoreNotReady as refused:
+            raise CommandError(str(refused)) from refused
         if not settings.DEBUG:
             call_command("collectstatic", interactive=False, verbosity=0)
         bind = options["bind"]

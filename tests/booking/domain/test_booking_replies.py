@@ -110,9 +110,9 @@ def test_a_key_tail_that_drifts_is_noticed_and_a_call_names_its_tails() -> None:
     assert reply_mismatches(LUA, replace(claim, key_tails=("date_index", "person_index"))) != []
     keys = dict.fromkeys(claim.keys, "k")
     args = dict.fromkeys(claim.args, "a")
-    tails = {"person_index": ["p"], "date_index": ["d"]}
+    tails = {"inventories": ["i"], "person_index": ["p"], "date_index": ["d"]}
     call_keys, _ = claim.call(keys=keys, args=args, tails=tails)
-    assert call_keys[-2:] == ["p", "d"]
+    assert call_keys[-3:] == ["i", "p", "d"]
     with pytest.raises(ValueError, match="key tails"):
         claim.call(keys=keys, args=args, tails={"pace": ["x"]})  # not after the indexes
 

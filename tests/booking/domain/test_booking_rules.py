@@ -20,14 +20,7 @@ from booking.domain.codes import (
 )
 from booking.domain.parser import InvalidRequest, slot_request_parse
 from booking.domain.records import booking_from_hash
-from booking.domain.rules import (
-    booking_id_room,
-    booking_new_id,
-    in_season,
-    season,
-    season_end,
-    site_zone,
-)
+from booking.domain.rules import booking_id_room, booking_new_id, calendar_day, site_zone
 from booking.engine.claims import booking_claim
 from tests.booking_support import BUYER, NOW, SHANGHAI, day, product_keys
 
@@ -53,7 +46,7 @@ def test_valid_requests_of_each_class_parse_from_form_strings() -> None:
         cls="C", room=1, dates=[day(31)], hour_start=23, hour_end="24:00", boxes="100, 1,1",
         now=NOW,
     )  # fmt: skip
-    assert (c.hours, c.boxes, c.days) == ((23, 24), (1, 100), (30,))
+    assert (c.hours, c.boxes, c.days) == ((23, 24), (1, 100), (calendar_day(day(31)),))
 
 
 @pytest.mark.parametrize(
@@ -149,16 +142,12 @@ def test_the_rule_follows_the_site_zone_not_utc() -> None:
         assert slot_request_parse(cls="A", room=7, dates=[day(5)]).dates == (day(5),)
 
 
-def test_the_season_is_read_from_the_settings_once_per_change_of_them() -> None:
-    kept = season()
-    assert season() is kept  # a calendar's hundreds of look-ups read no settings
-    later = kept.end + dt.timedelta(days=10)
-    assert not in_season(later)
-    with override_settings(STRONGROOM_SEASON_END=later, TIME_ZONE="UTC"):
-        assert season() is not kept
-        assert season_end() == later and in_season(later)
+def test_the_zone_is_read_from_the_settings_once_per_change_of_them() -> None:
+    kept = site_zone()
+    assert site_zone() is kept  # a calendar's hundreds of look-ups read no settings
+    with override_settings(TIME_ZONE="UTC"):
         assert site_zone().key == "UTC"
-    assert season() == kept and not in_season(later)
+    assert site_zone() == kept
 
 
 def test_a_request_parsed_before_midnight_is_refused_when_claimed_after(r: redis.Redis) -> None:

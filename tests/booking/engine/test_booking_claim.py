@@ -415,15 +415,17 @@ def test_empty_inventory_costs_no_keys_and_the_registry_lists_what_exists(
     booking = claim(r, request("B", hour_start=1, hour_end=2)).booking
     claim(r, request("A", room=300))
     keys = bitmap.inventory_keys(client=r)
-    assert [(k.room, k.cls, k.season) for k in keys] == [
-        (7, "B", "2026-12-01"),
-        (300, "A", "2026-12-01"),
+    assert [(k.room, k.cls, k.month) for k in keys] == [
+        (7, "B", "2026-12"),
+        (300, "A", "2026-12"),
     ]
     assert all(r.exists(k.key) for k in keys)
     assert booking is not None
     booking_cancel(client=r, booking_id=booking.id, actor_id=BUYER, actor_is_staff=False, now=NOW)
     assert [k.room for k in bitmap.inventory_keys(client=r)] == [300]
-    assert not r.exists(RoomKeys(7).inventory("B")) and not r.exists(RoomKeys(7).registry)
+    assert not r.exists(RoomKeys(7).inventory("B", "2026-12")) and not r.exists(
+        RoomKeys(7).registry
+    )
 
 
 def test_flush_removes_exactly_the_registered_keys_and_cancels_confirmed_bookings(
@@ -474,8 +476,8 @@ def test_every_key_the_engine_writes_is_a_declared_booking_family(r: redis.Redis
 def test_all_keys_of_one_room_share_one_cluster_slot() -> None:
     keys = RoomKeys(7)
     room_keys = [
-        keys.inventory("A"),
-        keys.inventory("C"),
+        keys.inventory("A", "2026-12"),
+        keys.inventory("C", "2026-12"),
         keys.registry,
         keys.record("007-x"),
         keys.ledger,
@@ -520,7 +522,7 @@ def test_a_room_that_changed_since_it_was_read_is_not_flushed_blindly(r: redis.R
         keys.holds,
         keys.audit,
         keys.hold_days,
-        keys.inventory("A"),
+        keys.inventory("A", "2026-12"),
         STAFF,
         "stale",
         0,

@@ -13,6 +13,7 @@ import pytest
 import redis
 
 from booking.domain.codes import code_mac
+from booking.domain.formats import months_arg
 from booking.domain.keys import (
     RoomKeys,
     date_index,
@@ -22,7 +23,7 @@ from booking.domain.keys import (
     pickup_client_failures,
 )
 from booking.domain.records import flat_to_dict
-from booking.domain.rules import booking_new_id, season_bytes
+from booking.domain.rules import booking_new_id, calendar_day
 from booking.engine import audit
 from booking.engine.cancel import booking_cancel
 from booking.engine.holds import booking_hold
@@ -33,18 +34,22 @@ from tests.booking_support import BUYER, NOW, SHANGHAI, claim, request, snapshot
 
 ROOM = RoomKeys(7)
 
-# A valid class C claim of box 5, 08:00-10:00 on day 2 (December 3); each case breaks one part.
-GOOD = {"cls": "C", "days": "2", "hstart": "8", "hend": "10", "boxes": "5"}
+DECEMBER = dt.date(2026, 12, 1)
+DEC1 = calendar_day(DECEMBER)  # days travel as calendar day numbers
+MONTHS = months_arg([DECEMBER])  # the one month (December) of the call's bitmap
+# A valid class C claim of box 5, 08:00-10:00 on December 3; each case breaks one part.
+GOOD = {"cls": "C", "days": str(DEC1 + 2), "hstart": "8", "hend": "10", "boxes": "5"}
 MALFORMED = [
     {"cls": "X"},
     {"cls": "c"},
     {"cls": ""},
     {"days": ""},
     {"days": "-1"},
-    {"days": "31"},
+    {"days": str(DEC1 - 1)},  # November 30: not in the call's month
+    {"days": str(DEC1 + 31)},  # January 1: not in it either
     {"days": "2.5"},
-    {"days": "2,2"},
-    {"days": ",".join(str(d) for d in range(31)) + ",0"},
+    {"days": f"{DEC1 + 2},{DEC1 + 2}"},
+    {"days": ",".join(str(DEC1 + d) for d in range(31)) + f",{DEC1}"},
     {"days": "1e9"},
     {"hstart": "25", "hend": "26"},
     {"hstart": "10", "hend": "8"},
@@ -67,9 +72,9 @@ def claim_args(
 ) -> list[object]:
     values = {**GOOD, **part}
     return [
-        BUYER, values["cls"], "2026-12-01", values["days"], values["hstart"], values["hend"],
+        BUYER, values["cls"], MONTHS, values["days"], values["hstart"], values["hend"],
         values["boxes"], booking_id, to_ms(NOW), code_mac(7, "ABCDEFGHJK"),
-        0, "2026-12-03", "", 1000, "007", season_bytes("C"), 31, "2026-11-30", 20261203,
+        0, "2026-12-03", "", 1000, "007", "2026-11-30", 20261203,
         date_score(dt.date(2026, 12, 3), "C", 7), "B-2222-2227", limit, window,
         values.get("first_day", "0"),
     ]  # fmt: skip
@@ -77,10 +82,11 @@ def claim_args(
 
 def claim_keys(cls: str, booking_id: str) -> list[str]:
     return [
-        ROOM.inventory(cls if cls in ("A", "B", "C") else "C"), ROOM.registry,
+        ROOM.registry,
         ROOM.record(booking_id), ROOM.ledger, ROOM.codes, ROOM.holds, ROOM.audit, ROOM.stats,
         ROOM.hold_days, ROOM.unindexed, ROOM.refs, ROOM.outbox, ROOM.hold_streaks, ROOM.waits,
-        ROOM.wait_notices, ROOM.gone,
+        ROOM.wait_notices, ROOM.gone, ROOM.closures,
+        ROOM.inventory(cls if cls in ("A", "B", "C") else "C", DECEMBER),
     ]  # fmt: skip
 
 
@@ -108,13 +114,21 @@ def test_a_malformed_hold_is_refused_by_the_function_before_any_write(
     before = snapshot(r)
     args = [
         BUYER, values["cls"], values["days"], values["hstart"], values["hend"], values["boxes"],
-        booking_new_id(room=7), to_ms(NOW), 60_000, 1000, "007", 31, 0, 0,
+        booking_new_id(room=7), to_ms(NOW), 60_000, 1000, "007", MONTHS, 0, 0,
         values.get("first_day", "0"),
     ]  # fmt: skip
     reply = fcall(
         r,
         "booking_hold",
-        [ROOM.inventory("C"), ROOM.holds, ROOM.audit, ROOM.hold_days, ROOM.hold_streaks, ROOM.gone],
+        [
+            ROOM.holds,
+            ROOM.audit,
+            ROOM.hold_days,
+            ROOM.hold_streaks,
+            ROOM.gone,
+            ROOM.closures,
+            ROOM.inventory("C", DECEMBER),
+        ],
         args,
     )
     assert reply[0] == "invalid"
@@ -159,14 +173,14 @@ def test_a_day_the_request_was_read_for_that_is_no_longer_bookable_is_refused_la
     """Python reads a request once; at the call the function checks the day-ahead rule itself
     (`first_day`: the request was read before midnight, the call runs after)."""
     booking_id = booking_new_id(room=7)
-    late = {"first_day": "3"}  # the request is for season day 2
+    late = {"first_day": str(DEC1 + 3)}  # the request is for December 3 (DEC1 + 2)
     if function == "booking_claim":
         keys, args = claim_keys("C", booking_id), claim_args(late, booking_id)
     else:
-        keys = [ROOM.inventory("C"), ROOM.holds, ROOM.audit, ROOM.hold_days, ROOM.hold_streaks,
-                ROOM.gone]  # fmt: skip
-        args = [BUYER, "C", "2", "8", "10", "5", booking_id, to_ms(NOW), 60_000, 1000, "007",
-                31, 0, 0, "3"]  # fmt: skip
+        keys = [ROOM.holds, ROOM.audit, ROOM.hold_days, ROOM.hold_streaks, ROOM.gone,
+                ROOM.closures, ROOM.inventory("C", DECEMBER)]  # fmt: skip
+        args = [BUYER, "C", str(DEC1 + 2), "8", "10", "5", booking_id, to_ms(NOW), 60_000, 1000,
+                "007", MONTHS, 0, 0, str(DEC1 + 3)]  # fmt: skip
     before = snapshot(r)
     assert fcall(r, function, keys, args) == ["invalid", "first_day"]
     assert snapshot(r) == before

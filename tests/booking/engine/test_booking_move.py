@@ -213,7 +213,7 @@ def test_the_claim_still_refuses_slots_a_move_took(r: redis.Redis) -> None:
 def all_slots(r: redis.Redis, room: int, cls: str = "B") -> dict[int, set[int]]:
     """season day (0: December 1) -> booked hours of a room's class B bitmap, read straight
     from the store."""
-    key = RoomKeys(room).inventory(cls)
+    key = RoomKeys(room).inventory(cls, "2026-12")  # the test season: December 2026
     found: dict[int, set[int]] = {}
     if not r.exists(key):
         return found

@@ -10,7 +10,7 @@ import pytest
 import redis
 import time_machine
 
-from booking.domain.rules import hold_new_id, season_day
+from booking.domain.rules import calendar_day, hold_new_id
 from booking.engine.holds import booking_hold
 from booking.slots.choice_check import REACH, Wanted, choice_check
 from booking.slots.panel_state import day_words
@@ -80,7 +80,7 @@ def test_calendar_words_tell_what_is_left(r: redis.Redis) -> None:
     )[0]
 
     def words(n: int, hours: tuple[int, int] | None) -> tuple[str, dt.datetime | None]:
-        found = day_words(read, "B", season_day(day(n)), hours, ())
+        found = day_words(read, "B", calendar_day(day(n)), hours, ())
         return found.state, found.held_until
 
     assert words(2, (6, 10)) == ("sold_for", None)

@@ -1,0 +1,237 @@
+"""Closures: staff close one room, a range of rooms or the whole building for days or hours,
+with a reason (a safe under repair, a public holiday). Each closed room keeps the closure in its
+own `closures` hash, so the claim, hold, wait and move functions refuse a closed slot in the
+same atomic call that checks it is free; `{closures}:all` lists them for the staff page.
+
+Bookings already inside a new closure are listed first (`closure_bookings`); staff cancel them
+in one action (`closure_bookings_cancel`: each buyer gets the cancellation mail and sees the
+reason in My bookings). Opening again is `closure_remove`."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import redis
+
+from booking.domain.formats import CLOSURE_FIELDS, fields_join
+from booking.domain.keys import RoomKeys
+from booking.domain.records import Booking
+from booking.domain.rules import calendar_day, format_room, reason_clean, room_count
+from booking.engine.bookings import bookings_between
+from booking.engine.cancel import booking_cancel
+from strongroom import keyspace as ks
+from strongroom.audit import staff_audit_record
+from strongroom.clock import from_ms, to_ms
+from strongroom.decoders import text_hash
+
+CLOSURE_AUDIT_KINDS = ("closure_add", "closure_remove")  # staff actions (booking.apps)
+_ID_RE = re.compile(r"[A-Za-z0-9_-]{8,32}")
+_ROOMS_RE = re.compile(r"\s*(\d{1,3})\s*(?:-\s*(\d{1,3})\s*)?")
+MAX_CLOSURE_DAYS = 366
+
+
+@dataclass(frozen=True)
+class Closure:
+    id: str
+    rooms: tuple[int, ...]
+    first: dt.date
+    last: dt.date
+    hours: tuple[int, int] | None  # None: whole days
+    reason: str
+    by: str = ""
+    at: dt.datetime | None = None
+
+    @property
+    def whole_building(self) -> bool:
+        return len(self.rooms) == room_count()
+
+    @property
+    def rooms_label(self) -> str:
+        """'all', '007' or '005-010, 012'."""
+        if self.whole_building:
+            return "all"
+        runs: list[list[int]] = []
+        for room in self.rooms:
+            if runs and runs[-1][-1] == room - 1:
+                runs[-1].append(room)
+            else:
+                runs.append([room])
+        return ", ".join(
+            format_room(r[0]) if len(r) == 1 else f"{format_room(r[0])}-{format_room(r[-1])}"
+            for r in runs
+        )
+
+    def covers(self, booking: Booking) -> bool:
+        """Whether a slot of `booking` is inside this closure."""
+        if booking.room not in self.rooms:
+            return False
+        if not any(self.first <= d <= self.last for d in booking.dates):
+            return False
+        if self.hours is None or booking.cls == "A" or booking.hours is None:
+            return True
+        return booking.hours[0] < self.hours[1] and self.hours[0] < booking.hours[1]
+
+
+def rooms_parse(text: str) -> tuple[int, ...] | None:
+    """'all', '7', '5-10' or '1, 3, 5-7' as room numbers; None when it is not such a list (or
+    names a room the building does not have)."""
+    text = (text or "").strip().lower()
+    if text in ("all", "*"):
+        return tuple(range(1, room_count() + 1))
+    rooms: set[int] = set()
+    for part in text.split(","):
+        match = _ROOMS_RE.fullmatch(part)
+        if match is None:
+            return None
+        first = int(match.group(1))
+        last = int(match.group(2) or first)
+        if not 1 <= first <= last <= room_count():
+            return None
+        rooms.update(range(first, last + 1))
+    return tuple(sorted(rooms)) or None
+
+
+def closure_new_id() -> str:
+    return secrets.token_urlsafe(9)
+
+
+def _check(closure: Closure) -> None:
+    if not _ID_RE.fullmatch(closure.id):
+        raise ValueError("not a closure id")
+    if not closure.rooms or not all(1 <= r <= room_count() for r in closure.rooms):
+        raise ValueError("no such room")
+    if not 0 <= (closure.last - closure.first).days < MAX_CLOSURE_DAYS:
+        raise ValueError("a closure is 1 to 366 days, first to last")
+    if closure.hours is not None and not 0 <= closure.hours[0] < closure.hours[1] <= 24:
+        raise ValueError("hours run from 0 to 24, start before end")
+    if not closure.reason:
+        raise ValueError("a closure has a reason")
+
+
+def closure_bookings(*, client: redis.Redis, closure: Closure) -> list[Booking]:
+    """The confirmed bookings with a slot inside `closure` (two round trips: the date index,
+    then the records)."""
+    found = bookings_between(client=client, start=closure.first, end=closure.last, limit=10_000)
+    return [b for b in found if b.status == "confirmed" and closure.covers(b)]
+
+
+def closure_add(
+    *, client: redis.Redis, actor_id: str, closure: Closure, now: dt.datetime | None = None
+) -> Closure:
+    """Close: each room's closures hash (the functions refuse its slots from now on), then the
+    list; the same id written again changes nothing. Audited."""
+    closure = Closure(
+        closure.id, tuple(sorted(set(closure.rooms))), closure.first, closure.last,
+        closure.hours, reason_clean(closure.reason), actor_id,
+        now or dt.datetime.now(tz=dt.UTC),
+    )  # fmt: skip
+    _check(closure)
+    start, end = closure.hours or (0, 24)
+    value = fields_join(
+        {"first": calendar_day(closure.first), "last": calendar_day(closure.last),
+         "hstart": start, "hend": end, "reason": closure.reason.replace("|", "/")},
+        CLOSURE_FIELDS,
+    )  # fmt: skip
+    pipe = client.pipeline(transaction=False)
+    for room in closure.rooms:
+        pipe.hset(RoomKeys(room).closures, closure.id, value)
+    pipe.execute()
+    at = to_ms(closure.at or dt.datetime.now(tz=dt.UTC))
+    listed = "|".join(
+        [",".join(map(str, closure.rooms)), closure.first.isoformat(), closure.last.isoformat(),
+         str(start), str(end), actor_id, str(at), closure.reason]
+    )  # fmt: skip
+    client.hset(ks.CLOSURES_ALL.key(), closure.id, listed)
+    staff_audit_record(
+        client=client, kind="closure_add", actor_id=actor_id, subject=closure.rooms_label,
+        detail=f"{closure.first}..{closure.last} {start}-{end}: {closure.reason}", now=now,
+    )  # fmt: skip
+    return closure
+
+
+def closures_list(*, client: redis.Redis) -> list[Closure]:
+    """Every closure, soonest first."""
+    return closures_parse(text_hash(client.hgetall(ks.CLOSURES_ALL.key())))
+
+
+def closures_parse(raw: dict[str, str]) -> list[Closure]:
+    """The closures list (`{closures}:all`, as read) as Closures, soonest first."""
+    found = []
+    for closure_id, value in raw.items():
+        rooms, first, last, start, end, by, at, reason = value.split("|", 7)
+        hours = None if (start, end) == ("0", "24") else (int(start), int(end))
+        found.append(
+            Closure(
+                closure_id,
+                tuple(int(r) for r in rooms.split(",") if r),
+                dt.date.fromisoformat(first),
+                dt.date.fromisoformat(last),
+                hours,
+                reason,
+                by,
+                from_ms(at),
+            )
+        )
+    return sorted(found, key=lambda c: (c.first, c.last, c.rooms, c.id))
+
+
+def closed_slots(closures: Sequence[Closure], cls: str, date: dt.date) -> int:
+    """How many slots of class `cls` the closures take off sale on `date` (their capacity is
+    left out of occupancy figures)."""
+    total = 0
+    for closure in closures:
+        if closure.first <= date <= closure.last:
+            start, end = closure.hours or (0, 24)
+            per_room = {"A": 1, "B": end - start, "C": (end - start) * 100}[cls]
+            total += len(closure.rooms) * per_room
+    return total
+
+
+def closure_get(*, client: redis.Redis, closure_id: str) -> Closure | None:
+    return next((c for c in closures_list(client=client) if c.id == closure_id), None)
+
+
+def closure_remove(
+    *, client: redis.Redis, actor_id: str, closure_id: str, now: dt.datetime | None = None
+) -> bool:
+    """Open again: the closure leaves its rooms and the list (idempotent). Audited."""
+    closure = closure_get(client=client, closure_id=closure_id)
+    if closure is None:
+        return False
+    pipe = client.pipeline(transaction=False)
+    for room in closure.rooms:
+        pipe.hdel(RoomKeys(room).closures, closure.id)
+    pipe.execute()
+    client.hdel(ks.CLOSURES_ALL.key(), closure.id)
+    staff_audit_record(
+        client=client, kind="closure_remove", actor_id=actor_id, subject=closure.rooms_label,
+        detail=f"{closure.first}..{closure.last}: {closure.reason}", now=now,
+    )  # fmt: skip
+    return True
+
+
+def closure_bookings_cancel(
+    *,
+    client: redis.Redis,
+    actor_id: str,
+    closure: Closure,
+    booking_ids: Sequence[str],
+    now: dt.datetime | None = None,
+) -> int:
+    """Cancel the listed bookings that are still inside `closure`, with its reason: each buyer
+    is mailed (the cancel function queues it) and sees the reason in My bookings."""
+    inside = {b.id for b in closure_bookings(client=client, closure=closure)}
+    cancelled = 0
+    for booking_id in booking_ids:
+        if booking_id not in inside:
+            continue
+        done = booking_cancel(
+            client=client, booking_id=booking_id, actor_id=actor_id, actor_is_staff=True,
+            reason=closure.reason, now=now,
+        )  # fmt: skip
+        cancelled += done.ok
+    return cancelled

@@ -1,0 +1,102 @@
+"""/staff/closures/: close rooms, a range or the building for days or hours (with a reason),
+see the bookings already inside before confirming, cancel them in one action, reopen."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+from django.views.decorators.http import require_GET, require_POST
+
+from accounts.access import signed_in_person, staff_required
+from booking.selectors import closure_bookings, closures_list
+from booking.services import (
+    closure_add,
+    closure_bookings_cancel,
+    closure_new_id,
+    closure_remove,
+)
+from dashboard.forms import ClosureForm
+from dashboard.pages import render_page
+from strongroom.store import get_store
+
+_ID_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def _page(
+    request: HttpRequest, form: ClosureForm, status: int = 200, **more: object
+) -> HttpResponse:
+    context = {
+        "closures": closures_list(client=get_store()),
+        "form": form,
+        "section": "closures",
+        **more,
+    }
+    return render_page(request, "closures.html", context, status=status)
+
+
+@require_GET
+@staff_required
+def closures(request: HttpRequest) -> HttpResponse:
+    """The closures, and the form that adds one."""
+    return _page(request, ClosureForm())
+
+
+@require_POST
+@staff_required
+def closure_check(request: HttpRequest) -> HttpResponse:
+    """Step one: the bookings already inside the closure, listed before anything is written."""
+    form = ClosureForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("Nothing was closed."))
+        return _page(request, form, status=400)
+    closure = form.closure(closure_new_id())
+    inside = closure_bookings(client=get_store(), closure=closure)
+    return _page(request, form, checked=closure, inside=inside)
+
+
+@require_POST
+@staff_required
+def closure_confirm(request: HttpRequest) -> HttpResponse:
+    """Step two: close (the id made at step one, so a repeat closes once) and, if asked, cancel
+    the bookings inside with the reason (their buyers are mailed)."""
+    form = ClosureForm(request.POST)
+    closure_id = request.POST.get("closure_id", "")
+    if not form.is_valid() or not 8 <= len(closure_id) <= 32 or set(closure_id) - _ID_CHARS:
+        messages.error(request, _("Nothing was closed."))
+        return _page(request, form, status=400)
+    client, actor = get_store(), str(signed_in_person(request).id)
+    closure = closure_add(client=client, actor_id=actor, closure=form.closure(closure_id))
+    cancelled = 0
+    if request.POST.get("cancel_inside") == "1":
+        cancelled = closure_bookings_cancel(
+            client=client,
+            actor_id=actor,
+            closure=closure,
+            booking_ids=request.POST.getlist("booking")[:10_000],
+        )
+    messages.success(
+        request,
+        ngettext(
+            "Closed. %(count)d booking inside was cancelled; its buyer is told why.",
+            "Closed. %(count)d bookings inside were cancelled; their buyers are told why.",
+            cancelled,
+        )
+        % {"count": cancelled},
+    )
+    return HttpResponseRedirect(reverse("dashboard:closures"))
+
+
+@require_POST
+@staff_required
+def closure_reopen(request: HttpRequest, closure_id: str) -> HttpResponse:
+    """Open again: one action."""
+    if closure_remove(
+        client=get_store(), actor_id=str(signed_in_person(request).id), closure_id=closure_id
+    ):
+        messages.success(request, _("Open again."))
+    else:
+        messages.error(request, _("There is no such closure."))
+    return HttpResponseRedirect(reverse("dashboard:closures"))

@@ -1,0 +1,118 @@
+"""The sales window: rolling from tomorrow (STRONGROOM_SELL_DAYS ahead) by default, so a site
+running across a month's end keeps selling without a restart; stored in the store, changed by
+staff on the dashboard (audited); the environment gives only its first value."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+from django.test import Client, override_settings
+from django.utils import translation
+
+from booking.domain.parser import slot_request_parse
+from booking.domain.rules import booking_new_id, season_bounds
+from booking.domain.window import SalesWindow, window_current, window_forget
+from booking.engine.claims import booking_claim
+from booking.engine.window import window_read, window_set
+from strongroom.audit import staff_audit_entries
+from tests.booking.web.test_booking_pages import day_button, html
+from tests.booking_support import BUYER, SHANGHAI
+
+D = dt.date
+EVENING = dt.datetime(2027, 1, 31, 22, 0, tzinfo=SHANGHAI)  # the last evening of January
+MORNING = dt.datetime(2027, 2, 1, 9, 0, tzinfo=SHANGHAI)  # the next morning
+
+
+@pytest.fixture(autouse=True)
+def english_after() -> Iterator[None]:
+    """A Chinese page leaves its language active in this thread: the next test starts afresh."""
+    yield
+    translation.deactivate()
+
+
+@pytest.fixture
+def rolling() -> Iterator[None]:
+    """The environment's first value: no fixed days, 31 days ahead."""
+    with override_settings(
+        STRONGROOM_SEASON_START=None, STRONGROOM_SEASON_END=None, STRONGROOM_SELL_DAYS=31
+    ):
+        yield
+
+
+def book(client: redis.Redis, date: dt.date, now: dt.datetime) -> Any:
+    req = slot_request_parse(cls="A", room=7, dates=[date], now=now)
+    return booking_claim(
+        client=client, owner_id=BUYER, request=req, booking_id=booking_new_id(room=7), now=now
+    )
+
+
+def calendar(client: Client, month: str, room: int = 7) -> str:
+    return html(
+        client.get("/book/parts/calendar/", {"cls": "A", "room": str(room), "month": month})
+    )
+
+
+def test_a_rolling_window_moves_forward_over_a_month_s_end_without_a_restart(
+    r: redis.Redis, client: Client, rolling: None
+) -> None:
+    with time_machine.travel(EVENING, tick=False):
+        assert season_bounds() == (D(2027, 2, 1), D(2027, 3, 3))
+        assert book(r, D(2027, 2, 1), EVENING).ok
+        march = calendar(client, "2027-03")
+        assert "disabled" not in day_button(march, "2027-03-03")
+        assert "disabled" in day_button(march, "2027-03-04")  # not on sale yet
+    with time_machine.travel(MORNING, tick=False):
+        # The same process, a day later: the window has moved on by itself.
+        assert season_bounds() == (D(2027, 2, 2), D(2027, 3, 4))
+        assert "disabled" not in day_button(calendar(client, "2027-03"), "2027-03-04")
+        assert book(r, D(2027, 3, 4), MORNING).ok
+        assert "Sold out" in day_button(calendar(client, "2027-03"), "2027-03-04")
+        february = calendar(client, "2027-02")
+        assert "Today" in day_button(february, "2027-02-01")
+        assert "disabled" not in day_button(february, "2027-02-02")
+
+
+def test_the_stored_window_wins_over_the_environment_and_other_processes_read_it(
+    r: redis.Redis, rolling: None
+) -> None:
+    with time_machine.travel(EVENING, tick=False):
+        fixed = SalesWindow(first=D(2027, 6, 1), last=D(2027, 6, 30))
+        window_set(client=r, actor_id="900", window=fixed, reason="summer")
+        assert season_bounds() == (D(2027, 6, 1), D(2027, 6, 30))
+        # Another process: it has not read the store yet, then reads it.
+        window_forget()
+        assert window_current().rolling  # the environment's first value, until it reads
+        assert window_read(client=r) == fixed
+        assert season_bounds() == (D(2027, 6, 1), D(2027, 6, 30))
+        (entry,) = staff_audit_entries(client=r, kind="sales_window")
+        assert entry.actor == "900"
+        assert entry.detail == "rolling 31 days -> fixed 2027-06-01..2027-06-30: summer"
+
+
+def test_staff_change_the_window_on_the_dashboard(
+    r: redis.Redis, client_for: Any, staff: Any, buyer: Any
+) -> None:
+    buyer_client, staff_client = client_for(buyer), client_for(staff)
+    assert buyer_client.get("/staff/window/").status_code in (302, 403, 404)
+    page = html(staff_client.get("/staff/window/"))
+    assert 'id="window-form"' in page
+    refused = staff_client.post(
+        "/staff/window/set/", {"mode": "fixed", "first": "2027-01-10", "last": "2027-01-01"}
+    )
+    assert refused.status_code == 400 and "The window was not changed." in html(refused)
+    assert window_read(client=r) is None, "nothing stored"
+    done = staff_client.post(
+        "/staff/window/set/",
+        {"mode": "rolling", "days": "60", "reason": "longer"},
+    )
+    assert done.status_code == 302
+    assert window_read(client=r) == SalesWindow(days=60)
+    (entry,) = staff_audit_entries(client=r, kind="sales_window")
+    assert entry.actor == str(staff.id) and entry.detail.endswith("rolling 60 days: longer")
+    chinese = html(staff_client.get("/staff/window/", HTTP_ACCEPT_LANGUAGE="zh-hans"))
+    assert "销售窗口" in chinese

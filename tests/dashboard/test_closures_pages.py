@@ -1,0 +1,123 @@
+"""The staff closures page over HTTP: staff only; a closure's bookings are listed before
+anything is written; confirming closes and cancels them with the reason (the buyer's My bookings
+shows it, the cancellation mail is queued); a closed slot refuses a buyer's hold with the reason;
+reopening is one action. English and Chinese."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+import redis
+from django.test import Client
+from django.utils import translation
+
+from booking.domain.keys import RoomKeys
+from booking.engine.bookings import booking_get
+from booking.engine.closures import closures_list
+from strongroom.decoders import text_stream
+from tests.booking_support import claim, request
+from tests.conftest import Someone
+
+CLOSE = {
+    "rooms": "7",
+    "first": "2026-12-10",
+    "last": "2026-12-11",
+    "hour_start": "",
+    "hour_end": "",
+    "reason": "safe under repair",
+}
+
+
+@pytest.fixture(autouse=True)
+def english_after() -> Iterator[None]:
+    """A Chinese page leaves its language active in this thread: the next test starts afresh."""
+    yield
+    translation.deactivate()
+
+
+def text(response: object) -> str:
+    return response.content.decode()  # type: ignore[attr-defined]
+
+
+def test_closures_are_staff_only(
+    buyer: Someone, client_for: Callable[[Someone], Client], r: redis.Redis
+) -> None:
+    assert Client().get("/staff/closures/").status_code == 302
+    assert client_for(buyer).get("/staff/closures/").status_code == 403
+    assert client_for(buyer).post("/staff/closures/close/", CLOSE).status_code == 403
+    assert closures_list(client=r) == []
+
+
+def test_staff_see_the_bookings_inside_then_close_cancel_and_reopen(
+    buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+    r: redis.Redis,
+) -> None:
+    booked = claim(r, request("A", room=7, dates=(10,)), owner=str(buyer.id)).booking
+    assert booked is not None
+    desk = client_for(staff)
+    checked = desk.post("/staff/closures/check/", CLOSE)
+    page = text(checked)
+    assert checked.status_code == 200 and booked.reference in page
+    assert 'id="closure-confirm"' in page and closures_list(client=r) == []
+    closure_id = page.split('name="closure_id" value="')[1].split('"')[0]
+    done = desk.post(
+        "/staff/closures/close/",
+        {**CLOSE, "closure_id": closure_id, "cancel_inside": "1", "booking": [booked.id]},
+    )
+    assert done.status_code == 302
+    (closure,) = closures_list(client=r)
+    gone = booking_get(client=r, booking_id=booked.id)
+    assert gone is not None and gone.status == "cancelled"
+    assert gone.cancel_reason == "safe under repair"
+    assert any(m.startswith(f"cancel|{booked.id}") for m in queued_mail(r, 7))
+    mine = text(client_for(buyer).get("/book/mine/"))
+    assert "safe under repair" in mine
+    # A buyer's hold of a closed slot is refused with the reason, in both languages.
+    hold = {"cls": "A", "room": "7", "date": "2026-12-11"}
+    shop = client_for(buyer)
+    refused = shop.post("/book/hold/", hold, HTTP_ACCEPT_LANGUAGE="en")
+    assert refused.status_code == 409 and "Closed: safe under repair" in text(refused)
+    chinese = shop.post("/book/hold/", hold, HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert chinese.status_code == 409 and "已关闭：safe under repair" in text(chinese)
+    # The calendar, the pickers and the map say "closed" with the reason, not "sold out".
+    for language, word in (
+        ("en", "Closed: safe under repair"),
+        ("zh-hans", "已关闭：safe under repair"),
+    ):
+        calendar = text(shop.get("/book/parts/calendar/", {"cls": "A", "room": "7"},
+                                 HTTP_ACCEPT_LANGUAGE=language))  # fmt: skip
+        cell = calendar.split('value="2026-12-11"')[1].split("</button>")[0]
+        assert word in cell and "disabled" in cell and "day--closed" in cell
+        assert "day--closed" not in calendar.split('value="2026-12-12"')[1].split("</button>")[0]
+        found = text(shop.get("/book/find/", {"cls": "A", "date": "2026-12-11"},
+                              HTTP_ACCEPT_LANGUAGE=language))  # fmt: skip
+        tile = found.split('id="map-room-007"')[1].split("</li>")[0]
+        assert word in tile
+        assert 'map-room--closed" id="map-room-007"' in found
+        assert 'map-room--closed" id="map-room-008"' not in found
+    listed = text(desk.get("/staff/closures/", HTTP_ACCEPT_LANGUAGE="zh-hans"))
+    assert "重新开放" in listed and "safe under repair" in listed
+    reopened = desk.post(f"/staff/closures/{closure.id}/reopen/")
+    assert reopened.status_code == 302 and closures_list(client=r) == []
+    assert shop.post("/book/hold/", hold).status_code == 302
+
+
+def test_bad_closure_input_is_refused_with_a_message_and_writes_nothing(
+    staff: Someone, client_for: Callable[[Someone], Client], r: redis.Redis
+) -> None:
+    desk = client_for(staff)
+    for bad in ({"rooms": "0-999"}, {"last": "2026-12-01"}, {"reason": "  "},
+                {"hour_start": "9", "hour_end": ""}, {"rooms": "<script>"}):  # fmt: skip
+        response = desk.post("/staff/closures/check/", {**CLOSE, **bad})
+        assert response.status_code == 400 and "Nothing was closed." in text(response)
+    forged = desk.post("/staff/closures/close/", {**CLOSE, "closure_id": "x:{y}"})
+    assert forged.status_code == 400
+    assert closures_list(client=r) == [] and not r.exists(RoomKeys(7).closures)
+
+
+def queued_mail(r: redis.Redis, room: int) -> list[str]:
+    """The messages waiting in the room's outbox (a stream, field m)."""
+    return [fields["m"] for _id, fields in text_stream(r.xrange(RoomKeys(room).outbox))]
