@@ -8,7 +8,7 @@ from django.http import HttpRequest
 
 from accounts.access import identity_replies, request_person
 from booking.engine.priority import priority_holds
-from strongroom.store import get_store
+from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store
 
 
 def priority_banner(request: HttpRequest) -> dict[str, object]:
@@ -16,6 +16,14 @@ def priority_banner(request: HttpRequest) -> dict[str, object]:
     if not hasattr(request, "user"):
         # A page answered before the session was read (the store away, a refusal at the edge).
         return {"priority_holds": []}
+    try:
+        return _priority_banner(request)
+    except (*UNAVAILABLE, StoreUnavailable):
+        # The 503 page itself (the store went away): it shows no banner rather than fail too.
+        return {"priority_holds": []}
+
+
+def _priority_banner(request: HttpRequest) -> dict[str, object]:
     person = request_person(request)
     if not person.is_authenticated or person.id is None or request.headers.get("HX-Request"):
         return {"priority_holds": []}
