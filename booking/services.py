@@ -14,13 +14,14 @@ from booking.engine.closures import (
 )
 from booking.engine.desk import HandoverResult, booking_handover
 from booking.engine.maintenance import FlushResult, inventory_flush
-from booking.engine.moves import booking_move, move_request, receipt_resend
+from booking.engine.moves import booking_move, move_request, move_request_posted, receipt_resend
 from booking.engine.results import MoveResult
 from booking.engine.window import window_set
 
 __all__ = [
     "CancelResult", "FlushResult", "HandoverResult", "MoveResult", "booking_book_for",
     "booking_cancel", "booking_handover", "booking_move", "closure_add", "closure_bookings_cancel",
-    "closure_new_id", "closure_remove", "inventory_flush", "move_request", "receipt_resend",
+    "closure_new_id", "closure_remove", "inventory_flush", "move_request", "move_request_posted",
+    "receipt_resend",
     "window_set",
 ]  # fmt: skip

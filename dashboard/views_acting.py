@@ -14,7 +14,7 @@ from accounts.selectors import account_get
 from booking.domain.parser import InvalidRequest, slot_request_parse
 from booking.domain.rules import request_id_new, request_id_valid
 from booking.selectors import booking_get, move_form_values
-from booking.services import booking_book_for, booking_move, move_request, receipt_resend
+from booking.services import booking_book_for, booking_move, move_request_posted, receipt_resend
 from dashboard.pages import not_found, render_page
 from strongroom.store import get_store
 
@@ -37,14 +37,7 @@ def booking_move_staff(request: HttpRequest, booking_id: str) -> HttpResponse:
     if posted is None:
         return render_page(request, "booking_move.html", context)
     try:
-        wanted = move_request(
-            booking=booking,
-            dates=posted.getlist("date"),
-            hour_start=posted.get("hour_start"),
-            hour_end=posted.get("hour_end"),
-            boxes=posted.get("boxes", "")[:400],
-            room=posted.get("room", "")[:8],
-        )
+        wanted = move_request_posted(booking=booking, posted=posted)
     except InvalidRequest as refused:
         context.update(errors=refused.errors)
         return render_page(request, "booking_move.html", context, status=400)

@@ -93,6 +93,19 @@ def move_form_values(booking: Booking, data: Mapping[str, Any] | None) -> dict[s
     }
 
 
+def move_request_posted(*, booking: Booking, posted: Any) -> SlotRequest:
+    """The slots a posted move form (a QueryDict) asks for, bounded as the form is (see
+    `move_request`); the buyer's page and the staff page read it alike."""
+    return move_request(
+        booking=booking,
+        dates=posted.getlist("date"),
+        hour_start=posted.get("hour_start"),
+        hour_end=posted.get("hour_end"),
+        boxes=posted.get("boxes", "")[:400],
+        room=posted.get("room", "")[:8],
+    )
+
+
 def move_request(
     *,
     booking: Booking,

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods
 
 from accounts.access import login_required
 from booking.domain.parser import InvalidRequest
-from booking.engine.moves import booking_move, move_form_values, move_request
+from booking.engine.moves import booking_move, move_form_values, move_request_posted
 from booking.web.owner import own_booking, signed_in_owner
 from strongroom.store import get_store
 
@@ -31,14 +31,7 @@ def booking_move_page(request: HttpRequest, booking_id: str) -> HttpResponse:
     if posted is None:
         return render(request, "booking/move.html", context)
     try:
-        wanted = move_request(
-            booking=booking,
-            dates=posted.getlist("date"),
-            hour_start=posted.get("hour_start"),
-            hour_end=posted.get("hour_end"),
-            boxes=posted.get("boxes", "")[:400],
-            room=posted.get("room", "")[:8],
-        )
+        wanted = move_request_posted(booking=booking, posted=posted)
     except InvalidRequest as refused:
         context.update(errors=refused.errors)
         return render(request, "booking/move.html", context, status=400)
