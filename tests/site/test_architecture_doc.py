@@ -118,7 +118,7 @@ README = ROOT / "booking" / "README.md"
 
 
 def family_mismatches(text: str) -> list[str]:
-    """Where booking/README.md's key table differs from strongroom/keyspace.py: a family named
+    """Where booking/README.md's key table differs from strongroom/keyspace/: a family named
     twice, unknown, shaped or typed otherwise, or one of booking's families left out."""
     rows = re.findall(r"^\| ([a-z0-9-]+) \| `([^`]+)` \| ([^|]+) \|", text, re.M)
     wrong = [
