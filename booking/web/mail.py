@@ -12,9 +12,10 @@ from django.core.mail import EmailMessage
 from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext
+from django.utils.translation import gettext_noop as noop
 
 from accounts.mail import message_build, site_url
-from accounts.selectors import mail_target, mail_target_from, mail_target_read
+from accounts.selectors import MailTarget, mail_target, mail_target_from, mail_target_read
 from booking.domain.calendar_files import booking_ics
 from booking.domain.codes import code_display
 from booking.domain.formats import WAIT_FIELDS, fields_join, outbox_fields
@@ -136,18 +137,7 @@ def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
         target = mail_target(client=client, person_id=_owner(booking) or 0)
     if target is None:
         return None
-    with translation.override(target.language):
-        message = message_build(
-            target=target,
-            subject=gettext("Booked: %(reference)s, room %(room)s")
-            % {"reference": booking.reference, "room": booking.room_label},
-            template="mail/booking_confirmed.txt",
-            context={**_booking_context(booking), "code": code_display(booking.pickup_code())},
-        )
-        url = site_url(reverse("booking:done", args=[booking.id]))
-        calendar = booking_ics(booking, url=url, language=target.language, method="REQUEST")
-    message.attach(calendar_part(booking.reference, calendar, method="REQUEST"))
-    return message
+    return _code_mail(booking, target, noop("Booked: %(reference)s, room %(room)s"), "confirmed")
 
 
 def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
@@ -236,18 +226,7 @@ def moved_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     target = mail_target(client=client, person_id=_owner(booking) or 0)
     if target is None:
         return None
-    with translation.override(target.language):
-        message = message_build(
-            target=target,
-            subject=gettext("Moved: %(reference)s, room %(room)s")
-            % {"reference": booking.reference, "room": booking.room_label},
-            template="mail/booking_moved.txt",
-            context={**_booking_context(booking), "code": code_display(booking.pickup_code())},
-        )
-        url = site_url(reverse("booking:done", args=[booking.id]))
-        calendar = booking_ics(booking, url=url, language=target.language, method="REQUEST")
-    message.attach(calendar_part(booking.reference, calendar, method="REQUEST"))
-    return message
+    return _code_mail(booking, target, noop("Moved: %(reference)s, room %(room)s"), "moved")
 
 
 # Plugged into the outbox by booking's AppConfig.ready (formats.OUTBOX_ENTRIES: the same kinds).
@@ -263,17 +242,35 @@ def remind_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     target = mail_target(client=client, person_id=_owner(booking) or 0)
     if target is None:
         return None
+    return _code_mail(
+        booking, target, noop("Tomorrow: %(reference)s, room %(room)s"), "reminder", method=None
+    )
+
+
+def _code_mail(
+    booking: Booking,
+    target: MailTarget,
+    subject: str,
+    template: str,
+    *,
+    method: str | None = "REQUEST",
+) -> EmailMessage:
+    """A mail that carries the pickup code and the booking's calendar event (the receipt, the
+    move, the reminder): `subject` (marked with noop) and `mail/booking_<template>.txt` in the
+    reader's language; the event with `method` (none: a plain .ics attachment)."""
     with translation.override(target.language):
         message = message_build(
             target=target,
-            subject=gettext("Tomorrow: %(reference)s, room %(room)s")
-            % {"reference": booking.reference, "room": booking.room_label},
-            template="mail/booking_reminder.txt",
+            subject=gettext(subject) % {"reference": booking.reference, "room": booking.room_label},
+            template=f"mail/booking_{template}.txt",
             context={**_booking_context(booking), "code": code_display(booking.pickup_code())},
         )
         url = site_url(reverse("booking:done", args=[booking.id]))
-        calendar = booking_ics(booking, url=url, language=target.language)
-    message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
+        calendar = booking_ics(booking, url=url, language=target.language, method=method)
+    if method is None:
+        message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
+    else:
+        message.attach(calendar_part(booking.reference, calendar, method=method))
     return message
 
 
