@@ -193,11 +193,13 @@ local function hold(keys, args)
   return {'ok', tostring(expiry)}
 end
 
--- Release a hold of its owner (idempotent). KEYS: holds, hold days. ARGV: hold id, owner. Returns 1 | 0.
+-- Release a hold of its owner, or a priority hold still pending for them (idempotent).
+-- KEYS: holds, hold days. ARGV: hold id, owner. Returns 1 | 0.
 local function hold_release(keys, args)
   local k, a = named(keys, HOLD_RELEASE_KEYS), named(args, HOLD_RELEASE_ARGS)
   local value = redis.call('HGET', k.holds, a.hold_id)
-  if value and parse_hold(value).owner == a.owner then
+  local owner = value and parse_hold(value).owner
+  if owner and (owner == a.owner or owner == PRIORITY_PENDING .. a.owner) then
     drop_holds(k.holds, k.hold_days, {[a.hold_id] = value})
     return 1
   end
