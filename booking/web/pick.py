@@ -41,9 +41,10 @@ from booking.domain.site_time import hour_range, zone_name
 from booking.engine.bookings import hold_get
 from booking.engine.claims import booking_claim
 from booking.engine.holds import booking_hold, booking_hold_release
-from booking.engine.priority import priority_grant, priority_pending
+from booking.engine.priority import priority_pending
 from booking.web import forms, pick_alternatives, pick_page, pieces, taken_words
 from booking.web.owner import request_owner, signed_in_owner
+from booking.web.wait import priority_granted
 from strongroom.ahead import Command, read_together, reads_ahead
 from strongroom.clock import minute_up
 from strongroom.compression import compressible
@@ -317,9 +318,8 @@ def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
     client = get_store()
     held = hold_get(client=client, hold_id=hold_id) if booking_id_room(hold_id) else None
     if held is not None and held.owner_id == priority_pending(owner):
-        # A priority hold from the waiting list not yet granted (the mail sender may not have
-        # come to it): granted now if the buyer may have one more, else it is everyone's.
-        priority_grant(client=client, person_id=int(owner), hold_id=hold_id)
+        if not priority_granted(request, client=client, owner=owner, hold_id=hold_id):
+            return HttpResponseRedirect(reverse("booking:pick"))
         held = hold_get(client=client, hold_id=hold_id)
     if held is not None and held.owner_id != owner:
         raise Http404

@@ -236,7 +236,9 @@ def test_the_sender_killed_between_the_steps_is_taken_over_and_grants_once(
     # The dead sender stopped touching its entries: they look idle to the next one.
     room_box = ks.BOOKING_OUTBOX.key(room="053")
     assert room_box in mailboxes()
-    ids = [p["message_id"] for p in r.xpending_range(room_box, GROUP, "-", "+", 100)]
+    ids: list[str | bytes | int | memoryview] = [
+        p["message_id"] for p in r.xpending_range(room_box, GROUP, "-", "+", 100)
+    ]
     assert ids
     r.xclaim(room_box, GROUP, "dead", 0, ids, idle=10**9, justid=True)
     outbox_send(client=r)
