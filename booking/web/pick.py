@@ -43,8 +43,8 @@ from booking.engine.claims import booking_claim
 from booking.engine.holds import booking_hold, booking_hold_release
 from booking.engine.priority import priority_pending
 from booking.web import forms, pick_alternatives, pick_page, pieces, taken_words
+from booking.web.banner import priority_granted
 from booking.web.owner import request_owner, signed_in_owner
-from booking.web.wait import priority_granted
 from strongroom.ahead import Command, read_together, reads_ahead
 from strongroom.clock import minute_up
 from strongroom.compression import compressible

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 
-import redis
 from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -16,7 +15,6 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.access import login_required, signed_in_person
 from booking.domain.rules import day_refusal, season_days, site_today
-from booking.engine.priority import priority_grant
 from booking.engine.waits import Wait, wait_join, wait_leave
 from booking.web import forms
 from strongroom.store import get_store
@@ -38,23 +36,6 @@ def _waits(choices: forms.Choices) -> list[Wait]:
         for date in choices.dates
         for box in boxes
     ]
-
-
-def priority_granted(
-    request: HttpRequest, *, client: redis.Redis, owner: str, hold_id: str
-) -> bool:
-    """The buyer's "Book it" on a priority hold not granted yet (no mail sender came to it):
-    granted now if they may have one more; False (and a message) when it went to everyone."""
-    if priority_grant(client=client, person_id=int(owner), hold_id=hold_id) != "released":
-        return True
-    messages.warning(
-        request,
-        _(
-            "You already have as many slots held from the waiting list as one buyer may keep "
-            "at once: this one is open to everyone now."
-        ),
-    )
-    return False
 
 
 def _priority() -> dict[str, int]:
