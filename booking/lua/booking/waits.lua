@@ -269,7 +269,7 @@ end
 
 -- Settle a priority hold placed pending for `person` once their own slot answered
 -- (booking_priority_keep): granted (kept 1), it becomes theirs and usable from now on; not
--- (kept 0), it goes, the slot is everyone's, and their notice no longer offers it. A hold
+-- (kept 0), it goes, the slot is everyone's, and the notices no longer say otherwise. A hold
 -- already theirs answers 'granted' again (a retry); one that ended, was given back or is not
 -- theirs answers 'gone'.
 -- KEYS: holds, hold days, wait notices. ARGV: hold id, person, kept (1|0), now (ms)
@@ -296,15 +296,14 @@ local function priority_settle(keys, args)
     return {'granted', tostring(hold.expiry)}
   end
   drop_holds(k.holds, k.hold_days, {[a.hold_id] = value})
-  -- The wait the hold was placed for (a priority hold is exactly one waited slot).
-  local member = joined({person = person, cls = hold.cls, day = hold.days[1],
-    hstart = hold.hstart, hend = hold.hend, box = hold.boxes[1] or 0}, WAIT_FIELDS, '|')
-  local notice = redis.call('HGET', k.wait_notices, member)
-  if notice then
-    local told = named(pipe_fields(notice), NOTICE_FIELDS)
-    if told.hold_id == a.hold_id then
+  -- The notices that offered it (the buyer's) or said until when it is someone's (the others
+  -- told in the same call, which wrote them with its end): it is everyone's now.
+  local notices, ends = redis.call('HGETALL', k.wait_notices), tostring(hold.expiry)
+  for i = 1, #notices, 2 do
+    local told = named(pipe_fields(notices[i + 1]), NOTICE_FIELDS)
+    if told.hold_id == a.hold_id or (told.hold_id == '' and told.expiry == ends) then
       told.hold_id, told.expiry = '', ''
-      redis.call('HSET', k.wait_notices, member, joined(told, NOTICE_FIELDS, '|'))
+      redis.call('HSET', k.wait_notices, notices[i], joined(told, NOTICE_FIELDS, '|'))
     end
   end
   return {'released'}

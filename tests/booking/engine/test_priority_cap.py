@@ -28,8 +28,16 @@ def a_day(room: int) -> SlotRequest:
     return slot_request_parse(cls="A", room=room, dates=[day(5)])
 
 
-def freed_for(r: redis.Redis, owner: Someone, waiter: Someone, rooms: list[int]) -> None:
-    """`owner` books day 5 in each room, `waiter` waits for each, `owner` cancels them all."""
+def freed_for(
+    r: redis.Redis,
+    owner: Someone,
+    waiter: Someone,
+    rooms: list[int],
+    *,
+    then: Someone | None = None,
+) -> None:
+    """`owner` books day 5 in each room, `waiter` waits for each (and `then` after them),
+    `owner` cancels them all at once."""
     made = []
     for room in rooms:
         booked = booking_claim(
@@ -38,7 +46,8 @@ def freed_for(r: redis.Redis, owner: Someone, waiter: Someone, rooms: list[int])
         )  # fmt: skip
         assert booked.ok and booked.booking is not None
         made.append(booked.booking.id)
-        assert wait_join(client=r, owner_id=str(waiter.id), wait=Wait(room, "A", day(5))) == "ok"
+        for who in (waiter, then) if then else (waiter,):
+            assert wait_join(client=r, owner_id=str(who.id), wait=Wait(room, "A", day(5))) == "ok"
     run_together(
         lambda i: booking_cancel(
             client=r, booking_id=made[i], actor_id=str(owner.id), actor_is_staff=False
@@ -73,7 +82,7 @@ def test_slots_freeing_at_once_never_give_a_buyer_more_priority_holds_than_the_c
     settings.STRONGROOM_PRIORITY_HOLDS_PER_BUYER = 1  # type: ignore[attr-defined]
     third = person_make(r, "third_party")
     rooms = [31, 32, 33, 34, 35]
-    freed_for(r, buyer, second_buyer, rooms)
+    freed_for(r, buyer, second_buyer, rooms, then=third)
     assert len(priority_hold_ids(r, second_buyer)) == 5
     usable = []
     for room in rooms:
@@ -92,6 +101,10 @@ def test_slots_freeing_at_once_never_give_a_buyer_more_priority_holds_than_the_c
     outbox_send(client=r)  # the sender grants what the waiter may have
     hold_ids = priority_hold_ids(r, second_buyer)
     (granted,) = usable_by(r, second_buyer, hold_ids)
+    # The other waiter's notices say someone has priority only where someone still has.
+    others = {w.wait.room: w for w in waits_of(client=r, owner_id=str(third.id))}
+    assert sorted(others) == rooms
+    assert [room for room, w in others.items() if w.priority_until is not None] == [granted]
     for room in (room for room in rooms if room != granted):
         assert hold_get(client=r, hold_id=hold_ids.get(room, "")) is None
         assert booking_claim(
@@ -102,7 +115,7 @@ def test_slots_freeing_at_once_never_give_a_buyer_more_priority_holds_than_the_c
         client=r, owner_id=str(second_buyer.id), request=a_day(granted),
         booking_id=booking_new_id(room=granted), hold_id=hold_ids[granted],
     ).ok  # fmt: skip
-    # The notices of the holds given back no longer offer them.
+    # The notices no longer offer the holds given back, nor say that someone has them.
     told = {w.wait.room: w for w in waits_of(client=r, owner_id=str(second_buyer.id))}
     assert all(not told[room].mine for room in rooms if room in told and room != granted)
 
