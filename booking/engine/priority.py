@@ -117,6 +117,8 @@ def priority_take(
         },
     )
     answer = PRIORITY_KEEP.answer_of(durable_fcall(client, PRIORITY_KEEP.name, keys, args))
+    if answer["status"] not in ("kept", "over"):
+        raise ValueError(f"{PRIORITY_KEEP.name}: {answer}")
     return bool(answer["status"] == "kept")
 
 
