@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from booking.domain.parser import SlotRequest, slot_request_parse
-from booking.domain.rules import booking_new_id
+from booking.domain.rules import booking_new_id, hold_new_id
 from booking.engine.bookings import hold_get
 from booking.engine.cancel import booking_cancel
 from booking.engine.claims import booking_claim
@@ -257,3 +257,31 @@ def test_the_sender_killed_between_the_steps_is_taken_over_and_grants_once(
     outbox_send(client=r)
     assert usable_by(r, second_buyer, hold_ids) == [53]
     assert r.zrange(grants, 0, -1) == [hold_ids[53]]
+
+
+def test_booking_the_waited_slot_without_the_priority_hold_gives_the_cap_back(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone, settings: object
+) -> None:
+    """The waiter books their slot through a hold of their own (not "Book it"): the priority
+    hold of those very slots goes with the booking, so the next slot that frees for them is
+    theirs again, not given away because a useless hold still counted."""
+    from booking.engine.holds import booking_hold
+    from booking.engine.priority import priority_grant
+
+    settings.STRONGROOM_PRIORITY_HOLDS_PER_BUYER = 1  # type: ignore[attr-defined]
+    owner = str(second_buyer.id)
+    freed_for(r, buyer, second_buyer, [71])
+    first = priority_hold_ids(r, second_buyer)[71]
+    assert priority_grant(client=r, person_id=second_buyer.id, hold_id=first) == "granted"
+    own = booking_hold(
+        client=r, owner_id=owner, request=a_day(71), hold_id=hold_new_id(room=71), paced=True
+    )
+    assert own.ok and own.hold is not None
+    assert booking_claim(
+        client=r, owner_id=owner, request=a_day(71), booking_id=booking_new_id(room=71),
+        hold_id=own.hold.id,
+    ).ok  # fmt: skip
+    assert hold_get(client=r, hold_id=first) is None
+    freed_for(r, buyer, second_buyer, [72])
+    second = priority_hold_ids(r, second_buyer)[72]
+    assert priority_grant(client=r, person_id=second_buyer.id, hold_id=second) == "granted"
