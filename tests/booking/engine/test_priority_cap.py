@@ -285,3 +285,83 @@ def test_booking_the_waited_slot_without_the_priority_hold_gives_the_cap_back(
     freed_for(r, buyer, second_buyer, [72])
     second = priority_hold_ids(r, second_buyer)[72]
     assert priority_grant(client=r, person_id=second_buyer.id, hold_id=second) == "granted"
+
+
+# A mail sender in its own process that kills itself with SIGKILL at the very point between
+# the two steps: the buyer's slot has granted the hold, the room has not heard of it yet.
+KILLED_BETWEEN_THE_STEPS = """
+import os, signal
+import django
+django.setup()
+from booking.engine import priority
+from strongroom.outbox_delivery import outbox_send
+from strongroom.store import get_store
+
+def killed(**_):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+priority.priority_settle = killed
+outbox_send(client=get_store())
+"""
+
+
+def test_a_sender_process_killed_9_between_the_steps_leaves_the_hold_unusable_until_retried(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    settings: object,
+    tmp_path: object,
+) -> None:
+    """A real sender process dies by kill -9 right after the buyer's slot granted the priority
+    hold: the grant counts (a second freed slot goes to everyone), the hold is nobody's, not
+    even the waiter's; the next sender takes the entry over and makes it the waiter's."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from booking.engine.priority import priority_grant
+    from strongroom.outbox import GROUP
+    from strongroom.outbox_delivery import outbox_send
+
+    settings.STRONGROOM_PRIORITY_HOLDS_PER_BUYER = 1  # type: ignore[attr-defined]
+    freed_for(r, buyer, second_buyer, [54])
+    hold_ids = priority_hold_ids(r, second_buyer)
+    root = Path(__file__).resolve().parents[3]
+    env = {
+        **os.environ,
+        "REDIS_URL": str(settings.REDIS_URL),  # type: ignore[attr-defined]
+        "STRONGROOM_DATA_DIR": str(tmp_path),
+        "DEBUG": "0",
+    }
+    died = subprocess.run(
+        [sys.executable, "-c", KILLED_BETWEEN_THE_STEPS], cwd=root, env=env, timeout=120,
+        stdout=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    assert died.returncode == -signal.SIGKILL
+    grants = ks.BOOKING_PRIORITY_OF.key(person_id=second_buyer.id)
+    assert r.zrange(grants, 0, -1) == [hold_ids[54]]
+    assert usable_by(r, second_buyer, hold_ids) == []
+    third = person_make(r, "third_party")
+    for who in (second_buyer, third):
+        assert not booking_claim(
+            client=r, owner_id=str(who.id), request=a_day(54), booking_id=booking_new_id(room=54)
+        ).ok
+    # Another slot frees for the waiter meanwhile: the grant that counts leaves no room for it.
+    freed_for(r, buyer, second_buyer, [55])
+    other = priority_hold_ids(r, second_buyer)[55]
+    assert priority_grant(client=r, person_id=second_buyer.id, hold_id=other) == "released"
+    # The dead sender's entry, idle now, is taken over and finished by the next sender.
+    box = ks.BOOKING_OUTBOX.key(room="054")
+    ids: list[str | bytes | int | memoryview] = [
+        p["message_id"] for p in r.xpending_range(box, GROUP, "-", "+", 100)
+    ]
+    assert ids
+    r.xclaim(box, GROUP, "dead", 0, ids, idle=10**9, justid=True)
+    outbox_send(client=r)
+    assert usable_by(r, second_buyer, hold_ids) == [54]
+    assert booking_claim(
+        client=r, owner_id=str(second_buyer.id), request=a_day(54),
+        booking_id=booking_new_id(room=54), hold_id=hold_ids[54],
+    ).ok  # fmt: skip
