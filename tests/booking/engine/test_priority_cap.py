@@ -146,11 +146,14 @@ def test_many_slots_freeing_at_once_for_one_waiter_stay_within_the_cap_at_every_
     def settle(i: int) -> str:
         hold_id = hold_ids[rooms[i % len(rooms)]]
         if grant:
-            return priority_grant(client=r, person_id=second_buyer.id, hold_id=hold_id)
-        now_ms = to_ms(dt.datetime.now(tz=dt.UTC))
-        return priority_settle(
-            client=r, person_id=second_buyer.id, hold_id=hold_id, kept=True, now_ms=now_ms
-        )
+            answer = priority_grant(client=r, person_id=second_buyer.id, hold_id=hold_id)
+        else:
+            now_ms = to_ms(dt.datetime.now(tz=dt.UTC))
+            answer = priority_settle(
+                client=r, person_id=second_buyer.id, hold_id=hold_id, kept=True, now_ms=now_ms
+            )
+        seen.append(len(usable_by(r, second_buyer, hold_ids)))  # while the others still run
+        return answer
 
     watcher = threading.Thread(target=watch)
     watcher.start()
