@@ -80,8 +80,8 @@ def test_a_buyer_finds_a_free_class_c_box_on_the_map_and_books_it_in_four_clicks
     assert "sold out" in page.locator("#map-room-001").inner_text().lower() or (
         "缺" in page.locator("#map-room-001").inner_text()
     )
-    assert page.locator("#map-room-001 a.map-room__book").count() == 0
-    page.locator("#map-room-004 a.map-room__book").click()  # "Book box 2"
+    assert page.locator("#map-room-001 a[href^='/book/?']").count() == 0
+    page.locator("#map-room-004 a[href^='/book/?']").click()  # "Book box 2"
     clicks += 1
     page.wait_for_url(re.compile(r"/book/\?cls=C&room=4&box=2&start=10&end=12"))
     page.locator("#summary form.book-form button[type=submit]").click()  # Hold and review
@@ -115,7 +115,7 @@ def test_the_map_tells_held_from_sold_and_opens_a_rooms_box_grid(
     hold(r, second_buyer, "C", 12, hour_start=10, hour_end=11, boxes=[5])
     page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=9&end=11&room=12")
     row = page.locator("#room-grid tbody tr").nth(4)
-    cells = row.locator("td.g")  # the hours (after the "Whole range" cell)
+    cells = row.locator("td:not(.w)")  # the hours (after the "Whole range" cell)
     assert cells.nth(0).inner_text() == "sold out"
     assert re.fullmatch(r"held until \d\d:\d\d Shanghai time", cells.nth(1).inner_text())
 
@@ -127,11 +127,11 @@ def test_a_second_buyers_open_map_shows_the_slot_taken_within_ten_seconds(
     browser_login(page, second_buyer)
     page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=10&end=11&room=21")
     page.evaluate("window.stillTheSamePage = true")
-    cell = page.locator("#room-grid tbody tr").nth(6).locator("td.g").nth(0)
+    cell = page.locator("#room-grid tbody tr").nth(6).locator("td:not(.w)").nth(0)
     assert cell.inner_text() == "free"
     claim(r, buyer, "C", 21, hour_start=10, hour_end=11, boxes=[7])
     # no reload: the results refresh themselves (htmx, every 5 s)
-    expect(page.locator("#room-grid tbody tr").nth(6).locator("td.g").nth(0)).to_have_text(
+    expect(page.locator("#room-grid tbody tr").nth(6).locator("td:not(.w)").nth(0)).to_have_text(
         "sold out", timeout=10_000
     )
     assert page.evaluate("window.stillTheSamePage") is True
