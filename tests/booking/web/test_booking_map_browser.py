@@ -159,6 +159,38 @@ def test_a_second_buyers_open_booking_page_shows_the_slot_taken_within_ten_secon
     assert page.locator("#alternatives a").count() >= 1
 
 
+@pytest.mark.parametrize(("locale", "width"), [("en-US", 1280), ("zh-CN", 390)], ids=["en", "zh"])
+def test_an_open_map_swaps_in_only_the_rooms_that_changed(
+    new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis, locale: str, width: int
+) -> None:
+    page = new_page(locale=locale, width=width)
+    browser_login(page, second_buyer)
+    page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=10&end=11")
+    page.evaluate("window.stillTheSamePage = true")
+    mark = "document.querySelectorAll('.map-rooms > li').forEach(li => li.dataset.seen = '1')"
+    page.evaluate(mark)  # a tile replaced by the refresh loses the mark
+    assert page.locator(".map-rooms > li[data-seen]").count() == 300
+
+    def changed(answer: Any) -> bool:
+        return "/find/parts/results/" in answer.url and answer.status == 200
+
+    for room, boxes in ((41, [1, 2]), (42, EVERY_BOX)):
+        with page.expect_response(changed, timeout=15_000) as answer:
+            claim(r, buyer, "C", room, hour_start=10, hour_end=11, boxes=boxes)
+        sent = answer.value.text()
+        assert sent.count("<li ") == 1 and f'id="map-room-0{room}"' in sent
+        tile = page.locator(f"#map-room-0{room}")
+        expect(tile).to_contain_text("98" if room == 41 else "0", timeout=5_000)
+        assert page.locator(f"#map-room-0{room}[data-seen]").count() == 0
+        assert page.locator(".map-rooms > li[data-seen]").count() == 299  # the rest untouched
+        page.evaluate(mark)
+    assert page.locator(".map-rooms > li").count() == 300
+    assert page.locator("#map-room-042").get_attribute("class") == "sold_out"
+    expect(page.locator("#map-counts")).to_contain_text("298")
+    assert page.evaluate("window.stillTheSamePage") is True
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
 @pytest.mark.parametrize(
     ("locale", "javascript", "width"),
     [("en-US", True, 1280), ("zh-CN", False, 390)],
