@@ -191,6 +191,30 @@ def test_an_open_map_swaps_in_only_the_rooms_that_changed(
     assert page.evaluate("document.documentElement.scrollWidth") <= width
 
 
+def test_an_open_map_of_only_free_rooms_drops_a_room_sold_meanwhile(
+    new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis
+) -> None:
+    """A change there sends every result (booking.web.find_refresh), swapped whole."""
+    page = new_page()
+    browser_login(page, second_buyer)
+    page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=10&end=11&free=1")
+    page.evaluate("window.stillTheSamePage = true")
+    assert page.locator(".map-rooms > li").count() == 300
+    claim(r, buyer, "C", 41, hour_start=10, hour_end=11, boxes=EVERY_BOX)
+    expect(page.locator("#map-room-041")).to_have_count(0, timeout=15_000)
+    assert page.locator(".map-rooms > li").count() == 299
+    expect(page.locator("#map-counts")).to_contain_text("1 room sold out")
+    assert page.evaluate("window.stillTheSamePage") is True
+    # the swapped results poll on, with the new token: the next sale is seen too
+    with page.expect_response(
+        lambda answer: "/find/parts/results/" in answer.url and answer.status == 200,
+        timeout=15_000,
+    ) as answer:
+        claim(r, buyer, "C", 42, hour_start=10, hour_end=11, boxes=EVERY_BOX)
+    expect(page.locator("#map-room-042")).to_have_count(0, timeout=5_000)
+    assert page.locator(".map-rooms > li").count() == 298 and answer.value.ok
+
+
 @pytest.mark.parametrize(
     ("locale", "javascript", "width"),
     [("en-US", True, 1280), ("zh-CN", False, 390)],
