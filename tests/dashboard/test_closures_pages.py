@@ -87,8 +87,8 @@ def test_staff_see_the_bookings_inside_then_close_cancel_and_reopen(
                               HTTP_ACCEPT_LANGUAGE=language))  # fmt: skip
         tile = found.split('id="map-room-007"')[1].split("</li>")[0]
         assert word in tile
-        assert 'map-room--closed" id="map-room-007"' in found
-        assert 'map-room--closed" id="map-room-008"' not in found
+        assert '<li class="closed" id="map-room-007"' in found
+        assert '<li class="closed" id="map-room-008"' not in found
     listed = text(desk.get("/staff/closures/", HTTP_ACCEPT_LANGUAGE="zh-hans"))
     assert "重新开放" in listed and "safe under repair" in listed
     reopened = desk.post(f"/staff/closures/{closure.id}/reopen/")
