@@ -38,7 +38,8 @@ FACETS = FunctionSpec(
     "catalog_facets",
     "FACETS",
     ("book_tags", "books"),
-    ("limit", "crossover", "n_and", "n_or", "n_not", "total"),
+    ("limit", "crossover", "n_and", "n_or", "n_not", "total", "max_reads"),
+    reply=("counted", "counts"),
 )
 # more_keys: book hashes; more_args: the books' ids, same order.
 TAGS_FILL = FunctionSpec("catalog_book_tags_fill", "TAGS_FILL", ("book_tags",), ())

@@ -26,6 +26,10 @@ COMMAND_COST = 100
 # every tag's count exact in Lua); bigger ones with one SINTERCARD per tag. Measured on the
 # bench data set (20,641 books, 111 tags): see docs/internals.md, "The catalog".
 FACET_HASH_MAX = 1500
+# A bigger result's facets are counted on an even sample of about FACET_HASH_MAX of its books
+# (estimates, marked as such on the page), reading at most this many tag-set members to find
+# them: a result page's store time stays bounded whatever the query (docs/internals.md).
+FACET_SAMPLE_READS = 20_000
 
 
 def book_from_hash(data: dict[str, str]) -> Book | None:
@@ -90,11 +94,13 @@ class Query:
 
 @dataclass(frozen=True)
 class Facet:
-    """A tag and how many books of the current result carry it (`capped`: at least that)."""
+    """A tag and how many books of the current result carry it (`capped`: at least that;
+    `estimated`: about that, scaled from a sample of the result)."""
 
     tag: str
     count: int
     capped: bool = False
+    estimated: bool = False
 
 
 @dataclass
@@ -107,6 +113,8 @@ class ResultPage:
     facets: list[Facet]
     unknown: list[str] = field(default_factory=list)
     page_size: int = 20
+    # How many books of the result the facet counts were estimated from (0: counted exactly).
+    facets_sampled: int = 0
     # The catalog's edition it was computed from ('' when no write ever set one).
     edition: str = ""
 
@@ -177,6 +185,7 @@ def catalog_page(
     facet_limit: int | None = None,
     facet_budget: int | None = None,
     facet_crossover: int = FACET_HASH_MAX,
+    facet_sample_reads: int = FACET_SAMPLE_READS,
 ) -> ResultPage:
     """A result page in at most two round trips, whatever the page size or number of tags.
 
@@ -184,8 +193,9 @@ def catalog_page(
     computes the result in Lua (SINTER / SUNION / SDIFF replies, never stored), sorts and pages
     it, and names the most used tags; then one pipeline reads the page's books and calls
     `catalog_facets`, which computes the result again the same way and counts the facets (from
-    the book-tags hash when the result has at most `facet_crossover` books, else per tag with
-    SINTERCARD or membership checks that stop at the limit, see `facet_candidates`).
+    the book-tags hash when the result has at most `facet_crossover` books, else from an even
+    sample of about that many, as estimates; per tag with SINTERCARD or membership checks that
+    stop at the limit on a store whose book-tags hash is incomplete, see `facet_candidates`).
     """
     size = page_size or settings.CATALOG_PAGE_SIZE
     top_n = facet_tags or settings.CATALOG_FACET_TAGS
@@ -208,7 +218,10 @@ def catalog_page(
     chosen = [tag for tag in query.tags if tag not in unknown]
     count_facets = result_index != 0 and total > 0
     candidates: list[str] = []
-    if count_facets:
+    if count_facets and total > facet_crossover:
+        # Counted on a sample: the cost does not grow with the number of tags.
+        candidates = [*chosen, *(name for name, _count in popular if name not in chosen)]
+    elif count_facets:
         candidates = facet_candidates(
             popular=popular, chosen=chosen, total=total, everything=everything, limit=limit,
             budget=budget,
@@ -222,7 +235,7 @@ def catalog_page(
         n_and, n_or, n_not = map(len, known)
         facet_args = {
             "limit": limit, "crossover": facet_crossover, "n_and": n_and, "n_or": n_or,
-            "n_not": n_not, "total": total,
+            "n_not": n_not, "total": total, "max_reads": facet_sample_reads,
         }  # fmt: skip
         sets = [tag_key(tag) for tag in [*(t for group in known for t in group), *candidates]]
         facet_keys, facet_argv = FACETS.call(
@@ -238,13 +251,11 @@ def catalog_page(
     replies = pipe.execute() if len(pipe) else []
 
     books = [book for book in map(book_from_hash, replies[: len(ids)]) if book is not None]
+    sampled = 0
     if count_facets:
-        counted = zip(candidates, replies[len(ids)], strict=True)
-        facets = [
-            Facet(name, int(count), capped=bool(limit) and int(count) >= limit)
-            for name, count in counted
-            if int(count) > 0
-        ]
+        counted = FACETS.reply_of(replies[len(ids)])
+        sampled = int(counted["counted"])
+        facets = facets_of(candidates, counted["counts"], limit=limit, sampled=sampled, total=total)
     elif result_index == 0 and total > 0:
         facets = [Facet(name, count) for name, count in popular]
     else:
@@ -252,8 +263,28 @@ def catalog_page(
     facets.sort(key=lambda facet: (-facet.count, facet.tag))
     return ResultPage(
         query=query, total=int(total), books=books, facets=facets, unknown=unknown,
-        page_size=size, edition=edition,
+        page_size=size, edition=edition, facets_sampled=sampled,
     )  # fmt: skip
+
+
+def facets_of(
+    names: list[str], counts: list[int], *, limit: int, sampled: int, total: int
+) -> list[Facet]:
+    """The facets of `catalog_facets`' counts (of the tags `names`): exact ones capped at
+    `limit`, or, when `sampled` books of the result were counted, scaled to the result's
+    `total` and marked as estimates. Tags no counted book carries are left out."""
+    if not sampled:
+        return [
+            Facet(name, int(count), capped=bool(limit) and int(count) >= limit)
+            for name, count in zip(names, counts, strict=True)
+            if int(count) > 0
+        ]
+    return [
+        Facet(name, total if int(count) >= sampled else round(int(count) * total / sampled),
+              estimated=int(count) < sampled)
+        for name, count in zip(names, counts, strict=True)
+        if int(count) > 0
+    ]  # fmt: skip
 
 
 # Result pages this worker computed, by query and settings, least recently used out. A page is

@@ -69,6 +69,8 @@ class TagItems:
         """A facet: the tag (a link that requires it), its count, a "not" link."""
         tag = escape(facet.tag)
         count = f"{facet.count}+" if facet.capped else str(facet.count)
+        if facet.estimated:
+            count = f"≈{count}"
         return (
             f'<li class="facet"><a class="facet__tag" href="{escape(self._narrow(facet.tag))}" '
             f'rel="nofollow">{tag}</a> <span class="facet__count">{count}</span> '
