@@ -29,7 +29,11 @@ FACET_HASH_MAX = 1500
 # A bigger result's facets are counted on an even sample of about FACET_HASH_MAX of its books
 # (estimates, marked as such on the page), reading at most this many tag-set members to find
 # them: a result page's store time stays bounded whatever the query (docs/internals.md).
-FACET_SAMPLE_READS = 20_000
+FACET_SAMPLE_READS = 6_000
+# A result's size is exact (SINTERCARD over the tag sets, by inclusion-exclusion) while that
+# walks at most this many set members; beyond, it is estimated from a walk of at most
+# FACET_SAMPLE_READS members and shown as "about".
+EXACT_SIZE_COST = 40_000
 
 
 def book_from_hash(data: dict[str, str]) -> Book | None:
@@ -115,6 +119,8 @@ class ResultPage:
     page_size: int = 20
     # How many books of the result the facet counts were estimated from (0: counted exactly).
     facets_sampled: int = 0
+    # The total is an estimate (from an even sample of the result).
+    total_estimated: bool = False
     # The catalog's edition it was computed from ('' when no write ever set one).
     edition: str = ""
 
@@ -124,7 +130,8 @@ class ResultPage:
 
     @property
     def page_out_of_range(self) -> bool:
-        return self.query.page > self.pages
+        # An estimated total may be short: a page that has books exists.
+        return self.query.page > self.pages and not (self.total_estimated and self.books)
 
 
 def facet_candidates(
@@ -184,27 +191,35 @@ def catalog_page(
     facet_tags: int | None = None,
     facet_limit: int | None = None,
     facet_budget: int | None = None,
-    facet_crossover: int = FACET_HASH_MAX,
-    facet_sample_reads: int = FACET_SAMPLE_READS,
+    facet_crossover: int | None = None,
+    facet_sample_reads: int | None = None,
+    exact_size_cost: int | None = None,
 ) -> ResultPage:
     """A result page in at most two round trips, whatever the page size or number of tags.
 
     Both calls are read-only functions (FCALL_RO) and write nothing: first `catalog_query`
-    computes the result in Lua (SINTER / SUNION / SDIFF replies, never stored), sorts and pages
-    it, and names the most used tags; then one pipeline reads the page's books and calls
-    `catalog_facets`, which computes the result again the same way and counts the facets (from
-    the book-tags hash when the result has at most `facet_crossover` books, else from an even
-    sample of about that many, as estimates; per tag with SINTERCARD or membership checks that
-    stop at the limit on a store whose book-tags hash is incomplete, see `facet_candidates`).
+    sizes the result (SINTERCARD over the tag sets while that costs at most `exact_size_cost`
+    members walked, else estimated from an even sample), finds the page (walking the sort order
+    and testing membership, or sorting a small result built in Lua) and names the most used
+    tags; then one pipeline reads the page's books and calls `catalog_facets`, which counts the
+    facets from the book-tags hash: over the whole result when it has at most `facet_crossover`
+    books and is cheap to build, else over an even sample of about that many found by reading
+    at most `facet_sample_reads` tag-set members (estimates). On a store whose book-tags hash is
+    incomplete, or with `facet_sample_reads` 0, per tag with SINTERCARD or membership checks
+    that stop at the limit (see `facet_candidates`).
     """
     size = page_size or settings.CATALOG_PAGE_SIZE
     top_n = facet_tags or settings.CATALOG_FACET_TAGS
     limit = settings.CATALOG_FACET_LIMIT if facet_limit is None else facet_limit
     budget = settings.CATALOG_FACET_BUDGET if facet_budget is None else facet_budget
+    crossover = FACET_HASH_MAX if facet_crossover is None else facet_crossover
+    sample_reads = FACET_SAMPLE_READS if facet_sample_reads is None else facet_sample_reads
+    exact_cost = EXACT_SIZE_COST if exact_size_cost is None else exact_size_cost
     groups = (query.all_of, query.any_of, query.none_of)
     query_args = {
         "n_and": len(query.all_of), "n_or": len(query.any_of), "n_not": len(query.none_of),
         "sort": query.sort, "offset": (query.page - 1) * size, "count": size, "top_n": top_n,
+        "exact_cost": exact_cost, "max_reads": sample_reads,
     }  # fmt: skip
     tag_keys = [tag_key(tag) for group in groups for tag in group]
     keys, args = QUERY.call(keys=_query_fixed_keys(), args=query_args, more_keys=tag_keys)
@@ -218,7 +233,7 @@ def catalog_page(
     chosen = [tag for tag in query.tags if tag not in unknown]
     count_facets = result_index != 0 and total > 0
     candidates: list[str] = []
-    if count_facets and total > facet_crossover:
+    if count_facets and total > crossover:
         # Counted on a sample: the cost does not grow with the number of tags.
         candidates = [*chosen, *(name for name, _count in popular if name not in chosen)]
     elif count_facets:
@@ -234,8 +249,8 @@ def catalog_page(
         known = [[tag for tag in group if tag not in unknown] for group in groups]
         n_and, n_or, n_not = map(len, known)
         facet_args = {
-            "limit": limit, "crossover": facet_crossover, "n_and": n_and, "n_or": n_or,
-            "n_not": n_not, "total": total, "max_reads": facet_sample_reads,
+            "limit": limit, "crossover": crossover, "n_and": n_and, "n_or": n_or,
+            "n_not": n_not, "total": total, "max_reads": sample_reads,
         }  # fmt: skip
         sets = [tag_key(tag) for tag in [*(t for group in known for t in group), *candidates]]
         facet_keys, facet_argv = FACETS.call(
@@ -264,6 +279,7 @@ def catalog_page(
     return ResultPage(
         query=query, total=int(total), books=books, facets=facets, unknown=unknown,
         page_size=size, edition=edition, facets_sampled=sampled,
+        total_estimated=bool(int(reply["estimated"])),
     )  # fmt: skip
 
 

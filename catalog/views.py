@@ -109,6 +109,12 @@ def shown_facets(result: ResultPage) -> tuple[list[Facet], int]:
     return shown, len(candidates) - len(shown)
 
 
+def about(count: int) -> str:
+    """An estimated count as people read one: two significant digits, grouped (53,890 -> 54,000)."""
+    digits = max(0, len(str(count)) - 2)
+    return f"{round(count, -digits):,}"
+
+
 def _quoted(tags: list[str]) -> str:
     return ", ".join(f"“{forms.shorten(tag)}”" for tag in tags)
 
@@ -195,6 +201,7 @@ def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
                 ("-year", _("Newest first")),
             )
         ],
+        "total_about": about(result.total),
         "first": (page - 1) * result.page_size + 1,
         "last": (page - 1) * result.page_size + len(result.books),
         "prev_url": forms.query_string(query, page=page - 1) if 1 < page <= result.pages else "",

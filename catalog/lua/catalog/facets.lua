@@ -53,92 +53,6 @@ local function count_from_hash(book_tags, ids, names, limit)
   return counts
 end
 
--- The first `take` members of set `key` in the store's own order (SSCAN from the start): for a
--- set kept as a hash table that order follows the members' hashes, so a prefix is an even
--- sample of the set whatever other tags its books carry. The same store answers the same.
-local function first_members(key, take)
-  local found, cursor = {}, "0"
-  repeat
-    local reply = redis.call("SSCAN", key, cursor, "COUNT", math.max(10, take - #found))
-    cursor = reply[1]
-    for _, member in ipairs(reply[2]) do
-      if #found < take then found[#found + 1] = member end
-    end
-  until cursor == "0" or #found >= take
-  return found
-end
-
--- Keep the members of `list` for which every set of `checks` answers as wanted: each check is
--- {key, wanted (1 or 0)}, or {keys, 1} for "in at least one of them".
-local function passing(list, checks)
-  local kept = list
-  for _, check in ipairs(checks) do
-    if type(check[1]) == "table" then
-      local any = {}
-      for i = 1, #kept do any[i] = 0 end
-      for _, key in ipairs(check[1]) do
-        for first = 1, #kept, CHUNK do
-          local found = redis.call("SMISMEMBER", key, unpack(kept, first, math.min(#kept, first + CHUNK - 1)))
-          for i, flag in ipairs(found) do
-            if flag == 1 then any[first + i - 1] = 1 end
-          end
-        end
-      end
-      local next_kept = {}
-      for i, id in ipairs(kept) do
-        if any[i] == 1 then next_kept[#next_kept + 1] = id end
-      end
-      kept = next_kept
-    else
-      kept = filter_by(kept, check[1], check[2])
-    end
-  end
-  return kept
-end
-
--- An even sample of a big result, about `wanted` books, reading at most `max_reads` tag-set
--- members: the same share of each "driver" set is read (the smallest AND set; else each OR
--- set, a book counted only in the first OR set that has it; else every book), and the books
--- that pass the query's other sets are kept. Each book of the result is in the sample with
--- about the same chance, so a tag's share of the sample estimates its share of the result.
-local function result_sample(books, all_of, any_of, none_of, total, wanted, max_reads)
-  local drivers, size = {books}, {}
-  if #all_of > 0 then
-    local smallest
-    for _, key in ipairs(all_of) do
-      size[key] = redis.call("SCARD", key)
-      if not smallest or size[key] < size[smallest] then smallest = key end
-    end
-    drivers = {smallest}
-  elseif #any_of > 0 then
-    drivers = any_of
-  end
-  local reads = 0
-  for _, key in ipairs(drivers) do
-    size[key] = size[key] or redis.call("SCARD", key)
-    reads = reads + size[key]
-  end
-  local share = math.min(wanted / math.max(total, 1), max_reads / math.max(reads, 1), 1)
-  local sample = {}
-  for d, driver in ipairs(drivers) do
-    local checks = {}
-    for _, key in ipairs(all_of) do
-      if key ~= driver then checks[#checks + 1] = {key, 1} end
-    end
-    if #all_of > 0 or #any_of == 0 then
-      if #any_of > 0 then checks[#checks + 1] = {any_of, 1} end
-    else
-      for i = 1, d - 1 do checks[#checks + 1] = {any_of[i], 0} end
-    end
-    for _, key in ipairs(none_of) do checks[#checks + 1] = {key, 0} end
-    local take = math.ceil(share * size[driver])
-    for _, id in ipairs(passing(first_members(driver, take), checks)) do
-      sample[#sample + 1] = id
-    end
-  end
-  return sample
-end
-
 -- Facet counts of a result. KEYS: 1 the book-tags hash, 2 the all-books set, then the query's
 -- known AND, OR and NOT tag sets, then one tag set per facet asked for.
 -- ARGV: limit (0: exact), the largest result counted whole from the book-tags hash, n_and,
@@ -180,10 +94,16 @@ local function facets(keys, args)
   if (total <= crossover or max_reads > 0)
       and redis.call("HLEN", book_tags) == redis.call("SCARD", books) then
     local list
-    if total > crossover then
-      list = result_sample(books, all_of, any_of, none_of, total, crossover, max_reads)
-      return {math.max(#list, 1), count_from_hash(book_tags, list, names, 0)}
-    elseif #all_of == 1 and #any_of == 0 and #none_of == 0 then
+    local and_only = #any_of == 0 and #none_of == 0
+    if max_reads > 0 and (total > crossover
+        or (not and_only and select(3, drivers_of(books, all_of, any_of)) > max_reads)) then
+      -- Big, or costly to build: counted on an even sample (the whole result if it fits).
+      local share = walk_share(books, all_of, any_of, total, crossover, max_reads)
+      list = result_walk(books, all_of, any_of, none_of, share)
+      if share < 1 then
+        return {math.max(#list, 1), count_from_hash(book_tags, list, names, 0)}
+      end
+    elseif #all_of == 1 and and_only then
       list = redis.call("SMEMBERS", all_of[1])
     else
       list = result_list(books, all_of, any_of, none_of)

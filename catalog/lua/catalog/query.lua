@@ -2,8 +2,6 @@
 -- its intermediate sets in Lua tables, never in keys, so browsing adds nothing to the
 -- append-only file and runs on a replica as well.
 
-local CHUNK = 1000  -- members per SMISMEMBER / ZMSCORE call; keeps unpack() within Lua's stack
-
 -- The tag sets that exist, remembering the positions of the others (an unknown tag is an empty
 -- set: it empties an AND, and leaves an OR or a NOT as they were).
 local function known_keys(keys, first, count, unknown)
@@ -24,21 +22,6 @@ local function as_set(list)
     set[member] = true
   end
   return set
-end
-
--- Keep the members of `list` that are (wanted == 1) or are not (wanted == 0) in set `key`.
-local function filter_by(list, key, wanted)
-  local kept = {}
-  for first = 1, #list, CHUNK do
-    local last = math.min(#list, first + CHUNK - 1)
-    local member = redis.call("SMISMEMBER", key, unpack(list, first, last))
-    for i = first, last do
-      if member[i - first + 1] == wanted then
-        kept[#kept + 1] = list[i]
-      end
-    end
-  end
-  return kept
 end
 
 -- The result of AND (all_of), OR (any_of) and NOT (none_of) tag sets as a Lua list, computed
@@ -243,12 +226,59 @@ local function sort_page(order, list, offset, count)
   return ids
 end
 
+-- What the exact size costs by inclusion-exclusion: each SINTERCARD walks its smallest set.
+local function terms_cost(terms)
+  local size, cost = {}, 0
+  for _, term in ipairs(terms) do
+    local sets = term[2]
+    if #sets > 1 then
+      local smallest
+      for _, key in ipairs(sets) do
+        size[key] = size[key] or redis.call("SCARD", key)
+        smallest = math.min(smallest or size[key], size[key])
+      end
+      cost = cost + smallest
+    end
+  end
+  return cost
+end
+
+-- The result's size: exact (SINTERCARD terms) when that costs at most `exact_cost` set members
+-- walked, else from a walk of the drivers reading at most `max_reads` members (exact when the
+-- walk reads them all, and then the result as a list too; 0: never walk). Returns the size,
+-- the list (or nil), 1 when the size is an estimate, and what building the list would cost.
+local function result_size(books, all_of, any_of, none_of, exact_cost, max_reads)
+  local terms = terms_of(books, all_of, any_of, none_of)
+  local _, _, reads = drivers_of(books, all_of, any_of)
+  local total, list, estimated = nil, nil, 0
+  if terms and (max_reads == 0 or terms_cost(terms) <= exact_cost) then
+    total = terms_total(terms, nil, 0)
+  elseif max_reads == 0 then
+    list = result_list(books, all_of, any_of, none_of)
+    total = #list
+  else
+    local share = math.min(1, max_reads / math.max(reads, 1))
+    local sample
+    sample, total = result_walk(books, all_of, any_of, none_of, share)
+    if share >= 1 then
+      list = sample
+    else
+      estimated = 1
+    end
+  end
+  -- Building the list: SINTER / SUNION in the store; NOT sets filter every driver member in Lua.
+  local list_cost = (#none_of > 0 or estimated == 1) and math.max(total, reads) or total
+  return total, list, estimated, list_cost
+end
+
 -- One result page. KEYS: 1 all-books set, 2 tag registry, 3 title order, 4 oldest-first order,
 -- 5 newest-first order, 6 edition, then the AND, OR and NOT tag sets. ARGV: n_and, n_or,
--- n_not, sort ("title" | "year" | "-year"), offset, count, top n.
+-- n_not, sort ("title" | "year" | "-year"), offset, count, top n, the most set members the
+-- exact size may walk, the most members a walk estimating it may read (0: always exact).
 -- Reply: {total, result (0: every book, k: the one tag set KEYS[k], -1: computed), page ids,
 --         unknown key indexes, top tags as name, count, name, count..., books in the catalog,
---         the edition the page was computed from ("" when none was ever set)}.
+--         the edition the page was computed from ("" when none was ever set), 1 when the total
+--         is an estimate (from an even sample of the result) else 0}.
 local FIRST_TAG = #QUERY_KEYS + 1
 
 local function query(keys, args)
@@ -258,7 +288,8 @@ local function query(keys, args)
   local n_and, n_or, n_not = tonumber(a.n_and), tonumber(a.n_or), tonumber(a.n_not)
   local order = orders[a.sort] or k.by_title
   local offset, count, top_n = tonumber(a.offset), tonumber(a.count), tonumber(a.top_n)
-  if not (n_and and n_or and n_not and offset and count and top_n)
+  local exact_cost, max_reads = tonumber(a.exact_cost), tonumber(a.max_reads)
+  if not (n_and and n_or and n_not and offset and count and top_n and exact_cost and max_reads)
       or #keys ~= FIRST_TAG - 1 + n_and + n_or + n_not then
     return redis.error_reply("ERR catalog_query: malformed call")
   end
@@ -273,15 +304,16 @@ local function query(keys, args)
 
   if #all_of < n_and or (n_or > 0 and #any_of == 0) then
     -- A required tag no book has, or "any of" tags none of which a book has: nothing matches.
-    return {0, -1, {}, unknown, top, everything, edition}
+    return {0, -1, {}, unknown, top, everything, edition, 0}
   end
 
   if #all_of == 0 and #any_of == 0 and #none_of == 0 then
     local ids = redis.call("ZRANGE", order, offset, offset + count - 1)
-    return {everything, 0, ids, unknown, top, everything, edition}
+    return {everything, 0, ids, unknown, top, everything, edition, 0}
   end
 
   local result, total, inside, list
+  local estimated, list_cost = 0, 0
   if #all_of == 1 and #any_of == 0 and #none_of == 0 then
     -- One tag is its own result: membership is asked of its set.
     for i = FIRST_TAG, FIRST_TAG + n_and - 1 do
@@ -290,21 +322,17 @@ local function query(keys, args)
       end
     end
     total = redis.call("SCARD", all_of[1])
+    list_cost = total
   else
     result = -1
-    local terms = terms_of(books, all_of, any_of, none_of)
-    if terms then
-      total = terms_total(terms, nil, 0)
-    else
-      list = result_list(books, all_of, any_of, none_of)
-      total = #list
-    end
+    total, list, estimated, list_cost = result_size(books, all_of, any_of, none_of,
+      exact_cost, max_reads)
   end
 
   local ids = {}
-  if total > 0 and offset < total then
+  if total > 0 and (offset < total or estimated == 1) then
     local expected_reads = math.ceil((offset + count) * everything / total)
-    if expected_reads <= total then
+    if expected_reads <= list_cost or (estimated == 1 and not list) then
       if result == -1 and not list then
         inside = function(chunk) return result_flags(chunk, all_of, any_of, none_of) end
       elseif list then
@@ -328,7 +356,7 @@ local function query(keys, args)
       ids = sort_page(order, list or redis.call("SMEMBERS", keys[result]), offset, count)
     end
   end
-  return {total, result, ids, unknown, top, everything, edition}
+  return {total, result, ids, unknown, top, everything, edition, estimated}
 end
 
 -- How many members of `list` (a Lua list, `set` the same as a set) are in tag set `key`,
