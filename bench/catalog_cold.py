@@ -156,7 +156,10 @@ def main() -> None:
     parser.add_argument(
         "--data", type=Path, help="keep the store in this directory (reused by the next run)"
     )
+    parser.add_argument("--exact-cost", type=int, default=selectors.EXACT_SIZE_COST)
+    parser.add_argument("--sample-reads", type=int, default=selectors.FACET_SAMPLE_READS)
     args = parser.parse_args()
+    selectors.EXACT_SIZE_COST, selectors.FACET_SAMPLE_READS = args.exact_cost, args.sample_reads
 
     data_dir = args.data or Path(tempfile.mkdtemp(prefix="sr-bench-catalog-cold-"))
     try:

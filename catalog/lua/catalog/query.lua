@@ -262,8 +262,12 @@ local function result_size(books, all_of, any_of, none_of, exact_cost, max_reads
     sample, total = result_walk(books, all_of, any_of, none_of, share)
     if share >= 1 then
       list = sample
-    else
+    elseif total > 0 then
       estimated = 1
+    else
+      -- The sample found none: the result is a tiny share of its drivers, worth building.
+      list = result_list(books, all_of, any_of, none_of)
+      total = #list
     end
   end
   -- Building the list: SINTER / SUNION in the store; NOT sets filter every driver member in Lua.

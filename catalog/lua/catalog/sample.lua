@@ -117,5 +117,5 @@ end
 -- reading at most `max_reads` members (1: all of them).
 local function walk_share(books, all_of, any_of, total, wanted, max_reads)
   local _, _, reads = drivers_of(books, all_of, any_of)
-  return math.min(wanted / math.max(total, 1), max_reads / math.max(reads, 1), 1)
+  return math.min(math.max(wanted, 1) / math.max(total, 1), max_reads / math.max(reads, 1), 1)
 end
