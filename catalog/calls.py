@@ -38,7 +38,7 @@ FACETS = FunctionSpec(
     "catalog_facets",
     "FACETS",
     ("book_tags", "books"),
-    ("limit", "crossover", "n_and", "n_or", "n_not", "total", "max_reads"),
+    ("limit", "crossover", "n_and", "n_or", "n_not", "total", "max_reads", "sample"),
     reply=("counted", "counts"),
 )
 # more_keys: book hashes; more_args: the books' ids, same order.

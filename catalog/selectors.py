@@ -26,14 +26,15 @@ COMMAND_COST = 100
 # every tag's count exact in Lua); bigger ones with one SINTERCARD per tag. Measured on the
 # bench data set (20,641 books, 111 tags): see docs/internals.md, "The catalog".
 FACET_HASH_MAX = 1500
-# A bigger result's facets are counted on an even sample of about FACET_HASH_MAX of its books
-# (estimates, marked as such on the page), reading at most this many tag-set members to find
-# them: a result page's store time stays bounded whatever the query (docs/internals.md).
-FACET_SAMPLE_READS = 6_000
-# A result's size is exact (SINTERCARD over the tag sets, by inclusion-exclusion) while that
-# walks at most this many set members; beyond, it is estimated from a walk of at most
-# FACET_SAMPLE_READS members and shown as "about".
-EXACT_SIZE_COST = 40_000
+# A bigger result's facets (or one costly to build) are counted on an even sample of about
+# FACET_SAMPLE of its books, found by reading at most FACET_SAMPLE_READS tag-set members:
+# estimates, marked as such on the page. A result's size is exact (SINTERCARD over the tag
+# sets, by inclusion-exclusion) while that walks at most EXACT_SIZE_COST set members; beyond,
+# it is estimated from such a walk and shown as "about". So a never-asked query's store time
+# is bounded whatever its tags (bench/catalog_cold.py; docs/internals.md, "The catalog").
+FACET_SAMPLE = 500
+FACET_SAMPLE_READS = 4_000
+EXACT_SIZE_COST = 100_000
 
 
 def book_from_hash(data: dict[str, str]) -> Book | None:
@@ -193,6 +194,7 @@ def catalog_page(
     facet_budget: int | None = None,
     facet_crossover: int | None = None,
     facet_sample_reads: int | None = None,
+    facet_sample: int | None = None,
     exact_size_cost: int | None = None,
 ) -> ResultPage:
     """A result page in at most two round trips, whatever the page size or number of tags.
@@ -203,10 +205,10 @@ def catalog_page(
     and testing membership, or sorting a small result built in Lua) and names the most used
     tags; then one pipeline reads the page's books and calls `catalog_facets`, which counts the
     facets from the book-tags hash: over the whole result when it has at most `facet_crossover`
-    books and is cheap to build, else over an even sample of about that many found by reading
-    at most `facet_sample_reads` tag-set members (estimates). On a store whose book-tags hash is
-    incomplete, or with `facet_sample_reads` 0, per tag with SINTERCARD or membership checks
-    that stop at the limit (see `facet_candidates`).
+    books and is cheap to build, else over an even sample of about `facet_sample` books found
+    by reading at most `facet_sample_reads` tag-set members (estimates). On a store whose
+    book-tags hash is incomplete, or with `facet_sample_reads` 0, per tag with SINTERCARD or
+    membership checks that stop at the limit (see `facet_candidates`).
     """
     size = page_size or settings.CATALOG_PAGE_SIZE
     top_n = facet_tags or settings.CATALOG_FACET_TAGS
@@ -215,6 +217,7 @@ def catalog_page(
     crossover = FACET_HASH_MAX if facet_crossover is None else facet_crossover
     sample_reads = FACET_SAMPLE_READS if facet_sample_reads is None else facet_sample_reads
     exact_cost = EXACT_SIZE_COST if exact_size_cost is None else exact_size_cost
+    sample = FACET_SAMPLE if facet_sample is None else facet_sample
     groups = (query.all_of, query.any_of, query.none_of)
     query_args = {
         "n_and": len(query.all_of), "n_or": len(query.any_of), "n_not": len(query.none_of),
@@ -250,7 +253,7 @@ def catalog_page(
         n_and, n_or, n_not = map(len, known)
         facet_args = {
             "limit": limit, "crossover": crossover, "n_and": n_and, "n_or": n_or,
-            "n_not": n_not, "total": total, "max_reads": sample_reads,
+            "n_not": n_not, "total": total, "max_reads": sample_reads, "sample": sample,
         }  # fmt: skip
         sets = [tag_key(tag) for tag in [*(t for group in known for t in group), *candidates]]
         facet_keys, facet_argv = FACETS.call(

@@ -16,14 +16,6 @@ local function known_keys(keys, first, count, unknown)
   return found
 end
 
-local function as_set(list)
-  local set = {}
-  for _, member in ipairs(list) do
-    set[member] = true
-  end
-  return set
-end
-
 -- The result of AND (all_of), OR (any_of) and NOT (none_of) tag sets as a Lua list, computed
 -- with the read forms SINTER / SUNION / SDIFF and membership checks; nothing is stored.
 local function result_list(books, all_of, any_of, none_of)
@@ -72,8 +64,9 @@ local function bits_of(mask, keys)
   return chosen
 end
 
--- Each term: {sign, sets, lower}; `lower` marks a term that alone bounds the result from below
--- (no NOT tags, at most one OR set), so a count reaching the limit there is final.
+-- Each term: {sign, sets, lower, positive}; `lower` marks a term that alone bounds the result
+-- from below (no NOT tags, at most one OR set), so a count reaching the limit there is final;
+-- `positive` one without NOT sets (their sum is the result before the NOT tags take books out).
 local function terms_of(books, all_of, any_of, none_of)
   local n_or = #any_of
   local or_sets = (n_or == 0) and 1 or (2 ^ n_or - 1)
@@ -97,7 +90,7 @@ local function terms_of(books, all_of, any_of, none_of)
       end
       local sign = (#chosen_not % 2 == 0) and or_sign or -or_sign
       local lower = #none_of == 0 and #chosen_or <= 1
-      table.insert(terms, lower and 1 or #terms + 1, {sign, sets, lower})
+      table.insert(terms, lower and 1 or #terms + 1, {sign, sets, lower, #chosen_not == 0})
     end
   end
   return terms
@@ -151,28 +144,36 @@ local function facet_count(terms, tag, limit)
   return math.min(limit, sum)
 end
 
--- Which ids of `chunk` are in the result: 1 or 0 each (one SMISMEMBER per tag set).
-local function result_flags(chunk, all_of, any_of, none_of)
+-- Which ids of `chunk` are in the result: 1 or 0 each. The checks run in the order given
+-- (`scan_checks`), each only on the ids that passed the ones before.
+local function result_flags(chunk, checks)
+  local kept = as_set(passing(chunk, checks))
   local flags = {}
-  for i = 1, #chunk do
-    flags[i] = (#any_of == 0) and 1 or 0
-  end
-  for _, key in ipairs(any_of) do
-    for i, found in ipairs(redis.call("SMISMEMBER", key, unpack(chunk))) do
-      if found == 1 then flags[i] = 1 end
-    end
-  end
-  for _, key in ipairs(all_of) do
-    for i, found in ipairs(redis.call("SMISMEMBER", key, unpack(chunk))) do
-      if found == 0 then flags[i] = 0 end
-    end
-  end
-  for _, key in ipairs(none_of) do
-    for i, found in ipairs(redis.call("SMISMEMBER", key, unpack(chunk))) do
-      if found == 1 then flags[i] = 0 end
-    end
+  for i, id in ipairs(chunk) do
+    flags[i] = kept[id] and 1 or 0
   end
   return flags
+end
+
+-- The result's membership checks, the most selective first: AND sets smallest first, then
+-- "in one of the OR sets", then the NOT sets.
+local function scan_checks(all_of, any_of, none_of)
+  local sized = {}
+  for _, key in ipairs(all_of) do
+    sized[#sized + 1] = {redis.call("SCARD", key), key}
+  end
+  table.sort(sized, function(x, y) return x[1] < y[1] end)
+  local checks = {}
+  for _, pair in ipairs(sized) do
+    checks[#checks + 1] = {pair[2], 1}
+  end
+  if #any_of > 0 then
+    checks[#checks + 1] = {any_of, 1}
+  end
+  for _, key in ipairs(none_of) do
+    checks[#checks + 1] = {key, 0}
+  end
+  return checks
 end
 
 -- Walk `order` from its start, keeping the ids for which `inside(ids)` answers 1, until a page
@@ -251,8 +252,14 @@ local function result_size(books, all_of, any_of, none_of, exact_cost, max_reads
   local terms = terms_of(books, all_of, any_of, none_of)
   local _, _, reads = drivers_of(books, all_of, any_of)
   local total, list, estimated = nil, nil, 0
+  local list_cost
   if terms and (max_reads == 0 or terms_cost(terms) <= exact_cost) then
-    total = terms_total(terms, nil, 0)
+    total, list_cost = 0, 0
+    for _, term in ipairs(terms) do
+      local counted = term[1] * term_count(term[2], nil, 0)
+      total = total + counted
+      if term[4] then list_cost = list_cost + counted end
+    end
   elseif max_reads == 0 then
     list = result_list(books, all_of, any_of, none_of)
     total = #list
@@ -270,9 +277,8 @@ local function result_size(books, all_of, any_of, none_of, exact_cost, max_reads
       total = #list
     end
   end
-  -- Building the list: SINTER / SUNION in the store; NOT sets filter every driver member in Lua.
-  local list_cost = (#none_of > 0 or estimated == 1) and math.max(total, reads) or total
-  return total, list, estimated, list_cost
+  -- Building the list: SINTER / SUNION in the store, then NOT sets filter what they gave in Lua.
+  return total, list, estimated, list_cost or math.max(total, reads)
 end
 
 -- One result page. KEYS: 1 all-books set, 2 tag registry, 3 title order, 4 oldest-first order,
@@ -338,7 +344,8 @@ local function query(keys, args)
     local expected_reads = math.ceil((offset + count) * everything / total)
     if expected_reads <= list_cost or (estimated == 1 and not list) then
       if result == -1 and not list then
-        inside = function(chunk) return result_flags(chunk, all_of, any_of, none_of) end
+        local checks = scan_checks(all_of, any_of, none_of)
+        inside = function(chunk) return result_flags(chunk, checks) end
       elseif list then
         local set = as_set(list)
         inside = function(chunk)

@@ -4,6 +4,14 @@
 
 local CHUNK = 1000  -- members per SMISMEMBER / ZMSCORE call; keeps unpack() within Lua's stack
 
+local function as_set(list)
+  local set = {}
+  for _, member in ipairs(list) do
+    set[member] = true
+  end
+  return set
+end
+
 -- Keep the members of `list` that are (wanted == 1) or are not (wanted == 0) in set `key`.
 local function filter_by(list, key, wanted)
   local kept = {}
@@ -40,20 +48,16 @@ local function passing(list, checks)
   local kept = list
   for _, check in ipairs(checks) do
     if type(check[1]) == "table" then
-      local any = {}
+      -- In one of the sets: each set is asked only about the ids no earlier set had.
+      local found, open = {}, kept
       for _, key in ipairs(check[1]) do
-        for first = 1, #kept, CHUNK do
-          local last = math.min(#kept, first + CHUNK - 1)
-          for i, flag in ipairs(redis.call("SMISMEMBER", key, unpack(kept, first, last))) do
-            if flag == 1 then any[first + i - 1] = true end
-          end
-        end
+        open = filter_by(open, key, 0)
       end
-      local next_kept = {}
-      for i, id in ipairs(kept) do
-        if any[i] then next_kept[#next_kept + 1] = id end
+      local missing = as_set(open)
+      for _, id in ipairs(kept) do
+        if not missing[id] then found[#found + 1] = id end
       end
-      kept = next_kept
+      kept = found
     else
       kept = filter_by(kept, check[1], check[2])
     end
