@@ -5,12 +5,10 @@ reopening is one action. English and Chinese."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-import pytest
 import redis
 from django.test import Client
-from django.utils import translation
 
 from booking.domain.keys import RoomKeys
 from booking.engine.bookings import booking_get
@@ -27,13 +25,6 @@ CLOSE = {
     "hour_end": "",
     "reason": "safe under repair",
 }
-
-
-@pytest.fixture(autouse=True)
-def english_after() -> Iterator[None]:
-    """A Chinese page leaves its language active in this thread: the next test starts afresh."""
-    yield
-    translation.deactivate()
 
 
 def text(response: object) -> str:
