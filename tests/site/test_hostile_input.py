@@ -37,6 +37,7 @@ PARAMS = [
     "staff", "grant", "action", "email", "login", "ref", "entry", "token",
     "hour_start", "hour_end", "move_id", "request_id", "attempt", "letter", "note", "part",
     "rooms", "first", "last", "mode", "days", "closure_id", "cancel_inside", "booking",
+    "seen", "was", "free", "open", "move_id",
 ]  # fmt: skip
 
 

@@ -1,0 +1,133 @@
+"""Hostile values on today's new forms with real records behind them: the map refresh's token,
+"Book it" on a priority hold, the staff desk and acting for a buyer. A clear answer, nothing
+written, never a 500, nobody else's data."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+
+import pytest
+import redis
+import time_machine
+from django.test import Client
+
+from tests.conftest import Someone
+from tests.site.test_hostile_input import HOSTILE
+
+TOKENS = [
+    *HOSTILE,
+    "AAAA",
+    *("A" * n for n in (1203, 1204, 1205)),  # 301 tiles of 3 bytes: 1204 characters
+    *(c * 1204 for c in "=+/_-.é\x00\n"),
+    "A" * 1202 + "==",
+    "🦄" * 301,
+    base64.b64encode(b"\xff" * 903).decode(),
+    base64.urlsafe_b64encode(b"\xff" * 903).decode().rstrip("="),
+    "A" * 2_000_000,
+]
+
+
+def test_a_garbage_map_token_gets_the_whole_results(r: redis.Redis) -> None:
+    from tests.booking_support import NOW
+
+    with time_machine.travel(NOW, tick=False):
+        for token in TOKENS:
+            for query in ("cls=A&date=2026-12-12", "cls=C&date=2026-12-12&start=8&end=10&room=5"):
+                answer = Client().get(
+                    f"/book/find/parts/results/?{query}",
+                    {"seen": token},
+                    headers={"HX-Request": "true"},
+                )
+                assert answer.status_code == 200, (token[:20], answer.status_code)
+                assert 'id="map-results"' in answer.content.decode(), token[:20]
+
+
+def pending_hold(r: redis.Redis, owner: Someone, waiter: Someone, room: int) -> str:
+    """A priority hold the waiting list placed pending for `waiter` (no sender granted it)."""
+    from tests.booking.web.test_priority_book_it import freed
+
+    return freed(r, owner, waiter, [room])[room]
+
+
+def test_book_it_on_someone_else_s_priority_hold_shows_nothing_and_grants_nothing(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    from booking.engine.bookings import hold_get
+    from tests.booking_support import snapshot
+
+    hold_id = pending_hold(r, buyer, second_buyer, 61)
+    before = {k: v for k, v in snapshot(r).items() if "session" not in k}
+    for someone in (buyer, staff):
+        browser = client_for(someone)
+        answer = browser.get(f"/book/confirm/{hold_id}/")
+        assert answer.status_code == 404, someone
+        variants = (hold_id + "x", hold_id[:-1], hold_id.upper(), hold_id + "%0A", "%20" + hold_id)
+        for variant in variants:
+            assert browser.get(f"/book/confirm/{variant}/").status_code in (302, 404), variant
+        claim = browser.post(
+            "/book/claim/",
+            {"cls": "A", "room": "61", "date": "2026-12-05", "hold_id": hold_id,
+             "booking_id": hold_id},
+        )  # fmt: skip
+        assert claim.status_code < 500
+    assert Client().get(f"/book/confirm/{hold_id}/").status_code == 302  # to sign in
+    held = hold_get(client=r, hold_id=hold_id)
+    assert held is not None and held.owner_id == f"pending:{second_buyer.id}"
+    after = {k: v for k, v in snapshot(r).items() if "session" not in k}
+    assert after == before, "nothing written"
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_hostile_hold_ids_on_book_it_and_release_never_make_a_server_error(
+    r: redis.Redis,
+    value: str,
+    buyer: Someone,
+    second_buyer: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    from urllib.parse import quote
+
+    hold_id = pending_hold(r, buyer, second_buyer, 62)
+    browser = client_for(second_buyer)
+    for path_value in {value, hold_id[:6] + value, value + hold_id} - {hold_id}:
+        answer = browser.get(f"/book/confirm/{quote(path_value, safe='') or 'x'}/")
+        assert answer.status_code in (302, 404), path_value[:40]
+    for field in ("hold_id", "booking_id"):
+        data = {"cls": "A", "room": "62", "date": "2026-12-05", "hold_id": hold_id,
+                "booking_id": hold_id, field: value}  # fmt: skip
+        assert browser.post("/book/claim/", data).status_code < 500
+        assert browser.post("/book/hold/release/", data).status_code < 500
+
+
+def test_today_s_forms_without_their_csrf_token_are_refused_and_write_nothing(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    from tests.booking_support import snapshot
+
+    hold_id = pending_hold(r, buyer, second_buyer, 63)
+    forms = {
+        "/book/claim/": {"cls": "A", "room": "63", "date": "2026-12-05", "hold_id": hold_id,
+                         "booking_id": hold_id},
+        "/book/hold/release/": {"hold_id": hold_id},
+        "/staff/desk/handover/": {"booking_id": hold_id, "note": "x"},
+        f"/staff/people/{second_buyer.id}/book/": {"cls": "A", "room": "64",
+                                                  "date": "2026-12-05"},
+        "/staff/mail/dead/": {"letter": "x", "action": "retry"},
+    }  # fmt: skip
+    before = {k: v for k, v in snapshot(r).items() if "session" not in k}
+    for someone in (second_buyer, staff):
+        browser = client_for(someone)
+        browser.handler.enforce_csrf_checks = True
+        for path, data in forms.items():
+            assert browser.post(path, data).status_code == 403, (someone, path)
+    after = {k: v for k, v in snapshot(r).items() if "session" not in k}
+    assert after == before, "nothing written"
