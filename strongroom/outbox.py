@@ -39,7 +39,9 @@ from django.conf import settings
 from django.core.mail import EmailMessage
 
 from strongroom import keyspace as ks
+from strongroom.calls import FunctionSpec
 from strongroom.decoders import text_hash, text_values
+from strongroom.libraries import fcall
 from strongroom.plugins import Point
 
 logger = logging.getLogger(__name__)
@@ -233,24 +235,33 @@ def _dead_letters(stored: dict[str, str]) -> list[DeadLetter]:
     return found
 
 
+DEAD_RETRY = FunctionSpec(
+    "mail_dead_retry", "DEAD_RETRY", ("dead", "queue"), ("letter", "field"),
+    replies=("queued entry", "gone", "invalid what"),
+)  # fmt: skip
+DEAD_DISCARD = FunctionSpec("mail_dead_discard", "DEAD_DISCARD", ("dead",), ("letter",))
+SPECS = (DEAD_RETRY, DEAD_DISCARD)
+
+
 def dead_letter_retry(*, client: redis.Redis, key: str) -> bool:
-    """Queue a dead letter again, as a new message with its tries counted anew; False when it
-    is no longer there (another staff member handled it)."""
-    value = client.hget(ks.MAIL_DEAD.key(), key)
-    if value is None:
+    """Queue a dead letter again (in the site's outbox), as a new message with its tries
+    counted anew, and forget it, in one call (strongroom/lua/mail.lua); False when it is no
+    longer there (another staff member, or another press, handled it)."""
+    keys, args = DEAD_RETRY.call(
+        keys={"dead": ks.MAIL_DEAD.key(), "queue": ks.MAIL_OUTBOX.key()},
+        args={"letter": key, "field": FIELD},
+    )
+    answer = DEAD_RETRY.answer_of(fcall(client, DEAD_RETRY.name, keys, args))
+    if answer["status"] != "queued":
         return False
-    data = json.loads(value)
-    if data.get("box") not in mailboxes():
-        return False
-    client.xadd(data["box"], {FIELD: data["member"]})
-    client.hdel(ks.MAIL_DEAD.key(), key)
-    sender_wake(data["box"])
+    sender_wake(ks.MAIL_OUTBOX.key())
     return True
 
 
 def dead_letter_discard(*, client: redis.Redis, key: str) -> bool:
     """Forget a dead letter; False when it is no longer there."""
-    return bool(client.hdel(ks.MAIL_DEAD.key(), key))
+    keys, args = DEAD_DISCARD.call(keys={"dead": ks.MAIL_DEAD.key()}, args={"letter": key})
+    return bool(fcall(client, DEAD_DISCARD.name, keys, args) == "discarded")
 
 
 # --- waking this process's sender ------------------------------------------------------------

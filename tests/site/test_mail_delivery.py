@@ -19,7 +19,7 @@ from django.test import Client
 
 from strongroom import keyspace as ks
 from strongroom.decoders import text_stream
-from strongroom.outbox import GROUP, dead_letters_read, outbox_pending
+from strongroom.outbox import GROUP, dead_letters_read, mailboxes, outbox_pending
 from strongroom.outbox_delivery import RECOVER_MS, outbox_send
 from tests.conftest import Someone
 from tests.site.test_after_mail import book, with_address
@@ -212,3 +212,52 @@ def test_a_store_that_goes_away_mid_pass_counts_no_try_against_the_message(
     while time.monotonic() < deadline and not outbox_send(client=r).sent:
         time.sleep(0.2)
     assert len(list(mail_dir.glob("*.eml"))) == 1
+
+
+@pytest.mark.parametrize(
+    "actions", [["retry"] * 10, ["retry", "discard"] * 5], ids=["retry", "mixed"]
+)
+def test_ten_presses_at_once_on_one_dead_letter_queue_it_once(
+    r: redis.Redis,
+    buyer: Someone,
+    staff: Someone,
+    smtp: MailServer,
+    settings: Any,
+    client_for: Callable[[Someone], Client],
+    actions: list[str],
+) -> None:
+    """Two staff tabs, a double click: the first press takes the letter, every other one finds
+    it gone and says so; the mail goes out once."""
+    settings.STRONGROOM_MAIL_TRIES = 1
+    with_address(r, buyer, "anna@example.test")
+    book(r, buyer)
+    assert outbox_send(client=r).dead == 1
+    (letter,) = dead_letters_read(client=r)
+    smtp.refuse = False
+    tabs = [client_for(staff) for _ in actions]
+    start = threading.Barrier(len(tabs))
+    said: list[str] = []
+
+    def press(tab: Client, action: str) -> None:
+        start.wait()
+        answer = tab.post("/staff/mail/dead/", {"letter": letter.key, "action": action})
+        assert answer.status_code == 302
+        said.extend(str(m) for m in answer.wsgi_request._messages)  # type: ignore[attr-defined]
+
+    threads = [
+        threading.Thread(target=press, args=pair) for pair in zip(tabs, actions, strict=True)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    done = [m for m in said if "no longer among the dead letters" not in m]
+    assert len(said) == len(actions) and len(done) == 1, said
+    pipe = r.pipeline(transaction=False)
+    for box in mailboxes():
+        pipe.xlen(box)
+    queued = sum(pipe.execute())
+    assert queued == (1 if "queued again" in done[0] else 0)
+    outbox_send(client=r)
+    assert len(smtp.accepted) == queued
+    assert not dead_letters_read(client=r)

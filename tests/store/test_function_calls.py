@@ -11,12 +11,14 @@ import pytest
 
 from accounts import calls as accounts_calls
 from catalog import calls as catalog_calls
+from strongroom import outbox
 from strongroom.calls import FunctionSpec
 from tests.lua_support import registered_functions, spec_mismatches
 
 LIBRARIES = {
     "catalog/lua/catalog": catalog_calls.SPECS,
     "accounts/lua/accounts.lua": accounts_calls.SPECS,
+    "strongroom/lua/mail.lua": outbox.SPECS,
 }
 FUNCTIONS = [(path, spec) for path, specs in LIBRARIES.items() for spec in specs]
 
