@@ -58,14 +58,15 @@ def shapes(tags: list[str]) -> list[tuple[str, Maker]]:
     def shape(and_: tuple[range, ...], or_: tuple[range, ...], not_: tuple[range, ...]) -> Maker:
         def make(rng: random.Random) -> Query:
             picked: tuple[str, ...] = ()
-            groups = []
+            groups: list[tuple[str, ...]] = []
             for ranks_of_group in (and_, or_, not_):
                 group: tuple[str, ...] = ()
                 for ranks in ranks_of_group:
                     group += pick(rng, ranks, 1, picked + group)
                 picked += group
                 groups.append(group)
-            return Query(*groups, sort=rng.choice(SORTS))
+            all_of, any_of, none_of = groups
+            return Query(all_of, any_of, none_of, sort=rng.choice(SORTS))
 
         return make
 

@@ -7,6 +7,7 @@ import fcntl
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ import redis
 from django.conf import settings
 from django.core.management import call_command
 from django.test import Client
+from django.utils import translation
 
 from accounts.people import Person
 from accounts.visits import visits_discard
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from tests.dashboard_support import World
 
 ROOT = Path(__file__).resolve().parent.parent
+SHARED_STATIC = Path(tempfile.gettempdir()) / f"strongroom-tests-static-{os.getuid()}"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -169,6 +172,9 @@ def r(store_dir: Path) -> redis.Redis:
     client.flushall()
     visits_discard()  # page views gathered by an earlier test belong to its flushed store
     window_remember(None)  # the flushed store holds no sales window (and none is read again)
+    # A Chinese page leaves its language active in this thread (LocaleMiddleware activates, and
+    # nothing deactivates after the answer): every test starts in the site's default language.
+    translation.deactivate()
     return client
 
 
@@ -177,6 +183,9 @@ def site_env(store_url: str, data_dir: Path, **extra: str) -> dict[str, str]:
     fault tests book hundreds of times with a few buyers: the hourly allowance of bookings per
     buyer is raised (tests/booking/web/test_booking_pages.py checks the allowance itself)."""
     env = {**os.environ, "REDIS_URL": store_url, "STRONGROOM_DATA_DIR": str(data_dir)}
+    # One collection of the static files for every served site of the run (and the next runs
+    # while the sources stay the same): collecting costs seconds a site.
+    env.setdefault("STRONGROOM_STATIC_DIR", str(SHARED_STATIC))
     env.update(
         {"DEBUG": "0", "SECURE_COOKIES": "0", "STRONGROOM_BOOKINGS_PER_HOUR": "100000", **extra}
     )

@@ -1,5 +1,6 @@
 """The building map (/book/find/): every room at once for a class, day(s) and hours. A plain
-GET form and links; with htmx the results refresh by themselves (a fragment every few seconds).
+GET form and links; with htmx the results refresh by themselves (every few seconds, only the
+rooms that changed: booking.web.find_refresh).
 
 Many buyers look at the same map: each worker keeps a map it read (and the page's context, per
 language) for STRONGROOM_MAP_CACHE_MS and gives it to everyone who holds nothing on it. A buyer
@@ -20,6 +21,7 @@ from accounts.access import request_person
 from booking.slots.building_map import BuildingMap
 from booking.web.find_page import map_context, map_read
 from booking.web.find_query import MapQuery, map_query_from
+from booking.web.find_refresh import map_refresh
 from strongroom.compression import compressible
 from strongroom.recent import Recent
 from strongroom.store import get_store
@@ -56,9 +58,13 @@ def building_map(request: HttpRequest) -> HttpResponse:
 @compressible
 @require_GET
 def building_map_results(request: HttpRequest) -> HttpResponse:
-    """Fragment: the map's results alone. htmx polls it with the digest of what the page shows
-    (`seen`): when nothing changed the answer is an empty 204, which htmx leaves alone."""
-    _query, bmap, context = _read(request)
-    if bmap is not None and request.GET.get("seen") == context["stamp"]:
+    """Fragment: the map's refresh. htmx polls it with the token of what the page shows
+    (`seen`, booking.web.find_refresh): the answer carries only the rooms that changed, an
+    empty 204 (which htmx leaves alone) when none did, every result when the token is not this
+    map's."""
+    query, bmap, context = _read(request)
+    answer = map_refresh(query=query, bmap=bmap, context=context, seen=request.GET.get("seen", ""))
+    if answer is None:
         return HttpResponse(status=204)
-    return render(request, "booking/_map_results.html", context)
+    template, refreshed = answer
+    return render(request, template, refreshed)
