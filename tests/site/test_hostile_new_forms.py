@@ -131,3 +131,49 @@ def test_today_s_forms_without_their_csrf_token_are_refused_and_write_nothing(
             assert browser.post(path, data).status_code == 403, (someone, path)
     after = {k: v for k, v in snapshot(r).items() if "session" not in k}
     assert after == before, "nothing written"
+
+
+STAFF_FORMS = {
+    "move": {"date": "2026-12-05", "hour_start": "9", "hour_end": "11", "boxes": "4",
+             "move_id": ""},
+    "book": {"cls": "C", "room": "9", "date": "2026-12-06", "hour_start": "9", "hour_end": "10",
+             "boxes": "5", "request_id": ""},
+    "handover": {"booking_id": "", "note": "x", "request_id": "", "day": "", "from": "",
+                 "to": ""},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("form", "field"), [(f, k) for f, v in STAFF_FORMS.items() for k in v])
+def test_hostile_values_on_the_staff_desk_and_acting_forms_change_nothing(
+    r: redis.Redis,
+    form: str,
+    field: str,
+    buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    from tests.booking_support import NOW, claim, request, snapshot
+
+    with time_machine.travel(NOW, tick=False):
+        mine = claim(r, request("C", hour_start=8, hour_end=10, boxes=[3]), owner=str(buyer.id))
+        assert mine.booking is not None
+        path = {
+            "move": f"/staff/bookings/{mine.booking.id}/move/",
+            "book": f"/staff/people/{buyer.id}/book/",
+            "handover": "/staff/desk/handover/",
+        }[form]
+        desk = client_for(staff)
+        before = {k: v for k, v in snapshot(r).items() if "session" not in k}
+        # Hour 0 is a real hour, an empty hour keeps the booking's own; any move id is one.
+        legit = {"0", ""} if field.startswith("hour") else set()
+        for value in [v for v in HOSTILE if v not in legit]:
+            data = {**STAFF_FORMS[form], field: value}
+            if form == "handover" and field != "booking_id":
+                data["booking_id"] = mine.booking.id  # a booking of another day: refused
+            answer = desk.post(path, data)
+            assert answer.status_code in (302, 400, 404, 409), (field, value[:40])
+            many = desk.post(path, {**data, field: [value] * 50})
+            assert many.status_code < 500
+        after = {k: v for k, v in snapshot(r).items() if "session" not in k}
+        changed = {k for k in after.keys() | before.keys() if after.get(k) != before.get(k)}
+        assert changed == set() or form == "book" or field == "move_id", changed
