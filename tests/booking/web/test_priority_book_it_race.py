@@ -126,3 +126,34 @@ def test_the_other_buyer_is_refused_while_the_priority_hold_lasts_and_may_book_a
         answer = other.post("/book/claim/", {**slot, "booking_id": booking_new_id(room=67)})
         assert answer.status_code == 302, "the hold ended: everyone may book it"
         assert client_for(second_buyer).get(f"/book/confirm/{hold_id}/").status_code == 302
+
+
+def test_book_it_on_two_priority_holds_at_once_grants_one_when_one_is_the_most(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    client_for: Callable[[Someone], Client],
+    settings: object,
+) -> None:
+    settings.STRONGROOM_PRIORITY_HOLDS_PER_BUYER = 1  # type: ignore[attr-defined]
+    holds = freed(r, buyer, second_buyer, [68, 69])
+    presses = [holds[68], holds[69]] * 5
+    tabs = [client_for(second_buyer) for _ in presses]
+    start = threading.Barrier(len(tabs))
+    statuses: list[int] = []
+
+    def press(tab: Client, hold_id: str) -> None:
+        start.wait()
+        statuses.append(tab.get(f"/book/confirm/{hold_id}/").status_code)
+
+    threads = [threading.Thread(target=press, args=p) for p in zip(tabs, presses, strict=True)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(statuses) == len(presses) and all(s in (200, 302) for s in statuses), statuses
+    owners = {room: hold_get(client=r, hold_id=hold_id) for room, hold_id in holds.items()}
+    granted = [room for room, held in owners.items() if held is not None]
+    assert len(granted) == 1, owners
+    held = owners[granted[0]]
+    assert held is not None and held.owner_id == str(second_buyer.id)
