@@ -1,7 +1,7 @@
 -- The waiting list: joining it (booking_wait), the sweep (booking_waits_check), and telling
 -- waiters when slots free.
 
-local WAIT_KEYS = {'waits', 'holds', 'hold_days', 'gone', 'closures'}
+local WAIT_KEYS = {'waits', 'holds', 'hold_days', 'gone', 'closures', 'edition'}
 local WAIT_ARGS = {'person', 'cls', 'day', 'hstart', 'hend', 'box', 'now_ms', 'limit',
   'months', 'first_day'}
 local WAIT_REPLIES = {'ok', 'free', 'limit', 'gone', 'closed reason', 'invalid what'}
@@ -11,7 +11,7 @@ local WAIT_RESERVE_REPLIES = {'reserved', 'already', 'limit', 'invalid what'}
 local PRIORITY_KEEP_KEYS = {'priority'}
 local PRIORITY_KEEP_ARGS = {'hold_id', 'expires_ms', 'now_ms', 'limit'}
 local PRIORITY_KEEP_REPLIES = {'kept', 'over', 'invalid what'}
-local WAITS_CHECK_KEYS = {'waits', 'wait_notices', 'holds', 'outbox', 'hold_days'}
+local WAITS_CHECK_KEYS = {'waits', 'wait_notices', 'holds', 'outbox', 'hold_days', 'edition'}
 local WAITS_CHECK_ARGS = {'now_ms', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'room',
   'months'}
 local WAITS_CHECK_REPLY = {'told', 'left'}
@@ -75,6 +75,7 @@ local function waits_clear_stale(waits, notices, first_day)
   if #old > 0 then
     redis.call('HDEL', notices, unpack(old))
   end
+  return #gone + #old
 end
 
 -- Tell the waiters whose slot is free now (see above). cal_of: class -> the months of its
@@ -154,8 +155,8 @@ local function waits_fulfilled(waits, notices, owner, cls, days, hstart, hend, b
 end
 
 -- Wait for a sold-out slot (see the waiting list above).
--- KEYS: waits, holds, hold days, gone (people being deleted), closures, then the inventory of
---       the class for the day's month
+-- KEYS: waits, holds, hold days, gone (people being deleted), closures, edition, then the
+--       inventory of the class for the day's month
 -- ARGV: person, cls, day, hstart, hend, box (0 for A/B), now ms, waits per buyer in the room,
 --       month (of the inventory key), first bookable day
 -- Returns {'ok'} (also when already waiting) | {'free'} | {'limit'} | {'gone'} |
@@ -203,6 +204,7 @@ local function wait(keys, args)
   if mine >= limit then
     return {'limit'}
   end
+  edition_bump(k.edition)
   redis.call('ZADD', waits, now, member)
   return {'ok'}
 end
@@ -259,8 +261,8 @@ end
 
 -- The sweep: tell the waiters of slots that freed without a cancel (an expired hold), and clear
 -- what the day's end made useless.
--- KEYS: waits, wait-notices, holds, outbox, hold days, then the inventories of the months
---       ARGV months names: class A's, then B's, then C's
+-- KEYS: waits, wait-notices, holds, outbox, hold days, edition, then the inventories of the
+--       months ARGV months names: class A's, then B's, then C's
 -- ARGV: now ms, first bookable day, priority hold id, priority hold ms, room, months
 -- Returns {told, waits and notices left}
 local function waits_check(keys, args)
@@ -269,7 +271,8 @@ local function waits_check(keys, args)
   local now, first_day, hold_ttl =
     tonumber(a.now_ms), tonumber(a.first_day), tonumber(a.priority_hold_ms)
   local n = #split(a.months)
-  if not now or not first_day or not hold_ttl or #keys ~= #WAITS_CHECK_KEYS + 3 * n then
+  if not now or not first_day or not hold_ttl or #keys ~= #WAITS_CHECK_KEYS + 3 * n
+      or not k.edition then
     return {'invalid', 'call'}
   end
   local cal_of = {}
@@ -282,9 +285,12 @@ local function waits_check(keys, args)
       end
     end
   end
-  waits_clear_stale(waits, notices, first_day)
+  local cleared = waits_clear_stale(waits, notices, first_day)
   local told = waits_release(waits, notices, holds, k.hold_days, outbox, cal_of, now,
     a.priority_hold_id, hold_ttl, a.room)
+  if cleared + told > 0 then
+    edition_bump(k.edition)  -- after the writes: only a sweep that changed the room bumps
+  end
   return {told, redis.call('ZCARD', waits) + redis.call('HLEN', notices)}
 end
 
