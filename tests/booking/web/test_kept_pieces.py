@@ -103,15 +103,13 @@ def write(r: redis.Redis, world: World, kind: str, rng: random.Random) -> None:
 
 @contextmanager
 def keeping(on: bool) -> Iterator[None]:
-    kept = (pick_panel.KEPT_PANELS, pick_panel.KEPT_MONTHS)
-    before = [k.enabled for k in kept]
-    for k in kept:
-        k.enabled = on
+    panels, months = pick_panel.KEPT_PANELS, pick_panel.KEPT_MONTHS
+    before = (panels.enabled, months.enabled)
+    panels.enabled = months.enabled = on
     try:
         yield
     finally:
-        for piece, was in zip(kept, before, strict=True):
-            piece.enabled = was
+        panels.enabled, months.enabled = before
 
 
 def shown(r: redis.Redis, choices: Choices, viewer: str | None, now: dt.datetime) -> object:
