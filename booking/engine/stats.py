@@ -165,23 +165,31 @@ def occupancy_per_day(*, client: redis.Redis, cls: str) -> Occupancy:
 
 
 def occupancy_from_bitmaps(*, client: redis.Redis, cls: str) -> Occupancy:
-    """`occupancy_per_day` counted from the inventory bitmaps themselves (one pipeline of
-    BITCOUNT per room per day: 9,300 for 300 rooms and 31 days): the exact check of the
-    counters, for tests and audits, not for pages."""
+    """`occupancy_per_day` counted from the inventory bitmaps themselves (one pipeline of a GET
+    per room per month, the bits of each day counted here): the exact check of the counters,
+    for tests and audits, not for pages."""
     if cls not in CLASSES:
         raise ValueError(f"no class {cls!r}")
     width = SLOTS_PER_DAY[cls]
     days = season_days()
+    months = sorted({month_name(day) for day in days})
     rooms = range(1, room_count() + 1)
     pipe = client.pipeline(transaction=False)
     for room in rooms:
-        for day in days:
-            key, index = RoomKeys(room).inventory(cls, day), day.day - 1
-            pipe.execute_command("BITCOUNT", key, index * width, (index + 1) * width - 1, "BIT")
-    counts = pipe.execute()
+        for month in months:
+            key = RoomKeys(room).inventory(cls, month)
+            pipe.execute_command("GET", key, **{redis.client.NEVER_DECODE: True})
+    bitmaps = pipe.execute()
     per_day = [0] * len(days)
-    for i, count in enumerate(counts):
-        per_day[i % len(days)] += int(count)
+    mask = (1 << width) - 1
+    size = -(-31 * width // 8) * 8  # a month's bitmap, zero bits past what was written
+    for r in range(len(rooms)):
+        for m, month in enumerate(months):
+            data = bitmaps[r * len(months) + m] or b""
+            bits = int.from_bytes(data.ljust(size // 8, b"\0")[: size // 8], "big")
+            for i, day in enumerate(days):
+                if month_name(day) == month:  # offsets count from the first byte's top bit
+                    per_day[i] += ((bits >> (size - day.day * width)) & mask).bit_count()
     return _occupancy(cls, per_day)
 
 

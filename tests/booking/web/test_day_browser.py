@@ -1,7 +1,8 @@
 """Running the day in Debian's Chromium against the served site: a buyer moving a booking,
 the pickup desk with its hand-over, and staff acting for a buyer (moving, the receipt again,
-booking for them), each on a desktop in English with JavaScript and on a phone in Chinese
-without it. The site's season is around today (see test_booking_browser.py)."""
+booking for them), four ways each: a desktop and a phone, each in English and in Chinese and
+each with JavaScript and without it. The site's season is around today (see
+test_booking_browser.py)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ pytestmark = pytest.mark.browser
 WAYS = [
     pytest.param("en-US", True, 1280, id="desktop-en-js"),
     pytest.param("zh-CN", False, 390, id="phone-zh-nojs"),
+    pytest.param("zh-CN", False, 1280, id="desktop-zh-nojs"),
+    pytest.param("en-US", True, 390, id="phone-en-js"),
 ]
 LATER = DAY + dt.timedelta(days=1)
 
