@@ -126,17 +126,22 @@ class _Run:
     end: int  # the run's last day of the month, from 0
 
 
-def _month_runs(dates: Sequence[dt.date]) -> tuple[tuple[str, ...], list[_Run]]:
+def _month_runs(dates: Sequence[dt.date]) -> tuple[tuple[str, ...], tuple[_Run, ...]]:
     """The months `dates` fall in and their runs of consecutive days (a GETRANGE each)."""
+    return _runs_of(tuple(dates))
+
+
+@functools.lru_cache(maxsize=256)  # a page plans its read and then reads: the same days twice
+def _runs_of(dates: tuple[dt.date, ...]) -> tuple[tuple[str, ...], tuple[_Run, ...]]:
     by_month: dict[dt.date, list[int]] = {}
     for date in dates:
         by_month.setdefault(month_first(date), []).append(date.day - 1)
     months = sorted(by_month)
-    runs = [
+    runs = tuple(
         _Run(i, calendar_day(month) + start, start, end)
         for i, month in enumerate(months)
         for start, end in day_runs(by_month[month])
-    ]
+    )
     return tuple(month_name(m) for m in months), runs
 
 
