@@ -31,9 +31,7 @@ from booking.domain.records import Slot
 from booking.domain.rules import (
     booking_id_room,
     booking_new_id,
-    format_room,
     hold_new_id,
-    room_count,
     season_end,
     season_start,
 )
@@ -41,7 +39,7 @@ from booking.domain.site_time import hour_range, zone_name
 from booking.engine.bookings import hold_get
 from booking.engine.claims import booking_claim
 from booking.engine.holds import booking_hold, booking_hold_release
-from booking.web import forms, pick_alternatives, pick_page, pick_panel, pieces, taken_words
+from booking.web import forms, pick_alternatives, pick_page, pick_panel, taken_words
 from booking.web.owner import request_owner, signed_in_owner
 from strongroom.ahead import Command, read_together, reads_ahead
 from strongroom.clock import minute_up
@@ -95,17 +93,10 @@ def _context(
         "refresh_seconds": pick_page.REFRESH_SECONDS,
         "hours_text": hour_range(*choices.hours) if choices.hours else "",
         "map_url": pick_page.map_url(choices),
-        "classes": pick_page.class_lines(),
-        "month": panel.month,
-        "calendar_html": panel.calendar_html(choices),
-        "hour_cells": panel.hour_cells,
-        "box_cells": panel.box_cells,
+        "pickers_html": panel.pickers_html(choices, signed_in=request.user.is_authenticated),
         "complete_errors": complete_errors,
         "page_url": _page_url(choices),
         "wait_url": reverse("booking:wait") + f"?{choices.query()}",
-        "start_options": pieces.hour_options(range(24), choices.start),
-        "end_options": pieces.hour_options(range(1, 25), choices.end),
-        "last_room": format_room(room_count()),
         "hold_minutes": max(1, settings.STRONGROOM_HOLD_SECONDS // 60),
         "season_start": season_start(),
         "season_end": season_end(),

@@ -9,18 +9,26 @@ import functools
 from dataclasses import dataclass
 
 import redis
-from django.utils.safestring import SafeString
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
-from booking.domain.rules import BOXES_PER_ROOM, HOURS_PER_DAY, site_today
+from booking.domain.rules import BOXES_PER_ROOM, HOURS_PER_DAY, format_room, room_count, site_today
 from booking.domain.window import window_current
 from booking.slots.choice_check import Blocked
 from booking.slots.panel_state import PanelState, panel_commands, panel_read, panel_state_of
 from booking.slots.room_read import RoomDays
 from booking.web.forms import Choices
 from booking.web.kept import Kept
-from booking.web.pick_page import Month, calendar_of, month_bounds, month_table
-from booking.web.pieces import pieces
+from booking.web.pick_page import (
+    Month,
+    calendar_of,
+    class_lines,
+    map_url,
+    month_bounds,
+    month_table,
+)
+from booking.web.pieces import hour_options, pieces
 from strongroom.ahead import Command
 from strongroom.clock import to_ms
 
@@ -156,6 +164,28 @@ class Panel:
 
     def calendar_html(self, choices: Choices) -> SafeString:
         return self.month.html(choices)
+
+    def pickers_html(self, choices: Choices, *, signed_in: bool) -> SafeString:
+        """The pickers form (booking/_pickers.html) for these choices (the key of a kept
+        panel), rendered once per kept panel and signed in or not."""
+        name = f"_pickers_{signed_in}"
+        rendered = self.__dict__.get(name)
+        if rendered is None:
+            context = {
+                "choices": choices,
+                "signed_in": signed_in,
+                "classes": class_lines(),
+                "last_room": format_room(room_count()),
+                "map_url": map_url(choices),
+                "box_cells": self.box_cells,
+                "hour_cells": self.hour_cells,
+                "calendar_html": self.calendar_html(choices),
+                "start_options": hour_options(range(24), choices.start),
+                "end_options": hour_options(range(1, 25), choices.end),
+            }
+            rendered = mark_safe(render_to_string("booking/_pickers.html", context))  # noqa: S308
+            self.__dict__[name] = rendered
+        return rendered
 
 
 def panel_build(

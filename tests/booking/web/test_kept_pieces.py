@@ -116,9 +116,12 @@ def shown(r: redis.Redis, choices: Choices, viewer: str | None, now: dt.datetime
     """Everything the panel and the calendar show of `choices` to `viewer`."""
     panel = pick_panel.panel_build(client=r, choices=choices, owner_id=viewer, now=now)
     month = pick_panel.month_build(client=r, choices=choices, owner_id=viewer, now=now)
+    pickers = [str(panel.pickers_html(choices, signed_in=who)) for who in (False, True)]
+    # Kept and given to everyone: nothing of a person (the hold form with its token is not here)
+    assert not any("csrfmiddlewaretoken" in html for html in pickers)
     return (
         str(panel.calendar_html(choices)), str(panel.hour_cells), str(panel.box_cells),
-        panel.blocked, panel.stamp, str(month.html(choices)),
+        panel.blocked, panel.stamp, str(month.html(choices)), pickers,
     )  # fmt: skip
 
 
