@@ -22,9 +22,9 @@ from strongroom.recent import Recent
 
 V = TypeVar("V")
 
-# Per worker and kind of piece; a piece is a few to some tens of KB (a class C panel with its
-# 100 box cells), so a kind holds at most a few tens of MB.
-KEPT_MOST = 512
+# Per worker and kind of piece; a piece is 10 to 60 KB (a class C panel with its 100 box cells
+# and its pickers rendered), so a kind holds at most about 15 MB.
+KEPT_MOST = 256
 
 
 class Kept(Generic[V]):
