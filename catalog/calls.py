@@ -29,8 +29,8 @@ QUERY = FunctionSpec(
     "catalog_query",
     "QUERY",
     ("books", "registry", "by_title", "by_year", "by_year_desc", "edition"),
-    ("n_and", "n_or", "n_not", "sort", "offset", "count", "top_n"),
-    reply=("total", "result_index", "ids", "unknown", "top", "everything", "edition"),
+    ("n_and", "n_or", "n_not", "sort", "offset", "count", "top_n", "exact_cost", "max_reads"),
+    reply=("total", "result_index", "ids", "unknown", "top", "everything", "edition", "estimated"),
 )
 # more_keys: the query's known AND, OR and NOT tag sets, then one tag set per facet; more_args:
 # the facets' tag names, in their sets' order.
@@ -38,7 +38,8 @@ FACETS = FunctionSpec(
     "catalog_facets",
     "FACETS",
     ("book_tags", "books"),
-    ("limit", "crossover", "n_and", "n_or", "n_not", "total"),
+    ("limit", "crossover", "n_and", "n_or", "n_not", "total", "max_reads", "sample"),
+    reply=("counted", "counts"),
 )
 # more_keys: book hashes; more_args: the books' ids, same order.
 TAGS_FILL = FunctionSpec("catalog_book_tags_fill", "TAGS_FILL", ("book_tags",), ())

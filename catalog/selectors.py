@@ -26,6 +26,15 @@ COMMAND_COST = 100
 # every tag's count exact in Lua); bigger ones with one SINTERCARD per tag. Measured on the
 # bench data set (20,641 books, 111 tags): see docs/internals.md, "The catalog".
 FACET_HASH_MAX = 1500
+# A bigger result's facets (or one costly to build) are counted on an even sample of about
+# FACET_SAMPLE of its books, found by reading at most FACET_SAMPLE_READS tag-set members:
+# estimates, marked as such on the page. A result's size is exact (SINTERCARD over the tag
+# sets, by inclusion-exclusion) while that walks at most EXACT_SIZE_COST set members; beyond,
+# it is estimated from such a walk and shown as "about". So a never-asked query's store time
+# is bounded whatever its tags (bench/catalog_cold.py; docs/internals.md, "The catalog").
+FACET_SAMPLE = 500
+FACET_SAMPLE_READS = 4_000
+EXACT_SIZE_COST = 100_000
 
 
 def book_from_hash(data: dict[str, str]) -> Book | None:
@@ -90,11 +99,13 @@ class Query:
 
 @dataclass(frozen=True)
 class Facet:
-    """A tag and how many books of the current result carry it (`capped`: at least that)."""
+    """A tag and how many books of the current result carry it (`capped`: at least that;
+    `estimated`: about that, scaled from a sample of the result)."""
 
     tag: str
     count: int
     capped: bool = False
+    estimated: bool = False
 
 
 @dataclass
@@ -107,6 +118,10 @@ class ResultPage:
     facets: list[Facet]
     unknown: list[str] = field(default_factory=list)
     page_size: int = 20
+    # How many books of the result the facet counts were estimated from (0: counted exactly).
+    facets_sampled: int = 0
+    # The total is an estimate (from an even sample of the result).
+    total_estimated: bool = False
     # The catalog's edition it was computed from ('' when no write ever set one).
     edition: str = ""
 
@@ -116,7 +131,8 @@ class ResultPage:
 
     @property
     def page_out_of_range(self) -> bool:
-        return self.query.page > self.pages
+        # An estimated total may be short: a page that has books exists.
+        return self.query.page > self.pages and not (self.total_estimated and self.books)
 
 
 def facet_candidates(
@@ -176,25 +192,37 @@ def catalog_page(
     facet_tags: int | None = None,
     facet_limit: int | None = None,
     facet_budget: int | None = None,
-    facet_crossover: int = FACET_HASH_MAX,
+    facet_crossover: int | None = None,
+    facet_sample_reads: int | None = None,
+    facet_sample: int | None = None,
+    exact_size_cost: int | None = None,
 ) -> ResultPage:
     """A result page in at most two round trips, whatever the page size or number of tags.
 
     Both calls are read-only functions (FCALL_RO) and write nothing: first `catalog_query`
-    computes the result in Lua (SINTER / SUNION / SDIFF replies, never stored), sorts and pages
-    it, and names the most used tags; then one pipeline reads the page's books and calls
-    `catalog_facets`, which computes the result again the same way and counts the facets (from
-    the book-tags hash when the result has at most `facet_crossover` books, else per tag with
-    SINTERCARD or membership checks that stop at the limit, see `facet_candidates`).
+    sizes the result (SINTERCARD over the tag sets while that costs at most `exact_size_cost`
+    members walked, else estimated from an even sample), finds the page (walking the sort order
+    and testing membership, or sorting a small result built in Lua) and names the most used
+    tags; then one pipeline reads the page's books and calls `catalog_facets`, which counts the
+    facets from the book-tags hash: over the whole result when it has at most `facet_crossover`
+    books and is cheap to build, else over an even sample of about `facet_sample` books found
+    by reading at most `facet_sample_reads` tag-set members (estimates). On a store whose
+    book-tags hash is incomplete, or with `facet_sample_reads` 0, per tag with SINTERCARD or
+    membership checks that stop at the limit (see `facet_candidates`).
     """
     size = page_size or settings.CATALOG_PAGE_SIZE
     top_n = facet_tags or settings.CATALOG_FACET_TAGS
     limit = settings.CATALOG_FACET_LIMIT if facet_limit is None else facet_limit
     budget = settings.CATALOG_FACET_BUDGET if facet_budget is None else facet_budget
+    crossover = FACET_HASH_MAX if facet_crossover is None else facet_crossover
+    sample_reads = FACET_SAMPLE_READS if facet_sample_reads is None else facet_sample_reads
+    exact_cost = EXACT_SIZE_COST if exact_size_cost is None else exact_size_cost
+    sample = FACET_SAMPLE if facet_sample is None else facet_sample
     groups = (query.all_of, query.any_of, query.none_of)
     query_args = {
         "n_and": len(query.all_of), "n_or": len(query.any_of), "n_not": len(query.none_of),
         "sort": query.sort, "offset": (query.page - 1) * size, "count": size, "top_n": top_n,
+        "exact_cost": exact_cost, "max_reads": sample_reads,
     }  # fmt: skip
     tag_keys = [tag_key(tag) for group in groups for tag in group]
     keys, args = QUERY.call(keys=_query_fixed_keys(), args=query_args, more_keys=tag_keys)
@@ -208,7 +236,10 @@ def catalog_page(
     chosen = [tag for tag in query.tags if tag not in unknown]
     count_facets = result_index != 0 and total > 0
     candidates: list[str] = []
-    if count_facets:
+    if count_facets and total > crossover:
+        # Counted on a sample: the cost does not grow with the number of tags.
+        candidates = [*chosen, *(name for name, _count in popular if name not in chosen)]
+    elif count_facets:
         candidates = facet_candidates(
             popular=popular, chosen=chosen, total=total, everything=everything, limit=limit,
             budget=budget,
@@ -221,8 +252,8 @@ def catalog_page(
         known = [[tag for tag in group if tag not in unknown] for group in groups]
         n_and, n_or, n_not = map(len, known)
         facet_args = {
-            "limit": limit, "crossover": facet_crossover, "n_and": n_and, "n_or": n_or,
-            "n_not": n_not, "total": total,
+            "limit": limit, "crossover": crossover, "n_and": n_and, "n_or": n_or,
+            "n_not": n_not, "total": total, "max_reads": sample_reads, "sample": sample,
         }  # fmt: skip
         sets = [tag_key(tag) for tag in [*(t for group in known for t in group), *candidates]]
         facet_keys, facet_argv = FACETS.call(
@@ -238,13 +269,11 @@ def catalog_page(
     replies = pipe.execute() if len(pipe) else []
 
     books = [book for book in map(book_from_hash, replies[: len(ids)]) if book is not None]
+    sampled = 0
     if count_facets:
-        counted = zip(candidates, replies[len(ids)], strict=True)
-        facets = [
-            Facet(name, int(count), capped=bool(limit) and int(count) >= limit)
-            for name, count in counted
-            if int(count) > 0
-        ]
+        counted = FACETS.reply_of(replies[len(ids)])
+        sampled = int(counted["counted"])
+        facets = facets_of(candidates, counted["counts"], limit=limit, sampled=sampled, total=total)
     elif result_index == 0 and total > 0:
         facets = [Facet(name, count) for name, count in popular]
     else:
@@ -252,8 +281,29 @@ def catalog_page(
     facets.sort(key=lambda facet: (-facet.count, facet.tag))
     return ResultPage(
         query=query, total=int(total), books=books, facets=facets, unknown=unknown,
-        page_size=size, edition=edition,
+        page_size=size, edition=edition, facets_sampled=sampled,
+        total_estimated=bool(int(reply["estimated"])),
     )  # fmt: skip
+
+
+def facets_of(
+    names: list[str], counts: list[int], *, limit: int, sampled: int, total: int
+) -> list[Facet]:
+    """The facets of `catalog_facets`' counts (of the tags `names`): exact ones capped at
+    `limit`, or, when `sampled` books of the result were counted, scaled to the result's
+    `total` and marked as estimates. Tags no counted book carries are left out."""
+    if not sampled:
+        return [
+            Facet(name, int(count), capped=bool(limit) and int(count) >= limit)
+            for name, count in zip(names, counts, strict=True)
+            if int(count) > 0
+        ]
+    return [
+        Facet(name, total if int(count) >= sampled else round(int(count) * total / sampled),
+              estimated=int(count) < sampled)
+        for name, count in zip(names, counts, strict=True)
+        if int(count) > 0
+    ]  # fmt: skip
 
 
 # Result pages this worker computed, by query and settings, least recently used out. A page is

@@ -69,6 +69,8 @@ class TagItems:
         """A facet: the tag (a link that requires it), its count, a "not" link."""
         tag = escape(facet.tag)
         count = f"{facet.count}+" if facet.capped else str(facet.count)
+        if facet.estimated:
+            count = f"≈{count}"
         return (
             f'<li class="facet"><a class="facet__tag" href="{escape(self._narrow(facet.tag))}" '
             f'rel="nofollow">{tag}</a> <span class="facet__count">{count}</span> '
@@ -105,6 +107,12 @@ def shown_facets(result: ResultPage) -> tuple[list[Facet], int]:
     own = set(query.any_of)
     shown = [facet for i, facet in enumerate(candidates) if i < limit or facet.tag in own]
     return shown, len(candidates) - len(shown)
+
+
+def about(count: int) -> str:
+    """An estimated count as people read one: two significant digits, grouped (53,890 -> 54,000)."""
+    digits = max(0, len(str(count)) - 2)
+    return f"{round(count, -digits):,}"
 
 
 def _quoted(tags: list[str]) -> str:
@@ -193,6 +201,7 @@ def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
                 ("-year", _("Newest first")),
             )
         ],
+        "total_about": about(result.total),
         "first": (page - 1) * result.page_size + 1,
         "last": (page - 1) * result.page_size + len(result.books),
         "prev_url": forms.query_string(query, page=page - 1) if 1 < page <= result.pages else "",

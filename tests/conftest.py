@@ -17,6 +17,7 @@ import redis
 from django.conf import settings
 from django.core.management import call_command
 from django.test import Client
+from django.utils import translation
 
 from accounts.people import Person
 from accounts.visits import visits_discard
@@ -171,6 +172,9 @@ def r(store_dir: Path) -> redis.Redis:
     visits_discard()  # page views gathered by an earlier test belong to its flushed store
     window_remember(None)  # the flushed store holds no sales window (and none is read again)
     kept_clear()  # pieces kept from an earlier test's rooms
+    # A Chinese page leaves its language active in this thread (LocaleMiddleware activates, and
+    # nothing deactivates after the answer): every test starts in the site's default language.
+    translation.deactivate()
     return client
 
 

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 DAY_WIDTH = 7  # digits of one day in a per-day stats field
 STATS_VERSION = "1"  # the `v` of an exact stats hash
 HOLD_FIELDS = ("expiry", "owner", "cls", "days", "hstart", "hend", "boxes")  # joined by '|'
+# The owner of a priority hold placed but not yet granted in the buyer's own slot: this, then
+# the person id ("pending:12"). No owner id has a ':', so it blocks everyone, that person too.
+PRIORITY_PENDING = "pending:"
 # The fields of a booking record as the claim writes them; cancel and pickup add LATER ones
 # (and records made before codes were derived carry `code_sealed`).
 RECORD_FIELDS = (

@@ -12,16 +12,20 @@ import redis
 from django.conf import settings
 
 from accounts.extensions import IdentityRead
-from booking.domain.formats import hold_value_split
+from booking.domain.formats import PRIORITY_PENDING, hold_value_split
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import booking_id_room, format_room
-from booking.engine.holds import booking_hold_release
 from strongroom import keyspace as ks
 from strongroom.ahead import Command, command
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
-from strongroom.decoders import text_values
+from strongroom.decoders import text, text_values
+from strongroom.durable import durable_fcall
 from strongroom.libraries import fcall
+
+# A grant outlives its hold by this much before it is dropped (booking_priority_keep's margin):
+# the clocks of app servers differ a little, and a grant must outlive its hold by every one.
+PRIORITY_CLOCK_MARGIN_MS = 5000
 
 
 @dataclass(frozen=True)
@@ -43,26 +47,104 @@ PRIORITY_KEEP = FunctionSpec(
     ("hold_id", "expires_ms", "now_ms", "limit"),
     replies=("kept", "over", "invalid what"),
 )
+PRIORITY_SETTLE = FunctionSpec(
+    "booking_priority_settle",
+    "PRIORITY_SETTLE",
+    ("holds", "hold_days", "wait_notices", "edition"),
+    ("hold_id", "person", "kept", "now_ms"),
+    replies=("granted expiry", "released", "gone", "invalid what"),
+)
 
 
-def priority_note(*, client: redis.Redis, person_id: int, hold_id: str, expires_ms: int) -> bool:
-    """Note a priority hold the waiting list placed for the person, if they may keep it: at
-    most STRONGROOM_PRIORITY_HOLDS_PER_BUYER live at once (one call in the person's slot
-    decides). One over is given back here, the slot open to everyone; False then. Noting the
-    same hold again (the mail sender retries) answers as the first time."""
+def priority_pending(person_id: int | str) -> str:
+    """The owner a priority hold carries until the person's own slot grants it."""
+    return f"{PRIORITY_PENDING}{person_id}"
+
+
+def priority_grant(
+    *, client: redis.Redis, person_id: int, hold_id: str, now: dt.datetime | None = None
+) -> str:
+    """Make a priority hold the waiting list placed pending for the person theirs, if they may
+    have one more: at most STRONGROOM_PRIORITY_HOLDS_PER_BUYER at once. The grant is taken in
+    the person's own slot first (one call decides, made durable), and only then is the hold
+    made usable in its room; one over the cap is given back there, open to everyone. Each step
+    recognises its own earlier success: the mail sender and the buyer's "Book it" may both ask,
+    and a retry after a crash between the steps finishes the work.
+
+    Returns 'granted' (theirs now, or before), 'released' (over the cap: everyone's now) or
+    'gone' (it ended, was booked or given back, or is not theirs)."""
+    room = booking_id_room(hold_id)
+    if room is None:
+        return "gone"
+    at = now or dt.datetime.now(tz=dt.UTC)
+    now_ms = to_ms(at)
+    keys = RoomKeys(room)
+    grants = ks.BOOKING_PRIORITY_OF.key(person_id=person_id)
+    pipe = client.pipeline(transaction=False)
+    pipe.hget(keys.holds, hold_id)
+    pipe.zrange(grants, 0, -1, withscores=True)
+    value, noted = pipe.execute()
+    hold = hold_value_split(text(value)) if value else None
+    expiry = int(float(hold["expiry"])) if hold else 0
+    if hold is None or expiry <= now_ms or hold["owner"] != priority_pending(person_id):
+        if hold is not None and expiry > now_ms and hold["owner"] == str(person_id):
+            return "granted"
+        return "gone"
+    # Grants of holds that ended or were booked no longer count (dropped here, not only when
+    # the buyer next opens a page).
+    priority_live(client=client, person_id=person_id, reply=noted, now=at)
+    kept = priority_take(
+        client=client, person_id=person_id, hold_id=hold_id, expires_ms=expiry, now_ms=now_ms
+    )
+    return priority_settle(
+        client=client, person_id=person_id, hold_id=hold_id, kept=kept, now_ms=now_ms
+    )
+
+
+def priority_take(
+    *, client: redis.Redis, person_id: int, hold_id: str, expires_ms: int, now_ms: int
+) -> bool:
+    """The person's half of `priority_grant`: whether they may have the hold (True also when
+    it was granted before), decided in one call in their own slot and made durable before the
+    hold is made usable (a failover must not forget a grant whose hold is in use)."""
     keys, args = PRIORITY_KEEP.call(
         keys={"priority": ks.BOOKING_PRIORITY_OF.key(person_id=person_id)},
         args={
             "hold_id": hold_id,
             "expires_ms": expires_ms,
-            "now_ms": to_ms(dt.datetime.now(tz=dt.UTC)),
+            "now_ms": now_ms,
             "limit": settings.STRONGROOM_PRIORITY_HOLDS_PER_BUYER,
         },
     )
-    if PRIORITY_KEEP.answer_of(fcall(client, PRIORITY_KEEP.name, keys, args))["status"] == "kept":
-        return True
-    booking_hold_release(client=client, owner_id=str(person_id), hold_id=hold_id)
-    return False
+    answer = PRIORITY_KEEP.answer_of(durable_fcall(client, PRIORITY_KEEP.name, keys, args))
+    if answer["status"] not in ("kept", "over"):
+        raise ValueError(f"{PRIORITY_KEEP.name}: {answer}")
+    return bool(answer["status"] == "kept")
+
+
+def priority_settle(
+    *, client: redis.Redis, person_id: int, hold_id: str, kept: bool, now_ms: int
+) -> str:
+    """The room's half of `priority_grant`, once the person's slot answered `kept`."""
+    keys = RoomKeys(booking_id_room(hold_id) or 0)
+    settle_keys, settle_args = PRIORITY_SETTLE.call(
+        keys={
+            "holds": keys.holds,
+            "hold_days": keys.hold_days,
+            "wait_notices": keys.wait_notices,
+            "edition": keys.edition,
+        },
+        args={"hold_id": hold_id, "person": str(person_id), "kept": int(kept), "now_ms": now_ms},
+    )
+    status = str(
+        PRIORITY_SETTLE.answer_of(fcall(client, PRIORITY_SETTLE.name, settle_keys, settle_args))[
+            "status"
+        ]
+    )
+    if kept and status == "gone":
+        # Booked, given back or ended meanwhile: its grant no longer counts.
+        client.zrem(ks.BOOKING_PRIORITY_OF.key(person_id=person_id), hold_id)
+    return status
 
 
 PRIORITY_READ = IdentityRead("priority", priority_read)
@@ -80,27 +162,34 @@ def _pairs(reply: Any) -> list[tuple[str, float]]:
 def priority_live(
     *, client: redis.Redis, person_id: int, reply: Any, now: dt.datetime | None = None
 ) -> list[PriorityHold]:
-    """The noted priority holds that are still the person's and unexpired (a read of their
-    rooms' holds only when one is noted; those that ended, or were booked, are dropped)."""
+    """The noted priority holds that are the person's and unexpired (a read of their rooms'
+    holds only when one is noted). The notes of holds that are gone, another's or ended a
+    while ago (PRIORITY_CLOCK_MARGIN_MS: the clocks of app servers differ a little) are dropped; a
+    granted hold not yet made usable is kept, not shown."""
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
-    noted = [(hold_id, score) for hold_id, score in _pairs(reply) if score > now_ms]
-    rooms = [(hold_id, booking_id_room(hold_id)) for hold_id, _score in noted]
-    wanted = [(hold_id, room) for hold_id, room in rooms if room is not None]
+    pairs = _pairs(reply)
+    noted = [(hold_id, booking_id_room(hold_id)) for hold_id, score in pairs
+             if score > now_ms - PRIORITY_CLOCK_MARGIN_MS]  # fmt: skip
+    dead = [hold_id for hold_id, score in pairs if score <= now_ms - PRIORITY_CLOCK_MARGIN_MS]
+    dead += [hold_id for hold_id, room in noted if room is None]
+    wanted = [(hold_id, room) for hold_id, room in noted if room is not None]
     live: list[PriorityHold] = []
-    dead = [hold_id for hold_id, _score in _pairs(reply) if (hold_id, _score) not in noted]
     if wanted:
         pipe = client.pipeline(transaction=False)
         for hold_id, room in wanted:
             pipe.hget(RoomKeys(room).holds, hold_id)
         for (hold_id, room), value in zip(wanted, text_values(pipe.execute()), strict=True):
             hold = hold_value_split(value) if value else None
+            owner = hold["owner"] if hold else ""
             expiry = int(float(hold["expiry"])) if hold else 0
-            if hold is None or hold["owner"] != str(person_id) or expiry <= now_ms:
+            if owner not in (str(person_id), priority_pending(person_id)) or (
+                expiry <= now_ms - PRIORITY_CLOCK_MARGIN_MS
+            ):
                 dead.append(hold_id)
-                continue
-            until = from_ms(expiry)
-            assert until is not None
-            live.append(PriorityHold(hold_id, format_room(room), until))
+            elif owner == str(person_id) and expiry > now_ms:
+                until = from_ms(expiry)
+                assert until is not None
+                live.append(PriorityHold(hold_id, format_room(room), until))
     if dead:
         client.zrem(ks.BOOKING_PRIORITY_OF.key(person_id=person_id), *dead)
     return sorted(live, key=lambda p: p.until)

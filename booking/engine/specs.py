@@ -12,12 +12,12 @@ from booking.engine.moves import MOVE
 from booking.engine.moves_rooms import MOVE_ABORT, MOVE_COMMIT, MOVE_IN, MOVE_OUT, MOVE_RELEASE
 from booking.engine.owners import OWNER_FORGET
 from booking.engine.pickup import PICKUP
-from booking.engine.priority import PRIORITY_KEEP
+from booking.engine.priority import PRIORITY_KEEP, PRIORITY_SETTLE
 from booking.engine.stats import STATS_REBUILD
 from booking.engine.waits import WAIT, WAIT_RESERVE, WAITS_CHECK
 
 SPECS = (
     CLAIM, HOLD, HOLD_RELEASE, CANCEL, MOVE, MOVE_IN, MOVE_OUT, MOVE_COMMIT, MOVE_ABORT,
     MOVE_RELEASE, PICKUP, HANDOVER, FLUSH_ROOM, STATS_REBUILD, WAIT, WAIT_RESERVE, WAITS_CHECK,
-    OWNER_FORGET, PRIORITY_KEEP, CLOSURE_WRITE,
+    OWNER_FORGET, PRIORITY_KEEP, PRIORITY_SETTLE, CLOSURE_WRITE,
 )  # fmt: skip

@@ -1,13 +1,17 @@
 """The banner every page shows a buyer with a live priority hold from the waiting list: it is
 theirs until when, and a link to book it (a context processor; the noted holds come read with
-the session, see booking.engine.priority)."""
+the session, see booking.engine.priority). Also what "Book it" does with a priority hold not
+granted yet."""
 
 from __future__ import annotations
 
+import redis
+from django.contrib import messages
 from django.http import HttpRequest
+from django.utils.translation import gettext as _
 
 from accounts.access import identity_replies, request_person
-from booking.engine.priority import priority_holds
+from booking.engine.priority import priority_grant, priority_holds
 from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store
 
 
@@ -33,3 +37,20 @@ def _priority_banner(request: HttpRequest) -> dict[str, object]:
         # person apart already: the banner waits for the next sign-in rather than cost more.
         return {"priority_holds": []}
     return {"priority_holds": priority_holds(client=get_store(), person_id=person.id, along=along)}
+
+
+def priority_granted(
+    request: HttpRequest, *, client: redis.Redis, owner: str, hold_id: str
+) -> bool:
+    """The buyer's "Book it" on a priority hold not granted yet (no mail sender came to it):
+    granted now if they may have one more; False (and a message) when it went to everyone."""
+    if priority_grant(client=client, person_id=int(owner), hold_id=hold_id) != "released":
+        return True
+    messages.warning(
+        request,
+        _(
+            "You already have as many slots held from the waiting list as one buyer may keep "
+            "at once: this one is open to everyone now."
+        ),
+    )
+    return False

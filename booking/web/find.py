@@ -1,5 +1,6 @@
 """The building map (/book/find/): every room at once for a class, day(s) and hours. A plain
-GET form and links; with htmx the results refresh by themselves (a fragment every few seconds).
+GET form and links; with htmx the results refresh by themselves (every few seconds, only the
+rooms that changed: booking.web.find_refresh).
 
 Many buyers look at the same map: each worker keeps a map it read (and the page's context, per
 language) for STRONGROOM_MAP_CACHE_MS and gives it to everyone who holds nothing on it. A buyer
@@ -20,6 +21,8 @@ from accounts.access import request_person
 from booking.slots.building_map import BuildingMap
 from booking.web.find_page import map_context, map_read
 from booking.web.find_query import MapQuery, map_query_from
+from booking.web.find_refresh import map_changes
+from booking.web.pieces import pieces
 from strongroom.compression import compressible
 from strongroom.recent import Recent
 from strongroom.store import get_store
@@ -56,9 +59,19 @@ def building_map(request: HttpRequest) -> HttpResponse:
 @compressible
 @require_GET
 def building_map_results(request: HttpRequest) -> HttpResponse:
-    """Fragment: the map's results alone. htmx polls it with the digest of what the page shows
-    (`seen`): when nothing changed the answer is an empty 204, which htmx leaves alone."""
-    _query, bmap, context = _read(request)
-    if bmap is not None and request.GET.get("seen") == context["stamp"]:
+    """Fragment: the map's refresh. htmx polls it with the token of what the page shows
+    (`seen`, booking.web.find_refresh): the answer carries only the rooms that changed, an
+    empty 204 (which htmx leaves alone) when none did, every result when the token is not this
+    map's."""
+    query, bmap, context = _read(request)
+    changes = map_changes(request.GET.get("seen", ""), bmap) if bmap is not None else None
+    # "Only free rooms" adds and removes tiles: any change there sends every result, as does
+    # a change of most rooms (one swap instead of hundreds).
+    if changes is None or (changes and query.only_free) or changes.most_rooms:
+        return render(request, "booking/_map_refresh.html", context)
+    if not changes:
         return HttpResponse(status=204)
-    return render(request, "booking/_map_results.html", context)
+    tiles = context["tiles"]
+    changed = pieces("booking/_map_room_changed.html", "tile", (tiles[i] for i in changes.rooms))
+    extra = {"changed_tiles": changed, "grid_changed": changes.grid}
+    return render(request, "booking/_map_changes.html", context | extra)

@@ -4,7 +4,6 @@ the class C box grid, and the links that fill in the booking page (its query: fi
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -32,6 +31,7 @@ from booking.slots.building_map import (
     building_map_read,
 )
 from booking.web.find_query import MapQuery, first_bookable
+from booking.web.find_refresh import map_token
 from booking.web.pieces import pieces
 
 REFRESH_SECONDS = 5  # an open map asks for its results again this often (JavaScript only)
@@ -243,12 +243,6 @@ CLASS_CHOICES = (
 )
 
 
-def map_stamp(bmap: BuildingMap) -> str:
-    """A short digest of what the map shows: a refresh that finds the same answers nothing."""
-    shown = repr((bmap.rooms, bmap.grid)).encode()
-    return hashlib.blake2b(shown, digest_size=8).hexdigest()
-
-
 def map_read(
     *,
     client: redis.Redis,
@@ -300,7 +294,8 @@ def map_context(
     grid_rows = [_grid_row(bmap, opened, row) for row in bmap.grid] if opened else []
     context.update(
         bmap=bmap,
-        stamp=map_stamp(bmap),
+        token=map_token(bmap),
+        tiles=tiles,
         counts=_counts(bmap),
         groups=_groups(shown),
         shown_count=len(shown),

@@ -22,11 +22,10 @@ from booking.domain.formats import WAIT_FIELDS, fields_join, outbox_fields
 from booking.domain.keys import RoomKeys
 from booking.domain.records import Booking, booking_from_hash
 from booking.engine.bookings import booking_get, booking_read
-from booking.engine.priority import priority_note
+from booking.engine.priority import priority_grant
 from booking.engine.waits import notice_of, wait_of
 from strongroom import keyspace as ks
 from strongroom.ahead import keep_replies, pipeline_replies, read_together
-from strongroom.clock import to_ms
 from strongroom.decoders import text_hash, text_or_none
 from strongroom.outbox import FIELD, MailKind, entry, sender_wake
 
@@ -182,14 +181,13 @@ def freed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     notice = notice_of(text_or_none(client.hget(RoomKeys(int(room)).wait_notices, member)))
     hold_id = notice.hold_id if notice else ""
     until = notice.expires_at if notice else None
-    if hold_id and until is not None:
-        # Kept if the buyer may (at most a few at once), and then shown on every page while it
-        # lasts, mail or no mail (booking.engine.priority); else it opens to everyone now.
-        kept = priority_note(
-            client=client, person_id=int(person), hold_id=hold_id, expires_ms=to_ms(until)
-        )
-        if not kept:
-            hold_id, until = "", None
+    # Granted if the buyer may have it (at most a few at once), and only then usable and shown
+    # on every page while it lasts (booking.engine.priority); else it is everyone's.
+    if hold_id and priority_grant(client=client, person_id=int(person), hold_id=hold_id) != (
+        "granted"
+    ):
+        hold_id = ""
+    until = until if hold_id else None
     target = mail_target(client=client, person_id=int(person))
     if target is None:
         return None

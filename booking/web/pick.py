@@ -39,7 +39,9 @@ from booking.domain.site_time import hour_range, zone_name
 from booking.engine.bookings import hold_get
 from booking.engine.claims import booking_claim
 from booking.engine.holds import booking_hold, booking_hold_release
+from booking.engine.priority import priority_pending
 from booking.web import forms, pick_alternatives, pick_page, pick_panel, taken_words
+from booking.web.banner import priority_granted
 from booking.web.owner import request_owner, signed_in_owner
 from strongroom.ahead import Command, read_together, reads_ahead
 from strongroom.clock import minute_up
@@ -303,8 +305,13 @@ def hold_place(
 @login_required
 def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
     """The held slots, the time left, and the Book button (the booking id is made here)."""
-    owner = request_owner(request)
-    held = hold_get(client=get_store(), hold_id=hold_id) if booking_id_room(hold_id) else None
+    owner = signed_in_owner(request)
+    client = get_store()
+    held = hold_get(client=client, hold_id=hold_id) if booking_id_room(hold_id) else None
+    if held is not None and held.owner_id == priority_pending(owner):
+        if not priority_granted(request, client=client, owner=owner, hold_id=hold_id):
+            return HttpResponseRedirect(reverse("booking:pick"))
+        held = hold_get(client=client, hold_id=hold_id)
     if held is not None and held.owner_id != owner:
         raise Http404
     if held is None:

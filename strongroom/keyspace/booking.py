@@ -135,8 +135,9 @@ BOOKING_PRIORITY_OF = declare(
     "{person:<person_id>}:priority",
     type="zset",
     holds=noop(
-        "the person's priority holds from the waiting list: hold id scored by its end (epoch "
-        "ms), noted by the mail sender; PEXPIREs a minute after the newest ends"
+        "the person's granted priority holds from the waiting list: hold id scored by its end "
+        "(epoch ms), at most STRONGROOM_PRIORITY_HOLDS_PER_BUYER, added in one call before the "
+        "hold is made usable; PEXPIREs a minute after the newest ends"
     ),
     app="booking",
     why=noop(

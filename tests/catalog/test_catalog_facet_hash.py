@@ -21,8 +21,9 @@ from tests.catalog_support import assert_catalog_exact, brute_force, stored_book
 from tests.store_support import commands_run, stats_reset
 
 TAGS = [f"t{i}" for i in range(12)]
-HASH_PATH = 10**9  # every result counted from the book-tags hash
-SINTERCARD_PATH = 0  # every result counted with SINTERCARD
+HASH_PATH = {"facet_crossover": 10**9}  # every result counted whole from the book-tags hash
+# Every result counted per tag with SINTERCARD (no sample: the counts stay exact).
+SINTERCARD_PATH = {"facet_crossover": 0, "facet_sample_reads": 0}
 
 
 @pytest.fixture
@@ -76,9 +77,9 @@ def test_both_facet_paths_agree_with_brute_force(r: redis.Redis) -> None:
     assert_catalog_exact(r)
     for query in random_queries(rng, 40):
         with round_trips() as trips:
-            by_hash = catalog_page(client=r, query=query, facet_crossover=HASH_PATH)
+            by_hash = catalog_page(client=r, query=query, **HASH_PATH)
         assert trips.count <= 2
-        by_sets = catalog_page(client=r, query=query, facet_crossover=SINTERCARD_PATH)
+        by_sets = catalog_page(client=r, query=query, **SINTERCARD_PATH)
         assert facet_counts(by_hash) == facet_counts(by_sets) == expected_facets(books, query)
         assert by_hash.total == by_sets.total == len(brute_force(books, query))
 
@@ -91,9 +92,9 @@ def calls_of(client: redis.Redis, *commands: str) -> int:
 def test_the_crossover_picks_the_path(r: redis.Redis) -> None:
     books_load(client=r, books=random_books(random.Random(2), 100))
 
-    def counted(query: Query, crossover: int) -> tuple[int, int]:
+    def counted(query: Query, path: dict[str, int]) -> tuple[int, int]:
         stats_reset(r)
-        catalog_page(client=r, query=query, facet_crossover=crossover)
+        catalog_page(client=r, query=query, **path)
         return calls_of(r, "hmget"), calls_of(r, "sintercard")
 
     for query in (Query(any_of=("t0", "t1")), Query(all_of=("t0",))):
@@ -108,8 +109,8 @@ def test_both_facet_paths_cap_counts_at_the_same_limit(r: redis.Redis) -> None:
     books = random_books(random.Random(3), 200)
     books_load(client=r, books=books)
     query = Query(any_of=tuple(TAGS[:4]))
-    by_hash = catalog_page(client=r, query=query, facet_limit=5, facet_crossover=HASH_PATH)
-    by_sets = catalog_page(client=r, query=query, facet_limit=5, facet_crossover=SINTERCARD_PATH)
+    by_hash = catalog_page(client=r, query=query, facet_limit=5, **HASH_PATH)
+    by_sets = catalog_page(client=r, query=query, facet_limit=5, **SINTERCARD_PATH)
     assert [(f.tag, f.count, f.capped) for f in by_hash.facets] == [
         (f.tag, f.count, f.capped) for f in by_sets.facets
     ]
@@ -140,7 +141,7 @@ def test_edits_and_deletes_keep_the_book_tags_hash_exact(r: redis.Redis, fast_wr
             break
     books = stored_books(r)
     for query in random_queries(rng, 15):
-        page = catalog_page(client=r, query=query, facet_crossover=HASH_PATH)
+        page = catalog_page(client=r, query=query, **HASH_PATH)
         assert facet_counts(page) == expected_facets(books, query)
 
 
@@ -153,7 +154,7 @@ def test_data_without_the_hash_falls_back_then_is_filled_once(r: redis.Redis) ->
     r.hset(keyspace.CATALOG_BOOK_TAGS.key(), "b0", '["t0"]')  # not even the right tags
     queries = random_queries(rng, 10)
     for query in queries:
-        page = catalog_page(client=r, query=query, facet_crossover=HASH_PATH)
+        page = catalog_page(client=r, query=query, **HASH_PATH)
         assert facet_counts(page) == expected_facets(books, query), "must fall back to SINTERCARD"
     r.hset(keyspace.CATALOG_BOOK_TAGS.key(), "gone", '["t1"]')  # a book deleted since
     assert book_tags_fill(client=r) == len(books)  # every entry rewritten, "gone" dropped
@@ -162,7 +163,7 @@ def test_data_without_the_hash_falls_back_then_is_filled_once(r: redis.Redis) ->
     assert book_tags_fill(client=r) == len(books)
     assert_catalog_exact(r)
     for query in queries:
-        page = catalog_page(client=r, query=query, facet_crossover=HASH_PATH)
+        page = catalog_page(client=r, query=query, **HASH_PATH)
         assert facet_counts(page) == expected_facets(books, query)
 
 
@@ -196,9 +197,7 @@ def test_counts_without_a_stored_result_match_brute_force_at_a_small_limit(
         for page_number in (1, 3):
             paged = Query(query.all_of, query.any_of, query.none_of, page=page_number)
             for limit in (0, 7):
-                page = catalog_page(
-                    client=r, query=paged, facet_limit=limit, facet_crossover=SINTERCARD_PATH
-                )
+                page = catalog_page(client=r, query=paged, facet_limit=limit, **SINTERCARD_PATH)
                 expected = brute_force(books, paged)
                 assert page.total == len(expected), query
                 wanted = {

@@ -97,8 +97,8 @@ local function claim(keys, args)
   end
   local fields, kind = fields_of(cls, days, hstart, hend, boxes, cal)
   local taken, values = booked_conflicts(fields, kind)
-  local held, drop = held_conflicts(holds, hold_days, owner, cls, days, hstart, hend, boxes,
-    now)
+  local held, drop, covered = held_conflicts(holds, hold_days, owner, cls, days, hstart, hend,
+    boxes, now)
   append(taken, held)
   if #taken > 0 then
     return {'taken', unpack(taken)}
@@ -157,6 +157,9 @@ local function claim(keys, args)
     if value and parse_hold(value).owner == owner then
       drop[hold_id] = value
     end
+  end
+  for id, value in pairs(covered) do
+    drop[id] = value  -- the buyer's other holds of what they just booked
   end
   drop_holds(holds, hold_days, drop, cls, days)
   redis.call('ZREM', k.hold_streaks, owner)  -- booked: the next hold here starts afresh

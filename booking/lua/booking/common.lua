@@ -30,6 +30,10 @@ local FULL = 16777215 -- 2^24 - 1
 -- (tests/booking/domain/test_booking_formats.py checks that the two agree).
 -- A hold's value in the room's holds hash: these fields joined by '|'.
 local HOLD_FIELDS = {'expiry', 'owner', 'cls', 'days', 'hstart', 'hend', 'boxes'}
+-- The owner of a priority hold the waiting list placed but the buyer's own slot has not granted
+-- yet: PRIORITY_PENDING .. person. It blocks everyone, that person too ('pending:' is no owner
+-- id), until booking_priority_settle makes it theirs or gives it back.
+local PRIORITY_PENDING = 'pending:'
 -- The fields of a booking record as the claim writes them (cancel and pickup add theirs).
 local RECORD_FIELDS = {'id', 'owner', 'cls', 'room', 'months', 'days', 'dates', 'hstart',
   'hend', 'boxes', 'created', 'status', 'code_mac', 'code_n', 'collected', 'inv', 'made', 'ref'}

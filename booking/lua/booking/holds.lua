@@ -13,12 +13,32 @@ local HOLD_KEY_TAILS = {'inventories', 'pace'}
 local HOLD_RELEASE_KEYS = {'holds', 'hold_days', 'edition'}
 local HOLD_RELEASE_ARGS = {'hold_id', 'owner'}
 
+-- Whether every slot of `hold` is one of the request's (days, hours, boxes as sets).
+local function hold_within(hold, my_days, my_boxes, hstart, hend)
+  if hold.cls ~= 'A' and (hold.hstart < hstart or hold.hend > hend) then
+    return false
+  end
+  for _, day in ipairs(hold.days) do
+    if not my_days[day] then
+      return false
+    end
+  end
+  for _, box in ipairs(hold.boxes) do
+    if not my_boxes[box] then
+      return false
+    end
+  end
+  return true
+end
+
 -- Holds that touch the request's days (found through the hold-days index: one ZRANGEBYSCORE a
 -- day, never every hold of the room). Returns the slots of other buyers' unexpired holds that
--- overlap the request ("day:box:mask:1" entries), and the holds to drop on a successful write
--- ({id = value}: expired ones, and index entries whose hold is gone, as value false).
+-- overlap the request ("day:box:mask:1" entries), the holds to drop on a successful write
+-- ({id = value}: expired ones, and index entries whose hold is gone, as value false), and the
+-- owner's own holds whose every slot the request takes ({id = value}: useless once it is
+-- booked; a priority hold among them then stops counting toward the owner's cap).
 local function held_conflicts(holds_key, days_key, owner, cls, days, hstart, hend, boxes, now)
-  local conflicts, drop = {}, {}
+  local conflicts, drop, covered = {}, {}, {}
   local ids, seen = {}, {}
   for _, day in ipairs(days) do
     local score = day_score(cls, day)
@@ -31,7 +51,7 @@ local function held_conflicts(holds_key, days_key, owner, cls, days, hstart, hen
     end
   end
   if #ids == 0 then
-    return conflicts, drop
+    return conflicts, drop, covered
   end
   local values = redis.call('HMGET', holds_key, unpack(ids))
   local my_days, my_boxes = as_set(days), as_set(boxes)
@@ -43,7 +63,11 @@ local function held_conflicts(holds_key, days_key, owner, cls, days, hstart, hen
       local hold = parse_hold(value)
       if hold.expiry <= now then
         drop[id] = value
-      elseif hold.owner ~= owner and hold.cls == cls then
+      elseif hold.owner == owner and hold.cls == cls then
+        if hold_within(hold, my_days, my_boxes, hstart, hend) then
+          covered[id] = value
+        end
+      elseif hold.cls == cls then
         local mask = 1
         if cls ~= 'A' then
           local first, last = math.max(hstart, hold.hstart), math.min(hend, hold.hend)
@@ -69,7 +93,7 @@ local function held_conflicts(holds_key, days_key, owner, cls, days, hstart, hen
       end
     end
   end
-  return conflicts, drop
+  return conflicts, drop, covered
 end
 
 -- Remove holds ({id = value or false}) from the holds hash and their days from the index (an
@@ -195,12 +219,13 @@ local function hold(keys, args)
   return {'ok', tostring(expiry)}
 end
 
--- Release a hold of its owner (idempotent). KEYS: holds, hold days, edition. ARGV: hold id,
--- owner. Returns 1 | 0.
+-- Release a hold of its owner, or a priority hold still pending for them (idempotent).
+-- KEYS: holds, hold days, edition. ARGV: hold id, owner. Returns 1 | 0.
 local function hold_release(keys, args)
   local k, a = named(keys, HOLD_RELEASE_KEYS), named(args, HOLD_RELEASE_ARGS)
   local value = redis.call('HGET', k.holds, a.hold_id)
-  if value and parse_hold(value).owner == a.owner then
+  local owner = value and parse_hold(value).owner
+  if owner and (owner == a.owner or owner == PRIORITY_PENDING .. a.owner) then
     edition_bump(k.edition)
     drop_holds(k.holds, k.hold_days, {[a.hold_id] = value})
     return 1

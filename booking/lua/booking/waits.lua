@@ -11,6 +11,12 @@ local WAIT_RESERVE_REPLIES = {'reserved', 'already', 'limit', 'invalid what'}
 local PRIORITY_KEEP_KEYS = {'priority'}
 local PRIORITY_KEEP_ARGS = {'hold_id', 'expires_ms', 'now_ms', 'limit'}
 local PRIORITY_KEEP_REPLIES = {'kept', 'over', 'invalid what'}
+local PRIORITY_SETTLE_KEYS = {'holds', 'hold_days', 'wait_notices', 'edition'}
+local PRIORITY_SETTLE_ARGS = {'hold_id', 'person', 'kept', 'now_ms'}
+local PRIORITY_SETTLE_REPLIES = {'granted expiry', 'released', 'gone', 'invalid what'}
+-- A grant ends this long after its hold by the clock of the call that trims it: app servers'
+-- clocks may differ a little, and a grant must outlive its hold by every one of them.
+local PRIORITY_CLOCK_MARGIN_MS = 5000
 local WAITS_CHECK_KEYS = {'waits', 'wait_notices', 'holds', 'outbox', 'hold_days', 'edition'}
 local WAITS_CHECK_ARGS = {'now_ms', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'room',
   'months'}
@@ -22,7 +28,9 @@ local WAITS_CHECK_REPLY = {'told', 'left'}
 -- hold found by the sweep), the waiters whose whole slot is free are told in that order: a
 -- notice (NOTICE_FIELDS, in wait-notices) and a mail (OUTBOX_FREED in the room's outbox). The
 -- first of them gets a priority hold on their slot for a few minutes; the others are told that
--- it opens to everyone after.
+-- it opens to everyone after. The priority hold is placed pending (PRIORITY_PENDING): nobody may
+-- use it until the buyer's own slot grants it (booking_priority_keep, at most a few per buyer)
+-- and booking_priority_settle makes it theirs, or gives it back to everyone.
 
 local function parse_wait(member)
   local p = named(pipe_fields(member), WAIT_FIELDS)
@@ -102,7 +110,8 @@ local function waits_release(waits, notices, holds, hold_days, outbox, cal_of, n
       expiry = now + hold_ttl
       priority_expiry = expiry
       hold_value = hold_id
-      redis.call('HSET', holds, hold_id, joined({expiry = expiry, owner = w.person,
+      redis.call('HSET', holds, hold_id, joined({expiry = expiry,
+        owner = PRIORITY_PENDING .. w.person,
         cls = w.cls, days = w.day, hstart = w.hstart, hend = w.hend,
         boxes = table.concat(wait_boxes(w), ',')}, HOLD_FIELDS, '|'))
       redis.call('ZADD', hold_days, day_score(w.cls, w.day), hold_id .. '/' .. w.day)
@@ -234,9 +243,10 @@ local function wait_reserve(keys, args)
   return {'reserved'}
 end
 
--- Whether a buyer keeps a priority hold the waiting list gave them: at most `limit` live at
--- once (in the buyer's own slot, one call decides, so two rooms freeing at once cannot both
--- pass); one over the limit is given back by the caller, the slot open to everyone.
+-- The grant of a priority hold the waiting list placed pending for a buyer: at most `limit`
+-- live at once (in the buyer's own slot, one call decides, so two rooms freeing at once cannot
+-- both pass). Only a granted hold is made usable (booking_priority_settle, next); one over the
+-- limit is given back by it, the slot open to everyone.
 -- KEYS: the buyer's priority holds (hold id scored by its end)
 -- ARGV: hold id, its end (ms), now (ms), priority holds per buyer
 -- Returns {'kept'} (also when kept before) | {'over'} | {'invalid', what}
@@ -246,7 +256,7 @@ local function priority_keep(keys, args)
   if not k.priority or not a.hold_id or a.hold_id == '' or not ends or not now or not limit then
     return {'invalid', 'call'}
   end
-  redis.call('ZREMRANGEBYSCORE', k.priority, '-inf', now)
+  redis.call('ZREMRANGEBYSCORE', k.priority, '-inf', now - PRIORITY_CLOCK_MARGIN_MS)
   if redis.call('ZSCORE', k.priority, a.hold_id) then
     return {'kept'}
   end
@@ -257,6 +267,50 @@ local function priority_keep(keys, args)
   -- Priority holds all last as long: the newest ends last (a minute's margin for the clocks).
   redis.call('PEXPIRE', k.priority, math.max(ends - now, 0) + 60000)
   return {'kept'}
+end
+
+-- Settle a priority hold placed pending for `person` once their own slot answered
+-- (booking_priority_keep): granted (kept 1), it becomes theirs and usable from now on; not
+-- (kept 0), it goes, the slot is everyone's, and the notices no longer say otherwise. A hold
+-- already theirs answers 'granted' again (a retry); one that ended, was given back or is not
+-- theirs answers 'gone'.
+-- KEYS: holds, hold days, wait notices, edition. ARGV: hold id, person, kept (1|0), now (ms)
+-- Returns {'granted', expiry ms} | {'released'} | {'gone'} | {'invalid', what}
+local function priority_settle(keys, args)
+  local k, a = named(keys, PRIORITY_SETTLE_KEYS), named(args, PRIORITY_SETTLE_ARGS)
+  local now, person = tonumber(a.now_ms), a.person
+  if not k.wait_notices or not k.edition or not a.hold_id or a.hold_id == '' or not person
+      or person == '' or not now or (a.kept ~= '1' and a.kept ~= '0') then
+    return {'invalid', 'call'}
+  end
+  local value = redis.call('HGET', k.holds, a.hold_id)
+  local hold = value and parse_hold(value)
+  if not hold or hold.expiry <= now
+      or (hold.owner ~= person and hold.owner ~= PRIORITY_PENDING .. person) then
+    return {'gone'}
+  end
+  if a.kept == '1' then
+    if hold.owner ~= person then
+      edition_bump(k.edition)
+      local stored = named(pipe_fields(value), HOLD_FIELDS)
+      stored.owner = person
+      redis.call('HSET', k.holds, a.hold_id, joined(stored, HOLD_FIELDS, '|'))
+    end
+    return {'granted', tostring(hold.expiry)}
+  end
+  edition_bump(k.edition)
+  drop_holds(k.holds, k.hold_days, {[a.hold_id] = value})
+  -- The notices that offered it (the buyer's) or said until when it is someone's (the others
+  -- told in the same call, which wrote them with its end): it is everyone's now.
+  local notices, ends = redis.call('HGETALL', k.wait_notices), tostring(hold.expiry)
+  for i = 1, #notices, 2 do
+    local told = named(pipe_fields(notices[i + 1]), NOTICE_FIELDS)
+    if told.hold_id == a.hold_id or (told.hold_id == '' and told.expiry == ends) then
+      told.hold_id, told.expiry = '', ''
+      redis.call('HSET', k.wait_notices, notices[i], joined(told, NOTICE_FIELDS, '|'))
+    end
+  end
+  return {'released'}
 end
 
 -- The sweep: tell the waiters of slots that freed without a cancel (an expired hold), and clear
@@ -297,4 +351,5 @@ end
 redis.register_function{function_name = 'booking_wait', callback = wait}
 redis.register_function{function_name = 'booking_wait_reserve', callback = wait_reserve}
 redis.register_function{function_name = 'booking_priority_keep', callback = priority_keep}
+redis.register_function{function_name = 'booking_priority_settle', callback = priority_settle}
 redis.register_function{function_name = 'booking_waits_check', callback = waits_check}

@@ -24,9 +24,11 @@ local SAVE_ARGS = {'book_id', 'expected', 'token', 'title', 'author', 'year', 'd
 local DELETE_KEYS = SAVE_KEYS
 local DELETE_ARGS = {'book_id', 'expected', 'n_old', 'edition'}
 local QUERY_KEYS = {'books', 'registry', 'by_title', 'by_year', 'by_year_desc', 'edition'}
-local QUERY_ARGS = {'n_and', 'n_or', 'n_not', 'sort', 'offset', 'count', 'top_n'}
+local QUERY_ARGS = {'n_and', 'n_or', 'n_not', 'sort', 'offset', 'count', 'top_n', 'exact_cost',
+  'max_reads'}
 local FACETS_KEYS = {'book_tags', 'books'}
-local FACETS_ARGS = {'limit', 'crossover', 'n_and', 'n_or', 'n_not', 'total'}
+local FACETS_ARGS = {'limit', 'crossover', 'n_and', 'n_or', 'n_not', 'total', 'max_reads',
+  'sample'}
 local TAGS_FILL_KEYS = {'book_tags'}
 local TAGS_FILL_ARGS = {}
 local FIXED = #SAVE_KEYS  -- the edit functions' fixed keys; tag sets follow

@@ -32,7 +32,15 @@ local function count_from_hash(book_tags, ids, names, limit)
   for first = 1, #ids, step do
     local lists = redis.call("HMGET", book_tags, unpack(ids, first, math.min(#ids, first + step - 1)))
     for _, tags in ipairs(lists) do
-      if tags then
+      if tags and not string.find(tags, "\\", 1, true) then
+        -- No escapes: every quoted string is a tag as it is (cheaper than decoding the JSON).
+        for name in string.gmatch(tags, '"([^"]*)"') do
+          local seen = wanted[name]
+          if seen then
+            wanted[name] = seen + 1
+          end
+        end
+      elseif tags then
         for _, name in ipairs(cjson.decode(tags)) do
           local seen = wanted[name]
           if seen then
@@ -55,19 +63,26 @@ end
 
 -- Facet counts of a result. KEYS: 1 the book-tags hash, 2 the all-books set, then the query's
 -- known AND, OR and NOT tag sets, then one tag set per facet asked for.
--- ARGV: limit (0: exact), the largest result counted from the book-tags hash, n_and, n_or,
--- n_not, the result's size (from `query`), then the facets' tag names (in their sets' order).
--- Reply: one count per facet, capped at the limit. A result of at most the crossover is built
--- again (in Lua) and counted by reading its books' tag lists, one HMGET (cost grows with the
--- result); a bigger one, or a store whose book-tags hash is not complete (data written before
--- it existed), per tag by inclusion-exclusion over the tag sets with SINTERCARD ... LIMIT (cost
--- grows with the number of tags), or with many query tags over the result built in Lua.
+-- ARGV: limit (0: exact), the largest result counted whole from the book-tags hash, n_and,
+-- n_or, n_not, the result's size (from `query`), the most tag-set members a sample may read
+-- (0: never sample), the sample's size, then the facets' tag names (in their sets' order).
+-- Reply: {counted, counts}: `counted` 0 when every count is exact (capped at the limit), else
+-- the number of result books sampled and counted (each count is then of the sample, not
+-- capped: scale it by total / counted). A result of at most the crossover is built again (in
+-- Lua) and counted by reading its books' tag lists, one HMGET (cost grows with the result); a
+-- bigger one, or one costly to build, is sampled down to about `sample` books and counted the
+-- same way. A bigger one
+-- without sampling (max_reads 0), or a store whose book-tags hash is not complete (data
+-- written before it existed), counts per tag by inclusion-exclusion over the tag sets with
+-- SINTERCARD ... LIMIT (cost grows with the number of tags), or with many query tags over the
+-- result built in Lua.
 local function facets(keys, args)
   local k, a = named(keys, FACETS_KEYS), named(args, FACETS_ARGS)
   local limit, crossover = tonumber(a.limit), tonumber(a.crossover)
   local n_and, n_or, n_not = tonumber(a.n_and), tonumber(a.n_or), tonumber(a.n_not)
-  local total = tonumber(a.total)
-  if not (limit and crossover and n_and and n_or and n_not and total) or limit < 0 then
+  local total, max_reads, sample = tonumber(a.total), tonumber(a.max_reads), tonumber(a.sample)
+  if not (limit and crossover and n_and and n_or and n_not and total and max_reads and sample)
+      or limit < 0 then
     return redis.error_reply("ERR catalog_facets: malformed call")
   end
   local first_tag = #FACETS_KEYS + 1
@@ -82,31 +97,41 @@ local function facets(keys, args)
   local none_of = {unpack(keys, first_tag + n_and + n_or, first_facet - 1)}
   local names, counts = {unpack(args, #FACETS_ARGS + 1, #FACETS_ARGS + n)}, {}
   if n == 0 then
-    return counts
+    return {0, counts}
   end
 
-  if total <= crossover and redis.call("HLEN", book_tags) == redis.call("SCARD", books) then
+  if (total <= crossover or max_reads > 0)
+      and redis.call("HLEN", book_tags) == redis.call("SCARD", books) then
     local list
-    if #all_of == 1 and #any_of == 0 and #none_of == 0 then
+    local and_only = #any_of == 0 and #none_of == 0
+    if max_reads > 0 and (total > crossover
+        or (not and_only and select(3, drivers_of(books, all_of, any_of)) > max_reads)) then
+      -- Big, or costly to build: counted on an even sample (the whole result if it fits).
+      local share = walk_share(books, all_of, any_of, total, sample, max_reads)
+      list = result_walk(books, all_of, any_of, none_of, share)
+      if share < 1 then
+        return {math.max(#list, 1), count_from_hash(book_tags, list, names, 0)}
+      end
+    elseif #all_of == 1 and and_only then
       list = redis.call("SMEMBERS", all_of[1])
     else
       list = result_list(books, all_of, any_of, none_of)
     end
-    return count_from_hash(book_tags, list, names, limit)
+    return {0, count_from_hash(book_tags, list, names, limit)}
   end
   local terms = terms_of(books, all_of, any_of, none_of)
   if terms then
     for i = 1, n do
       counts[i] = facet_count(terms, keys[first_facet - 1 + i], limit)
     end
-    return counts
+    return {0, counts}
   end
   local list = result_list(books, all_of, any_of, none_of)
   local set = as_set(list)
   for i = 1, n do
     counts[i] = count_in(list, set, keys[first_facet - 1 + i], limit)
   end
-  return counts
+  return {0, counts}
 end
 
 redis.register_function{function_name = "catalog_facets", callback = facets,

@@ -2,8 +2,6 @@
 -- its intermediate sets in Lua tables, never in keys, so browsing adds nothing to the
 -- append-only file and runs on a replica as well.
 
-local CHUNK = 1000  -- members per SMISMEMBER / ZMSCORE call; keeps unpack() within Lua's stack
-
 -- The tag sets that exist, remembering the positions of the others (an unknown tag is an empty
 -- set: it empties an AND, and leaves an OR or a NOT as they were).
 local function known_keys(keys, first, count, unknown)
@@ -16,29 +14,6 @@ local function known_keys(keys, first, count, unknown)
     end
   end
   return found
-end
-
-local function as_set(list)
-  local set = {}
-  for _, member in ipairs(list) do
-    set[member] = true
-  end
-  return set
-end
-
--- Keep the members of `list` that are (wanted == 1) or are not (wanted == 0) in set `key`.
-local function filter_by(list, key, wanted)
-  local kept = {}
-  for first = 1, #list, CHUNK do
-    local last = math.min(#list, first + CHUNK - 1)
-    local member = redis.call("SMISMEMBER", key, unpack(list, first, last))
-    for i = first, last do
-      if member[i - first + 1] == wanted then
-        kept[#kept + 1] = list[i]
-      end
-    end
-  end
-  return kept
 end
 
 -- The result of AND (all_of), OR (any_of) and NOT (none_of) tag sets as a Lua list, computed
@@ -89,8 +64,9 @@ local function bits_of(mask, keys)
   return chosen
 end
 
--- Each term: {sign, sets, lower}; `lower` marks a term that alone bounds the result from below
--- (no NOT tags, at most one OR set), so a count reaching the limit there is final.
+-- Each term: {sign, sets, lower, positive}; `lower` marks a term that alone bounds the result
+-- from below (no NOT tags, at most one OR set), so a count reaching the limit there is final;
+-- `positive` one without NOT sets (their sum is the result before the NOT tags take books out).
 local function terms_of(books, all_of, any_of, none_of)
   local n_or = #any_of
   local or_sets = (n_or == 0) and 1 or (2 ^ n_or - 1)
@@ -114,7 +90,7 @@ local function terms_of(books, all_of, any_of, none_of)
       end
       local sign = (#chosen_not % 2 == 0) and or_sign or -or_sign
       local lower = #none_of == 0 and #chosen_or <= 1
-      table.insert(terms, lower and 1 or #terms + 1, {sign, sets, lower})
+      table.insert(terms, lower and 1 or #terms + 1, {sign, sets, lower, #chosen_not == 0})
     end
   end
   return terms
@@ -168,28 +144,36 @@ local function facet_count(terms, tag, limit)
   return math.min(limit, sum)
 end
 
--- Which ids of `chunk` are in the result: 1 or 0 each (one SMISMEMBER per tag set).
-local function result_flags(chunk, all_of, any_of, none_of)
+-- Which ids of `chunk` are in the result: 1 or 0 each. The checks run in the order given
+-- (`scan_checks`), each only on the ids that passed the ones before.
+local function result_flags(chunk, checks)
+  local kept = as_set(passing(chunk, checks))
   local flags = {}
-  for i = 1, #chunk do
-    flags[i] = (#any_of == 0) and 1 or 0
-  end
-  for _, key in ipairs(any_of) do
-    for i, found in ipairs(redis.call("SMISMEMBER", key, unpack(chunk))) do
-      if found == 1 then flags[i] = 1 end
-    end
-  end
-  for _, key in ipairs(all_of) do
-    for i, found in ipairs(redis.call("SMISMEMBER", key, unpack(chunk))) do
-      if found == 0 then flags[i] = 0 end
-    end
-  end
-  for _, key in ipairs(none_of) do
-    for i, found in ipairs(redis.call("SMISMEMBER", key, unpack(chunk))) do
-      if found == 1 then flags[i] = 0 end
-    end
+  for i, id in ipairs(chunk) do
+    flags[i] = kept[id] and 1 or 0
   end
   return flags
+end
+
+-- The result's membership checks, the most selective first: AND sets smallest first, then
+-- "in one of the OR sets", then the NOT sets.
+local function scan_checks(all_of, any_of, none_of)
+  local sized = {}
+  for _, key in ipairs(all_of) do
+    sized[#sized + 1] = {redis.call("SCARD", key), key}
+  end
+  table.sort(sized, function(x, y) return x[1] < y[1] end)
+  local checks = {}
+  for _, pair in ipairs(sized) do
+    checks[#checks + 1] = {pair[2], 1}
+  end
+  if #any_of > 0 then
+    checks[#checks + 1] = {any_of, 1}
+  end
+  for _, key in ipairs(none_of) do
+    checks[#checks + 1] = {key, 0}
+  end
+  return checks
 end
 
 -- Walk `order` from its start, keeping the ids for which `inside(ids)` answers 1, until a page
@@ -243,12 +227,68 @@ local function sort_page(order, list, offset, count)
   return ids
 end
 
+-- What the exact size costs by inclusion-exclusion: each SINTERCARD walks its smallest set.
+local function terms_cost(terms)
+  local size, cost = {}, 0
+  for _, term in ipairs(terms) do
+    local sets = term[2]
+    if #sets > 1 then
+      local smallest
+      for _, key in ipairs(sets) do
+        size[key] = size[key] or redis.call("SCARD", key)
+        smallest = math.min(smallest or size[key], size[key])
+      end
+      cost = cost + smallest
+    end
+  end
+  return cost
+end
+
+-- The result's size: exact (SINTERCARD terms) when that costs at most `exact_cost` set members
+-- walked, else from a walk of the drivers reading at most `max_reads` members (exact when the
+-- walk reads them all, and then the result as a list too; 0: never walk). Returns the size,
+-- the list (or nil), 1 when the size is an estimate, and what building the list would cost.
+local function result_size(books, all_of, any_of, none_of, exact_cost, max_reads)
+  local terms = terms_of(books, all_of, any_of, none_of)
+  local _, _, reads = drivers_of(books, all_of, any_of)
+  local total, list, estimated = nil, nil, 0
+  local list_cost
+  if terms and (max_reads == 0 or terms_cost(terms) <= exact_cost) then
+    total, list_cost = 0, 0
+    for _, term in ipairs(terms) do
+      local counted = term[1] * term_count(term[2], nil, 0)
+      total = total + counted
+      if term[4] then list_cost = list_cost + counted end
+    end
+  elseif max_reads == 0 then
+    list = result_list(books, all_of, any_of, none_of)
+    total = #list
+  else
+    local share = math.min(1, max_reads / math.max(reads, 1))
+    local sample
+    sample, total = result_walk(books, all_of, any_of, none_of, share)
+    if share >= 1 then
+      list = sample
+    elseif total > 0 then
+      estimated = 1
+    else
+      -- The sample found none: the result is a tiny share of its drivers, worth building.
+      list = result_list(books, all_of, any_of, none_of)
+      total = #list
+    end
+  end
+  -- Building the list: SINTER / SUNION in the store, then NOT sets filter what they gave in Lua.
+  return total, list, estimated, list_cost or math.max(total, reads)
+end
+
 -- One result page. KEYS: 1 all-books set, 2 tag registry, 3 title order, 4 oldest-first order,
 -- 5 newest-first order, 6 edition, then the AND, OR and NOT tag sets. ARGV: n_and, n_or,
--- n_not, sort ("title" | "year" | "-year"), offset, count, top n.
+-- n_not, sort ("title" | "year" | "-year"), offset, count, top n, the most set members the
+-- exact size may walk, the most members a walk estimating it may read (0: always exact).
 -- Reply: {total, result (0: every book, k: the one tag set KEYS[k], -1: computed), page ids,
 --         unknown key indexes, top tags as name, count, name, count..., books in the catalog,
---         the edition the page was computed from ("" when none was ever set)}.
+--         the edition the page was computed from ("" when none was ever set), 1 when the total
+--         is an estimate (from an even sample of the result) else 0}.
 local FIRST_TAG = #QUERY_KEYS + 1
 
 local function query(keys, args)
@@ -258,7 +298,8 @@ local function query(keys, args)
   local n_and, n_or, n_not = tonumber(a.n_and), tonumber(a.n_or), tonumber(a.n_not)
   local order = orders[a.sort] or k.by_title
   local offset, count, top_n = tonumber(a.offset), tonumber(a.count), tonumber(a.top_n)
-  if not (n_and and n_or and n_not and offset and count and top_n)
+  local exact_cost, max_reads = tonumber(a.exact_cost), tonumber(a.max_reads)
+  if not (n_and and n_or and n_not and offset and count and top_n and exact_cost and max_reads)
       or #keys ~= FIRST_TAG - 1 + n_and + n_or + n_not then
     return redis.error_reply("ERR catalog_query: malformed call")
   end
@@ -273,15 +314,16 @@ local function query(keys, args)
 
   if #all_of < n_and or (n_or > 0 and #any_of == 0) then
     -- A required tag no book has, or "any of" tags none of which a book has: nothing matches.
-    return {0, -1, {}, unknown, top, everything, edition}
+    return {0, -1, {}, unknown, top, everything, edition, 0}
   end
 
   if #all_of == 0 and #any_of == 0 and #none_of == 0 then
     local ids = redis.call("ZRANGE", order, offset, offset + count - 1)
-    return {everything, 0, ids, unknown, top, everything, edition}
+    return {everything, 0, ids, unknown, top, everything, edition, 0}
   end
 
   local result, total, inside, list
+  local estimated, list_cost = 0, 0
   if #all_of == 1 and #any_of == 0 and #none_of == 0 then
     -- One tag is its own result: membership is asked of its set.
     for i = FIRST_TAG, FIRST_TAG + n_and - 1 do
@@ -290,23 +332,20 @@ local function query(keys, args)
       end
     end
     total = redis.call("SCARD", all_of[1])
+    list_cost = total
   else
     result = -1
-    local terms = terms_of(books, all_of, any_of, none_of)
-    if terms then
-      total = terms_total(terms, nil, 0)
-    else
-      list = result_list(books, all_of, any_of, none_of)
-      total = #list
-    end
+    total, list, estimated, list_cost = result_size(books, all_of, any_of, none_of,
+      exact_cost, max_reads)
   end
 
   local ids = {}
-  if total > 0 and offset < total then
+  if total > 0 and (offset < total or estimated == 1) then
     local expected_reads = math.ceil((offset + count) * everything / total)
-    if expected_reads <= total then
+    if expected_reads <= list_cost or (estimated == 1 and not list) then
       if result == -1 and not list then
-        inside = function(chunk) return result_flags(chunk, all_of, any_of, none_of) end
+        local checks = scan_checks(all_of, any_of, none_of)
+        inside = function(chunk) return result_flags(chunk, checks) end
       elseif list then
         local set = as_set(list)
         inside = function(chunk)
@@ -328,7 +367,7 @@ local function query(keys, args)
       ids = sort_page(order, list or redis.call("SMEMBERS", keys[result]), offset, count)
     end
   end
-  return {total, result, ids, unknown, top, everything, edition}
+  return {total, result, ids, unknown, top, everything, edition, estimated}
 end
 
 -- How many members of `list` (a Lua list, `set` the same as a set) are in tag set `key`,

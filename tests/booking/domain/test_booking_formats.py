@@ -17,6 +17,7 @@ import redis
 from booking.domain import formats
 from booking.domain.keys import RoomKeys
 from booking.domain.records import booking_from_hash
+from booking.domain.rules import check_owner_id
 from booking.engine.cancel import booking_cancel
 from booking.engine.moves import booking_move
 from booking.engine.waits import Wait, notice_of, wait_join, wait_of
@@ -197,3 +198,15 @@ def test_the_keyspace_documents_each_format_as_declared(
 ) -> None:
     assert formats.format_shown(names, sep, kind) in str(doc())
     assert formats.format_shown((*names, "more"), sep, kind) not in str(doc())
+
+
+def test_the_pending_owner_and_the_grants_clock_margin_are_the_same_on_both_sides() -> None:
+    from booking.engine.priority import PRIORITY_CLOCK_MARGIN_MS
+
+    pending = re.search(r"^local PRIORITY_PENDING = '([^']*)'", LUA, re.M)
+    margin = re.search(r"^local PRIORITY_CLOCK_MARGIN_MS = (\d+)", LUA, re.M)
+    assert pending is not None and pending.group(1) == formats.PRIORITY_PENDING
+    assert margin is not None and int(margin.group(1)) == PRIORITY_CLOCK_MARGIN_MS
+    # No owner id can look like a pending one: a pending hold blocks its person too.
+    with pytest.raises(ValueError):
+        check_owner_id(formats.PRIORITY_PENDING + "1")

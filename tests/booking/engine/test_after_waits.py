@@ -16,6 +16,7 @@ from booking.engine.bookings import hold_get
 from booking.engine.cancel import booking_cancel
 from booking.engine.claims import ClaimResult, booking_claim
 from booking.engine.holds import booking_hold
+from booking.engine.priority import priority_grant
 from booking.engine.waits import Wait, wait_join, wait_leave, waits_of, waits_sweep
 from strongroom import keyspace as ks
 from strongroom.decoders import text_list, text_stream
@@ -54,6 +55,11 @@ def test_a_waiting_buyer_gets_the_priority_hold_and_the_second_waiter_does_not(
     (second,) = waits_of(client=r, owner_id=str(third.id))
     assert first.told and first.mine and first.priority_until is not None
     assert second.told and not second.mine and second.priority_until == first.priority_until
+    # Placed pending: nobody may use it until the waiter's own slot grants it (the mail
+    # sender, or their "Book it", asks).
+    held = hold_get(client=r, hold_id=first.hold_id)
+    assert held is not None and held.owner_id == f"pending:{second_buyer.id}"
+    assert priority_grant(client=r, person_id=second_buyer.id, hold_id=first.hold_id) == "granted"
     held = hold_get(client=r, hold_id=first.hold_id)
     assert held is not None and held.owner_id == str(second_buyer.id)
     # The third buyer cannot take it during the priority hold; the first waiter can.
@@ -91,6 +97,8 @@ def test_booking_a_waited_for_slot_directly_ends_that_wait_only(
     assert wait_join(client=r, owner_id=me, wait=Wait(7, "A", day(6))) == "ok"
     booking_cancel(client=r, booking_id=made.id, actor_id=str(buyer.id),
                    actor_is_staff=False)  # fmt: skip
+    (told,) = [w for w in waits_of(client=r, owner_id=me) if w.told]
+    assert priority_grant(client=r, person_id=second_buyer.id, hold_id=told.hold_id) == "granted"
     mine = booking_claim(client=r, owner_id=me, request=a_day(), booking_id=booking_new_id(room=7))
     assert mine.ok
     assert [w.wait.date for w in waits_of(client=r, owner_id=me)] == [day(6)]

@@ -27,10 +27,10 @@ from booking.engine.moves import booking_move
 from booking.engine.moves_rooms import move_rooms
 from booking.engine.owners import owner_forget
 from booking.engine.pickup import booking_pickup
-from booking.engine.priority import priority_note
+from booking.engine.priority import priority_grant
 from booking.engine.stats import stats_rebuild
 from booking.engine.waits import Wait, wait_join, waits_sweep
-from strongroom.decoders import text_or_none
+from strongroom.decoders import text_list, text_or_none
 from strongroom.store import library_text
 from tests.booking_support import NOW, SHANGHAI, STAFF, claim, day, request
 from tests.conftest import Someone
@@ -141,11 +141,11 @@ def every_function_called(r: redis.Redis, buyer: Someone, second: Someone) -> No
     assert booking_cancel(
         client=r, booking_id=made.id, actor_id=mine, actor_is_staff=False, now=NOW
     ).ok
-    # the mail sender notes the priority hold the cancel placed for the waiter
-    priority_note(
-        client=r, person_id=second.id, hold_id=hold_new_id(room=7),
-        expires_ms=int(dt.datetime.now(tz=dt.UTC).timestamp() * 1000) + 60_000,
-    )  # fmt: skip
+    # the mail sender grants the waiter the priority hold the cancel placed for them (their
+    # own slot first, then the hold made theirs in the room)
+    (priority_hold,) = text_list(r.hkeys(RoomKeys(7).holds))
+    granted = priority_grant(client=r, person_id=second.id, hold_id=priority_hold, now=NOW)
+    assert granted == "granted"
     # the sweep: a hold that expired tells its waiter
     start = dt.datetime.now(tz=dt.UTC)
     sweep = request("B", room=9, dates=(8,), hour_start=8, hour_end=12)

@@ -80,8 +80,8 @@ def test_a_buyer_finds_a_free_class_c_box_on_the_map_and_books_it_in_four_clicks
     assert "sold out" in page.locator("#map-room-001").inner_text().lower() or (
         "缺" in page.locator("#map-room-001").inner_text()
     )
-    assert page.locator("#map-room-001 a.map-room__book").count() == 0
-    page.locator("#map-room-004 a.map-room__book").click()  # "Book box 2"
+    assert page.locator("#map-room-001 a[href^='/book/?']").count() == 0
+    page.locator("#map-room-004 a[href^='/book/?']").click()  # "Book box 2"
     clicks += 1
     page.wait_for_url(re.compile(r"/book/\?cls=C&room=4&box=2&start=10&end=12"))
     page.locator("#summary form.book-form button[type=submit]").click()  # Hold and review
@@ -115,7 +115,7 @@ def test_the_map_tells_held_from_sold_and_opens_a_rooms_box_grid(
     hold(r, second_buyer, "C", 12, hour_start=10, hour_end=11, boxes=[5])
     page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=9&end=11&room=12")
     row = page.locator("#room-grid tbody tr").nth(4)
-    cells = row.locator("td.g")  # the hours (after the "Whole range" cell)
+    cells = row.locator("td:not(.w)")  # the hours (after the "Whole range" cell)
     assert cells.nth(0).inner_text() == "sold out"
     assert re.fullmatch(r"held until \d\d:\d\d Shanghai time", cells.nth(1).inner_text())
 
@@ -127,11 +127,11 @@ def test_a_second_buyers_open_map_shows_the_slot_taken_within_ten_seconds(
     browser_login(page, second_buyer)
     page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=10&end=11&room=21")
     page.evaluate("window.stillTheSamePage = true")
-    cell = page.locator("#room-grid tbody tr").nth(6).locator("td.g").nth(0)
+    cell = page.locator("#room-grid tbody tr").nth(6).locator("td:not(.w)").nth(0)
     assert cell.inner_text() == "free"
     claim(r, buyer, "C", 21, hour_start=10, hour_end=11, boxes=[7])
     # no reload: the results refresh themselves (htmx, every 5 s)
-    expect(page.locator("#room-grid tbody tr").nth(6).locator("td.g").nth(0)).to_have_text(
+    expect(page.locator("#room-grid tbody tr").nth(6).locator("td:not(.w)").nth(0)).to_have_text(
         "sold out", timeout=10_000
     )
     assert page.evaluate("window.stillTheSamePage") is True
@@ -157,6 +157,62 @@ def test_a_second_buyers_open_booking_page_shows_the_slot_taken_within_ten_secon
         in page.locator("#choice-blocked").inner_text()
     )
     assert page.locator("#alternatives a").count() >= 1
+
+
+@pytest.mark.parametrize(("locale", "width"), [("en-US", 1280), ("zh-CN", 390)], ids=["en", "zh"])
+def test_an_open_map_swaps_in_only_the_rooms_that_changed(
+    new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis, locale: str, width: int
+) -> None:
+    page = new_page(locale=locale, width=width)
+    browser_login(page, second_buyer)
+    page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=10&end=11")
+    page.evaluate("window.stillTheSamePage = true")
+    mark = "document.querySelectorAll('.map-rooms > li').forEach(li => li.dataset.seen = '1')"
+    page.evaluate(mark)  # a tile replaced by the refresh loses the mark
+    assert page.locator(".map-rooms > li[data-seen]").count() == 300
+
+    def changed(answer: Any) -> bool:
+        return "/find/parts/results/" in answer.url and answer.status == 200
+
+    for room, boxes in ((41, [1, 2]), (42, EVERY_BOX)):
+        with page.expect_response(changed, timeout=15_000) as answer:
+            claim(r, buyer, "C", room, hour_start=10, hour_end=11, boxes=boxes)
+        sent = answer.value.text()
+        assert sent.count("<li ") == 1 and f'id="map-room-0{room}"' in sent
+        tile = page.locator(f"#map-room-0{room}")
+        expect(tile).to_contain_text("98" if room == 41 else "0", timeout=5_000)
+        assert page.locator(f"#map-room-0{room}[data-seen]").count() == 0
+        assert page.locator(".map-rooms > li[data-seen]").count() == 299  # the rest untouched
+        page.evaluate(mark)
+    assert page.locator(".map-rooms > li").count() == 300
+    assert page.locator("#map-room-042").get_attribute("class") == "sold_out"
+    expect(page.locator("#map-counts")).to_contain_text("298")
+    assert page.evaluate("window.stillTheSamePage") is True
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+def test_an_open_map_of_only_free_rooms_drops_a_room_sold_meanwhile(
+    new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis
+) -> None:
+    """A change there sends every result (booking.web.find_refresh), swapped whole."""
+    page = new_page()
+    browser_login(page, second_buyer)
+    page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=10&end=11&free=1")
+    page.evaluate("window.stillTheSamePage = true")
+    assert page.locator(".map-rooms > li").count() == 300
+    claim(r, buyer, "C", 41, hour_start=10, hour_end=11, boxes=EVERY_BOX)
+    expect(page.locator("#map-room-041")).to_have_count(0, timeout=15_000)
+    assert page.locator(".map-rooms > li").count() == 299
+    expect(page.locator("#map-counts")).to_contain_text("1 room sold out")
+    assert page.evaluate("window.stillTheSamePage") is True
+    # the swapped results poll on, with the new token: the next sale is seen too
+    with page.expect_response(
+        lambda answer: "/find/parts/results/" in answer.url and answer.status == 200,
+        timeout=15_000,
+    ) as answer:
+        claim(r, buyer, "C", 42, hour_start=10, hour_end=11, boxes=EVERY_BOX)
+    expect(page.locator("#map-room-042")).to_have_count(0, timeout=5_000)
+    assert page.locator(".map-rooms > li").count() == 298 and answer.value.ok
 
 
 @pytest.mark.parametrize(

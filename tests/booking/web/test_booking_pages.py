@@ -61,9 +61,7 @@ def hidden(page: str, name: str) -> str:
 
 
 def day_button(page: str, date: str) -> str:
-    match = re.search(
-        rf'<button type="submit" name="toggle" value="{date}".*?</button>', page, re.S
-    )
+    match = re.search(rf'<button name="toggle" value="{date}".*?</button>', page, re.S)
     assert match, f"no button for {date}"
     return match.group(0)
 

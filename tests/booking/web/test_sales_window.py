@@ -12,7 +12,6 @@ import pytest
 import redis
 import time_machine
 from django.test import Client, override_settings
-from django.utils import translation
 
 from booking.domain.parser import slot_request_parse
 from booking.domain.rules import booking_new_id, season_bounds
@@ -26,13 +25,6 @@ from tests.booking_support import BUYER, SHANGHAI
 D = dt.date
 EVENING = dt.datetime(2027, 1, 31, 22, 0, tzinfo=SHANGHAI)  # the last evening of January
 MORNING = dt.datetime(2027, 2, 1, 9, 0, tzinfo=SHANGHAI)  # the next morning
-
-
-@pytest.fixture(autouse=True)
-def english_after() -> Iterator[None]:
-    """A Chinese page leaves its language active in this thread: the next test starts afresh."""
-    yield
-    translation.deactivate()
 
 
 @pytest.fixture
