@@ -3,9 +3,10 @@ buyer and the desk together): the form's id makes them one; never a 500."""
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import redis
 import time_machine
@@ -16,7 +17,11 @@ from tests.booking_support import NOW, claim, request
 from tests.conftest import Someone
 
 
-def at_once(presses: list[Callable[[], int]]) -> list[int]:
+def post(tab: Client, path: str, form: dict[str, str]) -> int:
+    return int(tab.post(path, form).status_code)
+
+
+def at_once(presses: Sequence[Callable[[], int]]) -> list[int]:
     """Run every press in its own thread, released together; their status codes."""
     start = threading.Barrier(len(presses))
     statuses: list[int] = []
@@ -57,8 +62,8 @@ def test_ten_presses_of_one_move_form_and_the_desk_s_at_once_move_the_booking_on
         tabs = [client_for(buyer) for _ in range(10)]
         desks = [client_for(staff) for _ in range(3)]
         statuses = at_once(
-            [lambda t=t: t.post(mine, {**wanted, "move_id": move_id}).status_code for t in tabs]
-            + [lambda d=d: d.post(desk, other).status_code for d in desks]
+            [functools.partial(post, t, mine, {**wanted, "move_id": move_id}) for t in tabs]
+            + [functools.partial(post, d, desk, other) for d in desks]
         )
         assert all(s in (302, 409) for s in statuses), statuses
         (after,) = bookings_of(client=r, owner_id=str(buyer.id))
@@ -82,6 +87,6 @@ def test_ten_presses_of_book_for_a_buyer_with_one_form_book_once(
                 "request_id": hidden(page, "request_id")}  # fmt: skip
         tabs = [client_for(staff) for _ in range(10)]
         path = f"/staff/people/{buyer.id}/book/"
-        statuses = at_once([lambda t=t: t.post(path, form).status_code for t in tabs])
+        statuses = at_once([functools.partial(post, t, path, form) for t in tabs])
         assert all(s == 302 for s in statuses), statuses
         assert len(bookings_of(client=r, owner_id=str(buyer.id))) == 1
