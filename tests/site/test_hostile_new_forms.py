@@ -135,7 +135,7 @@ def test_today_s_forms_without_their_csrf_token_are_refused_and_write_nothing(
 
 STAFF_FORMS = {
     "move": {"date": "2026-12-05", "hour_start": "9", "hour_end": "11", "boxes": "4",
-             "move_id": ""},
+             "room": "8", "move_id": ""},
     "book": {"cls": "C", "room": "9", "date": "2026-12-06", "hour_start": "9", "hour_end": "10",
              "boxes": "5", "request_id": ""},
     "handover": {"booking_id": "", "note": "x", "request_id": "", "day": "", "from": "",
@@ -164,8 +164,9 @@ def test_hostile_values_on_the_staff_desk_and_acting_forms_change_nothing(
         }[form]
         desk = client_for(staff)
         before = {k: v for k, v in snapshot(r).items() if "session" not in k}
-        # Hour 0 is a real hour, an empty hour keeps the booking's own; any move id is one.
-        legit = {"0", ""} if field.startswith("hour") else set()
+        # Hour 0 is a real hour, an empty hour or room keeps the booking's own; any move id is
+        # one.
+        legit = {"0", ""} if field.startswith("hour") else {""} if field == "room" else set()
         for value in [v for v in HOSTILE if v not in legit]:
             data = {**STAFF_FORMS[form], field: value}
             if form == "handover" and field != "booking_id":
