@@ -29,8 +29,8 @@ from accounts.access import login_required
 from booking.domain.parser import InvalidRequest, SlotRequest
 from booking.domain.records import Slot
 from booking.domain.rules import (
+    booking_id_from,
     booking_id_room,
-    booking_new_id,
     hold_new_id,
     season_end,
     season_start,
@@ -327,7 +327,9 @@ def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
     context = {
         "hold": held,
         "choices": choices,
-        "booking_id": booking_new_id(room=held.request.room),
+        # Named by the hold: Book pressed in two tabs (or twice) is one booking, which the
+        # claim recognises as its own, not "someone was faster".
+        "booking_id": booking_id_from(held.id, room=held.request.room),
         "expires_local": timezone.localtime(held.expires_at),
         "zone": zone_name(),
         "page_url": _page_url(choices),

@@ -88,6 +88,9 @@ def test_ten_tabs_pressing_book_it_at_once_make_one_booking_and_shut_out_the_oth
     assert all(status < 500 for _, status in statuses), statuses
     mine = [b for b in bookings_of(client=r, owner_id=str(second_buyer.id)) if b.room == 66]
     assert len(mine) == 1, statuses
+    # Every tab's Book names the booking of the hold: each leads to it, none is "too late".
+    claims = [s for n, s in statuses if n == "claim"]
+    assert claims == [302] * 20, statuses
     assert bookings_of(client=r, owner_id=str(other.id)) == []
     rivals = dict(s for s in statuses if s[0].startswith("rival"))
     assert rivals["rival0"] == 409 and rivals["rival1"] == 409 and rivals["rival2"] == 404
@@ -157,3 +160,20 @@ def test_book_it_on_two_priority_holds_at_once_grants_one_when_one_is_the_most(
     assert len(granted) == 1, owners
     held = owners[granted[0]]
     assert held is not None and held.owner_id == str(second_buyer.id)
+
+
+def test_book_pressed_in_two_tabs_of_one_browser_leads_both_to_the_one_booking(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    """The second tab's Book used to say "Someone was faster" (409): it was the buyer."""
+    (hold_id,) = freed(r, buyer, second_buyer, [72]).values()
+    browser = client_for(second_buyer)
+    tabs = [claim_form(browser.get(f"/book/confirm/{hold_id}/").content.decode()) for _ in "12"]
+    first, second = (browser.post("/book/claim/", form) for form in tabs)
+    assert first.status_code == 302, first.content.decode()[:500]
+    assert second.status_code == 302, second.content.decode()[:2000]
+    assert first["Location"] == second["Location"]
+    assert len(bookings_of(client=r, owner_id=str(second_buyer.id))) == 1
