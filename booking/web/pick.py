@@ -329,7 +329,7 @@ def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
         "choices": choices,
         # Named by the hold: Book pressed in two tabs (or twice) is one booking, which the
         # claim recognises as its own, not "someone was faster".
-        "booking_id": booking_id_from(held.id, room=held.request.room),
+        "booking_id": booking_id_from(f"hold:{held.id}", room=held.request.room),
         "expires_local": timezone.localtime(held.expires_at),
         "zone": zone_name(),
         "page_url": _page_url(choices),
