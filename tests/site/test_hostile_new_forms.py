@@ -178,3 +178,34 @@ def test_hostile_values_on_the_staff_desk_and_acting_forms_change_nothing(
         after = {k: v for k, v in snapshot(r).items() if "session" not in k}
         changed = {k for k in after.keys() | before.keys() if after.get(k) != before.get(k)}
         assert changed == set() or form == "book" or field == "move_id", changed
+
+
+WAIT_FORM = {"cls": "C", "room": "7", "date": "2026-12-03", "start": "8", "end": "10", "box": "3"}
+
+
+@pytest.mark.parametrize("field", [*WAIT_FORM, "entry"])
+def test_hostile_values_on_the_waiting_list_forms_of_a_taken_slot_change_nothing(
+    r: redis.Redis,
+    field: str,
+    buyer: Someone,
+    second_buyer: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    """The slot is taken, so the form is real: every value reaches the parser, joins nothing
+    and leaves nobody's wait."""
+    from tests.booking_support import NOW, claim, request, snapshot
+
+    with time_machine.travel(NOW, tick=False):
+        taken = claim(r, request("C", hour_start=8, hour_end=10, boxes=[3]), owner=str(buyer.id))
+        assert taken.ok
+        waiter = client_for(second_buyer)
+        assert waiter.post("/book/wait/", WAIT_FORM).status_code == 302  # a real wait
+        before = {k: v for k, v in snapshot(r).items() if "session" not in k}
+        for value in [v for v in HOSTILE if v != "0" or field not in ("start", "end")]:
+            data = {**WAIT_FORM, field: value}
+            path = "/book/wait/leave/" if field == "entry" else "/book/wait/"
+            answer = client_for(buyer).post(path, data)
+            assert answer.status_code in (302, 400, 409), (field, value[:40], answer.status_code)
+            assert waiter.post(path, data).status_code in (302, 400, 409)
+        after = {k: v for k, v in snapshot(r).items() if "session" not in k}
+        assert after == before, "nothing written"
