@@ -43,6 +43,9 @@ def test_a_garbage_map_token_gets_the_whole_results(r: redis.Redis) -> None:
                 assert 'id="map-results"' in answer.content.decode(), token[:20]
 
 
+SLOT_61 = {"cls": "A", "room": "61", "date": "2026-12-05"}
+
+
 def pending_hold(r: redis.Redis, owner: Someone, waiter: Someone, room: int) -> str:
     """A priority hold the waiting list placed pending for `waiter` (no sender granted it)."""
     from tests.booking.web.test_priority_book_it import freed
@@ -75,6 +78,8 @@ def test_book_it_on_someone_else_s_priority_hold_shows_nothing_and_grants_nothin
              "booking_id": hold_id},
         )  # fmt: skip
         assert claim.status_code < 500
+        release = browser.post("/book/hold/release/", {"hold_id": hold_id, **SLOT_61})
+        assert release.status_code == 302
     assert Client().get(f"/book/confirm/{hold_id}/").status_code == 302  # to sign in
     held = hold_get(client=r, hold_id=hold_id)
     assert held is not None and held.owner_id == f"pending:{second_buyer.id}"
