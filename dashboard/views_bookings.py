@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.access import signed_in_person, staff_required
 from accounts.selectors import person_id_find
 from booking.domain.references import booking_id_by_reference
-from booking.domain.rules import booking_id_room
+from booking.domain.rules import booking_id_room, request_id_new
 from booking.selectors import booking_get
 from booking.services import booking_cancel
 from dashboard import exports
@@ -156,6 +156,7 @@ def _booking_page(
         "names": names,
         "form": form,
         "section": "bookings",
+        "request_id": request_id_new(),
     }
     return render_page(request, "booking_detail.html", context, status=status)
 

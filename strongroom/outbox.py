@@ -98,6 +98,31 @@ def mail_queue(
     sender_wake(ks.MAIL_OUTBOX.key())
 
 
+QUEUE_ONCE = FunctionSpec(
+    "mail_queue_once", "QUEUE_ONCE", ("once", "queue"), ("member", "field", "keep_ms"),
+    replies=("queued entry", "again", "invalid what"),
+)  # fmt: skip
+ONCE_KEEP_MS = 24 * 3600 * 1000
+
+
+def mail_queue_once(
+    client: redis.Redis, *, kind: str, args: tuple[object, ...], request_id: str
+) -> bool:
+    """Queue one account message for a form request (a client-made id) unless that request
+    queued it already: one call checks and queues. False when it had."""
+    keys, call_args = QUEUE_ONCE.call(
+        keys={"once": ks.MAIL_ONCE.key(request=request_id), "queue": ks.MAIL_OUTBOX.key()},
+        args={"member": entry(kind, *args), "field": FIELD, "keep_ms": ONCE_KEEP_MS},
+    )
+    answer = QUEUE_ONCE.answer_of(fcall(client, QUEUE_ONCE.name, keys, call_args))
+    if answer["status"] not in ("queued", "again"):
+        raise ValueError(f"{QUEUE_ONCE.name}: {answer}")
+    if answer["status"] != "queued":
+        return False
+    sender_wake(ks.MAIL_OUTBOX.key())
+    return True
+
+
 def mailboxes() -> list[str]:
     """Every outbox: the accounts' one, then each room's."""
     rooms = [
@@ -240,7 +265,7 @@ DEAD_RETRY = FunctionSpec(
     replies=("queued entry", "gone", "invalid what"),
 )  # fmt: skip
 DEAD_DISCARD = FunctionSpec("mail_dead_discard", "DEAD_DISCARD", ("dead",), ("letter",))
-SPECS = (DEAD_RETRY, DEAD_DISCARD)
+SPECS = (DEAD_RETRY, DEAD_DISCARD, QUEUE_ONCE)
 
 
 def dead_letter_retry(*, client: redis.Redis, key: str) -> bool:

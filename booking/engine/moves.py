@@ -44,7 +44,7 @@ from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
 from strongroom.decoders import text_values
 from strongroom.durable import durable_fcall
-from strongroom.outbox import mail_queue, sender_wake
+from strongroom.outbox import mail_queue, mail_queue_once, sender_wake
 
 MOVE = FunctionSpec(
     "booking_move",
@@ -239,14 +239,22 @@ def _reindex(client: redis.Redis, booking: Booking, before: str) -> None:
         client.zrem(date_index(booking.room), *(date_member(booking.id, d) for d in old))
 
 
-def receipt_resend(*, client: redis.Redis, booking_id: str, actor_id: str) -> Booking | None:
+def receipt_resend(
+    *, client: redis.Redis, booking_id: str, actor_id: str, request_id: str | None = None
+) -> Booking | None:
     """Queue the receipt of a confirmed booking again (code and .ics, in the buyer's language;
-    the outbox renders it as it is now) and audit who asked. None when there is no such
-    confirmed booking."""
+    the outbox renders it as it is now) and audit who asked; a form's `request_id` sent again
+    (a double click) queues nothing more. None when there is no such confirmed booking."""
     booking = booking_get(client=client, booking_id=booking_id)
     if booking is None or booking.status != "confirmed":
         return None
-    mail_queue(client, kind="confirm", args=(booking.id, booking.owner_id))
+    args = (booking.id, booking.owner_id)
+    if request_id_valid(request_id):
+        assert request_id is not None
+        if not mail_queue_once(client, kind="confirm", args=args, request_id=request_id):
+            return booking
+    else:
+        mail_queue(client, kind="confirm", args=args)
     audit_write(
         client=client,
         room=booking.room,

@@ -97,6 +97,7 @@ from strongroom.keyspace.dashboard import (
 )
 from strongroom.keyspace.mail import (
     MAIL_DEAD,
+    MAIL_ONCE,
     MAIL_OUTBOX,
     MAIL_REMINDED,
     MAIL_SWEEP,
@@ -164,6 +165,7 @@ __all__ = [
     "LOGIN_TRUSTED",
     "MAIL_DEAD",
     "MAIL_GATE",
+    "MAIL_ONCE",
     "MAIL_OUTBOX",
     "MAIL_REMINDED",
     "MAIL_SWEEP",

@@ -52,6 +52,17 @@ MAIL_DEAD = declare(
     ),
     app="strongroom",
 )
+MAIL_ONCE = declare(
+    "mail-once",
+    "{mail}:once:<request>",
+    type="string",
+    holds=noop("a message queued for the form request <request> (staff's receipt sent again)"),
+    app="strongroom",
+    why=noop(
+        "set with the queueing in one call (mail_queue_once): the same form sent twice, or a "
+        "double click, queues one message; expires after a day"
+    ),
+)
 MAIL_SWEEP = declare(
     "mail-sweep",
     "{mail}:sweep",

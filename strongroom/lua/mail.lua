@@ -6,6 +6,8 @@ local DEAD_RETRY_KEYS = {'dead', 'queue'}
 local DEAD_RETRY_ARGS = {'letter', 'field'}
 local DEAD_DISCARD_KEYS = {'dead'}
 local DEAD_DISCARD_ARGS = {'letter'}
+local QUEUE_ONCE_KEYS = {'once', 'queue'}
+local QUEUE_ONCE_ARGS = {'member', 'field', 'keep_ms'}
 
 local function named(values, names)
   local out = {}
@@ -41,5 +43,19 @@ local function dead_discard(keys, args)
   return 'gone'
 end
 
+-- Queue a message once for one form request (staff's "send the receipt again"): a double click
+-- or the form sent again finds its request's mark and queues nothing more.
+-- Returns {'queued', entry id} | {'again'} | {'invalid', what}.
+local function queue_once(keys, args)
+  local k, a = named(keys, QUEUE_ONCE_KEYS), named(args, QUEUE_ONCE_ARGS)
+  local keep = tonumber(a.keep_ms)
+  if not a.member or a.member == '' or not a.field or a.field == '' or not keep or keep < 1 then
+    return {'invalid', 'call'}
+  end
+  if not redis.call('SET', k.once, '1', 'NX', 'PX', keep) then return {'again'} end
+  return {'queued', redis.call('XADD', k.queue, '*', a.field, a.member)}
+end
+
 redis.register_function{function_name='mail_dead_retry', callback=dead_retry}
 redis.register_function{function_name='mail_dead_discard', callback=dead_discard}
+redis.register_function{function_name='mail_queue_once', callback=queue_once}

@@ -179,3 +179,38 @@ def test_staff_booking_for_a_buyer_being_deleted_says_so_not_that_slots_are_take
     assert answer.status_code == 302
     page = client.get(answer["Location"]).content.decode()
     assert "not free" not in page and "being deleted" in page
+
+
+def test_send_the_receipt_again_pressed_ten_times_at_once_queues_it_once(
+    r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    """A double click, or the press sent again: the form's request id makes it one mail."""
+    import re
+    import threading
+
+    mine = booked(r, buyer)
+    r.delete(ks.MAIL_OUTBOX.key())
+    page = client_for(staff).get(f"/staff/bookings/{mine.id}/").content.decode()
+    form = re.search(r'action="/staff/bookings/[^"]+/receipt/".*?</form>', page, re.S)
+    assert form is not None
+    fields = dict(re.findall(r'name="(request_id)" value="([^"]+)"', form.group(0)))
+    tabs = [client_for(staff) for _ in range(10)]
+    start = threading.Barrier(len(tabs))
+    statuses: list[int] = []
+
+    def press(tab: Client) -> None:
+        start.wait()
+        statuses.append(tab.post(f"/staff/bookings/{mine.id}/receipt/", fields).status_code)
+
+    threads = [threading.Thread(target=press, args=(tab,)) for tab in tabs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert statuses == [302] * 10
+    assert r.xlen(ks.MAIL_OUTBOX.key()) == 1
+    kinds = [e.kind for e in audit.booking_audit(client=r, booking_id=mine.id)]
+    assert kinds.count("receipt") == 1
+    # Another press of a new page is another mail.
+    assert client_for(staff).post(f"/staff/bookings/{mine.id}/receipt/").status_code == 302
+    assert r.xlen(ks.MAIL_OUTBOX.key()) == 2
