@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 
 from strongroom.conf import env_int
+from strongroom.static_files import static_collect
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -58,11 +59,9 @@ def start_site(
     env: dict[str, str], *, workers: int, threads: int | None = None, timeout: float = 60.0,
     app: str = "strongroom.wsgi",
 ) -> tuple[subprocess.Popen[bytes], str]:  # fmt: skip
-    """collectstatic, then gunicorn on a free port; returns once /healthz answers 200."""
-    subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
-        cwd=ROOT, env=env, check=True,
-    )  # fmt: skip
+    """collectstatic (unless the collected files are current), then gunicorn on a free port;
+    returns once /healthz answers 200."""
+    static_collect(env)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     process = subprocess.Popen(

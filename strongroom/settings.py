@@ -202,7 +202,9 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = STRONGROOM_DATA_DIR / "static"
+# Collected static files: under the data directory, or a directory of their own (several sites
+# of one version may share it; strongroom/static_files.py collects again only when they changed).
+STATIC_ROOT = Path(env_str("STRONGROOM_STATIC_DIR", str(STRONGROOM_DATA_DIR / "static"))).resolve()
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

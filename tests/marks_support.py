@@ -27,7 +27,7 @@ from typing import Any
 import django.test
 import pytest
 
-from strongroom import embedded, embedded_cluster, serving, store
+from strongroom import embedded, embedded_cluster, serving, static_files, store
 
 # The session's store: every test has it (the autouse `r`), so starting it is no one's cost.
 SHARED_FIXTURES = frozenset({"store_dir"})
@@ -43,6 +43,7 @@ STARTERS: frozenset[object] = frozenset(
         embedded_cluster.cluster_start,
         embedded_cluster.LocalCluster.restart,
         serving.start_site,
+        static_files.static_collect,
     }
 )
 # Playwright starts its driver and the browser (its module is imported only when a test runs).

@@ -21,8 +21,7 @@ from accounts.access import request_person
 from booking.slots.building_map import BuildingMap
 from booking.web.find_page import map_context, map_read
 from booking.web.find_query import MapQuery, map_query_from
-from booking.web.find_refresh import map_changes
-from booking.web.pieces import pieces
+from booking.web.find_refresh import map_refresh
 from strongroom.compression import compressible
 from strongroom.recent import Recent
 from strongroom.store import get_store
@@ -64,14 +63,8 @@ def building_map_results(request: HttpRequest) -> HttpResponse:
     empty 204 (which htmx leaves alone) when none did, every result when the token is not this
     map's."""
     query, bmap, context = _read(request)
-    changes = map_changes(request.GET.get("seen", ""), bmap) if bmap is not None else None
-    # "Only free rooms" adds and removes tiles: any change there sends every result, as does
-    # a change of most rooms (one swap instead of hundreds).
-    if changes is None or (changes and query.only_free) or changes.most_rooms:
-        return render(request, "booking/_map_refresh.html", context)
-    if not changes:
+    answer = map_refresh(query=query, bmap=bmap, context=context, seen=request.GET.get("seen", ""))
+    if answer is None:
         return HttpResponse(status=204)
-    tiles = context["tiles"]
-    changed = pieces("booking/_map_room_changed.html", "tile", (tiles[i] for i in changes.rooms))
-    extra = {"changed_tiles": changed, "grid_changed": changes.grid}
-    return render(request, "booking/_map_changes.html", context | extra)
+    template, refreshed = answer
+    return render(request, template, refreshed)

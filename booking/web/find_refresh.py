@@ -22,8 +22,11 @@ import functools
 import hashlib
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import Any
 
 from booking.slots.building_map import BoxRow, BuildingMap, RoomState
+from booking.web.find_query import MapQuery
+from booking.web.pieces import pieces
 
 FINGERPRINT_BYTES = 3
 
@@ -93,3 +96,23 @@ def map_changes(token: str, bmap: BuildingMap) -> MapChanges | None:
     )
     most = len(changed) > len(bmap.rooms) // 2
     return MapChanges(changed, seen[:width] != grid_fingerprint(bmap.grid), most)
+
+
+def map_refresh(
+    *, query: MapQuery, bmap: BuildingMap | None, context: dict[str, Any], seen: str
+) -> tuple[str, dict[str, Any]] | None:
+    """The refresh's template and context for a page that shows `seen`, or None (nothing
+    changed: an empty 204)."""
+    changes = map_changes(seen, bmap) if bmap is not None else None
+    # "Only free rooms" adds and removes tiles: any change there sends every result, as does
+    # a change of most rooms (one swap instead of hundreds).
+    if changes is None or (changes and query.only_free) or changes.most_rooms:
+        return "booking/_map_refresh.html", context
+    if not changes:
+        return None
+    tiles = context["tiles"]
+    changed = pieces("booking/_map_room_changed.html", "tile", (tiles[i] for i in changes.rooms))
+    return "booking/_map_changes.html", context | {
+        "changed_tiles": changed,
+        "grid_changed": changes.grid,
+    }

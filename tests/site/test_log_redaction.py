@@ -8,7 +8,6 @@ import datetime as dt
 import io
 import logging
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from gunicorn.config import Config  # type: ignore[import-untyped]
 
 from strongroom.redact import AccessLogger, RedactingFilter, redact
 from strongroom.serving import free_port, gunicorn_command
+from strongroom.static_files import static_collect
 from tests.conftest import ROOT, site_env
 
 SECRET_PATHS = (
@@ -88,8 +88,7 @@ def test_the_served_sites_access_log_holds_no_secret(tmp_path: Path) -> None:
     env = site_env(str(django_settings.REDIS_URL), tmp_path / "site")
     port = free_port()
     log = tmp_path / "access.log"
-    collect = [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"]
-    subprocess.run(collect, cwd=ROOT, env=env, check=True)
+    static_collect(env)
     command = gunicorn_command(bind=f"127.0.0.1:{port}", workers=1, access_log=True)
     with log.open("wb") as out:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=out)

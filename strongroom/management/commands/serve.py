@@ -18,6 +18,7 @@ from strongroom.firstrun import first_run_demo
 from strongroom.health import check
 from strongroom.serving import default_workers, gunicorn_command
 from strongroom.startup import StoreNotReady, startup_checks
+from strongroom.static_files import static_collect
 from strongroom.store import get_store, is_embedded
 
 # SIGTERM (systemd, Docker, `kill`) and SIGHUP (a closed terminal) stop the site like Ctrl-C.
@@ -83,7 +84,7 @@ class Command(BaseCommand):
         except StoreNotReady as refused:
             raise CommandError(str(refused)) from refused
         if not settings.DEBUG:
-            call_command("collectstatic", interactive=False, verbosity=0)
+            static_collect(dict(os.environ))  # skipped when the collected files are current
         bind = options["bind"]
         self._mail_say(bind)
         if settings.DEBUG:

@@ -80,6 +80,7 @@ BOOKING_PAGE = 30 * KB  # issue 34: before compression
 MAPS = {
     "class C, two hours": MAP,
     "class C, the whole day": f"/book/find/?cls=C&date={DATE}",
+    "class C, two hours, a room's box grid open": MAP + "&room=6",  # 200 links more
 }
 BOOKING_PAGES = {
     "A": f"/book/?cls=A&room=42&date={DATE}",
@@ -103,7 +104,7 @@ def test_the_class_c_map_of_a_day_weighs_at_most_15_kb_on_the_wire(
             assert html.count(b'id="map-room-') == 300 and b"map-counts" in html
             sizes = (name, offered, len(wire(answer)), len(html))
             assert len(wire(answer)) <= MAP_ON_THE_WIRE, sizes
-            assert len(html) <= MAP_BEFORE_COMPRESSION, sizes
+            assert "grid" in name or len(html) <= MAP_BEFORE_COMPRESSION, sizes
 
 
 @pytest.mark.parametrize("language", ["en", "zh-hans"])
