@@ -214,3 +214,26 @@ def test_hostile_values_on_the_waiting_list_forms_of_a_taken_slot_change_nothing
             assert waiter.post(path, data).status_code in (302, 400, 409)
         after = {k: v for k, v in snapshot(r).items() if "session" not in k}
         assert after == before, "nothing written"
+
+
+def test_a_claim_naming_another_buyer_s_booking_id_is_refused_and_shows_nothing_of_it(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    from tests.booking_support import NOW, claim, request, snapshot
+
+    with time_machine.travel(NOW, tick=False):
+        theirs = claim(r, request("A", room=7, dates=(9,)), owner=str(buyer.id)).booking
+        assert theirs is not None
+        before = {k: v for k, v in snapshot(r).items() if "session" not in k}
+        for dates in ("2026-12-09", "2026-12-10"):
+            answer = client_for(second_buyer).post(
+                "/book/claim/",
+                {"cls": "A", "room": "7", "date": dates, "booking_id": theirs.id},
+            )
+            assert answer.status_code in (400, 409), answer.status_code
+            assert theirs.reference not in answer.content.decode()
+        after = {k: v for k, v in snapshot(r).items() if "session" not in k}
+        assert after == before, "nothing written"
