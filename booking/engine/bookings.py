@@ -20,7 +20,13 @@ from booking.domain.keys import (
     person_index,
 )
 from booking.domain.parser import SlotRequest
-from booking.domain.records import Booking, Hold, booking_from_hash, hold_value_parse
+from booking.domain.records import (
+    Booking,
+    Hold,
+    booking_from_hash,
+    hold_value_parse,
+    move_decided,
+)
 from booking.domain.rules import (
     CLASS_DIGIT,
     CLASSES,
@@ -49,12 +55,15 @@ def booking_get(*, client: redis.Redis, booking_id: str) -> Booking | None:
         return None
     (reply,) = pipeline_replies(client, read)
     data = text_hash(reply)
+    origin: dict[str, str] | None = None
     for _hop in range(MOVE_HOPS):
         if data.get("status") != "moved" or not booking_read(booking_id=data.get("moved_to", "")):
             break
         # Moved to another room: the booking lives on under its new id (old links still work).
-        (moved,) = pipeline_replies(client, booking_read(booking_id=data["moved_to"]))
-        data = text_hash(moved)
+        (reply,) = pipeline_replies(client, booking_read(booking_id=data["moved_to"]))
+        origin, data = data, text_hash(reply)
+    if origin is not None and data.get("status") == "pending":
+        data = move_decided(origin, data)
     found = booking_from_hash(data)
     return found if found is not None and found.status not in ("pending", "moved") else None
 

@@ -90,3 +90,37 @@ def test_ten_presses_of_book_for_a_buyer_with_one_form_book_once(
         statuses = at_once([functools.partial(post, t, path, form) for t in tabs])
         assert all(s == 302 for s in statuses), statuses
         assert len(bookings_of(client=r, owner_id=str(buyer.id))) == 1
+
+
+def test_moves_of_one_booking_to_two_other_rooms_at_once_leave_it_in_one_room(
+    r: redis.Redis,
+    buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    """The buyer moves it to room 8 in five tabs while the desk moves it to room 9 in five: it
+    ends in one room, its old slots and the loser's given back."""
+    with time_machine.travel(NOW, tick=False):
+        made = claim(r, request("C", hour_start=8, hour_end=10, boxes=[3]), owner=str(buyer.id))
+        assert made.booking is not None
+        old = made.booking.id
+        to_8 = {"date": "2026-12-03", "hour_start": "8", "hour_end": "10", "boxes": "3",
+                "room": "8"}  # fmt: skip
+        to_9 = {**to_8, "room": "9"}
+        presses = [
+            functools.partial(post, client_for(buyer), f"/book/mine/{old}/move/", to_8)
+            for _ in range(5)
+        ] + [
+            functools.partial(post, client_for(staff), f"/staff/bookings/{old}/move/", to_9)
+            for _ in range(5)
+        ]
+        statuses = at_once(presses)
+        assert all(s in (302, 409) for s in statuses), statuses
+        (after,) = [
+            b for b in bookings_of(client=r, owner_id=str(buyer.id)) if b.status == "confirmed"
+        ]
+        assert after.room in (8, 9), after
+        # Every room but the booking's own takes the same slots again.
+        for room in {7, 8, 9} - {after.room}:
+            assert claim(r, request("C", room=room, hour_start=8, hour_end=10, boxes=[3])).ok
+        assert not claim(r, request("C", room=after.room, hour_start=8, hour_end=10, boxes=[3])).ok

@@ -89,8 +89,10 @@ def test_ten_tabs_pressing_book_it_at_once_make_one_booking_and_shut_out_the_oth
     mine = [b for b in bookings_of(client=r, owner_id=str(second_buyer.id)) if b.room == 66]
     assert len(mine) == 1, statuses
     # Every tab's Book names the booking of the hold: each leads to it, none is "too late".
+    # A tab that opened the page after another's Book is sent on (the hold is a booking now).
+    assert all(s in (200, 302) for n, s in statuses if n == "confirm"), statuses
     claims = [s for n, s in statuses if n == "claim"]
-    assert claims == [302] * 20, statuses
+    assert claims and all(s == 302 for s in claims), statuses
     assert bookings_of(client=r, owner_id=str(other.id)) == []
     rivals = dict(s for s in statuses if s[0].startswith("rival"))
     assert rivals["rival0"] == 409 and rivals["rival1"] == 409 and rivals["rival2"] == 404

@@ -1,0 +1,49 @@
+"""A move to another room cut off after the old room decided (the mover died before the new
+room confirmed): the booking is still its owner's and staff's to see, under either id, before
+any recovery runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+import redis
+import time_machine
+from django.test import Client
+
+from booking.engine import moves_rooms
+from booking.engine.bookings import booking_get
+from booking.engine.moves import booking_move
+from tests.booking_support import NOW, claim, request
+from tests.conftest import Someone
+
+
+def test_a_move_cut_off_after_the_old_room_decided_leaves_the_booking_visible(
+    r: redis.Redis,
+    buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def died(*args: object, **kwargs: object) -> None:
+        raise ConnectionError("the mover died here")
+
+    with time_machine.travel(NOW, tick=False):
+        made = claim(r, request("C", hour_start=8, hour_end=10, boxes=[3]), owner=str(buyer.id))
+        assert made.booking is not None
+        monkeypatch.setattr(moves_rooms, "_move_commit", died)
+        with pytest.raises(ConnectionError):
+            booking_move(
+                client=r, booking_id=made.booking.id,
+                request=request("C", room=9, hour_start=8, hour_end=10, boxes=[3]),
+                actor_id=str(buyer.id), actor_is_staff=False, move_id="m" * 20,
+            )  # fmt: skip
+        found = booking_get(client=r, booking_id=made.booking.id)
+        assert found is not None and found.room == 9 and found.status == "confirmed", found
+        assert found.reference == made.booking.reference
+        page = client_for(buyer).get(f"/book/done/{made.booking.id}/")
+        assert page.status_code == 200
+        listed = client_for(buyer).get("/book/mine/")
+        assert made.booking.reference in listed.content.decode()
+        desk = client_for(staff).get(f"/staff/bookings/{made.booking.id}/")
+        assert desk.status_code == 200 and made.booking.reference in desk.content.decode()
