@@ -89,23 +89,6 @@ def _dates(text: str) -> tuple[dt.date, ...]:
     return tuple(dt.date.fromisoformat(part) for part in text.split(",") if part)
 
 
-def move_decided(old: dict[str, str], new: dict[str, str]) -> dict[str, str]:
-    """A move across rooms the old room decided (its record `old` points at `new`) that the new
-    room has not confirmed yet (its mover may have died; moves_recover finishes it): the record
-    as the confirmation will make it, with what the booking carries over (the fields
-    booking_move_commit writes)."""
-    return {
-        **new,
-        "status": "confirmed",
-        "ref": old.get("ref", ""),
-        "made": old.get("made", ""),
-        "seq": str(int(old.get("seq") or 0) + 1),
-        "uid_id": old.get("uid_id") or old.get("id", ""),
-        "uid_dates": old.get("uid_dates") or old.get("dates", ""),
-        "created": old.get("created", ""),
-    }
-
-
 def booking_from_hash(data: dict[str, str]) -> Booking | None:
     """A Booking from a record's HGETALL (None for an empty or foreign hash)."""
     if not data.get("id"):

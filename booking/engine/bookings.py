@@ -20,13 +20,7 @@ from booking.domain.keys import (
     person_index,
 )
 from booking.domain.parser import SlotRequest
-from booking.domain.records import (
-    Booking,
-    Hold,
-    booking_from_hash,
-    hold_value_parse,
-    move_decided,
-)
+from booking.domain.records import Booking, Hold, booking_from_hash, hold_value_parse
 from booking.domain.rules import (
     CLASS_DIGIT,
     CLASSES,
@@ -34,6 +28,7 @@ from booking.domain.rules import (
     calendar_date,
 )
 from booking.engine.indexes import bookings_by_id, indexes_read
+from booking.engine.moves_rooms import move_finish
 from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.clock import from_ms, to_ms
 from strongroom.decoders import text, text_hash, text_list
@@ -60,10 +55,14 @@ def booking_get(*, client: redis.Redis, booking_id: str) -> Booking | None:
         if data.get("status") != "moved" or not booking_read(booking_id=data.get("moved_to", "")):
             break
         # Moved to another room: the booking lives on under its new id (old links still work).
-        (reply,) = pipeline_replies(client, booking_read(booking_id=data["moved_to"]))
-        origin, data = data, text_hash(reply)
+        (moved,) = pipeline_replies(client, booking_read(booking_id=data["moved_to"]))
+        origin, data = data, text_hash(moved)
     if origin is not None and data.get("status") == "pending":
-        data = move_decided(origin, data)
+        # The old room decided and the new one has not confirmed yet: finished here, rather
+        # than the booking missing for its owner and staff until the recovery.
+        finished = move_finish(client=client, old=origin, new=data)
+        if finished is not None:
+            return finished
     found = booking_from_hash(data)
     return found if found is not None and found.status not in ("pending", "moved") else None
 

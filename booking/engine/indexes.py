@@ -18,11 +18,11 @@ from booking.domain.keys import (
     person_index,
     person_score,
 )
-from booking.domain.records import Booking, booking_from_hash, move_decided
+from booking.domain.records import Booking, booking_from_hash
 from booking.domain.rules import booking_id_room, format_room
 from strongroom import keyspace as ks
 from strongroom.ahead import Command, command, pipeline_replies
-from strongroom.decoders import text_hash, text_list
+from strongroom.decoders import text_list
 from strongroom.durable import WAITAOF_TIMEOUT_MS, NotDurable, Write, durable_calls
 from strongroom.store import UNAVAILABLE, StoreUnavailable
 
@@ -196,20 +196,5 @@ def bookings_by_id(*, client: redis.Redis, ids: Sequence[str]) -> list[Booking]:
     for booking_id, room in wanted:
         if room is not None:
             pipe.hgetall(RoomKeys(room).record(booking_id))
-    records = [text_hash(h) for h in pipe.execute()]
-    # A booking moved to another room whose new room has not confirmed yet is listed under its
-    # old id until the confirmation: shown as it will be (booking.domain.records.move_decided).
-    midway = [
-        r for r in records if r.get("status") == "moved" and booking_id_room(r.get("moved_to"))
-    ]
-    if midway:
-        pipe = client.pipeline(transaction=False)
-        for old in midway:
-            moved_to = old["moved_to"]
-            pipe.hgetall(RoomKeys(booking_id_room(moved_to) or 0).record(moved_to))
-        for old, new in zip(midway, pipe.execute(), strict=True):
-            new = text_hash(new)
-            if new.get("status") == "pending":
-                records[records.index(old)] = move_decided(old, new)
-    found = (booking_from_hash(h) for h in records)
+    found = (booking_from_hash(h) for h in pipe.execute())
     return [b for b in found if b is not None and b.status not in ("pending", "moved")]

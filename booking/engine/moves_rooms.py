@@ -277,6 +277,23 @@ def _move_commit(
     return booking
 
 
+def move_finish(
+    *, client: redis.Redis, old: dict[str, str], new: dict[str, str], now: dt.datetime | None = None
+) -> Booking | None:
+    """Confirm the pending record `new` that the old room already decided for (`old`, its
+    record, points at it): what the mover does after the old room's call, done by whoever
+    reads it first (a reader between the two calls, or after the mover died), so the booking
+    is never missing. The call recognises a repeat. None if `new` is not that move's."""
+    new_id, move_id = new.get("id", ""), new.get("move_request", "")
+    room = booking_id_room(new_id)
+    if room is None or not move_id or old.get("moved_to") != new_id:
+        return None
+    now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
+    booking = _move_commit(client, RoomKeys(room), new_id, move_id, old, now_ms)
+    sender_wake(RoomKeys(room).outbox)
+    return booking
+
+
 def _move_undo(
     client: redis.Redis, old: RoomKeys, new: RoomKeys, old_id: str, new_id: str, move_id: str
 ) -> None:
