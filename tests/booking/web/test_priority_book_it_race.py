@@ -95,7 +95,8 @@ def test_ten_tabs_pressing_book_it_at_once_make_one_booking_and_shut_out_the_oth
     assert claims and all(s == 302 for s in claims), statuses
     assert bookings_of(client=r, owner_id=str(other.id)) == []
     rivals = dict(s for s in statuses if s[0].startswith("rival"))
-    assert rivals["rival0"] == 409 and rivals["rival1"] == 409 and rivals["rival2"] == 404
+    # Another's hold does not open for them (404), or has become the booking already (302 on).
+    assert rivals["rival0"] == 409 and rivals["rival1"] == 409 and rivals["rival2"] in (302, 404)
     assert rivals["rival3"] == 409
     assert hold_get(client=r, hold_id=hold_id) is None  # turned into the booking
     # Afterwards too: the slot is booked, nobody else takes it.
