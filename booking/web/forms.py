@@ -54,8 +54,15 @@ class Choices(SlotChoice):
         return pairs
 
     def query(self, **changes: Any) -> str:
-        """The URL query of these choices (with `changes` applied), '' when nothing is picked."""
-        return urlencode((replace(self, **changes) if changes else self).params())
+        """The URL query of these choices (with `changes` applied), '' when nothing is picked.
+        Without changes it is made once (a page names its own URL several times)."""
+        if changes:
+            return urlencode(replace(self, **changes).params())
+        made = self.__dict__.get("_query")
+        if made is None:
+            made = urlencode(self.params())
+            object.__setattr__(self, "_query", made)  # frozen: fields only; this is derived
+        return made
 
 
 def query_values(data: Mapping[str, Any], name: str) -> list[str]:
