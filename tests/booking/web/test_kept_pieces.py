@@ -184,3 +184,22 @@ def test_a_piece_is_kept_while_the_room_is_unchanged_and_built_again_after_a_wri
     again = pick_panel.month_build(client=r, choices=choices, owner_id=None, now=NOW)
     assert again is not first
     assert pick_panel.month_build(client=r, choices=choices, owner_id=None, now=NOW) is again
+
+
+def test_a_buyer_with_a_hold_in_the_room_gets_a_panel_of_their_own(r: redis.Redis) -> None:
+    """Their own hold is free for them: the others' kept panel (it shows the hold) is never
+    theirs, and theirs is never kept for the others."""
+    wanted = request("C", room=ROOM, dates=(3,), hour_start=8, hour_end=10, boxes=[1])
+    assert booking_hold(
+        client=r, owner_id="101", request=wanted, hold_id=hold_new_id(room=ROOM), now=NOW
+    ).ok
+    choices = Choices(cls="C", room=ROOM, dates=(day(3),), start=8, end=10, boxes=(1,),
+                      month=DECEMBER)  # fmt: skip
+    seen = {
+        who: pick_panel.panel_build(client=r, choices=choices, owner_id=who, now=NOW)
+        for who in (None, "101", "102")
+    }
+    assert seen[None] is seen["102"] and seen[None].blocked
+    assert seen["101"] is not seen[None] and not seen["101"].blocked
+    again = pick_panel.panel_build(client=r, choices=choices, owner_id="101", now=NOW)
+    assert again is not seen["101"]
