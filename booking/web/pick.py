@@ -46,7 +46,7 @@ from booking.web.owner import request_owner, signed_in_owner
 from strongroom.ahead import Command, read_together, reads_ahead
 from strongroom.clock import minute_up
 from strongroom.compression import compressible
-from strongroom.middleware import REFRESH_HEADER
+from strongroom.middleware import REFRESH_HEADER, is_fragment
 from strongroom.store import get_store
 
 HOLD_SESSION_KEY = "booking_hold_id"
@@ -195,27 +195,16 @@ def _refused(
     An htmx request gets the panel alone, swapped in place of the page's."""
     if status == 409:
         read_together(get_store(), pick_panel.panel_reads(choices))
-    context = _context(
-        request,
-        choices,
-        problems,
-        taken=taken,
-        alternatives_now=status != 409,
-        strictly_read=strictly_read,
-    )
-    if not _is_fragment(request):
+    alternatives_now = status != 409
+    context = _context(request, choices, problems, taken=taken,
+                       alternatives_now=alternatives_now, strictly_read=strictly_read)  # fmt: skip
+    if not is_fragment(request):
         return render(request, "booking/book.html", context, status=status)
     response = render(request, "booking/_panel.html", context, status=status)
-    response["HX-Retarget"] = "#booking-panel"
-    response["HX-Reswap"] = "outerHTML"
-    response["HX-Push-Url"] = context["page_url"]
+    swap = {"HX-Retarget": "#booking-panel", "HX-Reswap": "outerHTML"}
+    for name, value in {**swap, "HX-Push-Url": context["page_url"]}.items():
+        response[name] = value
     return response
-
-
-def _is_fragment(request: HttpRequest) -> bool:
-    """An htmx request swapping part of the page (a history restore wants the whole page)."""
-    htmx = getattr(request, "htmx", None)
-    return bool(htmx) and not getattr(htmx, "history_restore_request", False)
 
 
 _SlotsView = Callable[[HttpRequest, str, forms.Choices, SlotRequest], HttpResponse]
