@@ -30,7 +30,17 @@ QUERY = FunctionSpec(
     "QUERY",
     ("books", "registry", "by_title", "by_year", "by_year_desc", "edition"),
     ("n_and", "n_or", "n_not", "sort", "offset", "count", "top_n", "exact_cost", "max_reads"),
-    reply=("total", "result_index", "ids", "unknown", "top", "everything", "edition", "estimated"),
+    reply=(
+        "total",
+        "result_index",
+        "ids",
+        "unknown",
+        "top",
+        "everything",
+        "edition",
+        "estimated",
+        "build_cost",
+    ),
 )
 # more_keys: the query's known AND, OR and NOT tag sets, then one tag set per facet; more_args:
 # the facets' tag names, in their sets' order.
@@ -38,7 +48,7 @@ FACETS = FunctionSpec(
     "catalog_facets",
     "FACETS",
     ("book_tags", "books"),
-    ("limit", "crossover", "n_and", "n_or", "n_not", "total", "max_reads", "sample"),
+    ("limit", "crossover", "n_and", "n_or", "n_not", "total", "max_reads", "sample", "build_cost"),
     reply=("counted", "counts"),
 )
 # more_keys: book hashes; more_args: the books' ids, same order.

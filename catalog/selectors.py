@@ -254,6 +254,7 @@ def catalog_page(
         facet_args = {
             "limit": limit, "crossover": crossover, "n_and": n_and, "n_or": n_or,
             "n_not": n_not, "total": total, "max_reads": sample_reads, "sample": sample,
+            "build_cost": reply["build_cost"],
         }  # fmt: skip
         sets = [tag_key(tag) for tag in [*(t for group in known for t in group), *candidates]]
         facet_keys, facet_argv = FACETS.call(

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import zoneinfo
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import redis
 
+from booking.domain.keys import RoomKeys
 from booking.domain.parser import SlotRequest, slot_request_parse
 from booking.domain.rules import (
     BOXES_PER_ROOM,
@@ -118,3 +119,17 @@ def free_boxes(
         owner_id=owner_id, now=now,
     ).taken_boxes  # fmt: skip
     return [box for box in range(1, BOXES_PER_ROOM + 1) if box not in taken]
+
+
+def booked_b_slots(client: redis.Redis, rooms: Iterable[int]) -> set[tuple[int, int, int]]:
+    """(room, day index, hour) of every booked bit of the rooms' class B bitmaps of December
+    2026, the test season."""
+    found = set()
+    for room in rooms:
+        key = RoomKeys(room).inventory("B", "2026-12")
+        if not client.exists(key):
+            continue
+        reads = [x for d in range(31) for x in ("GET", "u24", d * 24)]
+        for day, mask in enumerate(client.execute_command("BITFIELD_RO", key, *reads)):
+            found |= {(room, day, h) for h in range(24) if int(mask) >> (23 - h) & 1}
+    return found

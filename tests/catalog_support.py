@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import redis
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 from catalog.rules import Book, sort_key
 from catalog.selectors import Query
@@ -87,3 +89,24 @@ def brute_force(books: list[Book], query: Query) -> list[Book]:
     if query.sort == "year":
         return sorted(found, key=lambda b: (b.year, sort_key(b.title)))
     return sorted(found, key=lambda b: (-b.year, sort_key(b.title)))
+
+
+def query_strategy(tags: list[str]) -> st.SearchStrategy[Query]:
+    """Browse queries over `tags` and a tag no book has: up to three tags a group, any order."""
+    group = st.lists(st.sampled_from([*tags, "unknown-tag"]), unique=True, max_size=3)
+    return st.builds(
+        Query,
+        all_of=group.map(tuple),
+        any_of=group.map(tuple),
+        none_of=group.map(tuple),
+        sort=st.sampled_from(["title", "year", "-year"]),
+    )
+
+
+def store_examples(max_examples: int) -> settings:
+    """Hypothesis settings for examples that each write and query the real store."""
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )

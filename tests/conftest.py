@@ -23,6 +23,7 @@ from django.utils import translation
 from accounts.people import Person
 from accounts.visits import visits_discard
 from booking.domain.window import window_remember
+from booking.web.kept import kept_clear
 from strongroom import embedded, embedded_cluster, store
 from strongroom.serving import start_site
 from tests import marks_support
@@ -172,6 +173,7 @@ def r(store_dir: Path) -> redis.Redis:
     client.flushall()
     visits_discard()  # page views gathered by an earlier test belong to its flushed store
     window_remember(None)  # the flushed store holds no sales window (and none is read again)
+    kept_clear()  # pieces kept from an earlier test's rooms
     # A Chinese page leaves its language active in this thread (LocaleMiddleware activates, and
     # nothing deactivates after the answer): every test starts in the site's default language.
     translation.deactivate()

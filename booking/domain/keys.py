@@ -47,6 +47,11 @@ class RoomKeys:
         return [self.inventory(cls, m) for m in months], months_arg(months)
 
     @property
+    def edition(self) -> str:
+        """Set anew by every function that writes a key of the room (kept pieces)."""
+        return ks.BOOKING_EDITION.key(room=self.tag)
+
+    @property
     def closures(self) -> str:
         return ks.BOOKING_CLOSURES.key(room=self.tag)
 

@@ -38,7 +38,7 @@ CANCEL = FunctionSpec(
     "booking_cancel",
     "CANCEL",
     ("record", "registry", "audit", "stats", "outbox", "waits", "wait_notices",
-     "holds", "hold_days"),
+     "holds", "hold_days", "edition"),
     ("actor", "is_staff", "today", "reason", "now_ms", "audit_maxlen", "request_id", "first_day",
      "priority_hold_id", "priority_hold_ms"),
     replies=("cancelled record", "already_cancelled", "not_found", "forbidden", "collected",
@@ -105,6 +105,7 @@ def booking_cancel(
             keys={
                 "record": keys.record(booking_id),
                 "registry": keys.registry,
+                "edition": keys.edition,
                 "audit": keys.audit,
                 "stats": keys.stats,
                 "outbox": keys.outbox,

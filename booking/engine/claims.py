@@ -56,7 +56,7 @@ CLAIM = FunctionSpec(
     "CLAIM",
     ("registry", "record", "ledger", "codes", "holds", "audit", "stats",
      "hold_days", "unindexed", "refs", "outbox", "hold_streaks", "waits", "wait_notices",
-     "gone", "closures"),
+     "gone", "closures", "edition"),
     ("owner", "cls", "months", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
      "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "made",
      "person_score", "date_scores", "reference", "pace_limit", "pace_window_ms", "first_day"),

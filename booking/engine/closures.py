@@ -25,13 +25,22 @@ from booking.engine.bookings import bookings_between
 from booking.engine.cancel import booking_cancel
 from strongroom import keyspace as ks
 from strongroom.audit import staff_audit_record
+from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
 from strongroom.decoders import text_hash
+from strongroom.libraries import fcalls
 
 CLOSURE_AUDIT_KINDS = ("closure_add", "closure_remove")  # staff actions (booking.apps)
 _ID_RE = re.compile(r"[A-Za-z0-9_-]{8,32}")
 _ROOMS_RE = re.compile(r"\s*(\d{1,3})\s*(?:-\s*(\d{1,3})\s*)?")
 MAX_CLOSURE_DAYS = 366
+CLOSURE_WRITE = FunctionSpec(
+    "booking_closure_write",
+    "CLOSURE_WRITE",
+    ("closures", "edition"),
+    ("closure_id", "value"),
+    replies=("written", "same", "invalid what"),
+)
 
 
 @dataclass(frozen=True)
@@ -112,6 +121,22 @@ def _check(closure: Closure) -> None:
         raise ValueError("a closure has a reason")
 
 
+def _rooms_write(client: redis.Redis, closure: Closure, value: str) -> None:
+    """The closure into each of its rooms ('': out of them), each with the room's edition, all
+    in one pipeline."""
+    calls = []
+    for room in closure.rooms:
+        keys = RoomKeys(room)
+        call_keys, call_args = CLOSURE_WRITE.call(
+            keys={"closures": keys.closures, "edition": keys.edition},
+            args={"closure_id": closure.id, "value": value},
+        )
+        calls.append((CLOSURE_WRITE.name, call_keys, call_args))
+    for reply in fcalls(client, calls):
+        if CLOSURE_WRITE.answer_of(reply)["status"] == "invalid":
+            raise ValueError(f"closure {closure.id}: {reply}")
+
+
 def closure_bookings(*, client: redis.Redis, closure: Closure) -> list[Booking]:
     """The confirmed bookings with a slot inside `closure` (two round trips: the date index,
     then the records)."""
@@ -136,10 +161,7 @@ def closure_add(
          "hstart": start, "hend": end, "reason": closure.reason.replace("|", "/")},
         CLOSURE_FIELDS,
     )  # fmt: skip
-    pipe = client.pipeline(transaction=False)
-    for room in closure.rooms:
-        pipe.hset(RoomKeys(room).closures, closure.id, value)
-    pipe.execute()
+    _rooms_write(client, closure, value)
     at = to_ms(closure.at or dt.datetime.now(tz=dt.UTC))
     listed = "|".join(
         [",".join(map(str, closure.rooms)), closure.first.isoformat(), closure.last.isoformat(),
@@ -202,10 +224,7 @@ def closure_remove(
     closure = closure_get(client=client, closure_id=closure_id)
     if closure is None:
         return False
-    pipe = client.pipeline(transaction=False)
-    for room in closure.rooms:
-        pipe.hdel(RoomKeys(room).closures, closure.id)
-    pipe.execute()
+    _rooms_write(client, closure, "")
     client.hdel(ks.CLOSURES_ALL.key(), closure.id)
     staff_audit_record(
         client=client, kind="closure_remove", actor_id=actor_id, subject=closure.rooms_label,

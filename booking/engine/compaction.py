@@ -99,6 +99,8 @@ def past_compact(
         if not (gone_bitmaps or gone_fields or gone_records):
             continue
         write = client.pipeline(transaction=True)
+        # The room changes: its edition with it, in the same MULTI (kept pieces, booking/README.md).
+        write.incr(keys.edition)
         if gone_bitmaps:
             write.delete(*gone_bitmaps)
             write.srem(keys.registry, *gone_bitmaps)

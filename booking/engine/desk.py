@@ -29,7 +29,7 @@ from strongroom.durable import durable_fcall
 HANDOVER = FunctionSpec(
     "booking_handover",
     "HANDOVER",
-    ("record", "codes", "audit", "stats"),
+    ("record", "codes", "audit", "stats", "edition"),
     ("actor", "today", "note", "now_ms", "audit_maxlen", "room", "request_id"),
     replies=("handed record", "already_collected record", "not_found", "not_today record",
              "invalid what"),
@@ -115,6 +115,7 @@ def booking_handover(
             "codes": keys.codes,
             "audit": keys.audit,
             "stats": keys.stats,
+            "edition": keys.edition,
         },
         args={
             "actor": actor_id,

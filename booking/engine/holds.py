@@ -39,7 +39,7 @@ from strongroom.libraries import fcall, pipeline_functions
 HOLD = FunctionSpec(
     "booking_hold",
     "HOLD",
-    ("holds", "audit", "hold_days", "hold_streaks", "gone", "closures"),
+    ("holds", "audit", "hold_days", "hold_streaks", "gone", "closures", "edition"),
     ("owner", "cls", "days", "hstart", "hend", "boxes", "hold_id", "now_ms", "ttl_ms",
      "audit_maxlen", "room", "months", "pace_limit", "pace_window_ms", "first_day"),
     replies=("ok expiry", "taken *slots", "cooling until", "paced until", "id_in_use", "gone",
@@ -49,7 +49,7 @@ HOLD = FunctionSpec(
 # key tails of HOLD: the inventory of each calendar month of the request (as ARGV months), then
 # the buyer's pace where the call checks it (one server, a paced hold).
 HOLD_RELEASE = FunctionSpec(
-    "booking_hold_release", "HOLD_RELEASE", ("holds", "hold_days"), ("hold_id", "owner")
+    "booking_hold_release", "HOLD_RELEASE", ("holds", "hold_days", "edition"), ("hold_id", "owner")
 )
 
 
@@ -109,6 +109,7 @@ def booking_hold(
             return HoldResult(False, paced_until=spent)
     keys = {
         "holds": room.holds,
+        "edition": room.edition,
         "audit": room.audit,
         "hold_days": room.hold_days,
         "hold_streaks": room.hold_streaks,
@@ -183,7 +184,7 @@ def _release_call(owner_id: str, hold_id: str) -> tuple[list[str], list[object]]
     """KEYS and ARGV of booking_hold_release (the hold id names its room)."""
     keys = RoomKeys(booking_id_room(hold_id) or 0)
     return HOLD_RELEASE.call(
-        keys={"holds": keys.holds, "hold_days": keys.hold_days},
+        keys={"holds": keys.holds, "hold_days": keys.hold_days, "edition": keys.edition},
         args={"hold_id": hold_id, "owner": owner_id},
     )
 

@@ -24,7 +24,7 @@ from strongroom.durable import Call, durable_calls
 FLUSH_ROOM = FunctionSpec(
     "booking_flush_room",
     "FLUSH_ROOM",
-    ("registry", "ledger", "holds", "audit", "hold_days"),
+    ("registry", "ledger", "holds", "audit", "hold_days", "edition"),
     ("actor", "reason", "now_ms", "audit_maxlen", "n_inv", "n_rec", "room"),
     replies=("ok removed cancelled", "retry", "invalid what"),
     key_tails=("inventories", "records", "stats"),
@@ -106,6 +106,7 @@ def _flush_room_call(
     all_keys, args = FLUSH_ROOM.call(
         keys={
             "registry": keys.registry,
+            "edition": keys.edition,
             "ledger": keys.ledger,
             "holds": keys.holds,
             "audit": keys.audit,

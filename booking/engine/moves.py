@@ -50,7 +50,7 @@ MOVE = FunctionSpec(
     "booking_move",
     "MOVE",
     ("record", "registry", "codes", "holds", "hold_days", "audit", "stats",
-     "outbox", "waits", "wait_notices", "unindexed", "closures"),
+     "outbox", "waits", "wait_notices", "unindexed", "closures", "edition"),
     ("actor", "is_staff", "today", "cls", "days", "hstart", "hend", "boxes", "dates",
      "months", "code_mac", "code_n", "move_id", "now_ms", "audit_maxlen", "room",
      "person_score", "date_scores", "first_day", "priority_hold_id", "priority_hold_ms"),
@@ -168,6 +168,7 @@ def booking_move(
     call_keys = {
         "record": keys.record(booking_id),
         "registry": keys.registry,
+        "edition": keys.edition,
         "codes": keys.codes,
         "holds": keys.holds,
         "hold_days": keys.hold_days,

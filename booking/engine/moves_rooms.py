@@ -46,7 +46,7 @@ MOVE_IN = FunctionSpec(
     "booking_move_in",
     "MOVE_IN",
     ("record", "registry", "codes", "holds", "hold_days", "stats", "moves", "ledger",
-     "closures"),
+     "closures", "edition"),
     ("owner", "cls", "months", "days", "hstart", "hend", "boxes", "dates", "booking_id",
      "from_id", "move_id", "code_mac", "now_ms", "room"),
     replies=("held", "taken *slots", "code_clash", "closed reason", "invalid what"),
@@ -56,7 +56,7 @@ MOVE_OUT = FunctionSpec(
     "booking_move_out",
     "MOVE_OUT",
     ("record", "registry", "codes", "ledger", "audit", "stats", "waits", "wait_notices",
-     "holds", "hold_days", "outbox"),
+     "holds", "hold_days", "outbox", "edition"),
     ("actor", "is_staff", "today", "move_id", "to_id", "now_ms", "audit_maxlen", "room",
      "first_day", "priority_hold_id", "priority_hold_ms"),
     replies=("moved record", "aborted", "not_found", "forbidden", "cancelled", "collected",
@@ -66,18 +66,22 @@ MOVE_OUT = FunctionSpec(
 MOVE_COMMIT = FunctionSpec(
     "booking_move_commit",
     "MOVE_COMMIT",
-    ("record", "codes", "ledger", "stats", "audit", "outbox", "moves", "unindexed"),
+    ("record", "codes", "ledger", "stats", "audit", "outbox", "moves", "unindexed", "edition"),
     ("move_id", "from_fields", "now_ms", "audit_maxlen", "room", "person_score", "date_scores"),
     replies=("moved record", "not_found", "invalid what"),
     key_tails=("person_index", "date_index"),
 )  # fmt: skip
 MOVE_ABORT = FunctionSpec(
-    "booking_move_abort", "MOVE_ABORT", ("record",), ("move_id",), replies=("moved", "aborted")
+    "booking_move_abort",
+    "MOVE_ABORT",
+    ("record", "edition"),
+    ("move_id",),
+    replies=("moved", "aborted"),
 )
 MOVE_RELEASE = FunctionSpec(
     "booking_move_release",
     "MOVE_RELEASE",
-    ("record", "registry", "stats", "moves"),
+    ("record", "registry", "stats", "moves", "edition"),
     ("move_id",),
     replies=("released", "moved"),
     key_tails=("inventories",),
@@ -126,6 +130,7 @@ def move_rooms(
         keys={
             "record": old.record(booking_id),
             "registry": old.registry,
+            "edition": old.edition,
             "codes": old.codes,
             "ledger": old.ledger,
             "audit": old.audit,
@@ -180,6 +185,7 @@ def _move_in(
     keys = {
         "record": new.record(new_id),
         "registry": new.registry,
+        "edition": new.edition,
         "codes": new.codes,
         "holds": new.holds,
         "hold_days": new.hold_days,
@@ -240,6 +246,7 @@ def _move_commit(
             "codes": new.codes,
             "ledger": new.ledger,
             "stats": new.stats,
+            "edition": new.edition,
             "audit": new.audit,
             "outbox": new.outbox,
             "moves": new.moves,
@@ -275,7 +282,9 @@ def _move_undo(
 ) -> None:
     """Fence the move off in the old room (so a late step 2 cannot run), then let go of the
     new room's hold."""
-    abort = MOVE_ABORT.call(keys={"record": old.record(old_id)}, args={"move_id": move_id})
+    abort = MOVE_ABORT.call(
+        keys={"record": old.record(old_id), "edition": old.edition}, args={"move_id": move_id}
+    )
     if durable_fcall(client, MOVE_ABORT.name, *abort)[0] == "moved":
         raise AssertionError("a move the old room confirmed is never undone")
     cls, inventories = text_values(client.hmget(new.record(new_id), ["cls", "inv"]))
@@ -285,6 +294,7 @@ def _move_undo(
         keys={
             "record": new.record(new_id),
             "registry": new.registry,
+            "edition": new.edition,
             "stats": new.stats,
             "moves": new.moves,
         },
@@ -319,7 +329,10 @@ def moves_recover(
                 client.zrem(new.moves, new_id)
                 continue
             old = RoomKeys(old_room)
-            abort = MOVE_ABORT.call(keys={"record": old.record(old_id)}, args={"move_id": move_id})
+            abort = MOVE_ABORT.call(
+                keys={"record": old.record(old_id), "edition": old.edition},
+                args={"move_id": move_id},
+            )
             if durable_fcall(client, MOVE_ABORT.name, *abort)[0] == "moved":
                 old_record = text_hash(client.hgetall(old.record(old_id)))
                 _move_commit(

@@ -40,7 +40,8 @@ from strongroom.durable import Write, durable_calls, durable_fcall
 OWNER_FORGET = FunctionSpec(
     "booking_owner_forget",
     "OWNER_FORGET",
-    ("registry", "audit", "stats", "waits", "wait_notices", "holds", "outbox", "hold_days"),
+    ("registry", "audit", "stats", "waits", "wait_notices", "holds", "outbox", "hold_days",
+     "edition"),
     ("owner", "now_ms", "audit_maxlen", "n", "room", "first_day", "priority_hold_id",
      "priority_hold_ms"),
     replies=("ok cancelled kept", "stale", "invalid what"),
@@ -157,6 +158,7 @@ def _room_forget(
         call = OWNER_FORGET.call(
             keys={
                 "registry": keys.registry,
+                "edition": keys.edition,
                 "audit": keys.audit,
                 "stats": keys.stats,
                 "waits": keys.waits,

@@ -27,7 +27,7 @@ from strongroom.durable import durable_fcall
 PICKUP = FunctionSpec(
     "booking_pickup",
     "PICKUP",
-    ("codes", "record", "audit", "stats"),
+    ("codes", "record", "audit", "stats", "edition"),
     ("code_mac", "booking_id", "now_ms", "today", "minute", "grace_minutes", "attempt_id",
      "audit_maxlen", "room", "yesterday"),
     replies=("collected record", "already_collected record", "cancelled record",
@@ -116,6 +116,7 @@ def booking_pickup(
             "record": keys.record(booking_id or "-"),
             "audit": keys.audit,
             "stats": keys.stats,
+            "edition": keys.edition,
         }
         call = PICKUP.call(keys=call_keys, args=args)
         answer = PICKUP.answer_of(durable_fcall(client, PICKUP.name, *call))

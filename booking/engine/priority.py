@@ -50,7 +50,7 @@ PRIORITY_KEEP = FunctionSpec(
 PRIORITY_SETTLE = FunctionSpec(
     "booking_priority_settle",
     "PRIORITY_SETTLE",
-    ("holds", "hold_days", "wait_notices"),
+    ("holds", "hold_days", "wait_notices", "edition"),
     ("hold_id", "person", "kept", "now_ms"),
     replies=("granted expiry", "released", "gone", "invalid what"),
 )
@@ -128,7 +128,12 @@ def priority_settle(
     """The room's half of `priority_grant`, once the person's slot answered `kept`."""
     keys = RoomKeys(booking_id_room(hold_id) or 0)
     settle_keys, settle_args = PRIORITY_SETTLE.call(
-        keys={"holds": keys.holds, "hold_days": keys.hold_days, "wait_notices": keys.wait_notices},
+        keys={
+            "holds": keys.holds,
+            "hold_days": keys.hold_days,
+            "wait_notices": keys.wait_notices,
+            "edition": keys.edition,
+        },
         args={"hold_id": hold_id, "person": str(person_id), "kept": int(kept), "now_ms": now_ms},
     )
     status = str(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from booking.engine.cancel import CANCEL
 from booking.engine.claims import CLAIM
+from booking.engine.closures import CLOSURE_WRITE
 from booking.engine.desk import HANDOVER
 from booking.engine.holds import HOLD, HOLD_RELEASE
 from booking.engine.maintenance import FLUSH_ROOM
@@ -18,5 +19,5 @@ from booking.engine.waits import WAIT, WAIT_RESERVE, WAITS_CHECK
 SPECS = (
     CLAIM, HOLD, HOLD_RELEASE, CANCEL, MOVE, MOVE_IN, MOVE_OUT, MOVE_COMMIT, MOVE_ABORT,
     MOVE_RELEASE, PICKUP, HANDOVER, FLUSH_ROOM, STATS_REBUILD, WAIT, WAIT_RESERVE, WAITS_CHECK,
-    OWNER_FORGET, PRIORITY_KEEP, PRIORITY_SETTLE,
+    OWNER_FORGET, PRIORITY_KEEP, PRIORITY_SETTLE, CLOSURE_WRITE,
 )  # fmt: skip

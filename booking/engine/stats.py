@@ -45,7 +45,7 @@ from strongroom.libraries import fcalls
 STATS_REBUILD = FunctionSpec(
     "booking_stats_rebuild",
     "STATS_REBUILD",
-    ("stats", "registry", "ledger"),
+    ("stats", "registry", "ledger", "edition"),
     ("n_inv", "n_rec"),
     replies=("ok counted", "retry", "invalid what"),
     key_tails=("inventories", "records"),
@@ -272,7 +272,12 @@ def _stats_call(
         moment = from_ms(created.get(booking_id)) or dt.datetime.fromtimestamp(0, tz=dt.UTC)
         more_args.append(local_now(moment).date().isoformat())
     all_keys, args = STATS_REBUILD.call(
-        keys={"stats": keys.stats, "registry": keys.registry, "ledger": keys.ledger},
+        keys={
+            "stats": keys.stats,
+            "registry": keys.registry,
+            "ledger": keys.ledger,
+            "edition": keys.edition,
+        },
         args={"n_inv": len(inventories), "n_rec": len(ids)},
         tails={"inventories": inventories, "records": [keys.record(i) for i in ids]},
         more_args=more_args,

@@ -209,6 +209,8 @@ def _room_upgrade(client: redis.Redis, room: int, start: dt.date) -> tuple[int, 
         )
         outbox = [(text(m), float(s)) for m, s in scored_mail]
     write = client.pipeline(transaction=True)
+    # The room changes: its edition with it, in the same MULTI (kept pieces, booking/README.md).
+    write.incr(keys.edition)
     for key in parsed:
         write.delete(key)
         write.srem(keys.registry, key)

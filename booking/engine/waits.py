@@ -53,7 +53,7 @@ from strongroom.store import is_cluster
 WAIT = FunctionSpec(
     "booking_wait",
     "WAIT",
-    ("waits", "holds", "hold_days", "gone", "closures"),
+    ("waits", "holds", "hold_days", "gone", "closures", "edition"),
     ("person", "cls", "day", "hstart", "hend", "box", "now_ms", "limit", "months",
      "first_day"),
     replies=("ok", "free", "limit", "gone", "closed reason", "invalid what"),
@@ -75,6 +75,7 @@ WAITS_CHECK = FunctionSpec(
         "holds",
         "outbox",
         "hold_days",
+        "edition",
     ),
     ("now_ms", "first_day", "priority_hold_id", "priority_hold_ms", "room", "months"),
     reply=("told", "left"),
@@ -178,6 +179,7 @@ def wait_join(
     call = WAIT.call(
         keys={
             "waits": keys.waits,
+            "edition": keys.edition,
             "holds": keys.holds,
             "hold_days": keys.hold_days,
             "gone": keys.gone,
@@ -308,6 +310,7 @@ def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
         call_keys, call_args = WAITS_CHECK.call(
             keys={
                 "waits": keys.waits,
+                "edition": keys.edition,
                 "wait_notices": keys.wait_notices,
                 "holds": keys.holds,
                 "hold_days": keys.hold_days,

@@ -213,7 +213,29 @@ def panel_commands(
 ) -> list[Command]:
     """The one read `panel_state` makes with the same arguments (a view plans it ahead)."""
     days = _days_read(calendar, dates, site_today(now))
-    return rooms_commands(cls=cls, rooms=[room], dates=days) if days else []
+    return rooms_commands(cls=cls, rooms=[room], dates=days, editions=True) if days else []
+
+
+def panel_read(
+    *,
+    client: redis.Redis,
+    cls: str,
+    room: int,
+    calendar: Sequence[dt.date],
+    dates: Sequence[dt.date] = (),
+    owner_id: str | None = None,
+    now: dt.datetime | None = None,
+) -> RoomDays | None:
+    """The one read of the room a panel is built from, with the room's edition (ONE round
+    trip; None, and no round trip, when no day of `calendar` or `dates` is bookable)."""
+    wanted_days = _days_read(calendar, dates, site_today(now))
+    if not wanted_days:
+        return None
+    [read] = rooms_read(
+        client=client, cls=cls, rooms=[room], dates=wanted_days, owner_id=owner_id, now=now,
+        editions=True,
+    )  # fmt: skip
+    return read
 
 
 def panel_state(
@@ -230,16 +252,33 @@ def panel_state(
 ) -> PanelState:
     """The calendar days' words, the taken hours and boxes on `dates`, and (a complete choice)
     its blocked slots: ONE round trip. `dates` must be bookable days of the season."""
+    read = panel_read(
+        client=client, cls=cls, room=room, calendar=calendar, dates=dates, owner_id=owner_id,
+        now=now,
+    )  # fmt: skip
+    return panel_state_of(
+        read, cls=cls, room=room, calendar=calendar, dates=dates, hours=hours, boxes=boxes, now=now
+    )
+
+
+def panel_state_of(
+    read: RoomDays | None,
+    *,
+    cls: str,
+    room: int,
+    calendar: Sequence[dt.date],
+    dates: Sequence[dt.date] = (),
+    hours: tuple[int, int] | None = None,
+    boxes: Sequence[int] = (),
+    now: dt.datetime | None = None,
+) -> PanelState:
+    """`panel_state` from the room's read (`panel_read` with the same arguments)."""
     today = site_today(now)
-    wanted_days = _days_read(calendar, dates, today)
     hours = None if cls == "A" else hours
     boxes = tuple(boxes) if cls == "C" else ()
-    if not wanted_days:
+    if read is None:
         empty = tuple(CalendarDay(d, "not_bookable", day_refusal(d, today)) for d in calendar)
         return PanelState(empty, (), (), ())
-    [read] = rooms_read(
-        client=client, cls=cls, rooms=[room], dates=wanted_days, owner_id=owner_id, now=now
-    )
     shown = []
     for date in calendar:
         reason = day_refusal(date, today)

@@ -31,9 +31,7 @@ from booking.domain.records import Slot
 from booking.domain.rules import (
     booking_id_room,
     booking_new_id,
-    format_room,
     hold_new_id,
-    room_count,
     season_end,
     season_start,
 )
@@ -42,7 +40,7 @@ from booking.engine.bookings import hold_get
 from booking.engine.claims import booking_claim
 from booking.engine.holds import booking_hold, booking_hold_release
 from booking.engine.priority import priority_pending
-from booking.web import forms, pick_alternatives, pick_page, pieces, taken_words
+from booking.web import forms, pick_alternatives, pick_page, pick_panel, taken_words
 from booking.web.banner import priority_granted
 from booking.web.owner import request_owner, signed_in_owner
 from strongroom.ahead import Command, read_together, reads_ahead
@@ -67,12 +65,12 @@ def _context(
     problems: list[Any],
     *,
     taken: tuple[Slot, ...] | list[Slot] = (),
-    panel: pick_page.Panel | None = None,
+    panel: pick_panel.Panel | None = None,
     alternatives_now: bool = True,
 ) -> dict[str, Any]:
     client, owner = get_store(), request_owner(request)
     if panel is None:
-        panel = pick_page.panel_build(client=client, choices=choices, owner_id=owner)
+        panel = pick_panel.panel_build(client=client, choices=choices, owner_id=owner)
     complete_errors = forms.request_errors(choices) if choices.complete else []
     # A complete choice that is not free: name its sold and held slots and offer the nearest
     # free ones (one more read, only then), never a "Hold" button for what is shown as taken.
@@ -97,16 +95,10 @@ def _context(
         "refresh_seconds": pick_page.REFRESH_SECONDS,
         "hours_text": hour_range(*choices.hours) if choices.hours else "",
         "map_url": pick_page.map_url(choices),
-        "classes": pick_page.class_lines(),
-        "month": panel.month,
-        "hour_cells": panel.hour_cells,
-        "box_cells": panel.box_cells,
+        "pickers_html": panel.pickers_html(choices, signed_in=request.user.is_authenticated),
         "complete_errors": complete_errors,
         "page_url": _page_url(choices),
         "wait_url": reverse("booking:wait") + f"?{choices.query()}",
-        "start_options": pieces.hour_options(range(24), choices.start),
-        "end_options": pieces.hour_options(range(1, 25), choices.end),
-        "last_room": format_room(room_count()),
         "hold_minutes": max(1, settings.STRONGROOM_HOLD_SECONDS // 60),
         "season_start": season_start(),
         "season_end": season_end(),
@@ -126,13 +118,13 @@ def _panel_reads(request: HttpRequest) -> list[Command]:
     choices, problems, changed = _choices_or_redirect(request)
     if changed is not None and not problems:
         return []
-    return pick_page.panel_reads(changed or choices)
+    return pick_panel.panel_reads(changed or choices)
 
 
 def _month_reads(request: HttpRequest) -> list[Command]:
     """The room's read of the calendar fragment (the month's days, no chosen ones)."""
     choices, _problems = forms.choices_from(request.GET)
-    return pick_page.panel_reads(choices, with_choice=False)
+    return pick_panel.panel_reads(choices, with_choice=False)
 
 
 @require_GET
@@ -152,7 +144,7 @@ def _fragment(request: HttpRequest, template: str) -> HttpResponse:
     if request.headers.get(REFRESH_HEADER):
         # The open page refreshing itself: nothing new (the digest of what it shows is the
         # same) is an empty 204 that htmx leaves alone; the address bar is not touched.
-        panel = pick_page.panel_build(
+        panel = pick_panel.panel_build(
             client=get_store(), choices=choices, owner_id=request_owner(request)
         )
         if panel.stamp and request.GET.get("seen") == panel.stamp:
@@ -176,12 +168,11 @@ def booking_panel(request: HttpRequest) -> HttpResponse:
 def booking_calendar(request: HttpRequest) -> HttpResponse:
     """Fragment: the month calendar alone (month navigation)."""
     choices, _problems = forms.choices_from(request.GET)
-    client, owner = get_store(), request_owner(request)
-    context = {
-        "choices": choices,
-        "month": pick_page.month_build(client=client, choices=choices, owner_id=owner),
-    }
-    response = render(request, "booking/_calendar.html", context)
+    month = pick_panel.month_build(
+        client=get_store(), choices=choices, owner_id=request_owner(request)
+    )
+    # The calendar alone is a kept piece: its HTML, rendered once per room edition.
+    response = HttpResponse(month.html(choices))
     response["HX-Push-Url"] = _page_url(choices)
     return response
 
@@ -198,7 +189,7 @@ def _refused(
     taken meanwhile (409): the page reads the room only, and links to the nearest free
     alternatives (the booking page reads the neighbouring rooms when that link is followed)."""
     if status == 409:
-        read_together(get_store(), pick_page.panel_reads(choices))
+        read_together(get_store(), pick_panel.panel_reads(choices))
     context = _context(request, choices, problems, taken=taken, alternatives_now=status != 409)
     return render(request, "booking/book.html", context, status=status)
 

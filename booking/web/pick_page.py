@@ -12,17 +12,15 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-import redis
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import formats
 from django.utils.dates import WEEKDAYS, WEEKDAYS_ABBR
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language, pgettext
 from django.utils.translation import gettext as _
 
 from booking.domain.rules import (
-    BOXES_PER_ROOM,
-    HOURS_PER_DAY,
     day_refusal,
     local_now,
     season_end,
@@ -30,17 +28,12 @@ from booking.domain.rules import (
     site_today,
 )
 from booking.domain.site_time import clock, with_zone
-from booking.slots.choice_check import Blocked
 from booking.slots.panel_state import (
     CalendarDay,
     HourRun,
-    PanelState,
-    panel_commands,
-    panel_state,
 )
 from booking.web.forms import Choices
 from booking.web.pieces import pieces
-from strongroom.ahead import Command
 
 
 @dataclass(frozen=True)
@@ -118,6 +111,16 @@ class Month:
         """Each week's seven cells as HTML (booking/_day_cell.html)."""
         return [pieces("booking/_day_cell.html", "day", week) for week in self.weeks]
 
+    def html(self, choices: Choices) -> SafeString:
+        """The calendar (booking/_calendar.html) of these choices; rendered once for a kept
+        month (the choices are part of a kept month's key)."""
+        rendered = self.__dict__.get("_html")
+        if rendered is None:
+            context = {"choices": choices, "month": self}
+            rendered = mark_safe(render_to_string("booking/_calendar.html", context))  # noqa: S308
+            self.__dict__["_html"] = rendered
+        return rendered
+
 
 def season_months() -> list[dt.date]:
     """The first day of every month the season touches."""
@@ -146,7 +149,7 @@ def first_weekday() -> int:
     return (django_first - 1) % 7
 
 
-def _month_bounds(choices: Choices, now: dt.datetime | None) -> tuple[dt.date, dt.date, dt.date]:
+def month_bounds(choices: Choices, now: dt.datetime | None) -> tuple[dt.date, dt.date, dt.date]:
     """The month shown, and the part of it inside the season (first and last day)."""
     first = month_shown(choices, now)
     last = (first + dt.timedelta(days=32)).replace(day=1) - dt.timedelta(days=1)
@@ -165,7 +168,7 @@ def _weekday_names(language: str | None, weekday_first: int) -> tuple[tuple[str,
     return tuple(names)
 
 
-def _month_table(
+def month_table(
     choices: Choices,
     first: dt.date,
     availability: Sequence[CalendarDay] | None,
@@ -212,132 +215,9 @@ def _month_table(
     )
 
 
-def _calendar(start: dt.date, end: dt.date) -> list[dt.date]:
+def calendar_of(start: dt.date, end: dt.date) -> list[dt.date]:
+    """Every day from `start` to `end`."""
     return [start + dt.timedelta(days=i) for i in range((end - start).days + 1)]
-
-
-def panel_reads(choices: Choices, *, with_choice: bool = True) -> list[Command]:
-    """The one read `panel_build` (with the chosen dates) or `month_build` (without) makes
-    for `choices`: what a view sends ahead with the request's identity (strongroom/ahead.py)."""
-    if not (choices.cls and choices.room):
-        return []
-    _first, start, end = _month_bounds(choices, None)
-    return panel_commands(
-        cls=choices.cls,
-        room=choices.room,
-        calendar=_calendar(start, end),
-        dates=choices.dates if with_choice else (),
-    )
-
-
-def _state(
-    client: redis.Redis,
-    choices: Choices,
-    owner_id: str | None,
-    now: dt.datetime | None,
-    start: dt.date,
-    end: dt.date,
-    *,
-    with_choice: bool,
-) -> PanelState:
-    calendar = _calendar(start, end)
-    assert choices.room is not None
-    return panel_state(
-        client=client,
-        cls=choices.cls,
-        room=choices.room,
-        calendar=calendar,
-        dates=choices.dates if with_choice else (),
-        hours=choices.hours,
-        boxes=choices.boxes,
-        owner_id=owner_id,
-        now=now,
-    )
-
-
-def month_build(
-    *,
-    client: redis.Redis,
-    choices: Choices,
-    owner_id: str | None,
-    now: dt.datetime | None = None,
-) -> Month:
-    """The month's table alone (month navigation); with a class and room, each day's
-    availability (one round trip)."""
-    first, start, end = _month_bounds(choices, now)
-    availability = None
-    if choices.cls and choices.room:
-        found = _state(client, choices, owner_id, now, start, end, with_choice=False)
-        availability = found.days
-    return _month_table(choices, first, availability, now)
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One hour of the hour row or one box of the box grid."""
-
-    number: int
-    taken: bool
-    chosen: bool
-
-    @property
-    def label(self) -> str:
-        return f"{self.number:02d}"
-
-
-@dataclass(frozen=True)
-class Panel:
-    """The pickers' state: the month table, the hour row (B/C), the box grid (C), and what
-    stands in the way of a complete choice (its sold or held slots, else ())."""
-
-    month: Month
-    hours: list[Cell]
-    boxes: list[Cell]
-    blocked: tuple[Blocked, ...] = ()
-    stamp: str = ""
-
-    @property
-    def hour_cells(self) -> SafeString:
-        """The hour row as HTML (booking/_hour_cell.html)."""
-        return pieces("booking/_hour_cell.html", "cell", self.hours)
-
-    @property
-    def box_cells(self) -> SafeString:
-        """The box grid as HTML (booking/_box_cell.html)."""
-        return pieces("booking/_box_cell.html", "cell", self.boxes)
-
-
-def panel_build(
-    *,
-    client: redis.Redis,
-    choices: Choices,
-    owner_id: str | None,
-    now: dt.datetime | None = None,
-) -> Panel:
-    """The calendar, the hour row, the box grid and the chosen slots' state from one read of
-    the room (one round trip once a class and room are picked, none before). Hours and boxes
-    are marked taken on the chosen dates (for the chosen boxes, during the chosen hours)."""
-    first, start, end = _month_bounds(choices, now)
-    found = None
-    if choices.cls and choices.room:
-        found = _state(client, choices, owner_id, now, start, end, with_choice=True)
-    hours_taken = set(found.taken_hours if found else ())
-    boxes_taken = set(found.taken_boxes if found else ())
-    chosen = choices.hours
-    return Panel(
-        month=_month_table(choices, first, found.days if found else None, now),
-        hours=[
-            Cell(h, h in hours_taken, chosen is not None and chosen[0] <= h < chosen[1])
-            for h in range(HOURS_PER_DAY)
-        ]
-        if choices.cls in ("B", "C")
-        else [],
-        boxes=[Cell(b, b in boxes_taken, b in choices.boxes) for b in range(1, BOXES_PER_ROOM + 1)]
-        if choices.cls == "C"
-        else [],
-        blocked=found.blocked if found else (),
-        stamp=found.stamp if found else "",
-    )
 
 
 REFRESH_SECONDS = 5  # an open booking page asks for its availability again this often (htmx)

@@ -36,6 +36,7 @@ from strongroom.keyspace.accounts import (
 from strongroom.keyspace.booking import (
     BOOKING_AUDIT,
     BOOKING_CODES,
+    BOOKING_EDITION,
     BOOKING_GONE,
     BOOKING_HOLD_DAYS,
     BOOKING_HOLD_OF,
@@ -115,6 +116,7 @@ __all__ = [
     "BOOKING_BY_PERSON",
     "BOOKING_CLOSURES",
     "BOOKING_CODES",
+    "BOOKING_EDITION",
     "BOOKING_GONE",
     "BOOKING_HOLDS",
     "BOOKING_HOLD_DAYS",

@@ -233,3 +233,19 @@ BOOKING_STATS = declare(
         "exact and atomic with the slots); rebuildindexes recomputes it from records + bitmaps"
     ),
 )
+BOOKING_EDITION = declare(
+    "booking-edition",
+    "{room:<room>}:edition",
+    type="string",
+    holds=noop(
+        "the room's edition: set anew (above the last one and at least the store's clock in "
+        "microseconds) by every function that writes a key of the room, in the same call"
+    ),
+    app="booking",
+    why=noop(
+        "a worker keeps the pieces of a page it rendered from the room (the calendar, the "
+        "booking panel) per edition: read in the same round trip as the room, an unchanged "
+        "edition says the piece is exact; from the clock, so a store that lost its last writes "
+        "never gives an edition again with other contents; never deleted"
+    ),
+)

@@ -10,14 +10,15 @@ from collections import Counter
 import pytest
 import redis
 from django.test import Client
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from catalog import selectors
 from catalog.rules import Book
 from catalog.selectors import Query, catalog_page
 from catalog.services import books_load
-from tests.catalog_support import brute_force
+from tests.catalog_support import brute_force, store_examples
+from tests.catalog_support import query_strategy as catalog_query_strategy
 from tests.store_support import commands_run, stats_reset
 
 TAGS = ["ruby", "web", "erlang", "a:b", "{x}", "机器学习", "c++", "go"]
@@ -28,19 +29,8 @@ books_strategy = st.lists(
     ),
     max_size=30,
 )
-tag_group = st.lists(st.sampled_from([*TAGS, "unknown-tag"]), unique=True, max_size=3)
-query_strategy = st.builds(
-    Query,
-    all_of=tag_group.map(tuple),
-    any_of=tag_group.map(tuple),
-    none_of=tag_group.map(tuple),
-    sort=st.sampled_from(["title", "year", "-year"]),
-)
-SLOW_OK = settings(
-    max_examples=80,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+query_strategy = catalog_query_strategy(TAGS)
+SLOW_OK = store_examples(80)
 # Never the exact size by SINTERCARD: always walk, and read every member (exact) ...
 WALK_WHOLE = {"exact_size_cost": 0, "facet_sample_reads": 10**6}
 # ... or only a few (estimates).

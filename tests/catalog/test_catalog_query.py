@@ -5,14 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import redis
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from catalog.rules import Book
 from catalog.selectors import Query, catalog_page
 from catalog.services import books_load
 from strongroom.store import round_trips
-from tests.catalog_support import add, brute_force, stored_books
+from tests.catalog_support import add, brute_force, store_examples, stored_books
+from tests.catalog_support import query_strategy as catalog_query_strategy
 
 TAGS = ["ruby", "web", "erlang", "a:b", "{x}", "*", "with space", "机器学习", "🙂", "c++"]
 WORDS = ["alpha", "Beta", "gamma", "Delta", "epsilon", "zeta", "Eta", "theta", "iota", "kappa"]
@@ -25,19 +26,8 @@ books_strategy = st.lists(
     ),
     max_size=25,
 )
-tag_group = st.lists(st.sampled_from([*TAGS, "unknown-tag"]), unique=True, max_size=3)
-query_strategy = st.builds(
-    Query,
-    all_of=tag_group.map(tuple),
-    any_of=tag_group.map(tuple),
-    none_of=tag_group.map(tuple),
-    sort=st.sampled_from(["title", "year", "-year"]),
-)
-SLOW_OK = settings(
-    max_examples=150,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+query_strategy = catalog_query_strategy(TAGS)
+SLOW_OK = store_examples(150)
 
 
 def load(r: redis.Redis, rows: list[tuple[str, int, list[str]]]) -> list[Book]:

@@ -3,7 +3,6 @@ with backoff, dead letters on the staff page, and a dead sender's messages taken
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -13,7 +12,6 @@ from typing import Any
 
 import pytest
 import redis
-from aiosmtpd.controller import Controller
 from django.core.mail.backends.base import BaseEmailBackend
 from django.test import Client
 
@@ -22,6 +20,7 @@ from strongroom.decoders import text_stream
 from strongroom.outbox import GROUP, dead_letters_read, outbox_pending
 from strongroom.outbox_delivery import RECOVER_MS, outbox_send
 from tests.conftest import Someone
+from tests.mail_support import smtp_serving
 from tests.site.test_after_mail import book, with_address
 
 
@@ -44,19 +43,12 @@ class MailServer:
 @pytest.fixture
 def smtp(settings: Any) -> Iterator[MailServer]:
     handler = MailServer()
-    with socket.socket() as probe:  # a free port (the controller checks it can connect)
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    controller = Controller(handler, hostname="127.0.0.1", port=port)
-    controller.start()
-    try:
+    with smtp_serving(handler) as port:
         settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-        settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", controller.port
+        settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", port
         settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
         settings.EMAIL_HOST_USER = settings.EMAIL_HOST_PASSWORD = ""
         yield handler
-    finally:
-        controller.stop()
 
 
 def test_a_refused_message_is_retried_with_backoff_then_a_dead_letter_staff_retry_sends_it(

@@ -25,7 +25,7 @@ from strongroom.firstrun import first_run_demo
 from strongroom.keyspace import DEMO_LOADED, PERSON_BY_NAME
 from strongroom.serving import free_port
 from strongroom.store import connect
-from tests.conftest import ROOT
+from tests.conftest import ROOT, SHARED_STATIC
 from tests.store.test_store_stall import servers_on, wait_for
 
 
@@ -50,7 +50,15 @@ def make_run(data_dir: Path, log: Path, **extra: str) -> tuple[subprocess.Popen[
     port = free_port()
     env = {**os.environ, "STRONGROOM_DATA_DIR": str(data_dir), "BIND": f"127.0.0.1:{port}"}
     env.pop("REDIS_URL", None)
-    env.update({"WEB_CONCURRENCY": "1", "PYTHONUNBUFFERED": "1", **extra})
+    # The run's one collection of static files (tests/conftest.py): not what is tested here.
+    env.update(
+        {
+            "WEB_CONCURRENCY": "1",
+            "PYTHONUNBUFFERED": "1",
+            "STRONGROOM_STATIC_DIR": str(SHARED_STATIC),
+            **extra,
+        }
+    )
     # -o: the test's own interpreter is installed already, do not reinstall it.
     command = ["make", "-s", "-o", ".venv/.installed", "run", f"PY={sys.executable}"]
     with log.open("ab") as out:

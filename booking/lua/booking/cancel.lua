@@ -1,7 +1,7 @@
 -- Cancellation: booking_cancel frees the booking's slots and tells the waiting list.
 
 local CANCEL_KEYS = {'record', 'registry', 'audit', 'stats', 'outbox', 'waits',
-  'wait_notices', 'holds', 'hold_days'}
+  'wait_notices', 'holds', 'hold_days', 'edition'}
 local CANCEL_ARGS = {'actor', 'is_staff', 'today', 'reason', 'now_ms', 'audit_maxlen',
   'request_id', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
 local CANCEL_REPLIES = {'cancelled record', 'already_cancelled', 'not_found', 'forbidden',
@@ -44,8 +44,8 @@ local function slots_release(cal, registry, stats, cls, days_text, hstart, hend,
 end
 
 -- Cancel: free exactly the booking's own slots, queue the buyer's mail and tell the waiters.
--- KEYS: record, registry, audit, stats, outbox, waits, wait-notices, holds, hold days, then the
---       bitmaps the record names (its 'inv', in that order)
+-- KEYS: record, registry, audit, stats, outbox, waits, wait-notices, holds, hold days, edition,
+--       then the bitmaps the record names (its 'inv', in that order)
 -- ARGV: actor, is staff (1|0), today ISO, reason, now ms, audit maxlen, request id,
 --       first bookable day, priority hold id (of this room), priority hold ms
 -- Returns {'cancelled', <record>} | {outcome} with outcome not_found, forbidden,
@@ -90,6 +90,7 @@ local function cancel(keys, args)
     return {'invalid', 'call'}
   end
 
+  edition_bump(k.edition)
   slots_release(cal, registry, stats, r[6], r[7], r[8], r[9], r[10], r[15])
   redis.call('HSET', record, 'status', 'cancelled', 'cancelled_at', now, 'cancelled_by', actor,
     'cancel_reason', reason, 'cancel_request', request)

@@ -3,7 +3,7 @@
 
 local CLAIM_KEYS = {'registry', 'record', 'ledger', 'codes', 'holds', 'audit',
   'stats', 'hold_days', 'unindexed', 'refs', 'outbox', 'hold_streaks', 'waits', 'wait_notices',
-  'gone', 'closures'}
+  'gone', 'closures', 'edition'}
 local CLAIM_ARGS = {'owner', 'cls', 'months', 'days', 'hstart', 'hend', 'boxes', 'booking_id',
   'now_ms', 'code_mac', 'code_n', 'dates', 'hold_id', 'audit_maxlen', 'room', 'made',
   'person_score', 'date_scores', 'reference', 'pace_limit', 'pace_window_ms', 'first_day'}
@@ -17,6 +17,7 @@ local CLAIM_KEY_TAILS = {'inventories', 'person_index', 'date_index', 'pace'}
 -- Claim: take every slot of the request, or nothing.
 -- KEYS: registry, record, ledger, codes, holds, audit, stats, hold days, unindexed,
 --       refs, outbox, hold streaks, waits, wait notices, gone (people being deleted), closures,
+--       edition,
 --       then the inventory of each calendar month of the request (as ARGV months),
 --       then either the person index and the date index (one server: written here) or nothing
 --       (a cluster: the id goes to `unindexed`, and the readers write the entries)
@@ -103,6 +104,7 @@ local function claim(keys, args)
     return {'taken', unpack(taken)}
   end
 
+  edition_bump(k.edition)
   local updated = {}
   for i, field in ipairs(fields) do
     updated[i] = bit.bor(values[i], field[2])

@@ -1,7 +1,8 @@
 -- Holds: a buyer's slots kept for a few minutes (booking_hold, booking_hold_release), and the
 -- look-up of other buyers' holds that every taking function checks.
 
-local HOLD_KEYS = {'holds', 'audit', 'hold_days', 'hold_streaks', 'gone', 'closures'}
+local HOLD_KEYS = {'holds', 'audit', 'hold_days', 'hold_streaks', 'gone', 'closures',
+  'edition'}
 local HOLD_ARGS = {'owner', 'cls', 'days', 'hstart', 'hend', 'boxes', 'hold_id', 'now_ms',
   'ttl_ms', 'audit_maxlen', 'room', 'months', 'pace_limit', 'pace_window_ms', 'first_day'}
 local HOLD_REPLIES = {'ok expiry', 'taken *slots', 'cooling until', 'paced until', 'id_in_use',
@@ -9,7 +10,7 @@ local HOLD_REPLIES = {'ok expiry', 'taken *slots', 'cooling until', 'paced until
 -- After the named KEYS: the inventory of each month of the request, then the buyer's pace
 -- (with an allowance, one server only).
 local HOLD_KEY_TAILS = {'inventories', 'pace'}
-local HOLD_RELEASE_KEYS = {'holds', 'hold_days'}
+local HOLD_RELEASE_KEYS = {'holds', 'hold_days', 'edition'}
 local HOLD_RELEASE_ARGS = {'hold_id', 'owner'}
 
 -- Whether every slot of `hold` is one of the request's (days, hours, boxes as sets).
@@ -113,8 +114,8 @@ local function drop_holds(holds_key, days_key, drop, cls, days)
 end
 
 -- Hold: keep the request's slots for one buyer until expiry (other buyers see them taken).
--- KEYS: holds, audit, hold days, hold streaks, gone (people being deleted), closures, then the
---       inventory of each month of the request
+-- KEYS: holds, audit, hold days, hold streaks, gone (people being deleted), closures, edition,
+--       then the inventory of each month of the request
 -- ARGV: owner, cls, days, hstart, hend, boxes, hold id, now ms, ttl ms, audit maxlen, room,
 --       months (of the inventory keys, same order), the buyer's hourly booking allowance and
 --       its window (0 and 0: not checked here); with an allowance, the KEYS end with the
@@ -187,6 +188,7 @@ local function hold(keys, args)
     return {'taken', unpack(taken)}
   end
 
+  edition_bump(k.edition)
   if existing then
     drop[id] = existing
   end
@@ -218,12 +220,13 @@ local function hold(keys, args)
 end
 
 -- Release a hold of its owner, or a priority hold still pending for them (idempotent).
--- KEYS: holds, hold days. ARGV: hold id, owner. Returns 1 | 0.
+-- KEYS: holds, hold days, edition. ARGV: hold id, owner. Returns 1 | 0.
 local function hold_release(keys, args)
   local k, a = named(keys, HOLD_RELEASE_KEYS), named(args, HOLD_RELEASE_ARGS)
   local value = redis.call('HGET', k.holds, a.hold_id)
   local owner = value and parse_hold(value).owner
   if owner and (owner == a.owner or owner == PRIORITY_PENDING .. a.owner) then
+    edition_bump(k.edition)
     drop_holds(k.holds, k.hold_days, {[a.hold_id] = value})
     return 1
   end

@@ -1,18 +1,18 @@
 -- Staff maintenance of a room: booking_flush_room and booking_stats_rebuild.
 
 -- The first KEYS and ARGV of the two room-wide calls (what follows is listed in their comments).
-local FLUSH_ROOM_KEYS = {'registry', 'ledger', 'holds', 'audit', 'hold_days'}
+local FLUSH_ROOM_KEYS = {'registry', 'ledger', 'holds', 'audit', 'hold_days', 'edition'}
 local FLUSH_ROOM_ARGS = {'actor', 'reason', 'now_ms', 'audit_maxlen', 'n_inv', 'n_rec', 'room'}
 local FLUSH_ROOM_REPLIES = {'ok removed cancelled', 'retry', 'invalid what'}
 local FLUSH_ROOM_KEY_TAILS = {'inventories', 'records', 'stats'}
-local STATS_REBUILD_KEYS = {'stats', 'registry', 'ledger'}
+local STATS_REBUILD_KEYS = {'stats', 'registry', 'ledger', 'edition'}
 local STATS_REBUILD_ARGS = {'n_inv', 'n_rec'}
 local STATS_REBUILD_REPLIES = {'ok counted', 'retry', 'invalid what'}
 local STATS_REBUILD_KEY_TAILS = {'inventories', 'records'}
 
 -- Flush one room: delete exactly its registered inventory keys and cancel its confirmed
 -- bookings. The caller passes what it read; if the room changed meanwhile, nothing happens.
--- KEYS: registry, ledger, holds, audit, hold days, inventory keys (ARGV n_inv), record keys
+-- KEYS: registry, ledger, holds, audit, hold days, edition, inventory keys (ARGV n_inv), record keys
 --       (ARGV n_rec), stats
 -- ARGV: actor, reason, now ms, audit maxlen, n_inv, n_rec, room
 -- Returns {'ok', keys removed, bookings cancelled} | {'retry'}
@@ -44,6 +44,7 @@ local function flush_room(keys, args)
     return {'invalid', 'call'}
   end
 
+  edition_bump(k.edition)
   local cancelled, change = 0, stats_change()
   for _, record in ipairs(records) do
     local r = redis.call('HMGET', record, 'status', 'months', 'cls', 'days', 'made', 'inv')
@@ -76,7 +77,7 @@ end
 
 -- Rebuild one room's stats from its records and bitmaps (existing data, a changed format).
 -- The caller passes what it read; if the room changed meanwhile, nothing happens.
--- KEYS: stats, registry, ledger, inventory keys (ARGV n_inv), record keys (ARGV n_rec)
+-- KEYS: stats, registry, ledger, edition, inventory keys (ARGV n_inv), record keys (ARGV n_rec)
 -- ARGV: n_inv, n_rec, per inventory key: month, cls, bits per day; per record: the local
 --       date of its creation (kept in the record as 'made' where it is missing)
 -- Returns {'ok', records counted} | {'retry'} | {'invalid', 'call'}
@@ -84,34 +85,37 @@ local function stats_rebuild(keys, args)
   local k, a = named(keys, STATS_REBUILD_KEYS), named(args, STATS_REBUILD_ARGS)
   local stats, registry, ledger = k.stats, k.registry, k.ledger
   local n_inv, n_rec = tonumber(a.n_inv), tonumber(a.n_rec)
-  if not n_inv or not n_rec or #keys ~= 3 + n_inv + n_rec or #args ~= 2 + 3 * n_inv + n_rec then
+  local first = #STATS_REBUILD_KEYS -- the inventory keys follow the named ones
+  if not n_inv or not n_rec or #keys ~= first + n_inv + n_rec
+      or #args ~= 2 + 3 * n_inv + n_rec then
     return {'invalid', 'call'}
   end
   if redis.call('SCARD', registry) ~= n_inv or redis.call('SCARD', ledger) ~= n_rec then
     return {'retry'}
   end
-  for i = 4, 3 + n_inv do
+  for i = first + 1, first + n_inv do
     if redis.call('SISMEMBER', registry, keys[i]) == 0 then
       return {'retry'}
     end
   end
-  for i = 4 + n_inv, 3 + n_inv + n_rec do
+  for i = first + 1 + n_inv, first + n_inv + n_rec do
     local id = redis.call('HGET', keys[i], 'id')
     if not id or redis.call('SISMEMBER', ledger, id) == 0 then
       return {'retry'}
     end
   end
 
+  edition_bump(k.edition)
   redis.call('DEL', stats)
   local change = stats_change()
   for j = 1, n_rec do
-    local record = keys[3 + n_inv + j]
+    local record = keys[first + n_inv + j]
     redis.call('HSETNX', record, 'made', args[2 + 3 * n_inv + j])
     local r = redis.call('HMGET', record, 'months', 'cls', 'days', 'status', 'made', 'inv')
     stats_booking(change, record_months(r[6], r[1]), r[2], split_numbers(r[3]), r[4], r[5], 1)
   end
   for i = 1, n_inv do
-    local inv, month, cls = keys[3 + i], args[3 * i], args[3 * i + 1]
+    local inv, month, cls = keys[first + i], args[3 * i], args[3 * i + 1]
     local width = tonumber(args[3 * i + 2])
     local deltas = {}
     for day = 0, math.floor(redis.call('STRLEN', inv) * 8 / width) - 1 do

@@ -3,7 +3,7 @@
 -- ends with both or neither. (Across rooms, see move_rooms.lua.)
 
 local MOVE_KEYS = {'record', 'registry', 'codes', 'holds', 'hold_days', 'audit',
-  'stats', 'outbox', 'waits', 'wait_notices', 'unindexed', 'closures'}
+  'stats', 'outbox', 'waits', 'wait_notices', 'unindexed', 'closures', 'edition'}
 local MOVE_ARGS = {'actor', 'is_staff', 'today', 'cls', 'days', 'hstart', 'hend', 'boxes',
   'dates', 'months', 'code_mac', 'code_n', 'move_id', 'now_ms', 'audit_maxlen', 'room',
   'person_score', 'date_scores', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
@@ -59,7 +59,7 @@ end
 -- Move: the booking's slots become the request's (same class, same room, as many days), with
 -- a new pickup code; the old slots are free for the waiting list.
 -- KEYS: record, registry, codes, holds, hold days, audit, stats, outbox, waits,
---       wait notices, unindexed, then the bitmaps of the months of the old and new days, then
+--       wait notices, unindexed, closures, edition, then the bitmaps of the months of the old and new days, then
 --       the person index and the date index (one server) or nothing (a cluster: the id goes
 --       to `unindexed`)
 -- ARGV: actor, is staff (1|0), today ISO, cls, days, hstart, hend, boxes, dates ISO csv,
@@ -144,6 +144,7 @@ local function move(keys, args)
     return {'taken', unpack(taken)}
   end
 
+  edition_bump(k.edition)
   local updated = {}
   for i, field in ipairs(merged) do
     updated[i] = bit.bor(bit.band(values[i], bit.bnot(field[2])), field[6])

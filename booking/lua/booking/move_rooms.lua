@@ -14,22 +14,22 @@
 -- After the named KEYS of move_in, move_out and move_release: the month bitmaps of the days
 -- (move_in: of the new days, ARGV months naming them; the others: those the record names).
 local MOVE_IN_KEYS = {'record', 'registry', 'codes', 'holds', 'hold_days', 'stats', 'moves',
-  'ledger', 'closures'}
+  'ledger', 'closures', 'edition'}
 local MOVE_IN_ARGS = {'owner', 'cls', 'months', 'days', 'hstart', 'hend', 'boxes', 'dates',
   'booking_id', 'from_id', 'move_id', 'code_mac', 'now_ms', 'room'}
 local MOVE_IN_KEY_TAILS = {'inventories'}
 local MOVE_OUT_KEYS = {'record', 'registry', 'codes', 'ledger', 'audit', 'stats',
-  'waits', 'wait_notices', 'holds', 'hold_days', 'outbox'}
+  'waits', 'wait_notices', 'holds', 'hold_days', 'outbox', 'edition'}
 local MOVE_OUT_KEY_TAILS = {'inventories'}
 local MOVE_OUT_ARGS = {'actor', 'is_staff', 'today', 'move_id', 'to_id', 'now_ms',
   'audit_maxlen', 'room', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
 local MOVE_COMMIT_KEYS = {'record', 'codes', 'ledger', 'stats', 'audit', 'outbox', 'moves',
-  'unindexed'}
+  'unindexed', 'edition'}
 local MOVE_COMMIT_ARGS = {'move_id', 'from_fields', 'now_ms', 'audit_maxlen', 'room',
   'person_score', 'date_scores'}
-local MOVE_ABORT_KEYS = {'record'}
+local MOVE_ABORT_KEYS = {'record', 'edition'}
 local MOVE_ABORT_ARGS = {'move_id'}
-local MOVE_RELEASE_KEYS = {'record', 'registry', 'stats', 'moves'}
+local MOVE_RELEASE_KEYS = {'record', 'registry', 'stats', 'moves', 'edition'}
 local MOVE_RELEASE_KEY_TAILS = {'inventories'}
 local MOVE_RELEASE_ARGS = {'move_id'}
 local MOVE_IN_REPLIES = {'held', 'taken *slots', 'code_clash', 'closed reason', 'invalid what'}
@@ -76,6 +76,7 @@ local function move_in(keys, args)
   if #taken > 0 then
     return {'taken', unpack(taken)}
   end
+  edition_bump(k.edition)
   local updated = {}
   for i, field in ipairs(fields) do
     updated[i] = bit.bor(values[i], field[2])
@@ -132,6 +133,7 @@ local function move_out(keys, args)
   if not cal then
     return {'invalid', 'class'}
   end
+  edition_bump(k.edition)
   slots_release(cal, k.registry, k.stats, r[5], r[6], r[7], r[8], r[9], r[14])
   -- slots_release counted the booking cancelled: it moved, so it is counted nowhere here.
   local change = stats_change()
@@ -166,6 +168,7 @@ local function move_commit(keys, args)
     return {'moved', redis.call('HGETALL', k.record)}
   end
   local id = r[4]
+  edition_bump(k.edition)
   redis.call('HSET', k.record, 'status', 'confirmed', 'ref', from[1], 'made', from[2],
     'seq', tostring((tonumber(from[3]) or 0) + 1), 'uid_id', from[4], 'uid_dates', from[5],
     'created', from[6], 'moved_at', a.now_ms)
@@ -206,6 +209,7 @@ local function move_abort(keys, args)
     return {'moved'}
   end
   if redis.call('EXISTS', k.record) == 1 then
+    edition_bump(k.edition)
     redis.call('HSET', k.record, 'move_abort', a.move_id)
   end
   return {'aborted'}
@@ -234,6 +238,7 @@ local function move_release(keys, args)
   for i, field in ipairs(fields) do
     updated[i] = bit.band(values[i], bit.bnot(field[2]))
   end
+  edition_bump(k.edition)
   write_fields(fields, kind, updated)
   local change = stats_change()
   stats_slots(change, r[3], fields, values, updated)

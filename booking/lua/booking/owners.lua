@@ -2,7 +2,7 @@
 
 -- Followed by n record keys, then every inventory key those records name.
 local OWNER_FORGET_KEYS = {'registry', 'audit', 'stats', 'waits', 'wait_notices', 'holds',
-  'outbox', 'hold_days'}
+  'outbox', 'hold_days', 'edition'}
 local OWNER_FORGET_ARGS = {'owner', 'now_ms', 'audit_maxlen', 'n', 'room', 'first_day',
   'priority_hold_id', 'priority_hold_ms'}
 local OWNER_FORGET_REPLIES = {'ok cancelled kept', 'stale', 'invalid what'}
@@ -11,7 +11,8 @@ local OWNER_FORGET_KEY_TAILS = {'records', 'inventories'}
 -- Forget an owner in one room (account deletion): their bookings not collected at all are
 -- cancelled and their slots freed; every one of their records stays for staff with owner '0';
 -- their waits go; waiters of the freed slots are told.
--- KEYS: registry, audit, stats, waits, wait-notices, holds, outbox, hold days, n records, then
+-- KEYS: registry, audit, stats, waits, wait-notices, holds, outbox, hold days, edition,
+--       n records, then
 --       every inventory the records name (their 'inv'), any order
 -- ARGV: owner, now ms, audit maxlen, n, room, first bookable day, priority hold id,
 --       priority hold ms
@@ -23,13 +24,14 @@ local function owner_forget(keys, args)
   local owner, now, maxlen, n, room = a.owner, tonumber(a.now_ms), a.audit_maxlen, tonumber(a.n),
     a.room
   local first_day, hold_ttl = tonumber(a.first_day), tonumber(a.priority_hold_ms)
-  if owner == '' or not now or not n or #keys < 8 + n or not first_day or not hold_ttl then
+  local first = #OWNER_FORGET_KEYS -- the records follow the named keys
+  if owner == '' or not now or not n or #keys < first + n or not first_day or not hold_ttl then
     return {'invalid', 'call'}
   end
-  local passed = as_set({unpack(keys, 9 + n)})
+  local passed = as_set({unpack(keys, first + 1 + n)})
   local rows = {}
   for i = 1, n do
-    local record = keys[8 + i]
+    local record = keys[first + i]
     local r = redis.call('HMGET', record, 'owner', 'status', 'collected', 'inv', 'cls', 'days',
       'hstart', 'hend', 'boxes', 'id', 'months', 'made')
     if r[1] == owner then
@@ -47,6 +49,7 @@ local function owner_forget(keys, args)
     end
   end
 
+  edition_bump(k.edition)
   local cancelled, cal_of = 0, {}
   for _, row in ipairs(rows) do
     local record, cal, r = row[1], row[2], row[3]

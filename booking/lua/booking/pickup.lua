@@ -2,10 +2,10 @@
 -- by the caller (booking/engine/pickup.py): they slow the client down and never lock anything,
 -- so nothing here stands between a right code and its safe.
 
-local PICKUP_KEYS = {'codes', 'record', 'audit', 'stats'}
+local PICKUP_KEYS = {'codes', 'record', 'audit', 'stats', 'edition'}
 local PICKUP_ARGS = {'code_mac', 'booking_id', 'now_ms', 'today', 'minute', 'grace_minutes',
   'attempt_id', 'audit_maxlen', 'room', 'yesterday'}
-local HANDOVER_KEYS = {'record', 'codes', 'audit', 'stats'}
+local HANDOVER_KEYS = {'record', 'codes', 'audit', 'stats', 'edition'}
 local HANDOVER_ARGS = {'actor', 'today', 'note', 'now_ms', 'audit_maxlen', 'room', 'request_id'}
 local HANDOVER_REPLIES = {'handed record', 'already_collected record', 'not_found',
   'not_today record', 'invalid what'}
@@ -13,7 +13,7 @@ local PICKUP_REPLIES = {'collected record', 'already_collected record', 'cancell
   'wrong_day record', 'wrong_hour record', 'wrong_code', 'retry booking_id', 'invalid what'}
 
 -- Pickup: open the safe with room + code, once per booked day, within the booked hours.
--- KEYS: codes, record (of ARGV booking id; any key of the room if none), audit, stats
+-- KEYS: codes, record (of ARGV booking id; any key of the room if none), audit, stats, edition
 -- ARGV: code mac, booking id (''), now ms, today ISO, minute of day, grace minutes,
 --       attempt id, audit maxlen, room, yesterday ISO
 -- Returns {'collected', <record>} | {'wrong_code'} (writes nothing)
@@ -72,6 +72,7 @@ local function pickup(keys, args)
     return {'invalid', 'call'}
   end
 
+  edition_bump(k.edition)
   collected[#collected + 1] = day
   table.sort(collected)
   local fields = {'collected', table.concat(collected, ','), 'collected_at', now,
@@ -94,7 +95,7 @@ end
 -- Hand over at the desk: staff mark today's pickup of a confirmed booking collected without the
 -- code (a buyer who lost it shows identification). The code stops opening (it may be in other
 -- hands); the booking's later days, if any, are handed over at the desk too.
--- KEYS: record, codes, audit, stats
+-- KEYS: record, codes, audit, stats, edition
 -- ARGV: actor (staff id), today ISO, note, now ms, audit maxlen, room, request id (client-made:
 --       a repeat answers 'handed' again)
 -- Returns {'handed', <record>} | {'already_collected', <record>} | {'not_found'}
@@ -123,6 +124,7 @@ local function handover(keys, args)
   if not as_set(dates)[a.today] then
     return {'not_today', redis.call('HGETALL', k.record)}
   end
+  edition_bump(k.edition)
   collected[#collected + 1] = a.today
   table.sort(collected)
   local fields = {'collected', table.concat(collected, ','), 'collected_at', a.now_ms,

@@ -1,7 +1,7 @@
 -- The waiting list: joining it (booking_wait), the sweep (booking_waits_check), and telling
 -- waiters when slots free.
 
-local WAIT_KEYS = {'waits', 'holds', 'hold_days', 'gone', 'closures'}
+local WAIT_KEYS = {'waits', 'holds', 'hold_days', 'gone', 'closures', 'edition'}
 local WAIT_ARGS = {'person', 'cls', 'day', 'hstart', 'hend', 'box', 'now_ms', 'limit',
   'months', 'first_day'}
 local WAIT_REPLIES = {'ok', 'free', 'limit', 'gone', 'closed reason', 'invalid what'}
@@ -11,13 +11,13 @@ local WAIT_RESERVE_REPLIES = {'reserved', 'already', 'limit', 'invalid what'}
 local PRIORITY_KEEP_KEYS = {'priority'}
 local PRIORITY_KEEP_ARGS = {'hold_id', 'expires_ms', 'now_ms', 'limit'}
 local PRIORITY_KEEP_REPLIES = {'kept', 'over', 'invalid what'}
-local PRIORITY_SETTLE_KEYS = {'holds', 'hold_days', 'wait_notices'}
+local PRIORITY_SETTLE_KEYS = {'holds', 'hold_days', 'wait_notices', 'edition'}
 local PRIORITY_SETTLE_ARGS = {'hold_id', 'person', 'kept', 'now_ms'}
 local PRIORITY_SETTLE_REPLIES = {'granted expiry', 'released', 'gone', 'invalid what'}
 -- A grant ends this long after its hold by the clock of the call that trims it: app servers'
 -- clocks may differ a little, and a grant must outlive its hold by every one of them.
 local PRIORITY_CLOCK_MARGIN_MS = 5000
-local WAITS_CHECK_KEYS = {'waits', 'wait_notices', 'holds', 'outbox', 'hold_days'}
+local WAITS_CHECK_KEYS = {'waits', 'wait_notices', 'holds', 'outbox', 'hold_days', 'edition'}
 local WAITS_CHECK_ARGS = {'now_ms', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'room',
   'months'}
 local WAITS_CHECK_REPLY = {'told', 'left'}
@@ -83,6 +83,7 @@ local function waits_clear_stale(waits, notices, first_day)
   if #old > 0 then
     redis.call('HDEL', notices, unpack(old))
   end
+  return #gone + #old
 end
 
 -- Tell the waiters whose slot is free now (see above). cal_of: class -> the months of its
@@ -163,8 +164,8 @@ local function waits_fulfilled(waits, notices, owner, cls, days, hstart, hend, b
 end
 
 -- Wait for a sold-out slot (see the waiting list above).
--- KEYS: waits, holds, hold days, gone (people being deleted), closures, then the inventory of
---       the class for the day's month
+-- KEYS: waits, holds, hold days, gone (people being deleted), closures, edition, then the
+--       inventory of the class for the day's month
 -- ARGV: person, cls, day, hstart, hend, box (0 for A/B), now ms, waits per buyer in the room,
 --       month (of the inventory key), first bookable day
 -- Returns {'ok'} (also when already waiting) | {'free'} | {'limit'} | {'gone'} |
@@ -212,6 +213,7 @@ local function wait(keys, args)
   if mine >= limit then
     return {'limit'}
   end
+  edition_bump(k.edition)
   redis.call('ZADD', waits, now, member)
   return {'ok'}
 end
@@ -272,13 +274,13 @@ end
 -- (kept 0), it goes, the slot is everyone's, and the notices no longer say otherwise. A hold
 -- already theirs answers 'granted' again (a retry); one that ended, was given back or is not
 -- theirs answers 'gone'.
--- KEYS: holds, hold days, wait notices. ARGV: hold id, person, kept (1|0), now (ms)
+-- KEYS: holds, hold days, wait notices, edition. ARGV: hold id, person, kept (1|0), now (ms)
 -- Returns {'granted', expiry ms} | {'released'} | {'gone'} | {'invalid', what}
 local function priority_settle(keys, args)
   local k, a = named(keys, PRIORITY_SETTLE_KEYS), named(args, PRIORITY_SETTLE_ARGS)
   local now, person = tonumber(a.now_ms), a.person
-  if not k.wait_notices or not a.hold_id or a.hold_id == '' or not person or person == ''
-      or not now or (a.kept ~= '1' and a.kept ~= '0') then
+  if not k.wait_notices or not k.edition or not a.hold_id or a.hold_id == '' or not person
+      or person == '' or not now or (a.kept ~= '1' and a.kept ~= '0') then
     return {'invalid', 'call'}
   end
   local value = redis.call('HGET', k.holds, a.hold_id)
@@ -289,12 +291,14 @@ local function priority_settle(keys, args)
   end
   if a.kept == '1' then
     if hold.owner ~= person then
+      edition_bump(k.edition)
       local stored = named(pipe_fields(value), HOLD_FIELDS)
       stored.owner = person
       redis.call('HSET', k.holds, a.hold_id, joined(stored, HOLD_FIELDS, '|'))
     end
     return {'granted', tostring(hold.expiry)}
   end
+  edition_bump(k.edition)
   drop_holds(k.holds, k.hold_days, {[a.hold_id] = value})
   -- The notices that offered it (the buyer's) or said until when it is someone's (the others
   -- told in the same call, which wrote them with its end): it is everyone's now.
@@ -311,8 +315,8 @@ end
 
 -- The sweep: tell the waiters of slots that freed without a cancel (an expired hold), and clear
 -- what the day's end made useless.
--- KEYS: waits, wait-notices, holds, outbox, hold days, then the inventories of the months
---       ARGV months names: class A's, then B's, then C's
+-- KEYS: waits, wait-notices, holds, outbox, hold days, edition, then the inventories of the
+--       months ARGV months names: class A's, then B's, then C's
 -- ARGV: now ms, first bookable day, priority hold id, priority hold ms, room, months
 -- Returns {told, waits and notices left}
 local function waits_check(keys, args)
@@ -321,7 +325,8 @@ local function waits_check(keys, args)
   local now, first_day, hold_ttl =
     tonumber(a.now_ms), tonumber(a.first_day), tonumber(a.priority_hold_ms)
   local n = #split(a.months)
-  if not now or not first_day or not hold_ttl or #keys ~= #WAITS_CHECK_KEYS + 3 * n then
+  if not now or not first_day or not hold_ttl or #keys ~= #WAITS_CHECK_KEYS + 3 * n
+      or not k.edition then
     return {'invalid', 'call'}
   end
   local cal_of = {}
@@ -334,9 +339,12 @@ local function waits_check(keys, args)
       end
     end
   end
-  waits_clear_stale(waits, notices, first_day)
+  local cleared = waits_clear_stale(waits, notices, first_day)
   local told = waits_release(waits, notices, holds, k.hold_days, outbox, cal_of, now,
     a.priority_hold_id, hold_ttl, a.room)
+  if cleared + told > 0 then
+    edition_bump(k.edition)  -- after the writes: only a sweep that changed the room bumps
+  end
   return {told, redis.call('ZCARD', waits) + redis.call('HLEN', notices)}
 end
 

@@ -28,7 +28,7 @@ local QUERY_ARGS = {'n_and', 'n_or', 'n_not', 'sort', 'offset', 'count', 'top_n'
   'max_reads'}
 local FACETS_KEYS = {'book_tags', 'books'}
 local FACETS_ARGS = {'limit', 'crossover', 'n_and', 'n_or', 'n_not', 'total', 'max_reads',
-  'sample'}
+  'sample', 'build_cost'}
 local TAGS_FILL_KEYS = {'book_tags'}
 local TAGS_FILL_ARGS = {}
 local FIXED = #SAVE_KEYS  -- the edit functions' fixed keys; tag sets follow

@@ -65,7 +65,8 @@ end
 -- known AND, OR and NOT tag sets, then one tag set per facet asked for.
 -- ARGV: limit (0: exact), the largest result counted whole from the book-tags hash, n_and,
 -- n_or, n_not, the result's size (from `query`), the most tag-set members a sample may read
--- (0: never sample), the sample's size, then the facets' tag names (in their sets' order).
+-- (0: never sample), the sample's size, what building the result costs (from `query`), then
+-- the facets' tag names (in their sets' order).
 -- Reply: {counted, counts}: `counted` 0 when every count is exact (capped at the limit), else
 -- the number of result books sampled and counted (each count is then of the sample, not
 -- capped: scale it by total / counted). A result of at most the crossover is built again (in
@@ -81,8 +82,9 @@ local function facets(keys, args)
   local limit, crossover = tonumber(a.limit), tonumber(a.crossover)
   local n_and, n_or, n_not = tonumber(a.n_and), tonumber(a.n_or), tonumber(a.n_not)
   local total, max_reads, sample = tonumber(a.total), tonumber(a.max_reads), tonumber(a.sample)
-  if not (limit and crossover and n_and and n_or and n_not and total and max_reads and sample)
-      or limit < 0 then
+  local build_cost = tonumber(a.build_cost)
+  if not (limit and crossover and n_and and n_or and n_not and total and max_reads and sample
+      and build_cost) or limit < 0 then
     return redis.error_reply("ERR catalog_facets: malformed call")
   end
   local first_tag = #FACETS_KEYS + 1
@@ -104,8 +106,7 @@ local function facets(keys, args)
       and redis.call("HLEN", book_tags) == redis.call("SCARD", books) then
     local list
     local and_only = #any_of == 0 and #none_of == 0
-    if max_reads > 0 and (total > crossover
-        or (not and_only and select(3, drivers_of(books, all_of, any_of)) > max_reads)) then
+    if max_reads > 0 and (total > crossover or build_cost > max_reads) then
       -- Big, or costly to build: counted on an even sample (the whole result if it fits).
       local share = walk_share(books, all_of, any_of, total, sample, max_reads)
       list = result_walk(books, all_of, any_of, none_of, share)

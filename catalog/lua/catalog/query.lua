@@ -288,7 +288,8 @@ end
 -- Reply: {total, result (0: every book, k: the one tag set KEYS[k], -1: computed), page ids,
 --         unknown key indexes, top tags as name, count, name, count..., books in the catalog,
 --         the edition the page was computed from ("" when none was ever set), 1 when the total
---         is an estimate (from an even sample of the result) else 0}.
+--         is an estimate (from an even sample of the result) else 0, what building the result
+--         as a list costs (members read, for `catalog_facets`)}.
 local FIRST_TAG = #QUERY_KEYS + 1
 
 local function query(keys, args)
@@ -314,12 +315,12 @@ local function query(keys, args)
 
   if #all_of < n_and or (n_or > 0 and #any_of == 0) then
     -- A required tag no book has, or "any of" tags none of which a book has: nothing matches.
-    return {0, -1, {}, unknown, top, everything, edition, 0}
+    return {0, -1, {}, unknown, top, everything, edition, 0, 0}
   end
 
   if #all_of == 0 and #any_of == 0 and #none_of == 0 then
     local ids = redis.call("ZRANGE", order, offset, offset + count - 1)
-    return {everything, 0, ids, unknown, top, everything, edition, 0}
+    return {everything, 0, ids, unknown, top, everything, edition, 0, everything}
   end
 
   local result, total, inside, list
@@ -367,7 +368,7 @@ local function query(keys, args)
       ids = sort_page(order, list or redis.call("SMEMBERS", keys[result]), offset, count)
     end
   end
-  return {total, result, ids, unknown, top, everything, edition, estimated}
+  return {total, result, ids, unknown, top, everything, edition, estimated, list_cost}
 end
 
 -- How many members of `list` (a Lua list, `set` the same as a set) are in tag set `key`,

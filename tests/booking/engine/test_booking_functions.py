@@ -85,7 +85,7 @@ def claim_keys(cls: str, booking_id: str) -> list[str]:
         ROOM.registry,
         ROOM.record(booking_id), ROOM.ledger, ROOM.codes, ROOM.holds, ROOM.audit, ROOM.stats,
         ROOM.hold_days, ROOM.unindexed, ROOM.refs, ROOM.outbox, ROOM.hold_streaks, ROOM.waits,
-        ROOM.wait_notices, ROOM.gone, ROOM.closures,
+        ROOM.wait_notices, ROOM.gone, ROOM.closures, ROOM.edition,
         ROOM.inventory(cls if cls in ("A", "B", "C") else "C", DECEMBER),
     ]  # fmt: skip
 
@@ -127,6 +127,7 @@ def test_a_malformed_hold_is_refused_by_the_function_before_any_write(
             ROOM.hold_streaks,
             ROOM.gone,
             ROOM.closures,
+            ROOM.edition,
             ROOM.inventory("C", DECEMBER),
         ],
         args,
@@ -178,7 +179,7 @@ def test_a_day_the_request_was_read_for_that_is_no_longer_bookable_is_refused_la
         keys, args = claim_keys("C", booking_id), claim_args(late, booking_id)
     else:
         keys = [ROOM.holds, ROOM.audit, ROOM.hold_days, ROOM.hold_streaks, ROOM.gone,
-                ROOM.closures, ROOM.inventory("C", DECEMBER)]  # fmt: skip
+                ROOM.closures, ROOM.edition, ROOM.inventory("C", DECEMBER)]  # fmt: skip
         args = [BUYER, "C", str(DEC1 + 2), "8", "10", "5", booking_id, to_ms(NOW), 60_000, 1000,
                 "007", MONTHS, 0, 0, str(DEC1 + 3)]  # fmt: skip
     before = snapshot(r)

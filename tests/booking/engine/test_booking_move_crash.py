@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 
 from booking.domain.keys import RoomKeys
 from booking.engine.indexes import bookings_by_id
@@ -25,7 +24,7 @@ from strongroom import embedded, store
 from strongroom import keyspace as ks
 from strongroom.decoders import text_hash
 from tests.booking_move_crash_worker import places
-from tests.booking_support import NOW, claim, request
+from tests.booking_support import NOW, booked_b_slots, claim, request
 
 ROOT = Path(__file__).resolve().parents[3]
 WORKERS = 4
@@ -57,19 +56,6 @@ def kill_and_restart(data_dir: Path) -> None:
             break
         time.sleep(0.01)
     embedded.ensure_running(data_dir)
-
-
-def slots_of_bitmaps(client: redis.Redis) -> set[tuple[int, int, int]]:
-    """(room, season day, hour) of every booked bit of the rooms' class B bitmaps."""
-    found = set()
-    for room in ROOMS:
-        key = RoomKeys(room).inventory("B", "2026-12")  # the test season: December 2026
-        if not client.exists(key):
-            continue
-        reads = [x for d in range(31) for x in ("GET", "u24", d * 24)]
-        for day, mask in enumerate(client.execute_command("BITFIELD_RO", key, *reads)):
-            found |= {(room, day, h) for h in range(24) if int(mask) >> (23 - h) & 1}
-    return found
 
 
 @pytest.mark.parametrize("mode", ["inline", "pending"])
@@ -139,7 +125,7 @@ def test_kill_9_while_buyers_move_leaves_every_booking_in_exactly_one_place(
                 owned[(b.room, date.day - 1, b.hours[0])] += 1  # type: ignore[index]
         # Every slot owned by at most one booking, and the bitmaps hold exactly those slots.
         assert max(owned.values()) == 1
-        assert slots_of_bitmaps(client) == set(owned)
+        assert booked_b_slots(client, ROOMS) == set(owned)
         assert sum(client.zcard(RoomKeys(room).moves) for room in ROOMS) == 0
         records = [k for k in client.scan_iter(match=ks.prefix_pattern(), count=1000)
                    if ks.BOOKING_RECORD.matches(k)]  # fmt: skip

@@ -33,7 +33,7 @@ from strongroom import durable, embedded_cluster, store
 from strongroom import keyspace as ks
 from strongroom.decoders import text_hash, text_list
 from strongroom.embedded_cluster import ClusterNodeProcess, LocalCluster
-from tests.booking_support import NOW, claim, request
+from tests.booking_support import NOW, booked_b_slots, claim, request
 from tests.store.test_store_stall import wait_for
 
 BUYERS = 4  # threads
@@ -120,19 +120,6 @@ def _replica_of(cluster: LocalCluster, port: int) -> ClusterNodeProcess:
 def _synced_replica(node: ClusterNodeProcess) -> bool:
     role = _role(node)
     return role.get("role") == "slave" and role.get("master_link_status") == "up"
-
-
-def _slots_of_bitmaps(client: redis.Redis, rooms: list[int]) -> set[tuple[int, int, int]]:
-    """(room, season day, hour) of every booked bit of the rooms' class B bitmaps."""
-    found = set()
-    for room in rooms:
-        key = RoomKeys(room).inventory("B", SEASON)
-        if not client.exists(key):
-            continue
-        reads = [x for d in range(31) for x in ("GET", "u24", d * 24)]
-        for day, mask in enumerate(client.execute_command("BITFIELD_RO", key, *reads)):
-            found |= {(room, day, h) for h in range(24) if int(mask) >> (23 - h) & 1}
-    return found
 
 
 class Movers:
@@ -277,7 +264,7 @@ def _problems(
         for date in b.dates:
             owned[(b.room, date.day - 1, b.hours[0])] += 1  # type: ignore[index]
     found += [f"slot {slot} owned {n} times" for slot, n in owned.items() if n > 1]
-    bits = _slots_of_bitmaps(client, layout.rooms)
+    bits = booked_b_slots(client, layout.rooms)
     found += [f"slot {slot} booked by no booking" for slot in sorted(bits - set(owned))]
     found += [f"slot {slot} not booked in the bitmap" for slot in sorted(set(owned) - bits)]
     pending = sum(client.zcard(RoomKeys(room).moves) for room in layout.rooms)

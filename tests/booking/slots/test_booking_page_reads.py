@@ -224,7 +224,11 @@ def test_remembered_cells_follow_the_language(r: redis.Redis, client: Client) ->
         page = client.get("/book/", query, HTTP_ACCEPT_LANGUAGE=language).content.decode()
         cell = re.search(r'value="2026-12-05".*?</button>', page, re.S)
         assert cell is not None and word in cell.group(0), language
-    boxes = {"cls": "C", "room": str(ROOM)}
-    for language, word in (("en", ">Box <"), ("zh-hans", ">格子 <"), ("en", ">Box <")):
+    # A box is named by its number; a taken one says so in the page's language.
+    assert claim(r, SlotRequest("C", ROOM, (day(5),), (10, 12), (5,))).ok
+    boxes = {"cls": "C", "room": str(ROOM), "date": "2026-12-05", "start": "10", "end": "12"}
+    for language, word in (("en", "taken"), ("zh-hans", "已被占用"), ("en", "taken")):
         page = client.get("/book/", boxes, HTTP_ACCEPT_LANGUAGE=language).content.decode()
-        assert page.count(word) == BOXES_PER_ROOM, language
+        assert page.count('id="box-cell-') == BOXES_PER_ROOM, language
+        cell = re.search(r'<button id="box-cell-5"[^>]*>', page)
+        assert cell is not None and f'aria-label="5 ({word})"' in cell.group(0), language

@@ -12,7 +12,6 @@ import email.header
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -24,7 +23,6 @@ from typing import Any
 
 import pytest
 import redis
-from aiosmtpd.controller import Controller
 from django.conf import settings
 
 from booking.domain.keys import RoomKeys
@@ -33,6 +31,7 @@ from strongroom import keyspace as ks
 from tests.booking.web.test_reminder_mail import THE_DAY_BEFORE, confirmed
 from tests.booking_support import claim, request
 from tests.conftest import Someone, person_make
+from tests.mail_support import smtp_serving
 from tests.store.test_store_stall import wait_for
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -104,16 +103,11 @@ class MailServer:
 @pytest.fixture
 def smtp() -> Iterator[tuple[MailServer, int]]:
     handler = MailServer()
-    with socket.socket() as probe:  # a free port (the controller checks it can connect)
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    controller = Controller(handler, hostname="127.0.0.1", port=port)
-    controller.start()
-    try:
-        yield handler, port
-    finally:
-        handler.release.set()
-        controller.stop()
+    with smtp_serving(handler) as port:
+        try:
+            yield handler, port
+        finally:
+            handler.release.set()
 
 
 @pytest.fixture
