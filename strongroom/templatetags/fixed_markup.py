@@ -124,7 +124,7 @@ class FixedNode(template.Node):
         token = _marking.set(marking)
         try:
             with context.push(csrf_token=csrf):
-                text = self.body.render(context)
+                text = str(self.body.render(context))
         finally:
             _marking.reset(token)
         # A whole {% csrf_token %} is one hole: it renders nothing where no token is provided.
