@@ -4,6 +4,9 @@ the person's values and the CSRF token); a refused form is rendered by Django as
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import redis
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -17,6 +20,7 @@ from accounts.selectors import account_get, account_read
 from accounts.sessions import session_key_person_id
 from strongroom.ahead import Command, read_together
 from strongroom.store import get_store
+from strongroom.templatetags.links import link
 
 
 def profile_reads(*, client: redis.Redis, person_id: int) -> list[Command]:
@@ -32,6 +36,24 @@ def profile_plan(request: HttpRequest) -> list[Command]:
     session, used only when the settled identity is that person (strongroom/ahead.py)."""
     person_id = session_key_person_id(request.session.session_key or "")
     return [] if person_id is None else profile_reads(client=get_store(), person_id=person_id)
+
+
+def upcoming_lines(upcoming: Iterable[Any]) -> list[dict[str, object]]:
+    """What the page shows of each upcoming booking (the plugged part's `upcoming`), as text
+    for the holes of its kept line: looked up in a dict, not through attributes and filters."""
+    return [
+        {
+            "url": link("booking:done", b.id),
+            "reference": b.reference,
+            "cls": b.cls,
+            "room": b.room_label,
+            "day": b.dates[0].isoformat(),
+            "timed": bool(b.hours),
+            "start": f"{b.hours[0]:02d}" if b.hours else "",
+            "end": f"{b.hours[1]:02d}" if b.hours else "",
+        }
+        for b in upcoming
+    ]
 
 
 def profile_page(
@@ -50,6 +72,7 @@ def profile_page(
     account = account_get(client=client, person_id=person.id)
     if account is None:  # deleted meanwhile
         return redirect("home")
+    parts = account_context(client=client, person_id=person.id)
     context = {
         "account": account,
         "email_form": email_form,
@@ -59,7 +82,8 @@ def profile_page(
         "blank_delete_form": DeleteAccountForm,
         "email_max_length": EMAIL_MAX_LENGTH,
         "mail_language": account.language or request.LANGUAGE_CODE,
-        **account_context(client=client, person_id=person.id),
+        **parts,
+        "upcoming_lines": upcoming_lines(parts.get("upcoming") or ()),
         "calendar_url": (
             request.build_absolute_uri(
                 reverse("booking:subscription", args=[f"{person.id}-{account.calendar_token}"])
