@@ -5,7 +5,7 @@ the person's values and the CSRF token); a refused form is rendered by Django as
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import redis
 from django.http import HttpRequest, HttpResponse
@@ -83,7 +83,7 @@ def profile_page(
         "email_max_length": EMAIL_MAX_LENGTH,
         "mail_language": account.language or request.LANGUAGE_CODE,
         **parts,
-        "upcoming_lines": upcoming_lines(parts.get("upcoming") or ()),
+        "upcoming_lines": upcoming_lines(cast("Iterable[Any]", parts.get("upcoming") or ())),
         "calendar_url": (
             request.build_absolute_uri(
                 reverse("booking:subscription", args=[f"{person.id}-{account.calendar_token}"])
