@@ -21,7 +21,7 @@ from accounts.clients import client_address
 from accounts.people import ANONYMOUS, AnonymousPerson, Person
 from accounts.selectors import person_with_password, person_with_password_parse
 from accounts.sessions import session_person_id, session_person_settle
-from strongroom.middleware import REFRESH_HEADER
+from strongroom.middleware import REFRESH_HEADER, is_fragment
 from strongroom.store import get_store
 
 
@@ -38,16 +38,10 @@ def _may_be_page_view(request: HttpRequest) -> bool:
     return "." not in request.path.rsplit("/", 1)[-1]
 
 
-def _is_fragment(request: HttpRequest) -> bool:
-    """An htmx request swapping part of a page (a history restore is a whole page)."""
-    restore = request.headers.get("HX-History-Restore-Request") == "true"
-    return request.headers.get("HX-Request") == "true" and not restore
-
-
 def _counts_as_page_view(request: HttpRequest, response: HttpResponse) -> bool:
     if not _may_be_page_view(request) or not 200 <= response.status_code < 300:
         return False
-    if _is_fragment(request):
+    if is_fragment(request):
         return False
     return response.get("Content-Type", "").startswith("text/html")
 

@@ -21,8 +21,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts import emails, services
 from accounts.access import login_required, signed_in_person
+from accounts.account_page import profile_page, profile_plan
 from accounts.clients import client_address
-from accounts.extensions import account_context, account_parts_reads, person_forget_everywhere
+from accounts.extensions import person_forget_everywhere
 from accounts.forms import (
     DeleteAccountForm,
     EmailForm,
@@ -33,9 +34,9 @@ from accounts.forms import (
     SignupForm,
 )
 from accounts.people import Person
-from accounts.selectors import account_get, account_read, person_with_password
-from accounts.sessions import request_sign_in, request_sign_out, session_key_person_id
-from strongroom.ahead import Command, read_together, reads_ahead
+from accounts.selectors import person_with_password
+from accounts.sessions import request_sign_in, request_sign_out
+from strongroom.ahead import reads_ahead
 from strongroom.clock import now_ms
 from strongroom.store import get_store
 
@@ -184,59 +185,13 @@ def password_change(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _profile_reads(*, client: redis.Redis, person_id: int) -> list[Command]:
-    """The account page's first reads: the account's fields and every part's first reads."""
-    return [
-        *account_read(person_id=person_id),
-        *account_parts_reads(client=client, person_id=person_id),
-    ]
-
-
-def _profile_plan(request: HttpRequest) -> list[Command]:
-    """The account page's first reads for the person the session's key names: sent with the
-    session, used only when the settled identity is that person (strongroom/ahead.py)."""
-    person_id = session_key_person_id(request.session.session_key or "")
-    return [] if person_id is None else _profile_reads(client=get_store(), person_id=person_id)
-
-
 @login_required
 @require_GET
-@reads_ahead(_profile_plan)
+@reads_ahead(profile_plan)
 def profile(request: HttpRequest) -> HttpResponse:
     """One's own account: name, address, password, calendar, upcoming bookings, sessions,
     deletion."""
-    return _profile_page(request)
-
-
-def _profile_page(
-    request: HttpRequest,
-    *,
-    email_form: EmailForm | None = None,
-    delete_form: DeleteAccountForm | None = None,
-    status: int = 200,
-) -> HttpResponse:
-    client = get_store()
-    person = signed_in_person(request)
-    # One round trip for the account and the parts' first reads (none when read ahead).
-    read_together(client, _profile_reads(client=client, person_id=person.id))
-    account = account_get(client=client, person_id=person.id)
-    if account is None:  # deleted meanwhile
-        return redirect("home")
-    initial = {"email": account.email, "language": account.language or request.LANGUAGE_CODE}
-    context = {
-        "account": account,
-        "email_form": email_form or EmailForm(initial=initial),
-        "delete_form": delete_form or DeleteAccountForm(),
-        **account_context(client=client, person_id=person.id),
-        "calendar_url": (
-            request.build_absolute_uri(
-                reverse("booking:subscription", args=[f"{person.id}-{account.calendar_token}"])
-            )
-            if account.calendar_token
-            else ""
-        ),
-    }
-    return render(request, "accounts/profile.html", context, status=status)
+    return profile_page(request)
 
 
 @login_required
@@ -245,7 +200,7 @@ def email_change(request: HttpRequest) -> HttpResponse:
     """Save the address (a new one gets a confirmation link) and the language of mail."""
     form = EmailForm(request.POST)
     if not form.is_valid():
-        return _profile_page(request, email_form=form, status=400)
+        return profile_page(request, email_form=form, status=400)
     client, person = get_store(), signed_in_person(request)
     outcome = emails.email_set(
         client=client,
@@ -362,7 +317,7 @@ def delete(request: HttpRequest) -> HttpResponse:
             messages.info(request, _("Your account is deleted."))
             return redirect("home")
         form.add_error("password", _("Your password is wrong."))
-    return _profile_page(request, delete_form=form, status=400)
+    return profile_page(request, delete_form=form, status=400)
 
 
 @sensitive_post_parameters("login")

@@ -14,6 +14,7 @@ Other benchmarks (each on its own embedded store in a temporary directory):
   python -m bench.accounts_bench    login and visit writes, dashboard reads (round trips, time)
   python -m bench.site --help       options of this one (seconds, connections, workers, rows)
   python -m bench.profile_page PATH  pyinstrument profile of one page on this data set
+  python -m bench.profile_post       the booking POST's profile (booked, refused; plain, htmx)
 """
 
 if __name__ == "__main__":

@@ -19,8 +19,11 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -46,6 +49,41 @@ def store_time(client: redis.Redis, requests: int) -> StoreTime:
     return StoreTime(sum(ms for _, ms in per_command), per_command[:6])
 
 
+@contextmanager
+def loaded_site() -> Iterator[tuple[redis.Redis, site_data.DataSet]]:
+    """Django in production mode on an embedded store in a temporary directory, loaded with the
+    site benchmark's data set: (the store client, the data set); everything goes at the end."""
+    data_dir = Path(tempfile.mkdtemp(prefix="sr-bench-profile-"))
+    try:
+        site.configure(data_dir, secrets.token_urlsafe(40))
+        from django.conf import settings
+        from django.core.management import call_command
+
+        from strongroom import store
+
+        settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
+        call_command("collectstatic", interactive=False, verbosity=0)
+        client = store.get_store()
+        yield client, site_data.load_data(client, random.Random(20261201))
+    finally:
+        from strongroom import embedded
+
+        embedded.stop(data_dir)
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def web_client(client: redis.Redis, person: Any, *, htmx: bool = False, csrf: bool = False) -> Any:
+    """Django's test client, signed in as `person` (None: anonymous); `csrf`: its POSTs are
+    checked for the CSRF token as a browser's are."""
+    from django.test import Client
+
+    web = Client(headers={"HX-Request": "true"} if htmx else {}, enforce_csrf_checks=csrf)
+    if person is not None:
+        name, value = site_http.session_cookie(client, person).split("=", 1)
+        web.cookies[name] = value
+    return web
+
+
 def main(argv: list[str] | None = None) -> int:
     """Load the data set, then profile PATH."""
     parser = argparse.ArgumentParser(prog="python -m bench.profile_page", description=__doc__)
@@ -56,26 +94,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--flat", action="store_true", help="a flat profile (self time)")
     args = parser.parse_args(argv)
 
-    data_dir = Path(tempfile.mkdtemp(prefix="sr-bench-profile-"))
-    try:
-        site.configure(data_dir, secrets.token_urlsafe(40))
-        from django.conf import settings
-        from django.core.management import call_command
-        from django.test import Client
+    with loaded_site() as (client, data):
         from pyinstrument import Profiler
 
         from strongroom import store
 
-        settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
-        call_command("collectstatic", interactive=False, verbosity=0)
-        client = store.get_store()
-        data = site_data.load_data(client, random.Random(20261201))
-        web = Client(headers={"HX-Request": "true"} if args.htmx else {})
         who = args.who or "anonymous"
-        if who != "anonymous":
-            person = data.staff if who == "staff" else data.buyers[0]
-            name, value = site_http.session_cookie(client, person).split("=", 1)
-            web.cookies[name] = value
+        person = None if who == "anonymous" else data.staff if who == "staff" else data.buyers[0]
+        web = web_client(client, person, htmx=args.htmx)
         first = web.get(args.path)
         if first.status_code != 200:
             print(f"GET {args.path} answered {first.status_code}", file=sys.stderr)
@@ -103,11 +129,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"of which the store's own time (INFO commandstats): {server.total_ms:.2f} ms")
         for name, ms in server.top:
             print(f"  {name:<32} {ms:6.2f} ms")
-    finally:
-        from strongroom import embedded
-
-        embedded.stop(data_dir)
-        shutil.rmtree(data_dir, ignore_errors=True)
     return 0
 
 

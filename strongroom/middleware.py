@@ -99,6 +99,13 @@ class StoreGuardMiddleware:
 # is not a page view, and the answer may be an empty 204 when nothing changed.
 REFRESH_HEADER = "X-Strongroom-Refresh"
 
+
+def is_fragment(request: HttpRequest) -> bool:
+    """An htmx request swapping part of a page (a history restore asks for the whole page)."""
+    restore = request.headers.get("HX-History-Restore-Request") == "true"
+    return request.headers.get("HX-Request") == "true" and not restore
+
+
 CONTENT_SECURITY_POLICY = "; ".join(
     [
         "default-src 'self'",

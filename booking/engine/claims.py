@@ -72,6 +72,13 @@ CLAIM = FunctionSpec(
 _CODE_ATTEMPTS = 5
 
 
+@functools.lru_cache(maxsize=1024)
+def _room_claim_keys(room: int, prefix: str) -> tuple[tuple[str, str], ...]:
+    """The claim's keys of a room but the booking's record: the same for every claim of the
+    room, so made once per room (and key prefix, which names them)."""
+    return tuple(RoomKeys(room).named(CLAIM.keys, record="").items())
+
+
 @dataclass(frozen=True)
 class ClaimResult:
     """ok: the booking is confirmed (and durable); otherwise `taken` lists what is not free,
@@ -150,7 +157,8 @@ def booking_claim(
             return ClaimResult(False, paced_until=again)
     paced_here = paced and inline
     room = RoomKeys(request.room)
-    keys = room.named(CLAIM.keys, record=room.record(booking_id))
+    keys = dict(_room_claim_keys(request.room, settings.STRONGROOM_KEY_PREFIX))
+    keys["record"] = room.record(booking_id)
     inventories, months = room.inventories(request.cls, request.dates)
     tails: dict[str, list[str]] = {"inventories": inventories}
     if inline:

@@ -54,8 +54,15 @@ class Choices(SlotChoice):
         return pairs
 
     def query(self, **changes: Any) -> str:
-        """The URL query of these choices (with `changes` applied), '' when nothing is picked."""
-        return urlencode((replace(self, **changes) if changes else self).params())
+        """The URL query of these choices (with `changes` applied), '' when nothing is picked.
+        Without changes it is made once (a page names its own URL several times)."""
+        if changes:
+            return urlencode(replace(self, **changes).params())
+        made = self.__dict__.get("_query")
+        if made is None:
+            made = urlencode(self.params())
+            object.__setattr__(self, "_query", made)  # frozen: fields only; this is derived
+        return made
 
 
 def query_values(data: Mapping[str, Any], name: str) -> list[str]:
@@ -119,25 +126,27 @@ def posted_request(
     pickers' lenient reading keeps, to show again. Nothing sent is dropped quietly, as the
     pickers' reading does: hours or boxes a class has not, a second class or room, a date or
     box past the most a request takes all refuse the form."""
-    if _long_fields(data):
+    fields = {name: query_values(data, name) for name in (*_ONE, *_MANY)}  # each field once
+    if any(len(v) > MAX_FIELD for values in fields.values() for v in values):
         choices, problems = choices_from(data, now=now)
         return choices, None, problems  # choices_from's "far too long" message
-    if any(len(query_values(data, name)) > 1 for name in ("cls", "room", "start", "end")):
+    if any(len(fields[name]) > 1 for name in ("cls", "room", "start", "end")):
         message = _("The form sent a class, room or hour twice: choose again on the booking page.")
         return choices_from(data, now=now)[0], None, [message]
+    one = {name: fields[name][-1].strip(" ") if fields[name] else "" for name in _ONE}
     try:
         request = slot_request_parse(
-            cls=query_one(data, "cls"),
-            room=query_one(data, "room"),
-            dates=query_values(data, "date"),
-            hour_start=query_one(data, "start"),
-            hour_end=query_one(data, "end"),
-            boxes=query_values(data, "box"),
+            cls=one["cls"],
+            room=one["room"],
+            dates=fields["date"],
+            hour_start=one["start"],
+            hour_end=one["end"],
+            boxes=fields["box"],
             now=now,
         )
     except InvalidRequest as refused:
         return choices_from(data, now=now)[0], None, list(refused.errors)
-    return choices_of(request, month=_month(query_one(data, "month"))), request, []
+    return choices_of(request, month=_month(one["month"])), request, []
 
 
 def choices_of(request: SlotRequest, *, month: dt.date | None = None) -> Choices:

@@ -46,7 +46,7 @@ from booking.web.owner import request_owner, signed_in_owner
 from strongroom.ahead import Command, read_together, reads_ahead
 from strongroom.clock import minute_up
 from strongroom.compression import compressible
-from strongroom.middleware import REFRESH_HEADER
+from strongroom.middleware import REFRESH_HEADER, is_fragment
 from strongroom.store import get_store
 
 HOLD_SESSION_KEY = "booking_hold_id"
@@ -67,11 +67,14 @@ def _context(
     taken: tuple[Slot, ...] | list[Slot] = (),
     panel: pick_panel.Panel | None = None,
     alternatives_now: bool = True,
+    strictly_read: bool = False,
 ) -> dict[str, Any]:
     client, owner = get_store(), request_owner(request)
     if panel is None:
         panel = pick_panel.panel_build(client=client, choices=choices, owner_id=owner)
-    complete_errors = forms.request_errors(choices) if choices.complete else []
+    # A posted request the parser read strictly a moment ago is not read again.
+    complete = choices.complete and not strictly_read
+    complete_errors = forms.request_errors(choices) if complete else []
     # A complete choice that is not free: name its sold and held slots and offer the nearest
     # free ones (one more read, only then), never a "Hold" button for what is shown as taken.
     # A refused POST (`alternatives_now=False`) links to them instead: most answers of a
@@ -184,14 +187,24 @@ def _refused(
     *,
     status: int,
     taken: tuple[Slot, ...] = (),
+    strictly_read: bool = False,
 ) -> HttpResponse:
     """The booking page again, the buyer's choices kept, with why it did not work. A slot
     taken meanwhile (409): the page reads the room only, and links to the nearest free
-    alternatives (the booking page reads the neighbouring rooms when that link is followed)."""
+    alternatives (the booking page reads the neighbouring rooms when that link is followed).
+    An htmx request gets the panel alone, swapped in place of the page's."""
     if status == 409:
         read_together(get_store(), pick_panel.panel_reads(choices))
-    context = _context(request, choices, problems, taken=taken, alternatives_now=status != 409)
-    return render(request, "booking/book.html", context, status=status)
+    alternatives_now = status != 409
+    context = _context(request, choices, problems, taken=taken,
+                       alternatives_now=alternatives_now, strictly_read=strictly_read)  # fmt: skip
+    if not is_fragment(request):
+        return render(request, "booking/book.html", context, status=status)
+    response = render(request, "booking/_panel.html", context, status=status)
+    swap = {"HX-Retarget": "#booking-panel", "HX-Reswap": "outerHTML"}
+    for name, value in {**swap, "HX-Push-Url": context["page_url"]}.items():
+        response[name] = value
+    return response
 
 
 _SlotsView = Callable[[HttpRequest, str, forms.Choices, SlotRequest], HttpResponse]
@@ -226,7 +239,7 @@ def _slots_taken(
         message = _("Someone was faster: these slots are no longer free.")
     else:
         message = _("These slots are not free: choose from what the page shows as free.")
-    return _refused(request, choices, [message], status=409, taken=taken)
+    return _refused(request, choices, [message], status=409, taken=taken, strictly_read=True)
 
 
 def _paced(request: HttpRequest, choices: forms.Choices, until: dt.datetime) -> HttpResponse:
@@ -244,7 +257,7 @@ def _paced(request: HttpRequest, choices: forms.Choices, until: dt.datetime) -> 
         "time": timezone.localtime(minute_up(until)).strftime("%H:%M"),
         "zone": zone_name(),
     }
-    return _refused(request, choices, [message], status=429)
+    return _refused(request, choices, [message], status=429, strictly_read=True)
 
 
 def _gone(request: HttpRequest, choices: forms.Choices) -> HttpResponse:
@@ -264,7 +277,7 @@ def _release_hold(request: HttpRequest, owner: str, hold_id: object) -> None:
 def _closed(request: HttpRequest, choices: forms.Choices, reason: str) -> HttpResponse:
     """A chosen slot is closed by the staff: say so, with their reason (nothing was written)."""
     message = _("Closed: %(reason)s. Choose other days or another room.") % {"reason": reason}
-    return _refused(request, choices, [message], status=409)
+    return _refused(request, choices, [message], status=409, strictly_read=True)
 
 
 @_slots_posted

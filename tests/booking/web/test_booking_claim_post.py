@@ -1,0 +1,108 @@
+"""The booking POST (booking:claim): who may book (a session that has ended books nothing, however
+it ended) and how a refusal answers (the whole booking page, or the panel alone for htmx)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+from django.test import Client
+
+from booking.domain.rules import booking_new_id
+from booking.engine.bookings import bookings_of
+from tests.booking_support import NOW, claim, day, request
+
+TAKEN = {"cls": "A", "room": "20", "date": day(5).isoformat()}
+
+
+@pytest.fixture(autouse=True)
+def frozen() -> Iterator[None]:
+    with time_machine.travel(NOW, tick=False):
+        yield
+
+
+def book_form(room: int = 21) -> dict[str, str]:
+    return {"cls": "A", "room": str(room), "date": day(5).isoformat(),
+            "booking_id": booking_new_id(room=room)}  # fmt: skip
+
+
+def booked(r: redis.Redis, someone: Any) -> int:
+    return len(bookings_of(client=r, owner_id=str(someone.id)))
+
+
+def stored(r: redis.Redis) -> list[str]:
+    """Every key but the sessions' (an ended session's request may begin a new, empty one)."""
+    from strongroom.keyspace import SESSION
+
+    return sorted(k for k in r.scan_iter("*") if not SESSION.matches(k))
+
+
+def cookie_of(client: Client) -> str:
+    from django.conf import settings
+
+    return client.cookies[settings.SESSION_COOKIE_NAME].value
+
+
+def second_browser(client: Client) -> Client:
+    """Another client holding the same session cookie (the same session in a second tab)."""
+    from django.conf import settings
+
+    other = Client()
+    other.cookies[settings.SESSION_COOKIE_NAME] = cookie_of(client)
+    return other
+
+
+@pytest.mark.parametrize("ending", ["signed out", "other sessions ended", "expired"])
+def test_a_session_that_has_ended_books_nothing(
+    r: redis.Redis, client_for: Callable[[Any], Client], buyer: Any, ending: str
+) -> None:
+    from strongroom.keyspace import SESSION
+
+    client = client_for(buyer)
+    assert client.post("/book/claim/", book_form(21)).status_code == 302
+    stale = second_browser(client)
+    if ending == "signed out":
+        assert client.post("/accounts/logout/").status_code in (302, 303)
+    elif ending == "other sessions ended":
+        other = client_for(buyer)  # another browser of the same buyer ends every other session
+        assert other.post("/accounts/me/sessions/").status_code == 302
+    else:
+        r.delete(SESSION.key(session_key=cookie_of(client)))  # what the store's TTL does
+    keys_before = stored(r)
+    answer = stale.post("/book/claim/", book_form(22))
+    assert answer.status_code == 302 and "/accounts/login/" in answer["Location"]
+    assert booked(r, buyer) == 1
+    assert stored(r) == keys_before, "nothing of the booking is written"
+
+
+def test_a_refused_booking_answers_the_whole_page_or_for_htmx_the_panel_alone(
+    r: redis.Redis, client_for: Callable[[Any], Client], buyer: Any, second_buyer: Any
+) -> None:
+    assert claim(r, request("A", room=20, dates=(5,)), owner=str(second_buyer.id)).ok
+    client = client_for(buyer)
+    page = client.post("/book/claim/", {**TAKEN, "booking_id": booking_new_id(room=20)})
+    assert page.status_code == 409
+    text = page.content.decode()
+    assert text.lstrip().startswith("<!DOCTYPE html>") and 'id="booking-panel"' in text
+    assert "Someone was faster" in text
+    part = client.post(
+        "/book/claim/",
+        {**TAKEN, "booking_id": booking_new_id(room=20)},
+        headers={"HX-Request": "true"},
+    )
+    assert part.status_code == 409
+    fragment = part.content.decode()
+    assert "<html" not in fragment and "<!DOCTYPE" not in fragment
+    assert fragment.startswith('<div id="booking-panel"') and "Someone was faster" in fragment
+    assert part["HX-Retarget"] == "#booking-panel" and part["HX-Reswap"] == "outerHTML"
+    assert part["HX-Push-Url"].startswith("/book/?cls=A&room=20")
+    restore = client.post(
+        "/book/claim/",
+        {**TAKEN, "booking_id": booking_new_id(room=20)},
+        headers={"HX-Request": "true", "HX-History-Restore-Request": "true"},
+    )
+    assert restore.content.decode().lstrip().startswith("<!DOCTYPE html>")
+    assert booked(r, buyer) == 0
