@@ -12,6 +12,9 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from tests.conftest import Someone
 
+# Every route, role and hostile value: `make test` runs it; `make check` leaves it out.
+pytestmark = pytest.mark.sweep
+
 HOSTILE = [
     "a:b",
     "{x}",

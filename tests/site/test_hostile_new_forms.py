@@ -15,6 +15,9 @@ from django.test import Client
 from tests.conftest import Someone
 from tests.site.test_hostile_input import HOSTILE
 
+# Every route, role and hostile value: `make test` runs it; `make check` leaves it out.
+pytestmark = pytest.mark.sweep
+
 TOKENS = [
     *HOSTILE,
     "AAAA",
