@@ -18,6 +18,7 @@ from accounts import emails, services
 from booking.domain.codes import code_display
 from booking.domain.records import Booking
 from booking.engine.bookings import booking_get
+from booking.engine.cancel import booking_cancel
 from strongroom import keyspace as ks
 from strongroom.outbox_delivery import outbox_send
 from tests.booking_support import NOW, claim, day, request
@@ -180,3 +181,25 @@ def test_the_buyer_gets_a_mail_with_the_new_code_and_the_same_calendar_uids(
     uid = re.search(r"UID:[^\r\n]+", ics(receipt))
     assert uid is not None and uid.group(0) in ics(moved_mail)
     assert "SEQUENCE:1" in ics(moved_mail) and "SEQUENCE:0" in ics(receipt)
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_a_cancelled_booking_s_move_page_offers_no_form(
+    r: redis.Redis,
+    buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+    language: str,
+) -> None:
+    """Buyer and staff alike: a booking no longer confirmed says so, with no form to send."""
+    mine = booked(r, buyer)
+    done = booking_cancel(
+        client=r, booking_id=mine.id, actor_id=str(buyer.id), actor_is_staff=False, now=NOW
+    )
+    assert done.outcome == "cancelled"
+    word = "nothing to move" if language == "en" else "没有可改期的内容"
+    for someone, path in ((buyer, f"/book/mine/{mine.id}/move/"),
+                          (staff, f"/staff/bookings/{mine.id}/move/")):  # fmt: skip
+        answer = client_for(someone).get(path, HTTP_ACCEPT_LANGUAGE=language)
+        assert answer.status_code == 200, path
+        assert word in html(answer) and 'name="move_id"' not in html(answer), path
