@@ -7,8 +7,12 @@ A server's INFO figures (commands run, keys changed) are summed over every prima
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 
 import redis
 from django.conf import settings
@@ -17,6 +21,7 @@ from django.test import Client
 from accounts.sessions import session_key_person_id
 from booking.domain.keys import RoomKeys, date_index, person_index
 from booking.engine.indexes import indexes_inline
+from strongroom import embedded
 from strongroom.durable import waitaof_supported
 from strongroom.keyspace import PERSON, SESSION
 from strongroom.store import is_cluster, primaries, primaries_reached
@@ -86,3 +91,18 @@ def store_probed(r: redis.Redis) -> None:
     WAITAOF), so that a counted block run first in a session counts its own round trips only."""
     indexes_inline(r)
     waitaof_supported(r)
+
+
+def kill_and_restart(data_dir: Path) -> None:
+    """`kill -9` the embedded store of `data_dir`, wait until it is gone, start it again."""
+    pid = embedded.server_pid(data_dir)
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.01)
+    embedded.ensure_running(data_dir)

@@ -9,12 +9,9 @@ indexes as the old two-step design did, without the drain, and bookings are miss
 from __future__ import annotations
 
 import datetime as dt
-import os
-import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +24,7 @@ from booking.engine.indexes import indexes_inline
 from strongroom import embedded, store
 from strongroom.keeper import keeper_pass
 from tests.booking_support import NOW, claim, day, request
+from tests.store_support import kill_and_restart
 
 ROOT = Path(__file__).resolve().parents[3]
 WORKERS = 6
@@ -34,31 +32,6 @@ CLAIMS_EACH = 800  # 5 rooms each
 ROOMS = range(1, WORKERS * 5 + 1)
 KILLS = 8
 TODAY = NOW.date()
-
-
-@pytest.fixture
-def own_store(tmp_path: Path) -> Iterator[Path]:
-    """A store of this test alone (one server, not cluster mode), stopped at the end."""
-    data_dir = tmp_path / "store"
-    client = store.connect(embedded.ensure_running(data_dir))
-    store.load_functions(client)
-    client.close()
-    yield data_dir
-    embedded.stop(data_dir)
-
-
-def kill_and_restart(data_dir: Path) -> None:
-    pid = embedded.server_pid(data_dir)
-    assert pid is not None
-    os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.01)
-    embedded.ensure_running(data_dir)
 
 
 def book_through_kills(data_dir: Path, mode: str) -> list[str]:

@@ -6,13 +6,10 @@ that place's slots, and every slot is owned by at most one booking."""
 from __future__ import annotations
 
 import datetime as dt
-import os
-import signal
 import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +22,7 @@ from strongroom import keyspace as ks
 from strongroom.decoders import text_hash
 from tests.booking_move_crash_worker import places
 from tests.booking_support import NOW, booked_b_slots, claim, request
+from tests.store_support import kill_and_restart
 
 ROOT = Path(__file__).resolve().parents[3]
 WORKERS = 4
@@ -32,30 +30,6 @@ EACH = 10  # bookings a worker moves
 ROUNDS = 40
 KILLS = 6
 ROOMS = range(1, 21)
-
-
-@pytest.fixture
-def own_store(tmp_path: Path) -> Iterator[Path]:
-    data_dir = tmp_path / "store"
-    client = store.connect(embedded.ensure_running(data_dir))
-    store.load_functions(client)
-    client.close()
-    yield data_dir
-    embedded.stop(data_dir)
-
-
-def kill_and_restart(data_dir: Path) -> None:
-    pid = embedded.server_pid(data_dir)
-    assert pid is not None
-    os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.01)
-    embedded.ensure_running(data_dir)
 
 
 @pytest.mark.parametrize("mode", ["inline", "pending"])
