@@ -1,13 +1,18 @@
-"""A real SMTP server (aiosmtpd) for the mail tests, on a free loopback port."""
+"""The mail tests' helpers: mail written to files, a person with a confirmed address, and a
+real SMTP server (aiosmtpd) on a free loopback port."""
 
 from __future__ import annotations
 
 import contextlib
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from aiosmtpd.controller import Controller
+
+from accounts import emails, services
+from strongroom import keyspace
 
 
 @contextlib.contextmanager
@@ -22,3 +27,19 @@ def smtp_serving(handler: Any) -> Iterator[int]:
         yield port
     finally:
         controller.stop()
+
+
+def mail_to_files(settings: Any, directory: Path) -> Path:
+    """Send the site's mail as files under `directory` (one .eml a message); returns it."""
+    settings.STRONGROOM_MAIL_DIR = directory
+    settings.EMAIL_BACKEND = "strongroom.mail.FilePerMessageBackend"
+    return directory
+
+
+def with_address(client: Any, someone: Any, address: str, language: str = "en") -> None:
+    """Give a person a verified address and a language, the way the site does it."""
+    services.language_set(client=client, person_id=someone.id, language=language)
+    emails.email_set(client=client, person_id=someone.id, email=address)
+    token = emails.verify_token_make(person_id=someone.id, email=address)
+    assert emails.email_verify(client=client, token=token) is not None
+    client.delete(keyspace.MAIL_OUTBOX.key())  # the verification mail is not what tests read

@@ -12,7 +12,6 @@ import redis
 import time_machine
 from django.test import Client
 
-from accounts import emails
 from booking.domain.codes import code_display
 from booking.domain.records import Booking
 from booking.engine import audit
@@ -21,6 +20,7 @@ from strongroom import keyspace as ks
 from strongroom.outbox_delivery import outbox_send
 from tests.booking_support import NOW, claim, day, request
 from tests.conftest import Someone
+from tests.mail_support import mail_to_files, with_address
 
 
 @pytest.fixture(autouse=True)
@@ -83,12 +83,8 @@ def test_staff_send_the_receipt_again(
     settings: Any,
     tmp_path: Path,
 ) -> None:
-    settings.STRONGROOM_MAIL_DIR = tmp_path
-    settings.EMAIL_BACKEND = "strongroom.mail.FilePerMessageBackend"
-    emails.email_set(client=r, person_id=buyer.id, email="anna@example.test")
-    token = emails.verify_token_make(person_id=buyer.id, email="anna@example.test")
-    assert emails.email_verify(client=r, token=token) is not None
-    r.delete(ks.MAIL_OUTBOX.key())
+    mail_to_files(settings, tmp_path)
+    with_address(r, buyer, "anna@example.test")
     mine = booked(r, buyer)
     outbox_send(client=r)
     answer = client_for(staff).post(f"/staff/bookings/{mine.id}/receipt/")
@@ -123,12 +119,8 @@ def test_staff_book_for_a_buyer_who_gets_the_receipt(
     settings: Any,
     tmp_path: Path,
 ) -> None:
-    settings.STRONGROOM_MAIL_DIR = tmp_path
-    settings.EMAIL_BACKEND = "strongroom.mail.FilePerMessageBackend"
-    emails.email_set(client=r, person_id=buyer.id, email="anna@example.test")
-    token = emails.verify_token_make(person_id=buyer.id, email="anna@example.test")
-    assert emails.email_verify(client=r, token=token) is not None
-    r.delete(ks.MAIL_OUTBOX.key())
+    mail_to_files(settings, tmp_path)
+    with_address(r, buyer, "anna@example.test")
     client = client_for(staff)
     page = client.get(f"/staff/people/{buyer.id}/").content.decode()
     assert "anna@example.test" in page and 'action="/staff/people/' in page

@@ -37,23 +37,12 @@ from strongroom.outbox_sender import (
 from strongroom.store import round_trips
 from tests.booking_support import day
 from tests.conftest import CLUSTER_PRIMARIES, ON_CLUSTER, Someone
+from tests.mail_support import mail_to_files, with_address
 
 
 @pytest.fixture
 def mail_dir(settings: object, tmp_path: Path) -> Path:
-    directory = tmp_path / "mail"
-    settings.STRONGROOM_MAIL_DIR = directory  # type: ignore[attr-defined]
-    settings.EMAIL_BACKEND = "strongroom.mail.FilePerMessageBackend"  # type: ignore[attr-defined]
-    return directory
-
-
-def with_address(r: redis.Redis, someone: Someone, address: str, language: str = "en") -> None:
-    """Give a person a verified address and a language, the way the site does it."""
-    services.language_set(client=r, person_id=someone.id, language=language)
-    emails.email_set(client=r, person_id=someone.id, email=address)
-    token = emails.verify_token_make(person_id=someone.id, email=address)
-    assert emails.email_verify(client=r, token=token) is not None
-    r.delete(ks.MAIL_OUTBOX.key())  # the verification mail is not what these tests read
+    return mail_to_files(settings, tmp_path / "mail")
 
 
 def messages_in(directory: Path) -> list[Message]:

@@ -20,8 +20,8 @@ from strongroom.decoders import text_stream
 from strongroom.outbox import GROUP, dead_letters_read, mailboxes, outbox_pending
 from strongroom.outbox_delivery import RECOVER_MS, outbox_send
 from tests.conftest import Someone
-from tests.mail_support import smtp_serving
-from tests.site.test_after_mail import book, with_address
+from tests.mail_support import smtp_serving, with_address
+from tests.site.test_after_mail import book
 
 
 @dataclass

@@ -18,7 +18,8 @@ from accounts import emails, services
 from booking.engine.cancel import booking_cancel
 from strongroom.outbox_delivery import outbox_send
 from tests.conftest import Someone
-from tests.site.test_after_mail import book, with_address
+from tests.mail_support import with_address
+from tests.site.test_after_mail import book
 from tests.site.test_html_valid import validate
 
 if TYPE_CHECKING:

@@ -14,15 +14,14 @@ import redis
 import time_machine
 from django.test import Client
 
-from accounts import emails, services
 from booking.domain.codes import code_display
 from booking.domain.records import Booking
 from booking.engine.bookings import booking_get
 from booking.engine.cancel import booking_cancel
-from strongroom import keyspace as ks
 from strongroom.outbox_delivery import outbox_send
 from tests.booking_support import NOW, claim, day, request
 from tests.conftest import Someone
+from tests.mail_support import mail_to_files, with_address
 
 
 @pytest.fixture(autouse=True)
@@ -146,13 +145,8 @@ def test_the_buyer_gets_a_mail_with_the_new_code_and_the_same_calendar_uids(
     settings: Any,
     tmp_path: Path,
 ) -> None:
-    settings.STRONGROOM_MAIL_DIR = tmp_path
-    settings.EMAIL_BACKEND = "strongroom.mail.FilePerMessageBackend"
-    services.language_set(client=r, person_id=buyer.id, language="zh-hans")
-    emails.email_set(client=r, person_id=buyer.id, email="anna@example.test")
-    token = emails.verify_token_make(person_id=buyer.id, email="anna@example.test")
-    assert emails.email_verify(client=r, token=token) is not None
-    r.delete(ks.MAIL_OUTBOX.key())
+    mail_to_files(settings, tmp_path)
+    with_address(r, buyer, "anna@example.test", "zh-hans")
     mine = booked(r, buyer)
     outbox_send(client=r)  # the receipt
     data = {"date": ["2026-12-05"], "hour_start": "14", "hour_end": "16"}

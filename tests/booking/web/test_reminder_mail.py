@@ -15,7 +15,6 @@ import pytest
 import redis
 import time_machine
 
-from accounts import emails, services
 from booking.domain.codes import code_display
 from booking.engine.cancel import booking_cancel
 from booking.engine.reminders import reminders_queue
@@ -24,23 +23,14 @@ from strongroom import outbox
 from strongroom.outbox_sender import sender_pass as one_pass
 from tests.booking_support import SHANGHAI, claim, request
 from tests.conftest import Someone
+from tests.mail_support import mail_to_files, with_address
 
 THE_DAY_BEFORE = dt.datetime(2026, 12, 2, 10, 0, tzinfo=SHANGHAI)
 
 
 @pytest.fixture
 def mail_dir(settings: Any, tmp_path: Path) -> Path:
-    settings.STRONGROOM_MAIL_DIR = tmp_path
-    settings.EMAIL_BACKEND = "strongroom.mail.FilePerMessageBackend"
-    return tmp_path
-
-
-def confirmed(r: redis.Redis, someone: Someone, address: str, language: str = "en") -> None:
-    services.language_set(client=r, person_id=someone.id, language=language)
-    emails.email_set(client=r, person_id=someone.id, email=address)
-    token = emails.verify_token_make(person_id=someone.id, email=address)
-    assert emails.email_verify(client=r, token=token) is not None
-    r.delete(ks.MAIL_OUTBOX.key())
+    return mail_to_files(settings, tmp_path)
 
 
 def sender_pass(*, client: redis.Redis) -> None:
@@ -63,7 +53,7 @@ def test_each_booking_is_reminded_once_the_day_before(
     r: redis.Redis, buyer: Someone, second_buyer: Someone, mail_dir: Path,
     client_for: Callable[[Someone], Any],
 ) -> None:  # fmt: skip
-    confirmed(r, buyer, "anna@example.test", "zh-hans")
+    with_address(r, buyer, "anna@example.test", "zh-hans")
     mine = claim(r, request("B", dates=(3, 4), hour_start=8, hour_end=10), owner=str(buyer.id))
     later = claim(r, request("A", room=9, dates=(5,)), owner=str(buyer.id))
     gone = claim(r, request("A", room=10, dates=(3,)), owner=str(buyer.id))

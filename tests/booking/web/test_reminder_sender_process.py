@@ -28,10 +28,10 @@ from django.conf import settings
 from booking.domain.keys import RoomKeys
 from booking.engine.cancel import booking_cancel
 from strongroom import keyspace as ks
-from tests.booking.web.test_reminder_mail import THE_DAY_BEFORE, confirmed
+from tests.booking.web.test_reminder_mail import THE_DAY_BEFORE
 from tests.booking_support import claim, request
 from tests.conftest import Someone, person_make
-from tests.mail_support import smtp_serving
+from tests.mail_support import smtp_serving, with_address
 from tests.store.test_store_stall import wait_for
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -152,8 +152,8 @@ def test_the_real_sender_killed_mid_message_and_restarted_reminds_each_booking_o
     sender: Callable[[dt.datetime], subprocess.Popen[bytes]],
 ) -> None:
     server, _port = smtp
-    confirmed(r, buyer, "anna@example.test", "en")
-    confirmed(r, second_buyer, "bo@example.test", "zh-hans")
+    with_address(r, buyer, "anna@example.test", "en")
+    with_address(r, second_buyer, "bo@example.test", "zh-hans")
     unconfirmed = person_make(r, "carl")
     owners = [str(buyer.id), str(second_buyer.id)]
     due = []
