@@ -6,6 +6,7 @@ While a pass works, its entries are touched every TOUCH_S so that no other sende
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import threading
@@ -18,6 +19,7 @@ import redis
 from django.conf import settings
 from django.core.mail import EmailMessage, get_connection
 from django.core.mail.backends.base import BaseEmailBackend
+from django.core.mail.utils import DNS_NAME
 
 from strongroom import keyspace as ks
 from strongroom.ahead import request_reads
@@ -299,6 +301,14 @@ def outbox_send(
     return SendReport(*counts, more=tuple(full))
 
 
+def message_id(delivery: Delivery) -> str:
+    """The Message-ID of an entry's mail: the same on every try. A sender that dies after the
+    mail server took a message and before its acknowledgement reached the store sends it again
+    (SMTP offers no way to ask); with the same Message-ID, mail clients show it once."""
+    box = hashlib.sha256(delivery.box.encode()).hexdigest()[:12]
+    return f"<{delivery.entry_id}.{box}@{DNS_NAME}>"
+
+
 def _deliver(
     client: redis.Redis,
     taken: list[Delivery],
@@ -315,6 +325,7 @@ def _deliver(
         try:
             message = _render(client, delivery.member)
             if message is not None:
+                message.extra_headers.setdefault("Message-ID", message_id(delivery))
                 message.connection = connection
                 message.send()
         except (*UNAVAILABLE, StoreUnavailable):
