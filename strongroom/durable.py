@@ -14,6 +14,7 @@ import redis
 from django.conf import settings
 from redis.exceptions import AskError, MovedError, SlotNotCoveredError
 
+from strongroom.keyspace import durable_fence
 from strongroom.libraries import with_functions
 from strongroom.store import (
     UNAVAILABLE,
@@ -168,12 +169,21 @@ def _durable_batch(
     """The commands, then WAITAOF (unless `wait` is None), in one pipeline on `node` (the
     server, or one primary)."""
 
+    # The fence: a write that always happens (set, then deleted), after the calls. WAITAOF and
+    # WAIT wait for this connection's last write; a call that finds its own earlier success
+    # (a retry, perhaps from another process) writes nothing, so on a new connection they would
+    # answer at once, whether or not the earlier write reached the disk or a replica.
+    fence = durable_fence(calls[0].route)
+    commands = [call.command for call in calls]
+    if wait is not None:
+        commands += [("SET", fence, "1"), ("DEL", fence)]
+
     def send() -> list[Any]:
         pipe = node.pipeline(transaction=False)
-        for call in calls:
+        for command in commands:
             if asking:
                 pipe.execute_command("ASKING")
-            pipe.execute_command(*call.command)
+            pipe.execute_command(*command)
         for command in wait or ():
             pipe.execute_command(*command)
         replies = pipe.execute(raise_on_error=False)
@@ -184,6 +194,7 @@ def _durable_batch(
         error = next((r for r in results if isinstance(r, Exception)), None)
         if error is not None:
             raise error
+        del results[len(calls) :]  # the fence's replies
         failed = next((w for w in waited if isinstance(w, Exception)), None)
         if failed is not None:
             raise failed

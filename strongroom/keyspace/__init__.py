@@ -105,10 +105,12 @@ from strongroom.keyspace.mail import (
 )
 from strongroom.keyspace.site import (
     DEMO_LOADED,
+    DURABLE_FENCE,
     SESSION,
     STORE_LAYOUT,
     STORE_PRIMARIES,
     STORE_REPAIR_LEASE,
+    durable_fence,
 )
 
 __all__ = [
@@ -154,6 +156,7 @@ __all__ = [
     "CLOSURES_ALL",
     "DATE_INDEX_SHARDS",
     "DEMO_LOADED",
+    "DURABLE_FENCE",
     "FAMILIES",
     "LOGINS_RECENT",
     "LOGINS_TOP",
@@ -190,6 +193,7 @@ __all__ = [
     "_PLACEHOLDER",
     "Family",
     "declare",
+    "durable_fence",
     "escape_part",
     "family_of",
     "prefix_pattern",

@@ -3,6 +3,7 @@ known primaries and the repair lease after a failover."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.utils.translation import gettext_noop as noop
 
 from strongroom.keyspace.core import declare
@@ -62,3 +63,27 @@ STORE_REPAIR_LEASE = declare(
     app="strongroom",
     why=noop("one repair at a time across processes, none forever if it dies"),
 )
+DURABLE_FENCE = declare(
+    "durable-fence",
+    "{<tag>}:fence",
+    type="string",
+    holds=noop(
+        "nothing once a durable call is over: set and deleted right after the call, in the "
+        "call's own hash slot (its tag is the call's, written as it stands in that key)"
+    ),
+    app="strongroom",
+    why=noop(
+        "WAITAOF and WAIT wait for the connection's own last write; a retried call that finds "
+        "its earlier success writes nothing, and on a new connection would be confirmed at "
+        "once, disk and replica or not. The fence is a write that always happens, so the wait "
+        "covers everything the server holds, the earlier success included"
+    ),
+)
+
+
+def durable_fence(route: str) -> str:
+    """The fence key in the hash slot of `route` (a key of this keyspace): its `{tag}` as it
+    stands there (escaped already), so both keys hash alike."""
+    start = route.index("{")
+    end = route.index("}", start)
+    return f"{settings.STRONGROOM_KEY_PREFIX}:{route[start : end + 1]}:fence"

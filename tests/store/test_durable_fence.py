@@ -1,0 +1,56 @@
+"""A retried durable call that finds its own earlier success is confirmed only once that success
+is where the durability level wants it: WAITAOF and WAIT wait for the connection's own last
+write, so the call is followed by a write that always happens (the fence, set and deleted).
+Without it, the retry on a fresh connection was confirmed at once with the replica stopped."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+import redis
+
+from strongroom.durable import NotDurable, durable_fcall
+from strongroom.embedded_cluster import LocalCluster
+from strongroom.keyspace import durable_fence
+from tests.store.test_cluster import cluster, on_cluster  # noqa: F401
+
+pytestmark = pytest.mark.store
+
+
+def test_the_fence_is_in_the_slot_of_the_call_and_gone_after_it(r: redis.Redis) -> None:
+    person = "sr:{person:9}:person"
+    fence = durable_fence(person)
+    assert fence.endswith(":{person:9}:fence")
+    assert durable_fcall(r, "accounts_person_create", [person], ["N", "n", "h", 0, 1, "t"]) == "ok"
+    assert r.exists(fence) == 0
+
+
+def test_a_retry_on_a_new_connection_is_not_confirmed_while_the_replica_is_away(
+    cluster: LocalCluster,  # noqa: F811
+    on_cluster: redis.Redis,  # noqa: F811
+) -> None:
+    person = "sr:{person:9}:person"
+    owner = on_cluster.get_node_from_key(person)  # type: ignore[attr-defined]
+    replica = next(
+        node
+        for node in cluster.replicas
+        if node.client().info("replication")["master_port"] == owner.port
+    )
+    pid = replica.pid()
+    assert pid is not None
+    args = ["Nine", "nine", "hash", 0, 1, "token-9"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        with pytest.raises(NotDurable):
+            durable_fcall(on_cluster, "accounts_person_create", [person], args, timeout_ms=300)
+        # The retry comes on a connection that wrote nothing yet (another process, or this one
+        # after a lost reply): the function finds its own success and writes nothing itself.
+        owner.redis_connection.connection_pool.disconnect()
+        with pytest.raises(NotDurable):
+            durable_fcall(on_cluster, "accounts_person_create", [person], args, timeout_ms=300)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert durable_fcall(on_cluster, "accounts_person_create", [person], args) == "ok"
+    assert on_cluster.exists(durable_fence(person)) == 0
