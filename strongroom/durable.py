@@ -34,6 +34,7 @@ CLUSTER_ATTEMPTS = 4
 CLUSTER_BACKOFF_S = (0.05, 0.2, 0.4)
 
 _WAITAOF_ATTRIBUTE = "_strongroom_waitaof"
+_LEVEL_ATTRIBUTE = "_strongroom_durability"
 
 
 def waitaof_supported(client: redis.Redis) -> bool:
@@ -57,13 +58,29 @@ def waitaof_supported(client: redis.Redis) -> bool:
 
 def durability(client: redis.Redis) -> str:
     """STRONGROOM_DURABILITY, or when unset: "aof+replica" on a cluster with replicas, else
-    "aof"."""
+    "aof". Decided once per client (kept on it), from the cluster's own list of its nodes."""
     chosen: str = settings.STRONGROOM_DURABILITY
     if chosen:
         return chosen
-    if is_cluster(client) and _cluster(client).get_replicas():
-        return "aof+replica"
-    return "aof"
+    if not is_cluster(client):
+        return "aof"
+    known: str | None = getattr(client, _LEVEL_ATTRIBUTE, None)
+    if known is None:
+        known = "aof+replica" if _has_replicas(client) else "aof"
+        setattr(client, _LEVEL_ATTRIBUTE, known)
+    return known
+
+
+def _has_replicas(client: redis.Redis) -> bool:
+    """Whether the cluster has replicas: from CLUSTER NODES, which lists every node it knows,
+    failed ones too. Not from the client's slot map: CLUSTER SLOTS leaves out a replica that
+    is failing or has not yet told its offset (one just synced), so a level read from it
+    could fall to "aof" while such a replica may still be promoted (measured: a test's write
+    was confirmed with its replica stopped, under load, right after the cluster formed)."""
+    reply = primaries(client)[0].execute_command("CLUSTER", "NODES")
+    text = reply.decode() if isinstance(reply, bytes) else str(reply)
+    flags = [line.split()[2].split(",") for line in text.splitlines() if line.strip()]
+    return any({"slave", "replica"} & set(node) for node in flags)
 
 
 class NotDurable(Exception):

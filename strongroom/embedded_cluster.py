@@ -232,10 +232,16 @@ def _cluster_form(cluster: LocalCluster, *, replicas: int) -> None:
             _until(f"{node.address} reports cluster_state:ok", partial(_ok, clients[node.port]))
         for node in cluster.replicas:
             _until(f"replica {node.address} is in sync", partial(_synced, clients[node.port]))
-        # Every node must see the final roles before a client reads the topology.
+        # Every node must see the final roles before a client reads the topology, and list
+        # every replica in CLUSTER SLOTS (which leaves out one that has not yet told its
+        # offset), where a client reads it.
         for node in cluster.nodes:
             client = clients[node.port]
             _until(f"{node.address} sees every replica", partial(_sees, client, replica_count))
+            _until(
+                f"{node.address} lists every replica by slot",
+                partial(_slots_list, client, replica_count),
+            )
     finally:
         for client in clients.values():
             client.close()
@@ -256,6 +262,12 @@ def _synced(client: redis.Redis) -> bool:
 def _sees(client: redis.Redis, replica_count: int) -> bool:
     roles = [line.split()[2].split(",") for line in _node_lines(client)]
     return sum("slave" in flags for flags in roles) == replica_count
+
+
+def _slots_list(client: redis.Redis, replica_count: int) -> bool:
+    ranges = client.execute_command("CLUSTER", "SLOTS")
+    listed = {tuple(node[:2]) for entry in ranges for node in entry[3:]}
+    return len(listed) == replica_count
 
 
 def _node_lines(client: redis.Redis) -> list[str]:

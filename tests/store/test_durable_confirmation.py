@@ -1,19 +1,27 @@
-"""A retried durable call that finds its own earlier success is confirmed only once that success
+"""What "confirmed" waits for, where it could quietly wait for less.
+
+A retried durable call that finds its own earlier success is confirmed only once that success
 is where the durability level wants it: WAITAOF and WAIT wait for the connection's own last
 write, so the call is followed by a write that always happens (the fence, set and deleted).
-Without it, the retry on a fresh connection was confirmed at once with the replica stopped."""
+Without it, the retry on a fresh connection was confirmed at once with the replica stopped.
+
+And the level itself ("aof+replica" on a cluster with replicas) does not fall to "aof" when the
+client's slot map lacks the replicas (CLUSTER SLOTS leaves out failing replicas and ones that
+have not told their offset yet)."""
 
 from __future__ import annotations
 
 import os
 import signal
+import time
 
 import pytest
 import redis
 
-from strongroom.durable import NotDurable, durable_fcall
+from strongroom.durable import NotDurable, durability, durable_fcall
 from strongroom.embedded_cluster import LocalCluster
 from strongroom.keyspace import durable_fence
+from strongroom.store import _cluster, connect
 from tests.store.test_cluster import cluster, on_cluster  # noqa: F401
 
 pytestmark = pytest.mark.store
@@ -54,3 +62,26 @@ def test_a_retry_on_a_new_connection_is_not_confirmed_while_the_replica_is_away(
         os.kill(pid, signal.SIGCONT)
     assert durable_fcall(on_cluster, "accounts_person_create", [person], args) == "ok"
     assert on_cluster.exists(durable_fence(person)) == 0
+
+
+def test_replicas_missing_from_the_slot_map_do_not_lower_the_level(cluster: LocalCluster) -> None:  # noqa: F811
+    pids = [node.pid() for node in cluster.replicas]
+    assert all(pids)
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)  # type: ignore[arg-type]
+    try:
+        time.sleep(2.5)  # past the node timeout (1 s): the primaries mark them failed
+        client = connect(cluster.url)
+        try:
+            assert _cluster(client).get_replicas() == [], "CLUSTER SLOTS leaves them out"
+            assert durability(client) == "aof+replica"
+            with pytest.raises(NotDurable):
+                durable_fcall(
+                    client, "accounts_person_create", ["sr:{person:7}:person"],
+                    ["Seven", "seven", "hash", 0, 1, "token-7"], timeout_ms=300,
+                )  # fmt: skip
+        finally:
+            client.close()
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)  # type: ignore[arg-type]
