@@ -379,3 +379,20 @@ def round_trips() -> Iterator[RoundTripTally]:
 @dataclass
 class RoundTripTally:
     count: int = 0
+
+
+_TAGS_MAY_MIX_ATTRIBUTE = "_strongroom_tags_may_mix"
+
+
+def tags_may_mix(client: redis.Redis) -> bool:
+    """Whether one function call may name keys of different hash tags (a claim writing the
+    person and date indexes itself): the server is not in cluster mode, where a call's keys
+    must share a slot. Asked once per client."""
+    known: bool | None = getattr(client, _TAGS_MAY_MIX_ATTRIBUTE, None)
+    if known is None:
+        if isinstance(client, redis.RedisCluster):
+            known = False
+        else:
+            known = str(client.info("cluster").get("cluster_enabled", 0)) != "1"
+        setattr(client, _TAGS_MAY_MIX_ATTRIBUTE, known)
+    return known

@@ -34,7 +34,7 @@ def main() -> None:
             if client is None:
                 client = store.connect(url)
                 if mode == "pending":  # the cluster path on this one server
-                    client._strongroom_indexes_inline = False  # type: ignore[attr-defined]
+                    client._strongroom_tags_may_mix = False  # type: ignore[attr-defined]
             result = booking_claim(
                 client=client, owner_id=owner, request=req,
                 booking_id=booking_new_id(room=room), now=NOW,

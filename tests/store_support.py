@@ -20,11 +20,10 @@ from django.test import Client
 
 from accounts.sessions import session_key_person_id
 from booking.domain.keys import RoomKeys, date_index, person_index
-from booking.engine.indexes import indexes_inline
 from strongroom import embedded
 from strongroom.durable import waitaof_supported
 from strongroom.keyspace import PERSON, SESSION
-from strongroom.store import is_cluster, primaries, primaries_reached
+from strongroom.store import is_cluster, primaries, primaries_reached, tags_may_mix
 
 
 def identity_trips(r: redis.Redis, client: Client) -> int:
@@ -89,7 +88,7 @@ def claim_trips(r: redis.Redis, *, owner_id: str, room: int) -> int:
 def store_probed(r: redis.Redis) -> None:
     """Ask what the site asks of a store once per client (is it in cluster mode, has it
     WAITAOF), so that a counted block run first in a session counts its own round trips only."""
-    indexes_inline(r)
+    tags_may_mix(r)
     waitaof_supported(r)
 
 

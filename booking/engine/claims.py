@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import redis
 from django.conf import settings
 
-from accounts.services import window_gate
 from booking.domain.codes import code_for, code_mac
 from booking.domain.formats import request_args
 from booking.domain.keys import (
@@ -42,14 +41,15 @@ from booking.domain.rules import (
     format_room,
     local_now,
 )
-from booking.engine.indexes import indexes_after_claim, indexes_inline
-from booking.engine.pace import PACE_WINDOW_MS
+from booking.engine.indexes import indexes_after_claim
+from booking.engine.pace import PACE_WINDOW_MS, booking_pace, booking_pace_return
 from booking.engine.requests import refuse_invalid
 from booking.engine.waits import waits_forget
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
 from strongroom.durable import durable_fcall
 from strongroom.outbox import sender_wake
+from strongroom.store import tags_may_mix
 
 CLAIM = FunctionSpec(
     "booking_claim",
@@ -93,31 +93,6 @@ class ClaimResult:
     closed: str = ""  # the reason staff closed a slot of the request ('' when none is)
 
 
-def booking_pace(
-    *, client: redis.Redis, owner_id: str, booking_id: str, now: dt.datetime | None = None
-) -> dt.datetime | None:
-    """Count a new booking against the buyer's hourly allowance
-    (STRONGROOM_BOOKINGS_PER_HOUR): None if it may go ahead (a retry of the same booking id is
-    not counted again), else when the buyer may book again. One round trip, in the buyer's own
-    slot; checked before the claim, so a refused booking writes nothing else."""
-    check_owner_id(owner_id)
-    again = window_gate(
-        client=client,
-        key=pace_of(owner_id),
-        limit=settings.STRONGROOM_BOOKINGS_PER_HOUR,
-        window_ms=PACE_WINDOW_MS,
-        at_ms=to_ms(now) if now is not None else None,
-        event_id=booking_id,
-    )
-    return from_ms(again) if again else None
-
-
-def booking_pace_return(*, client: redis.Redis, owner_id: str, booking_id: str) -> None:
-    """Take a refused booking back out of the buyer's allowance: only bookings made count,
-    and a refused request leaves nothing behind."""
-    client.zrem(pace_of(owner_id), booking_id)
-
-
 def booking_claim(
     *,
     client: redis.Redis,
@@ -149,7 +124,7 @@ def booking_claim(
         "made": local_now(from_ms(now_ms)).date().isoformat(),
         "first_day": first_bookable_day(now),
     }
-    inline = indexes_inline(client)
+    inline = tags_may_mix(client)
     paced_first = paced and not inline
     if paced_first:
         again = booking_pace(client=client, owner_id=owner_id, booking_id=booking_id, now=now)

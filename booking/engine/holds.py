@@ -28,13 +28,13 @@ from booking.domain.rules import (
     first_bookable_day,
     format_room,
 )
-from booking.engine.indexes import indexes_inline
 from booking.engine.pace import PACE_WINDOW_MS, pace_spent_until
 from booking.engine.requests import refuse_invalid
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
 from strongroom.decoders import text_or_none
 from strongroom.libraries import fcall, pipeline_functions
+from strongroom.store import tags_may_mix
 
 HOLD = FunctionSpec(
     "booking_hold",
@@ -102,7 +102,7 @@ def booking_hold(
     room = RoomKeys(request.room)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     inventories, months = room.inventories(request.cls, request.dates)
-    inline = indexes_inline(client)
+    inline = tags_may_mix(client)
     if paced and not inline:
         spent = pace_spent_until(client=client, owner_id=owner_id, now_ms=now_ms)
         if spent is not None:

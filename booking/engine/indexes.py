@@ -24,25 +24,11 @@ from strongroom import keyspace as ks
 from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.decoders import text_list
 from strongroom.durable import WAITAOF_TIMEOUT_MS, NotDurable, Write, durable_calls
-from strongroom.store import UNAVAILABLE, StoreUnavailable
+from strongroom.store import UNAVAILABLE, StoreUnavailable, tags_may_mix
 
-_INLINE_ATTRIBUTE = "_strongroom_indexes_inline"
 # A page that drains marked rooms waits this long at most for a replica (the entries are
 # written either way, and shown; unconfirmed, the rooms stay marked for the keeper).
 READER_WAIT_MS = 200
-
-
-def indexes_inline(client: redis.Redis) -> bool:
-    """Whether the claim function can write the indexes itself: the server is not in cluster
-    mode (where keys of other hash tags cannot meet in one call). Asked once per client."""
-    known: bool | None = getattr(client, _INLINE_ATTRIBUTE, None)
-    if known is None:
-        if isinstance(client, redis.RedisCluster):
-            known = False
-        else:
-            known = str(client.info("cluster").get("cluster_enabled", 0)) != "1"
-        setattr(client, _INLINE_ATTRIBUTE, known)
-    return known
 
 
 def indexes_after_claim(*, client: redis.Redis, booking: Booking) -> bool:
@@ -134,7 +120,7 @@ def indexes_drain(
     if not rooms:
         return 0
     marks = ks.BOOKING_UNINDEXED_ROOMS.key()
-    if not indexes_inline(client):
+    if not tags_may_mix(client):
         client.srem(marks, *(format_room(room) for room in rooms))
     pipe = client.pipeline(transaction=False)
     for room in rooms:
@@ -146,7 +132,7 @@ def indexes_drain(
 
 def indexes_read_commands(*, client: redis.Redis, reads: Sequence[Command]) -> list[Command]:
     """What `indexes_read` sends first: on a cluster the set of marked rooms, then `reads`."""
-    if indexes_inline(client):
+    if tags_may_mix(client):
         return list(reads)
     return [command("SMEMBERS", ks.BOOKING_UNINDEXED_ROOMS.key()), *reads]
 

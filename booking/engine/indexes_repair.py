@@ -19,10 +19,10 @@ from redis.cluster import RedisCluster
 from booking.domain.keys import RoomKeys, date_index, person_index
 from booking.domain.records import Booking, booking_from_hash
 from booking.domain.rules import room_count
-from booking.engine.indexes import index_writes, indexes_drain, indexes_inline
+from booking.engine.indexes import index_writes, indexes_drain
 from strongroom.decoders import text_list
 from strongroom.durable import durable_calls
-from strongroom.store import is_cluster
+from strongroom.store import is_cluster, tags_may_mix
 
 
 def _rooms() -> list[int]:
@@ -33,7 +33,7 @@ def indexes_sweep(client: redis.Redis) -> int:
     """Drain every room's `unindexed` set that names a booking (where claims cannot write the
     indexes themselves). One pipeline (one round trip per primary), and no write, when none
     does."""
-    if indexes_inline(client):
+    if tags_may_mix(client):
         return 0
     rooms = _rooms()
     pipe = client.pipeline(transaction=False)

@@ -37,7 +37,7 @@ from booking.domain.rules import (
 from booking.engine import moves_rooms
 from booking.engine.audit import audit_write
 from booking.engine.bookings import booking_get
-from booking.engine.indexes import indexes_after_claim, indexes_inline
+from booking.engine.indexes import indexes_after_claim
 from booking.engine.requests import refuse_invalid, request_recheck
 from booking.engine.results import MOVE_MESSAGES, MoveResult
 from strongroom.calls import FunctionSpec
@@ -45,6 +45,7 @@ from strongroom.clock import to_ms
 from strongroom.decoders import text_values
 from strongroom.durable import durable_fcall
 from strongroom.outbox import mail_queue, mail_queue_once, sender_wake
+from strongroom.store import tags_may_mix
 
 MOVE = FunctionSpec(
     "booking_move",
@@ -163,7 +164,7 @@ def booking_move(
         return moves_rooms.move_rooms(
             client, booking_id, request, actor_id, actor_is_staff, now, move_id, owner
         )
-    inline = indexes_inline(client)
+    inline = tags_may_mix(client)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     call_keys = {
         "record": keys.record(booking_id),

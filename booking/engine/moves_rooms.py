@@ -33,7 +33,7 @@ from booking.domain.rules import (
     local_now,
     room_count,
 )
-from booking.engine.indexes import indexes_after_claim, indexes_inline
+from booking.engine.indexes import indexes_after_claim
 from booking.engine.requests import refuse_invalid
 from booking.engine.results import MOVE_MESSAGES, MoveResult
 from strongroom.calls import FunctionSpec
@@ -41,6 +41,7 @@ from strongroom.clock import to_ms
 from strongroom.decoders import text_hash, text_or_none, text_values
 from strongroom.durable import durable_fcall
 from strongroom.outbox import sender_wake
+from strongroom.store import tags_may_mix
 
 MOVE_IN = FunctionSpec(
     "booking_move_in",
@@ -227,7 +228,7 @@ def _move_commit(
     assert previous is not None
     record = text_values(client.hmget(new.record(new_id), ["dates", "cls", "owner"]))
     dates = tuple(dt.date.fromisoformat(d) for d in (record[0] or "").split(",") if d)
-    inline = indexes_inline(client)
+    inline = tags_may_mix(client)
     carried = "|".join(
         [
             previous.reference,

@@ -24,7 +24,6 @@ from booking.engine.bookings import bookings_page_read
 from booking.engine.indexes import (
     bookings_by_id,
     indexes_drain,
-    indexes_inline,
     indexes_read,
     indexes_read_commands,
 )
@@ -35,6 +34,7 @@ from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
 from strongroom.decoders import text_list, text_values
 from strongroom.durable import Write, durable_calls, durable_fcall
+from strongroom.store import tags_may_mix
 
 # more_keys: the owner's record keys (ARGV n of them), then every inventory key they name.
 OWNER_FORGET = FunctionSpec(
@@ -96,7 +96,7 @@ def owner_forget(*, client: redis.Redis, owner_id: str, now: dt.datetime | None 
     # Every booking made before the marks (all this person will ever have) is indexed first:
     # on a cluster one whose claim has not written its entries yet is still named by its
     # room's `unindexed` set, marked or not, so every room's is drained.
-    if not indexes_inline(client):
+    if not tags_may_mix(client):
         indexes_drain(client=client, rooms=range(1, room_count() + 1))
     (found,) = indexes_read(client=client, reads=[command("ZRANGE", person_index(owner_id), 0, -1)])
     ids = text_list(found)

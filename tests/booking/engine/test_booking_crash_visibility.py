@@ -20,9 +20,9 @@ import redis
 from booking.domain.keys import RoomKeys, person_index
 from booking.engine import bookings, claims
 from booking.engine.bookings import bookings_between, bookings_page
-from booking.engine.indexes import indexes_inline
 from strongroom import embedded, store
 from strongroom.keeper import keeper_pass
+from strongroom.store import tags_may_mix
 from tests.booking_support import NOW, claim, day, request
 from tests.store_support import kill_and_restart
 
@@ -104,8 +104,8 @@ def test_kill_9_during_claims_leaves_no_booking_missing_from_its_owner_s_page(
     client = store.connect(embedded.url_for(own_store))
     try:
         if mode == "pending":
-            client._strongroom_indexes_inline = False  # type: ignore[attr-defined]
-        assert indexes_inline(client) == (mode == "inline")
+            client._strongroom_tags_may_mix = False  # type: ignore[attr-defined]
+        assert tags_may_mix(client) == (mode == "inline")
         owners = stored(client)
         assert set(confirmed) <= set(owners), "a confirmed booking was lost"
         assert len(owners) > 100
@@ -129,7 +129,7 @@ def test_a_crash_between_the_claim_and_the_index_step_hides_nothing(
     once the keeper has passed (no mark names the room: the store was away to write one)."""
     settings.STRONGROOM_DURABILITY = "aof"  # type: ignore[attr-defined]
     client = store.connect(embedded.url_for(own_store))
-    client._strongroom_indexes_inline = False  # type: ignore[attr-defined]
+    client._strongroom_tags_may_mix = False  # type: ignore[attr-defined]
 
     def die(**_kwargs: object) -> None:
         kill_and_restart(own_store)
@@ -140,7 +140,7 @@ def test_a_crash_between_the_claim_and_the_index_step_hides_nothing(
         claim(client, request("A", room=9), owner="777")
     client.close()
     again = store.connect(embedded.url_for(own_store))
-    again._strongroom_indexes_inline = False  # type: ignore[attr-defined]
+    again._strongroom_tags_may_mix = False  # type: ignore[attr-defined]
     try:
         owners = stored(again)
         assert len(owners) == 1

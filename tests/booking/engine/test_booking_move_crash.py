@@ -40,7 +40,7 @@ def test_kill_9_while_buyers_move_leaves_every_booking_in_exactly_one_place(
     url = embedded.url_for(own_store)
     client = store.connect(url)
     if mode == "pending":  # the cluster path on this one server
-        client._strongroom_indexes_inline = False  # type: ignore[attr-defined]
+        client._strongroom_tags_may_mix = False  # type: ignore[attr-defined]
     total = WORKERS * EACH
     first = {}
     for index in range(total):
@@ -71,7 +71,7 @@ def test_kill_9_while_buyers_move_leaves_every_booking_in_exactly_one_place(
     client = store.connect(url)
     try:
         if mode == "pending":
-            client._strongroom_indexes_inline = False  # type: ignore[attr-defined]
+            client._strongroom_tags_may_mix = False  # type: ignore[attr-defined]
         settled = moves_recover(client=client, now=NOW + dt.timedelta(minutes=5))
         pipe = client.pipeline(transaction=False)
         for room in ROOMS:

@@ -1,0 +1,209 @@
+"""What the booking page answers (booking/web/pick.py): its context, and a POST that takes
+slots (hold, book) answered: the page again with the buyer's choices kept and why it did not
+work (400, 403, 409, 429; the panel alone for htmx), or the next page (the confirmation of a
+hold, the booking made)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from booking.domain.records import Slot
+from booking.domain.rules import season_end, season_start
+from booking.domain.site_time import hour_range, zone_name
+from booking.engine.claims import ClaimResult
+from booking.engine.holds import HoldResult
+from booking.web import forms, pick_alternatives, pick_page, pick_panel, taken_words
+from booking.web.owner import request_owner
+from strongroom.ahead import read_together
+from strongroom.clock import minute_up
+from strongroom.middleware import is_fragment
+from strongroom.store import get_store
+
+HOLD_SESSION_KEY = "booking_hold_id"
+# The hold last turned into a booking, and that booking: Back to its confirm page leads to it.
+HOLD_BOOKED_SESSION_KEY = "booking_hold_booked"
+
+
+def page_url(choices: forms.Choices) -> str:
+    query = choices.query()
+    return reverse("booking:pick") + (f"?{query}" if query else "")
+
+
+def page_context(
+    request: HttpRequest,
+    choices: forms.Choices,
+    problems: list[Any],
+    *,
+    taken: tuple[Slot, ...] | list[Slot] = (),
+    panel: pick_panel.Panel | None = None,
+    alternatives_now: bool = True,
+    strictly_read: bool = False,
+) -> dict[str, Any]:
+    client, owner = get_store(), request_owner(request)
+    if panel is None:
+        panel = pick_panel.panel_build(client=client, choices=choices, owner_id=owner)
+    # A posted request the parser read strictly a moment ago is not read again.
+    complete = choices.complete and not strictly_read
+    complete_errors = forms.request_errors(choices) if complete else []
+    # A complete choice that is not free: name its sold and held slots and offer the nearest
+    # free ones (one more read, only then), never a "Hold" button for what is shown as taken.
+    # A refused POST (`alternatives_now=False`) links to them instead: most answers of a
+    # contended slot are refusals, and the neighbouring rooms are read only if asked for.
+    alternatives: list[pick_alternatives.Suggestion] = []
+    offer_alternatives = bool(panel.blocked) and not complete_errors
+    if offer_alternatives and alternatives_now:
+        alternatives = pick_alternatives.alternatives_build(
+            client=client, choices=choices, owner_id=owner
+        )
+    later = page_url(choices) if offer_alternatives and not alternatives_now else ""
+    return {
+        "choices": choices,
+        "problems": problems,
+        "taken": [] if panel.blocked else taken_words.slots_described(taken),
+        "blocked": taken_words.blocked_described(panel.blocked),
+        "alternatives": alternatives,
+        "alternatives_url": later,
+        "stamp": panel.stamp,
+        "taken_meanwhile": bool(panel.blocked) and request.GET.get("was") == "free",
+        "refresh_seconds": pick_page.REFRESH_SECONDS,
+        "hours_text": hour_range(*choices.hours) if choices.hours else "",
+        "map_url": pick_page.map_url(choices),
+        "pickers_html": panel.pickers_html(choices, signed_in=request.user.is_authenticated),
+        "complete_errors": complete_errors,
+        "page_url": page_url(choices),
+        "wait_url": reverse("booking:wait") + f"?{choices.query()}",
+        "hold_minutes": max(1, settings.STRONGROOM_HOLD_SECONDS // 60),
+        "season_start": season_start(),
+        "season_end": season_end(),
+    }
+
+
+def refused(
+    request: HttpRequest,
+    choices: forms.Choices,
+    problems: list[Any],
+    *,
+    status: int,
+    taken: tuple[Slot, ...] = (),
+    strictly_read: bool = False,
+) -> HttpResponse:
+    """The booking page again, the buyer's choices kept, with why it did not work. A slot
+    taken meanwhile (409): the page reads the room only, and links to the nearest free
+    alternatives (the booking page reads the neighbouring rooms when that link is followed).
+    An htmx request gets the panel alone, swapped in place of the page's."""
+    if status == 409:
+        read_together(get_store(), pick_panel.panel_reads(choices))
+    alternatives_now = status != 409
+    context = page_context(request, choices, problems, taken=taken,
+                       alternatives_now=alternatives_now, strictly_read=strictly_read)  # fmt: skip
+    if not is_fragment(request):
+        return render(request, "booking/book.html", context, status=status)
+    response = render(request, "booking/_panel.html", context, status=status)
+    swap = {"HX-Retarget": "#booking-panel", "HX-Reswap": "outerHTML"}
+    for name, value in {**swap, "HX-Push-Url": context["page_url"]}.items():
+        response[name] = value
+    return response
+
+
+def out_of_date(request: HttpRequest, choices: forms.Choices) -> HttpResponse:
+    """400: the form's ids are not of this room or buyer (an old or altered form)."""
+    message = _("This form is out of date: check your choices and book again.")
+    return refused(request, choices, [message], status=400)
+
+
+def slots_taken(
+    request: HttpRequest,
+    choices: forms.Choices,
+    taken: tuple[Slot, ...],
+    *,
+    shown_free: bool = True,
+) -> HttpResponse:
+    """409, the slots are not free: "someone was faster" when the page had shown them free."""
+    if shown_free:
+        message = _("Someone was faster: these slots are no longer free.")
+    else:
+        message = _("These slots are not free: choose from what the page shows as free.")
+    return refused(request, choices, [message], status=409, taken=taken, strictly_read=True)
+
+
+def paced(request: HttpRequest, choices: forms.Choices, until: dt.datetime) -> HttpResponse:
+    """429: the buyer's hourly booking allowance is spent (a hold is refused the same way: it
+    would block slots the buyer may not book)."""
+    most = settings.STRONGROOM_BOOKINGS_PER_HOUR
+    message = ngettext(
+        "You have made %(n)s booking in the last hour, the most one account may; you can "
+        "book again from %(time)s (%(zone)s time).",
+        "You have made %(n)s bookings in the last hour, the most one account may; you can "
+        "book again from %(time)s (%(zone)s time).",
+        most,
+    ) % {
+        "n": most,
+        "time": timezone.localtime(minute_up(until)).strftime("%H:%M"),
+        "zone": zone_name(),
+    }
+    return refused(request, choices, [message], status=429, strictly_read=True)
+
+
+def gone(request: HttpRequest, choices: forms.Choices) -> HttpResponse:
+    """403: the buyer's account is being deleted in another session."""
+    message = _("Your account is being deleted: nothing more can be booked for it.")
+    return refused(request, choices, [message], status=403)
+
+
+def closed(request: HttpRequest, choices: forms.Choices, reason: str) -> HttpResponse:
+    """A chosen slot is closed by the staff: say so, with their reason (nothing was written)."""
+    message = _("Closed: %(reason)s. Choose other days or another room.") % {"reason": reason}
+    return refused(request, choices, [message], status=409, strictly_read=True)
+
+
+def hold_answer(
+    request: HttpRequest, choices: forms.Choices, result: HoldResult, hold_id: str
+) -> HttpResponse:
+    """A hold placed: its confirmation page; refused: the booking page with why."""
+    if result.paced_until is not None:
+        return paced(request, choices, result.paced_until)
+    if result.gone:
+        return gone(request, choices)
+    if result.closed:
+        return closed(request, choices, result.closed)
+    if result.cooling_until is not None:
+        until = timezone.localtime(minute_up(result.cooling_until)).strftime("%H:%M")
+        message = _(
+            "You held slots in this room for as long as a hold lasts: to be fair to everyone, "
+            "you can hold here again from %(time)s. Other rooms you can hold now."
+        ) % {"time": until}
+        return refused(request, choices, [message], status=409)
+    if not result.ok:
+        return slots_taken(
+            request, choices, result.taken, shown_free=request.POST.get("seen") == "free"
+        )
+    request.session[HOLD_SESSION_KEY] = hold_id
+    return HttpResponseRedirect(reverse("booking:confirm", args=[hold_id]))
+
+
+def claim_answer(
+    request: HttpRequest, choices: forms.Choices, result: ClaimResult, hold_id: str
+) -> HttpResponse:
+    """A booking made: its page (and the hold it came from remembered, so Back to the hold's
+    confirmation leads to it); refused: the booking page with why."""
+    if result.paced_until is not None:
+        return paced(request, choices, result.paced_until)
+    if result.gone:
+        return gone(request, choices)
+    if result.closed:
+        return closed(request, choices, result.closed)
+    if not result.ok or result.booking is None:
+        return slots_taken(request, choices, result.taken)
+    if hold_id and request.session.get(HOLD_SESSION_KEY) == hold_id:
+        del request.session[HOLD_SESSION_KEY]
+        request.session[HOLD_BOOKED_SESSION_KEY] = [hold_id, result.booking.id]
+    return HttpResponseRedirect(reverse("booking:done", args=[result.booking.id]))
