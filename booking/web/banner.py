@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import redis
 from django.contrib import messages
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext as _
 
 from accounts.access import identity_replies, request_person
@@ -54,3 +54,23 @@ def priority_granted(
         ),
     )
     return False
+
+
+def speculative(request: HttpRequest) -> bool:
+    """Whether the browser fetches the page ahead of a click (a prefetch or a prerender:
+    `Sec-Purpose`, Chrome's older `Purpose`, Firefox's older `X-Moz`). The "Book it" link
+    grants a hold on its GET (one click from the mail); a fetch ahead must not spend the buyer's
+    allowance on a slot they never chose."""
+    asked = " ".join(
+        request.headers.get(name, "") for name in ("Sec-Purpose", "Purpose", "X-Moz")
+    ).lower()
+    return "prefetch" in asked or "prerender" in asked
+
+
+def speculation_refused() -> HttpResponse:
+    """503, kept by no cache: a browser drops a prefetch that was not a success and asks again
+    when the buyer really follows the link."""
+    response = HttpResponse(status=503)
+    response["Cache-Control"] = "no-store"
+    response["Vary"] = "Sec-Purpose, Purpose"
+    return response

@@ -36,7 +36,7 @@ from booking.engine.claims import booking_claim
 from booking.engine.holds import booking_hold, booking_hold_release
 from booking.engine.priority import priority_pending
 from booking.web import forms, pick_answers, pick_panel
-from booking.web.banner import priority_granted
+from booking.web.banner import priority_granted, speculation_refused, speculative
 from booking.web.owner import request_owner, signed_in_owner
 from booking.web.pick_answers import HOLD_BOOKED_SESSION_KEY, HOLD_SESSION_KEY
 from strongroom.ahead import Command, reads_ahead
@@ -175,6 +175,8 @@ def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
     client = get_store()
     held = hold_get(client=client, hold_id=hold_id) if booking_id_room(hold_id) else None
     if held is not None and held.owner_id == priority_pending(owner):
+        if speculative(request):  # a browser's prefetch or prerender grants nothing
+            return speculation_refused()
         if not priority_granted(request, client=client, owner=owner, hold_id=hold_id):
             return HttpResponseRedirect(reverse("booking:pick"))
         held = hold_get(client=client, hold_id=hold_id)
