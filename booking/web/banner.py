@@ -58,13 +58,14 @@ def priority_granted(
 
 def speculative(request: HttpRequest) -> bool:
     """Whether the browser fetches the page ahead of a click (a prefetch or a prerender:
-    `Sec-Purpose`, Chrome's older `Purpose`, Firefox's older `X-Moz`). The "Book it" link
+    `Sec-Purpose`, Chrome's older `Purpose`, Firefox's older `X-Moz`, Safari's `X-Purpose:
+    preview`, which Top Sites sends fetching pages of the history again). The "Book it" link
     grants a hold on its GET (one click from the mail); a fetch ahead must not spend the buyer's
     allowance on a slot they never chose."""
     asked = " ".join(
-        request.headers.get(name, "") for name in ("Sec-Purpose", "Purpose", "X-Moz")
+        request.headers.get(name, "") for name in ("Sec-Purpose", "Purpose", "X-Moz", "X-Purpose")
     ).lower()
-    return "prefetch" in asked or "prerender" in asked
+    return any(word in asked for word in ("prefetch", "prerender", "preview"))
 
 
 def speculation_refused() -> HttpResponse:
@@ -72,5 +73,5 @@ def speculation_refused() -> HttpResponse:
     when the buyer really follows the link."""
     response = HttpResponse(status=503)
     response["Cache-Control"] = "no-store"
-    response["Vary"] = "Sec-Purpose, Purpose"
+    response["Vary"] = "Sec-Purpose, Purpose, X-Moz, X-Purpose"
     return response

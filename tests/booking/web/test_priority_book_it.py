@@ -103,3 +103,27 @@ def test_a_prefetch_of_book_it_grants_nothing_and_the_click_then_does(
     assert page.status_code == 200 and f'value="{hold_id}"' in page.content.decode()
     held = hold_get(client=r, hold_id=hold_id)
     assert held is not None and held.owner_id == str(second_buyer.id)
+
+
+def test_every_spelling_of_a_fetch_ahead_grants_nothing(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    """Header case, extra tokens, prerender alone, and Safari's `X-Purpose: preview` (Top
+    Sites fetches pages from the history again for its thumbnails) all grant nothing."""
+    (hold_id,) = freed(r, buyer, second_buyer, [69]).values()
+    browser = client_for(second_buyer)
+    for header, value in [("sec-purpose", "Prefetch"), ("Sec-Purpose", "prerender"),
+                          ("SEC-PURPOSE", "PREFETCH;anonymous-client-ip"), ("purpose", "Prefetch"),
+                          ("x-moz", "Prefetch"), ("X-Purpose", "preview"),
+                          ("X-Purpose", "Preview")]:  # fmt: skip
+        ahead = browser.get(f"/book/confirm/{hold_id}/", headers={header: value})
+        assert ahead.status_code == 503 and "no-store" in ahead["Cache-Control"], header
+        held = hold_get(client=r, hold_id=hold_id)
+        assert held is not None and held.owner_id == f"pending:{second_buyer.id}", header
+    page = browser.get(f"/book/confirm/{hold_id}/", headers={"Purpose": "", "X-Moz": "x"})
+    assert page.status_code == 200
+    held = hold_get(client=r, hold_id=hold_id)
+    assert held is not None and held.owner_id == str(second_buyer.id)
