@@ -13,7 +13,7 @@ import time_machine
 from django.test import Client
 
 from booking.domain.rules import hold_new_id
-from booking.engine.holds import booking_hold
+from booking.engine.holds import booking_hold, hold_get
 from tests.booking.web.test_booking_claim_post import book_form, booked, stored
 from tests.booking_support import NOW, request
 
@@ -110,3 +110,26 @@ def test_a_booking_id_of_another_buyers_booking_is_not_theirs_to_take(
         assert answer.status_code in (400, 409), (other, answer.status_code)
         assert booked(r, buyer) == 0 and booked(r, second_buyer) == 1
         assert stored(r) == keys_before
+
+
+def test_odd_hold_ids_on_the_confirm_page_and_release_answer_without_a_500(
+    r: redis.Redis, client_for: Callable[[Any], Client], buyer: Any, second_buyer: Any
+) -> None:
+    theirs = hold_new_id(room=21)
+    assert booking_hold(
+        client=r, owner_id=str(second_buyer.id), request=request("A", room=21, dates=(5,)),
+        hold_id=theirs, now=NOW,
+    ).ok  # fmt: skip
+    client = client_for(buyer)
+    keys_before = stored(r)
+    for value in [*ODD[2:], theirs]:
+        quoted = value.replace("%", "%25").replace("\n", "%0A").replace(" ", "%20")
+        page = client.get(f"/book/confirm/{quoted}/", headers={"Sec-Purpose": "prefetch"})
+        assert page.status_code in (302, 404), (value[:40], page.status_code)
+        page = client.get(f"/book/confirm/{quoted}/")
+        assert page.status_code in (302, 404), (value[:40], page.status_code)
+        gone = client.post("/book/hold/release/", {"hold_id": value})
+        assert gone.status_code == 302, (value[:40], gone.status_code)
+    assert stored(r) == keys_before
+    held = hold_get(client=r, hold_id=theirs)
+    assert held is not None and held.owner_id == str(second_buyer.id)
