@@ -13,7 +13,8 @@ import time_machine
 from django.test import Client
 
 from booking.domain.rules import hold_new_id
-from booking.engine.holds import booking_hold, hold_get
+from booking.engine.bookings import hold_get
+from booking.engine.holds import booking_hold
 from tests.booking.web.test_booking_claim_post import book_form, booked, stored
 from tests.booking_support import NOW, request
 
