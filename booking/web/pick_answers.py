@@ -165,16 +165,26 @@ def closed(request: HttpRequest, choices: forms.Choices, reason: str) -> HttpRes
     return refused(request, choices, [message], status=409, strictly_read=True)
 
 
-def hold_answer(
-    request: HttpRequest, choices: forms.Choices, result: HoldResult, hold_id: str
-) -> HttpResponse:
-    """A hold placed: its confirmation page; refused: the booking page with why."""
+def _refused_by_rule(
+    request: HttpRequest, choices: forms.Choices, result: HoldResult | ClaimResult
+) -> HttpResponse | None:
+    """The refusals a hold and a booking share: the hourly allowance spent, the account being
+    deleted, a slot closed by the staff. None when none applies."""
     if result.paced_until is not None:
         return paced(request, choices, result.paced_until)
     if result.gone:
         return gone(request, choices)
     if result.closed:
         return closed(request, choices, result.closed)
+    return None
+
+
+def hold_answer(
+    request: HttpRequest, choices: forms.Choices, result: HoldResult, hold_id: str
+) -> HttpResponse:
+    """A hold placed: its confirmation page; refused: the booking page with why."""
+    if (answer := _refused_by_rule(request, choices, result)) is not None:
+        return answer
     if result.cooling_until is not None:
         until = timezone.localtime(minute_up(result.cooling_until)).strftime("%H:%M")
         message = _(
@@ -195,12 +205,8 @@ def claim_answer(
 ) -> HttpResponse:
     """A booking made: its page (and the hold it came from remembered, so Back to the hold's
     confirmation leads to it); refused: the booking page with why."""
-    if result.paced_until is not None:
-        return paced(request, choices, result.paced_until)
-    if result.gone:
-        return gone(request, choices)
-    if result.closed:
-        return closed(request, choices, result.closed)
+    if (answer := _refused_by_rule(request, choices, result)) is not None:
+        return answer
     if not result.ok or result.booking is None:
         return slots_taken(request, choices, result.taken)
     if hold_id and request.session.get(HOLD_SESSION_KEY) == hold_id:

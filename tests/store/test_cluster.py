@@ -31,7 +31,7 @@ from booking.engine.waits import Wait, wait_join, waits_of
 from strongroom import decoders, durable, embedded_cluster, health, store
 from strongroom import keyspace as ks
 from strongroom.audit import staff_audit_entries
-from strongroom.durable import NotDurable, durable_fcall
+from strongroom.durable import durable_fcall
 from strongroom.embedded_cluster import ClusterNodeProcess, LocalCluster
 from strongroom.keeper import KeeperReport, keeper_pass
 from strongroom.libraries import fcall
@@ -126,29 +126,6 @@ def test_waitaof_goes_to_the_primary_that_ran_the_call(on_cluster: redis.Redis):
     assert {name: after[name] - before[name] for name in after} == {
         name: int(name == owner.name) for name in after
     }
-
-
-def test_without_a_replica_answering_a_write_is_not_confirmed_then_is_on_retry(
-    cluster: LocalCluster, on_cluster: redis.Redis
-):
-    person = "sr:{person:9}:person"
-    owner = on_cluster.get_node_from_key(person)  # type: ignore[attr-defined]
-    replica = next(
-        node
-        for node in cluster.replicas
-        if node.client().info("replication")["master_port"] == owner.port
-    )
-    pid = replica.pid()
-    assert pid is not None
-    args = ["Nine", "nine", "hash", 0, 1, "token-9"]
-    os.kill(pid, signal.SIGSTOP)
-    try:
-        with pytest.raises(NotDurable):
-            durable_fcall(on_cluster, "accounts_person_create", [person], args, timeout_ms=300)
-    finally:
-        os.kill(pid, signal.SIGCONT)
-    # The same call again (the same client-made token) is its own success, now confirmed.
-    assert durable_fcall(on_cluster, "accounts_person_create", [person], args) == "ok"
 
 
 def _log_in_buyers(site: str, client: redis.Redis, count: int) -> list[Browser]:
