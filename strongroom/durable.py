@@ -209,6 +209,12 @@ def _durable_batch(
         # Under ASK every command follows its own ASKING (whose OK is skipped here).
         results = replies[1::2] if asking else replies
         error = next((r for r in results if isinstance(r, Exception)), None)
+        ran_here = not any(isinstance(r, Exception) for r in results[: len(calls)])
+        if isinstance(error, AskError) and not asking and ran_here:
+            # The slot is migrating and the calls' keys are still here: they ran here, but the
+            # fence (a key nobody has) was sent on. Following it would run the calls again on
+            # the importing node, a second copy of their keys: not confirmed instead.
+            raise NotDurable(f"{calls[0].command[:2]}: slot migrating")
         if error is not None:
             raise error
         del results[len(calls) :]  # the fence's replies
