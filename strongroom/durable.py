@@ -140,6 +140,8 @@ def durable_calls(
     first error reply is raised as such. Commands are sent again after a redirection or a lost
     connection, so each must be idempotent (client-made ids).
     """
+    if not calls:
+        return []  # nothing written, nothing to wait for (and no slot for a fence)
     wait = _wait_commands(client, timeout_ms)
     if not is_cluster(client):
         return _durable_batch(client, client, calls, wait)

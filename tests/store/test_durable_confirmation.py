@@ -18,7 +18,7 @@ import time
 import pytest
 import redis
 
-from strongroom.durable import NotDurable, durability, durable_fcall
+from strongroom.durable import NotDurable, durability, durable_calls, durable_fcall
 from strongroom.embedded_cluster import LocalCluster
 from strongroom.keyspace import durable_fence
 from strongroom.store import _cluster, connect
@@ -85,3 +85,8 @@ def test_replicas_missing_from_the_slot_map_do_not_lower_the_level(cluster: Loca
     finally:
         for pid in pids:
             os.kill(pid, signal.SIGCONT)  # type: ignore[arg-type]
+
+
+def test_no_calls_is_no_round_trip_and_no_error(r: redis.Redis) -> None:
+    """An empty batch (a caller whose list came out empty) has no slot for a fence: nothing."""
+    assert durable_calls(r, []) == []
