@@ -12,9 +12,10 @@ from typing import Any
 
 import redis
 from django.conf import settings
+from redis.cluster import RedisCluster
 from redis.exceptions import AskError, MovedError, SlotNotCoveredError
 
-from strongroom.keyspace import durable_fence
+from strongroom import keyspace as ks
 from strongroom.libraries import with_functions
 from strongroom.store import (
     UNAVAILABLE,
@@ -184,18 +185,19 @@ def _durable_batch(
     wait: Wait | None,
     *,
     asking: bool = False,
+    fence: str = "",
 ) -> list[Any]:
-    """The commands, then WAITAOF (unless `wait` is None), in one pipeline on `node` (the
-    server, or one primary)."""
+    """The commands, then the fence and WAITAOF (unless `wait` is None), in one pipeline on
+    `node` (the server, or one primary; `fence` a key that node serves, `_fence`)."""
 
     # The fence: a write that always happens (set, then deleted), after the calls. WAITAOF and
     # WAIT wait for this connection's last write; a call that finds its own earlier success
     # (a retry, perhaps from another process) writes nothing, so on a new connection they would
-    # answer at once, whether or not the earlier write reached the disk or a replica.
-    fence = durable_fence(calls[0].route)
+    # answer at once, whether or not the earlier write reached the disk or a replica. It needs
+    # no ASKING: its slot is one the node serves, not the calls' (which may be migrating).
     commands = [call.command for call in calls]
-    if wait is not None:
-        commands += [("SET", fence, "1"), ("DEL", fence)]
+    fence = fence or _fence(client, None)
+    fenced = [("SET", fence, "1"), ("DEL", fence)]
 
     def send() -> list[Any]:
         pipe = node.pipeline(transaction=False)
@@ -203,23 +205,27 @@ def _durable_batch(
             if asking:
                 pipe.execute_command("ASKING")
             pipe.execute_command(*command)
+        for command in fenced if wait is not None else ():
+            pipe.execute_command(*command)
         for command in wait or ():
             pipe.execute_command(*command)
         replies = pipe.execute(raise_on_error=False)
         waited = [replies.pop() for _ in wait or ()]
         synced = waited[0] if waited else None  # the last command: WAITAOF
-        # Under ASK every command follows its own ASKING (whose OK is skipped here).
+        fence_replies = [replies.pop() for _ in fenced] if wait is not None else []
+        # Under ASK every call follows its own ASKING (whose OK is skipped here).
         results = replies[1::2] if asking else replies
         error = next((r for r in results if isinstance(r, Exception)), None)
-        ran_here = not any(isinstance(r, Exception) for r in results[: len(calls)])
-        if isinstance(error, AskError) and not asking and ran_here:
-            # The slot is migrating and the calls' keys are still here: they ran here, but the
-            # fence (a key nobody has) was sent on. Following it would run the calls again on
-            # the importing node, a second copy of their keys: not confirmed instead.
-            raise NotDurable(f"{calls[0].command[:2]}: slot migrating")
         if error is not None:
             raise error
-        del results[len(calls) :]  # the fence's replies
+        # The calls ran. A fence whose slot moved (the topology read is old): read it again and
+        # send the batch again (its calls find their own success). One whose slot is migrating
+        # right now: not confirmed (following ASK would send the calls to the other node).
+        fence_error = next((r for r in fence_replies if isinstance(r, Exception)), None)
+        if isinstance(fence_error, MovedError):
+            raise fence_error
+        if fence_error is not None:
+            raise NotDurable(f"{calls[0].command[:2]}: fence refused ({fence_error})")
         failed = next((w for w in waited if isinstance(w, Exception)), None)
         if failed is not None:
             raise failed
@@ -232,6 +238,38 @@ def _durable_batch(
         return list(results)
 
     return with_functions(client, send)
+
+
+_FENCE_ATTRIBUTE = "_strongroom_fences"
+_FENCE_TRIES = 100_000
+
+
+def _fence(client: redis.Redis, node_name: str | None) -> str:
+    """The fence key of a batch: on one server any (n=0); on a cluster one in a slot that the
+    primary `node_name` serves, so it goes on the batch's connection whatever the calls' slot
+    is doing (a migrating slot answers ASK for a key it lacks). The first n that fits, kept per
+    client and primary while the client's topology still has that primary serve it."""
+    if node_name is None or not is_cluster(client):
+        return ks.DURABLE_FENCE.key(n=0)
+    cluster = _cluster(client)
+    kept: dict[str, str] = getattr(client, _FENCE_ATTRIBUTE, None) or {}
+    setattr(client, _FENCE_ATTRIBUTE, kept)
+    known = kept.get(node_name)
+    if known is not None and _serves(cluster, known, node_name):
+        return known
+    for n in range(_FENCE_TRIES):
+        key = ks.DURABLE_FENCE.key(n=n)
+        if _serves(cluster, key, node_name):
+            kept[node_name] = key
+            return key
+    raise SlotNotCoveredError(f"no slot of {node_name} in the client's topology")
+
+
+def _serves(cluster: RedisCluster, key: str, node_name: str) -> bool:
+    try:
+        return bool(cluster.get_node_from_key(key).name == node_name)
+    except SlotNotCoveredError:
+        return False
 
 
 def _cluster_batch(
@@ -252,8 +290,9 @@ def _cluster_batch(
             else:
                 node = cluster.get_node_from_key(calls[0].route)
             return _durable_batch(
-                client, node.redis_connection, calls, wait, asking=ask_node is not None
-            )
+                client, node.redis_connection, calls, wait,
+                asking=ask_node is not None, fence=_fence(client, node.name),
+            )  # fmt: skip
         except MovedError:
             if last:
                 raise

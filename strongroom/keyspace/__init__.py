@@ -110,7 +110,6 @@ from strongroom.keyspace.site import (
     STORE_LAYOUT,
     STORE_PRIMARIES,
     STORE_REPAIR_LEASE,
-    durable_fence,
 )
 
 __all__ = [
@@ -193,7 +192,6 @@ __all__ = [
     "_PLACEHOLDER",
     "Family",
     "declare",
-    "durable_fence",
     "escape_part",
     "family_of",
     "prefix_pattern",

@@ -77,22 +77,14 @@ class Family:
 
     def regex(self) -> re.Pattern[str]:
         literal = [re.escape(chunk) for chunk in _PLACEHOLDER.split(self.pattern)[::2]]
-        body = literal[0] + "".join(
-            f"{self._part_regex(name)}{chunk}"
-            for name, chunk in zip(self.placeholders, literal[1:], strict=True)
-        )
+        body = r"[^:{}]+".join(literal)
         return re.compile(re.escape(settings.STRONGROOM_KEY_PREFIX) + ":" + body)
-
-    def _part_regex(self, name: str) -> str:
-        """One escaped part; a placeholder that is the whole hash tag (`{<tag>}`, the fence's:
-        another key's tag as it stands, `room:12`) may hold colons."""
-        return r"[^{}]+" if self.tag == f"{{<{name}>}}" else r"[^:{}]+"
 
     def parse(self, key: str) -> dict[str, str]:
         """The unescaped parts of one of this family's keys."""
         literal = [re.escape(c) for c in _PLACEHOLDER.split(self.pattern)[::2]]
         groups = "".join(
-            chunk + (f"(?P<{name}>{self._part_regex(name)})" if i < len(self.placeholders) else "")
+            chunk + (f"(?P<{name}>[^:{{}}]+)" if i < len(self.placeholders) else "")
             for i, (chunk, name) in enumerate(zip(literal, [*self.placeholders, ""], strict=True))
         )
         match = re.fullmatch(re.escape(settings.STRONGROOM_KEY_PREFIX) + ":" + groups, key)

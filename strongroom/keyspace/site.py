@@ -3,7 +3,6 @@ known primaries and the repair lease after a failover."""
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.utils.translation import gettext_noop as noop
 
 from strongroom.keyspace.core import declare
@@ -65,11 +64,11 @@ STORE_REPAIR_LEASE = declare(
 )
 DURABLE_FENCE = declare(
     "durable-fence",
-    "{<tag>}:fence",
+    "{fence:<n>}:fence",
     type="string",
     holds=noop(
-        "nothing once a durable call is over: set and deleted right after the call, in the "
-        "call's own hash slot (its tag is the call's, written as it stands in that key)"
+        "nothing once a durable call is over: set and deleted right after the call, on the "
+        "same primary, in a slot that primary serves (the first n whose slot it is)"
     ),
     app="strongroom",
     why=noop(
@@ -79,11 +78,3 @@ DURABLE_FENCE = declare(
         "covers everything the server holds, the earlier success included"
     ),
 )
-
-
-def durable_fence(route: str) -> str:
-    """The fence key in the hash slot of `route` (a key of this keyspace): its `{tag}` as it
-    stands there (escaped already), so both keys hash alike."""
-    start = route.index("{")
-    end = route.index("}", start)
-    return f"{settings.STRONGROOM_KEY_PREFIX}:{route[start : end + 1]}:fence"

@@ -20,19 +20,31 @@ import redis
 
 from strongroom.durable import NotDurable, durability, durable_calls, durable_fcall
 from strongroom.embedded_cluster import LocalCluster
-from strongroom.keyspace import durable_fence
+from strongroom.keyspace import DURABLE_FENCE, family_of
 from strongroom.store import _cluster, connect
 from tests.store.test_cluster import cluster, on_cluster  # noqa: F401
 
 pytestmark = pytest.mark.store
 
 
-def test_the_fence_is_in_the_slot_of_the_call_and_gone_after_it(r: redis.Redis) -> None:
+def test_the_fence_is_a_known_key_and_gone_after_the_call(r: redis.Redis) -> None:
     person = "sr:{person:9}:person"
-    fence = durable_fence(person)
-    assert fence.endswith(":{person:9}:fence")
     assert durable_fcall(r, "accounts_person_create", [person], ["N", "n", "h", 0, 1, "t"]) == "ok"
-    assert r.exists(fence) == 0
+    assert family_of(DURABLE_FENCE.key(n=0)) is DURABLE_FENCE
+    assert not [k for k in r.scan_iter(count=1000) if family_of(k) is DURABLE_FENCE]
+
+
+def test_each_primary_has_a_fence_in_a_slot_it_serves(
+    cluster: LocalCluster,  # noqa: F811
+    on_cluster: redis.Redis,  # noqa: F811
+) -> None:
+    """The fence goes on the batch's own connection, whatever the calls' slot is doing."""
+    from strongroom.durable import _fence
+
+    for node in on_cluster.get_primaries():  # type: ignore[attr-defined]
+        fence = _fence(on_cluster, node.name)
+        assert on_cluster.get_node_from_key(fence).name == node.name  # type: ignore[attr-defined]
+        assert _fence(on_cluster, node.name) == fence  # kept
 
 
 def test_a_retry_on_a_new_connection_is_not_confirmed_while_the_replica_is_away(
@@ -61,7 +73,7 @@ def test_a_retry_on_a_new_connection_is_not_confirmed_while_the_replica_is_away(
     finally:
         os.kill(pid, signal.SIGCONT)
     assert durable_fcall(on_cluster, "accounts_person_create", [person], args) == "ok"
-    assert on_cluster.exists(durable_fence(person)) == 0
+    assert not [k for k in on_cluster.scan_iter(count=1000) if family_of(k) is DURABLE_FENCE]
 
 
 def test_replicas_missing_from_the_slot_map_do_not_lower_the_level(cluster: LocalCluster) -> None:  # noqa: F811

@@ -108,16 +108,3 @@ def test_the_suites_store_refuses_commands_across_hash_tags(r: redis.Redis) -> N
         r.sinter(["sr:{a}:x", "sr:{b}:y"])
     with pytest.raises(refused, match=r"same (key )?slot"):
         r.fcall("booking_claim", 2, "sr:{room:001}:x", "sr:{room:002}:y")
-
-
-def test_the_fence_of_every_tagged_key_is_known_as_a_fence() -> None:
-    """A fence key seen by SCAN (`manage.py keyspace`, the dashboard; one left by a store
-    killed between its SET and DEL) is a durable-fence, not a stranger: its tag is the call's
-    own, colons and all (`{room:12}`)."""
-    from strongroom.keyspace import DURABLE_FENCE, durable_fence
-
-    for family in FAMILIES.values():
-        key = family.key(**{name: "a:b{c}" for name in family.placeholders})
-        fence = durable_fence(key)
-        assert family_of(fence) is DURABLE_FENCE, fence
-        assert family_of(key) is family, key
