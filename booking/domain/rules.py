@@ -224,7 +224,12 @@ def reason_clean(reason: object) -> str:
     return " ".join(str(reason).split())[:REASON_LIMIT]
 
 
+class IdRefused(ValueError):
+    """A client-made id (from a form) that is not one of this room's, or that names another
+    owner's booking: the form is old or altered."""
+
+
 def check_id(kind: str, value: str, room: int) -> None:
-    """An id made for another room is a programming error."""
+    """An id made for another room (or malformed) is refused: `IdRefused`."""
     if booking_id_room(value) != room:
-        raise ValueError(f"{kind} {value!r} is not an id of room {room}")
+        raise IdRefused(f"{kind} {value!r} is not an id of room {room}")

@@ -35,6 +35,7 @@ from booking.domain.records import (
 )
 from booking.domain.references import reference_new
 from booking.domain.rules import (
+    IdRefused,
     check_id,
     check_owner_id,
     first_bookable_day,
@@ -186,7 +187,7 @@ def booking_claim(
     if status == "closed":
         return ClaimResult(False, closed=str(answer["reason"]))
     if status == "id_in_use":
-        raise ValueError(f"booking id {booking_id!r} belongs to another owner")
+        raise IdRefused(f"booking id {booking_id!r} belongs to another owner")
     if status == "taken":
         return ClaimResult(False, taken=tuple(slots_from_reply(answer["slots"], request.cls)))
     booking = booking_from_hash(flat_to_dict(answer["record"]))

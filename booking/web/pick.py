@@ -26,6 +26,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.access import login_required
 from booking.domain.parser import InvalidRequest, SlotRequest
 from booking.domain.rules import (
+    IdRefused,
     booking_id_from,
     booking_id_room,
     hold_new_id,
@@ -232,6 +233,6 @@ def booking_submit(
         )
     except InvalidRequest as refused:  # midnight passed since the form was read
         return pick_answers.refused(request, choices, refused.errors, status=400)
-    except ValueError:  # an id not of this room, or not of this buyer
+    except IdRefused:  # an id not of this room, or not of this buyer
         return pick_answers.out_of_date(request, choices)
     return pick_answers.claim_answer(request, choices, result, hold_id)
