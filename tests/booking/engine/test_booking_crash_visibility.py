@@ -18,6 +18,7 @@ import pytest
 import redis
 
 from booking.domain.keys import RoomKeys, person_index
+from booking.domain.rules import booking_id_room
 from booking.engine import bookings, claims
 from booking.engine.bookings import bookings_between, bookings_page
 from strongroom import embedded, store
@@ -49,13 +50,22 @@ def book_through_kills(data_dir: Path, mode: str) -> list[str]:
         for _ in range(KILLS):
             time.sleep(0.15)
             kill_and_restart(data_dir)
-        outputs = [worker.communicate(timeout=300)[0] for worker in workers]
+        # Read through the same buffered pipe as "ready" (communicate with a timeout reads the
+        # raw pipe and loses what readline read ahead: an id's first bytes, once). Each worker
+        # writes at most 25 KB, within the pipe's buffer, so waiting first cannot block it.
+        outputs = []
+        for worker in workers:
+            worker.wait(timeout=300)
+            assert worker.stdout is not None
+            outputs.append(worker.stdout.read())
     finally:
         for worker in workers:
             if worker.poll() is None:
                 worker.kill()
                 worker.wait()
-    return [line for out in outputs for line in out.split()]
+    confirmed = [line for out in outputs for line in out.split()]
+    assert all(booking_id_room(i) for i in confirmed), "a worker's output was read in part"
+    return confirmed
 
 
 def stored(client: redis.Redis) -> dict[str, str]:
