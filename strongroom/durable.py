@@ -145,7 +145,7 @@ def durable_calls(
         return []  # nothing written, nothing to wait for (and no slot for a fence)
     wait = _wait_commands(client, timeout_ms)
     if not is_cluster(client):
-        return _durable_batch(client, client, calls, wait)
+        return _durable_batch(client, client, calls, wait, fence=_fence(client, None))
     groups: dict[str, list[int]] = {}
     for index, call in enumerate(calls):
         node = _cluster(client).get_node_from_key(call.route)
@@ -184,8 +184,8 @@ def _durable_batch(
     calls: Sequence[Call | Write],
     wait: Wait | None,
     *,
+    fence: str,
     asking: bool = False,
-    fence: str = "",
 ) -> list[Any]:
     """The commands, then the fence and WAITAOF (unless `wait` is None), in one pipeline on
     `node` (the server, or one primary; `fence` a key that node serves, `_fence`)."""
@@ -195,24 +195,22 @@ def _durable_batch(
     # (a retry, perhaps from another process) writes nothing, so on a new connection they would
     # answer at once, whether or not the earlier write reached the disk or a replica. It needs
     # no ASKING: its slot is one the node serves, not the calls' (which may be migrating).
-    commands = [call.command for call in calls]
-    fence = fence or _fence(client, None)
-    fenced = [("SET", fence, "1"), ("DEL", fence)]
+    fenced = [("SET", fence, "1"), ("DEL", fence)] if wait is not None else []
 
     def send() -> list[Any]:
         pipe = node.pipeline(transaction=False)
-        for command in commands:
+        for call in calls:
             if asking:
                 pipe.execute_command("ASKING")
-            pipe.execute_command(*command)
-        for command in fenced if wait is not None else ():
+            pipe.execute_command(*call.command)
+        for command in fenced:
             pipe.execute_command(*command)
         for command in wait or ():
             pipe.execute_command(*command)
         replies = pipe.execute(raise_on_error=False)
         waited = [replies.pop() for _ in wait or ()]
         synced = waited[0] if waited else None  # the last command: WAITAOF
-        fence_replies = [replies.pop() for _ in fenced] if wait is not None else []
+        fence_replies = [replies.pop() for _ in fenced]
         # Under ASK every call follows its own ASKING (whose OK is skipped here).
         results = replies[1::2] if asking else replies
         error = next((r for r in results if isinstance(r, Exception)), None)
