@@ -117,7 +117,7 @@ def hour_button(page: Any, hour: int) -> Any:
 def axe_violations(page: Any) -> list[dict[str, Any]]:
     """Serious and critical axe-core violations of the current page."""
     page.add_script_tag(path=str(AXE))
-    result = page.evaluate("async () => await axe.run(document)")
+    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
     return [
         {"id": v["id"], "impact": v["impact"], "nodes": [n["target"] for n in v["nodes"]][:3]}
         for v in result["violations"]
