@@ -180,6 +180,13 @@ def quote(block: str, results: Path) -> bool:
     return True
 
 
+def served(workers: int, threads: int) -> str:
+    """The worker model in words."""
+    if threads == 1:
+        return f"{workers} sync workers"
+    return f"{workers} gthread workers x {threads} threads"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.compare", description=__doc__)
     parser.add_argument("--base", default=os.environ.get("BENCH_BASE") or "main")
@@ -192,6 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--workers", type=int, default=0, help="gunicorn workers per side")
     parser.add_argument("--threads", type=int, default=0, help="threads per worker")
+    parser.add_argument(
+        "--base-workers", type=int, default=0, help="the baseline's workers (default: --workers)"
+    )
+    parser.add_argument(
+        "--base-threads", type=int, default=0, help="the baseline's threads (default: --threads)"
+    )
     parser.add_argument("--only", default="", help="run only rows whose label contains this")
     parser.add_argument("--no-write", action="store_true", help="print only; no results file")
     args = parser.parse_args(argv)
@@ -200,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
 
     workers = args.workers or int(os.environ.get("WEB_CONCURRENCY", 0)) or default_workers()
     threads = args.threads or default_threads()
+    base_workers, base_threads = args.base_workers or workers, args.base_threads or threads
     started = dt.datetime.now().astimezone()
     before = machine()
     wrk = ensure_wrk()
@@ -227,7 +241,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.new:
             new_name, new_tree = export_tree(args.new, exported_new), exported_new
         log(f"baseline {args.base} ({base_name}) against this tree ({new_name}); loading both")
-        sides = [Side("base", exported, workers, threads), Side("new", new_tree, workers, threads)]
+        sides = [
+            Side("base", exported, base_workers, base_threads),
+            Side("new", new_tree, workers, threads),
+        ]
         for side in sides:
             side.wait_ready()
         runners = [side.runner(wrk, args.connections) for side in sides]
@@ -259,12 +276,15 @@ def main(argv: list[str] | None = None) -> int:
     print(block)
     if args.no_write:
         return 0
+    base_served = ""
+    if (base_workers, base_threads) != (workers, threads):
+        base_served = f"; the baseline {served(base_workers, base_threads)}"
     text = "\n".join([
         f"# Baseline against this tree, {started:%Y-%m-%d %H:%M %Z}",
         "",
         f"`make bench` (`python -m bench.compare`): baseline `{args.base}` ({base_name}) and "
         f"{'commit' if args.new else 'this tree'} ({new_name}, `+`: uncommitted changes), "
-        f"each served by gunicorn ({workers} gthread workers x {threads} threads, `DEBUG=0`) "
+        f"each served by gunicorn ({served(workers, threads)}{base_served}, `DEBUG=0`) "
         "on its own embedded store "
         f"with the same data set; wrk with {args.connections} connections, {args.warmup:.0f} s "
         f"warm-up and {args.seconds:.0f} s measured per run, the two sides alternately "
