@@ -69,6 +69,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("store") is None and marks_support.uses_store(item):
             item.add_marker(pytest.mark.store)
+    marks_support.heavy_files_first(items)
     if ON_CLUSTER:  # a test that reads the store as one server has nothing to do on a cluster
         one_node = [item for item in items if item.get_closest_marker("single_node")]
         if one_node:

@@ -247,3 +247,26 @@ class ProcessWatch:
             "or mark the test `@pytest.mark.slow`.",
             pytrace=False,
         )
+
+
+# How much of a worker a test takes, roughly: the order `heavy_files_first` sorts by.
+_WEIGHTS = (("long", 100.0), ("browser", 5.0), ("slow", 3.0), ("sweep", 0.5))
+
+
+def heavy_files_first(items: list[pytest.Item]) -> None:
+    """Sort `items` so that the heaviest test files come first, each file's tests kept in their
+    order: files with a `long` test (25 s or more, marked by hand), then by the weight of their
+    browser, slow and sweep tests. `--dist loadfile` hands the files out in this order, so the
+    longest ones start at once instead of leaving one worker running alone at the end."""
+    weight: dict[str, float] = {}
+    for item in items:
+        file = item.nodeid.partition("::")[0]
+        mark = next((w for name, w in _WEIGHTS if item.get_closest_marker(name)), 0.05)
+        weight[file] = weight.get(file, 0.0) + mark
+    first_seen = {file: n for n, file in enumerate(weight)}
+    items.sort(
+        key=lambda item: (
+            -weight[item.nodeid.partition("::")[0]],
+            first_seen[item.nodeid.partition("::")[0]],
+        )
+    )

@@ -142,6 +142,7 @@ def resumed_after(count_before: int) -> float:
     return time.monotonic() - started
 
 
+@pytest.mark.long
 def test_ten_kills_of_the_store_lose_no_receipt_and_repeat_only_what_was_in_flight(
     one_server: redis.Redis, tmp_path: Path, settings: Any
 ) -> None:

@@ -282,6 +282,7 @@ def _log_in_staff(site: str, client: redis.Redis) -> Browser:
     return browser
 
 
+@pytest.mark.long
 def test_a_primary_killed_while_buyers_book_loses_no_confirmed_booking(
     cluster: LocalCluster, on_cluster: redis.Redis, tmp_path: Path
 ):

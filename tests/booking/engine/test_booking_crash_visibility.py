@@ -105,6 +105,7 @@ def missing_from_pages(client: redis.Redis, owners: dict[str, str]) -> list[str]
     return sorted((set(owners) - shown) | (set(owners) - staff))
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("mode", ["inline", "pending"])
 def test_kill_9_during_claims_leaves_no_booking_missing_from_its_owner_s_page(
     own_store: Path, mode: str, settings: object

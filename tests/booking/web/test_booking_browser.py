@@ -26,11 +26,11 @@ from booking.domain.parser import slot_request_parse
 from booking.domain.rules import booking_new_id, site_today
 from booking.engine.bookings import bookings_of
 from booking.engine.claims import booking_claim
+from tests.axe_support import AXE, axe_violations
 from tests.conftest import ROOT, browser_login, serve_site, site_env
 
 pytestmark = pytest.mark.browser
 
-AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 TODAY = site_today()
 SEASON = (TODAY - dt.timedelta(days=1), TODAY + dt.timedelta(days=40))
 TOMORROW = TODAY + dt.timedelta(days=1)
@@ -112,17 +112,6 @@ def day_button(page: Any, date: dt.date) -> Any:
 
 def hour_button(page: Any, hour: int) -> Any:
     return page.locator(f"button[name=hour][value='{hour}']")
-
-
-def axe_violations(page: Any) -> list[dict[str, Any]]:
-    """Serious and critical axe-core violations of the current page."""
-    page.add_script_tag(path=str(AXE))
-    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
-    return [
-        {"id": v["id"], "impact": v["impact"], "nodes": [n["target"] for n in v["nodes"]][:3]}
-        for v in result["violations"]
-        if v["impact"] in ("serious", "critical")
-    ]
 
 
 def test_buyer_books_class_b_eight_to_twelve_and_sees_the_code(

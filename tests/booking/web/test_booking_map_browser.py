@@ -281,10 +281,11 @@ def test_on_the_booking_page_a_held_day_reads_held_until_and_a_sold_one_sold_out
     assert page.locator(f"#day-{DAY.isoformat()}").is_disabled()
 
 
+@pytest.mark.long
 def test_the_map_passes_the_accessibility_check_and_refreshes_within_the_csp(
     new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis
 ) -> None:
-    from tests.booking.web.test_booking_browser import AXE, axe_violations
+    from tests.axe_support import AXE, axe_violations
 
     assert AXE.exists(), "run `npm ci` (make test does) to get axe-core"
     claim(r, second_buyer, "C", 5, hour_start=10, hour_end=11, boxes=[1, 2])

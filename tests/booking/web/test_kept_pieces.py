@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import pytest
 import redis
 import time_machine
 from django.utils import translation
@@ -149,6 +150,7 @@ def a_read(rng: random.Random) -> tuple[Choices, str | None, str]:
 WRITES = ("claim", "hold", "release", "cancel", "pickup", "close", "open", "time")
 
 
+@pytest.mark.long
 @hypothesis_settings(
     max_examples=15,
     deadline=None,
