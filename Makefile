@@ -8,14 +8,16 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
 # pytest-xdist: each worker on a store of its own; the tests wait on their stores (a round
-# trip, an fsync, a failover, a served site) and more workers than cores fill that time.
-# `make check` takes three (idle: the fast tests 52 s against 55-58 s with two). The whole suite
-# takes four, handed out a file at a time so a module's own site or server starts once (on a
-# fresh clone the same day: 6 min 27 s with four against 7 min 45 s with three). The cluster
-# pass keeps two (each worker starts a 3-node cluster; three gained nothing: 87 s against 85 s).
+# trip, an fsync, a failover, a served site) far more than they compute (the whole suite keeps
+# the two cores about 65% busy), and more workers than cores fill that time. `make check` takes
+# three (idle: the fast tests 52 s against 55-58 s with two). The whole suite takes six, handed
+# out a file at a time, heaviest first (tests/marks_support.py), so a module's own site or
+# server starts once; on fresh clones of the same tree, one run each: 5 min 46 s with six
+# against 6 min 14 s with four. The cluster pass takes three (each worker starts a 3-node
+# cluster): 63 s against 68 s with two.
 PYTEST_PARALLEL := -n 3
-SUITE_PARALLEL := -n 4
-CLUSTER_PARALLEL := -n 2
+SUITE_PARALLEL := -n 6
+CLUSTER_PARALLEL := -n 3
 # pytest keeps its compiled test modules (assertions rewritten) in __pycache__ for the next run,
 # even where the environment says not to write bytecode: it saves seconds per worker.
 PYTEST := PYTHONDONTWRITEBYTECODE= $(PY) -m pytest
