@@ -10,13 +10,14 @@ TEST_STAMP := $(VENV)/.installed-test
 # pytest-xdist: each worker on a store of its own; the tests wait on their stores (a round
 # trip, an fsync, a failover, a served site) far more than they compute (the whole suite keeps
 # the two cores about 65% busy), and more workers than cores fill that time. `make check` takes
-# three (idle: the fast tests 52 s against 55-58 s with two). The whole suite takes six, handed
+# three (idle: the fast tests 52 s against 55-58 s with two). The whole suite takes four, handed
 # out a file at a time, heaviest first (tests/marks_support.py), so a module's own site or
-# server starts once; on fresh clones of the same tree, one run each: 5 min 46 s with six
-# against 6 min 14 s with four. The cluster pass takes three (each worker starts a 3-node
-# cluster): 63 s against 68 s with two.
+# server starts once: 6 min 14 s on a fresh clone. Six took 5 min 46 s once, but on a second
+# fresh clone the ten-kills mail test missed 49 receipts within its minute: the CPU-starved
+# sender lost its claims (the issue 28 closing note), so the suite stays on four. The cluster
+# pass takes three (each worker starts a 3-node cluster): 63 s against 68 s with two.
 PYTEST_PARALLEL := -n 3
-SUITE_PARALLEL := -n 6
+SUITE_PARALLEL := -n 4
 CLUSTER_PARALLEL := -n 3
 # pytest keeps its compiled test modules (assertions rewritten) in __pycache__ for the next run,
 # even where the environment says not to write bytecode: it saves seconds per worker.
