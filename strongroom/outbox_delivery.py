@@ -192,11 +192,9 @@ class _InFlight:
         return time.monotonic() - self.touched > RECOVER_MS / 2000
 
     def keep(self) -> None:
-        """Touch from the sending thread, before the next message, once the last touch is a
-        quarter of TOUCH_S old: when the touch thread is late (a CPU-starved machine) the pass
-        goes on, slower, instead of ending with its entries left idle. A quick batch, done
-        within the quarter, makes no extra round trip."""
-        if time.monotonic() - self.touched >= TOUCH_S / 4:
+        """Touch from the sending thread when the touch thread is late: on a CPU-starved
+        machine the pass goes on, slower, instead of ending (and leaving its entries idle)."""
+        if time.monotonic() - self.touched >= TOUCH_S:
             self._touch()
 
     def _touch(self) -> None:
