@@ -10,11 +10,10 @@ consumer of the streams' one consumer group: `XREADGROUP` hands each new entry t
 which renders it in its reader's language (the renderer plugged in for its kind, `RENDERERS`),
 sends it, and acknowledges that one entry (`XACK` + `XDEL`) as soon as the mail server accepted
 it. No lease: while a sender works on what it was handed, a keep-alive thread touches those
-entries every second (`XCLAIM ... JUSTID`; the sending thread touches them itself between two
-messages when that thread runs late on a starved CPU); a sender that dies stops touching them,
-and after RECOVER_MS another one takes them over (`XPENDING ... IDLE`, then `XCLAIM` with the
-same minimum idle time, so only one wins). A crash re-sends at most what was in flight. A pass
-of a sender is `strongroom.outbox_delivery.outbox_send`.
+entries every second (`XCLAIM ... JUSTID`); a sender that dies stops touching them, and after
+RECOVER_MS another one takes them over (`XPENDING ... IDLE`, then `XCLAIM` with the same minimum
+idle time, so only one wins). A crash re-sends at most what was in flight. A pass of a sender is
+`strongroom.outbox_delivery.outbox_send`.
 
 A message that fails stays pending, marked idle at once, with its attempts and next try in
 `{mail}:tries` (1, 2, 4 ... minutes apart, at most an hour); once the stream has delivered it

@@ -1,8 +1,7 @@
 """One pass of a mail sender over the outboxes (`strongroom.outbox`): take what is new, taken
 over from a dead sender, or due again; render it (with what a batch reads ahead), send it,
 acknowledge each message once the mail server took it, reschedule or bury the ones that fail.
-While a pass works, its entries are touched every TOUCH_S so that no other sender takes them
-(by a thread of their own, and by the sending thread itself when that thread is late)."""
+While a pass works, its entries are touched every TOUCH_S so that no other sender takes them."""
 
 from __future__ import annotations
 
@@ -162,11 +161,11 @@ class _InFlight:
     """The entries a pass is working on, touched every TOUCH_S by a thread of their own so that
     no other sender takes them over while this process lives (however slow the mail server)."""
 
-    def __init__(self, client: redis.Redis, taken: list[Delivery], taken_at: float) -> None:
+    def __init__(self, client: redis.Redis, taken: list[Delivery]) -> None:
         self.client = client
         self.entries = {(d.box, d.entry_id) for d in taken}
         self.lock = threading.Lock()
-        self.touched = taken_at  # when the claims that took them were sent
+        self.touched = time.monotonic()
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name="mail-touch", daemon=True)
 
@@ -191,32 +190,21 @@ class _InFlight:
         may have taken them over (the store away, or this process stopped): stop sending."""
         return time.monotonic() - self.touched > RECOVER_MS / 2000
 
-    def keep(self) -> None:
-        """Touch from the sending thread when the touch thread is late: on a CPU-starved
-        machine the pass goes on, slower, instead of ending (and leaving its entries idle)."""
-        if time.monotonic() - self.touched >= TOUCH_S:
-            self._touch()
-
-    def _touch(self) -> None:
-        with self.lock:
-            by_box: dict[str, list[str]] = {}
-            for box, entry_id in self.entries:
-                by_box.setdefault(box, []).append(entry_id)
-        if not by_box:
-            return
-        pipe = self.client.pipeline(transaction=False)
-        for box, ids in by_box.items():
-            pipe.xclaim(box, GROUP, CONSUMER, 0, cast("list[Any]", ids), justid=True)
-        # The store makes them fresh no earlier than this: `lost` counts from the sending.
-        sent_at = time.monotonic()
-        # The pass itself reports the store being away; here it only ages `touched`.
-        with contextlib.suppress(Exception):
-            pipe.execute()
-            self.touched = max(self.touched, sent_at)
-
     def _run(self) -> None:
         while not self.stop.wait(TOUCH_S):
-            self._touch()
+            with self.lock:
+                by_box: dict[str, list[str]] = {}
+                for box, entry_id in self.entries:
+                    by_box.setdefault(box, []).append(entry_id)
+            if not by_box:
+                continue
+            pipe = self.client.pipeline(transaction=False)
+            for box, ids in by_box.items():
+                pipe.xclaim(box, GROUP, CONSUMER, 0, cast("list[Any]", ids), justid=True)
+            # The pass itself reports the store being away; here it only ages `touched`.
+            with contextlib.suppress(Exception):
+                pipe.execute()
+                self.touched = time.monotonic()
 
 
 # Sent, but the acknowledgement did not reach the store: acknowledged first on the next pass.
@@ -299,13 +287,12 @@ def outbox_send(
     if not boxes:
         return SendReport()
     count = FULL_PASS_COUNT if len(boxes) > BATCH // FULL_PASS_COUNT else BATCH // len(boxes)
-    taken_at = time.monotonic()
     taken, full = _take(client, boxes, at, count)
     if not taken:
         return SendReport(more=tuple(full))
     connection = get_connection(fail_silently=False)
     try:
-        with request_reads(), _InFlight(client, taken, taken_at) as flight:
+        with request_reads(), _InFlight(client, taken) as flight:
             _prepare(client, [d.member for d in taken])
             counts = _deliver(client, taken, at, connection, flight)
     finally:
@@ -335,7 +322,6 @@ def _deliver(
     for delivery in taken:
         if flight.lost():
             break
-        flight.keep()
         try:
             message = _render(client, delivery.member)
             if message is not None:
