@@ -23,6 +23,9 @@ CLUSTER_PARALLEL := -n 3
 # pytest keeps its compiled test modules (assertions rewritten) in __pycache__ for the next run,
 # even where the environment says not to write bytecode: it saves seconds per worker.
 PYTEST := PYTHONDONTWRITEBYTECODE= $(PY) -m pytest
+# The static checks as `make test` starts them beside the suite. Named through a variable: a
+# recipe line that names $(MAKE) itself runs even under `make -n`, which would start the suite.
+STATIC_CHECKS = $(MAKE) --no-print-directory static
 
 .PHONY: run test check static lint bench install chromium redis-server clean-store
 
@@ -94,7 +97,7 @@ test: $(TEST_STAMP) chromium redis-server
 	# The static checks (about 20 s of one core, mypy most of it) run beside the whole suite,
 	# whose workers spend their first seconds starting stores and waiting on them; either failing
 	# fails make test, and the checks' output follows the suite's.
-	@$(MAKE) --no-print-directory static > $(VENV)/static.log 2>&1 & checks=$$!; \
+	@$(STATIC_CHECKS) > $(VENV)/static.log 2>&1 & checks=$$!; \
 	$(PYTEST) $(SUITE_PARALLEL) --dist loadfile; suite=$$?; \
 	wait $$checks; static=$$?; cat $(VENV)/static.log; \
 	if [ $$static -ne 0 ]; then echo "make test: the static checks failed (above)"; fi; \
