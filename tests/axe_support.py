@@ -3,8 +3,8 @@
 A test fails on a serious or critical violation. axe gives each rule one impact, so the rules
 whose findings are only ever minor or moderate are switched off before the run rather than
 dropped after it: alone on this machine, the English pass of tests/site/test_axe_pages.py took
-42 s with every rule and 30 s without those. Only the violations are
-reported in full: the passes would cost as much again."""
+42 s with every rule and 30 s without those. Only the violations are reported in full: the
+passes would cost as much again."""
 
 from __future__ import annotations
 

@@ -263,10 +263,5 @@ def heavy_files_first(items: list[pytest.Item]) -> None:
         file = item.nodeid.partition("::")[0]
         mark = next((w for name, w in _WEIGHTS if item.get_closest_marker(name)), 0.05)
         weight[file] = weight.get(file, 0.0) + mark
-    first_seen = {file: n for n, file in enumerate(weight)}
-    items.sort(
-        key=lambda item: (
-            -weight[item.nodeid.partition("::")[0]],
-            first_seen[item.nodeid.partition("::")[0]],
-        )
-    )
+    # A stable sort: files of equal weight, and each file's tests, keep their order.
+    items.sort(key=lambda item: -weight[item.nodeid.partition("::")[0]])

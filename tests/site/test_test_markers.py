@@ -122,3 +122,26 @@ def test_the_watch_lets_the_shared_store_start_and_other_events_pass() -> None:
         watch.hook("subprocess.Popen", ("/bin/valkey-server", [], None, None))
     watch.hook("open", ("/etc/hosts", "r", 0))
     watch.check("its body")  # nothing noted: no failure
+
+
+def test_heavy_files_come_first_each_file_whole_and_in_order() -> None:
+    from tests.marks_support import heavy_files_first
+
+    class Item:
+        def __init__(self, nodeid: str, *marks: str) -> None:
+            self.nodeid, self.marks = nodeid, marks
+
+        def get_closest_marker(self, name: str) -> object:
+            return name if name in self.marks else None
+
+    items = [
+        Item("a.py::one"), Item("a.py::two"),
+        Item("b.py::one", "slow"), Item("b.py::two"),
+        Item("c.py::one"), Item("c.py::two", "long"),
+        Item("d.py::one"), Item("d.py::two"),
+    ]  # fmt: skip
+    heavy_files_first(items)  # type: ignore[arg-type]
+    assert [i.nodeid for i in items] == [
+        "c.py::one", "c.py::two", "b.py::one", "b.py::two",
+        "a.py::one", "a.py::two", "d.py::one", "d.py::two",
+    ]  # fmt: skip
