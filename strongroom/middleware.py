@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 
 from django import forms
@@ -9,7 +10,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from strongroom.durable import NotDurable
+from strongroom.startup import StoreNotReady
 from strongroom.store import UNAVAILABLE, StoreUnavailable, recover
+
+logger = logging.getLogger(__name__)
 
 # Never echoed back into the "press again" form: a password has no business in a page. The rule
 # is by kind, not by list: a name that says it is a secret, or the name of any field that some
@@ -67,6 +71,9 @@ def store_failure_response(request: HttpRequest, error: BaseException) -> HttpRe
     """The answer to a store outage (None for any other error). A form sent when the store
     stopped answering may have been done or not: it is offered again, as one the store could
     not confirm is, unless it carries a password (that form's own page asks for it again)."""
+    if isinstance(error, StoreNotReady):  # a worker that started in an outage found it unfit
+        logger.error("the store is not served: %s", error)
+        return store_unavailable_response(request)
     if not isinstance(error, (*UNAVAILABLE, StoreUnavailable, NotDurable)):
         return None
     if request.method == "POST":

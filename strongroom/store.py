@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -99,6 +99,7 @@ _lock = threading.Lock()
 _client: redis.Redis | None = None
 _reader: redis.Redis | None = None
 _last_restart = 0.0
+_connect_checks: list[Callable[[redis.Redis], None]] = []
 
 
 def is_embedded() -> bool:
@@ -303,10 +304,21 @@ def get_store() -> redis.Redis:
                 try:
                     client = connect(store_url())
                     load_functions(client)
-                except UNAVAILABLE as exc:
+                    for check in _connect_checks:
+                        check(client)
+                except (*UNAVAILABLE, embedded.StoreStalled) as exc:
                     raise StoreUnavailable(str(exc)) from exc
+                _connect_checks.clear()
                 _client = client
     return _client
+
+
+def check_on_connect(check: Callable[[redis.Redis], None]) -> None:
+    """Run `check` on the next client get_store makes, before anything uses it (a web worker
+    that started while the store did not answer runs its startup checks once the store does).
+    A check that raises keeps the client from being used, and runs again on the next try."""
+    with _lock:
+        _connect_checks.append(check)
 
 
 def get_reader() -> redis.Redis:

@@ -1,5 +1,6 @@
 """WSGI entry point (gunicorn strongroom.wsgi)."""
 
+import logging
 import os
 
 from django.conf import settings
@@ -11,9 +12,28 @@ application = get_wsgi_application()
 # A store the apps' startup checks refuse (e.g. one still to be upgraded) is not served: the
 # worker stops with the message, which names the command to run.
 from strongroom.startup import startup_checks  # noqa: E402
-from strongroom.store import get_store  # noqa: E402
+from strongroom.store import (  # noqa: E402
+    UNAVAILABLE,
+    StoreUnavailable,
+    check_on_connect,
+    get_store,
+    reset_store,
+)
 
-startup_checks(get_store())
+try:
+    startup_checks(get_store())
+except (*UNAVAILABLE, StoreUnavailable) as away:
+    # A worker started while the store is stalled or down (one gunicorn replaced mid-outage, or
+    # a slow boot that a stall overtook) still serves: the 503 page until the store answers,
+    # then the checks, on the first client made. A worker that exited here would stop gunicorn's
+    # master ("Worker failed to boot"), and the whole site with it.
+    logging.getLogger(__name__).warning(
+        "the store did not answer while this worker started (%s): the 503 page until it "
+        "does, then the startup checks",
+        away,
+    )
+    reset_store()
+    check_on_connect(startup_checks)
 
 # Each web process sends due mail in the background (strongroom/outbox_sender.py); gunicorn imports
 # this module in every worker after the fork, so each worker has its own thread.

@@ -165,3 +165,60 @@ def test_a_stopped_store_is_waited_for_and_twenty_racing_buyers_get_one_booking(
         site.terminate()
         site.wait(timeout=15)
         embedded.stop(tmp_path)
+
+
+def workers_of(master: int) -> set[int]:
+    """The pids of gunicorn `master`'s worker processes."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == master:  # field 4: the parent's pid
+                found.add(int(entry.name))
+    return found
+
+
+def answer_of(base: str, path: str) -> int | None:
+    """The status of `path`, None when nothing answers (the site is gone)."""
+    try:
+        return status_of(base, path)
+    except OSError:
+        return None
+
+
+def test_workers_started_during_a_stall_serve_503_and_then_the_site(tmp_path: Path) -> None:
+    # A worker can start while the store is stopped: gunicorn replaces one that died, or a slow
+    # boot is overtaken by the stall. It must serve (503 pages), not exit: a worker that fails to
+    # boot makes gunicorn's master stop, and the whole site with it.
+    env = site_env("", tmp_path)
+    env.pop("REDIS_URL")
+    site, base = serve_site(env, workers=2)
+    try:
+        assert wait_for(lambda: status_of(base, "/healthz") == 200)
+        assert wait_for(lambda: len(workers_of(site.pid)) == 2)
+        [pid] = servers_on(tmp_path)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            before = workers_of(site.pid)
+            for worker in before:
+                os.kill(worker, signal.SIGKILL)
+            # Both replacements boot into the stall; every answer now comes from one of them.
+            assert wait_for(lambda: len(workers_of(site.pid) - before) == 2)
+            during = [answer_of(base, path) for path in ("/", "/healthz", "/catalog/", "/")]
+            time.sleep(3)  # a replacement that exits on a failed boot has done so by now
+            during.append(answer_of(base, "/"))
+            assert site.poll() is None, "gunicorn stopped: a worker failed to boot in the stall"
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert during == [503] * 5, during
+        # Once the store answers, the same workers run their startup checks and serve.
+        assert wait_for(lambda: answer_of(base, "/") == 200)
+        assert status_of(base, "/healthz") == 200
+        assert len(workers_of(site.pid) - before) == 2
+    finally:
+        site.terminate()
+        site.wait(timeout=15)
+        embedded.stop(tmp_path)
