@@ -16,12 +16,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, cast
 from urllib.parse import quote
 
 import redis
-from django.apps import apps
 from django.conf import settings
 from redis._parsers.commands import CommandsParser
 from redis.backoff import ExponentialWithJitterBackoff
@@ -37,6 +35,7 @@ from redis.retry import Retry
 
 from strongroom import embedded
 from strongroom.conf import cluster_url_parse, is_cluster_url
+from strongroom.lua_sources import function_sources, library_text
 
 # How long a command may wait for an answer: a stalled store (SIGSTOP, a stuck disk) gets the
 # 503 page within about this long instead of holding the worker (`strongroom.durable`'s
@@ -257,30 +256,6 @@ def topology_refresh(client: redis.Redis) -> None:
             _cluster(client).nodes_manager.initialize()
         except (RedisClusterException, ClusterUnreachable) as exc:
             raise StoreUnavailable(str(exc)) from exc
-
-
-def library_text(source: Path) -> str:
-    """One function library's text: a `.lua` file as it is, or a folder of files joined in the
-    order its `library.txt` lists them (one file per function family)."""
-    if source.is_file():
-        return source.read_text()
-    names = [
-        line.strip()
-        for line in (source / "library.txt").read_text().splitlines()
-        if line.strip() and not line.lstrip().startswith("#")
-    ]
-    return "\n".join((source / name).read_text() for name in names)
-
-
-def function_sources() -> list[Path]:
-    """Every function library of the installed apps, in app order: `<app>/lua/<name>.lua`, or a
-    folder `<app>/lua/<name>/` whose `library.txt` lists its files."""
-    sources: list[Path] = []
-    for app in apps.get_app_configs():
-        lua = Path(app.path) / "lua"
-        sources.extend(sorted(lua.glob("*.lua")))
-        sources.extend(sorted(path.parent for path in lua.glob("*/library.txt")))
-    return sources
 
 
 def load_functions(client: redis.Redis) -> None:

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from strongroom.calls import FunctionSpec
-from strongroom.store import library_text
+from strongroom.lua_sources import library_text
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from catalog.calls import QUERY, SAVE
 from catalog.selectors import FIRST_TAG_KEY, query_keys
 from catalog.services import fixed_keys
-from strongroom.store import library_text
+from strongroom.lua_sources import library_text
 
 LUA = library_text(Path(__file__).resolve().parents[2] / "catalog" / "lua" / "catalog")
 

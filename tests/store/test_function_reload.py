@@ -15,7 +15,7 @@ from accounts.services import window_gates
 from booking.domain.rules import hold_new_id
 from booking.engine.holds import booking_hold
 from booking.engine.stats import stats_rebuild
-from strongroom import libraries, store
+from strongroom import libraries, lua_sources, store
 from tests.booking_support import BUYER, NOW, claim, request
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,7 +55,7 @@ def test_a_call_on_a_server_without_the_libraries_loads_them_and_goes_through(
 ) -> None:
     assert _libraries(lost) == 0
     send(lost)
-    assert _libraries(lost) == len(store.function_sources())
+    assert _libraries(lost) == len(lua_sources.function_sources())
 
 
 def test_a_rebuild_that_reads_before_it_calls_loads_the_libraries_too(r: redis.Redis) -> None:

@@ -40,7 +40,7 @@ from catalog.selectors import Query, book_get, catalog_page, tags_with_counts
 from catalog.services import BookStale, book_add, book_delete, book_edit
 from dashboard import selectors as dashboard
 from dashboard.occupancy import occupancy_map
-from strongroom import durable, embedded, health, store
+from strongroom import durable, embedded, health, lua_sources, store
 from strongroom.audit import staff_audit_entries, staff_audit_record
 from strongroom.inventory import keyspace_stats
 from tests.booking_support import (
@@ -136,7 +136,7 @@ def test_check_reports_redis_7_0_with_lua_and_every_library(old: redis.Redis) ->
     libraries = {dict(zip(lib[::2], lib[1::2], strict=True))["library_name"]
                  for lib in old.function_list()}  # fmt: skip
     # Every library the apps ship (a `<app>/lua/<name>.lua` or a folder `<app>/lua/<name>/`).
-    assert libraries == {source.stem for source in store.function_sources()}
+    assert libraries == {source.stem for source in lua_sources.function_sources()}
     assert {"accounts", "booking", "catalog", "mail"} <= libraries
     assert old.config_get("appendfsync") == {"appendfsync": "always"}
 

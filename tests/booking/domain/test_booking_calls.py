@@ -18,7 +18,7 @@ from booking.domain.rules import STATUSES
 from booking.engine import holds, specs
 from booking.engine.cancel import booking_cancel
 from strongroom.calls import FunctionSpec
-from strongroom.store import library_text
+from strongroom.lua_sources import library_text
 from tests.booking_support import NOW, STAFF, claim, request
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -23,7 +23,7 @@ from booking.engine.moves import booking_move
 from booking.engine.waits import Wait, notice_of, wait_join, wait_of
 from strongroom import keyspace as ks
 from strongroom.decoders import text_hash, text_list, text_stream
-from strongroom.store import library_text
+from strongroom.lua_sources import library_text
 from tests.booking_support import BUYER, NOW, SECOND_BUYER, STAFF, claim, day, request
 
 ROOT = Path(__file__).resolve().parents[3]

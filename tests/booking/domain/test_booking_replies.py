@@ -15,7 +15,7 @@ import pytest
 
 from booking.engine import specs
 from strongroom.calls import FunctionSpec
-from strongroom.store import library_text
+from strongroom.lua_sources import library_text
 
 ROOT = Path(__file__).resolve().parents[3]
 LUA = library_text(ROOT / "booking" / "lua" / "booking")

@@ -31,7 +31,7 @@ from booking.engine.priority import priority_grant
 from booking.engine.stats import stats_rebuild
 from booking.engine.waits import Wait, wait_join, waits_sweep
 from strongroom.decoders import text_list, text_or_none
-from strongroom.store import library_text
+from strongroom.lua_sources import library_text
 from tests.booking_support import NOW, SHANGHAI, STAFF, claim, day, request
 from tests.conftest import Someone
 
