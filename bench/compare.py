@@ -317,7 +317,8 @@ def main(argv: list[str] | None = None) -> int:
         f"each served by gunicorn ({served(workers, threads)}{base_served}, `DEBUG=0`) "
         "on its own embedded store "
         f"with the same data set; wrk with {args.connections} connections, {args.warmup:.0f} s "
-        f"warm-up and {args.seconds:.0f} s measured per run, the two sides alternately "
+        f"warm-up ({args.first_warmup:.0f} s before a row's first round) and "
+        f"{args.seconds:.0f} s measured per run, the two sides alternately "
         f"{args.rounds} times; each side's round with the median requests/s.",
         "",
         f"- Machine: {before['cpus']} CPUs ({before['model']}), Python {before['python']}; "
