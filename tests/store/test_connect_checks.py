@@ -1,10 +1,15 @@
 """A web worker that started while the store did not answer runs its startup checks on the first
 client it makes (`store.check_on_connect`): a refusing check holds every request at the 503 page
-until the store is fit; one that passes runs once."""
+until the store is fit; one that passes runs once. `serve` on a store that does not answer
+refuses in one line, no traceback."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 import redis
+from django.core.management import CommandError, call_command
 from django.test import Client
 
 from strongroom import store
@@ -60,3 +65,16 @@ def test_a_page_asked_while_the_check_refuses_is_the_503_page(r: redis.Redis) ->
         check.refusing = False
         store.get_store()
     assert Client().get("/").status_code == 200
+
+
+def test_serve_on_a_store_that_does_not_answer_says_so_in_one_line(
+    r: redis.Redis, settings: Any
+) -> None:
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+    store.reset_store()
+    try:
+        with pytest.raises(CommandError, match="REDIS_URL's store does not answer") as refused:
+            call_command("serve", "--no-demo")
+        assert "Connection refused" in str(refused.value) and "run this again" in str(refused.value)
+    finally:
+        store.reset_store()

@@ -19,7 +19,7 @@ from strongroom.health import check
 from strongroom.serving import default_workers, gunicorn_command
 from strongroom.startup import StoreNotReady, startup_checks
 from strongroom.static_files import static_collect
-from strongroom.store import get_store, is_embedded
+from strongroom.store import StoreUnavailable, get_store, is_embedded
 
 # SIGTERM (systemd, Docker, `kill`) and SIGHUP (a closed terminal) stop the site like Ctrl-C.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -61,7 +61,14 @@ class Command(BaseCommand):
         self.stdout.write(f"mail: links to {settings.STRONGROOM_SITE_URL}; sent to {where}")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        client = get_store()
+        try:
+            client = get_store()
+        except StoreUnavailable as away:
+            where = "REDIS_URL's" if settings.REDIS_URL else "the embedded Valkey's"
+            raise CommandError(
+                f"{where} store does not answer ({str(away).rstrip('.')}): start it, or point "
+                "REDIS_URL at one that runs, then run this again."
+            ) from away
         info = check(client)
         where = settings.REDIS_URL or f"embedded, data in {settings.STRONGROOM_DATA_DIR}"
         self.stdout.write(
