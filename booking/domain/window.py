@@ -12,8 +12,10 @@ from __future__ import annotations
 import datetime as dt
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
+from django.core.signals import setting_changed
 
 MAX_DAYS = 366  # the longest window, rolling or fixed
 
@@ -66,14 +68,33 @@ def window_from_fields(fields: dict[str, str]) -> SalesWindow | None:
         return None
 
 
+_FROM_SETTINGS = ("STRONGROOM_SELL_DAYS", "STRONGROOM_SEASON_START", "STRONGROOM_SEASON_END")
+_settings_kept: SalesWindow | None = None
+
+
 def window_from_settings() -> SalesWindow:
     """The first value, from the environment: fixed when STRONGROOM_SEASON_START/END are set,
-    else rolling over STRONGROOM_SELL_DAYS."""
-    return SalesWindow(
-        days=settings.STRONGROOM_SELL_DAYS,
-        first=settings.STRONGROOM_SEASON_START,
-        last=settings.STRONGROOM_SEASON_END,
-    )
+    else rolling over STRONGROOM_SELL_DAYS. Built once per change of those settings: a month's
+    calendar asks for the window in force about 70 times a request (each day's refusal), and
+    each build cost three lazy settings look-ups and the checks of a new SalesWindow."""
+    global _settings_kept
+    kept = _settings_kept
+    if kept is None:
+        kept = _settings_kept = SalesWindow(
+            days=settings.STRONGROOM_SELL_DAYS,
+            first=settings.STRONGROOM_SEASON_START,
+            last=settings.STRONGROOM_SEASON_END,
+        )
+    return kept
+
+
+def _settings_forget(*, setting: str, **_kwargs: Any) -> None:
+    global _settings_kept
+    if setting in _FROM_SETTINGS:
+        _settings_kept = None
+
+
+setting_changed.connect(_settings_forget, dispatch_uid="booking.domain.window.settings")
 
 
 # The stored window this process read last, and when (time.monotonic); None: not read yet.

@@ -15,7 +15,12 @@ from django.test import Client, override_settings
 
 from booking.domain.parser import slot_request_parse
 from booking.domain.rules import booking_new_id, season_bounds
-from booking.domain.window import SalesWindow, window_current, window_forget
+from booking.domain.window import (
+    SalesWindow,
+    window_current,
+    window_forget,
+    window_from_settings,
+)
 from booking.engine.claims import booking_claim
 from booking.engine.window import window_read, window_set
 from strongroom.audit import staff_audit_entries
@@ -108,3 +113,16 @@ def test_staff_change_the_window_on_the_dashboard(
     assert entry.actor == str(staff.id) and entry.detail.endswith("rolling 60 days: longer")
     chinese = html(staff_client.get("/staff/window/", HTTP_ACCEPT_LANGUAGE="zh-hans"))
     assert "销售窗口" in chinese
+
+
+def test_the_environments_window_is_built_once_and_again_after_a_change_of_its_settings(
+    settings: Any,
+) -> None:
+    settings.STRONGROOM_SEASON_START = settings.STRONGROOM_SEASON_END = None
+    settings.STRONGROOM_SELL_DAYS = 31
+    kept = window_from_settings()
+    assert window_from_settings() is kept and kept == SalesWindow(days=31)
+    settings.STRONGROOM_SELL_DAYS = 45
+    assert window_from_settings() == SalesWindow(days=45)
+    settings.STRONGROOM_SEASON_START, settings.STRONGROOM_SEASON_END = D(2027, 3, 1), D(2027, 3, 9)
+    assert window_from_settings() == SalesWindow(days=45, first=D(2027, 3, 1), last=D(2027, 3, 9))
