@@ -14,6 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.utils.translation import get_language
 from django.views.decorators.http import require_GET
 
@@ -27,6 +28,7 @@ from strongroom.recent import Recent
 from strongroom.store import get_store
 
 RECENT_MAPS: Recent[tuple[BuildingMap | None, dict[str, Any]]] = Recent(size=64)
+_CONTENT = "_map_content_html"  # the rendered page part, kept in its map's context
 
 
 def _read(request: HttpRequest) -> tuple[MapQuery, BuildingMap | None, dict[str, Any]]:
@@ -52,7 +54,13 @@ def _read(request: HttpRequest) -> tuple[MapQuery, BuildingMap | None, dict[str,
 def building_map(request: HttpRequest) -> HttpResponse:
     """The map page: the form, the counts, every room, the open class C room's box grid."""
     _query, _bmap, context = _read(request)
-    return render(request, "booking/map.html", context)
+    # The page's own part depends on that context alone: rendered by the first request that
+    # shows a kept map (per language, as maps are kept), not by every request (the form's
+    # options alone were about half of a page's template time).
+    content = context.get(_CONTENT)
+    if content is None:
+        content = context[_CONTENT] = render_to_string("booking/_map_content.html", context)
+    return render(request, "booking/map.html", {**context, "map_content": content})
 
 
 @compressible

@@ -288,6 +288,27 @@ def test_a_buyer_holding_slots_on_the_map_gets_it_read_afresh(
     assert "300 rooms free" in theirs
 
 
+def test_a_kept_maps_page_part_is_rendered_once_per_language_and_equals_a_fresh_one(
+    r: redis.Redis, kept_maps: list[float], client_for: Any, buyer: Any, second_buyer: Any
+) -> None:
+    query = "/book/find/?cls=C&date=2026-12-12&start=8&end=10"
+    part = "booking/_map_content.html"
+    fresh = client_for(buyer).get(query)  # nothing kept yet: the part is rendered
+    assert part in [t.name for t in fresh.templates]
+    kept = client_for(second_buyer).get(query)  # the kept map: its part is not rendered again
+    assert part not in [t.name for t in kept.templates]
+    main = re.compile(r"<main.*</main>", re.S)
+    assert main.search(kept.content.decode()).group(0) == main.search(  # type: ignore[union-attr]
+        fresh.content.decode()
+    ).group(0)
+    zh = client_for(second_buyer).get(query, headers={"accept-language": "zh-hans"})
+    assert (
+        part in [t.name for t in zh.templates] and "<h1>查找有空的宝物</h1>" in zh.content.decode()
+    )
+    kept_maps[0] += 61  # the map read afresh: its part too
+    assert part in [t.name for t in client_for(buyer).get(query).templates]
+
+
 # --- rough edges (issue 33, point 17) ----------------------------------------------------------
 
 
