@@ -16,16 +16,18 @@ from strongroom import embedded
 from strongroom import keyspace as ks
 from strongroom.store import connect
 from tests.booking.web.test_priority_book_it import freed
-from tests.conftest import person_make, serve_site, site_env
-from tests.store.test_store_stall import Browser, servers_on, status_of, wait_for
+from tests.conftest import person_make
+from tests.store.test_store_stall import (
+    Browser,
+    served_on_embedded,
+    servers_on,
+    status_of,
+    wait_for,
+)
 
 
 def test_the_new_pages_answer_503_in_a_stall_and_work_once_after(tmp_path: Path) -> None:
-    env = site_env("", tmp_path)
-    env.pop("REDIS_URL")
-    site, base = serve_site(env, workers=2)
-    try:
-        assert wait_for(lambda: status_of(base, "/healthz") == 200)
+    with served_on_embedded(tmp_path) as (_site, base):
         store = connect(embedded.url_for(tmp_path))
         owner, waiter = person_make(store, "owner_one"), person_make(store, "waiter_two")
         rival, desk = (
@@ -81,7 +83,3 @@ def test_the_new_pages_answer_503_in_a_stall_and_work_once_after(tmp_path: Path)
         assert staff.request("/staff/mail/dead/", {"letter": "k1", "action": "retry"})[0] == 302
         assert store.hlen(ks.MAIL_DEAD.key()) == 0
         store.close()
-    finally:
-        site.terminate()
-        site.wait(timeout=15)
-        embedded.stop(tmp_path)

@@ -8,16 +8,18 @@ winners afterwards.
 
 from __future__ import annotations
 
+import contextlib
 import http.cookiejar
 import os
 import secrets
 import signal
+import subprocess
 import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from strongroom import embedded
@@ -87,6 +89,22 @@ def wait_for(check: Callable[[], object], timeout: float = 20.0) -> bool:
     return False
 
 
+@contextlib.contextmanager
+def served_on_embedded(data_dir: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """The real site (gunicorn, two workers) on the embedded Valkey of `data_dir`, answering;
+    the site and the store stopped afterwards, whatever happened."""
+    env = site_env("", data_dir)
+    env.pop("REDIS_URL")
+    site, base = serve_site(env, workers=2)
+    try:
+        assert wait_for(lambda: status_of(base, "/healthz") == 200)
+        yield site, base
+    finally:
+        site.terminate()
+        site.wait(timeout=15)
+        embedded.stop(data_dir)
+
+
 def new_id(room: str) -> str:
     return f"{room}-" + "".join(secrets.choice(ID_ALPHABET) for _ in range(26))
 
@@ -102,11 +120,7 @@ def status_of(base: str, path: str) -> int:
 def test_a_stopped_store_is_waited_for_and_twenty_racing_buyers_get_one_booking(
     tmp_path: Path,
 ) -> None:
-    env = site_env("", tmp_path)
-    env.pop("REDIS_URL")
-    site, base = serve_site(env, workers=2)
-    try:
-        assert wait_for(lambda: status_of(base, "/healthz") == 200)
+    with served_on_embedded(tmp_path) as (_site, base):
         store = connect(embedded.url_for(tmp_path))
         people = [person_make(store, f"racer{n:02d}") for n in range(BUYERS)]
         browsers = []
@@ -161,10 +175,6 @@ def test_a_stopped_store_is_waited_for_and_twenty_racing_buyers_get_one_booking(
         assert sorted(outcomes) == [302] + [409] * (BUYERS - 1), outcomes
         assert servers_on(tmp_path) == [pid]
         store.close()
-    finally:
-        site.terminate()
-        site.wait(timeout=15)
-        embedded.stop(tmp_path)
 
 
 def workers_of(master: int) -> set[int]:
@@ -193,11 +203,7 @@ def test_workers_started_during_a_stall_serve_503_and_then_the_site(tmp_path: Pa
     # A worker can start while the store is stopped: gunicorn replaces one that died, or a slow
     # boot is overtaken by the stall. It must serve (503 pages), not exit: a worker that fails to
     # boot makes gunicorn's master stop, and the whole site with it.
-    env = site_env("", tmp_path)
-    env.pop("REDIS_URL")
-    site, base = serve_site(env, workers=2)
-    try:
-        assert wait_for(lambda: status_of(base, "/healthz") == 200)
+    with served_on_embedded(tmp_path) as (site, base):
         assert wait_for(lambda: len(workers_of(site.pid)) == 2)
         [pid] = servers_on(tmp_path)
         os.kill(pid, signal.SIGSTOP)
@@ -218,7 +224,3 @@ def test_workers_started_during_a_stall_serve_503_and_then_the_site(tmp_path: Pa
         assert wait_for(lambda: answer_of(base, "/") == 200)
         assert status_of(base, "/healthz") == 200
         assert len(workers_of(site.pid) - before) == 2
-    finally:
-        site.terminate()
-        site.wait(timeout=15)
-        embedded.stop(tmp_path)
