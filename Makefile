@@ -8,15 +8,15 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
 # pytest-xdist: each worker on a store of its own; the tests wait on their stores (a round
-# trip, an fsync, a failover, a served site) far more than they compute (the whole suite keeps
-# the two cores about 65% busy), and more workers than cores fill that time. `make check` takes
-# three (idle: the fast tests 52 s against 55-58 s with two). The whole suite takes four, handed
-# out a file at a time, heaviest first (tests/marks_support.py), so a module's own site or
-# server starts once: 6 min 14 s on a fresh clone. Six took 5 min 46 s once, but on a second
-# fresh clone the ten-kills mail test missed 49 receipts within its minute (alone, and under
-# eight spinning processes, it passes; the cause is not known), so the suite stays on four.
-# The cluster pass takes three (each worker starts a 3-node cluster): 63 s against 68 s with
-# two.
+# trip, an fsync, a failover, a served site), and more workers than cores fill that time, up to
+# four: then the machine is busy (1.8 of its 2 cores over the whole suite, Chromium the most).
+# `make check` takes three (idle: the fast tests 52 s against 55-58 s with two). The whole
+# suite takes four, handed out a file at a time, heaviest first (tests/marks_support.py), so a
+# module's own site or server starts once: 5 min 35 s to 6 min 07 s on a fresh clone. Six took
+# 5 min 53 s against 5 min 36 s for four on one tree (every test slower), and once the ten-kills
+# mail test missed 49 receipts within its minute (alone, and under eight spinning processes, it
+# passes; the cause is not known), so the suite stays on four. The cluster pass takes three
+# (each worker starts a 3-node cluster): 63 s against 68 s with two.
 PYTEST_PARALLEL := -n 3
 SUITE_PARALLEL := -n 4
 CLUSTER_PARALLEL := -n 3
