@@ -278,11 +278,17 @@ def get_store() -> redis.Redis:
             if _client is None:
                 try:
                     client = connect(store_url())
+                except (*UNAVAILABLE, embedded.StoreStalled) as exc:
+                    raise StoreUnavailable(str(exc)) from exc
+                try:
                     load_functions(client)
                     for check in _connect_checks:
                         check(client)
-                except (*UNAVAILABLE, embedded.StoreStalled) as exc:
-                    raise StoreUnavailable(str(exc)) from exc
+                except BaseException as exc:
+                    client.close()  # not kept: its connections go with it
+                    if isinstance(exc, UNAVAILABLE):
+                        raise StoreUnavailable(str(exc)) from exc
+                    raise
                 _connect_checks.clear()
                 _client = client
     return _client
