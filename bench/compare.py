@@ -113,29 +113,6 @@ class Side:
         shutil.rmtree(self.work, ignore_errors=True)
 
 
-def _cpu_times() -> tuple[int, int]:
-    """(busy, total) jiffies of the whole machine since boot (/proc/stat)."""
-    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = fields[3] + fields[4]  # idle + iowait
-    return sum(fields) - idle, sum(fields)
-
-
-def quiet(limit: float = 120, busy_below: float = 0.15) -> float:
-    """Wait until the machine is idle (under `busy_below` of its CPU busy over a second):
-    both sides' sites keep working for a while after they answer (workers' first requests,
-    the stores settling their loaded data), and the first measured rounds paid for it (an A/A
-    run of the calendar fragment measured 186 and 205 req/s in its first round, 517-543 in its
-    third and fourth). Returns the seconds waited."""
-    started = time.monotonic()
-    while time.monotonic() - started < limit:
-        busy, total = _cpu_times()
-        time.sleep(1)
-        busy2, total2 = _cpu_times()
-        if (busy2 - busy) / max(1, total2 - total) < busy_below:
-            break
-    return time.monotonic() - started
-
-
 def run_row(runner: Runner, row: Row, warmup: float, seconds: float) -> dict[str, Any]:
     """Preflight, warm-up, measured run; the result (empty when the row cannot run)."""
     try:
@@ -275,7 +252,6 @@ def main(argv: list[str] | None = None) -> int:
         for side in sides:
             side.wait_ready()
         runners = [side.runner(wrk, args.connections) for side in sides]
-        log(f"the machine was quiet after {quiet():.0f} s")
         rows = [side.rows() for side in sides]
         labels = [r.label for r in rows[1] if args.only.lower() in r.label.lower()]
         found: list[dict[str, dict[str, Any]]] = [{}, {}]
