@@ -81,11 +81,12 @@ if STRONGROOM_SEASON_START and STRONGROOM_SEASON_END:
 # statistics are kept after their day before compaction drops them (booking.engine.compaction);
 # a past month's inventory bitmaps go as soon as its pickups are over.
 STRONGROOM_RETENTION_DAYS = env_int("STRONGROOM_RETENTION_DAYS", 400, minimum=1, maximum=36500)
-# Seconds a process keeps the window it read from the store before it reads it again.
+STRONGROOM_ROOM_COUNT = env_int("STRONGROOM_ROOM_COUNT", 300, minimum=1, maximum=999)
+# Seconds until a process reads the stored sales window again; between an open page's polls.
 STRONGROOM_WINDOW_REFRESH_SECONDS = env_int(
     "STRONGROOM_WINDOW_REFRESH_SECONDS", 5, minimum=0, maximum=3600
 )
-STRONGROOM_ROOM_COUNT = env_int("STRONGROOM_ROOM_COUNT", 300, minimum=1, maximum=999)
+STRONGROOM_POLL_SECONDS = env_int("STRONGROOM_POLL_SECONDS", 5, minimum=1, maximum=600)
 
 # --- booking -------------------------------------------------------------------------------
 # Pickup: the grace after a booking's last hour, and how wrong codes are slowed (never locked:
@@ -107,9 +108,8 @@ STRONGROOM_PICKUP_DELAY_CEILING_SECONDS = env_int(
 )
 # A hold keeps slots for one buyer while they finish the form (seconds).
 STRONGROOM_HOLD_SECONDS = env_int("STRONGROOM_HOLD_SECONDS", 600, minimum=5, maximum=3600)
-# The most slots one hold or one booking may take: a whole class C room for a day (100 boxes x
-# 24 hours), a class B room for the whole season, any class A choice. A real buyer never meets
-# it; one request can no longer hold a room's season (74,400 class C slots) hostage.
+# The most slots one hold or booking may take: a class C room for a day (100 boxes x 24 hours),
+# a class B room's season, any class A choice; no request holds a room's season hostage.
 STRONGROOM_MAX_SLOTS = env_int("STRONGROOM_MAX_SLOTS", 2400, minimum=1, maximum=100_000)
 # Audit entries kept per room (capped stream, approximate trimming).
 STRONGROOM_AUDIT_MAXLEN = env_int("STRONGROOM_AUDIT_MAXLEN", 1000, minimum=10, maximum=1_000_000)

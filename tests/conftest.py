@@ -189,9 +189,15 @@ def site_env(store_url: str, data_dir: Path, **extra: str) -> dict[str, str]:
     # One collection of the static files for every served site of the run (and the next runs
     # while the sources stay the same): collecting costs seconds a site.
     env.setdefault("STRONGROOM_STATIC_DIR", str(SHARED_STATIC))
+    # Open pages poll every second instead of every five: the browser tests that wait for a
+    # change to show are that much shorter (tests/booking/web/test_booking_map_refresh.py
+    # checks the setting itself).
     env.update(
-        {"DEBUG": "0", "SECURE_COOKIES": "0", "STRONGROOM_BOOKINGS_PER_HOUR": "100000", **extra}
-    )
+        {
+            "DEBUG": "0", "SECURE_COOKIES": "0", "STRONGROOM_BOOKINGS_PER_HOUR": "100000",
+            "STRONGROOM_POLL_SECONDS": "1", **extra,
+        }
+    )  # fmt: skip
     return env
 
 

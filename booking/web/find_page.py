@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import redis
+from django.conf import settings
 from django.urls import reverse
 from django.utils import formats
 from django.utils.safestring import SafeString
@@ -34,7 +35,6 @@ from booking.web.find_query import MapQuery, first_bookable
 from booking.web.find_refresh import map_token
 from booking.web.pieces import pieces
 
-REFRESH_SECONDS = 5  # an open map asks for its results again this often (JavaScript only)
 GROUP_WIDTH = 50  # rooms per row group: "Rooms 001-050"
 
 
@@ -283,7 +283,7 @@ def map_context(
         "max_days": MAP_MAX_DAYS,
         "zone": zone_name(),
         "bmap": None,
-        "refresh_seconds": REFRESH_SECONDS,
+        "refresh_seconds": settings.STRONGROOM_POLL_SECONDS,
     }
     if bmap is None:
         return context

@@ -74,7 +74,7 @@ def page_context(
         "alternatives_url": later,
         "stamp": panel.stamp,
         "taken_meanwhile": bool(panel.blocked) and request.GET.get("was") == "free",
-        "refresh_seconds": pick_page.REFRESH_SECONDS,
+        "refresh_seconds": settings.STRONGROOM_POLL_SECONDS,
         "hours_text": hour_range(*choices.hours) if choices.hours else "",
         "map_url": pick_page.map_url(choices),
         "pickers_html": panel.pickers_html(choices, signed_in=request.user.is_authenticated),

@@ -220,9 +220,6 @@ def calendar_of(start: dt.date, end: dt.date) -> list[dt.date]:
     return [start + dt.timedelta(days=i) for i in range((end - start).days + 1)]
 
 
-REFRESH_SECONDS = 5  # an open booking page asks for its availability again this often (htmx)
-
-
 def map_url(choices: Choices) -> str:
     """The building map for the same class, days and hours (every room at once)."""
     pairs: list[tuple[str, str]] = [("cls", choices.cls or "C")]

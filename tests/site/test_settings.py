@@ -47,6 +47,7 @@ def check_with(**env: str) -> subprocess.CompletedProcess[str]:
         ("STRONGROOM_SITE_URL", "ftp://strongroom.example"),
         ("PASSWORD_RESET_MINUTES", "0"),
         ("STRONGROOM_WAITS_PER_BUYER", "lots"),
+        ("STRONGROOM_POLL_SECONDS", "0"),
     ],
 )
 def test_a_malformed_variable_stops_start_up_naming_it(name: str, value: str) -> None:

@@ -109,3 +109,16 @@ def test_a_change_on_a_map_of_only_free_rooms_sends_every_result(r: redis.Redis)
     claim(r, request("C", room=6, dates=(12,), hour_start=8, hour_end=10, boxes=EVERY_BOX))
     status, part = refreshed(url)
     assert status == 200 and len(rooms_in(part)) == 299 and "006" not in rooms_in(part)
+
+
+@pytest.mark.parametrize("seconds", [None, 2])
+def test_open_pages_poll_at_the_live_refresh_setting(seconds: int | None, settings: object) -> None:
+    """The map and the booking page ask again every STRONGROOM_POLL_SECONDS (5 s
+    unless set; the served sites under test poll every second to see changes sooner)."""
+    if seconds is not None:
+        settings.STRONGROOM_POLL_SECONDS = seconds  # type: ignore[attr-defined]
+    every = f'data-hx-trigger="every {seconds or 5}s"'
+    page = Client().get("/book/find/" + QUERY).content.decode()
+    assert re.search(r'id="map-poll" hidden [^>]*' + every, page)
+    booking = Client().get("/book/?cls=C&room=6&date=2026-12-12&start=8&end=10&box=4")
+    assert re.search(r'id="panel-refresh" hidden [^>]*' + every, booking.content.decode())
