@@ -10,6 +10,7 @@ import hashlib
 import re
 import secrets
 import zoneinfo
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
@@ -153,6 +154,14 @@ def day_refusal(date: dt.date, today: dt.date) -> str:
     if date == today:
         return "today"
     return ""
+
+
+def bookable_days(dates: Iterable[dt.date], today: dt.date) -> list[dt.date]:
+    """The dates of `dates` that can be booked when it is `today`: those `day_refusal` finds
+    nothing against, with the window's bounds worked out once instead of once a day."""
+    first, last = window_current().bounds(today)
+    first = max(first, today + dt.timedelta(days=1))
+    return [date for date in dates if first <= date <= last]
 
 
 def hour_mask(start: int, end: int) -> int:

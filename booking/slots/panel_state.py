@@ -11,7 +11,14 @@ from dataclasses import dataclass
 
 import redis
 
-from booking.domain.rules import HOURS_PER_DAY, calendar_day, day_refusal, hour_mask, site_today
+from booking.domain.rules import (
+    HOURS_PER_DAY,
+    bookable_days,
+    calendar_day,
+    day_refusal,
+    hour_mask,
+    site_today,
+)
 from booking.slots.choice_check import Blocked, Wanted, blocked_slots
 from booking.slots.layout import FULL_DAY, box_flags, box_mask, boxes_full, boxes_touched, hours_in
 from booking.slots.room_read import RoomDays, rooms_commands, rooms_read, slots_taken
@@ -200,7 +207,7 @@ def _days_read(
     calendar: Sequence[dt.date], dates: Sequence[dt.date], today: dt.date
 ) -> list[dt.date]:
     """The days a panel reads: the calendar's bookable ones and the chosen ones."""
-    return sorted({*(d for d in calendar if not day_refusal(d, today)), *dates})
+    return sorted({*bookable_days(calendar, today), *dates})
 
 
 def panel_commands(

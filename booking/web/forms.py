@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlencode
 
-from django.http import QueryDict
+from django.http import HttpRequest, QueryDict
 from django.utils.translation import gettext_lazy as _
 
 from booking.domain.parser import (
@@ -116,6 +116,16 @@ def choices_from(
     if long:
         problems.insert(0, _("Some values were far too long and were ignored."))
     return Choices(**vars(picked), month=_month(one["month"])), problems
+
+
+def query_choices(request: HttpRequest) -> tuple[Choices, list[Any]]:
+    """`choices_from(request.GET)`, read once per request: the plan of a view's reads ahead
+    (strongroom/ahead.py) and the view itself both ask for it."""
+    read: tuple[Choices, list[Any]] | None = getattr(request, "_strongroom_choices", None)
+    if read is None:
+        read = choices_from(request.GET)
+        request._strongroom_choices = read  # type: ignore[attr-defined]
+    return read[0], list(read[1])
 
 
 def posted_request(

@@ -49,7 +49,7 @@ from strongroom.store import get_store
 def _choices_or_redirect(
     request: HttpRequest,
 ) -> tuple[forms.Choices, list[Any], forms.Choices | None]:
-    choices, problems = forms.choices_from(request.GET)
+    choices, problems = forms.query_choices(request)
     return choices, problems, forms.choices_changed(choices, request.GET)
 
 
@@ -64,7 +64,7 @@ def _panel_reads(request: HttpRequest) -> list[Command]:
 
 def _month_reads(request: HttpRequest) -> list[Command]:
     """The room's read of the calendar fragment (the month's days, no chosen ones)."""
-    choices, _problems = forms.choices_from(request.GET)
+    choices, _problems = forms.query_choices(request)
     return pick_panel.panel_reads(choices, with_choice=False)
 
 
@@ -114,7 +114,7 @@ def booking_panel(request: HttpRequest) -> HttpResponse:
 @reads_ahead(_month_reads)
 def booking_calendar(request: HttpRequest) -> HttpResponse:
     """Fragment: the month calendar alone (month navigation)."""
-    choices, _problems = forms.choices_from(request.GET)
+    choices, _problems = forms.query_choices(request)
     month = pick_panel.month_build(
         client=get_store(), choices=choices, owner_id=request_owner(request)
     )

@@ -23,8 +23,7 @@ from django.utils.translation import gettext as _
 from booking.domain.rules import (
     day_refusal,
     local_now,
-    season_end,
-    season_start,
+    season_bounds,
     site_today,
 )
 from booking.domain.site_time import clock, with_zone
@@ -122,10 +121,11 @@ class Month:
         return rendered
 
 
-def season_months() -> list[dt.date]:
+def season_months(now: dt.datetime | None = None) -> list[dt.date]:
     """The first day of every month the season touches."""
-    months, month = [], season_start().replace(day=1)
-    while month <= season_end():
+    start, end = season_bounds(now)
+    months, month = [], start.replace(day=1)
+    while month <= end:
         months.append(month)
         month = (month + dt.timedelta(days=32)).replace(day=1)
     return months
@@ -133,13 +133,13 @@ def season_months() -> list[dt.date]:
 
 def month_shown(choices: Choices, now: dt.datetime | None = None) -> dt.date:
     """The month asked for, else the first chosen date's, else the first bookable day's."""
-    months = season_months()
+    months = season_months(now)
     if choices.month in months:
         return choices.month
     if choices.dates and choices.dates[0].replace(day=1) in months:
         return choices.dates[0].replace(day=1)
     tomorrow = site_today(now) + dt.timedelta(days=1)
-    first = max(tomorrow, season_start()).replace(day=1)
+    first = max(tomorrow, season_bounds(now)[0]).replace(day=1)
     return first if first in months else months[0]
 
 
@@ -153,7 +153,8 @@ def month_bounds(choices: Choices, now: dt.datetime | None) -> tuple[dt.date, dt
     """The month shown, and the part of it inside the season (first and last day)."""
     first = month_shown(choices, now)
     last = (first + dt.timedelta(days=32)).replace(day=1) - dt.timedelta(days=1)
-    return first, max(first, season_start()), min(last, season_end())
+    start, end = season_bounds(now)
+    return first, max(first, start), min(last, end)
 
 
 @functools.lru_cache(maxsize=64)
@@ -199,7 +200,7 @@ def month_table(
                 state = "available" if checked else "open"
                 row.append(Day(date, state, "", date in choices.dates))
         weeks.append(row)
-    months = season_months()
+    months = season_months(now)
     index = months.index(first)
     previous = months[index - 1] if index > 0 else None
     following = months[index + 1] if index + 1 < len(months) else None

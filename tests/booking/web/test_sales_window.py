@@ -12,14 +12,17 @@ import pytest
 import redis
 import time_machine
 from django.test import Client, override_settings
+from hypothesis import given
+from hypothesis import strategies as st
 
 from booking.domain.parser import slot_request_parse
-from booking.domain.rules import booking_new_id, season_bounds
+from booking.domain.rules import bookable_days, booking_new_id, day_refusal, season_bounds
 from booking.domain.window import (
     SalesWindow,
     window_current,
     window_forget,
     window_from_settings,
+    window_remember,
 )
 from booking.engine.claims import booking_claim
 from booking.engine.window import window_read, window_set
@@ -126,3 +129,30 @@ def test_the_environments_window_is_built_once_and_again_after_a_change_of_its_s
     assert window_from_settings() == SalesWindow(days=45)
     settings.STRONGROOM_SEASON_START, settings.STRONGROOM_SEASON_END = D(2027, 3, 1), D(2027, 3, 9)
     assert window_from_settings() == SalesWindow(days=45, first=D(2027, 3, 1), last=D(2027, 3, 9))
+
+
+@given(
+    first=st.dates(D(2026, 1, 1), D(2028, 12, 31)),
+    length=st.integers(0, 400),
+    rolling=st.booleans(),
+    today=st.dates(D(2026, 1, 1), D(2028, 12, 31)),
+    start=st.dates(D(2025, 12, 1), D(2029, 1, 31)),
+    span=st.integers(0, 45),
+)
+def test_the_bookable_days_of_a_calendar_are_those_no_rule_refuses(
+    first: dt.date, length: int, rolling: bool, today: dt.date, start: dt.date, span: int
+) -> None:
+    """`bookable_days` works the window out once for a month's days; `day_refusal` asks per
+    day: they agree on every day, for fixed and rolling windows, past, today and beyond."""
+    window = (
+        SalesWindow(days=1 + length % 365)
+        if rolling
+        else SalesWindow(first=first, last=first + dt.timedelta(days=length % 365))
+    )
+    days = [start + dt.timedelta(days=i) for i in range(span)]
+    window_remember(window)
+    try:
+        expected = [date for date in days if not day_refusal(date, today)]
+        assert bookable_days(days, today) == expected
+    finally:
+        window_remember(None)
