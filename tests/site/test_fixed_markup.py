@@ -57,3 +57,42 @@ def test_the_navigation_follows_who_is_signed_in(buyer, staff, client_for) -> No
     assert "/staff/" not in client_for(buyer).get("/").content.decode()
     assert "/book/mine/" in client_for(buyer).get("/").content.decode()
     assert "/book/mine/" not in Client().get("/").content.decode()
+
+
+def _account_part(html: str) -> str:
+    start = html.index('<div class="site-nav__account">')
+    return html[start : html.index("</nav>", start)]
+
+
+def test_the_kept_account_part_is_each_visitors_own_and_equals_a_fresh_render(
+    buyer, second_buyer, client_for, settings, monkeypatch
+) -> None:
+    """The header's account part is kept per language and signed-in or not; the name, the
+    language form's next address and the CSRF tokens are filled in on each request."""
+    settings.DEBUG = False
+    fixed_markup._fragments.clear()
+    pages = {}
+    for keeping in (True, False):
+        monkeypatch.setattr(fixed_markup, "KEEPING", keeping)
+        for who, visitor in (("a", client_for(buyer)), ("b", client_for(second_buyer)),
+                             ("anonymous", Client())):  # fmt: skip
+            for path in ("/", "/catalog/?all=web"):
+                part = _account_part(visitor.get(path).content.decode())
+                pages[keeping, who, path] = part.count("csrfmiddlewaretoken"), part
+    assert any(key[0] == "account" for key in fixed_markup._fragments)
+    for (_keeping, who, path), (tokens, part) in pages.items():
+        assert tokens == (1 if who == "anonymous" else 2)  # (log out and) language
+        fresh = pages[False, who, path][1]
+        # The same markup but for the masked CSRF tokens, new on every answer.
+        assert _unmasked(part) == _unmasked(fresh)
+    a, b = pages[True, "a", "/"][1], pages[True, "b", "/"][1]
+    assert buyer.person.display_name in a and second_buyer.person.display_name not in a
+    assert second_buyer.person.display_name in b
+    assert 'value="/catalog/?all=web"' in pages[True, "a", "/catalog/?all=web"][1]
+    assert 'name="next" type="hidden" value="/"' in a
+
+
+def _unmasked(part: str) -> str:
+    import re
+
+    return re.sub(r'name="csrfmiddlewaretoken" value="[^"]+"', "TOKEN", part)
