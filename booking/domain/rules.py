@@ -144,24 +144,31 @@ def format_room(room: int) -> str:
 
 def day_refusal(date: dt.date, today: dt.date) -> str:
     """Why a day cannot be booked ('' when it can): outside_season, past or today."""
+    return day_refusals((date,), today)[date]
+
+
+def day_refusals(dates: Iterable[dt.date], today: dt.date) -> dict[dt.date, str]:
+    """`day_refusal` of each of `dates`, the window in force worked out once (a month's
+    calendar asks for thirty days at a time)."""
     window = window_current()
     first, last = window.bounds(today)
-    # A rolling window starts tomorrow: today and earlier days get their own reason.
-    if not first <= date <= last and not (window.rolling and date <= today):
-        return "outside_season"
-    if date < today:
-        return "past"
-    if date == today:
-        return "today"
-    return ""
+    refusals = {}
+    for date in dates:
+        # A rolling window starts tomorrow: today and earlier days get their own reason.
+        if not first <= date <= last and not (window.rolling and date <= today):
+            refusals[date] = "outside_season"
+        elif date < today:
+            refusals[date] = "past"
+        elif date == today:
+            refusals[date] = "today"
+        else:
+            refusals[date] = ""
+    return refusals
 
 
 def bookable_days(dates: Iterable[dt.date], today: dt.date) -> list[dt.date]:
-    """The dates of `dates` that can be booked when it is `today`: those `day_refusal` finds
-    nothing against, with the window's bounds worked out once instead of once a day."""
-    first, last = window_current().bounds(today)
-    first = max(first, today + dt.timedelta(days=1))
-    return [date for date in dates if first <= date <= last]
+    """The dates of `dates` that can be booked when it is `today`, in order."""
+    return [date for date, refusal in day_refusals(dates, today).items() if not refusal]
 
 
 def hour_mask(start: int, end: int) -> int:

@@ -15,7 +15,7 @@ from booking.domain.rules import (
     HOURS_PER_DAY,
     bookable_days,
     calendar_day,
-    day_refusal,
+    day_refusals,
     hour_mask,
     site_today,
 )
@@ -283,12 +283,13 @@ def panel_state_of(
     today = site_today(now)
     hours = None if cls == "A" else hours
     boxes = tuple(boxes) if cls == "C" else ()
+    refusals = day_refusals(calendar, today)
     if read is None:
-        empty = tuple(CalendarDay(d, "not_bookable", day_refusal(d, today)) for d in calendar)
+        empty = tuple(CalendarDay(d, "not_bookable", refusals[d]) for d in calendar)
         return PanelState(empty, (), (), ())
     shown = []
     for date in calendar:
-        reason = day_refusal(date, today)
+        reason = refusals[date]
         if reason:
             shown.append(CalendarDay(date, "not_bookable", reason))
             continue

@@ -21,7 +21,7 @@ from django.utils.translation import get_language, pgettext
 from django.utils.translation import gettext as _
 
 from booking.domain.rules import (
-    day_refusal,
+    day_refusals,
     local_now,
     season_bounds,
     site_today,
@@ -181,13 +181,15 @@ def month_table(
     today = site_today(now)
     weekday_first = first_weekday()
     weeks = []
-    for week in calendar.Calendar(weekday_first).monthdatescalendar(first.year, first.month):
+    dates = calendar.Calendar(weekday_first).monthdatescalendar(first.year, first.month)
+    refusals = day_refusals((date for week in dates for date in week), today)
+    for week in dates:
         row = []
         for date in week:
             if date.month != first.month:
                 row.append(Day(None))
                 continue
-            refusal = day_refusal(date, today)
+            refusal = refusals[date]
             known = states.get(date)
             if refusal:
                 row.append(Day(date, "not_bookable", refusal, date in choices.dates))

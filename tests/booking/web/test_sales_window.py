@@ -16,7 +16,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from booking.domain.parser import slot_request_parse
-from booking.domain.rules import bookable_days, booking_new_id, day_refusal, season_bounds
+from booking.domain.rules import (
+    bookable_days,
+    booking_new_id,
+    day_refusal,
+    day_refusals,
+    season_bounds,
+)
 from booking.domain.window import (
     SalesWindow,
     window_current,
@@ -139,20 +145,31 @@ def test_the_environments_window_is_built_once_and_again_after_a_change_of_its_s
     start=st.dates(D(2025, 12, 1), D(2029, 1, 31)),
     span=st.integers(0, 45),
 )
-def test_the_bookable_days_of_a_calendar_are_those_no_rule_refuses(
+def test_each_days_refusal_follows_the_window_and_the_one_day_ahead_rule(
     first: dt.date, length: int, rolling: bool, today: dt.date, start: dt.date, span: int
 ) -> None:
-    """`bookable_days` works the window out once for a month's days; `day_refusal` asks per
-    day: they agree on every day, for fixed and rolling windows, past, today and beyond."""
+    """A month's days are judged together (`day_refusals`, the window worked out once): each
+    reads as the rule says, for fixed and rolling windows, past, today and beyond, and the
+    bookable days are those with no refusal."""
     window = (
         SalesWindow(days=1 + length % 365)
         if rolling
         else SalesWindow(first=first, last=first + dt.timedelta(days=length % 365))
     )
     days = [start + dt.timedelta(days=i) for i in range(span)]
+    low, high = window.bounds(today)
+
+    def rule(date: dt.date) -> str:
+        if rolling and date <= today:  # a rolling window starts tomorrow
+            return "past" if date < today else "today"
+        if not low <= date <= high:
+            return "outside_season"
+        return "past" if date < today else "today" if date == today else ""
+
     window_remember(window)
     try:
-        expected = [date for date in days if not day_refusal(date, today)]
-        assert bookable_days(days, today) == expected
+        assert day_refusals(days, today) == {date: rule(date) for date in days}
+        assert [day_refusal(date, today) for date in days] == [rule(date) for date in days]
+        assert bookable_days(days, today) == [date for date in days if not rule(date)]
     finally:
         window_remember(None)
