@@ -13,6 +13,7 @@ from django.urls import reverse
 
 from accounts.clients import client_address
 from accounts.people import AnonymousPerson, Person
+from strongroom.context_processors import back_address
 
 
 def request_client(request: HttpRequest) -> str:
@@ -39,9 +40,11 @@ def signed_in_person(request: HttpRequest) -> Person:
 
 
 def login_redirect(request: HttpRequest) -> HttpResponseRedirect:
-    """Send the visitor to the login page, coming back here afterwards."""
-    query = urlencode({"next": request.get_full_path()})
-    return HttpResponseRedirect(f"{reverse('accounts:login')}?{query}")
+    """Send the visitor to the login page, coming back here afterwards (without an overlong
+    query: strongroom.context_processors.back_address)."""
+    back = back_address(request)
+    query = f"?{urlencode({'next': back})}" if back else ""
+    return HttpResponseRedirect(f"{reverse('accounts:login')}{query}")
 
 
 def login_required(view: View) -> View:

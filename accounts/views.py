@@ -38,13 +38,18 @@ from accounts.selectors import person_with_password
 from accounts.sessions import request_sign_in, request_sign_out
 from strongroom.ahead import reads_ahead
 from strongroom.clock import now_ms
+from strongroom.context_processors import BACK_MOST
 from strongroom.store import get_store
 
 
 def safe_next(request: HttpRequest, candidate: str | None) -> str:
-    """`candidate` if it is a path on this site, else the home page."""
-    if candidate and url_has_allowed_host_and_scheme(
-        candidate, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    """`candidate` if it is a path on this site (and not overlong), else the home page."""
+    if (
+        candidate
+        and len(candidate) <= BACK_MOST
+        and url_has_allowed_host_and_scheme(
+            candidate, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        )
     ):
         return candidate
     return reverse("home")
