@@ -6,22 +6,29 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest
+from django.utils.encoding import escape_uri_path
 
 from strongroom.zone import zone_name
 
 # The longest address a page sends its visitor back to (after logging in, after switching
-# language): a longer one loses its query, then itself. Django refuses to redirect to more than
-# 16,384 characters; 1,000 stay below that however they are percent-encoded (12 per emoji).
-BACK_MOST = 1000
+# language), as the login form's hidden `next` takes it; a longer one loses its query, then
+# itself. Django redirects to at most 16,384 characters and treats a `next` over 2,048 as unsafe.
+BACK_MOST = 2000
 
 
-def back_address(request: HttpRequest) -> str:
-    """This page's address to come back to: with its query, or without one that is too long
-    ('' when the path itself is)."""
-    for address in (request.get_full_path(), request.path):
+def _shortened(path: str, query: str) -> str:
+    """`path?query` (both percent-encoded), else the path alone, else '' when even that is
+    longer than BACK_MOST."""
+    for address in (f"{path}?{query}" if query else path, path):
         if len(address) <= BACK_MOST:
             return address
     return ""
+
+
+def back_address(request: HttpRequest) -> str:
+    """This page's address to come back to, percent-encoded (a `%3F` in the path stays one)."""
+    query = request.get_full_path().partition("?")[2]
+    return _shortened(escape_uri_path(request.path), query)
 
 
 def language_next(request: HttpRequest) -> str:
@@ -31,7 +38,7 @@ def language_next(request: HttpRequest) -> str:
         return back_address(request) or "/"
     came_from = urlsplit(request.headers.get("Referer", ""))
     if came_from.netloc and came_from.netloc == request.get_host() and came_from.path:
-        return came_from.path + (f"?{came_from.query}" if came_from.query else "")
+        return _shortened(came_from.path, came_from.query) or "/"
     return "/"
 
 

@@ -130,7 +130,7 @@ def test_a_second_buyers_open_map_shows_the_slot_taken_within_ten_seconds(
     cell = page.locator("#room-grid tbody tr").nth(6).locator("td:not(.w)").nth(0)
     assert cell.inner_text() == "free"
     claim(r, buyer, "C", 21, hour_start=10, hour_end=11, boxes=[7])
-    # no reload: the results refresh themselves (htmx, every 5 s)
+    # no reload: the results refresh themselves (htmx, every STRONGROOM_POLL_SECONDS)
     expect(page.locator("#room-grid tbody tr").nth(6).locator("td:not(.w)").nth(0)).to_have_text(
         "sold out", timeout=10_000
     )
