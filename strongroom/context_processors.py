@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest
-from django.utils.encoding import escape_uri_path
+from django.utils.encoding import escape_uri_path, iri_to_uri
 
 from strongroom.zone import zone_name
 
@@ -27,7 +27,7 @@ def _shortened(path: str, query: str) -> str:
 
 def back_address(request: HttpRequest) -> str:
     """This page's address to come back to, percent-encoded (a `%3F` in the path stays one)."""
-    query = request.get_full_path().partition("?")[2]
+    query = iri_to_uri(request.META.get("QUERY_STRING", ""))  # as get_full_path() gives it
     return _shortened(escape_uri_path(request.path), query)
 
 

@@ -82,7 +82,7 @@ if STRONGROOM_SEASON_START and STRONGROOM_SEASON_END:
 # a past month's inventory bitmaps go as soon as its pickups are over.
 STRONGROOM_RETENTION_DAYS = env_int("STRONGROOM_RETENTION_DAYS", 400, minimum=1, maximum=36500)
 STRONGROOM_ROOM_COUNT = env_int("STRONGROOM_ROOM_COUNT", 300, minimum=1, maximum=999)
-# Seconds until a process reads the stored sales window again, then between an open page's polls:
+# Seconds: a process keeps the stored sales window (1st); an open page polls that often (2nd).
 STRONGROOM_WINDOW_REFRESH_SECONDS = env_int(
     "STRONGROOM_WINDOW_REFRESH_SECONDS", 5, minimum=0, maximum=3600
 )

@@ -286,7 +286,7 @@ def get_store() -> redis.Redis:
                         check(client)
                 except BaseException as exc:
                     client.close()  # not kept: its connections go with it
-                    if isinstance(exc, UNAVAILABLE):
+                    if isinstance(exc, (*UNAVAILABLE, embedded.StoreStalled)):
                         raise StoreUnavailable(str(exc)) from exc
                     raise
                 _connect_checks.clear()
