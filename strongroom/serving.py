@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # other requests while one thread waits for the store's fsync or a round trip, where a sync
 # worker sits idle. Defaults: 2 workers per core (WEB_CONCURRENCY), 4 threads each (WEB_THREADS).
 THREADS_DEFAULT = 4
+# Where start_site serves: loopback, on a free port.
+LOOPBACK = "127.0.0.1"
 
 
 def default_workers() -> int:
@@ -51,7 +53,7 @@ def gunicorn_command(
 def free_port() -> int:
     """A loopback port nobody listens on right now."""
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((LOOPBACK, 0))
         return int(sock.getsockname()[1])
 
 
@@ -63,9 +65,9 @@ def start_site(
     returns once /healthz answers 200."""
     static_collect(env)
     port = free_port()
-    base = f"http://127.0.0.1:{port}"
+    base = f"http://{LOOPBACK}:{port}"
     process = subprocess.Popen(
-        gunicorn_command(bind=f"127.0.0.1:{port}", workers=workers, threads=threads, app=app),
+        gunicorn_command(bind=f"{LOOPBACK}:{port}", workers=workers, threads=threads, app=app),
         cwd=ROOT,
         env=env,
     )
@@ -89,7 +91,7 @@ def fetch(
 ) -> tuple[int, dict[str, str], str]:  # fmt: skip
     """One request without following redirects: status, headers (lower-case), text."""
     parsed = urllib.parse.urlsplit(base)
-    conn = http.client.HTTPConnection(parsed.hostname or "127.0.0.1", parsed.port, timeout=120)
+    conn = http.client.HTTPConnection(parsed.hostname or LOOPBACK, parsed.port, timeout=120)
     sent = {**(headers or {})}
     if cookie:
         sent["Cookie"] = cookie

@@ -25,7 +25,7 @@ from accounts.visits import visits_discard
 from booking.domain.window import window_remember
 from booking.web.kept import kept_clear
 from strongroom import embedded, embedded_cluster, store
-from strongroom.serving import start_site
+from strongroom.serving import LOOPBACK, start_site
 from tests import marks_support
 
 if TYPE_CHECKING:
@@ -34,6 +34,33 @@ if TYPE_CHECKING:
     from tests.dashboard_support import World
 
 ROOT = Path(__file__).resolve().parent.parent
+RAM_DISK = Path("/dev/shm")
+RAM_DISK_ROOM = 4 * 2**30  # free bytes it must have: the suite leaves about 110 MB a run
+
+
+def _temporary_files_in_ram() -> None:
+    """The run's temporary files (the stores' append-only files, which they fsync before every
+    answer, the served sites', Chromium's profiles) on the machine's RAM disk when it has one
+    with room, unless TMPDIR names a place: an fsync there costs no disk write, and a kill -9
+    of a store loses nothing either way (the page cache outlives the process). Set before any
+    temporary path is made; the processes the tests start inherit it."""
+    if os.environ.get("TMPDIR"):
+        return
+    try:
+        mounts = Path("/proc/mounts").read_text().split("\n")
+        free = os.statvfs(RAM_DISK)
+    except OSError:
+        return
+    on_ram = any(line.split()[1:3] == [str(RAM_DISK), "tmpfs"] for line in mounts if line)
+    if not on_ram or free.f_bavail * free.f_frsize < RAM_DISK_ROOM:
+        return
+    place = RAM_DISK / f"strongroom-tests-{os.getuid()}"
+    place.mkdir(mode=0o700, exist_ok=True)
+    os.environ["TMPDIR"] = str(place)
+    tempfile.tempdir = None  # tempfile asks TMPDIR again
+
+
+_temporary_files_in_ram()
 SHARED_STATIC = Path(tempfile.gettempdir()) / f"strongroom-tests-static-{os.getuid()}"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -315,36 +342,57 @@ def staff(r: redis.Redis) -> Someone:
     return person_make(r, "Curator", is_staff=True)
 
 
-@pytest.fixture
-def client_for(r: redis.Redis) -> Callable[[Someone | Person], Client]:
-    """A function: person -> a django.test.Client signed in as them (a real store session)."""
+def signed_in_session(client: redis.Redis, someone: Someone | Person) -> str:
+    """The key of a new session in the store signed in as `someone`, as the login form makes
+    one (accounts.sessions)."""
     from django.contrib.sessions.backends.base import SessionBase
 
     from accounts.selectors import person_with_password
     from accounts.sessions import SessionStore, session_sign_in
 
+    person = someone.person if isinstance(someone, Someone) else someone
+    found = person_with_password(client=client, person_id=person.id)
+    assert found is not None, f"{person} is not in the store"
+    session: SessionBase = SessionStore()
+    session_sign_in(session, person=found[0], password_hash=found[1])
+    session.save()
+    assert session.session_key is not None  # save() made one
+    return session.session_key
+
+
+@pytest.fixture
+def client_for(r: redis.Redis) -> Callable[[Someone | Person], Client]:
+    """A function: person -> a django.test.Client signed in as them (a real store session)."""
+
     def make(someone: Someone | Person) -> Client:
-        person = someone.person if isinstance(someone, Someone) else someone
-        found = person_with_password(client=r, person_id=person.id)
-        assert found is not None, f"{person} is not in the store"
-        session: SessionBase = SessionStore()
-        session_sign_in(session, person=found[0], password_hash=found[1])
-        session.save()
-        assert session.session_key is not None  # save() made one
         client = Client()
-        client.cookies[settings.SESSION_COOKIE_NAME] = session.session_key
+        client.cookies[settings.SESSION_COOKIE_NAME] = signed_in_session(r, someone)
         return client
 
     return make
 
 
 def browser_login(page: Page, person: Someone) -> None:
-    """Log in through the real login form of the live site (Playwright `page`)."""
+    """Log in through the real login form of the live site (Playwright `page`): for the tests
+    whose subject is the login; the others use `browser_sign_in`."""
     page.goto("/accounts/login/")
     page.fill("input[name=username]", person.username)
     page.fill("input[name=password]", person.password)
     with page.expect_navigation():
         page.click("form[action='/accounts/login/'] button[type=submit]")
+
+
+def browser_sign_in(page: Page, person: Someone) -> None:
+    """Sign `person` in on `page`'s browser with a session made in the store, as the login form
+    would make it: two page loads fewer (the form and the page after it) for a browser test
+    whose subject is not the login. The form itself is driven in the browser by
+    tests/accounts/test_accounts_browser.py and tests/site/test_after_browser.py."""
+    cookie = {
+        "name": settings.SESSION_COOKIE_NAME,
+        "value": signed_in_session(store.get_store(), person),
+        "domain": LOOPBACK, "path": "/", "httpOnly": True, "sameSite": "Lax",
+    }  # fmt: skip
+    page.context.add_cookies([cookie])  # type: ignore[list-item]
 
 
 # --- dashboard ---------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from catalog.rules import Book
 from catalog.selectors import book_get
 from catalog.services import books_load
-from tests.conftest import Someone, browser_login
+from tests.conftest import Someone, browser_sign_in
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator, Page, ViewportSize
@@ -115,7 +115,7 @@ def test_the_query_form_and_a_chinese_tag(page: Page, r: redis.Redis) -> None:
 
 def test_staff_edit_a_books_tags_in_the_browser(page: Page, r: redis.Redis, staff: Someone) -> None:
     shelve(r)
-    browser_login(page, staff)
+    browser_sign_in(page, staff)
     page.goto("/catalog/book/ror/")
     page.click("a:has-text('Edit')")
     page.fill("#id_tags", "ruby, rails, web")

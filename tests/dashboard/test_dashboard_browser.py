@@ -9,7 +9,7 @@ import redis
 
 from booking.engine.bookings import booking_get
 from tests.booking_support import claim, request
-from tests.conftest import Someone, browser_login
+from tests.conftest import Someone, browser_sign_in
 from tests.dashboard_support import World
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ def test_staff_filter_open_cancel_with_a_reason_and_find_it_in_the_audit_log(
     target = claim(r, request("B", 42, (20,), hour_start=14, hour_end=16), owner=str(buyer.id))
     assert target.booking is not None
     booking_id = target.booking.id
-    browser_login(page, staff)
+    browser_sign_in(page, staff)
     page.goto("/staff/")
     page.set_viewport_size({"width": 1280, "height": 1000})
     assert page.locator("#class-figures").is_visible()
@@ -67,7 +67,7 @@ def test_the_dashboard_fits_a_phone_and_its_tables_scroll(
 ) -> None:
     claim(r, request("C", 7, (3,), hour_start=9, hour_end=11, boxes="1,2,3"))
     page.set_viewport_size({"width": 390, "height": 844})
-    browser_login(page, staff)
+    browser_sign_in(page, staff)
     for url in ("/staff/", "/staff/occupancy/?cls=C&floor=1&date=2026-12-03", "/staff/keyspace/"):
         page.goto(url)
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")

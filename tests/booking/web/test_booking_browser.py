@@ -27,7 +27,7 @@ from booking.domain.rules import booking_new_id, site_today
 from booking.engine.bookings import bookings_of
 from booking.engine.claims import booking_claim
 from tests.axe_support import AXE, axe_violations
-from tests.conftest import ROOT, browser_login, serve_site, site_env
+from tests.conftest import ROOT, browser_sign_in, serve_site, site_env
 
 pytestmark = pytest.mark.browser
 
@@ -121,7 +121,7 @@ def test_buyer_books_class_b_eight_to_twelve_and_sees_the_code(
     if neighbour.month == DAY.month:  # a sold-out day next to it, for the screenshot
         book(r, second_buyer, "B", neighbour, hour_start=0, hour_end=24)
     page = new_page()
-    browser_login(page, buyer)
+    browser_sign_in(page, buyer)
     page.goto("/book/")
     page.evaluate("window.stillTheSamePage = true")
     page.get_by_label("Class B").check()
@@ -170,7 +170,7 @@ def test_second_buyer_sees_taken_hours_disabled_and_a_full_day_sold_out(
         full = DAY + dt.timedelta(days=1)
     book(r, buyer, "B", full, hour_start=0, hour_end=24)
     page = new_page(width=390)
-    browser_login(page, second_buyer)
+    browser_sign_in(page, second_buyer)
     page.goto(f"/book/?cls=B&room=7&date={DAY.isoformat()}&month={full.strftime('%Y-%m')}")
     for hour in (8, 9, 10, 11):
         assert hour_button(page, hour).is_disabled()
@@ -226,7 +226,7 @@ def test_keyboard_focus_stays_on_the_pressed_control_after_each_swap(new_page: A
 
 def test_booking_works_without_javascript(new_page: Any, buyer: Any, r: redis.Redis) -> None:
     page = new_page(javascript=False)
-    browser_login(page, buyer)
+    browser_sign_in(page, buyer)
     page.goto("/book/")
     page.get_by_label("Class A").check()
     page.fill("#room-input", "7")
@@ -251,7 +251,7 @@ def test_my_bookings_cancels_and_the_slot_is_free_again(
 ) -> None:
     booking = book(r, buyer, "B", DAY, hour_start=8, hour_end=12)
     page = new_page()
-    browser_login(page, buyer)
+    browser_sign_in(page, buyer)
     page.goto("/book/mine/")
     row = page.locator("article.booking-row")
     assert booking.room_label in row.inner_text()
@@ -306,7 +306,7 @@ def test_booking_pages_pass_the_accessibility_check(
     assert AXE.exists(), "run `npm ci` (make test does) to get axe-core"
     booking = book(r, buyer, "C", DAY, hour_start=8, hour_end=12, boxes=[5])
     page = new_page(axe=True)
-    browser_login(page, buyer)
+    browser_sign_in(page, buyer)
     urls = [
         f"/book/?cls=C&room=7&box=6&start=8&end=12&date={DAY.isoformat()}",
         "/book/?cls=B&room=7",

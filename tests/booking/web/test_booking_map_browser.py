@@ -18,7 +18,7 @@ from booking.engine.bookings import bookings_of
 from booking.engine.claims import booking_claim
 from booking.engine.holds import booking_hold
 from tests.booking.web.test_booking_browser import CODE, DAY, booking_site, new_page, season
-from tests.conftest import browser_login
+from tests.conftest import browser_sign_in
 
 pytestmark = pytest.mark.browser
 __all__ = ["booking_site", "new_page", "season"]  # fixtures shared with the booking page tests
@@ -64,7 +64,7 @@ def test_a_buyer_finds_a_free_class_c_box_on_the_map_and_books_it_in_four_clicks
         claim(r, second_buyer, "C", room, hour_start=10, hour_end=12, boxes=EVERY_BOX)
     claim(r, second_buyer, "C", 4, hour_start=10, hour_end=11, boxes=[1])
     page = new_page(locale=locale, javascript=javascript, width=width)
-    browser_login(page, buyer)
+    browser_sign_in(page, buyer)
     page.goto("/")
     page.locator("a[href='/book/find/']").first.click()  # the home page's first button
     page.wait_for_url(re.compile(r"/book/find/$"))
@@ -105,7 +105,7 @@ def test_the_map_tells_held_from_sold_and_opens_a_rooms_box_grid(
     claim(r, second_buyer, "A", 8)
     hold(r, second_buyer, "A", 9)
     page = new_page(javascript=False, width=390)
-    browser_login(page, buyer)
+    browser_sign_in(page, buyer)
     page.goto(f"/book/find/?cls=A&date={DAY.isoformat()}")
     held = page.locator("#map-room-009").inner_text()
     assert re.search(r"Held until \d\d:\d\d Shanghai time", held), held
@@ -124,7 +124,7 @@ def test_a_second_buyers_open_map_shows_the_slot_taken_within_ten_seconds(
     new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis
 ) -> None:
     page = new_page()
-    browser_login(page, second_buyer)
+    browser_sign_in(page, second_buyer)
     page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=10&end=11&room=21")
     page.evaluate("window.stillTheSamePage = true")
     cell = page.locator("#room-grid tbody tr").nth(6).locator("td:not(.w)").nth(0)
@@ -142,7 +142,7 @@ def test_a_second_buyers_open_booking_page_shows_the_slot_taken_within_ten_secon
     new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis
 ) -> None:
     page = new_page(width=390)
-    browser_login(page, second_buyer)
+    browser_sign_in(page, second_buyer)
     page.goto(f"/book/?cls=C&room=23&box=7&start=10&end=12&date={DAY.isoformat()}")
     page.evaluate("window.stillTheSamePage = true")
     assert page.locator("#summary form.book-form").count() == 1  # free: Hold and review
@@ -164,7 +164,7 @@ def test_an_open_map_swaps_in_only_the_rooms_that_changed(
     new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis, locale: str, width: int
 ) -> None:
     page = new_page(locale=locale, width=width)
-    browser_login(page, second_buyer)
+    browser_sign_in(page, second_buyer)
     page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=10&end=11")
     page.evaluate("window.stillTheSamePage = true")
     mark = "document.querySelectorAll('.map-rooms > li').forEach(li => li.dataset.seen = '1')"
@@ -196,7 +196,7 @@ def test_an_open_map_of_only_free_rooms_drops_a_room_sold_meanwhile(
 ) -> None:
     """A change there sends every result (booking.web.find_refresh), swapped whole."""
     page = new_page()
-    browser_login(page, second_buyer)
+    browser_sign_in(page, second_buyer)
     page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=10&end=11&free=1")
     page.evaluate("window.stillTheSamePage = true")
     assert page.locator(".map-rooms > li").count() == 300
@@ -234,7 +234,7 @@ def test_the_pickers_never_offer_a_hold_the_page_shows_as_taken(
     claim(r, second_buyer, "A", 31)
     hold(r, second_buyer, "C", 31, hour_start=6, hour_end=7, boxes=[3])
     page = new_page(locale=locale, javascript=javascript, width=width)
-    browser_login(page, buyer)
+    browser_sign_in(page, buyer)
     day = DAY.isoformat()
     choices = [
         f"cls=B&room=31&start=6&end=10&date={day}",  # 08-09 sold: the issue's example
@@ -272,7 +272,7 @@ def test_on_the_booking_page_a_held_day_reads_held_until_and_a_sold_one_sold_out
     claim(r, second_buyer, "A", 33)
     hold(r, second_buyer, "A", 34)
     page = new_page()
-    browser_login(page, buyer)
+    browser_sign_in(page, buyer)
     page.goto(f"/book/?cls=A&room=33&month={DAY.strftime('%Y-%m')}")
     assert "Sold out" in page.locator(f"#day-{DAY.isoformat()}").inner_text()
     page.goto(f"/book/?cls=A&room=34&month={DAY.strftime('%Y-%m')}")
@@ -299,7 +299,7 @@ def test_the_map_passes_the_accessibility_check_and_refreshes_within_the_csp(
     problems: list[str] = []
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda error: problems.append(str(error)))
-    browser_login(page, buyer)
+    browser_sign_in(page, buyer)
     page.goto(grid)
     with page.expect_response(lambda answer: "/find/parts/results/" in answer.url, timeout=10_000):
         pass
@@ -360,7 +360,7 @@ def test_a_sold_out_room_on_the_map_leads_to_the_waiting_list_and_the_hold_shows
     )  # fmt: skip
     assert made.ok and made.booking is not None
     page = new_page(locale=locale, javascript=False, width=width)
-    browser_login(page, buyer)
+    browser_sign_in(page, buyer)
     page.goto(f"/book/find/?cls=A&date={DAY.isoformat()}")
     page.locator("#map-room-005 a[href^='/book/wait/']").click()
     page.wait_for_url(re.compile(r"/book/wait/\?"))

@@ -16,7 +16,7 @@ from booking.domain.parser import slot_request_parse
 from booking.domain.rules import booking_new_id
 from booking.engine.claims import booking_claim
 from tests.booking.web.test_booking_browser import DAY, booking_site, new_page, season
-from tests.conftest import browser_login
+from tests.conftest import browser_sign_in
 
 pytestmark = pytest.mark.browser
 __all__ = ["booking_site", "new_page", "season"]  # fixtures shared with the booking page tests
@@ -43,7 +43,7 @@ def test_staff_close_a_room_and_buyers_see_it_closed_with_the_reason(
     )
     assert made.ok and made.booking is not None
     desk = new_page(locale=locale, javascript=True, width=width)
-    browser_login(desk, staff)
+    browser_sign_in(desk, staff)
     desk.goto("/staff/closures/")
     desk.fill("#id_rooms", "5")
     desk.fill("#id_first", DAY.isoformat())
@@ -58,7 +58,7 @@ def test_staff_close_a_room_and_buyers_see_it_closed_with_the_reason(
     assert REASON in desk.locator("#closures-table").inner_text()
 
     shop = new_page(locale=locale, javascript=True, width=width)
-    browser_login(shop, buyer)
+    browser_sign_in(shop, buyer)
     shop.goto(f"/book/?cls=A&room=5&month={DAY:%Y-%m}")
     cell = shop.locator(f"#day-{DAY.isoformat()}")
     assert CLOSED[locale] in cell.inner_text() and cell.is_disabled()

@@ -16,7 +16,7 @@ import redis
 from booking.engine.bookings import booking_get, bookings_of
 from tests.booking.web import test_booking_browser as served
 from tests.booking.web.test_booking_browser import CODE, DAY, TODAY, book
-from tests.conftest import browser_login
+from tests.conftest import browser_sign_in
 
 # The served site with a season around today, and its pages (fixtures of that module).
 booking_site = served.booking_site
@@ -45,7 +45,7 @@ def test_a_buyer_moves_a_booking(
 ) -> None:
     booking = book(r, buyer, "B", DAY, hour_start=8, hour_end=10)
     page = new_page(locale=locale, javascript=javascript, width=width)
-    browser_login(page, buyer)
+    browser_sign_in(page, buyer)
     page.goto("/book/mine/")
     page.locator(f"a[href='/book/mine/{booking.id}/move/']").click()
     page.wait_for_url(re.compile(r"/move/$"))
@@ -71,7 +71,7 @@ def test_the_pickup_desk_hands_a_booking_over(
     yesterday = dt.datetime.now(tz=dt.UTC) - dt.timedelta(days=1)
     due = book(r, buyer, "B", TODAY, now=yesterday, hour_start=0, hour_end=24)
     page = new_page(locale=locale, javascript=javascript, width=width)
-    browser_login(page, staff)
+    browser_sign_in(page, staff)
     page.goto("/staff/desk/?from=1&to=20")
     row = page.locator(f"#desk-{due.id}")
     assert due.reference in row.inner_text() and buyer.username in row.inner_text()
@@ -94,7 +94,7 @@ def test_staff_act_for_a_buyer(
 ) -> None:  # fmt: skip
     booking = book(r, buyer, "A", DAY)
     page = new_page(locale=locale, javascript=javascript, width=width)
-    browser_login(page, staff)
+    browser_sign_in(page, staff)
     # Move the buyer's booking to another room.
     page.goto(f"/staff/bookings/{booking.id}/")
     page.locator(f"a[href='/staff/bookings/{booking.id}/move/']").click()

@@ -12,7 +12,7 @@ import redis
 from booking.engine.bookings import bookings_of
 from tests.booking.web.test_booking_browser import booking_site, new_page, season
 from tests.booking.web.test_priority_book_it import freed
-from tests.conftest import Someone, browser_login
+from tests.conftest import Someone, browser_sign_in
 
 pytestmark = pytest.mark.browser
 __all__ = ["booking_site", "new_page", "season"]  # fixtures shared with the booking page tests
@@ -23,7 +23,7 @@ def test_book_double_clicked_and_pressed_in_a_second_tab_books_once(
 ) -> None:
     (hold_id,) = freed(r, buyer, second_buyer, [73]).values()
     page = new_page()
-    browser_login(page, second_buyer)
+    browser_sign_in(page, second_buyer)
     other_tab = page.context.new_page()
     for tab in (page, other_tab):
         tab.goto(f"/book/confirm/{hold_id}/")
