@@ -117,7 +117,7 @@ STRONGROOM_AUDIT_MAXLEN = env_int("STRONGROOM_AUDIT_MAXLEN", 1000, minimum=10, m
 # --- Django ----------------------------------------------------------------------------------
 INSTALLED_APPS = [
     "django.contrib.messages",
-    "django.contrib.staticfiles",
+    "strongroom.apps.StaticFiles",  # django.contrib.staticfiles, fewer files collected
     "django_htmx",
     "strongroom",
     "accounts",

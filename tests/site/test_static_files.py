@@ -4,10 +4,14 @@ file collects again."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
+from django.contrib.staticfiles.utils import matches_patterns
+
+from strongroom.apps import UNUSED_STATIC
 from strongroom.static_files import STAMP, static_collect, static_root
 
 
@@ -24,6 +28,10 @@ def test_a_second_start_skips_the_collection_and_a_changed_source_collects_again
     assert static_collect(env) is True
     manifest = tmp_path / "static" / "staticfiles.json"
     assert manifest.exists() and (tmp_path / "static" / STAMP).exists()
+    collected = json.loads(manifest.read_text())["paths"]
+    # The htmx the pages load and django-htmx's script are collected, its other builds not.
+    assert {"django_htmx/htmx-2.min.js", "django_htmx/django-htmx.js"} <= set(collected)
+    assert not [path for path in collected if matches_patterns(path, UNUSED_STATIC)]
     collected_at = manifest.stat().st_mtime_ns
     assert static_collect(env) is False
     assert manifest.stat().st_mtime_ns == collected_at
