@@ -117,7 +117,7 @@ STRONGROOM_AUDIT_MAXLEN = env_int("STRONGROOM_AUDIT_MAXLEN", 1000, minimum=10, m
 # --- Django ----------------------------------------------------------------------------------
 INSTALLED_APPS = [
     "django.contrib.messages",
-    "strongroom.apps.StaticFiles",  # django.contrib.staticfiles, fewer files collected
+    "strongroom.static_files.StaticFiles",  # django.contrib.staticfiles, fewer files
     "django_htmx",
     "strongroom",
     "accounts",

@@ -1,9 +1,10 @@
 """Collected static files, collected again only when their sources changed.
 
 `collectstatic` with whitenoise's compressed manifest storage hashes and compresses every file
-(about 4 s of CPU here), even when nothing changed. The sources' fingerprint (every file the
+(about 1 s of CPU here), even when nothing changed. The sources' fingerprint (every file the
 static finders list: its path, size and modification time) is written beside the collected
-files; a start whose sources match it skips the collection."""
+files; a start whose sources match it skips the collection. Files no page loads are not
+collected (`StaticFiles`, the static files app in INSTALLED_APPS)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,22 @@ import subprocess
 import sys
 from pathlib import Path
 
+from django.contrib.staticfiles.apps import StaticFilesConfig
+
 ROOT = Path(__file__).resolve().parent.parent
 STAMP = ".sources"
+# What django-htmx ships that no page loads: the pages load `{% htmx_script %}`'s minified htmx 2
+# and, with DEBUG, django-htmx's own script (tests/site/test_static_files.py).
+UNUSED_STATIC = (
+    "django_htmx/ext/*", "django_htmx/htmx-4*", "django_htmx/htmax-4*", "django_htmx/htmx-2.js",
+)  # fmt: skip
+
+
+class StaticFiles(StaticFilesConfig):
+    """Django's static files app without the files above: collectstatic hashes and compresses
+    55 files instead of 277 (4.7 s of CPU -> 1.0 s here)."""
+
+    ignore_patterns = [*StaticFilesConfig.ignore_patterns, *UNUSED_STATIC]
 
 
 def static_root(env: dict[str, str]) -> Path:

@@ -11,8 +11,7 @@ from typing import Any
 
 from django.contrib.staticfiles.utils import matches_patterns
 
-from strongroom.apps import UNUSED_STATIC
-from strongroom.static_files import STAMP, static_collect, static_root
+from strongroom.static_files import STAMP, UNUSED_STATIC, static_collect, static_root
 
 
 def test_a_second_start_skips_the_collection_and_a_changed_source_collects_again(
