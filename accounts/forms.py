@@ -14,6 +14,7 @@ from accounts.emails import EMAIL_MAX_LENGTH, email_normalise
 from accounts.names import USERNAME_HELP, USERNAME_INPUT_MAX_LENGTH, username_validate
 from accounts.passwords import password_validate
 from accounts.people import Person
+from strongroom.context_processors import BACK_MOST
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrOrPromise
@@ -115,7 +116,7 @@ class LoginForm(forms.Form):
         ),
     )
     password = _password_field(_("Password"), autocomplete="current-password")
-    next = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
+    next = forms.CharField(required=False, max_length=BACK_MOST, widget=forms.HiddenInput)
 
 
 class EmailForm(forms.Form):
