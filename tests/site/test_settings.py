@@ -109,3 +109,62 @@ def test_links_in_mail_follow_the_bound_address_unless_the_site_url_is_set() -> 
     assert site_url() == "http://127.0.0.1:8000"
     site = "https://rooms.example.org"
     assert site_url(BIND="127.0.0.1:8301", STRONGROOM_SITE_URL=site) == site
+
+
+def test_the_sql_and_cache_hooks_are_off_only_while_nothing_is_configured_for_them() -> None:
+    """With no SQL database and only the dummy cache (the site's settings), no per-request
+    hook of theirs runs; configured, each keeps its hooks. (Django's test client connects
+    the SQL hook again after each of its requests, so the test connects them all first.)"""
+    from django.conf import settings
+    from django.core import signals
+    from django.core.cache import close_caches
+    from django.db import close_old_connections, reset_queries
+
+    from strongroom.apps import request_hooks_unused_off
+
+    def hooked() -> set[object]:
+        started = {r() for _key, r, *_ in signals.request_started.receivers}
+        finished = {r() for _key, r, *_ in signals.request_finished.receivers}
+        return {f for f in (reset_queries, close_old_connections) if f in started} | {
+            f for f in (close_old_connections, close_caches) if f in finished
+        }
+
+    def all_connected() -> None:
+        signals.request_started.connect(reset_queries)
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
+        signals.request_finished.connect(close_caches)
+
+    try:
+        all_connected()
+        request_hooks_unused_off(databases=settings.DATABASES, caches=settings.CACHES)
+        assert hooked() == set()
+        all_connected()
+        dummy = {"default": {"ENGINE": "django.db.backends.dummy"}}  # Django's filling of {}
+        request_hooks_unused_off(databases=dummy, caches=settings.CACHES)
+        assert hooked() == set()
+        all_connected()
+        locmem = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+        sqlite = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+        request_hooks_unused_off(databases=sqlite, caches=locmem)
+        assert hooked() == {reset_queries, close_old_connections, close_caches}
+    finally:
+        request_hooks_unused_off(databases=settings.DATABASES, caches=settings.CACHES)
+
+
+def test_a_served_site_runs_no_sql_or_cache_hook() -> None:
+    """The site as served (no test client in the process) starts with none of them."""
+    code = (
+        "import django; django.setup();"
+        "import django.core.handlers.wsgi;"
+        "from django.core import signals;"
+        "print(sorted(r().__name__ for s in (signals.request_started, signals.request_finished)"
+        " for _k, r, *_ in s.receivers))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "strongroom.settings", "DEBUG": "1"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['reset_urlconf']"
