@@ -9,9 +9,11 @@ key is only a hint of what to read along: the person counts only when the sessio
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import redis
+from django.conf import settings
 from django.contrib.sessions.backends.base import VALID_KEY_CHARS
 from django.http import HttpRequest
 from django.middleware.csrf import rotate_token
@@ -31,7 +33,15 @@ SESSION_PERSON_CHECK = "_person_check"
 def password_check_value(password_hash: str, epoch: str = "") -> str:
     """A value derived from the password hash and the person's session epoch: a new password,
     or "sign out everywhere else", ends every other session."""
-    return salted_hmac("strongroom.accounts.session", f"{password_hash}|{epoch}").hexdigest()
+    return _check_value(password_hash, epoch, settings.SECRET_KEY)
+
+
+@functools.lru_cache(maxsize=4096)
+def _check_value(password_hash: str, epoch: str, secret: str) -> str:
+    # Every signed-in request compares with it: kept per worker, keyed by all it derives from.
+    return salted_hmac(
+        "strongroom.accounts.session", f"{password_hash}|{epoch}", secret=secret
+    ).hexdigest()
 
 
 def session_person_id(session: Any) -> int | None:

@@ -8,14 +8,18 @@ first reads may ride in the same pipeline (`load_with`, strongroom/ahead.py).
 
 from __future__ import annotations
 
+import functools
+import logging
 from typing import Any
 
+from django.conf import settings
 from django.contrib.sessions.backends.base import (
     VALID_KEY_CHARS,
     CreateError,
     SessionBase,
     UpdateError,
 )
+from django.core import signing
 from django.utils.crypto import get_random_string
 from redis.client import Pipeline
 
@@ -27,8 +31,46 @@ from strongroom.store import get_store
 # (_get_or_create_session_key, _get_new_session_key, _get_session): hence the ignores below.
 
 
+class _Verified(signing.JSONSerializer):
+    """A signing serializer that leaves the verified payload as it is (bytes)."""
+
+    def loads(self, data: bytes) -> Any:
+        return data
+
+
+@functools.lru_cache(maxsize=4096)
+def _verified_payload(
+    session_data: str | bytes, salt: str, secret: str, fallbacks: tuple[str, ...]
+) -> bytes:
+    """A session's signed contents, checked and unpacked (not yet parsed): the same string
+    checks the same way every time, so each worker checks a session's HMAC once per change of
+    its contents, not once per request. A bad signature raises and is not kept."""
+    del secret, fallbacks  # part of the key only: signing reads the settings themselves
+    text = session_data.decode() if isinstance(session_data, bytes) else session_data
+    payload: bytes = signing.loads(text, salt=salt, serializer=_Verified)
+    return payload
+
+
 class SessionStore(SessionBase):
     """A session is one string with a TTL; Django signs and encodes its contents."""
+
+    def decode(self, session_data: str | bytes) -> dict[str, Any]:
+        """Django's decoding, with the signature check kept per worker (`_verified_payload`);
+        the contents are parsed afresh each time, so no request sees another's changes."""
+        try:
+            payload = _verified_payload(
+                session_data,
+                self.key_salt,
+                settings.SECRET_KEY,
+                tuple(settings.SECRET_KEY_FALLBACKS),
+            )
+            decoded = self.serializer().loads(payload)
+        except signing.BadSignature:
+            logging.getLogger("django.security.SuspiciousSession").warning("Session data corrupted")
+            return {}
+        except Exception:
+            return {}  # Django's own rule: contents that cannot be read are an empty session
+        return decoded if isinstance(decoded, dict) else {}
 
     def _key(self, session_key: str | None = None) -> str:
         key = session_key or self._get_or_create_session_key()  # type: ignore[attr-defined]

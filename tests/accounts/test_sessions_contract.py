@@ -113,6 +113,33 @@ def test_tampered_or_garbled_data_reads_as_an_empty_session(r: redis.Redis) -> N
         assert SessionStore(session.session_key).load() == {}
 
 
+def test_the_kept_signature_check_reads_like_a_fresh_one(r: redis.Redis) -> None:
+    """Each worker checks a stored session's signature once (strongroom.sessions keeps the
+    checked contents by their text and keys): every load still parses them afresh, a tampered
+    copy is still refused, and another secret key trusts nothing checked under the old one."""
+    from django.test import override_settings
+
+    from strongroom import sessions
+
+    session = saved(basket=["a"], n=1)
+    first = SessionStore(session.session_key)
+    first.load()["basket"].append("changed by one request")
+    before = sessions._verified_payload.cache_info().hits
+    second = SessionStore(session.session_key).load()
+    assert second == {"basket": ["a"], "n": 1}
+    assert sessions._verified_payload.cache_info().hits == before + 1
+    key = SESSION.key(session_key=str(session.session_key))
+    text = r.get(key)
+    assert isinstance(text, str)
+    payload, _sep, signature = text.rpartition(":")
+    r.set(key, f"{payload}:{signature[::-1]}")
+    assert SessionStore(session.session_key).load() == {}
+    r.set(key, text)
+    with override_settings(SECRET_KEY="another secret key, for this test only, 50 characters"):
+        assert SessionStore(session.session_key).load() == {}
+    assert SessionStore(session.session_key).load() == {"basket": ["a"], "n": 1}
+
+
 def test_loading_an_unknown_key_stores_nothing_and_forgets_the_key(r: redis.Redis) -> None:
     session = SessionStore("x" * 32)
     assert session.load() == {}
@@ -134,3 +161,15 @@ def test_clear_expired_is_left_to_the_server(r: redis.Redis) -> None:
     saved(a=1)
     SessionStore.clear_expired()
     assert len(sessions_in(r)) == 1
+
+
+def test_the_kept_password_check_follows_the_secret_key_and_the_epoch() -> None:
+    from django.test import override_settings
+
+    from accounts.sessions import password_check_value
+
+    value = password_check_value("a password hash", "1")
+    assert password_check_value("a password hash", "1") == value
+    assert password_check_value("a password hash", "2") != value
+    with override_settings(SECRET_KEY="another secret key, for this test only, 50 characters"):
+        assert password_check_value("a password hash", "1") != value
