@@ -59,6 +59,22 @@ def export_tree(commit: str, into: Path) -> str:
     return short
 
 
+def served_model(tree: Path, workers: int, threads: int) -> tuple[int, int]:
+    """The gunicorn workers and threads per worker that `tree`'s own `make run` serves with
+    (its `strongroom.serving` defaults, WEB_CONCURRENCY and WEB_THREADS as set here), where
+    `workers` or `threads` is 0."""
+    code = (
+        "from strongroom.serving import default_threads, default_workers;"
+        "print(default_workers(), default_threads())"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", code], cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
+        check=True, capture_output=True, text=True,
+    ).stdout.split()  # fmt: skip
+    own_workers = int(os.environ.get("WEB_CONCURRENCY", 0)) or int(found[0])
+    return workers or own_workers, threads or int(found[1])
+
+
 class Side:
     """One tree's site, started by bench/compare_side.py in that tree."""
 
@@ -201,23 +217,20 @@ def main(argv: list[str] | None = None) -> int:
         help="warm-up seconds before a row's first round (its kept pieces are built then)",
     )  # fmt: skip
     parser.add_argument("--connections", type=int, default=32)
-    parser.add_argument("--workers", type=int, default=0, help="gunicorn workers per side")
-    parser.add_argument("--threads", type=int, default=0, help="threads per worker")
     parser.add_argument(
-        "--base-workers", type=int, default=0, help="the baseline's workers (default: --workers)"
-    )
+        "--workers", type=int, default=0,
+        help="this side's gunicorn workers (default: as its `make run` serves)",
+    )  # fmt: skip
+    parser.add_argument("--threads", type=int, default=0, help="threads per worker, likewise")
     parser.add_argument(
-        "--base-threads", type=int, default=0, help="the baseline's threads (default: --threads)"
-    )
+        "--base-workers", type=int, default=0,
+        help="the baseline's workers (default: as the baseline's own `make run` serves)",
+    )  # fmt: skip
+    parser.add_argument("--base-threads", type=int, default=0, help="the baseline's threads")
     parser.add_argument("--only", default="", help="run only rows whose label contains this")
     parser.add_argument("--no-write", action="store_true", help="print only; no results file")
     args = parser.parse_args(argv)
 
-    from strongroom.serving import default_threads, default_workers
-
-    workers = args.workers or int(os.environ.get("WEB_CONCURRENCY", 0)) or default_workers()
-    threads = args.threads or default_threads()
-    base_workers, base_threads = args.base_workers or workers, args.base_threads or threads
     started = dt.datetime.now().astimezone()
     before = machine()
     wrk = ensure_wrk()
@@ -244,6 +257,9 @@ def main(argv: list[str] | None = None) -> int:
         new_tree = ROOT
         if args.new:
             new_name, new_tree = export_tree(args.new, exported_new), exported_new
+        # Each side as its own `make run` serves it, unless told otherwise.
+        workers, threads = served_model(new_tree, args.workers, args.threads)
+        base_workers, base_threads = served_model(exported, args.base_workers, args.base_threads)
         log(f"baseline {args.base} ({base_name}) against this tree ({new_name}); loading both")
         sides = [
             Side("base", exported, base_workers, base_threads),

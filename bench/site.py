@@ -3,7 +3,7 @@
 Starts its own embedded Valkey in a temporary directory, loads a realistic data set through the
 apps' own services (the demo data, a few hundred buyers, the demo catalog plus generated books,
 a partly booked season), serves the site with gunicorn exactly as `make run` does (DEBUG=0,
-gthread workers: WEB_CONCURRENCY or 2 x cores, WEB_THREADS threads), and drives it with wrk
+gthread workers: WEB_CONCURRENCY or one per core, WEB_THREADS threads), and drives it with wrk
 (Debian's package; installed when missing and we are root). Every row runs a warm-up, then a
 measured run at the same concurrency. Signed-in rows rotate over 32 buyers' sessions: each
 request carries the next buyer's cookie.
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         "--workers",
         type=int,
         default=0,
-        help="gunicorn workers (default WEB_CONCURRENCY or 2 x cores)",
+        help="gunicorn workers (default WEB_CONCURRENCY or one per core)",
     )
     parser.add_argument(
         "--threads", type=int, default=0, help="threads per worker (default WEB_THREADS or 4)"
