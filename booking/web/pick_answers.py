@@ -11,10 +11,12 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.safestring import SafeString
+from django.utils.translation import get_language, ngettext
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
 
 from booking.domain.records import Slot
 from booking.domain.rules import season_end, season_start
@@ -103,15 +105,44 @@ def refused(
     if status == 409:
         read_together(get_store(), pick_panel.panel_reads(choices))
     alternatives_now = status != 409
-    context = page_context(request, choices, problems, taken=taken,
-                       alternatives_now=alternatives_now, strictly_read=strictly_read)  # fmt: skip
+    panel = pick_panel.panel_build(
+        client=get_store(), choices=choices, owner_id=request_owner(request)
+    )
+    context = page_context(
+        request, choices, problems, taken=taken, panel=panel,
+        alternatives_now=alternatives_now, strictly_read=strictly_read,
+    )  # fmt: skip
+    context["panel_html"] = _refusal_panel(request, context, panel)
     if not is_fragment(request):
         return render(request, "booking/book.html", context, status=status)
-    response = render(request, "booking/_panel.html", context, status=status)
+    response = HttpResponse(
+        context["panel_html"] or render_to_string("booking/_panel.html", context, request),
+        status=status,
+    )
     swap = {"HX-Retarget": "#booking-panel", "HX-Reswap": "outerHTML"}
     for name, value in {**swap, "HX-Push-Url": context["page_url"]}.items():
         response[name] = value
     return response
+
+
+def _refusal_panel(
+    request: HttpRequest, context: dict[str, Any], panel: pick_panel.Panel
+) -> SafeString | None:
+    """The panel of a refusal whose choice the room shows as not free, rendered once per kept
+    panel (most answers of a contended slot are such refusals, each the same for everyone who
+    asked): it then shows the blocking slots and no form, so nothing of the person (no CSRF
+    token). None otherwise: the page renders its panel itself."""
+    if not panel.blocked or context["taken"] or context["alternatives"]:
+        return None
+    key = (
+        get_language(), request.user.is_authenticated, context["taken_meanwhile"],
+        tuple(str(p) for p in context["problems"]), tuple(context["complete_errors"]),
+        context["refresh_seconds"], context["hold_minutes"],
+    )  # fmt: skip
+    html = panel.kept_html(key, lambda: render_to_string("booking/_panel.html", context, request))
+    # A panel with the blocking slots shown has no form: were one ever there, it would carry
+    # this person's CSRF token to the others, so it is rendered for this request alone.
+    return None if "csrfmiddlewaretoken" in html else html
 
 
 def out_of_date(request: HttpRequest, choices: forms.Choices) -> HttpResponse:

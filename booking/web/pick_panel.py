@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 import redis
@@ -185,6 +186,17 @@ class Panel:
             }
             rendered = mark_safe(render_to_string("booking/_pickers.html", context))  # noqa: S308
             self.__dict__[name] = rendered
+        return rendered
+
+    def kept_html(self, key: Hashable, render: Callable[[], str]) -> SafeString:
+        """A rendering of this panel kept with it: `render()` once per `key` (which names all
+        it depends on besides the panel) while the panel is kept; so it is as exact as the
+        panel itself (booking.web.kept), and must hold nothing of one person."""
+        kept: dict[Hashable, SafeString] = self.__dict__.setdefault("_kept_html", {})
+        rendered = kept.get(key)
+        if rendered is None:
+            rendered = mark_safe(render())  # noqa: S308 (a template's own output)
+            kept[key] = rendered
         return rendered
 
 

@@ -106,3 +106,44 @@ def test_a_refused_booking_answers_the_whole_page_or_for_htmx_the_panel_alone(
     )
     assert restore.content.decode().lstrip().startswith("<!DOCTYPE html>")
     assert booked(r, buyer) == 0
+
+
+def test_refusals_of_a_taken_slot_share_one_panel_that_equals_a_fresh_render(
+    r: redis.Redis, client_for: Callable[[Any], Client], buyer: Any, second_buyer: Any
+) -> None:
+    """The panel of a refusal is rendered once per kept panel and language: the same bytes
+    for every buyer refused the slot, with no CSRF token of any of them, equal to a render
+    with keeping off, and rendered again after the room changes."""
+    from booking.web import pick_panel
+
+    assert claim(r, request("A", room=20, dates=(5,)), owner=str(second_buyer.id)).ok
+    clients = [client_for(buyer), client_for(second_buyer)]
+
+    def refusal(client: Client, **headers: str) -> str:
+        answer = client.post(
+            "/book/claim/", {**TAKEN, "booking_id": booking_new_id(room=20)}, headers=headers
+        )
+        assert answer.status_code == 409
+        return answer.content.decode()
+
+    def fresh(client: Client) -> str:
+        pick_panel.KEPT_PANELS.enabled = False
+        try:
+            return refusal(client, **{"HX-Request": "true"})
+        finally:
+            pick_panel.KEPT_PANELS.enabled = True
+
+    panels = [refusal(c, **{"HX-Request": "true"}) for c in clients]
+    assert panels[0] == panels[1] and "csrfmiddlewaretoken" not in panels[0]
+    assert "Someone was faster" in panels[0]
+    assert panels[0] == fresh(clients[0])
+    for client in clients:  # the whole page holds the same panel
+        assert panels[0] in refusal(client)
+    chinese = refusal(clients[0], **{"HX-Request": "true", "Accept-Language": "zh-hans"})
+    assert "有人抢先了一步" in chinese and "Someone was faster" not in chinese
+    # Another day of the room is booked: the room's edition moves, the panel is built again.
+    assert claim(r, request("A", room=20, dates=(6,)), owner=str(second_buyer.id)).ok
+    after = refusal(clients[1], **{"HX-Request": "true"})
+    assert after == fresh(clients[1])
+    assert after != panels[0]  # the calendar now shows the other day taken too
+    assert booked(r, buyer) == 0
