@@ -6,6 +6,7 @@ hold, the booking made)."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -108,39 +109,53 @@ def refused(
     panel = pick_panel.panel_build(
         client=get_store(), choices=choices, owner_id=request_owner(request)
     )
-    context = page_context(
-        request, choices, problems, taken=taken, panel=panel,
-        alternatives_now=alternatives_now, strictly_read=strictly_read,
-    )  # fmt: skip
-    context["panel_html"] = _refusal_panel(request, context, panel)
+
+    def whole_context() -> dict[str, Any]:
+        return page_context(
+            request, choices, problems, taken=taken, panel=panel,
+            alternatives_now=alternatives_now, strictly_read=strictly_read,
+        )  # fmt: skip
+
+    kept = None
+    if panel.blocked and not alternatives_now and strictly_read:
+        kept = _refusal_panel(request, panel, problems, whole_context)
+    if kept is not None:
+        # The page around a kept panel needs only the season of its lead paragraph.
+        context = {"panel_html": kept, "season_start": season_start(), "season_end": season_end()}
+    else:
+        context = whole_context()
     if not is_fragment(request):
         return render(request, "booking/book.html", context, status=status)
     response = HttpResponse(
-        context["panel_html"] or render_to_string("booking/_panel.html", context, request),
-        status=status,
+        kept or render_to_string("booking/_panel.html", context, request), status=status
     )
     swap = {"HX-Retarget": "#booking-panel", "HX-Reswap": "outerHTML"}
-    for name, value in {**swap, "HX-Push-Url": context["page_url"]}.items():
+    for name, value in {**swap, "HX-Push-Url": page_url(choices)}.items():
         response[name] = value
     return response
 
 
 def _refusal_panel(
-    request: HttpRequest, context: dict[str, Any], panel: pick_panel.Panel
+    request: HttpRequest,
+    panel: pick_panel.Panel,
+    problems: list[Any],
+    whole_context: Callable[[], dict[str, Any]],
 ) -> SafeString | None:
-    """The panel of a refusal whose choice the room shows as not free, rendered once per kept
-    panel (most answers of a contended slot are such refusals, each the same for everyone who
-    asked): it then shows the blocking slots and no form, so nothing of the person (no CSRF
-    token). None otherwise: the page renders its panel itself."""
-    if not panel.blocked or context["taken"] or context["alternatives"]:
-        return None
+    """The panel of a slot taken meanwhile (409) whose choice the room shows as not free,
+    rendered once per kept panel (most answers of a contended slot are such refusals, each the
+    same for everyone refused it): it shows the blocking slots and no form, so nothing of the
+    person (no CSRF token), and neither alternatives nor the parser's messages (the request was
+    read strictly, the alternatives are a link). The key names all else the panel shows; the
+    page's context is built only to render it. None: the page renders its panel itself."""
     key = (
-        get_language(), request.user.is_authenticated, context["taken_meanwhile"],
-        tuple(str(p) for p in context["problems"]), tuple(context["complete_errors"]),
-        context["refresh_seconds"], context["hold_minutes"],
+        get_language(), request.user.is_authenticated, request.GET.get("was") == "free",
+        tuple(str(p) for p in problems), settings.STRONGROOM_POLL_SECONDS,
+        settings.STRONGROOM_HOLD_SECONDS,
     )  # fmt: skip
-    html = panel.kept_html(key, lambda: render_to_string("booking/_panel.html", context, request))
-    # A panel with the blocking slots shown has no form: were one ever there, it would carry
+    html = panel.kept_html(
+        key, lambda: render_to_string("booking/_panel.html", whole_context(), request)
+    )
+    # With the blocking slots shown the panel has no form: were one ever there, it would carry
     # this person's CSRF token to the others, so it is rendered for this request alone.
     return None if "csrfmiddlewaretoken" in html else html
 
