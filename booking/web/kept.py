@@ -36,6 +36,12 @@ class Kept(Generic[V]):
         self.enabled = True  # off: every piece is built afresh (the tests' fresh render)
         _EVERY.append(self.clear)
 
+    @property
+    def active(self) -> bool:
+        """Whether pieces are kept at all: not with keeping off (the tests' fresh render), nor
+        with DEBUG on (templates may change: rendered each time, as pieces are)."""
+        return self.enabled and not settings.DEBUG
+
     def get_or_build(
         self,
         key: Hashable,
@@ -47,8 +53,7 @@ class Kept(Generic[V]):
         """The piece kept under `key` if it is still exact for this read of the room, else
         `build()` (kept when it may be given to others)."""
         keepable = (
-            self.enabled
-            and not settings.DEBUG  # templates may change: rendered each time, as pieces are
+            self.active
             and read is not None
             and read.edition != ""
             and (owner_id is None or owner_id not in read.holders)

@@ -41,6 +41,11 @@ def page_url(choices: forms.Choices) -> str:
     return reverse("booking:pick") + (f"?{query}" if query else "")
 
 
+def taken_meanwhile(request: HttpRequest, panel: pick_panel.Panel) -> bool:
+    """Whether the panel shows as taken what the page showed as free (its refresh says so)."""
+    return bool(panel.blocked) and request.GET.get("was") == "free"
+
+
 def page_context(
     request: HttpRequest,
     choices: forms.Choices,
@@ -76,7 +81,7 @@ def page_context(
         "alternatives": alternatives,
         "alternatives_url": later,
         "stamp": panel.stamp,
-        "taken_meanwhile": bool(panel.blocked) and request.GET.get("was") == "free",
+        "taken_meanwhile": taken_meanwhile(request, panel),
         "refresh_seconds": settings.STRONGROOM_POLL_SECONDS,
         "hours_text": hour_range(*choices.hours) if choices.hours else "",
         "map_url": pick_page.map_url(choices),
@@ -117,13 +122,11 @@ def refused(
         )  # fmt: skip
 
     kept = None
-    if panel.blocked and not alternatives_now and strictly_read:
+    if pick_panel.KEPT_PANELS.active and panel.blocked and not alternatives_now and strictly_read:
         kept = _refusal_panel(request, panel, problems, whole_context)
-    if kept is not None:
-        # The page around a kept panel needs only the season of its lead paragraph.
-        context = {"panel_html": kept, "season_start": season_start(), "season_end": season_end()}
-    else:
-        context = whole_context()
+    # The page around a kept panel reads nothing else of the view's (its lead paragraph's
+    # season comes from the context processor, as the footer's does).
+    context = {"panel_html": kept} if kept is not None else whole_context()
     if not is_fragment(request):
         return render(request, "booking/book.html", context, status=status)
     response = HttpResponse(
@@ -148,7 +151,7 @@ def _refusal_panel(
     read strictly, the alternatives are a link). The key names all else the panel shows; the
     page's context is built only to render it. None: the page renders its panel itself."""
     key = (
-        get_language(), request.user.is_authenticated, request.GET.get("was") == "free",
+        get_language(), request.user.is_authenticated, taken_meanwhile(request, panel),
         tuple(str(p) for p in problems), settings.STRONGROOM_POLL_SECONDS,
         settings.STRONGROOM_HOLD_SECONDS,
     )  # fmt: skip
