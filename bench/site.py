@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.compare_side import mail_drained
 from bench.site_common import GENERATED_BOOKS, POSTING_BUYERS, ROOT, log
 from bench.site_data import DataSet, load_data
 from bench.site_http import csrf_identity, serve, session_cookie
@@ -197,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         load_seconds = time.monotonic() - t0
         log(f"data loaded in {load_seconds:.0f} s; gunicorn: {workers} workers x {threads} threads")
         server, base = serve(env, workers, threads)
+        log(f"the data set's mail sent in {mail_drained(client):.0f} s")
 
         buyer_cookies = [session_cookie(client, b) for b in data.buyers[:POSTING_BUYERS]]
         csrf_page = url("accounts:login") or "/"
