@@ -19,7 +19,8 @@ A message that fails stays pending, marked idle at once, with its attempts and n
 `{mail}:tries` (1, 2, 4 ... minutes apart, at most an hour); once the stream has delivered it
 STRONGROOM_MAIL_TRIES times it moves to the dead letters (`{mail}:dead`), which staff retry or
 discard on /staff/mail/. A renderer returning None (no verified address, booking gone) drops the
-entry.
+entry; a pass acknowledges the entries it dropped together at its end, after the writes their
+renderers asked for (`write_with_ack`), in two round trips however many there are.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ import secrets
 import socket
 import threading
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 from django.conf import settings
@@ -287,6 +290,37 @@ def dead_letter_discard(*, client: redis.Redis, key: str) -> bool:
     """Forget a dead letter; False when it is no longer there."""
     keys, args = DEAD_DISCARD.call(keys={"dead": ks.MAIL_DEAD.key()}, args={"letter": key})
     return bool(fcall(client, DEAD_DISCARD.name, keys, args) == "discarded")
+
+
+# --- writes made with an entry's acknowledgement ---------------------------------------------
+
+# The writes asked for by the render under way in a sender's pass (None: not in a pass).
+pass_writes: ContextVar[list[tuple[Any, ...]] | None] = ContextVar(
+    "strongroom_outbox_pass_writes", default=None
+)
+
+
+def write_with_ack(client: redis.Redis, *commands: tuple[Any, ...]) -> None:
+    """Writes a renderer makes for the entry it renders (a receipt owed, say). In a sender's
+    pass they are made with the entry's acknowledgement and before it: for the entries a pass
+    drops, all in one round trip at the pass's end. A pass that stops before leaves its
+    entries pending, to be rendered again, so the writes must be idempotent. Outside a pass
+    they are made at once."""
+    pending = pass_writes.get()
+    if pending is None:
+        write_now(client, commands)
+    else:
+        pending.extend(commands)
+
+
+def write_now(client: redis.Redis, commands: Sequence[tuple[Any, ...]]) -> None:
+    """`commands` in one pipeline (not a transaction: on a cluster they may span slots)."""
+    if not commands:
+        return
+    pipe = client.pipeline(transaction=False)
+    for args in commands:
+        pipe.execute_command(*args)
+    pipe.execute()
 
 
 # --- waking this process's sender ------------------------------------------------------------

@@ -34,8 +34,10 @@ from strongroom.outbox import (
     RENDERERS,
     Tries,
     mailboxes,
+    pass_writes,
     tries_field,
     tries_limit,
+    write_now,
 )
 from strongroom.store import UNAVAILABLE, StoreUnavailable
 
@@ -220,26 +222,34 @@ def in_flight() -> int:
         return len(_unacked) + sum(len(flight.entries) for flight in _flights)
 
 
-def _ack(client: redis.Redis, box: str, entry_id: str, *, failed_before: bool) -> None:
+# An acknowledgement to make: (outbox, entry id, whether it had failed before).
+_Ack = tuple[str, str, bool]
+
+
+def _acks(client: redis.Redis, acks: Sequence[_Ack]) -> None:
+    """Acknowledge entries (one round trip); those it could not are acknowledged first on the
+    next pass."""
+    if not acks:
+        return
     pipe = client.pipeline(transaction=False)
-    pipe.xack(box, GROUP, entry_id)
-    pipe.xdel(box, entry_id)
-    if failed_before:
-        pipe.hdel(ks.MAIL_TRIES.key(), tries_field(box, entry_id))
-    pipe.execute()
+    for box, entry_id, failed_before in acks:
+        pipe.xack(box, GROUP, entry_id)
+        pipe.xdel(box, entry_id)
+        if failed_before:
+            pipe.hdel(ks.MAIL_TRIES.key(), tries_field(box, entry_id))
+    try:
+        pipe.execute()
+    except Exception:
+        with _unacked_lock:
+            _unacked.extend(acks)
+        raise
 
 
 def _ack_left_over(client: redis.Redis) -> None:
     with _unacked_lock:
         left = list(_unacked)
         _unacked.clear()
-    for done, item in enumerate(left):
-        try:
-            _ack(client, item[0], item[1], failed_before=item[2])
-        except Exception:
-            with _unacked_lock:
-                _unacked.extend(left[done:])
-            raise
+    _acks(client, left)
 
 
 def _prepare(client: redis.Redis, members: list[str]) -> None:
@@ -262,12 +272,17 @@ def _prepare(client: redis.Redis, members: list[str]) -> None:
             )
 
 
-def _render(client: redis.Redis, member: str) -> EmailMessage | None:
+def _render(client: redis.Redis, member: str, writes: list[tuple[Any, ...]]) -> EmailMessage | None:
+    """The entry's message (None: dropped); the writes its renderer asked for go to `writes`."""
     kind, *args = member.split("|")
     plugged = RENDERERS.get(kind)
     if plugged is None:
         raise LookupError(f"no renderer for outbox kind {kind!r}")
-    return plugged.render(client, args)
+    token = pass_writes.set(writes)
+    try:
+        return plugged.render(client, args)
+    finally:
+        pass_writes.reset(token)
 
 
 def retry_at(attempts: int, at: int) -> int:
@@ -316,14 +331,18 @@ def _deliver(
     connection: BaseEmailBackend,
     flight: _InFlight,
 ) -> tuple[int, int, int, int]:
-    """Render and send `taken` in order, each acknowledged once sent. Returns (sent, failed,
-    dropped, dead)."""
-    sent = failed = dropped = dead = 0
+    """Render and send `taken` in order, each acknowledged once sent; the dropped ones are
+    acknowledged together at the end, after the writes their renderers asked for. Returns
+    (sent, failed, dropped, dead)."""
+    sent = failed = dead = 0
+    dropped: list[Delivery] = []
+    dropped_writes: list[tuple[Any, ...]] = []
     for delivery in taken:
         if flight.lost():
             break
+        writes: list[tuple[Any, ...]] = []
         try:
-            message = _render(client, delivery.member)
+            message = _render(client, delivery.member, writes)
             if message is not None:
                 message.extra_headers.setdefault("Message-ID", message_id(delivery))
                 message.connection = connection
@@ -337,20 +356,21 @@ def _deliver(
             dead += _failed(client, delivery, exc, at)
             flight.done(delivery)
             continue
-        flight.done(delivery)
         if message is None:
-            dropped += 1
-        else:
-            sent += 1
-        try:
-            _ack(
-                client, delivery.box, delivery.entry_id, failed_before=bool(delivery.tries.attempts)
-            )
-        except Exception:
-            with _unacked_lock:
-                _unacked.append((delivery.box, delivery.entry_id, bool(delivery.tries.attempts)))
-            raise
-    return sent, failed, dropped, dead
+            # Still in flight (touched) until acknowledged with the pass's other drops.
+            dropped.append(delivery)
+            dropped_writes += writes
+            continue
+        flight.done(delivery)
+        sent += 1
+        write_now(client, writes)
+        _acks(client, [(delivery.box, delivery.entry_id, bool(delivery.tries.attempts))])
+    # The writes first: an entry acknowledged is never rendered again.
+    write_now(client, dropped_writes)
+    _acks(client, [(d.box, d.entry_id, bool(d.tries.attempts)) for d in dropped])
+    for delivery in dropped:
+        flight.done(delivery)
+    return sent, failed, len(dropped), dead
 
 
 def _failed(client: redis.Redis, delivery: Delivery, exc: Exception, at: int) -> int:
@@ -366,7 +386,7 @@ def _failed(client: redis.Redis, delivery: Delivery, exc: Exception, at: int) ->
             "first": first, "at": at, "error": detail,
         }  # fmt: skip
         client.hset(ks.MAIL_DEAD.key(), delivery.field, json.dumps(letter))
-        _ack(client, delivery.box, delivery.entry_id, failed_before=True)
+        _acks(client, [(delivery.box, delivery.entry_id, True)])
         return 1
     logger.warning("mail %s not sent (attempt %d): %s", delivery.member, attempts, detail)
     tries = Tries(attempts, first, retry_at(attempts, at), detail)

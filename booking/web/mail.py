@@ -27,7 +27,7 @@ from booking.engine.waits import notice_of, wait_of
 from strongroom import keyspace as ks
 from strongroom.ahead import keep_replies, pipeline_replies, read_together
 from strongroom.decoders import text_hash, text_or_none
-from strongroom.outbox import FIELD, MailKind, entry, sender_wake
+from strongroom.outbox import FIELD, MailKind, entry, sender_wake, write_with_ack
 
 
 def calendar_part(reference: str, calendar: bytes, *, method: str) -> MIMEText:
@@ -42,12 +42,10 @@ RECEIPTS_OWED_S = 30 * 24 * 3600
 
 
 def receipt_owed(*, client: redis.Redis, owner_id: int, booking_id: str) -> None:
-    """Remember a receipt that found no confirmed address: sent once one is confirmed."""
+    """Remember a receipt that found no confirmed address: sent once one is confirmed. Written
+    with the entry's acknowledgement (a pass writes those of all its receipts at once)."""
     key = ks.BOOKING_RECEIPTS_OWED.key(owner_id=owner_id)
-    pipe = client.pipeline(transaction=True)  # one key, one slot
-    pipe.sadd(key, booking_id)
-    pipe.expire(key, RECEIPTS_OWED_S)
-    pipe.execute()
+    write_with_ack(client, ("SADD", key, booking_id), ("EXPIRE", key, RECEIPTS_OWED_S))
 
 
 def receipts_owed_send(*, client: redis.Redis, person_id: int) -> None:
