@@ -343,12 +343,16 @@ STRONGROOM_OVERVIEW_CACHE_MS = env_int(
 # holds nothing on it (0: read on every request, which the in-process tests use).
 STRONGROOM_MAP_CACHE_MS = env_int("STRONGROOM_MAP_CACHE_MS", 1000, minimum=0, maximum=10_000)
 
+_QUIET_REFUSALS = ("DisallowedHost", "RequestDataTooBig", "TooManyFieldsSent", "TooManyFilesSent")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     # Every record leaves through a handler that redacts the secrets some links carry (a
     # calendar subscription's, reset and verification tokens: strongroom/redact.py).
-    "filters": {"redact": {"()": "strongroom.redact.RedactingFilter"}},
+    "filters": {
+        "redact": {"()": "strongroom.redact.RedactingFilter"},
+        "expected": {"()": "strongroom.redact.ExpectedAnswersFilter"},
+    },
     "handlers": {
         "console": {"class": "logging.StreamHandler", "filters": ["redact"]},
         "null": {"class": "logging.NullHandler"},
@@ -361,13 +365,9 @@ LOGGING = {
     "loggers": {
         **{
             f"django.security.{name}": {"handlers": ["null"], "propagate": False}
-            for name in (
-                "DisallowedHost",
-                "RequestDataTooBig",
-                "TooManyFieldsSent",
-                "TooManyFilesSent",
-            )
+            for name in _QUIET_REFUSALS
         },
+        "django.request": {"filters": ["expected"]},  # no line for each race lost (409)
         # runserver's request lines (DEBUG=1) go through the same handler.
         "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },

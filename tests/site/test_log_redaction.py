@@ -1,5 +1,6 @@
 """No secrets in the logs: a calendar subscription's secret and the reset and verification
-tokens are redacted in gunicorn's access log and in Django's request log."""
+tokens are redacted in gunicorn's access log and in Django's request log. No line for a buyer
+who lost a race for a slot (409), the one answer that is expected, not a fault."""
 
 from __future__ import annotations
 
@@ -10,18 +11,23 @@ import logging
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
+import redis
+import time_machine
 from django.conf import settings as django_settings
 from django.test import Client
 from gunicorn.config import Config  # type: ignore[import-untyped]
 
+from booking.domain.rules import booking_new_id
 from strongroom.redact import AccessLogger, RedactingFilter, redact
 from strongroom.serving import free_port, gunicorn_command
 from strongroom.static_files import static_collect
+from tests.booking_support import NOW, claim, day, request
 from tests.conftest import ROOT, site_env
 
 SECRET_PATHS = (
@@ -68,6 +74,25 @@ def test_djangos_request_log_names_the_path_without_its_secret(site_log: io.Stri
     assert "Not Found: /book/calendar/[redacted].ics" in text, text
     assert "Bad Request: /accounts/password/reset/5/[redacted]/" in text, text
     assert not any(secret in text for secret in SECRETS), text
+
+
+def test_a_lost_race_writes_no_request_log_line_and_other_refusals_still_do(
+    r: redis.Redis,
+    client_for: Callable[[Any], Client],
+    buyer: Any,
+    second_buyer: Any,
+    site_log: io.StringIO,
+) -> None:
+    form = {"cls": "A", "room": "20", "date": day(5).isoformat()}
+    client = client_for(buyer)
+    with time_machine.travel(NOW, tick=False):
+        assert claim(r, request("A", room=20, dates=(5,)), owner=str(second_buyer.id)).ok
+        lost = client.post("/book/claim/", {**form, "booking_id": booking_new_id(room=20)})
+        missing = client.get("/book/mine/020-nosuchbooking/")
+    assert (lost.status_code, missing.status_code) == (409, 404)
+    text = site_log.getvalue()
+    assert "Conflict" not in text and "/book/claim/" not in text, text
+    assert "Not Found: /book/mine/020-nosuchbooking/" in text, text
 
 
 def test_the_access_logs_atoms_are_redacted() -> None:
