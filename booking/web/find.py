@@ -3,8 +3,10 @@ GET form and links; with htmx the results refresh by themselves (every few secon
 rooms that changed: booking.web.find_refresh).
 
 Many buyers look at the same map: each worker keeps a map it read (and the page's context, per
-language) for STRONGROOM_MAP_CACHE_MS and gives it to everyone who holds nothing on it. A buyer
-with a hold of their own on the map gets it read afresh (their holds count as free for them).
+language) for STRONGROOM_MAP_CACHE_MS and gives it to everyone who holds nothing on it; once it
+is older, one request reads it again while the others still get the old one (strongroom/recent.py:
+at most twice that old). A buyer with a hold of their own on the map gets it read afresh (their
+holds count as free for them).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def _read(request: HttpRequest) -> tuple[MapQuery, BuildingMap | None, dict[str,
     query = map_query_from(request.GET)
     key = (query, get_language()) if query.ready and not query.problems else None
     if key is not None:
-        kept = RECENT_MAPS.get(key, max_age_ms=settings.STRONGROOM_MAP_CACHE_MS)
+        kept = RECENT_MAPS.get(key, max_age_ms=settings.STRONGROOM_MAP_CACHE_MS, one_renews=True)
         if kept is not None and kept[0][0] is not None and owner not in kept[0][0].holders:
             return query, *kept[0]
     bmap = map_read(client=get_store(), query=query, owner_id=owner)

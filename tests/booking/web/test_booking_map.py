@@ -271,6 +271,38 @@ def test_buyers_share_a_kept_map_that_costs_them_the_identity_read_only(
     assert "1 room sold out" in page(other, query)
 
 
+def test_while_one_request_reads_an_old_map_again_the_workers_others_get_the_old_one(
+    r: redis.Redis,
+    kept_maps: list[float],
+    client_for: Any,
+    buyer: Any,
+    second_buyer: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not every thread of a worker reads and lays out the same map at once when it gets old."""
+    from booking.web import find
+
+    query = "?cls=C&date=2026-12-12&start=8&end=10"
+    assert "300 rooms free" in page(client_for(buyer), query)
+    claim(r, request("C", room=6, dates=(12,), hour_start=8, hour_end=10, boxes=EVERY_BOX))
+    kept_maps[0] += 61
+    other, meanwhile = client_for(second_buyer), dict[str, Any]()
+    read = find.map_read
+
+    def reading_again(**how: Any) -> BuildingMap | None:
+        with round_trips() as trips:  # another request while this one reads the map again
+            meanwhile["page"] = page(other, query)
+        meanwhile["trips"] = trips.count
+        return read(**how)
+
+    monkeypatch.setattr(find, "map_read", reading_again)
+    assert "1 room sold out" in page(client_for(buyer), query)  # the one that reads it again
+    assert "300 rooms free" in meanwhile["page"]  # the old one, as it was
+    assert meanwhile["trips"] == identity_trips(r, other)
+    monkeypatch.setattr(find, "map_read", read)
+    assert "1 room sold out" in page(other, query)  # the new one, kept
+
+
 def test_a_buyer_holding_slots_on_the_map_gets_it_read_afresh(
     r: redis.Redis, kept_maps: list[float], client_for: Any, buyer: Any, second_buyer: Any
 ) -> None:

@@ -1,0 +1,56 @@
+"""Answers a worker keeps (strongroom/recent.py): with `one_renews`, only the first caller to
+find an answer too old computes the next one, and the others get the old one meanwhile."""
+
+from __future__ import annotations
+
+from strongroom.recent import Recent
+
+
+def kept_on(clock: list[float]) -> Recent[str]:
+    return Recent(size=4, clock=lambda: clock[0])
+
+
+def test_one_caller_renews_an_old_answer_while_the_others_get_it_as_it_was() -> None:
+    clock = [0.0]
+    kept = kept_on(clock)
+    kept.put("map", "first")
+    clock[0] = 1.5  # older than its second
+    assert kept.get("map", max_age_ms=1000, one_renews=True) is None  # this caller renews
+    assert kept.get("map", max_age_ms=1000, one_renews=True) == ("first", 1.5)
+    kept.put("map", "second")
+    assert kept.get("map", max_age_ms=1000, one_renews=True) == ("second", 0.0)
+
+
+def test_a_renewal_that_never_comes_is_left_to_the_next_caller_after_another_max_age() -> None:
+    clock = [0.0]
+    kept = kept_on(clock)
+    kept.put("map", "first")
+    clock[0] = 1.5
+    assert kept.get("map", max_age_ms=1000, one_renews=True) is None  # renews, then fails
+    clock[0] = 2.4
+    assert kept.get("map", max_age_ms=1000, one_renews=True) == ("first", 2.4)
+    clock[0] = 2.5  # a second since that renewal began: the next caller renews
+    assert kept.get("map", max_age_ms=1000, one_renews=True) is None
+    assert kept.get("map", max_age_ms=1000, one_renews=True) == ("first", 2.5)
+
+
+def test_without_one_renews_an_old_answer_is_forgotten_for_every_caller() -> None:
+    clock = [0.0]
+    kept = kept_on(clock)
+    kept.put("page", "first")
+    clock[0] = 1.5
+    assert kept.get("page", max_age_ms=1000) is None
+    assert kept.get("page", max_age_ms=1000) is None
+    assert kept.get("page") is None  # gone, whatever its age
+
+
+def test_what_falls_out_of_the_memory_is_no_longer_being_renewed() -> None:
+    clock = [0.0]
+    kept = kept_on(clock)
+    kept.put("a", "1")
+    clock[0] = 1.5
+    assert kept.get("a", max_age_ms=1000, one_renews=True) is None
+    for key in "bcde":  # four newer answers push "a" out
+        kept.put(key, key)
+    assert kept.get("a", max_age_ms=1000, one_renews=True) is None
+    assert not kept._renewing
