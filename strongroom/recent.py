@@ -70,3 +70,35 @@ class Recent(Generic[V]):
         with self._lock:
             self._values.clear()
             self._renewing.clear()
+
+
+class Flights:
+    """One computation at a time per key within a worker: the first caller computes, the
+    others wait for it (at most `wait_s`, then compute their own) and take what it left. When
+    eight buyers race for a slot, the seven refused all need the room's new panel at once."""
+
+    def __init__(self, *, wait_s: float = 1.0) -> None:
+        self.wait_s = wait_s
+        self._running: dict[Hashable, threading.Event] = {}
+        self._lock = threading.Lock()
+
+    def once(self, key: Hashable, look: Callable[[], V | None], compute: Callable[[], V]) -> V:
+        """`look()` if it finds something, else `compute()`, run by one caller per `key` at a
+        time (`compute` keeps what `look` finds afterwards)."""
+        found = look()
+        if found is not None:
+            return found
+        with self._lock:
+            running = self._running.get(key)
+            if running is None:
+                mine = self._running[key] = threading.Event()
+        if running is not None:
+            running.wait(self.wait_s)
+            found = look()
+            return found if found is not None else compute()
+        try:
+            return compute()
+        finally:
+            with self._lock:
+                del self._running[key]
+            mine.set()

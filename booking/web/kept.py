@@ -18,7 +18,7 @@ from typing import Generic, TypeVar
 from django.conf import settings
 
 from booking.slots.room_read import RoomDays
-from strongroom.recent import Recent
+from strongroom.recent import Flights, Recent
 
 V = TypeVar("V")
 
@@ -33,6 +33,7 @@ class Kept(Generic[V]):
 
     def __init__(self, *, size: int = KEPT_MOST) -> None:
         self._recent: Recent[tuple[str, int, int | None, V]] = Recent(size=size)
+        self._building = Flights()
         self.enabled = True  # off: every piece is built afresh (the tests' fresh render)
         _EVERY.append(self.clear)
 
@@ -60,17 +61,26 @@ class Kept(Generic[V]):
         )
         if not keepable or read is None:
             return build()
-        found = self._recent.get(key)
-        if found is not None:
-            edition, built_ms, until_ms, value = found[0]
-            # A hold that had ended when the piece was built has ended now too: the clock
-            # only goes forward here (a reader behind it gets a piece of its own).
-            current = built_ms <= now_ms and (until_ms is None or now_ms < until_ms)
-            if edition == read.edition and current:
-                return value
-        value = build()
-        self._recent.put(key, (read.edition, now_ms, read.until_ms, value))
-        return value
+        room = read
+
+        def kept() -> V | None:
+            found = self._recent.get(key)
+            if found is not None:
+                edition, built_ms, until_ms, value = found[0]
+                # A hold that had ended when the piece was built has ended now too: the clock
+                # only goes forward here (a reader behind it gets a piece of its own).
+                current = built_ms <= now_ms and (until_ms is None or now_ms < until_ms)
+                if edition == room.edition and current:
+                    return value
+            return None
+
+        def built() -> V:
+            value = build()
+            self._recent.put(key, (room.edition, now_ms, room.until_ms, value))
+            return value
+
+        # Requests that read the same new edition at once wait for one build.
+        return self._building.once((key, read.edition), kept, built)
 
     def clear(self) -> None:
         self._recent.clear()

@@ -32,6 +32,7 @@ from booking.web.pick_page import (
 from booking.web.pieces import hour_options, pieces
 from strongroom.ahead import Command
 from strongroom.clock import to_ms
+from strongroom.recent import Flights
 
 
 def panel_reads(choices: Choices, *, with_choice: bool = True) -> list[Command]:
@@ -95,6 +96,7 @@ def _state(
 # The month tables and panels built from a room, kept per room edition (booking.web.kept).
 KEPT_MONTHS: Kept[Month] = Kept()
 KEPT_PANELS: Kept[Panel] = Kept()
+_RENDERING = Flights()  # renderings of kept panels under way (Panel.kept_html)
 
 
 def _kept_key(kind: str, choices: Choices, now: dt.datetime | None) -> tuple[object, ...]:
@@ -193,11 +195,13 @@ class Panel:
         it depends on besides the panel) while the panel is kept; so it is as exact as the
         panel itself (booking.web.kept), and must hold nothing of one person."""
         kept: dict[Hashable, SafeString] = self.__dict__.setdefault("_kept_html", {})
-        rendered = kept.get(key)
-        if rendered is None:
-            rendered = mark_safe(render())  # noqa: S308 (a template's own output)
-            kept[key] = rendered
-        return rendered
+
+        def rendered() -> SafeString:
+            kept[key] = mark_safe(render())  # noqa: S308 (a template's own output)
+            return kept[key]
+
+        # The refusals of one race render it once (this panel is alive while they wait).
+        return _RENDERING.once((id(self), key), lambda: kept.get(key), rendered)
 
 
 def panel_build(

@@ -1,9 +1,16 @@
 """Answers a worker keeps (strongroom/recent.py): with `one_renews`, only the first caller to
-find an answer too old computes the next one, and the others get the old one meanwhile."""
+find an answer too old computes the next one, and the others get the old one meanwhile; with
+`Flights`, callers who need the same answer at once wait for one computation."""
 
 from __future__ import annotations
 
-from strongroom.recent import Recent
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from strongroom.recent import Flights, Recent
 
 
 def kept_on(clock: list[float]) -> Recent[str]:
@@ -54,3 +61,55 @@ def test_what_falls_out_of_the_memory_is_no_longer_being_renewed() -> None:
         kept.put(key, key)
     assert kept.get("a", max_age_ms=1000, one_renews=True) is None
     assert not kept._renewing
+
+
+def test_callers_who_need_the_same_answer_at_once_wait_for_one_computation() -> None:
+    kept: dict[str, str] = {}
+    computed: list[int] = []
+    flights = Flights()
+    started = threading.Barrier(8)
+
+    def compute() -> str:
+        computed.append(1)
+        time.sleep(0.2)  # the others arrive meanwhile
+        kept["panel"] = "rendered"
+        return kept["panel"]
+
+    def ask() -> str:
+        started.wait()
+        return flights.once("panel", lambda: kept.get("panel"), compute)
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda _: ask(), range(8)))
+    assert answers == ["rendered"] * 8 and len(computed) == 1
+
+
+def test_when_the_one_computing_fails_the_waiting_compute_their_own() -> None:
+    flights = Flights(wait_s=3600.0)  # were they not woken, they would wait an hour
+    inside, looked, failed, got = threading.Event(), threading.Event(), threading.Event(), []
+
+    def look() -> str | None:
+        looked.set()
+        return None
+
+    def failing() -> str:
+        inside.set()
+        failed.wait()
+        raise RuntimeError("the store went away")
+
+    def first() -> None:
+        with pytest.raises(RuntimeError):
+            flights.once("panel", lambda: None, failing)
+
+    def second() -> None:
+        got.append(flights.once("panel", look, lambda: "mine"))
+
+    computing, waiting = threading.Thread(target=first), threading.Thread(target=second)
+    computing.start()
+    inside.wait()
+    waiting.start()
+    looked.wait()  # it found nothing and goes on to wait for the first
+    failed.set()
+    for thread in (computing, waiting):
+        thread.join(60)
+    assert got == ["mine"] and not waiting.is_alive()
