@@ -116,6 +116,7 @@ def test_refusals_of_a_taken_slot_share_one_panel_that_equals_a_fresh_render(
     for every buyer refused the slot, with no CSRF token of any of them, equal to a render
     with keeping off, and rendered again after the room changes."""
     from booking.web import pick_panel
+    from strongroom.templatetags import fixed_markup
 
     assert claim(r, request("A", room=20, dates=(5,)), owner=str(second_buyer.id)).ok
     clients = [client_for(buyer), client_for(second_buyer)]
@@ -128,11 +129,11 @@ def test_refusals_of_a_taken_slot_share_one_panel_that_equals_a_fresh_render(
         return answer.content.decode()
 
     def fresh(client: Client, **headers: str) -> str:
-        pick_panel.KEPT_PANELS.enabled = False
+        pick_panel.KEPT_PANELS.enabled = fixed_markup.KEEPING = False
         try:
             return refusal(client, **({"HX-Request": "true"} | headers))
         finally:
-            pick_panel.KEPT_PANELS.enabled = True
+            pick_panel.KEPT_PANELS.enabled = fixed_markup.KEEPING = True
 
     def tokens_out(page: str) -> str:  # Django masks the CSRF token afresh in every answer
         page = re.sub(r'(name="csrfmiddlewaretoken" value=")[^"]+', r"\1", page)
