@@ -30,6 +30,7 @@ from strongroom.ahead import read_together
 from strongroom.clock import minute_up
 from strongroom.middleware import is_fragment
 from strongroom.store import get_store
+from strongroom.templatetags.links import link
 
 HOLD_SESSION_KEY = "booking_hold_id"
 # The hold last turned into a booking, and that booking: Back to its confirm page leads to it.
@@ -246,7 +247,7 @@ def hold_answer(
             request, choices, result.taken, shown_free=request.POST.get("seen") == "free"
         )
     request.session[HOLD_SESSION_KEY] = hold_id
-    return HttpResponseRedirect(reverse("booking:confirm", args=[hold_id]))
+    return HttpResponseRedirect(link("booking:confirm", hold_id))
 
 
 def claim_answer(
@@ -261,4 +262,4 @@ def claim_answer(
     if hold_id and request.session.get(HOLD_SESSION_KEY) == hold_id:
         del request.session[HOLD_SESSION_KEY]
         request.session[HOLD_BOOKED_SESSION_KEY] = [hold_id, result.booking.id]
-    return HttpResponseRedirect(reverse("booking:done", args=[result.booking.id]))
+    return HttpResponseRedirect(link("booking:done", result.booking.id))
