@@ -13,53 +13,50 @@ import pytest
 from strongroom.recent import Flights, Recent
 
 
-def kept_on(clock: list[float]) -> Recent[str]:
-    return Recent(size=4, clock=lambda: clock[0])
+def kept_old(key: str) -> tuple[list[float], Recent[str]]:
+    """ "first" kept under `key` at 0 s, and the clock (a one-item list) at 1.5 s: too old."""
+    clock = [0.0]
+    kept: Recent[str] = Recent(size=4, clock=lambda: clock[0])
+    kept.put(key, "first")
+    clock[0] = 1.5
+    return clock, kept
+
+
+def renewing(kept: Recent[str], key: str) -> tuple[str, float] | None:
+    return kept.get(key, max_age_ms=1000, one_renews=True)
 
 
 def test_one_caller_renews_an_old_answer_while_the_others_get_it_as_it_was() -> None:
-    clock = [0.0]
-    kept = kept_on(clock)
-    kept.put("map", "first")
-    clock[0] = 1.5  # older than its second
-    assert kept.get("map", max_age_ms=1000, one_renews=True) is None  # this caller renews
-    assert kept.get("map", max_age_ms=1000, one_renews=True) == ("first", 1.5)
+    _clock, kept = kept_old("map")
+    assert renewing(kept, "map") is None  # this caller renews
+    assert renewing(kept, "map") == ("first", 1.5)
     kept.put("map", "second")
-    assert kept.get("map", max_age_ms=1000, one_renews=True) == ("second", 0.0)
+    assert renewing(kept, "map") == ("second", 0.0)
 
 
 def test_a_renewal_that_never_comes_is_left_to_the_next_caller_after_another_max_age() -> None:
-    clock = [0.0]
-    kept = kept_on(clock)
-    kept.put("map", "first")
-    clock[0] = 1.5
-    assert kept.get("map", max_age_ms=1000, one_renews=True) is None  # renews, then fails
+    clock, kept = kept_old("map")
+    assert renewing(kept, "map") is None  # renews, then fails
     clock[0] = 2.4
-    assert kept.get("map", max_age_ms=1000, one_renews=True) == ("first", 2.4)
+    assert renewing(kept, "map") == ("first", 2.4)
     clock[0] = 2.5  # a second since that renewal began: the next caller renews
-    assert kept.get("map", max_age_ms=1000, one_renews=True) is None
-    assert kept.get("map", max_age_ms=1000, one_renews=True) == ("first", 2.5)
+    assert renewing(kept, "map") is None
+    assert renewing(kept, "map") == ("first", 2.5)
 
 
 def test_without_one_renews_an_old_answer_is_forgotten_for_every_caller() -> None:
-    clock = [0.0]
-    kept = kept_on(clock)
-    kept.put("page", "first")
-    clock[0] = 1.5
+    _clock, kept = kept_old("page")
     assert kept.get("page", max_age_ms=1000) is None
     assert kept.get("page", max_age_ms=1000) is None
     assert kept.get("page") is None  # gone, whatever its age
 
 
 def test_what_falls_out_of_the_memory_is_no_longer_being_renewed() -> None:
-    clock = [0.0]
-    kept = kept_on(clock)
-    kept.put("a", "1")
-    clock[0] = 1.5
-    assert kept.get("a", max_age_ms=1000, one_renews=True) is None
+    _clock, kept = kept_old("a")
+    assert renewing(kept, "a") is None
     for key in "bcde":  # four newer answers push "a" out
         kept.put(key, key)
-    assert kept.get("a", max_age_ms=1000, one_renews=True) is None
+    assert renewing(kept, "a") is None
     assert not kept._renewing
 
 
