@@ -61,7 +61,7 @@ class Kept(Generic[V]):
         )
         if not keepable or read is None:
             return build()
-        room = read
+        room = read  # not None here, for the closures below
 
         def kept() -> V | None:
             found = self._recent.get(key)
