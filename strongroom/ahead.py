@@ -82,7 +82,7 @@ def pipeline_replies(client: redis.Redis, commands: Sequence[Command]) -> list[A
         else:
             missing.append(at)
     if missing:
-        sent = _send(client, [commands[at] for at in missing])
+        sent = pipeline_send(client, [commands[at] for at in missing])
         for at, reply in zip(missing, sent, strict=True):
             replies[at] = reply
     return replies
@@ -97,10 +97,12 @@ def read_together(client: redis.Redis, *reads: Sequence[Command]) -> None:
         return
     wanted = [cmd for read in reads for cmd in read if not kept.get(_key(cmd))]
     if wanted:
-        keep_replies(wanted, _send(client, wanted))
+        keep_replies(wanted, pipeline_send(client, wanted))
 
 
-def _send(client: redis.Redis, commands: list[Command]) -> list[Any]:
+def pipeline_send(client: redis.Redis, commands: Sequence[Command]) -> list[Any]:
+    """`commands` in one pipeline (not a transaction: on a cluster they may span slots); none,
+    no round trip."""
     pipe = client.pipeline(transaction=False)
     for args, options in commands:
         pipe.execute_command(*args, **options)

@@ -35,13 +35,13 @@ import threading
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
 
 import redis
 from django.conf import settings
 from django.core.mail import EmailMessage
 
 from strongroom import keyspace as ks
+from strongroom.ahead import Command, pipeline_send
 from strongroom.calls import FunctionSpec
 from strongroom.decoders import text_hash, text_values
 from strongroom.libraries import fcall
@@ -295,12 +295,12 @@ def dead_letter_discard(*, client: redis.Redis, key: str) -> bool:
 # --- writes made with an entry's acknowledgement ---------------------------------------------
 
 # The writes asked for by the render under way in a sender's pass (None: not in a pass).
-pass_writes: ContextVar[list[tuple[Any, ...]] | None] = ContextVar(
+pass_writes: ContextVar[list[Command] | None] = ContextVar(
     "strongroom_outbox_pass_writes", default=None
 )
 
 
-def write_with_ack(client: redis.Redis, *commands: tuple[Any, ...]) -> None:
+def write_with_ack(client: redis.Redis, *commands: Command) -> None:
     """Writes a renderer makes for the entry it renders (a receipt owed, say). In a sender's
     pass they are made with the entry's acknowledgement and before it: for the entries a pass
     drops, all in one round trip at the pass's end. A pass that stops before leaves its
@@ -308,19 +308,9 @@ def write_with_ack(client: redis.Redis, *commands: tuple[Any, ...]) -> None:
     they are made at once."""
     pending = pass_writes.get()
     if pending is None:
-        write_now(client, commands)
+        pipeline_send(client, commands)
     else:
         pending.extend(commands)
-
-
-def write_now(client: redis.Redis, commands: Sequence[tuple[Any, ...]]) -> None:
-    """`commands` in one pipeline (not a transaction: on a cluster they may span slots)."""
-    if not commands:
-        return
-    pipe = client.pipeline(transaction=False)
-    for args in commands:
-        pipe.execute_command(*args)
-    pipe.execute()
 
 
 # --- waking this process's sender ------------------------------------------------------------

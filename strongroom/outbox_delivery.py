@@ -22,7 +22,7 @@ from django.core.mail.backends.base import BaseEmailBackend
 from django.core.mail.utils import DNS_NAME
 
 from strongroom import keyspace as ks
-from strongroom.ahead import request_reads
+from strongroom.ahead import Command, pipeline_send, request_reads
 from strongroom.clock import now_ms
 from strongroom.decoders import text_values
 from strongroom.outbox import (
@@ -37,7 +37,6 @@ from strongroom.outbox import (
     pass_writes,
     tries_field,
     tries_limit,
-    write_now,
 )
 from strongroom.store import UNAVAILABLE, StoreUnavailable
 
@@ -272,7 +271,7 @@ def _prepare(client: redis.Redis, members: list[str]) -> None:
             )
 
 
-def _render(client: redis.Redis, member: str, writes: list[tuple[Any, ...]]) -> EmailMessage | None:
+def _render(client: redis.Redis, member: str, writes: list[Command]) -> EmailMessage | None:
     """The entry's message (None: dropped); the writes its renderer asked for go to `writes`."""
     kind, *args = member.split("|")
     plugged = RENDERERS.get(kind)
@@ -336,11 +335,11 @@ def _deliver(
     (sent, failed, dropped, dead)."""
     sent = failed = dead = 0
     dropped: list[Delivery] = []
-    dropped_writes: list[tuple[Any, ...]] = []
+    dropped_writes: list[Command] = []
     for delivery in taken:
         if flight.lost():
             break
-        writes: list[tuple[Any, ...]] = []
+        writes: list[Command] = []
         try:
             message = _render(client, delivery.member, writes)
             if message is not None:
@@ -363,10 +362,10 @@ def _deliver(
             continue
         flight.done(delivery)
         sent += 1
-        write_now(client, writes)
+        pipeline_send(client, writes)
         _acks(client, [(delivery.box, delivery.entry_id, bool(delivery.tries.attempts))])
     # The writes first: an entry acknowledged is never rendered again.
-    write_now(client, dropped_writes)
+    pipeline_send(client, dropped_writes)
     _acks(client, [(d.box, d.entry_id, bool(d.tries.attempts)) for d in dropped])
     for delivery in dropped:
         flight.done(delivery)

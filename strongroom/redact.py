@@ -1,7 +1,8 @@
 """Secrets kept out of the logs: the calendar subscription's secret and the reset and
 verification tokens are part of their links' paths, which the access log (gunicorn) and
 Django's request log ("Not Found: /book/calendar/...") would otherwise write down; anyone who
-reads the log could then follow the link."""
+reads the log could then follow the link. Also the one expected refusal kept out of Django's
+request log: a lost race for a slot (409)."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from booking.engine.bookings import booking_get, booking_read
 from booking.engine.priority import priority_grant
 from booking.engine.waits import notice_of, wait_of
 from strongroom import keyspace as ks
-from strongroom.ahead import keep_replies, pipeline_replies, read_together
+from strongroom.ahead import command, keep_replies, pipeline_replies, read_together
 from strongroom.decoders import text_hash, text_or_none
 from strongroom.outbox import FIELD, MailKind, entry, sender_wake, write_with_ack
 
@@ -45,7 +45,9 @@ def receipt_owed(*, client: redis.Redis, owner_id: int, booking_id: str) -> None
     """Remember a receipt that found no confirmed address: sent once one is confirmed. Written
     with the entry's acknowledgement (a pass writes those of all its receipts at once)."""
     key = ks.BOOKING_RECEIPTS_OWED.key(owner_id=owner_id)
-    write_with_ack(client, ("SADD", key, booking_id), ("EXPIRE", key, RECEIPTS_OWED_S))
+    write_with_ack(
+        client, command("SADD", key, booking_id), command("EXPIRE", key, RECEIPTS_OWED_S)
+    )
 
 
 def receipts_owed_send(*, client: redis.Redis, person_id: int) -> None:

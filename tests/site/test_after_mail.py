@@ -269,17 +269,17 @@ def test_a_pass_cut_before_its_drops_are_written_leaves_them_to_be_rendered_agai
     each receipt once."""
     monkeypatch.setattr(outbox_delivery, "RECOVER_MS", 600)
     bookings = [book(r, buyer, room=room) for room in range(40, 46)]
-    written = outbox_delivery.write_now
+    written = outbox_delivery.pipeline_send
 
     def store_gone(client: redis.Redis, commands: object) -> None:
         raise redis.ConnectionError("the store went away")
 
-    monkeypatch.setattr(outbox_delivery, "write_now", store_gone)
+    monkeypatch.setattr(outbox_delivery, "pipeline_send", store_gone)
     with pytest.raises(redis.ConnectionError):
         outbox_send(client=r)
     owed = ks.BOOKING_RECEIPTS_OWED.key(owner_id=buyer.id)
     assert not r.exists(owed) and len(outbox_pending(client=r)) == 6
-    monkeypatch.setattr(outbox_delivery, "write_now", written)
+    monkeypatch.setattr(outbox_delivery, "pipeline_send", written)
     time.sleep(0.7)  # idle for longer than RECOVER_MS: taken over as a dead sender's
     assert outbox_send(client=r).dropped == 6
     assert r.smembers(owed) == {b.id for b in bookings} and r.ttl(owed) > 0

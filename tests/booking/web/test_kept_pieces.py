@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import threading
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 import redis
@@ -205,3 +209,29 @@ def test_a_buyer_with_a_hold_in_the_room_gets_a_panel_of_their_own(r: redis.Redi
     assert seen["101"] is not seen[None] and not seen["101"].blocked
     again = pick_panel.panel_build(client=r, choices=choices, owner_id="101", now=NOW)
     assert again is not seen["101"]
+
+
+def test_readers_of_a_new_edition_at_the_same_moment_wait_for_one_build(
+    r: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The seven refusals of a race read the room's new edition together: one builds its panel,
+    the others wait for it and get the very same one."""
+    claim(r, request("C", room=ROOM, dates=(3,), hour_start=8, hour_end=10, boxes=[1]))
+    choices = Choices(cls="C", room=ROOM, dates=(day(3),), start=8, end=10, boxes=(1,),
+                      month=DECEMBER)  # fmt: skip
+    built, together = [], threading.Barrier(8)
+    real = pick_panel._panel
+
+    def slow_panel(*args: Any) -> pick_panel.Panel:
+        built.append(1)
+        time.sleep(0.2)  # the others read the room meanwhile
+        return real(*args)
+
+    def refused() -> pick_panel.Panel:
+        together.wait()
+        return pick_panel.panel_build(client=r, choices=choices, owner_id=None, now=NOW)
+
+    monkeypatch.setattr(pick_panel, "_panel", slow_panel)
+    with ThreadPoolExecutor(8) as pool:
+        panels = list(pool.map(lambda _: refused(), range(8)))
+    assert len(built) == 1 and all(p is panels[0] for p in panels) and panels[0].blocked
