@@ -3,6 +3,7 @@ real site served by gunicorn on a free port; Debian's Chromium driven by Playwri
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import subprocess
@@ -128,6 +129,18 @@ ON_CLUSTER = os.environ.get("STRONGROOM_TEST_STORE", "") == "cluster"
 CLUSTER_PRIMARIES = 3
 
 
+def _cluster_started(data_dir: Path) -> embedded_cluster.LocalCluster:
+    """The session's cluster. The test workers pick free ports at the same moment, and a port
+    one of them picked may be bound by another's node before its own starts (seen once in CI:
+    every test of that worker failed): then it starts again, on other ports."""
+    for attempt in range(2):
+        with contextlib.suppress(RuntimeError):
+            return embedded_cluster.cluster_start(
+                data_dir / f"cluster{attempt}", primaries=CLUSTER_PRIMARIES
+            )
+    return embedded_cluster.cluster_start(data_dir / "cluster2", primaries=CLUSTER_PRIMARIES)
+
+
 @pytest.fixture(scope="session")
 def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The data directory of the session's embedded Valkey (the same code `make run` uses), or
@@ -136,9 +149,7 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     cluster = None
     with _watch.shared():  # every test uses this store: starting it does not make a test slow
         if ON_CLUSTER:
-            cluster = embedded_cluster.cluster_start(
-                data_dir / "cluster", primaries=CLUSTER_PRIMARIES
-            )
+            cluster = _cluster_started(data_dir)
             url = cluster.url
         else:
             # Cluster mode, one node owning every slot: a multi-key command whose keys do not
