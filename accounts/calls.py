@@ -25,7 +25,7 @@ LOGIN_GATE = FunctionSpec(
     ("pair", "pair_lock", "trusted", "address", "address_lock", "name"),
     ("now_ms", "window_ms", "pair_limit", "lock_ms", "address_limit", "name_limit", "slow_ms",
      "attempt_id"),
-    reply=("verdict", "ends"),
+    reply=("verdict", "ends", "lock"),
 )  # fmt: skip
 LOGIN_PASSED = FunctionSpec(
     "accounts_login_passed", "LOGIN_PASSED", LOGIN_GATE.keys, ("attempt_id", "trust_ms")

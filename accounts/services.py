@@ -69,6 +69,19 @@ class NameLookalike(NameTaken):
         )
 
 
+def name_refusal(*, client: redis.Redis, username: str) -> NameTaken | None:
+    """Why `username` cannot be had (taken, or like a name taken), read before anything is
+    written or counted; None when it looks free (the name's claim still decides between two
+    sign-ups of it at the same moment). One round trip."""
+    with client.pipeline(transaction=False) as pipe:
+        pipe.hget(PERSON_BY_NAME.key(), name_key(username))
+        pipe.hget(PERSON_BY_SKELETON.key(), name_skeleton(username))
+        owner, alike = pipe.execute()
+    if owner is not None:
+        return NameTaken()
+    return NameLookalike() if alike is not None else None
+
+
 class PersonNotFound(Exception):
     """No person has this id."""
 
@@ -101,6 +114,9 @@ def person_register(
     between the two steps leaves a person no name leads to (never a name without a person).
     """
     username_validate(username)
+    refused = name_refusal(client=client, username=username)
+    if refused is not None:
+        raise refused  # taken already: no id is used up and nothing is written
     key = name_key(username)
     token = uuid.uuid4().hex
     for _attempt in range(_SIGNUP_ATTEMPTS):
@@ -253,12 +269,13 @@ def person_delete(*, client: redis.Redis, person_id: int) -> bool:
 
 def login_gate(
     *, client: redis.Redis, pair: ThrottlePair, attempt: str, at_ms: int, username: str
-) -> tuple[bool, int, int | None]:
+) -> tuple[bool, int, int | None, bool]:
     """Let one login attempt through the throttle, counting it as a failure until it succeeds;
     the name's person id is looked up in the same round trip.
 
     Returns whether the password may be checked, the end of the pair's lock (epoch ms, 0 for
-    none: the lock that refused it, or the one a wrong password now meets) and the person id.
+    none: the lock that refused it, or the one a wrong password now meets), the person id and
+    whether the lock that refused it is the client's own (whatever name it tries).
     One atomic call checks every limit and counts: parallel attempts cannot outrun it.
     """
     keys, gate_args = LOGIN_GATE.call(
@@ -283,7 +300,7 @@ def login_gate(
     )
     verdict = LOGIN_GATE.reply_of(gate)
     found = int(person_id) if person_id is not None else None
-    return verdict["verdict"] == "go", int(verdict["ends"]), found
+    return verdict["verdict"] == "go", int(verdict["ends"]), found, verdict["lock"] == "address"
 
 
 def login_passed(*, client: redis.Redis, pair: ThrottlePair, attempt: str) -> None:
@@ -355,6 +372,7 @@ class LoginOutcome:
     person: Person | None = None
     password_hash: str = ""
     locked_until_ms: int = 0
+    address_locked: bool = False  # the lock is the client's, for any name it tries
 
     @property
     def locked(self) -> bool:
@@ -368,14 +386,29 @@ def login_attempt(
 
     An unknown name and a wrong password look and cost the same (a hash is computed either way).
     """
-    pair = ThrottlePair.of(username=username, client_id=client_id)
     at = now_ms()
+    outcome = password_check(
+        client=client, username=username, password=password, client_id=client_id, at_ms=at
+    )
+    if outcome.person is not None:
+        login_record(client=client, person_id=outcome.person.id, at_ms=at, language=language)
+    return outcome
+
+
+def password_check(
+    *, client: redis.Redis, username: str, password: str, client_id: str, at_ms: int | None = None
+) -> LoginOutcome:
+    """A name and password checked under the login throttle, nothing recorded as a login: the
+    login form, and a signed-in person who confirms their password (to change it, to delete
+    the account) guesses under the same limits as anyone logging in."""
+    pair = ThrottlePair.of(username=username, client_id=client_id)
+    at = now_ms() if at_ms is None else at_ms
     attempt = uuid.uuid4().hex
-    may_check, locked_until, person_id = login_gate(
+    may_check, locked_until, person_id, address_locked = login_gate(
         client=client, pair=pair, attempt=attempt, at_ms=at, username=username
     )
     if not may_check:
-        return LoginOutcome(locked_until_ms=locked_until)
+        return LoginOutcome(locked_until_ms=locked_until, address_locked=address_locked)
     # An unknown name still reads a person (id 0 is never handed out): the same round trips.
     found = person_with_password(client=client, person_id=person_id or _NO_PERSON_ID)
     if person_id is None or found is None:
@@ -384,6 +417,5 @@ def login_attempt(
     person, encoded = found
     if not check_password(password, encoded):
         return LoginOutcome(locked_until_ms=locked_until)
-    login_record(client=client, person_id=person.id, at_ms=at, language=language)
     login_passed(client=client, pair=pair, attempt=attempt)
     return LoginOutcome(person=person, password_hash=encoded)

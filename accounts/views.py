@@ -7,8 +7,8 @@ from dataclasses import replace
 from urllib.parse import quote
 
 import redis
+from django import forms
 from django.contrib import messages
-from django.contrib.auth.hashers import check_password
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
@@ -63,40 +63,56 @@ def signup(request: HttpRequest) -> HttpResponse:
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         client = get_store()
-        if services.signup_gate(client=client, client_id=client_address(request)):
+        # A name already taken is said before the gate: a typo does not use up the allowance.
+        refused = services.name_refusal(client=client, username=form.cleaned_data["username"])
+        next_allowed = (
+            0 if refused else services.signup_gate(client=client, client_id=client_address(request))
+        )
+        if refused is not None:
+            form.add_error("username", refused)
+        elif next_allowed:
             form.add_error(
                 None,
                 _("Too many new accounts from your connection. Please try again later."),
             )
             context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
-            return render(request, "accounts/signup.html", context, status=429)
-        try:
-            person = services.person_create(
-                client=client,
-                username=form.cleaned_data["username"],
-                password=form.cleaned_data["password1"],
-            )
-        except ValidationError as error:
-            form.add_error("username", error)
+            response = render(request, "accounts/signup.html", context, status=429)
+            return _retry_after(response, until_ms=next_allowed)
         else:
-            found = person_with_password(client=client, person_id=person.id)
-            if found is not None:
-                request_sign_in(request, person=person, password_hash=found[1])
-                services.login_record(
-                    client=client, person_id=person.id, language=request.LANGUAGE_CODE
-                )
-            messages.success(request, _("Welcome, %(name)s.") % {"name": person.username})
-            if form.cleaned_data["email"]:
-                outcome = emails.email_set(
-                    client=client,
-                    person_id=person.id,
-                    email=form.cleaned_data["email"],
-                    next_url=next_url,
-                )
-                _say_email_outcome(request, outcome, form.cleaned_data["email"])
-            return HttpResponseRedirect(next_url)
+            return _signed_up(request, form, client=client, next_url=next_url)
     context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
     return render(request, "accounts/signup.html", context)
+
+
+def _signed_up(
+    request: HttpRequest, form: SignupForm, *, client: redis.Redis, next_url: str
+) -> HttpResponse:
+    """Create the account of a valid sign-up form and sign it in (the redirect), or show the
+    form again with the name's refusal (taken at the same moment by someone else)."""
+    try:
+        person = services.person_create(
+            client=client,
+            username=form.cleaned_data["username"],
+            password=form.cleaned_data["password1"],
+        )
+    except ValidationError as error:
+        form.add_error("username", error)
+        context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
+        return render(request, "accounts/signup.html", context)
+    found = person_with_password(client=client, person_id=person.id)
+    if found is not None:
+        request_sign_in(request, person=person, password_hash=found[1])
+        services.login_record(client=client, person_id=person.id, language=request.LANGUAGE_CODE)
+    messages.success(request, _("Welcome, %(name)s.") % {"name": person.username})
+    if form.cleaned_data["email"]:
+        outcome = emails.email_set(
+            client=client,
+            person_id=person.id,
+            email=form.cleaned_data["email"],
+            next_url=next_url,
+        )
+        _say_email_outcome(request, outcome, form.cleaned_data["email"])
+    return HttpResponseRedirect(next_url)
 
 
 @sensitive_post_parameters("password")
@@ -104,7 +120,7 @@ def signup(request: HttpRequest) -> HttpResponse:
 def login(request: HttpRequest) -> HttpResponse:
     """Sign in under the throttle; a wrong name and a wrong password read the same."""
     form = LoginForm(request.POST or None, initial={"next": request.GET.get("next", "")})
-    status = 200
+    status, locked_until = 200, 0
     if request.method == "POST" and form.is_valid():
         outcome = services.login_attempt(
             client=get_store(),
@@ -117,19 +133,8 @@ def login(request: HttpRequest) -> HttpResponse:
             request_sign_in(request, person=outcome.person, password_hash=outcome.password_hash)
             return HttpResponseRedirect(safe_next(request, form.cleaned_data["next"]))
         if outcome.locked:
-            minutes = max(1, math.ceil((outcome.locked_until_ms - now_ms()) / 60_000))
-            form.add_error(
-                None,
-                ngettext(
-                    "Too many failed logins for this username from your connection. "
-                    "Please try again in %(minutes)d minute.",
-                    "Too many failed logins for this username from your connection. "
-                    "Please try again in %(minutes)d minutes.",
-                    minutes,
-                )
-                % {"minutes": minutes},
-            )
-            status = 429
+            form.add_error(None, _locked_message(outcome))
+            status, locked_until = 429, outcome.locked_until_ms
         else:
             form.add_error(None, _("The username or the password is wrong."))
             status = 400
@@ -138,7 +143,56 @@ def login(request: HttpRequest) -> HttpResponse:
     next_url = form.data.get("next") if form.is_bound else request.GET.get("next", "")
     next_url = safe_next(request, next_url) if next_url else ""
     context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
-    return render(request, "accounts/login.html", context, status=status)
+    response = render(request, "accounts/login.html", context, status=status)
+    return _retry_after(response, until_ms=locked_until)
+
+
+def _locked_message(outcome: services.LoginOutcome) -> str:
+    """What a locked login (or password check) says: whose lock it is, and for how long."""
+    minutes = max(1, math.ceil((outcome.locked_until_ms - now_ms()) / 60_000))
+    if outcome.address_locked:
+        text = ngettext(
+            "Too many failed logins from your connection. Please try again in %(minutes)d minute.",
+            "Too many failed logins from your connection. Please try again in %(minutes)d minutes.",
+            minutes,
+        )
+    else:
+        text = ngettext(
+            "Too many failed logins for this username from your connection. "
+            "Please try again in %(minutes)d minute.",
+            "Too many failed logins for this username from your connection. "
+            "Please try again in %(minutes)d minutes.",
+            minutes,
+        )
+    return text % {"minutes": minutes}
+
+
+def _retry_after(response: HttpResponse, *, until_ms: int) -> HttpResponse:
+    """A 429 says when to come back (Retry-After, in seconds; `until_ms` epoch ms)."""
+    if response.status_code == 429 and until_ms:
+        response["Retry-After"] = str(max(1, math.ceil((until_ms - now_ms()) / 1000)))
+    return response
+
+
+def _password_confirmed(
+    request: HttpRequest, form: forms.Form, field: str, *, person: Person, wrong: str
+) -> tuple[Person | None, int, int]:
+    """The signed-in person's password (`field` of `form`) checked under the login throttle:
+    the person, or None with the refusal (`wrong`, or the lock) added to the form; the status
+    to answer with and the lock's end (epoch ms, 0 for none)."""
+    outcome = services.password_check(
+        client=get_store(),
+        username=person.username,
+        password=form.cleaned_data[field],
+        client_id=client_address(request),
+    )
+    if outcome.person is not None and outcome.person.id == person.id:
+        return outcome.person, 200, 0
+    if outcome.locked:
+        form.add_error(field, _locked_message(outcome))
+        return None, 429, outcome.locked_until_ms
+    form.add_error(field, wrong)
+    return None, 400, 0
 
 
 @require_POST
@@ -174,20 +228,19 @@ def password_change(request: HttpRequest) -> HttpResponse:
     client = get_store()
     person = signed_in_person(request)
     form = PasswordChangeForm(request.POST or None, person=person)
+    status, locked_until = 200, 0
     if request.method == "POST" and form.is_valid():
-        found = person_with_password(client=client, person_id=person.id)
-        if found is None or not check_password(form.cleaned_data["old_password"], found[1]):
-            form.add_error("old_password", _("Your current password is wrong."))
-        else:
-            saved = _password_saved(request, form, client=client, person=found[0])
+        confirmed, status, locked_until = _password_confirmed(
+            request, form, "old_password", person=person, wrong=_("Your current password is wrong.")
+        )
+        if confirmed is not None:
+            saved = _password_saved(request, form, client=client, person=confirmed)
             if saved is not None:
                 return saved
-    return render(
-        request,
-        "accounts/password_change.html",
-        {"form": form},
-        status=400 if form.errors else 200,
-    )
+    if form.errors and status == 200:
+        status = 400
+    response = render(request, "accounts/password_change.html", {"form": form}, status=status)
+    return _retry_after(response, until_ms=locked_until)
 
 
 @login_required
@@ -313,16 +366,19 @@ def delete(request: HttpRequest) -> HttpResponse:
     """Delete the account: upcoming bookings are cancelled, collected ones kept anonymously."""
     client, person = get_store(), signed_in_person(request)
     form = DeleteAccountForm(request.POST)
-    found = person_with_password(client=client, person_id=person.id)
-    if form.is_valid() and found is not None:
-        if check_password(form.cleaned_data["password"], found[1]):
+    status, locked_until = 400, 0
+    if form.is_valid():
+        confirmed, status, locked_until = _password_confirmed(
+            request, form, "password", person=person, wrong=_("Your password is wrong.")
+        )
+        if confirmed is not None:
             person_forget_everywhere(client=client, person_id=person.id)
             services.person_delete(client=client, person_id=person.id)
             request_sign_out(request)
             messages.info(request, _("Your account is deleted."))
             return redirect("home")
-        form.add_error("password", _("Your password is wrong."))
-    return profile_page(request, delete_form=form, status=400)
+    response = profile_page(request, delete_form=form, status=status)
+    return _retry_after(response, until_ms=locked_until)
 
 
 @sensitive_post_parameters("login")

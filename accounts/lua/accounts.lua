@@ -86,7 +86,8 @@ end
 -- KEYS: 1 pair failures zset, 2 pair lock, 3 pair trusted, 4 address failures zset,
 --       5 address lock, 6 name failures zset (all under one hash tag)
 -- ARGV: now_ms, window_ms, pair limit, lock_ms, address limit, name limit, slow_ms, attempt id
--- Returns {"go", lock end or 0 (this attempt locked the pair)} | {"locked", lock end}.
+-- Returns {"go", lock end or 0 (this attempt locked the pair)} | {"locked", lock end} (the
+-- pair's lock) | {"locked", lock end, "address"} (the client's, whatever the name).
 -- A pair (name, client) that logged in within the trust period skips the address lock and the
 -- name's slowdown: others' guesses never keep a person out of their usual connection. Once a
 -- name has `name limit` failures in the window, from any clients, every other pair may try it
@@ -113,7 +114,7 @@ local function login_gate(keys, args)
   if ends > now then return {'locked', ends} end
   if not is_trusted then
     ends = tonumber(redis.call('GET', address_lock) or '0')
-    if ends > now then return {'locked', ends} end
+    if ends > now then return {'locked', ends, 'address'} end
   end
   local pair_count = redis.call('ZCOUNT', pair, since, '+inf')
   if pair_count >= pair_limit then
