@@ -1,13 +1,12 @@
-"""Sign up, log in, log out, change password: parse, call one domain function, render."""
+"""Sign up, log in, log out, one's own account (the password's pages: views_password.py):
+parse, call one domain function, render."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from urllib.parse import quote
 
 import redis
-from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -15,7 +14,6 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -23,21 +21,15 @@ from accounts import emails, services
 from accounts.access import login_required, signed_in_person
 from accounts.account_page import profile_page, profile_plan
 from accounts.clients import client_address
-from accounts.extensions import person_forget_everywhere
 from accounts.forms import (
-    DeleteAccountForm,
     EmailForm,
     LoginForm,
-    PasswordChangeForm,
-    ResetRequestForm,
-    SetPasswordForm,
     SignupForm,
 )
-from accounts.people import Person
+from accounts.gates import locked_message, retry_after, signup_gate
 from accounts.selectors import person_with_password
 from accounts.sessions import request_sign_in, request_sign_out
 from strongroom.ahead import reads_ahead
-from strongroom.clock import now_ms
 from strongroom.context_processors import BACK_MOST
 from strongroom.store import get_store
 
@@ -66,7 +58,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         # A name already taken is said before the gate: a typo does not use up the allowance.
         refused = services.name_refusal(client=client, username=form.cleaned_data["username"])
         next_allowed = (
-            0 if refused else services.signup_gate(client=client, client_id=client_address(request))
+            0 if refused else signup_gate(client=client, client_id=client_address(request))
         )
         if refused is not None:
             form.add_error("username", refused)
@@ -77,7 +69,7 @@ def signup(request: HttpRequest) -> HttpResponse:
             )
             context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
             response = render(request, "accounts/signup.html", context, status=429)
-            return _retry_after(response, until_ms=next_allowed)
+            return retry_after(response, until_ms=next_allowed)
         else:
             return _signed_up(request, form, client=client, next_url=next_url)
     context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
@@ -133,7 +125,7 @@ def login(request: HttpRequest) -> HttpResponse:
             request_sign_in(request, person=outcome.person, password_hash=outcome.password_hash)
             return HttpResponseRedirect(safe_next(request, form.cleaned_data["next"]))
         if outcome.locked:
-            form.add_error(None, _locked_message(outcome))
+            form.add_error(None, locked_message(outcome))
             status, locked_until = 429, outcome.locked_until_ms
         else:
             form.add_error(None, _("The username or the password is wrong."))
@@ -144,55 +136,7 @@ def login(request: HttpRequest) -> HttpResponse:
     next_url = safe_next(request, next_url) if next_url else ""
     context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
     response = render(request, "accounts/login.html", context, status=status)
-    return _retry_after(response, until_ms=locked_until)
-
-
-def _locked_message(outcome: services.LoginOutcome) -> str:
-    """What a locked login (or password check) says: whose lock it is, and for how long."""
-    minutes = max(1, math.ceil((outcome.locked_until_ms - now_ms()) / 60_000))
-    if outcome.address_locked:
-        text = ngettext(
-            "Too many failed logins from your connection. Please try again in %(minutes)d minute.",
-            "Too many failed logins from your connection. Please try again in %(minutes)d minutes.",
-            minutes,
-        )
-    else:
-        text = ngettext(
-            "Too many failed logins for this username from your connection. "
-            "Please try again in %(minutes)d minute.",
-            "Too many failed logins for this username from your connection. "
-            "Please try again in %(minutes)d minutes.",
-            minutes,
-        )
-    return text % {"minutes": minutes}
-
-
-def _retry_after(response: HttpResponse, *, until_ms: int) -> HttpResponse:
-    """A 429 says when to come back (Retry-After, in seconds; `until_ms` epoch ms)."""
-    if response.status_code == 429 and until_ms:
-        response["Retry-After"] = str(max(1, math.ceil((until_ms - now_ms()) / 1000)))
-    return response
-
-
-def _password_confirmed(
-    request: HttpRequest, form: forms.Form, field: str, *, person: Person, wrong: str
-) -> tuple[Person | None, int, int]:
-    """The signed-in person's password (`field` of `form`) checked under the login throttle:
-    the person, or None with the refusal (`wrong`, or the lock) added to the form; the status
-    to answer with and the lock's end (epoch ms, 0 for none)."""
-    outcome = services.password_check(
-        client=get_store(),
-        username=person.username,
-        password=form.cleaned_data[field],
-        client_id=client_address(request),
-    )
-    if outcome.person is not None and outcome.person.id == person.id:
-        return outcome.person, 200, 0
-    if outcome.locked:
-        form.add_error(field, _locked_message(outcome))
-        return None, 429, outcome.locked_until_ms
-    form.add_error(field, wrong)
-    return None, 400, 0
+    return retry_after(response, until_ms=locked_until)
 
 
 @require_POST
@@ -201,46 +145,6 @@ def logout(request: HttpRequest) -> HttpResponse:
     request_sign_out(request)
     messages.info(request, _("You have logged out."))
     return redirect("home")
-
-
-def _password_saved(
-    request: HttpRequest, form: SetPasswordForm, *, client: redis.Redis, person: Person
-) -> HttpResponse | None:
-    """Store the form's new password and sign this request in with it (other sessions end):
-    the redirect to the account page, or None with the refusal added to the form."""
-    try:
-        encoded = services.password_set(
-            client=client, person_id=person.id, password=form.cleaned_data["new_password1"]
-        )
-    except ValidationError as error:
-        form.add_error("new_password1", error)
-        return None
-    request_sign_in(request, person=person, password_hash=encoded)
-    messages.success(request, _("Your password has been changed."))
-    return redirect("accounts:profile")
-
-
-@login_required
-@sensitive_post_parameters("old_password", "new_password1", "new_password2")
-@require_http_methods(["GET", "HEAD", "POST"])
-def password_change(request: HttpRequest) -> HttpResponse:
-    """Change one's password; other sessions of this person end, this one stays signed in."""
-    client = get_store()
-    person = signed_in_person(request)
-    form = PasswordChangeForm(request.POST or None, person=person)
-    status, locked_until = 200, 0
-    if request.method == "POST" and form.is_valid():
-        confirmed, status, locked_until = _password_confirmed(
-            request, form, "old_password", person=person, wrong=_("Your current password is wrong.")
-        )
-        if confirmed is not None:
-            saved = _password_saved(request, form, client=client, person=confirmed)
-            if saved is not None:
-                return saved
-    if form.errors and status == 200:
-        status = 400
-    response = render(request, "accounts/password_change.html", {"form": form}, status=status)
-    return _retry_after(response, until_ms=locked_until)
 
 
 @login_required
@@ -357,60 +261,3 @@ def calendar_token(request: HttpRequest) -> HttpResponse:
         services.calendar_token_new(client=client, person_id=person.id)
         messages.success(request, _("Your private calendar address is ready."))
     return redirect("accounts:profile")
-
-
-@login_required
-@sensitive_post_parameters("password")
-@require_POST
-def delete(request: HttpRequest) -> HttpResponse:
-    """Delete the account: upcoming bookings are cancelled, collected ones kept anonymously."""
-    client, person = get_store(), signed_in_person(request)
-    form = DeleteAccountForm(request.POST)
-    status, locked_until = 400, 0
-    if form.is_valid():
-        confirmed, status, locked_until = _password_confirmed(
-            request, form, "password", person=person, wrong=_("Your password is wrong.")
-        )
-        if confirmed is not None:
-            person_forget_everywhere(client=client, person_id=person.id)
-            services.person_delete(client=client, person_id=person.id)
-            request_sign_out(request)
-            messages.info(request, _("Your account is deleted."))
-            return redirect("home")
-    response = profile_page(request, delete_form=form, status=status)
-    return _retry_after(response, until_ms=locked_until)
-
-
-@sensitive_post_parameters("login")
-@require_http_methods(["GET", "HEAD", "POST"])
-def reset_request(request: HttpRequest) -> HttpResponse:
-    """'Forgot password': the same answer whether or not the account exists."""
-    form = ResetRequestForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        emails.password_reset_request(
-            client=get_store(),
-            login=form.cleaned_data["login"],
-            client_id=client_address(request),
-        )
-        return render(request, "accounts/reset_sent.html")
-    status = 400 if form.errors else 200
-    return render(request, "accounts/reset_request.html", {"form": form}, status=status)
-
-
-@sensitive_post_parameters("new_password1", "new_password2")
-@require_http_methods(["GET", "HEAD", "POST"])
-def reset_confirm(request: HttpRequest, person_id: int, token: str) -> HttpResponse:
-    """The link from the reset mail: choose a new password (the link then stops working)."""
-    client = get_store()
-    if not emails.reset_token_check(client=client, person_id=person_id, token=token):
-        return render(request, "accounts/reset_invalid.html", status=400)
-    found = person_with_password(client=client, person_id=person_id)
-    if found is None:
-        return render(request, "accounts/reset_invalid.html", status=400)
-    form = SetPasswordForm(request.POST or None, username=found[0].username)
-    if request.method == "POST" and form.is_valid():
-        saved = _password_saved(request, form, client=client, person=found[0])
-        if saved is not None:
-            return saved
-    status = 400 if form.errors else 200
-    return render(request, "accounts/reset_confirm.html", {"form": form}, status=status)

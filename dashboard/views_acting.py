@@ -90,12 +90,12 @@ def person_book_staff(request: HttpRequest, person_id: int) -> HttpResponse:
     back = reverse("dashboard:person", args=[person_id])
     try:
         wanted = slot_request_parse(
-            cls=data.get("cls", "")[:2],
-            room=data.get("room", "")[:8],
-            dates=[d[:20] for d in data.getlist("date")[:31] if d.strip()],
+            cls=data.get("cls", ""),
+            room=data.get("room", ""),
+            dates=[d for d in data.getlist("date") if d.strip()],
             hour_start=data.get("hour_start") or None,
             hour_end=data.get("hour_end") or None,
-            boxes=[b.strip() for b in data.get("boxes", "")[:400].split(",") if b.strip()] or None,
+            boxes=[b.strip() for b in data.get("boxes", "").split(",") if b.strip()] or None,
         )
     except InvalidRequest as refused:
         for error in refused.errors:

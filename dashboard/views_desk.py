@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.access import signed_in_person, staff_required
+from booking.domain.refusals import shown_value
 from booking.domain.rules import local_now, request_id_new, room_count
 from booking.domain.values import room_number
 from booking.selectors import desk_read
@@ -28,18 +29,22 @@ def _desk_query(data: Mapping[str, str]) -> tuple[dt.date, int, int, list[str]]:
     what could not be read."""
     problems = []
     today = local_now().date()
-    text = str(data.get("day", "") or "")[:10]
-    try:
-        day = dt.date.fromisoformat(text) if text else today
-    except ValueError:
-        problems.append(f"“{text}”")
+    text = str(data.get("day", "") or "")
+    day: dt.date | None = today
+    if text:  # YYYY-MM-DD, whole: a longer text is refused, never cut to a day
+        try:
+            day = dt.date.fromisoformat(text) if len(text) == 10 else None
+        except ValueError:
+            day = None
+    if day is None:
+        problems.append(f"“{shown_value(text)}”")
         day = today
     rooms = []
     for name, default in (("from", 1), ("to", room_count())):
-        raw = str(data.get(name, "") or "")[:8]
+        raw = str(data.get(name, "") or "")
         number = room_number(raw) if raw else default
         if number is None:
-            problems.append(f"“{raw}”")
+            problems.append(f"“{shown_value(raw)}”")
             number = default
         rooms.append(number)
     first, last = min(rooms), max(rooms)

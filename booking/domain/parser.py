@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.utils.functional import lazy
-from django.utils.translation import gettext_lazy as _
 
+from booking.domain.refusals import LONGEST_VALUE, refusal, shown_value
 from booking.domain.rules import (
     BOXES_PER_ROOM,
     CLASSES,
@@ -37,44 +36,6 @@ from booking.domain.values import (
     room_number,
     whole_number,
 )
-
-_SHOWN = 24  # at most this many characters of a bad value are echoed in a message
-# One message per problem, translated when shown.
-_MESSAGES = {
-    "too_many_slots": _(
-        "This choice takes %(count)s slots; one booking or hold takes at most %(cap)s. "
-        "Choose fewer days, hours or boxes."
-    ),
-    "no_class": _("Choose a class: A, B or C (not “%(value)s”)."),
-    "unknown_class": _("There is no class “%(value)s”: choose A, B or C."),
-    "unknown_room": _("There is no room “%(value)s”: rooms are 001 to %(last)s."),
-    "room_not_number": _("The room must be a number from 001 to %(last)s (not “%(value)s”)."),
-    "room_missing": _("Room %(room)s does not exist: rooms are 001 to %(last)s."),
-    "no_date": _("Choose at least one date."),
-    "many_dates": _("At most %(count)s dates per booking."),
-    "not_date": _("“%(value)s” is not a date (use YYYY-MM-DD)."),
-    "outside_season": _("%(date)s is outside the season (%(start)s to %(end)s)."),
-    "past": _("%(date)s is in the past."),
-    "today": _("%(date)s is today: book at least one day ahead."),
-    "hours_picked": _("Hours run from 00:00 to 24:00, on the hour."),
-    "range_picked": _("The hour range must end after it starts."),
-    "not_hour": _("“%(value)s” is not an hour (use 00:00 to 24:00)."),
-    "hour_of_day": _("%(value)s is not an hour of the day (00:00 to 24:00)."),
-    "on_the_hour": _("Hours start on the hour (%(hour)02d:00, not %(value)s)."),
-    "start_24": _("A booking cannot start at 24:00; the last hour starts at 23:00."),
-    "a_hours": _("Class A is booked by the day: leave the hours empty."),
-    "need_hours": _("Class %(cls)s needs an hour range (from, to)."),
-    "range_empty": _(
-        "The hour range %(start)02d:00 to %(end)02d:00 is empty: the end must be later."
-    ),
-    "range_reversed": _("The hour range %(start)02d:00 to %(end)02d:00 ends before it starts."),
-    "no_boxes_class": _("Class %(cls)s has no boxes: boxes are for class C only."),
-    "no_box": _("Choose at least one box (1 to 100)."),
-    "many_boxes": _("At most 100 boxes per booking."),
-    "unknown_box": _("There is no box “%(value)s”: boxes are 1 to 100."),
-    "box_not_number": _("“%(value)s” is not a box number (1 to 100)."),
-    "box_missing": _("Box %(box)s does not exist: boxes are 1 to 100."),
-}
 
 
 class InvalidRequest(Exception):
@@ -113,7 +74,7 @@ def check_size(request: SlotRequest) -> list[Any]:
     if request.slot_count <= cap:
         return []
     return [
-        _msg(
+        refusal(
             "too_many_slots",
             count=f"{request.slot_count:,}",
             cap=f"{cap:,}",
@@ -162,24 +123,6 @@ class SlotChoice:
         )
 
 
-def _interpolate(key: str, params: dict[str, Any]) -> str:
-    return str(_MESSAGES[key]) % params
-
-
-_interpolate_lazy = lazy(_interpolate, str)
-
-
-def _msg(key: str, **params: Any) -> Any:
-    """The message `key` translated when shown (not when made), its values filled in."""
-    return _interpolate_lazy(key, params) if params else _MESSAGES[key]
-
-
-def shown_value(value: object) -> str:
-    """A bad value as echoed in a message: its first characters only."""
-    text = str(value)
-    return text if len(text) <= _SHOWN else text[:_SHOWN] + "…"
-
-
 def _blank(value: object) -> bool:
     return value is None or (isinstance(value, str) and not value.strip(" "))
 
@@ -199,7 +142,7 @@ def check_dates(dates: Iterable[dt.date], now: dt.datetime | None = None) -> lis
     today, bounds = site_today(now), {"start": season_start(now), "end": season_end(now)}
     reasons = ((date, day_refusal(date, today)) for date in dates)
     # The rules' reasons (outside_season, past, today) are the messages' keys.
-    return [_msg(reason, date=date.isoformat(), **bounds) for date, reason in reasons if reason]
+    return [refusal(reason, date=date.isoformat(), **bounds) for date, reason in reasons if reason]
 
 
 # --- one request: strict refuses what lenient drops ----------------------------------------
@@ -213,7 +156,7 @@ class _Reading:
         self.errors: list[Any] = []
 
     def refuse(self, key: str, **params: Any) -> None:
-        self.errors.append(_msg(key, **params))
+        self.errors.append(refusal(key, **params))
 
     def cls(self, value: object) -> str | None:
         text = value.strip(" ").upper() if isinstance(value, str) else None
@@ -346,7 +289,12 @@ def slot_request_parse(
     boxes: object = None,
     now: dt.datetime | None = None,
 ) -> SlotRequest:
-    """Validate raw values into a SlotRequest; raise InvalidRequest naming every problem."""
+    """Validate raw values into a SlotRequest; raise InvalidRequest naming every problem (a
+    value longer than LONGEST_VALUE alone: nothing is read of a form that has one)."""
+    values = [cls, room, hour_start, hour_end, *_as_list(dates), *_as_list(boxes)]
+    long = [v for v in values if isinstance(v, str) and len(v) > LONGEST_VALUE]
+    if long:
+        raise InvalidRequest([refusal("too_long", value=shown_value(long[0]), count=LONGEST_VALUE)])
     reading = _Reading(lenient=False, now=now)
     parsed_cls = reading.cls(cls)
     parsed_room = reading.room(room)

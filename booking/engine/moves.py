@@ -95,15 +95,15 @@ def move_form_values(booking: Booking, data: Mapping[str, Any] | None) -> dict[s
 
 
 def move_request_posted(*, booking: Booking, posted: Any) -> SlotRequest:
-    """The slots a posted move form (a QueryDict) asks for, bounded as the form is (see
-    `move_request`); the buyer's page and the staff page read it alike."""
+    """The slots a posted move form (a QueryDict) asks for (see `move_request`): the buyer's
+    page and the staff page read it alike; nothing is cut to fit, too much is refused."""
     return move_request(
         booking=booking,
         dates=posted.getlist("date"),
         hour_start=posted.get("hour_start"),
         hour_end=posted.get("hour_end"),
-        boxes=posted.get("boxes", "")[:400],
-        room=posted.get("room", "")[:8],
+        boxes=posted.get("boxes", ""),
+        room=posted.get("room", ""),
     )
 
 
@@ -124,10 +124,10 @@ def move_request(
     return slot_request_parse(
         cls=booking.cls,
         room=booking.room if room is None or room == "" else room,
-        dates=[d for d in dates if d.strip()][:64],
+        dates=[d for d in dates if d.strip()],
         hour_start=hour_start if booking.cls != "A" else None,
         hour_end=hour_end if booking.cls != "A" else None,
-        boxes=picked[:101] if booking.cls == "C" else None,
+        boxes=picked if booking.cls == "C" else None,
         now=now,
     )
 

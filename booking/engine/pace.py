@@ -10,7 +10,7 @@ import datetime as dt
 import redis
 from django.conf import settings
 
-from accounts.services import window_gate
+from accounts.gates import window_gate
 from booking.domain.keys import pace_of
 from strongroom.clock import from_ms, to_ms
 

@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 from booking.domain.codes import code_mac, code_normalise
 from booking.domain.keys import RoomKeys, pickup_client_failures
 from booking.domain.records import Booking, booking_from_hash, flat_to_dict
+from booking.domain.refusals import shown_value
 from booking.domain.rules import format_room, local_now, request_id_new, request_id_valid
 from booking.domain.values import room_number
 from booking.engine.audit import audit_write
@@ -94,7 +95,7 @@ def booking_pickup(
     typed = code if isinstance(code, str) and len(code) <= 64 else ""
     if number is None and isinstance(room, str) and room.strip():
         message = _("There is no room %(room)s here: rooms are numbered 001 to %(last)s.") % {
-            "room": room.strip()[:8],
+            "room": shown_value(room.strip()),
             "last": format_room(settings.STRONGROOM_ROOM_COUNT),
         }
         return PickupResult(False, "no_room", message)

@@ -13,7 +13,8 @@ from django.utils import formats
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from booking.domain.parser import room_pick, shown_value
+from booking.domain.parser import room_pick
+from booking.domain.refusals import shown_value
 from booking.domain.rules import (
     in_season,
     room_count,

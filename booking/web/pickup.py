@@ -23,8 +23,9 @@ def pickup_kiosk(request: HttpRequest) -> HttpResponse:
     kiosk_time = f"{formats.date_format(now, 'DATE_FORMAT')} {formats.time_format(now, 'H:i')}"
     context: dict[str, Any] = {"room": "", "kiosk_time": kiosk_time, "attempt": request_id_new()}
     if request.method == "POST":
-        room = request.POST.get("room", "")[:8]
-        code = request.POST.get("code", "")[:64]
+        # Whole, as typed: booking_pickup refuses a room or code too long to be one.
+        room = request.POST.get("room", "")
+        code = request.POST.get("code", "")
         # The form's attempt id: a double press of "Open" neither counts a wrong code twice
         # nor tells the person who just opened the safe that it was "already collected".
         result = booking_pickup(
@@ -34,7 +35,7 @@ def pickup_kiosk(request: HttpRequest) -> HttpResponse:
             attempt_id=request.POST.get("attempt") or None,
             client_id=request_client(request),
         )
-        context.update(room=room, result=result)
+        context.update(room=room if len(room) <= 8 else "", result=result)
         if result.come_on is not None and result.booking is not None:
             # When to come back, and nothing else of the booking: whoever typed the code may
             # not be its owner.

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from accounts.services import window_gates
+from accounts.gates import window_gates
 from booking.domain.rules import hold_new_id
 from booking.engine.holds import booking_hold
 from booking.engine.stats import stats_rebuild

@@ -1,0 +1,188 @@
+"""The throttles: the login gate (before a password is checked, whoever asks: the login form,
+or a signed-in person confirming their password) and the sliding-window gates (sign-ups, mail
+someone asked for, a buyer's bookings per hour). Each is one atomic server-side call."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from dataclasses import dataclass
+
+import redis
+from django.conf import settings
+from django.contrib.auth.hashers import check_password, make_password
+from django.http import HttpResponse
+from django.utils.translation import ngettext
+
+from accounts.calls import LOGIN_GATE, LOGIN_PASSED, SIGNUP_GATE
+from accounts.names import name_key
+from accounts.people import Person
+from accounts.selectors import person_with_password
+from accounts.throttle import ThrottlePair, signup_key
+from strongroom.clock import now_ms
+from strongroom.keyspace import PERSON_BY_NAME
+from strongroom.libraries import fcall, fcalls, pipeline_functions
+
+_NO_PERSON_ID = 0  # ids start at 1
+
+
+def login_gate(
+    *, client: redis.Redis, pair: ThrottlePair, attempt: str, at_ms: int, username: str
+) -> tuple[bool, int, int | None, bool]:
+    """Let one login attempt through the throttle, counting it as a failure until it succeeds;
+    the name's person id is looked up in the same round trip.
+
+    Returns whether the password may be checked, the end of the pair's lock (epoch ms, 0 for
+    none: the lock that refused it, or the one a wrong password now meets), the person id and
+    whether the lock that refused it is the client's own (whatever name it tries).
+    One atomic call checks every limit and counts: parallel attempts cannot outrun it.
+    """
+    keys, gate_args = LOGIN_GATE.call(
+        keys=pair.gate_keys,
+        args={
+            "now_ms": at_ms,
+            "window_ms": settings.STRONGROOM_LOGIN_FAILURE_WINDOW_MINUTES * 60_000,
+            "pair_limit": settings.STRONGROOM_LOGIN_FAILURE_LIMIT,
+            "lock_ms": settings.STRONGROOM_LOGIN_LOCK_MINUTES * 60_000,
+            "address_limit": settings.STRONGROOM_LOGIN_CLIENT_LIMIT,
+            "name_limit": settings.STRONGROOM_LOGIN_NAME_LIMIT,
+            "slow_ms": settings.STRONGROOM_LOGIN_SLOWDOWN_SECONDS * 1000,
+            "attempt_id": attempt,
+        },
+    )
+    gate, person_id = pipeline_functions(
+        client,
+        lambda pipe: (
+            pipe.fcall(LOGIN_GATE.name, len(keys), *keys, *gate_args),
+            pipe.hget(PERSON_BY_NAME.key(), name_key(username)),
+        ),
+    )
+    verdict = LOGIN_GATE.reply_of(gate)
+    found = int(person_id) if person_id is not None else None
+    return verdict["verdict"] == "go", int(verdict["ends"]), found, verdict["lock"] == "address"
+
+
+def login_passed(*, client: redis.Redis, pair: ThrottlePair, attempt: str) -> None:
+    """The attempt was a success: uncount it, lift the pair's lock, trust the pair."""
+    trust_ms = settings.STRONGROOM_LOGIN_TRUST_DAYS * 86_400_000
+    keys, args = LOGIN_PASSED.call(
+        keys=pair.gate_keys, args={"attempt_id": attempt, "trust_ms": trust_ms}
+    )
+    fcall(client, LOGIN_PASSED.name, keys, args)
+
+
+def signup_gate(*, client: redis.Redis, client_id: str, at_ms: int | None = None) -> int:
+    """Count one sign-up from a client; returns 0 if it may go ahead, else when the next may."""
+    return window_gate(
+        client=client,
+        key=signup_key(client_id=client_id),
+        limit=settings.STRONGROOM_SIGNUP_LIMIT,
+        window_ms=settings.STRONGROOM_SIGNUP_WINDOW_MINUTES * 60_000,
+        at_ms=at_ms,
+    )
+
+
+def window_gate(
+    *,
+    client: redis.Redis,
+    key: str,
+    limit: int,
+    window_ms: int,
+    at_ms: int | None = None,
+    event_id: str | None = None,
+) -> int:
+    """Count one event in the sliding window of `key` (a sign-up, a confirmation mail, a
+    booking): 0 if it may go ahead, else the epoch ms when the next one may (and it is not
+    counted). An `event_id` counted already (a retry of the same booking) goes ahead again."""
+    return window_gates(
+        client=client, gates=[(key, limit)], window_ms=window_ms, at_ms=at_ms, event_id=event_id
+    )[0]
+
+
+def window_gates(
+    *,
+    client: redis.Redis,
+    gates: list[tuple[str, int]],
+    window_ms: int,
+    at_ms: int | None = None,
+    event_id: str | None = None,
+) -> list[int]:
+    """`window_gate` for several (key, limit) at once, in one round trip."""
+    at = now_ms() if at_ms is None else at_ms
+    event = event_id or uuid.uuid4().hex
+    calls = [
+        SIGNUP_GATE.call(
+            keys={"attempts": key},
+            args={"now_ms": at, "window_ms": window_ms, "limit": limit, "attempt_id": event},
+        )
+        for key, limit in gates
+    ]
+    replies = fcalls(client, [(SIGNUP_GATE.name, keys, argv) for keys, argv in calls])
+    return [int(reply) for reply in replies]
+
+
+@dataclass(frozen=True)
+class LoginOutcome:
+    """What a login attempt came to: a person (with their hash), a lock, or a plain failure."""
+
+    person: Person | None = None
+    password_hash: str = ""
+    locked_until_ms: int = 0
+    address_locked: bool = False  # the lock is the client's, for any name it tries
+
+    @property
+    def locked(self) -> bool:
+        return self.locked_until_ms > 0
+
+
+def password_check(
+    *, client: redis.Redis, username: str, password: str, client_id: str, at_ms: int | None = None
+) -> LoginOutcome:
+    """A name and password checked under the login throttle, nothing recorded as a login: the
+    login form, and a signed-in person who confirms their password (to change it, to delete
+    the account) guesses under the same limits as anyone logging in."""
+    pair = ThrottlePair.of(username=username, client_id=client_id)
+    at = now_ms() if at_ms is None else at_ms
+    attempt = uuid.uuid4().hex
+    may_check, locked_until, person_id, address_locked = login_gate(
+        client=client, pair=pair, attempt=attempt, at_ms=at, username=username
+    )
+    if not may_check:
+        return LoginOutcome(locked_until_ms=locked_until, address_locked=address_locked)
+    # An unknown name still reads a person (id 0 is never handed out): the same round trips.
+    found = person_with_password(client=client, person_id=person_id or _NO_PERSON_ID)
+    if person_id is None or found is None:
+        make_password(password)  # the same work as a real check: no timing hint
+        return LoginOutcome(locked_until_ms=locked_until)
+    person, encoded = found
+    if not check_password(password, encoded):
+        return LoginOutcome(locked_until_ms=locked_until)
+    login_passed(client=client, pair=pair, attempt=attempt)
+    return LoginOutcome(person=person, password_hash=encoded)
+
+
+def locked_message(outcome: LoginOutcome) -> str:
+    """What a locked login (or password check) says: whose lock it is, and for how long."""
+    minutes = max(1, math.ceil((outcome.locked_until_ms - now_ms()) / 60_000))
+    if outcome.address_locked:
+        text = ngettext(
+            "Too many failed logins from your connection. Please try again in %(minutes)d minute.",
+            "Too many failed logins from your connection. Please try again in %(minutes)d minutes.",
+            minutes,
+        )
+    else:
+        text = ngettext(
+            "Too many failed logins for this username from your connection. "
+            "Please try again in %(minutes)d minute.",
+            "Too many failed logins for this username from your connection. "
+            "Please try again in %(minutes)d minutes.",
+            minutes,
+        )
+    return text % {"minutes": minutes}
+
+
+def retry_after(response: HttpResponse, *, until_ms: int) -> HttpResponse:
+    """A 429 says when to come back (Retry-After, in seconds; `until_ms` epoch ms)."""
+    if response.status_code == 429 and until_ms:
+        response["Retry-After"] = str(max(1, math.ceil((until_ms - now_ms()) / 1000)))
+    return response
