@@ -205,7 +205,8 @@ VISITS_VISITORS = declare(
     ),
     app="accounts",
     why=noop(
-        "a HyperLogLog counts distinct visitors in at most 12 KB a day, within about 1 %; a "
-        "visitor is in one shard only, so the day's count is the sum of the shards' counts"
+        "a HyperLogLog counts distinct visitors in at most 12 KB a day, within about one per "
+        "cent; a visitor is in one shard only, so the day's count is the sum of the shards' "
+        "counts"
     ),
 )
