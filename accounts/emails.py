@@ -101,7 +101,10 @@ def email_normalise(value: str) -> str:
     address = value.strip()
     if len(address) > EMAIL_MAX_LENGTH:
         raise ValidationError(_("An email address is at most 254 characters."), code="long")
-    validate_email(address)
+    try:
+        validate_email(address)
+    except ValidationError:  # in our words: Django's Chinese says "Email" in Latin letters
+        raise ValidationError(_("Enter a valid email address."), code="invalid") from None
     if not address_sendable(address):
         raise ValidationError(
             _("Enter an email address that mail can be sent to."), code="unsendable"

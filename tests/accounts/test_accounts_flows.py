@@ -252,6 +252,13 @@ def test_pages_are_translated_into_chinese():
     assert "用户名" in client.get("/accounts/signup/").content.decode()
 
 
+def test_a_bad_address_is_refused_in_the_site_s_own_chinese_words():
+    client = Client(headers={"accept-language": "zh-hans"})
+    data = {"username": "mail.typo", "password1": GOOD_PASSWORD, "password2": GOOD_PASSWORD}
+    page = client.post("/accounts/signup/", {**data, "email": "not-an-email"}).content.decode()
+    assert "请输入有效的邮箱地址。" in page and "Email" not in page
+
+
 @pytest.mark.parametrize("hostile", ["a:b", "{x}", "*", "a b", "a\nb", "x" * 300, "😀", ""])
 def test_person_create_refuses_hostile_names_without_writing(r: redis.Redis, hostile: str):
     with pytest.raises(ValidationError):
