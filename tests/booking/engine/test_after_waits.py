@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable
 
 import pytest
 import redis
 from django.test import Client
+from django.utils import timezone
 
 from booking.domain.parser import slot_request_parse
 from booking.domain.records import Booking
@@ -19,6 +21,7 @@ from booking.engine.holds import booking_hold
 from booking.engine.priority import priority_grant
 from booking.engine.waits import Wait, wait_join, wait_leave, waits_of, waits_sweep
 from strongroom import keyspace as ks
+from strongroom.clock import minute_up
 from strongroom.decoders import text_list, text_stream
 from tests.booking_support import day
 from tests.conftest import Someone, person_make
@@ -362,6 +365,13 @@ def test_every_page_shows_a_live_priority_hold_until_it_is_booked(
         assert 'id="priority-banner"' in html, page
         assert "A slot you waited for in room 007 is held for you until" in html, page
         assert f'href="/book/confirm/{told.hold_id}/"' in html, page
+    # The banner and the waiting list name the same end (rounded up to the minute alike).
+    banner = re.search(r"is held for you until (\d\d:\d\d)", html)
+    listed = re.search(
+        r"held for you until (\d\d:\d\d)", browser.get("/book/mine/").content.decode()
+    )
+    assert banner and listed and banner.group(1) == listed.group(1)
+    assert banner.group(1) == timezone.localtime(minute_up(told.priority_until)).strftime("%H:%M")
     zh = client_for(second_buyer)
     chinese = zh.get("/", headers={"Accept-Language": "zh-hans"}).content.decode()
     assert "您候补的房间 007 的时段为您暂留至" in chinese
