@@ -26,6 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # with 4 threads, the same 16 threads in all: a lower p99 on each of the benchmark's seven rows
 # in two runs (0.36-0.95 of it), and as many requests a second (0.91-1.16x).
 THREADS_DEFAULT = 8
+# gthread, whose threads only parse requests that have arrived whole (strongroom/worker.py): a
+# client that never finishes its headers holds no thread.
+WHOLE_REQUEST_WORKER = "strongroom.worker.WholeRequestWorker"
 # Where start_site serves: loopback, on a free port.
 LOOPBACK = "127.0.0.1"
 
@@ -42,13 +45,15 @@ def gunicorn_command(
     *, bind: str, workers: int, threads: int | None = None, access_log: bool = False,
     app: str = "strongroom.wsgi",
 ) -> list[str]:  # fmt: skip
-    """The gunicorn command line: gthread workers (sync with one thread), settings from
-    strongroom/gunicorn_conf.py; `app` is the WSGI module (the benchmark wraps the site's)."""
+    """The gunicorn command line: gthread workers (strongroom/worker.py; sync with one thread,
+    which a slow client can hold), settings from strongroom/gunicorn_conf.py; `app` is the WSGI
+    module (the benchmark wraps the site's)."""
     threads = default_threads() if threads is None else threads
+    worker = WHOLE_REQUEST_WORKER if threads > 1 else "sync"
     command = [
         sys.executable, "-m", "gunicorn", app, "--bind", bind,
         "--workers", str(workers), "--config", "python:strongroom.gunicorn_conf",
-        "--worker-class", "gthread" if threads > 1 else "sync", "--threads", str(threads),
+        "--worker-class", worker, "--threads", str(threads),
     ]  # fmt: skip
     return [*command, "--access-logfile", "-"] if access_log else command
 

@@ -206,6 +206,18 @@ def test_main_pages_raise_no_csp_violation_in_chromium(
             page.goto("/book/" + picked)
             page.locator("button[name=toggle]:not([disabled])").first.click()
             page.wait_for_load_state("networkidle")
+            # A day pressed and pressed again on class A: htmx settles the swapped panel's
+            # attributes, which must never set a style attribute (CSP style-src 'self').
+            page.goto("/book/")
+            page.check("#class-A")
+            page.wait_for_load_state("networkidle")
+            page.fill("#room-input", "123")
+            page.click("#room-show")
+            page.wait_for_load_state("networkidle")
+            for _press in range(2):
+                page.locator("button[name=toggle]:not([disabled])").nth(2).click()
+                page.wait_for_load_state("networkidle")
+            page.wait_for_timeout(300)
         context.close()
         assert problems == [], problems
     assert visited == len(anonymous_pages) + len(buyer_pages) + len(staff_pages)
