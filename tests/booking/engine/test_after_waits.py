@@ -371,6 +371,7 @@ def test_every_page_shows_a_live_priority_hold_until_it_is_booked(
         r"held for you until (\d\d:\d\d)", browser.get("/book/mine/").content.decode()
     )
     assert banner and listed and banner.group(1) == listed.group(1)
+    assert told.priority_until is not None
     assert banner.group(1) == timezone.localtime(minute_up(told.priority_until)).strftime("%H:%M")
     zh = client_for(second_buyer)
     chinese = zh.get("/", headers={"Accept-Language": "zh-hans"}).content.decode()
