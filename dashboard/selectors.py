@@ -192,6 +192,7 @@ class FilteredBookings:
     bookings: list[Booking]
     truncated: bool
     names: dict[int, str] = field(default_factory=dict)
+    unknown_name: str = ""  # the filter named a person nobody is
 
 
 def _matches(booking: Booking, wanted: BookingFilter) -> bool:

@@ -35,7 +35,11 @@ from strongroom.store import get_store
 # --- bookings ----------------------------------------------------------------------------------
 
 
-def _filtered(request: HttpRequest) -> tuple[BookingFilterForm, FilteredBookings | None]:
+def _filtered(
+    request: HttpRequest, *, say: bool = True
+) -> tuple[BookingFilterForm, FilteredBookings | None]:
+    """The filter and its bookings (None when the filter is refused). A name nobody has finds
+    nothing, said on the page (`say`); an export says it in its own answer instead."""
     form = BookingFilterForm(request.GET or None)
     if form.is_bound and not form.is_valid():
         return form, None
@@ -48,8 +52,9 @@ def _filtered(request: HttpRequest) -> tuple[BookingFilterForm, FilteredBookings
     if name:
         found_id = person_id_find(client=client, username=name)
         if found_id is None:
-            messages.warning(request, _("Nobody is called “%(name)s”.") % {"name": name})
-            return form, FilteredBookings([], False)
+            if say:
+                messages.warning(request, _("Nobody is called “%(name)s”.") % {"name": name})
+            return form, FilteredBookings([], False, unknown_name=name)
         owner_id = str(found_id)
     return form, bookings_filtered(client=client, wanted=form.booking_filter(owner_id))
 
@@ -88,9 +93,15 @@ def bookings(request: HttpRequest) -> HttpResponse:
 
 
 def _export(request: HttpRequest, kind: str) -> HttpResponse:
-    form, found = _filtered(request)
-    if found is None:
-        messages.error(request, _("Check the highlighted fields of the filter."))
+    form, found = _filtered(request, say=False)
+    if found is None or found.unknown_name:
+        # Refused in this answer, the filter's page: nothing is left queued for a later page.
+        if found is None:
+            messages.error(request, _("Check the highlighted fields of the filter."))
+        else:
+            messages.warning(
+                request, _("Nobody is called “%(name)s”.") % {"name": found.unknown_name}
+            )
         context = {"form": form, "found": None, "section": "bookings"}
         return render_page(request, "bookings.html", context, status=400)
     stamp = timezone.localtime().strftime("%Y%m%d-%H%M")

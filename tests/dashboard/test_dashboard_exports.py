@@ -106,3 +106,15 @@ def test_an_export_of_a_bad_filter_is_a_400_page_not_a_file(
     response = client_for(staff).get("/staff/bookings/export.ics", {"start": "2026-11-01"})
     assert response.status_code == 400
     assert response["Content-Type"].startswith("text/html")
+
+
+def test_an_export_for_a_name_nobody_has_says_so_then_and_leaves_nothing_for_later(
+    staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    client = client_for(staff)
+    for kind in ("csv", "ics"):
+        response = client.get(f"/staff/bookings/export.{kind}", {"person": "zzz"})
+        assert (
+            response.status_code == 400 and "Nobody is called “zzz”." in response.content.decode()
+        )
+        assert "Nobody is called" not in client.get("/staff/").content.decode()
