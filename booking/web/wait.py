@@ -54,7 +54,12 @@ def wait_page(request: HttpRequest) -> HttpResponse:
     context = {"choices": choices, "days": _bookable_days(), "problems": problems, **_priority()}
     waits = _waits(choices) if not problems and choices.complete else []
     if not waits or len(waits) > MAX_WAITS_AT_ONCE:
-        if not problems:
+        if len(waits) > MAX_WAITS_AT_ONCE:
+            problems = [
+                _("At most %(count)d waiting lists at once: choose fewer days or boxes.")
+                % {"count": MAX_WAITS_AT_ONCE}
+            ]
+        elif not problems:
             problems = [_("Choose a class, a room, the hours (and a box) and one day to wait for.")]
         return render(request, "booking/wait.html", {**context, "problems": problems}, status=400)
     owner = str(signed_in_person(request).id)

@@ -95,3 +95,19 @@ def test_a_good_form_is_read_once_strictly_and_checked_last_by_the_function(
     monkeypatch.setattr(requests, "check_dates", counted("dates", requests.check_dates))
     assert signed_in.post(path, _with_ids(A_DAY)).status_code == 302
     assert reads == ["strict", "dates"]
+
+
+def test_more_waits_at_once_than_allowed_are_refused_for_that_reason(
+    r: redis.Redis, signed_in: Client
+) -> None:
+    before = snapshot(r)
+    days = [f"2026-12-{d:02d}" for d in range(1, 12)]  # 11 days: one over the 10
+    for form in (
+        {"cls": "A", "room": "158", "date": days},
+        {"cls": "C", "room": "9", "start": "8", "end": "9", "date": ["2026-12-05"],
+         "box": [str(b) for b in range(1, 12)]},
+    ):  # fmt: skip
+        response = signed_in.post("/book/wait/", form)
+        assert response.status_code == 400
+        assert "At most 10 waiting lists at once" in html.unescape(response.content.decode())
+    assert snapshot(r) == before
