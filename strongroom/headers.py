@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.utils.cache import has_vary_header, patch_cache_control
 
 # No page uses any of these; denying them keeps an injected frame or script from asking.
 PERMISSIONS_POLICY = ", ".join(
@@ -32,7 +33,8 @@ class PermissionsPolicyMiddleware:
 
 class PrivatePagesMiddleware:
     """A page for someone with a session (signed in, holding or booking) or the answer to a form
-    may show a pickup code or personal data: no shared cache or browser history may keep it.
+    may show a pickup code or personal data, and a page with a form carries its visitor's CSRF
+    token: no shared cache or browser history may keep any of them.
 
     Sits below whitenoise, so static files keep their long public max-age.
     """
@@ -49,4 +51,9 @@ class PrivatePagesMiddleware:
             or request.method not in ("GET", "HEAD")
         ):
             response["Cache-Control"] = PRIVATE
+        elif has_vary_header(response, "Cookie"):
+            # Made for this visitor's cookies: a form's token (every page's language switch;
+            # Django's CSRF middleware says "Vary: Cookie" then). No shared cache may hand the
+            # page to another; the browser may keep it for going back.
+            patch_cache_control(response, private=True)
         return response

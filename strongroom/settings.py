@@ -180,10 +180,11 @@ DATABASES: dict[str, dict[str, str]] = {}
 # strongroom/sessions.py): one pool, one key family, no pickling; accounts' subclass reads the
 # signed-in person with the session, in one round trip.
 SESSION_ENGINE = "accounts.sessions"
-SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SAMESITE = "Lax"
+# The language cookie (the switch in the header) gets the session cookie's flags too.
+SESSION_COOKIE_HTTPONLY = LANGUAGE_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = LANGUAGE_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_SECURE = not DEBUG and env_bool("SECURE_COOKIES", True)
-CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+CSRF_COOKIE_SECURE = LANGUAGE_COOKIE_SECURE = SESSION_COOKIE_SECURE
 CSRF_COOKIE_HTTPONLY = True
 SESSION_COOKIE_AGE = 14 * 24 * 3600
 # One-time messages ("You have logged out.") travel in a signed cookie, the session only when
@@ -282,18 +283,15 @@ if STRONGROOM_BENCH_VIEWS:  # the site's URLs plus /bench/ (bench/root_urls.py)
 # --- accounts ------------------------------------------------------------------------------
 # No django.contrib.auth models: people live in the store; Django's hashers and validators
 # are used directly (accounts/services.py).
+_VALIDATION = "django.contrib.auth.password_validation."
 AUTH_PASSWORD_VALIDATORS = [
-    {
-        "NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator",
-        "OPTIONS": {"user_attributes": ("username",)},
-    },
-    {
-        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
-        "OPTIONS": {"min_length": 10},
-    },
-    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
-    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
-]
+    {"NAME": _VALIDATION + "UserAttributeSimilarityValidator",
+     "OPTIONS": {"user_attributes": ("username",)}},
+    {"NAME": _VALIDATION + "MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": _VALIDATION + "CommonPasswordValidator"},
+    {"NAME": _VALIDATION + "NumericPasswordValidator"},
+    {"NAME": "accounts.passwords.NotBlankValidator"},
+]  # fmt: skip
 LOGIN_URL = "accounts:login"
 # The recent-logins list keeps the newest N logins.
 STRONGROOM_RECENT_LOGINS = env_int("STRONGROOM_RECENT_LOGINS", 100, minimum=1, maximum=100_000)

@@ -246,6 +246,28 @@ def test_session_cookie_flags(buyer):
     assert cookie["httponly"] and cookie["samesite"] == "Lax"
 
 
+def test_the_language_cookie_has_the_session_cookie_s_flags():
+    client = Client()
+    client.get("/accounts/login/")  # the CSRF cookie the language switch posts with
+    response = client.post("/i18n/setlang/", {"language": "zh-hans", "next": "/"})
+    cookie = response.cookies[settings.LANGUAGE_COOKIE_NAME]
+    assert cookie.value == "zh-hans"
+    assert cookie["httponly"] and cookie["samesite"] == "Lax"
+    assert settings.LANGUAGE_COOKIE_SECURE == settings.SESSION_COOKIE_SECURE
+
+
+def test_a_page_with_a_visitor_s_form_token_is_not_for_shared_caches():
+    for path in ("/", "/accounts/login/", "/accounts/signup/", "/book/pickup/"):
+        assert "private" in Client().get(path)["Cache-Control"], path
+
+
+@pytest.mark.parametrize("blank", [" " * 12, "\t" * 12, "\u3000" * 12])
+def test_a_password_of_spaces_alone_is_refused(r: redis.Redis, blank: str):
+    with pytest.raises(ValidationError, match="spaces alone"):
+        person_create(client=r, username="spacey", password=blank)
+    assert r.dbsize() == 0
+
+
 def test_pages_are_translated_into_chinese():
     client = Client(headers={"accept-language": "zh-hans"})
     assert "登录" in client.get("/accounts/login/").content.decode()
