@@ -163,7 +163,10 @@ class _Reading:
         if text in CLASSES:
             return text
         if not self.lenient:
-            self.refuse("no_class", value=shown_value(value))
+            if text:
+                self.refuse("no_class", value=shown_value(value))
+            else:
+                self.refuse("class_blank")
         elif text:
             self.refuse("unknown_class", value=shown_value(text))
         return None
@@ -175,6 +178,8 @@ class _Reading:
         if self.lenient:
             if not _blank(value):
                 self.refuse("unknown_room", value=shown_value(value), last=last)
+        elif _blank(value):
+            self.refuse("room_blank", last=last)
         elif (given := whole_number(value)) is None:
             self.refuse("room_not_number", last=last, value=shown_value(value))
         else:

@@ -3,12 +3,15 @@ when shown (not when made), and a bad value echoed by its first characters only.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.utils.functional import lazy
 from django.utils.translation import gettext_lazy as _
 
 _SHOWN = 24  # at most this many characters of a bad value are echoed in a message
+# Controls (C0, DEL, C1) and the marks that change the direction of text (Unicode's bidi class).
+_HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 LONGEST_VALUE = 40  # a longer value of any field is refused unread, never cut to fit
 # One message per problem, translated when shown.
 MESSAGES = {
@@ -18,6 +21,8 @@ MESSAGES = {
         "Choose fewer days, hours or boxes."
     ),
     "no_class": _("Choose a class: A, B or C (not “%(value)s”)."),
+    "class_blank": _("Choose a class: A, B or C."),
+    "room_blank": _("Choose a room: 001 to %(last)s."),
     "unknown_class": _("There is no class “%(value)s”: choose A, B or C."),
     "unknown_room": _("There is no room “%(value)s”: rooms are 001 to %(last)s."),
     "room_not_number": _("The room must be a number from 001 to %(last)s (not “%(value)s”)."),
@@ -62,6 +67,9 @@ def refusal(key: str, **params: Any) -> Any:
 
 
 def shown_value(value: object) -> str:
-    """A bad value as echoed in a message: its first characters only."""
+    """A bad value as echoed in a message: its first characters only, a control or direction
+    character among them named by its code point ("5\\u0000"), so that an echo can neither hide
+    a character nor turn the sentence around it right to left."""
     text = str(value)
-    return text if len(text) <= _SHOWN else text[:_SHOWN] + "…"
+    text = text if len(text) <= _SHOWN else text[:_SHOWN] + "…"
+    return _HIDDEN.sub(lambda found: f"\\u{ord(found.group()):04x}", text)

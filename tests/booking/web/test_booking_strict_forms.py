@@ -111,3 +111,16 @@ def test_more_waits_at_once_than_allowed_are_refused_for_that_reason(
         assert response.status_code == 400
         assert "At most 10 waiting lists at once" in html.unescape(response.content.decode())
     assert snapshot(r) == before
+
+
+def test_a_blank_form_is_asked_for_its_choices_and_odd_characters_are_named(
+    r: redis.Redis, signed_in: Client
+) -> None:
+    blank = html.unescape(signed_in.post("/book/hold/", {}).content.decode())
+    assert "Choose a class: A, B or C." in blank and "(not “”)" not in blank
+    assert "Choose a room: 001 to 300." in blank
+    for typed, named in (("5\x00", "5\\u0000"), ("\u202eA", "\\u202eA"), ("A\u2066", "A\\u2066")):
+        page = signed_in.post("/book/hold/", {"cls": typed, "room": "5", "date": "2026-12-10"})
+        text = html.unescape(page.content.decode())
+        assert f"(not “{named}”)" in text, typed
+        assert typed not in text
