@@ -87,7 +87,7 @@ def test_a_buyer_finds_a_free_class_c_box_on_the_map_and_books_it_in_four_clicks
     page.locator("#summary form.book-form button[type=submit]").click()  # Hold and review
     clicks += 1
     page.wait_for_url(re.compile(r"/book/confirm/"))
-    page.locator("form[action='/book/claim/'] button[type=submit]").click()  # Book
+    page.locator("form[action='/book/claim/#summary'] button[type=submit]").click()  # Book
     clicks += 1
     page.wait_for_url(re.compile(r"/book/done/"))
     assert CODE.fullmatch(page.locator("#pickup-code").inner_text().strip())

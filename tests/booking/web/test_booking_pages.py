@@ -86,7 +86,7 @@ def test_anyone_may_look_and_is_asked_to_log_in_to_book(client: Client) -> None:
     page = html(client.get("/book/", B_8_12))
     assert "Log in to book" in page
     assert "/accounts/login/?next=/book/%3Fcls%3DB" in page
-    assert 'action="/book/hold/"' not in page
+    assert 'action="/book/hold/' not in page
 
 
 def test_the_room_picker_names_the_building_s_last_room(client: Client, settings: Any) -> None:
@@ -452,6 +452,9 @@ def test_conflict_keeps_the_choices_names_the_slots_and_refreshes_the_calendar(
 def test_a_hold_keeps_the_slots_from_another_buyer(
     r: redis.Redis, client_for: Any, buyer: Any, second_buyer: Any
 ) -> None:
+    # The form sends the buyer to its answer's summary, where a refusal says why (a phone
+    # would otherwise open the refused page at its top, the reason screens below).
+    assert 'action="/book/hold/#summary"' in html(client_for(buyer).get("/book/", B_8_12))
     hold_and_confirm(client_for(buyer), B_8_12)
     other = client_for(second_buyer)
     page = html(other.get("/book/", B_8_12))
@@ -459,7 +462,8 @@ def test_a_hold_keeps_the_slots_from_another_buyer(
     assert "disabled" in hour9
     refused = other.post("/book/hold/", B_8_12)
     assert refused.status_code == 409
-    assert "held by another buyer" in html(refused)
+    summary = search(r'<section id="summary".*?</section>', html(refused), re.S).group(0)
+    assert "held by another buyer" in summary
     # The holder sees the slots as free for them.
     mine = html(client_for(buyer).get("/book/", B_8_12))
     assert "disabled" not in search(r'name="hour" value="9".*?</button>', mine, re.S).group(0)

@@ -25,7 +25,7 @@ SLOT = {"cls": "A", "room": "66", "date": "2026-12-05"}
 
 def claim_form(page: str) -> dict[str, str]:
     """The fields of the confirm page's Book form."""
-    form = re.search(r'<form method="post" action="/book/claim/".*?</form>', page, re.S)
+    form = re.search(r'<form method="post" action="/book/claim/#summary".*?</form>', page, re.S)
     assert form is not None, "no Book form"
     fields = re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', form.group(0))
     return {name: value.replace("&amp;", "&") for name, value in fields}
