@@ -24,7 +24,7 @@ from django.conf import settings
 from django.utils.crypto import salted_hmac
 
 from strongroom.keyspace import VISITS_SHARDS, VISITS_VIEWS, VISITS_VISITORS
-from strongroom.store import StoreUnavailable, get_store
+from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store
 
 logger = logging.getLogger(__name__)
 
@@ -148,8 +148,12 @@ class VisitBatch:
                 unwritten = visits_write(
                     client=self._client(), views=views, visitors=visitors, views_shard=shard
                 )
-            except _STORE_ERRORS:
-                logger.warning("visit counts not written: the store did not answer", exc_info=True)
+            except _STORE_ERRORS as error:
+                if isinstance(error, (*UNAVAILABLE, StoreUnavailable, OSError)):
+                    # Away or stalled, as in any outage: one line, not a trace per flush.
+                    logger.warning("visit counts not written: the store did not answer (%r)", error)
+                else:
+                    logger.warning("visit counts not written", exc_info=True)
                 self._put_back(views, visitors)
                 return 0
             self._put_back({day: views[day] for day in unwritten}, {})
