@@ -25,7 +25,7 @@ from redis.client import Pipeline
 
 from strongroom.ahead import Command
 from strongroom.keyspace import SESSION
-from strongroom.store import get_store
+from strongroom.store import UNAVAILABLE, get_store
 
 # django-stubs leave out SessionBase's private helpers that Django's own backends use
 # (_get_or_create_session_key, _get_new_session_key, _get_session): hence the ignores below.
@@ -92,13 +92,27 @@ class SessionStore(SessionBase):
             self._ahead = ()
         return self._ahead_replies
 
+    # A read the store did not answer, kept for the rest of the request: the answer to the
+    # outage (the 503 page, whose header asks who is signed in) must not wait out the store's
+    # timeout a second time.
+    _unanswered: BaseException | None = None
+
     def load(self) -> dict[str, Any]:
         if not self.session_key:
             self._session_key = None
             return {}
+        if self._unanswered is not None:
+            raise self._unanswered
+        try:
+            return self._load(self.session_key)
+        except UNAVAILABLE as error:
+            self._unanswered = error
+            raise
+
+    def _load(self, session_key: str) -> dict[str, Any]:
         pipe = get_store().pipeline(transaction=False)
-        pipe.get(self._key(self.session_key))
-        self._reads_along(pipe, self.session_key)
+        pipe.get(self._key(session_key))
+        self._reads_along(pipe, session_key)
         along_end = len(pipe)
         for args, options in self._ahead:
             pipe.execute_command(*args, **options)
