@@ -16,6 +16,7 @@ from booking.domain.keys import (
     date_indexes,
     date_score,
     day_number,
+    hold_of,
     member_booking_id,
     person_index,
 )
@@ -31,7 +32,7 @@ from booking.engine.indexes import bookings_by_id, indexes_read
 from booking.engine.moves_rooms import move_finish
 from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.clock import from_ms, to_ms
-from strongroom.decoders import text, text_hash, text_list
+from strongroom.decoders import text, text_hash, text_list, text_or_none
 
 
 def booking_read(*, booking_id: str) -> list[Command]:
@@ -187,6 +188,13 @@ def hold_get(*, client: redis.Redis, hold_id: str, now: dt.datetime | None = Non
     expires = from_ms(expiry)
     assert expires is not None
     return Hold(hold_id, owner, request, expires)
+
+
+def hold_current(*, client: redis.Redis, owner_id: str) -> Hold | None:
+    """The buyer's live hold (one per buyer: a new one replaces it), or None."""
+    hold_id = text_or_none(client.get(hold_of(owner_id)))
+    held = hold_get(client=client, hold_id=hold_id) if hold_id else None
+    return held if held is not None and held.owner_id == owner_id else None
 
 
 def room_sets_read(

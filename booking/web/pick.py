@@ -32,7 +32,7 @@ from booking.domain.rules import (
     hold_new_id,
 )
 from booking.domain.site_time import zone_name
-from booking.engine.bookings import hold_get
+from booking.engine.bookings import hold_current, hold_get
 from booking.engine.claims import booking_claim
 from booking.engine.holds import booking_hold, booking_hold_release
 from booking.engine.priority import priority_pending
@@ -188,6 +188,10 @@ def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
         if isinstance(booked, list) and len(booked) == 2 and booked[0] == hold_id:
             messages.info(request, _("You have booked these slots already: here is the booking."))
             return HttpResponseRedirect(reverse("booking:done", args=[booked[1]]))
+        newer = hold_current(client=client, owner_id=owner)
+        if newer is not None:  # replaced by the buyer's own newer hold (Hold pressed twice)
+            messages.info(request, _("Your newer hold replaced that one: here it is."))
+            return HttpResponseRedirect(reverse("booking:confirm", args=[newer.id]))
         messages.warning(
             request, _("That hold has ended (it lasts a few minutes): please choose again.")
         )

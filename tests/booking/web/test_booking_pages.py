@@ -819,3 +819,19 @@ def test_a_session_of_an_account_being_deleted_books_and_holds_nothing(
         assert refused.status_code == 403
         assert "Your account is being deleted" in html(refused)
     assert bookings_of(client=r, owner_id=owner(buyer)) == []
+
+
+def test_hold_pressed_twice_leads_both_answers_to_the_hold_that_lives(
+    r: redis.Redis, client_for: Any, buyer: Any
+) -> None:
+    client = client_for(buyer)
+    first = client.post("/book/hold/", B_8_12)["Location"]
+    second = client.post("/book/hold/", B_8_12)["Location"]
+    assert first != second  # the second hold replaced the first
+    answer = client.get(first)
+    assert answer.status_code == 302 and answer["Location"] == second
+    page = html(client.get(second))
+    assert "Your newer hold replaced that one" in page and "That hold has ended" not in page
+    client.post("/book/hold/release/", {**B_8_12, "hold_id": second.split("/")[3]})
+    gone = html(client.get(client.get(second)["Location"]))
+    assert "That hold has ended" in gone
