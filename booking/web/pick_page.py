@@ -72,9 +72,9 @@ class Day:
         if self.state == "partly":
             return _("Partly booked")
         if self.state == "not_bookable":
-            return {"past": _("Past"), "today": _("Today"), "outside_season": _("Closed")}.get(
-                self.reason, _("Closed")
-            )
+            # Outside the days on sale ("Closed" is the staff's word for a closure, above).
+            reasons = {"past": _("Past"), "today": _("Today"), "outside_season": _("Not on sale")}
+            return reasons.get(self.reason, _("Not on sale"))
         return _("Chosen") if self.chosen else ""
 
 

@@ -71,7 +71,9 @@ def test_a_rolling_window_moves_forward_over_a_month_s_end_without_a_restart(
         assert book(r, D(2027, 2, 1), EVENING).ok
         march = calendar(client, "2027-03")
         assert "disabled" not in day_button(march, "2027-03-03")
-        assert "disabled" in day_button(march, "2027-03-04")  # not on sale yet
+        assert "disabled" in day_button(march, "2027-03-04")  # not on sale yet, and says so
+        assert "Not on sale" in day_button(march, "2027-03-04")
+        assert "Closed" not in day_button(march, "2027-03-04")  # the staff's word for a closure
     with time_machine.travel(MORNING, tick=False):
         # The same process, a day later: the window has moved on by itself.
         assert season_bounds() == (D(2027, 2, 2), D(2027, 3, 4))
