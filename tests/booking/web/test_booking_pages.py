@@ -835,4 +835,3 @@ def test_hold_pressed_twice_leads_both_answers_to_the_hold_that_lives(
     client.post("/book/hold/release/", {**B_8_12, "hold_id": second.split("/")[3]})
     gone = html(client.get(client.get(second)["Location"]))
     assert "That hold has ended" in gone
-
