@@ -381,3 +381,23 @@ def test_a_sold_out_room_on_the_map_leads_to_the_waiting_list_and_the_hold_shows
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
     page.locator("#priority-banner a").first.click()
     page.wait_for_url(re.compile(r"/book/confirm/"))
+
+
+def test_on_a_touch_screen_the_map_s_links_are_a_fingertip_tall(
+    browser: Any, booking_site: str, buyer: Any
+) -> None:
+    context = browser.new_context(
+        base_url=booking_site, viewport={"width": 375, "height": 740}, is_mobile=True,
+        has_touch=True,
+    )  # fmt: skip
+    page = context.new_page()
+    try:
+        browser_sign_in(page, buyer)
+        page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=8&end=10&room=5")
+        cell = page.locator("#room-grid tbody td > a").nth(3).bounding_box()
+        room = page.locator("#map-room-006 > a").first.bounding_box()
+        assert cell is not None and room is not None
+        assert cell["height"] >= 40 and cell["width"] >= 40, cell  # 44 px on this screen
+        assert room["height"] >= 40, room
+    finally:
+        context.close()
