@@ -10,10 +10,11 @@ and only a whole head (the blank line after the headers) with its body, when the
 is known and at most BODY_LIMIT, goes to a thread, already read. A connection that has not sent
 a whole request within REQUEST_DEADLINE_S is closed; it never held a thread.
 
-A larger body (an upload Django refuses by its length anyway) or a chunked one, and a head
-longer than HEAD_LIMIT (gunicorn's parser refuses it), go to a thread as soon as they are seen,
-as before. TLS is not terminated here (a proxy in front does), so its sockets take gunicorn's
-own path. Built on gunicorn 27's gthread worker (`pyproject.toml` pins the major version).
+A larger body (an upload Django refuses by its length anyway), a chunked one, one whose client
+waits for "100 Continue" before sending it, and a head longer than HEAD_LIMIT (gunicorn's parser
+refuses it) go to a thread as soon as the head is seen, as before. TLS is not terminated here
+(a proxy in front does), so its sockets take gunicorn's own path. Built on gunicorn 27's gthread
+worker (`pyproject.toml` pins the major version).
 """
 
 from __future__ import annotations
@@ -58,8 +59,8 @@ def request_arrived(data: bytes | bytearray) -> bool:
     if end < 0:
         return len(data) > HEAD_LIMIT
     head = bytes(data[:end]).lower()
-    if b"\r\ntransfer-encoding:" in head:
-        return True
+    if b"\r\ntransfer-encoding:" in head or b"\r\nexpect:" in head:
+        return True  # a chunked body, or a client waiting for "100 Continue": a thread's
     length = _CONTENT_LENGTH.search(head)
     if length is None:
         return True

@@ -121,6 +121,17 @@ def test_a_form_sent_in_pieces_and_pipelined_requests_are_served(site: tuple[str
     assert answers == [b"200", b"200"]
 
 
+def test_a_client_that_waits_for_100_continue_is_answered(site: tuple[str, int]) -> None:
+    body = b"q=nothing"
+    sock = _open(site, b"POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                 b"Expect: 100-continue\r\nContent-Length: 9\r\n\r\n")  # fmt: skip
+    assert sock.recv(64).startswith(b"HTTP/1.1 100 Continue")  # before the body is sent
+    sock.sendall(body)
+    answer = _answer(sock)
+    sock.close()
+    assert re.match(rb"HTTP/1\.1 [1-5]\d\d", answer), answer[:80]
+
+
 @pytest.mark.parametrize(
     ("data", "whole"),
     [
@@ -129,6 +140,7 @@ def test_a_form_sent_in_pieces_and_pipelined_requests_are_served(site: tuple[str
         (b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab", False),
         (b"POST / HTTP/1.1\r\ncontent-length:  5 \r\n\r\nabcde", True),
         (b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", True),
+        (b"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 9\r\n\r\n", True),
         (b"POST / HTTP/1.1\r\nContent-Length: " + str(BODY_LIMIT + 1).encode() + b"\r\n\r\n", True),
         (b"GET /" + b"a" * HEAD_LIMIT, True),
     ],
