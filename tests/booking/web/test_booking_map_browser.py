@@ -401,3 +401,24 @@ def test_on_a_touch_screen_the_map_s_links_are_a_fingertip_tall(
         assert room["height"] >= 40, room
     finally:
         context.close()
+
+
+def test_on_a_phone_a_partly_taken_day_s_hours_stay_inside_its_cell(
+    browser: Any, booking_site: str, buyer: Any, second_buyer: Any, r: redis.Redis
+) -> None:
+    claim(r, second_buyer, "B", 202, hour_start=10, hour_end=11)
+    context = browser.new_context(
+        base_url=booking_site, viewport={"width": 375, "height": 740}, is_mobile=True,
+        has_touch=True,
+    )  # fmt: skip
+    page = context.new_page()
+    try:
+        browser_sign_in(page, buyer)
+        page.goto(f"/book/?cls=B&room=202&start=9&end=12&date={DAY}&month={DAY:%Y-%m}")
+        day = page.locator(f"#day-{DAY}")
+        assert "taken" in day.inner_text()  # its hours, run by run
+        cell, note = day.bounding_box(), day.locator("small").bounding_box()
+        assert cell is not None and note is not None
+        assert note["x"] >= cell["x"] and note["x"] + note["width"] <= cell["x"] + cell["width"]
+    finally:
+        context.close()
