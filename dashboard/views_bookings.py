@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.access import signed_in_person, staff_required
 from accounts.selectors import person_id_find
 from booking.domain.references import booking_id_by_reference
+from booking.domain.refusals import shown_value
 from booking.domain.rules import booking_id_room, request_id_new
 from booking.selectors import booking_get
 from booking.services import booking_cancel
@@ -139,12 +140,18 @@ def booking_detail(request: HttpRequest, booking_id: str) -> HttpResponse:
 @require_GET
 @staff_required
 def booking_find(request: HttpRequest) -> HttpResponse:
-    """Staff type a reference a buyer reads out (any case, with or without dashes)."""
-    typed = request.GET.get("ref", "")[:40]
-    booking_id = booking_id_by_reference(client=get_store(), reference=typed)
+    """Staff type a reference a buyer reads out (any case, with or without dashes), or paste a
+    booking's id (as the site's own addresses show it)."""
+    typed = request.GET.get("ref", "")
+    client = get_store()
+    booking_id = booking_id_by_reference(client=client, reference=typed[:40])
+    pasted = typed.strip()
+    if booking_id is None and booking_id_room(pasted) is not None:
+        found = booking_get(client=client, booking_id=pasted)
+        booking_id = found.id if found is not None else None
     if booking_id is None:
         messages.warning(
-            request, _("No booking has the reference “%(ref)s”.") % {"ref": typed.strip()}
+            request, _("No booking has the reference “%(ref)s”.") % {"ref": shown_value(pasted)}
         )
         return HttpResponseRedirect(reverse("dashboard:bookings"))
     return HttpResponseRedirect(reverse("dashboard:booking", args=[booking_id]))

@@ -303,7 +303,11 @@ def test_staff_find_a_booking_by_the_reference_a_buyer_reads_out(
     assert booking.reference in listed
     exported = browser.get("/staff/bookings/export.csv", {"room": "42"}).content.decode()
     assert exported.splitlines()[1].startswith(f"{booking.reference},{booking.id},")
-    for typed in ("B-2222-2222", "", "{x}*", "🙂" * 50, "B-0O1I-LLLL"):
+    # The id as the site's own addresses show it finds the booking too.
+    pasted = browser.get("/staff/bookings/find/", {"ref": f" {booking.id} "})
+    assert pasted["Location"] == f"/staff/bookings/{booking.id}/"
+    unknown_id = booking.id[:-1] + ("a" if booking.id[-1] != "a" else "b")
+    for typed in ("B-2222-2222", "", "{x}*", "🙂" * 50, "B-0O1I-LLLL", unknown_id):
         missing = browser.get("/staff/bookings/find/", {"ref": typed})
         assert missing.status_code == 302 and missing["Location"] == "/staff/bookings/"
     assert client_for(buyer).get("/staff/bookings/find/", {"ref": spoken}).status_code == 403
