@@ -11,6 +11,7 @@ import redis
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import formats
 
 from accounts.access import signed_in_person
 from accounts.emails import EMAIL_MAX_LENGTH
@@ -47,7 +48,7 @@ def upcoming_lines(upcoming: Iterable[Any]) -> list[dict[str, object]]:
             "reference": b.reference,
             "cls": b.cls,
             "room": b.room_label,
-            "day": b.dates[0].isoformat(),
+            "day": formats.date_format(b.dates[0], "DATE_FORMAT"),  # as every page shows a day
             "timed": bool(b.hours),
             "start": f"{b.hours[0]:02d}" if b.hours else "",
             "end": f"{b.hours[1]:02d}" if b.hours else "",

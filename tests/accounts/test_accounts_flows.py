@@ -65,7 +65,10 @@ def test_signup_creates_the_person_signs_them_in_and_shows_the_name_as_typed(r: 
     assert "Zoë_Li" in page.content.decode()
     assert page.context["request"].user == person
     zone = r'<span class="zone">\(Shanghai time\)</span>'
-    assert re.search(r"Last login</dt><dd>[-\d]+ [:\d]+ " + zone, page.content.decode())
+    # The day as every page shows one ("Nov. 20, 2026"), the time on the 24-hour clock.
+    assert re.search(
+        r"Last login</dt><dd>\w+\.? \d+, \d{4} \d\d:\d\d " + zone, page.content.decode()
+    )
 
 
 def test_signup_mapping_ignores_case_and_width(r: redis.Redis):
