@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -383,42 +385,41 @@ def test_a_sold_out_room_on_the_map_leads_to_the_waiting_list_and_the_hold_shows
     page.wait_for_url(re.compile(r"/book/confirm/"))
 
 
-def test_on_a_touch_screen_the_map_s_links_are_a_fingertip_tall(
-    browser: Any, booking_site: str, buyer: Any
-) -> None:
+@contextlib.contextmanager
+def _phone(browser: Any, booking_site: str, someone: Any) -> Iterator[Any]:
+    """A page on a phone's touch screen (375 px), signed in as `someone`."""
     context = browser.new_context(
         base_url=booking_site, viewport={"width": 375, "height": 740}, is_mobile=True,
         has_touch=True,
     )  # fmt: skip
-    page = context.new_page()
     try:
-        browser_sign_in(page, buyer)
+        page = context.new_page()
+        browser_sign_in(page, someone)
+        yield page
+    finally:
+        context.close()
+
+
+def test_on_a_touch_screen_the_map_s_links_are_a_fingertip_tall(
+    browser: Any, booking_site: str, buyer: Any
+) -> None:
+    with _phone(browser, booking_site, buyer) as page:
         page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=8&end=10&room=5")
         cell = page.locator("#room-grid tbody td > a").nth(3).bounding_box()
         room = page.locator("#map-room-006 > a").first.bounding_box()
-        assert cell is not None and room is not None
-        assert cell["height"] >= 40 and cell["width"] >= 40, cell  # 44 px on this screen
-        assert room["height"] >= 40, room
-    finally:
-        context.close()
+    assert cell is not None and room is not None
+    assert cell["height"] >= 40 and cell["width"] >= 40, cell  # 44 px on this screen
+    assert room["height"] >= 40, room
 
 
 def test_on_a_phone_a_partly_taken_day_s_hours_stay_inside_its_cell(
     browser: Any, booking_site: str, buyer: Any, second_buyer: Any, r: redis.Redis
 ) -> None:
     claim(r, second_buyer, "B", 202, hour_start=10, hour_end=11)
-    context = browser.new_context(
-        base_url=booking_site, viewport={"width": 375, "height": 740}, is_mobile=True,
-        has_touch=True,
-    )  # fmt: skip
-    page = context.new_page()
-    try:
-        browser_sign_in(page, buyer)
+    with _phone(browser, booking_site, buyer) as page:
         page.goto(f"/book/?cls=B&room=202&start=9&end=12&date={DAY}&month={DAY:%Y-%m}")
         day = page.locator(f"#day-{DAY}")
         assert "taken" in day.inner_text()  # its hours, run by run
         cell, note = day.bounding_box(), day.locator("small").bounding_box()
-        assert cell is not None and note is not None
-        assert note["x"] >= cell["x"] and note["x"] + note["width"] <= cell["x"] + cell["width"]
-    finally:
-        context.close()
+    assert cell is not None and note is not None
+    assert note["x"] >= cell["x"] and note["x"] + note["width"] <= cell["x"] + cell["width"]
