@@ -10,62 +10,49 @@ and only a whole head (the blank line after the headers) with its body, when the
 is known and at most BODY_LIMIT, goes to a thread, already read. A connection that has not sent
 a whole request within REQUEST_DEADLINE_S is closed; it never held a thread.
 
-A larger body (an upload Django refuses by its length anyway), a chunked one, one whose client
-waits for "100 Continue" before sending it, and a head longer than HEAD_LIMIT (gunicorn's parser
-refuses it) go to a thread as soon as the head is seen, as before. TLS is not terminated here
-(a proxy in front does), so its sockets take gunicorn's own path. Built on gunicorn 27's gthread
-worker (`pyproject.toml` pins the major version).
+What "whole" means, and what is refused at once without a thread (a body over Django's limit,
+a head over 64 KiB, bytes that are no HTTP request), is strongroom/arrival.py; a client that
+asks for "100 Continue" gets it from the loop. A connection closed after its answer lingers in
+the loop too (gunicorn 27 lingers up to 2 s in its main loop, which stalled every other
+connection of the worker). TLS is not terminated here (a proxy in front does), so its sockets
+take gunicorn's own path. Built on gunicorn 27's gthread worker (`pyproject.toml` pins it).
 """
 
 from __future__ import annotations
 
 import errno
-import re
 import selectors
+import socket
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from gunicorn.workers.gthread import TConn, ThreadWorker  # type: ignore[import-untyped]
 
+from strongroom.arrival import arrival
 from strongroom.conf import env_int
 
 # Seconds a connection may take to send a whole request (head and body) once the worker waits
 # for one: a browser on a slow phone line sends a form in well under a second.
 REQUEST_DEADLINE_S = env_int("STRONGROOM_REQUEST_DEADLINE_SECONDS", 10, minimum=1, maximum=300)
-HEAD_LIMIT = 64 * 1024  # more than gunicorn takes (a 8,190-byte line, 100 fields of 8,190)
-BODY_LIMIT = 2_621_440  # Django's DATA_UPLOAD_MAX_MEMORY_SIZE: a larger body is refused unread
-_CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*([0-9]{1,12})[ \t]*(?:\r\n|$)")
+LINGER_S = 2.0  # how long a closed connection's unread input is drained (gunicorn's own cap)
+_DRAIN_LIMIT = 65536
 _READ_SIZE = 65536
 
 
 @dataclass(eq=False)
 class _Arriving:
-    """A connection whose request is still arriving, read by the worker's loop."""
+    """A connection whose request is still arriving (or, lingering, whose close is), read by
+    the worker's loop."""
 
     conn: TConn
     deadline: float
     data: bytearray = field(default_factory=bytearray)
+    continued: bool = False  # 100 Continue sent
+    drained: int = 0  # lingering: bytes read and dropped
     watched: bool = False  # registered with the poller
     done: bool = False
-
-
-def request_arrived(data: bytes | bytearray) -> bool:
-    """Whether `data` holds a whole request for a thread: the head, and the body when its length
-    is given and at most BODY_LIMIT (otherwise the thread reads the body, as gunicorn would)."""
-    end = data.find(b"\r\n\r\n")
-    if end < 0:
-        return len(data) > HEAD_LIMIT
-    head = bytes(data[:end]).lower()
-    if b"\r\ntransfer-encoding:" in head or b"\r\nexpect:" in head:
-        return True  # a chunked body, or a client waiting for "100 Continue": a thread's
-    length = _CONTENT_LENGTH.search(head)
-    if length is None:
-        return True
-    wanted = int(length.group(1))
-    return wanted > BODY_LIMIT or len(data) - (end + 4) >= wanted
 
 
 class WholeRequestWorker(ThreadWorker):
@@ -73,6 +60,7 @@ class WholeRequestWorker(ThreadWorker):
 
     def init_process(self) -> None:
         self.arriving: deque[_Arriving] = deque()  # oldest first: deadlines come in order
+        self.lingering: deque[_Arriving] = deque()  # the same, for closes
         super().init_process()
 
     def accept(self, listener: Any) -> None:
@@ -104,32 +92,57 @@ class WholeRequestWorker(ThreadWorker):
         conn.started = b""
         self.arriving.append(arriving)
         if not self._read(arriving):  # often whole already: no trip through the poller
-            self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._readable, arriving))
-            arriving.watched = True
+            self._watch(arriving, self._read)
 
-    def _readable(self, arriving: _Arriving, client: Any) -> None:
-        self._read(arriving)
+    def _watch(self, arriving: _Arriving, reader: Any) -> None:
+        self.poller.register(
+            arriving.conn.sock, selectors.EVENT_READ, lambda _sock: reader(arriving)
+        )
+        arriving.watched = True
 
     def _read(self, arriving: _Arriving) -> bool:
-        """Read what has come; True when the connection left this stage (handed to a thread,
-        or closed)."""
+        """Read what has come and act on it; True when the connection left this stage (handed
+        to a thread, refused or closed)."""
         try:
             chunk = arriving.conn.sock.recv(_READ_SIZE)
         except (BlockingIOError, InterruptedError):
-            return False
+            chunk = None
         except OSError:
             chunk = b""
-        if not chunk:  # the client went away
+        if chunk == b"":  # the client went away
             self._close(arriving)
             return True
-        arriving.data += chunk
-        if not request_arrived(arriving.data):
+        if chunk:
+            arriving.data += chunk
+        elif not arriving.data:
             return False
+        seen = arrival(arriving.data, continued=arriving.continued)
+        if seen.step == "wait":
+            return False
+        if seen.step == "continue":
+            arriving.continued = True
+            return not self._send(arriving, b"HTTP/1.1 100 Continue\r\n\r\n")
+        if seen.step == "refuse":
+            answer = f"HTTP/1.1 {seen.status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+            if self._send(arriving, answer.encode("ascii")):
+                self._unwatch(arriving)
+                self._linger(arriving.conn)
+            return True
         self._unwatch(arriving)
         conn = arriving.conn
         conn.data_ready = True  # gthread's handle() then waits for nothing
-        conn.arrived = bytes(arriving.data)
+        conn.arrived = seen.data
         self.enqueue_req(conn)
+        return True
+
+    def _send(self, arriving: _Arriving, data: bytes) -> bool:
+        """A short answer from the loop (it fits the socket's buffer); False when the
+        connection is gone (and closed)."""
+        try:
+            arriving.conn.sock.send(data)
+        except OSError:
+            self._close(arriving)
+            return False
         return True
 
     def handle(self, conn: TConn) -> Any:
@@ -143,15 +156,57 @@ class WholeRequestWorker(ThreadWorker):
         parser = getattr(conn, "parser", None)
         if kept and parser is not None and not self.cfg.is_ssl:
             # Read ahead with the request: the start of the next one. A whole one is left for
-            # gunicorn to hand straight to a thread; a part waits in the loop like any other.
+            # gunicorn to hand straight to a thread; a part goes back to the loop.
             ahead = parser.unreader.buf.getvalue()
-            if ahead and not request_arrived(ahead):
+            if ahead and arrival(ahead).step != "go":
                 parser.unreader.take_buffered()
                 conn.started = ahead
         return kept
 
+    def finish_request(self, conn: TConn, fs: Any) -> None:
+        """gunicorn's, except that a connection whose next request has started waits for the
+        rest in the loop (gunicorn would park it as idle), and one to close lingers there."""
+        if self.cfg.is_ssl or fs.cancelled() or fs.exception() is not None:
+            super().finish_request(conn, fs)
+            return
+        kept = fs.result()
+        started: bytes = getattr(conn, "started", b"")
+        if kept is True and started and self.alive:
+            self._await_request(conn)
+        elif kept is False or kept is None:
+            self._linger(conn)
+        else:
+            super().finish_request(conn, fs)
+
+    def _linger(self, conn: TConn) -> None:
+        """Close after an answer: stop sending, drain what the client still sends (so that the
+        kernel does not reset the connection under the answer), close at its end or LINGER_S."""
+        lingering = _Arriving(conn, time.monotonic() + LINGER_S)
+        try:
+            conn.sock.setblocking(False)
+            conn.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            self._close(lingering)
+            return
+        self.lingering.append(lingering)
+        self._watch(lingering, self._drain)
+
+    def _drain(self, lingering: _Arriving) -> bool:
+        try:
+            chunk = lingering.conn.sock.recv(_READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            chunk = b""
+        lingering.drained += len(chunk)
+        if not chunk or lingering.drained > _DRAIN_LIMIT:
+            self._close(lingering)
+            return True
+        return False
+
     def _unwatch(self, arriving: _Arriving) -> None:
         arriving.done = True
+        arriving.data = bytearray()  # a handed-over request is not kept behind a slow one
         if arriving.watched:
             arriving.watched = False
             self.poller.unregister(arriving.conn.sock)
@@ -162,13 +217,15 @@ class WholeRequestWorker(ThreadWorker):
         arriving.conn.close()
 
     def murder_keepalived(self, force: bool = False) -> None:
-        """gunicorn's expiry of kept-alive connections, and of requests too slow to arrive."""
+        """gunicorn's expiry of kept-alive connections, and of requests too slow to arrive and
+        closes that linger too long."""
         super().murder_keepalived(force)
         now = time.monotonic()
-        while self.arriving:
-            first = self.arriving[0]
-            if not (first.done or force or first.deadline <= now):
-                break
-            self.arriving.popleft()
-            if not first.done:
-                self._close(first)
+        for waiting in (self.arriving, self.lingering):
+            while waiting:
+                first = waiting[0]
+                if not (first.done or force or first.deadline <= now):
+                    break
+                waiting.popleft()
+                if not first.done:
+                    self._close(first)

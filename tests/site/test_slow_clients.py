@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from strongroom.worker import BODY_LIMIT, HEAD_LIMIT, request_arrived
+from strongroom.arrival import BODY_LIMIT, HEAD_LIMIT, LINE_LIMIT, arrival
 from tests.conftest import site_env
 
 DEADLINE_S = 2  # the served site's STRONGROOM_REQUEST_DEADLINE_SECONDS here
@@ -132,18 +132,79 @@ def test_a_client_that_waits_for_100_continue_is_answered(site: tuple[str, int])
     assert re.match(rb"HTTP/1\.1 [1-5]\d\d", answer), answer[:80]
 
 
+def test_answers_closed_on_clients_that_never_read_them_do_not_stall_the_rest(
+    site: tuple[str, int],
+) -> None:
+    """An HTTP/1.0 answer closes its connection; the close lingers for what the client still
+    sends, in the loop, not holding the loop (gunicorn's own close waits there up to 2 s)."""
+    idle = [_open(site, b"GET /healthz HTTP/1.0\r\n\r\n") for _ in range(20)]
+    try:
+        time.sleep(0.5)
+        assert [_get(site) for _ in range(5)] == [200] * 5
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_what_no_thread_could_finish_is_refused_at_once_or_closed(site: tuple[str, int]) -> None:
+    """Refused from the loop at once: a head without end past 64 KiB, a body over Django's
+    limit, bytes that are no request. Closed at the deadline: a body announced and not sent,
+    100 Continue asked and no body sent. Meanwhile the site answers everyone else."""
+    start = b"POST /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    refused = {
+        "head": (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"X-Pad: " + b"p" * 70_000, b"431"),
+        "body": (start + b"Content-Length: 0000000000000003000000\r\n\r\nabc", b"413"),
+        "tls": (bytes.fromhex("160301020001") + b"\x00" * 40, b"400"),
+        "bare LF": (b"GET /healthz HTTP/1.1\nHost: x\n\n", b"400"),
+    }
+    held = [_open(site, start + b"Content-Length: 100\r\n\r\nshort") for _ in range(12)]
+    held += [
+        _open(site, start + b"Expect: 100-continue\r\nContent-Length: 100\r\n\r\n")
+        for _ in range(12)
+    ]
+    held += [
+        _open(site, start + b"Transfer-Encoding: chunked\r\n\r\n1\r\nx\r\n") for _ in range(12)
+    ]
+    try:
+        for name, (sent, status) in refused.items():
+            sock = _open(site, sent)
+            answer = _answer(sock)
+            sock.close()
+            assert answer.startswith(b"HTTP/1.1 " + status), (name, answer[:60])
+        assert [_get(site) for _ in range(5)] == [200] * 5
+        assert all(_answer(sock) in (b"", b"HTTP/1.1 100 Continue\r\n\r\n") for sock in held)
+    finally:
+        for sock in held:
+            sock.close()
+
+
 @pytest.mark.parametrize(
-    ("data", "whole"),
+    ("data", "step"),
     [
-        (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n", False),
-        (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", True),
-        (b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab", False),
-        (b"POST / HTTP/1.1\r\ncontent-length:  5 \r\n\r\nabcde", True),
-        (b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", True),
-        (b"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 9\r\n\r\n", True),
-        (b"POST / HTTP/1.1\r\nContent-Length: " + str(BODY_LIMIT + 1).encode() + b"\r\n\r\n", True),
-        (b"GET /" + b"a" * HEAD_LIMIT, True),
+        (b"GE", "wait"),
+        (b"GET / HTTP/1.1\r\nHost: x\r\n", "wait"),
+        (b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", "go"),
+        (b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab", "wait"),
+        (b"POST / HTTP/1.1\r\ncontent-length:  5 \r\n\r\nabcde", "go"),
+        (b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n", "wait"),
+        (b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", "go"),
+        (b"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 9\r\n\r\n", "continue"),
+        (b"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", "go"),
+        (
+            b"POST / HTTP/1.1\r\nContent-Length: " + str(BODY_LIMIT + 1).encode() + b"\r\n\r\n",
+            "refuse",
+        ),
+        (b"GET /" + b"a" * LINE_LIMIT, "refuse"),
+        (b"GET / HTTP/1.1\r\nX: " + b"a" * HEAD_LIMIT, "refuse"),
+        (b"\x16\x03\x01\x02\x00", "refuse"),
     ],
 )
-def test_what_counts_as_arrived(data: bytes, whole: bool) -> None:
-    assert request_arrived(data) is whole
+def test_what_counts_as_arrived(data: bytes, step: str) -> None:
+    assert arrival(data).step == step
+
+
+def test_a_body_sent_after_100_continue_reaches_the_thread_without_the_expect_field() -> None:
+    head = b"POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n"
+    seen = arrival(head + b"abc", continued=True)
+    assert seen.step == "go"
+    assert seen.data == b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
