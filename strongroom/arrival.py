@@ -20,19 +20,20 @@ _EXPECT_LINE = re.compile(rb"\r\nexpect:[^\r\n]*", re.IGNORECASE)
 @dataclass(frozen=True)
 class Arrival:
     """What to do with what has arrived: "wait", "go" (hand `data` to a thread), "continue"
-    (send 100 Continue, then wait) or "refuse" (answer `status` and close)."""
+    (send 100 Continue, then wait) or "refuse" (answer `status` `reason` and close)."""
 
     step: str
     data: bytes = b""
-    status: str = ""
+    status: int = 0
+    reason: str = ""
 
 
 WAIT = Arrival("wait")
 CONTINUE = Arrival("continue")
 
 
-def _refuse(status: str) -> Arrival:
-    return Arrival("refuse", status=status)
+def _refuse(status: int, reason: str) -> Arrival:
+    return Arrival("refuse", status=status, reason=reason)
 
 
 def arrival(data: bytes | bytearray, *, continued: bool = False) -> Arrival:
@@ -42,20 +43,20 @@ def arrival(data: bytes | bytearray, *, continued: bool = False) -> Arrival:
     method = _METHOD.match(data)
     assert method is not None  # {0,32} always matches
     if method.end() == len(data):
-        return _refuse("400 Bad Request") if len(data) >= 32 else WAIT
+        return _refuse(400, "Bad Request") if len(data) >= 32 else WAIT
     if method.end() == 0 or data[method.end()] != ord(" "):
-        return _refuse("400 Bad Request")  # not a request line: a TLS hello, noise
+        return _refuse(400, "Bad Request")  # not a request line: a TLS hello, noise
     line_end = data.find(b"\n")
     if line_end < 0:
-        return _refuse("414 URI Too Long") if len(data) > LINE_LIMIT else WAIT
+        return _refuse(414, "URI Too Long") if len(data) > LINE_LIMIT else WAIT
     end = data.find(b"\r\n\r\n")
     head = bytes(data[: end if end >= 0 else len(data)])
     if _BARE_LF.search(head):
-        return _refuse("400 Bad Request")  # lines end in CRLF; gunicorn refuses a bare LF too
+        return _refuse(400, "Bad Request")  # lines end in CRLF; gunicorn refuses a bare LF too
     if end < 0:
-        return _refuse("431 Request Header Fields Too Large") if len(data) > HEAD_LIMIT else WAIT
+        return _refuse(431, "Request Header Fields Too Large") if len(data) > HEAD_LIMIT else WAIT
     if end > HEAD_LIMIT:
-        return _refuse("431 Request Header Fields Too Large")
+        return _refuse(431, "Request Header Fields Too Large")
     fields: dict[bytes, list[bytes]] = {}
     for name, value in _FIELD.findall(head + b"\r\n"):
         fields.setdefault(name.lower(), []).append(value)
@@ -70,7 +71,7 @@ def arrival(data: bytes | bytearray, *, continued: bool = False) -> Arrival:
             return Arrival("go", bytes(data))  # refused by the parser at once (400)
         wanted = int(lengths[0])
         if wanted > BODY_LIMIT:
-            return _refuse("413 Content Too Large")
+            return _refuse(413, "Content Too Large")
         done = len(body) >= wanted
     else:
         done = True
@@ -97,19 +98,19 @@ def _chunks_done(body: bytes) -> bool | Arrival:
     while True:
         line_end = body.find(b"\r\n", at)
         if line_end < 0:
-            return _refuse("400 Bad Request") if len(body) - at > 1024 else False
+            return _refuse(400, "Bad Request") if len(body) - at > 1024 else False
         size_text = body[at:line_end].split(b";", 1)[0].strip()
         if not size_text or len(size_text) > 8 or not re.fullmatch(rb"[0-9A-Fa-f]+", size_text):
-            return _refuse("400 Bad Request")
+            return _refuse(400, "Bad Request")
         size = int(size_text, 16)
         at = line_end + 2
         if size == 0:  # the trailer section: empty, or fields ending in a blank line
             return body.startswith(b"\r\n", at) or body.find(b"\r\n\r\n", at - 2) >= 0
         total += size
         if total > BODY_LIMIT:
-            return _refuse("413 Content Too Large")
+            return _refuse(413, "Content Too Large")
         if len(body) < at + size + 2:
             return False
         if body[at + size : at + size + 2] != b"\r\n":
-            return _refuse("400 Bad Request")
+            return _refuse(400, "Bad Request")
         at += size + 2

@@ -6,9 +6,9 @@ alive, as soon as its next request starts), and the thread then blocks reading t
 client that sends a request's first line and never ends its headers keeps that thread for as
 long as it likes: sixteen such connections (two workers of eight threads) stopped the whole
 site for every buyer. Here the worker's own loop reads what a connection sends without blocking,
-and only a whole head (the blank line after the headers) with its body, when the body's length
-is known and at most BODY_LIMIT, goes to a thread, already read. A connection that has not sent
-a whole request within REQUEST_DEADLINE_S is closed; it never held a thread.
+and only a whole request (its head, and its body by its length or chunk by chunk) goes to a
+thread, already read. A connection that has not sent a whole request within REQUEST_DEADLINE_S
+is closed; it never held a thread.
 
 What "whole" means, and what is refused at once without a thread (a body over Django's limit,
 a head over 64 KiB, bytes that are no HTTP request), is strongroom/arrival.py; a client that
@@ -32,6 +32,7 @@ from gunicorn.workers.gthread import TConn, ThreadWorker  # type: ignore[import-
 
 from strongroom.arrival import arrival
 from strongroom.conf import env_int
+from strongroom.edge_errors import edge_error_bytes
 
 # Seconds a connection may take to send a whole request (head and body) once the worker waits
 # for one: a browser on a slow phone line sends a form in well under a second.
@@ -122,9 +123,8 @@ class WholeRequestWorker(ThreadWorker):
         if seen.step == "continue":
             arriving.continued = True
             return not self._send(arriving, b"HTTP/1.1 100 Continue\r\n\r\n")
-        if seen.step == "refuse":
-            answer = f"HTTP/1.1 {seen.status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
-            if self._send(arriving, answer.encode("ascii")):
+        if seen.step == "refuse":  # the site's own short page, as gunicorn's refusals get
+            if self._send(arriving, edge_error_bytes(seen.status, seen.reason)):
                 self._unwatch(arriving)
                 self._linger(arriving.conn)
             return True

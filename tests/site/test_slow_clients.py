@@ -171,6 +171,9 @@ def test_what_no_thread_could_finish_is_refused_at_once_or_closed(site: tuple[st
             answer = _answer(sock)
             sock.close()
             assert answer.startswith(b"HTTP/1.1 " + status), (name, answer[:60])
+            # The site's own short page with its security headers, as gunicorn's refusals get.
+            assert b"Content-Security-Policy: default-src 'self'" in answer, name
+            assert "无法读取此请求".encode() in answer, name
         assert [_get(site) for _ in range(5)] == [200] * 5
         assert all(_answer(sock) in (b"", b"HTTP/1.1 100 Continue\r\n\r\n") for sock in held)
     finally:
