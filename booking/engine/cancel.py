@@ -42,7 +42,7 @@ CANCEL = FunctionSpec(
     ("actor", "is_staff", "today", "reason", "now_ms", "audit_maxlen", "request_id", "first_day",
      "priority_hold_id", "priority_hold_ms"),
     replies=("cancelled record", "already_cancelled", "not_found", "forbidden", "collected",
-             "started", "stale", "invalid what"),
+             "started", "stale", "moved to", "invalid what"),
 )  # fmt: skip
 
 
@@ -88,19 +88,47 @@ def booking_cancel(
 
     `request_id` (made by the caller, e.g. carried by the confirmation form) lets a repeat of
     the same request, a double click or a retry, answer "cancelled" again rather than
-    "already cancelled"; without one, each call makes its own (redis-py retries stay safe)."""
+    "already cancelled"; without one, each call makes its own (redis-py retries stay safe).
+    A booking moved to another room (a page read before the move) is cancelled where it is
+    now: its old record holds no slots."""
+    request_id = request_id if request_id_valid(request_id) else request_id_new()
+    reason = reason_clean(reason)
+    result = CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"])
+    for _hop in range(_MOVES_FOLLOWED):
+        result, moved_to = _cancel_here(
+            client, booking_id, actor_id, actor_is_staff, reason, now, request_id
+        )
+        if moved_to is None:
+            return result
+        booking_id = moved_to
+    return result
+
+
+# A booking moved this many times between reading a page and cancelling from it is not
+# followed further (each move of a booking is its owner's or staff's own act).
+_MOVES_FOLLOWED = 4
+
+
+def _cancel_here(
+    client: redis.Redis,
+    booking_id: str,
+    actor_id: str,
+    actor_is_staff: bool,
+    reason: str,
+    now: dt.datetime | None,
+    request_id: str,
+) -> tuple[CancelResult, str | None]:
+    """One room's cancel call: its result, or the id the booking moved to."""
     room = booking_id_room(booking_id)
     if room is None or not isinstance(actor_id, str) or not actor_id:
-        return CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"])
-    request_id = request_id if request_id_valid(request_id) else request_id_new()
+        return CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"]), None
     keys = RoomKeys(room)
     today = local_now(now).date().isoformat()
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
-    reason = reason_clean(reason)
     for _attempt in range(3):
         cls, inventories = text_values(client.hmget(keys.record(booking_id), ["cls", "inv"]))
         if cls is None:
-            return CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"])
+            return CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"]), None
         call = CANCEL.call(
             keys={
                 "record": keys.record(booking_id),
@@ -134,8 +162,13 @@ def booking_cancel(
         if answer["status"] != "stale":
             break
     outcome = answer["status"]
+    if outcome == "moved" and booking_id_room(answer["to"]) is not None:
+        return CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"]), answer["to"]
+    if outcome == "moved":
+        outcome = "not_found"
     record = answer.get("record")
     booking = booking_from_hash(flat_to_dict(record)) if record else None
     if outcome == "cancelled":
         sender_wake(keys.outbox)  # the cancellation, and any waiter's notice, are in it
-    return CancelResult(outcome == "cancelled", outcome, _CANCEL_MESSAGES[outcome], booking)
+    result = CancelResult(outcome == "cancelled", outcome, _CANCEL_MESSAGES[outcome], booking)
+    return result, None

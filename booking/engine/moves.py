@@ -158,7 +158,7 @@ def booking_move(
         return MoveResult(False, "not_found", MOVE_MESSAGES["not_found"])
     if owner != actor_id and not actor_is_staff:
         return MoveResult(False, "forbidden", MOVE_MESSAGES["forbidden"])
-    if request.cls != cls:
+    if request.cls != cls or len(request.dates) != len((before or "").split(",")):
         return MoveResult(False, "other_class", MOVE_MESSAGES["other_class"])
     if request.room != room:
         return moves_rooms.move_rooms(

@@ -59,7 +59,7 @@ MOVE_OUT = FunctionSpec(
     ("record", "registry", "codes", "ledger", "audit", "stats", "waits", "wait_notices",
      "holds", "hold_days", "outbox", "edition"),
     ("actor", "is_staff", "today", "move_id", "to_id", "now_ms", "audit_maxlen", "room",
-     "first_day", "priority_hold_id", "priority_hold_ms"),
+     "first_day", "priority_hold_id", "priority_hold_ms", "cls", "days_n"),
     replies=("moved record", "aborted", "not_found", "forbidden", "cancelled", "collected",
              "started", "invalid what"),
     key_tails=("inventories",),
@@ -154,6 +154,8 @@ def move_rooms(
             "first_day": first_bookable_day(now),
             "priority_hold_id": hold_new_id(room=old_room),
             "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
+            "cls": request.cls,
+            "days_n": len(request.dates),
         },
         tails={"inventories": old_inventories},
     )
@@ -162,6 +164,8 @@ def move_rooms(
         # Refused (or aborted by a recovery): the old room is as it was; the hold goes.
         _move_undo(client, old, new, booking_id, new_id, move_id)
         refused = decided["status"]
+        if refused == "invalid" and decided["what"] == "class":
+            refused = "other_class"  # not the booking's class, or not as many days
         outcome = "cancelled" if refused in ("aborted", "invalid") else refused
         return MoveResult(False, outcome, MOVE_MESSAGES[outcome])
     old_record = flat_to_dict(decided["record"])

@@ -5,7 +5,7 @@ local CANCEL_KEYS = {'record', 'registry', 'audit', 'stats', 'outbox', 'waits',
 local CANCEL_ARGS = {'actor', 'is_staff', 'today', 'reason', 'now_ms', 'audit_maxlen',
   'request_id', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
 local CANCEL_REPLIES = {'cancelled record', 'already_cancelled', 'not_found', 'forbidden',
-  'collected', 'started', 'stale', 'invalid what'}
+  'collected', 'started', 'stale', 'moved to', 'invalid what'}
 
 -- A record's months (calendar_of) when `inventories` (the keys the caller passed) are exactly
 -- the bitmaps the record names; nil when the record names others (the caller read it stale).
@@ -48,8 +48,8 @@ end
 --       then the bitmaps the record names (its 'inv', in that order)
 -- ARGV: actor, is staff (1|0), today ISO, reason, now ms, audit maxlen, request id,
 --       first bookable day, priority hold id (of this room), priority hold ms
--- Returns {'cancelled', <record>} | {outcome} with outcome not_found, forbidden,
---   already_cancelled, collected, started, stale
+-- Returns {'cancelled', <record>} | {'moved', <the id it moved to>} | {outcome} with outcome
+--   not_found, forbidden, already_cancelled, collected, started, stale
 -- The request id (made by the caller) is kept in the record: a retry of the very call that
 -- cancelled answers 'cancelled' again, any other call 'already_cancelled'.
 local function cancel(keys, args)
@@ -62,7 +62,8 @@ local function cancel(keys, args)
     return {'not_found'}
   end
   local r = redis.call('HMGET', record, 'owner', 'status', 'collected', 'dates', 'inv', 'cls',
-    'days', 'hstart', 'hend', 'boxes', 'id', 'room', 'cancel_request', 'months', 'made')
+    'days', 'hstart', 'hend', 'boxes', 'id', 'room', 'cancel_request', 'months', 'made',
+    'moved_to')
   local owner, status, collected, dates = r[1], r[2], r[3], r[4]
   if actor ~= owner and not is_staff then
     return {'forbidden'}
@@ -75,6 +76,12 @@ local function cancel(keys, args)
   end
   if status == 'collected' or (collected and collected ~= '') then
     return {'collected'}
+  end
+  if status == 'moved' then
+    return {'moved', r[16] or ''}  -- its slots are another room's now: cancel it there
+  end
+  if status ~= 'confirmed' then
+    return {'not_found'}  -- a move's new slots not yet its own ('pending')
   end
   if not is_staff and today >= split(dates)[1] then
     return {'started'}

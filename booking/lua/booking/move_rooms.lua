@@ -22,7 +22,7 @@ local MOVE_OUT_KEYS = {'record', 'registry', 'codes', 'ledger', 'audit', 'stats'
   'waits', 'wait_notices', 'holds', 'hold_days', 'outbox', 'edition'}
 local MOVE_OUT_KEY_TAILS = {'inventories'}
 local MOVE_OUT_ARGS = {'actor', 'is_staff', 'today', 'move_id', 'to_id', 'now_ms',
-  'audit_maxlen', 'room', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
+  'audit_maxlen', 'room', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'cls', 'days_n'}
 local MOVE_COMMIT_KEYS = {'record', 'codes', 'ledger', 'stats', 'audit', 'outbox', 'moves',
   'unindexed', 'edition'}
 local MOVE_COMMIT_ARGS = {'move_id', 'from_fields', 'now_ms', 'audit_maxlen', 'room',
@@ -128,6 +128,11 @@ local function move_out(keys, args)
   local refusal = move_refusal(r, a.actor, a.is_staff == '1', a.today)
   if refusal then
     return refusal
+  end
+  -- The new slots (held in the other room) are of the booking's class and as many days: a
+  -- move never changes what was bought, whatever the form sent.
+  if r[5] ~= a.cls or #split(r[6]) ~= tonumber(a.days_n) then
+    return {'invalid', 'class'}
   end
   local cal = record_calendar({unpack(keys, #MOVE_OUT_KEYS + 1)}, r[10], r[13])
   if not cal then

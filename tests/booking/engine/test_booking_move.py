@@ -13,6 +13,7 @@ from booking.domain.calendar_files import booking_ics
 from booking.domain.keys import RoomKeys
 from booking.domain.records import Booking
 from booking.engine import audit, bookings, stats
+from booking.engine.cancel import booking_cancel
 from booking.engine.claims import booking_claim
 from booking.engine.moves import booking_move
 from booking.engine.pickup import booking_pickup
@@ -250,6 +251,54 @@ def test_a_move_to_another_room_keeps_the_reference_and_gives_a_new_code(r: redi
     after = booking_ics(moved, url="https://x/").decode()
     uids = [line for line in before.splitlines() if line.startswith("UID")]
     assert uids == [line for line in after.splitlines() if line.startswith("UID")]
+    for room in (7, 12):
+        live = r.hgetall(RoomKeys(room).stats)
+        stats.stats_rebuild(client=r, rooms=[room])
+        assert r.hgetall(RoomKeys(room).stats) == live, room
+
+
+def test_a_move_to_another_room_keeps_as_many_days_as_were_bought(r: redis.Redis) -> None:
+    """Two days moved to one day of another room (the same day typed twice reads as one) is
+    refused, by the caller and again by the old room's function, and changes nothing."""
+    from booking.engine import moves_rooms
+
+    mine = booked(r, "A", dates=(3, 4))
+    # Everything of the old room but the record (the undone move marks it aborted) and the
+    # edition: its slots, stats, codes and lists.
+    kept = [RoomKeys(7).record(mine.id), RoomKeys(7).edition]
+    before = {k: r.dump(k) for k in r.scan_iter(match="sr:{room:007}:*") if k not in kept}
+    assert move(r, mine, room=12, dates=(9,)).outcome == "other_class"
+    # The old room's own check, for a caller that skipped the first one.
+    direct = moves_rooms.move_rooms(
+        r, mine.id, request("A", room=12, dates=(9,)), BUYER, False, NOW, "m" * 26, BUYER
+    )
+    assert not direct.ok and direct.outcome == "other_class"
+    assert {k: r.dump(k) for k in r.scan_iter(match="sr:{room:007}:*") if k not in kept} == before
+    assert bookings.booking_get(client=r, booking_id=mine.id) == mine
+    assert [b.id for b in bookings.bookings_of(client=r, owner_id=BUYER)] == [mine.id]
+    assert move(r, mine, room=12, dates=(9, 10)).ok  # the refused try left nothing held
+
+
+@pytest.mark.parametrize("staff", [False, True])
+def test_cancelling_from_a_page_read_before_a_move_cancels_the_booking_where_it_is(
+    r: redis.Redis, staff: bool
+) -> None:
+    """The old id of a booking moved to another room holds no slots: a cancel sent from a page
+    read before the move (a stale tab, a cancel racing the move) must not free them, now that
+    someone else may have booked them; it cancels the booking in its new room."""
+    mine = booked(r, hour_start=8, hour_end=10)
+    moved = move(r, mine, room=12, hour_start=8, hour_end=10).booking
+    assert moved is not None
+    theirs = booked(r, hour_start=8, hour_end=10, owner=SECOND_BUYER)  # the freed old slots
+    result = booking_cancel(
+        client=r, booking_id=mine.id, actor_id=STAFF if staff else BUYER,
+        actor_is_staff=staff, reason="stale tab", now=NOW,
+    )  # fmt: skip
+    assert result.ok and result.booking is not None and result.booking.id == moved.id
+    assert not {8, 9} & set(free_hours(client=r, room=7, date=day(3), cls="B"))
+    assert {8, 9} <= set(free_hours(client=r, room=12, date=day(3), cls="B"))
+    again = bookings.booking_get(client=r, booking_id=theirs.id)
+    assert again is not None and again.status == "confirmed"
     for room in (7, 12):
         live = r.hgetall(RoomKeys(room).stats)
         stats.stats_rebuild(client=r, rooms=[room])
