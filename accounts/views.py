@@ -15,7 +15,12 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import (
+    require_GET,
+    require_http_methods,
+    require_POST,
+    require_safe,
+)
 
 from accounts import emails, services
 from accounts.access import login_required, signed_in_person
@@ -148,7 +153,7 @@ def logout(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 @reads_ahead(profile_plan)
 def profile(request: HttpRequest) -> HttpResponse:
     """One's own account: name, address, password, calendar, upcoming bookings, sessions,

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from accounts.access import signed_in_person, staff_required
 from booking.domain.rules import season_end, season_start, site_today
@@ -79,7 +79,7 @@ def _charts_html(data: Overview) -> SafeString:
     return html
 
 
-@require_GET
+@require_safe
 @staff_required
 def overview(request: HttpRequest) -> HttpResponse:
     """Bookings and occupancy per class, bookings and visits per day, today's pickups (read
@@ -97,7 +97,7 @@ def overview(request: HttpRequest) -> HttpResponse:
 # --- occupancy map -----------------------------------------------------------------------------
 
 
-@require_GET
+@require_safe
 @staff_required
 def occupancy(request: HttpRequest) -> HttpResponse:
     """A heat map of one class on one season day; a floor opens its rooms."""
@@ -143,14 +143,14 @@ def _bookings_of_day(heat: HeatMap | None) -> str:
 # --- catalog, keyspace, audit ------------------------------------------------------------------
 
 
-@require_GET
+@require_safe
 @staff_required
 def catalog(request: HttpRequest) -> HttpResponse:
     """Where the catalog's staff pages are."""
     return render_page(request, "catalog.html", {"section": "catalog"})
 
 
-@require_GET
+@require_safe
 @staff_required
 def keyspace(request: HttpRequest) -> HttpResponse:
     """Every key family with its live count and memory, the inventory registry, the flush."""
@@ -210,7 +210,7 @@ def keyspace_flush(request: HttpRequest) -> HttpResponse:
     return HttpResponseRedirect(reverse("dashboard:keyspace"))
 
 
-@require_GET
+@require_safe
 @staff_required
 def sales_window(request: HttpRequest) -> HttpResponse:
     """The days on sale now, and the form that changes them."""
@@ -254,7 +254,7 @@ def sales_window_set(request: HttpRequest) -> HttpResponse:
     return HttpResponseRedirect(reverse("dashboard:window"))
 
 
-@require_GET
+@require_safe
 @staff_required
 def audit(request: HttpRequest) -> HttpResponse:
     """Claims, cancels, pickups and staff actions, newest first, filterable by kind."""

@@ -19,7 +19,7 @@ from dashboard.pages import not_found, render_page
 from strongroom.store import get_store
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 @staff_required
 def booking_move_staff(request: HttpRequest, booking_id: str) -> HttpResponse:
     """Move a booking for its buyer: the same function, rules and mail as the buyer's own."""

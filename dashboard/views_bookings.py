@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from accounts.access import signed_in_person, staff_required
 from accounts.selectors import person_id_find
@@ -60,7 +60,7 @@ def _filtered(
     return form, bookings_filtered(client=client, wanted=form.booking_filter(owner_id))
 
 
-@require_GET
+@require_safe
 @staff_required
 def bookings(request: HttpRequest) -> HttpResponse:
     """The bookings of a date range (the composite-score index), filtered and paged."""
@@ -116,28 +116,28 @@ def _export(request: HttpRequest, kind: str) -> HttpResponse:
     return response
 
 
-@require_GET
+@require_safe
 @staff_required
 def bookings_csv(request: HttpRequest) -> HttpResponse:
     """The current filter as CSV (every matching booking, not just one page)."""
     return _export(request, "csv")
 
 
-@require_GET
+@require_safe
 @staff_required
 def bookings_ics(request: HttpRequest) -> HttpResponse:
     """The current filter as an iCalendar file, one event per booked day."""
     return _export(request, "ics")
 
 
-@require_GET
+@require_safe
 @staff_required
 def booking_detail(request: HttpRequest, booking_id: str) -> HttpResponse:
     """One booking with its audit trail and the cancel form."""
     return _booking_page(request, booking_id, CancelForm())
 
 
-@require_GET
+@require_safe
 @staff_required
 def booking_find(request: HttpRequest) -> HttpResponse:
     """Staff type a reference a buyer reads out (any case, with or without dashes), or paste a

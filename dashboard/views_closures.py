@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from accounts.access import signed_in_person, staff_required
 from booking.selectors import closure_bookings, closures_list
@@ -37,7 +37,7 @@ def _page(
     return render_page(request, "closures.html", context, status=status)
 
 
-@require_GET
+@require_safe
 @staff_required
 def closures(request: HttpRequest) -> HttpResponse:
     """The closures, and the form that adds one."""

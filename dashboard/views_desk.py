@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from accounts.access import signed_in_person, staff_required
 from booking.domain.refusals import shown_value
@@ -51,7 +51,7 @@ def _desk_query(data: Mapping[str, str]) -> tuple[dt.date, int, int, list[str]]:
     return day, first, last, problems
 
 
-@require_GET
+@require_safe
 @staff_required
 def desk(request: HttpRequest) -> HttpResponse:
     """The desk for a day and a range of rooms (GET: day, from, to)."""

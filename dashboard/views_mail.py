@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from accounts.access import staff_required
 from strongroom import keyspace as ks
@@ -30,7 +30,7 @@ def _when(ms: int) -> dt.datetime:
     return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
 
 
-@require_GET
+@require_safe
 @staff_required
 def mail_queue(request: HttpRequest) -> HttpResponse:
     """Queued messages, the soonest due first, with their attempts and last error; then the

@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from accounts.access import signed_in_person, staff_required
 from accounts.selectors import login_summary, logins_recent, logins_top, person_id_find
@@ -22,7 +22,7 @@ from dashboard.services import SelfRevokeRefused, staff_grant_set
 from strongroom.store import get_store
 
 
-@require_GET
+@require_safe
 @staff_required
 def people(request: HttpRequest) -> HttpResponse:
     """Recent logins, the most frequent visitors, and a search by name."""
@@ -46,7 +46,7 @@ def people(request: HttpRequest) -> HttpResponse:
     return render_page(request, "people.html", context)
 
 
-@require_GET
+@require_safe
 @staff_required
 def person_detail(request: HttpRequest, person_id: int) -> HttpResponse:
     """One person: login count, last login, bookings, staff rights."""

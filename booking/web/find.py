@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils.translation import get_language
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from accounts.access import request_person
 from booking.slots.building_map import BuildingMap
@@ -52,7 +52,7 @@ def _read(request: HttpRequest) -> tuple[MapQuery, BuildingMap | None, dict[str,
 
 
 @compressible
-@require_GET
+@require_safe
 def building_map(request: HttpRequest) -> HttpResponse:
     """The map page: the form, the counts, every room, the open class C room's box grid."""
     _query, _bmap, context = _read(request)
@@ -66,7 +66,7 @@ def building_map(request: HttpRequest) -> HttpResponse:
 
 
 @compressible
-@require_GET
+@require_safe
 def building_map_results(request: HttpRequest) -> HttpResponse:
     """Fragment: the map's refresh. htmx polls it with the token of what the page shows
     (`seen`, booking.web.find_refresh): the answer carries only the rooms that changed, an

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.crypto import constant_time_compare
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from accounts.access import login_required, request_person
 from booking.domain import calendar_files
@@ -24,7 +24,7 @@ def _ics(body: bytes, filename: str) -> HttpResponse:
     return response
 
 
-@require_GET
+@require_safe
 @login_required
 def booking_ics(request: HttpRequest, booking_id: str) -> HttpResponse:
     """One of the buyer's bookings as an .ics file."""
@@ -37,7 +37,7 @@ def booking_ics(request: HttpRequest, booking_id: str) -> HttpResponse:
     return _ics(body, f"{booking.reference}.ics")
 
 
-@require_GET
+@require_safe
 def calendar_subscription(request: HttpRequest, token: str) -> HttpResponse:
     """The buyer's bookings for calendar apps: no login, the secret in the URL (revocable)."""
     person_text, _dash, secret = token.partition("-")

@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from accounts.access import login_required
 from booking.domain.codes import code_display
@@ -36,7 +36,7 @@ def _shown(booking: Booking, today: dt.date) -> dict[str, Any]:
     }
 
 
-@require_GET
+@require_safe
 @login_required
 def booking_done(request: HttpRequest, booking_id: str) -> HttpResponse:
     """The confirmation: the booking and its pickup code, large, with the pickup rules."""
@@ -49,7 +49,7 @@ def booking_done(request: HttpRequest, booking_id: str) -> HttpResponse:
     return render(request, "booking/done.html", context)
 
 
-@require_GET
+@require_safe
 @login_required
 def bookings_mine(request: HttpRequest) -> HttpResponse:
     """My bookings, MINE_PAGE_SIZE a page (?page=2...): upcoming first (the soonest to end
@@ -82,7 +82,7 @@ def bookings_mine(request: HttpRequest) -> HttpResponse:
     return render(request, "booking/mine.html", context)
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 @login_required
 def booking_cancel_page(request: HttpRequest, booking_id: str) -> HttpResponse:
     """GET: are you sure? POST: cancel (the engine refuses on or after the first day)."""

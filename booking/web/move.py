@@ -15,7 +15,7 @@ from booking.web.owner import own_booking, signed_in_owner
 from strongroom.store import get_store
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 @login_required
 def booking_move_page(request: HttpRequest, booking_id: str) -> HttpResponse:
     """GET: the booking and a form of its slots. POST: move it there, or say why not (the

@@ -21,7 +21,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_POST, require_safe
 
 from accounts.access import login_required
 from booking.domain.parser import InvalidRequest, SlotRequest
@@ -68,7 +68,7 @@ def _month_reads(request: HttpRequest) -> list[Command]:
     return pick_panel.panel_reads(choices, with_choice=False)
 
 
-@require_GET
+@require_safe
 @reads_ahead(_panel_reads)
 def booking_pick(request: HttpRequest) -> HttpResponse:
     """The booking page: pickers, calendar, summary. A pressed button (day, hour, box) comes
@@ -102,7 +102,7 @@ def _fragment(request: HttpRequest, template: str) -> HttpResponse:
     return response
 
 
-@require_GET
+@require_safe
 @reads_ahead(_panel_reads)
 def booking_panel(request: HttpRequest) -> HttpResponse:
     """Fragment: the pickers, calendar and summary (htmx swaps it after any picker change)."""
@@ -110,7 +110,7 @@ def booking_panel(request: HttpRequest) -> HttpResponse:
 
 
 @compressible
-@require_GET
+@require_safe
 @reads_ahead(_month_reads)
 def booking_calendar(request: HttpRequest) -> HttpResponse:
     """Fragment: the month calendar alone (month navigation)."""

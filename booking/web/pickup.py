@@ -15,7 +15,7 @@ from booking.engine.pickup import booking_pickup
 from strongroom.store import get_store
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def pickup_kiosk(request: HttpRequest) -> HttpResponse:
     """The kiosk at the safe: room + code opens the safe, or says why not."""
     now = local_now()

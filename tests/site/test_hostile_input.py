@@ -105,6 +105,25 @@ def test_a_method_a_page_does_not_take_is_refused(
         assert browser.post(path).status_code == 405
 
 
+# GETs that act (grant a priority hold, confirm an address): a HEAD, which anything may send
+# (a link checker, a mail scanner), is refused rather than taken for the person's click.
+GET_THAT_ACTS = {"booking:confirm", "accounts:verify"}
+
+
+@pytest.mark.parametrize(("name", "template"), ROUTES, ids=[name for name, _ in ROUTES])
+def test_a_head_answers_as_the_get_does(
+    name: str, template: str, client_for: Callable[[Someone], Client], staff: Someone
+) -> None:
+    """RFC 9110: HEAD wherever GET works (calendar clients and link checkers probe with it)."""
+    browser = client_for(staff)
+    path = fill(template, "x")
+    got, head = browser.get(path), browser.head(path)
+    if name in GET_THAT_ACTS:
+        assert head.status_code == 405
+    else:
+        assert head.status_code == got.status_code, (path, got.status_code, head.status_code)
+
+
 @pytest.mark.parametrize("path", ["/book/hold/", "/book/claim/", "/accounts/logout/"])
 def test_a_get_of_a_form_only_address_is_a_page_with_a_way_on(
     r: redis.Redis, path: str, buyer: Someone, client_for: Callable[[Someone], Client]
