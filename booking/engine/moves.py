@@ -66,6 +66,11 @@ MOVE = FunctionSpec(
 _CODE_ATTEMPTS = 5
 
 
+# The move form's hour choices: (the value posted, as the form's fields hold it; the label).
+_HOUR_STARTS = [(str(h), f"{h:02d}:00") for h in range(24)]
+_HOUR_ENDS = [(str(h), f"{h:02d}:00") for h in range(1, 25)]
+
+
 def move_form_values(booking: Booking, data: Mapping[str, Any] | None) -> dict[str, Any]:
     """What a move form (templates/booking/_move_form.html) shows: the booking's slots, or what
     was posted (`data`, a QueryDict: a refused move keeps the choice)."""
@@ -78,8 +83,8 @@ def move_form_values(booking: Booking, data: Mapping[str, Any] | None) -> dict[s
             "form_start": str(start),
             "form_end": str(end),
             "form_boxes": ", ".join(str(b) for b in booking.boxes),
-            "starts": [str(h) for h in range(24)],
-            "ends": [str(h) for h in range(1, 25)],
+            "starts": _HOUR_STARTS,
+            "ends": _HOUR_ENDS,
         }
     dates = data.getlist("date")[:64] if hasattr(data, "getlist") else []
     return {
@@ -89,8 +94,8 @@ def move_form_values(booking: Booking, data: Mapping[str, Any] | None) -> dict[s
         "form_start": str(data.get("hour_start", ""))[:5],
         "form_end": str(data.get("hour_end", ""))[:5],
         "form_boxes": str(data.get("boxes", ""))[:400],
-        "starts": [str(h) for h in range(24)],
-        "ends": [str(h) for h in range(1, 25)],
+        "starts": _HOUR_STARTS,
+        "ends": _HOUR_ENDS,
     }
 
 

@@ -508,6 +508,32 @@ def test_the_audit_log_is_newest_first_and_filtered_by_kind(
     assert bad.status_code == 200 and 'class="errorlist"' in bad.content.decode()
 
 
+def test_a_deleted_account_in_the_login_lists_is_named_so_not_an_empty_link(
+    r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    from accounts.services import person_delete
+
+    login_record(client=r, person_id=buyer.id, at_ms=1_795_000_000_000)
+    assert person_delete(client=r, person_id=buyer.id)
+    html = client_for(staff).get("/staff/people/").content.decode()
+    assert f'href="/staff/people/{buyer.id}/"' not in html
+    assert f"deleted account (#{buyer.id})" in html and "></a></td>" not in html
+
+
+def test_a_hold_in_the_audit_log_names_its_id_without_a_dead_link(
+    r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    from booking.domain.rules import hold_new_id
+    from booking.engine.holds import booking_hold
+
+    hold_id = hold_new_id(room=5)
+    held = booking_hold(client=r, owner_id=str(buyer.id), request=request("A", 5, (3,)),
+                        hold_id=hold_id)  # fmt: skip
+    assert held.ok
+    log = client_for(staff).get("/staff/audit/?kind=hold").content.decode()
+    assert hold_id in log and f"/staff/bookings/{hold_id}/" not in log
+
+
 def test_the_audit_log_speaks_chinese_where_the_site_wrote_the_detail(
     r: redis.Redis, staff: Someone, client_for: Callable[[Someone], Client]
 ) -> None:

@@ -55,6 +55,9 @@ def test_the_buyer_moves_a_booking_to_other_hours_and_sees_the_new_code(
     assert f'href="/book/mine/{mine.id}/move/"' in listed
     form = html(client.get(f"/book/mine/{mine.id}/move/"))
     assert 'name="date" type="date" required value="2026-12-03"' in form
+    # Every hour reads as one, the booking's own selected (a list of ":00" was unusable).
+    assert '<option value="8" selected>08:00</option>' in form
+    assert '<option value="10" selected>10:00</option>' in form and ">23:00<" in form
     data = {"move_id": hidden(form, "move_id"), "date": ["2026-12-05"], "hour_start": "14",
             "hour_end": "16"}  # fmt: skip
     answer = client.post(f"/book/mine/{mine.id}/move/", data)
