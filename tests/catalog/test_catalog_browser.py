@@ -90,6 +90,9 @@ def test_narrow_by_clicking_facets_then_exclude_a_tag(
     expect(page.locator("#results-heading")).to_have_text("1 book")
     assert page.locator(".book__title").all_inner_texts() == ["The Ruby Programming Language"]
     assert page.locator(".chip--not .chip__tag").inner_text() == "web"
+    # The language switch returns to the filtered address, with or without htmx.
+    next_field = page.locator(".lang-switch input[name=next]")
+    assert next_field.input_value() == "/catalog/?all=ruby&not=web"
 
     page.go_back()
     page.wait_for_url(re.compile(r"\?all=ruby$"))
