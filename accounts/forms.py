@@ -107,9 +107,10 @@ class SignupForm(forms.Form):
 class LoginForm(forms.Form):
     """Username and password; no rules shown or checked beyond presence and size."""
 
+    # Stripped: no name has spaces at its ends (sign-up refuses them), and autofill or a paste
+    # adds them.
     username = forms.CharField(
         label=_("Username"),
-        strip=False,
         max_length=USERNAME_INPUT_MAX_LENGTH,
         widget=forms.TextInput(
             attrs={"autocomplete": "username", "autocapitalize": "none", "spellcheck": "false"}

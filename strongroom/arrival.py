@@ -78,6 +78,9 @@ def arrival(data: bytes | bytearray, *, continued: bool = False) -> Arrival:
     if isinstance(done, Arrival):
         return done
     if done:
+        version = head.split(b"\r\n", 1)[0].rpartition(b" ")[2]
+        if version == b"HTTP/1.1" and len(fields.get(b"host", [])) != 1:
+            return _refuse(400, "Bad Request")  # RFC 9112 3.2: one Host field in HTTP/1.1
         if continued:
             return Arrival("go", _EXPECT_LINE.sub(b"", head, count=1) + bytes(data[end:]))
         return Arrival("go", bytes(data))

@@ -123,6 +123,10 @@ def test_login_rotates_the_session_and_counts_one_login(r: redis.Redis, buyer):
     assert summary is not None and summary.logins == 1 and summary.last_login is not None
 
 
+def test_a_name_with_spaces_at_its_ends_as_autofill_leaves_it_logs_in(buyer) -> None:
+    assert login(Client(), f" {buyer.username}\t ", buyer.password).status_code == 302
+
+
 def test_a_login_from_a_browser_in_another_language_keeps_the_chosen_mail_language(
     r: redis.Redis, buyer
 ):
