@@ -191,7 +191,8 @@ def test_what_no_thread_could_finish_is_refused_at_once_or_closed(site: tuple[st
         (b"POST / HTTP/1.1\r\nHost: x\r\ncontent-length:  5 \r\n\r\nabcde", "go"),
         (b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n", "wait"),
         (
-            b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"3\r\nabc\r\n0\r\n\r\n",
             "go",
         ),
         (b"GET / HTTP/1.1\r\n\r\n", "refuse"),  # HTTP/1.1 names its host once
