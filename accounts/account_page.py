@@ -48,7 +48,8 @@ def upcoming_lines(upcoming: Iterable[Any]) -> list[dict[str, object]]:
             "reference": b.reference,
             "cls": b.cls,
             "room": b.room_label,
-            "day": formats.date_format(b.dates[0], "DATE_FORMAT"),  # as every page shows a day
+            # Every day of it, as every page shows a day and My bookings lists them.
+            "day": ", ".join(formats.date_format(d, "DATE_FORMAT") for d in b.dates),
             "timed": bool(b.hours),
             "start": f"{b.hours[0]:02d}" if b.hours else "",
             "end": f"{b.hours[1]:02d}" if b.hours else "",

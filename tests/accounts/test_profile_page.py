@@ -106,6 +106,17 @@ def test_the_page_is_the_same_kept_or_not_for_several_people_in_both_languages(
     assert buyer.username in page and second_buyer.username not in page
 
 
+def test_a_booking_of_several_days_shows_every_day(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    req = slot_request_parse(cls="A", room=30, dates=[day(3), day(4)])
+    assert booking_claim(
+        client=r, owner_id=str(buyer.id), request=req, booking_id=booking_new_id(room=30)
+    ).ok
+    page = client_for(buyer).get("/accounts/me/").content.decode()
+    assert "room 030 · Dec. 3, 2026, Dec. 4, 2026</li>" in page
+
+
 def test_nothing_of_a_person_nor_a_token_is_kept(
     r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
 ) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -348,9 +350,14 @@ def test_every_page_shows_a_live_priority_hold_until_it_is_booked(
     buyer: Someone,
     second_buyer: Someone,
     client_for: Callable[[Someone], Client],
+    settings: Any,
+    tmp_path: Path,
 ) -> None:
     from strongroom.outbox_delivery import outbox_send
+    from tests.mail_support import mail_to_files, with_address
 
+    mail_to_files(settings, tmp_path)
+    with_address(r, second_buyer, "bo@example.test")
     made = booked(r, buyer)
     browser = client_for(second_buyer)
     assert wait_join(client=r, owner_id=str(second_buyer.id), wait=Wait(7, "A", day(5))) == "ok"
@@ -373,6 +380,10 @@ def test_every_page_shows_a_live_priority_hold_until_it_is_booked(
     assert banner and listed and banner.group(1) == listed.group(1)
     assert told.priority_until is not None
     assert banner.group(1) == timezone.localtime(minute_up(told.priority_until)).strftime("%H:%M")
+    # The mail that told them names the same end, and its hours' zone.
+    (sent,) = [p.read_text() for p in tmp_path.glob("*.eml")]
+    text = sent.replace("=\n", "")
+    assert f"held for you until {banner.group(1)} (" in text, text
     zh = client_for(second_buyer)
     chinese = zh.get("/", headers={"Accept-Language": "zh-hans"}).content.decode()
     assert "您候补的房间 007 的时段为您暂留至" in chinese
