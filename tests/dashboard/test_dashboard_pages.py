@@ -520,6 +520,19 @@ def test_a_deleted_account_in_the_login_lists_is_named_so_not_an_empty_link(
     assert f"deleted account (#{buyer.id})" in html and "></a></td>" not in html
 
 
+def test_staff_forms_show_their_help_and_name_their_choice_groups(
+    staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    client = client_for(staff)
+    closures = client.get("/staff/closures/").content.decode()
+    described = re.search(r'aria-describedby="([^"]*id_rooms_helptext[^"]*)"', closures)
+    assert described and 'id="id_rooms_helptext"' in closures
+    assert "a range (5-10)" in closures
+    window = client.get("/staff/window/").content.decode()
+    assert re.search(r'<fieldset class="field">\s*<legend>[^<]+</legend>', window)
+    assert '<label for="">' not in window
+
+
 def test_a_hold_in_the_audit_log_names_its_id_without_a_dead_link(
     r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
 ) -> None:
