@@ -36,12 +36,14 @@ class Wanted:
 
 @dataclass(frozen=True)
 class Blocked:
-    """A run of chosen slots that cannot be had: sold, or held by another buyer until when."""
+    """A run of chosen slots that cannot be had: sold, held by another buyer until when, or
+    closed by staff (the reason they gave)."""
 
     date: dt.date
     hours: tuple[int, int] | None  # None for class A
     box: int | None
-    held_until: dt.datetime | None  # None: sold
+    held_until: dt.datetime | None  # None: sold (or closed)
+    closed: str | None = None  # staff closed these hours of the room (every box): why
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,8 @@ def _runs_of(mask: int, hours: tuple[int, int]) -> list[tuple[int, int]]:
 
 
 def blocked_slots(days: RoomDays, wanted: Wanted) -> list[Blocked]:
-    """The chosen slots that are sold or held by another buyer, consecutive hours merged."""
+    """The chosen slots that are closed by staff, sold or held by another buyer, consecutive
+    hours merged."""
     found: list[Blocked] = []
     for date in wanted.dates:
         day = calendar_day(date)
@@ -85,21 +88,32 @@ def blocked_slots(days: RoomDays, wanted: Wanted) -> list[Blocked]:
         if value is None:
             continue
         holds = days.holds.get(day, ())
+        span = wanted.hours or (0, HOURS_PER_DAY)
+        closed = 0
+        for mask, reason in days.closures.get(day, ()):
+            if wanted.cls == "A":
+                closed = hour_mask(0, HOURS_PER_DAY)
+                found.append(Blocked(date, None, None, None, closed=reason))
+                break
+            runs = _runs_of(mask & hour_mask(*span) & ~closed, span)
+            found.extend(Blocked(date, run, None, None, closed=reason) for run in runs)
+            closed |= mask
         if wanted.cls == "A":
+            if closed:
+                continue
             if value[0]:
                 found.append(Blocked(date, None, None, None))
             elif holds:
                 found.append(Blocked(date, None, None, from_ms(max(h.expires_ms for h in holds))))
             continue
-        span = wanted.hours or (0, HOURS_PER_DAY)
         for box in wanted.boxes if wanted.cls == "C" else (None,):
-            booked = box_mask(value, box) & hour_mask(*span)
+            booked = box_mask(value, box) & hour_mask(*span) & ~closed
             for run in _runs_of(booked, span):
                 found.append(Blocked(date, run, box, None))
             for hold in holds:
                 if box is not None and box not in hold.boxes:
                     continue
-                held = hold.mask & hour_mask(*span) & ~booked
+                held = hold.mask & hour_mask(*span) & ~booked & ~closed
                 for run in _runs_of(held, span):
                     found.append(Blocked(date, run, box, from_ms(hold.expires_ms)))
     return found

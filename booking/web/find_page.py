@@ -233,7 +233,11 @@ def _counts(bmap: BuildingMap) -> list[str]:
         ngettext("%(n)s room partly free", "%(n)s rooms partly free", partly) % {"n": partly},
         ngettext("%(n)s room held", "%(n)s rooms held", held) % {"n": held},
         ngettext("%(n)s room sold out", "%(n)s rooms sold out", sold) % {"n": sold},
-    ]
+    ] + (  # said only when staff closed some: the counts add up to every room
+        [ngettext("%(n)s room closed", "%(n)s rooms closed", closed) % {"n": closed}]
+        if (closed := bmap.count("closed"))
+        else []
+    )
 
 
 CLASS_CHOICES = (

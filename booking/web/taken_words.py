@@ -16,7 +16,7 @@ from booking.slots.choice_check import Blocked
 
 
 def blocked_described(blocked: Sequence[Blocked]) -> list[str]:
-    """Each sold or held run of chosen slots in words, with the site's time:
+    """Each closed, sold or held run of chosen slots in words, with the site's time:
     '2 December 2026 · 08:00-10:00 Shanghai time · box 5: sold out'."""
     lines = []
     for slot in blocked:
@@ -26,7 +26,11 @@ def blocked_described(blocked: Sequence[Blocked]) -> list[str]:
         if slot.box:
             parts.append(_("box %(box)s") % {"box": slot.box})
         what = " · ".join(parts)
-        if slot.held_until is not None:
+        if slot.closed:
+            line = _("%(slot)s: closed (%(reason)s)") % {"slot": what, "reason": slot.closed}
+        elif slot.closed is not None:
+            line = _("%(slot)s: closed") % {"slot": what}
+        elif slot.held_until is not None:
             until = clock(slot.held_until)
             line = _("%(slot)s: held by another buyer until %(time)s") % {
                 "slot": what,

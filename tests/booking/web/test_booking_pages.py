@@ -117,6 +117,36 @@ def test_calendar_marks_sold_out_and_not_bookable_days(r: redis.Redis, client: C
     assert "disabled" not in day_button(other, "2026-12-03")
 
 
+@pytest.mark.parametrize(
+    ("choice", "line"),
+    [
+        (B_8_12, "Dec. 8, 2026 · 10:00–12:00 Shanghai time: closed (repairs)"),
+        ({"cls": "A", "room": "7", "date": "2026-12-08"}, "Dec. 8, 2026: closed (repairs)"),
+    ],
+)
+def test_a_choice_staff_closed_says_so_before_any_hold_and_the_map_counts_it(
+    r: redis.Redis, client_for: Any, buyer: Any, choice: dict[str, str], line: str
+) -> None:
+    from booking.engine.closures import Closure, closure_add, closure_new_id
+
+    closure = Closure(closure_new_id(), (7,), day(8), day(8), (10, 14), "repairs")
+    closure_add(client=r, actor_id="1", closure=closure)
+    page = html(client_for(buyer).get("/book/", choice))
+    blocked = re.search(r'id="choice-blocked">(.*?)</div>', page, re.S)
+    assert blocked and line in blocked.group(1), page
+    assert 'action="/book/hold/' not in page  # no Hold button for what cannot be held
+    cls = choice["cls"]
+    query = {
+        "cls": cls,
+        "date": "2026-12-08",
+        **({"start": "8", "end": "12"} if cls == "B" else {}),
+    }
+    counts = html(client_for(buyer).get("/book/find/", query))
+    numbers = re.search(r'id="map-counts">(.*?)</p>', counts, re.S)
+    assert numbers and "1 room closed" in numbers.group(1)
+    assert sum(int(n) for n in re.findall(r"<span>(\d+) ", numbers.group(1))) == 300
+
+
 def test_calendar_shows_today_and_past_as_not_bookable(client: Client) -> None:
     with time_machine.travel(dt.datetime(2026, 12, 10, 9, 0, tzinfo=SHANGHAI), tick=False):
         page = html(client.get("/book/parts/calendar/", {"cls": "A", "room": "7"}))
