@@ -241,6 +241,11 @@ def test_buttons_change_the_choices_and_redirect_to_a_clean_url(client: Client) 
     assert first["Location"] == "/book/?cls=B&room=7&start=8&end=9&date=2026-12-08"
     second = client.get("/book/", {**base, "start": "8", "end": "9", "hour": "11"})
     assert "start=8&end=12" in second["Location"]
+    # A From chosen in the list and no To: an hour button ends the range there.
+    listed = client.get("/book/", {**base, "start": "9", "end": "", "hour": "14"})
+    assert "start=9&end=15" in listed["Location"]
+    earlier = client.get("/book/", {**base, "start": "9", "end": "", "hour": "7"})
+    assert "start=7&end=8" in earlier["Location"]
     toggled = client.get("/book/", {**base, "toggle": "2026-12-09"})
     assert "date=2026-12-08&date=2026-12-09" in toggled["Location"]
     removed = client.get("/book/", {**base, "toggle": "2026-12-08"})
