@@ -142,7 +142,7 @@ def check_dates(dates: Iterable[dt.date], now: dt.datetime | None = None) -> lis
     today, bounds = site_today(now), {"start": season_start(now), "end": season_end(now)}
     reasons = ((date, day_refusal(date, today)) for date in dates)
     # The rules' reasons (outside_season, past, today) are the messages' keys.
-    return [refusal(reason, date=date.isoformat(), **bounds) for date, reason in reasons if reason]
+    return [refusal(reason, date=date, **bounds) for date, reason in reasons if reason]
 
 
 # --- one request: strict refuses what lenient drops ----------------------------------------

@@ -3,9 +3,11 @@ when shown (not when made), and a bad value echoed by its first characters only.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Any
 
+from django.utils import formats
 from django.utils.functional import lazy
 from django.utils.translation import gettext_lazy as _
 
@@ -55,7 +57,14 @@ MESSAGES = {
 
 
 def _interpolate(key: str, params: dict[str, Any]) -> str:
-    return str(MESSAGES[key]) % params
+    # A day reads as every page shows one, in the language of the moment it is shown.
+    shown = {
+        name: formats.date_format(value, "DATE_FORMAT")
+        if isinstance(value, dt.date) and not isinstance(value, dt.datetime)
+        else value
+        for name, value in params.items()
+    }
+    return str(MESSAGES[key]) % shown
 
 
 _interpolate_lazy = lazy(_interpolate, str)

@@ -339,7 +339,7 @@ def test_midnight_between_reading_the_form_and_booking_is_a_message_not_a_500(
         before = snapshot(r)
         response = client.post(f"/book/{step}/", form)
     assert response.status_code == 400
-    assert "is today: book at least one day ahead" in html(response)
+    assert "Dec. 8, 2026 is today: book at least one day ahead" in html(response)
     assert snapshot(r) == before
 
 
