@@ -53,6 +53,23 @@
   }
   document.addEventListener("htmx:beforeRequest", skipPoll);
 
+  // A month link pressed on the calendar is gone after the swap when it led to the first or
+  // the last month on sale: the focus goes to the other month link (not back to the top of
+  // the page, where the next Tab would start again).
+  var monthLink = null;
+  document.addEventListener("htmx:beforeRequest", function (evt) {
+    var elt = evt.detail && evt.detail.elt;
+    monthLink = elt && /^calendar-(next|previous)$/.test(elt.id) ? elt.id : null;
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    if (!monthLink || document.getElementById(monthLink)) { monthLink = null; return; }
+    var other = document.getElementById(
+      monthLink === "calendar-next" ? "calendar-previous" : "calendar-next");
+    monthLink = null;
+    var active = document.activeElement;
+    if (other && (!active || active === document.body)) { other.focus(); }
+  });
+
   function init() {
     document.querySelectorAll("[data-countdown]").forEach(startCountdown);
     document.querySelectorAll("[data-copy]").forEach(startCopy);

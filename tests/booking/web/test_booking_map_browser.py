@@ -283,6 +283,21 @@ def test_on_the_booking_page_a_held_day_reads_held_until_and_a_sold_one_sold_out
     assert page.locator(f"#day-{DAY.isoformat()}").is_disabled()
 
 
+def test_keyboard_focus_stays_on_the_calendar_at_its_first_and_last_month(new_page: Any) -> None:
+    """Through the months by the keyboard: where the pressed link is gone (the last month on
+    sale, the first), the focus goes to the other month link, not to the top of the page."""
+    page = new_page()
+    page.goto("/book/?cls=A&room=12")
+    for pressed, other in (("calendar-next", "calendar-previous"),
+                           ("calendar-previous", "calendar-next")):  # fmt: skip
+        page.focus(f"#{pressed}")
+        while page.locator(f"#{pressed}").count():
+            caption = page.locator("#calendar caption").inner_text()
+            page.keyboard.press("Enter")
+            expect(page.locator("#calendar caption")).not_to_have_text(caption)
+        expect(page.locator(f"#{other}")).to_be_focused()
+
+
 @pytest.mark.long
 def test_the_map_passes_the_accessibility_check_and_refreshes_within_the_csp(
     new_page: Any, buyer: Any, second_buyer: Any, r: redis.Redis
