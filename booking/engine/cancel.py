@@ -91,12 +91,12 @@ def booking_cancel(
     "already cancelled"; without one, each call makes its own (redis-py retries stay safe).
     A booking moved to another room (a page read before the move) is cancelled where it is
     now: its old record holds no slots."""
-    request_id = request_id if request_id_valid(request_id) else request_id_new()
+    request = request_id if request_id and request_id_valid(request_id) else request_id_new()
     reason = reason_clean(reason)
     result = CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"])
     for _hop in range(_MOVES_FOLLOWED):
         result, moved_to = _cancel_here(
-            client, booking_id, actor_id, actor_is_staff, reason, now, request_id
+            client, booking_id, actor_id, actor_is_staff, reason, now, request
         )
         if moved_to is None:
             return result
