@@ -27,7 +27,7 @@ from strongroom.store import get_store
 
 def _may_be_page_view(request: HttpRequest) -> bool:
     """What can be known before the view runs (method and path)."""
-    if request.method not in ("GET", "HEAD"):
+    if request.method != "GET":  # a HEAD is a link checker's or a monitor's probe
         return False
     if request.path.startswith(("/static/", "/healthz", "/bench/")):
         return False

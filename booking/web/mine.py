@@ -87,7 +87,7 @@ def bookings_mine(request: HttpRequest) -> HttpResponse:
 def booking_cancel_page(request: HttpRequest, booking_id: str) -> HttpResponse:
     """GET: are you sure? POST: cancel (the engine refuses on or after the first day)."""
     booking = own_booking(request, booking_id)
-    if request.method == "GET":
+    if request.method != "POST":  # GET, HEAD: nothing is cancelled
         shown = _shown(booking, site_today())
         context = {
             **shown,

@@ -112,12 +112,30 @@ GET_THAT_ACTS = {"booking:confirm", "accounts:verify"}
 
 @pytest.mark.parametrize(("name", "template"), ROUTES, ids=[name for name, _ in ROUTES])
 def test_a_head_answers_as_the_get_does(
-    name: str, template: str, client_for: Callable[[Someone], Client], staff: Someone
+    name: str,
+    template: str,
+    client_for: Callable[[Someone], Client],
+    staff: Someone,
+    r: redis.Redis,
 ) -> None:
-    """RFC 9110: HEAD wherever GET works (calendar clients and link checkers probe with it)."""
+    """RFC 9110: HEAD wherever GET works (calendar clients and link checkers probe with it),
+    and a HEAD changes nothing, on a real booking's and person's pages too (a HEAD needs no
+    CSRF token: one that acted would act for anything that probes a link)."""
+    import re
+
+    from booking.engine.bookings import booking_get
+    from tests.booking_support import claim, request
+
+    made = claim(r, request("A", 9, (8,)), owner=str(staff.id)).booking
+    assert made is not None
     browser = client_for(staff)
-    path = fill(template, "x")
-    got, head = browser.get(path), browser.head(path)
+    path = re.sub(r"<int:\w+>", str(staff.id), template.replace("<str:booking_id>", made.id))
+    path = fill(path, "x")
+    rooms = {k: r.dump(k) for k in r.scan_iter(match="sr:{room:*")}
+    head = browser.head(path)
+    assert {k: r.dump(k) for k in r.scan_iter(match="sr:{room:*")} == rooms, path
+    assert booking_get(client=r, booking_id=made.id).status == "confirmed"  # type: ignore[union-attr]
+    got = browser.get(path)
     if name in GET_THAT_ACTS:
         assert head.status_code == 405
     else:
