@@ -195,6 +195,8 @@ def booking_cancel_staff(request: HttpRequest, booking_id: str) -> HttpResponse:
         actor_id=str(signed_in_person(request).id),
         actor_is_staff=True,
         reason=form.cleaned_data["reason"],
+        # The form's: a double click reports "cancelled" twice, not "already cancelled".
+        request_id=request.POST.get("request_id"),
     )
     if result.outcome == "not_found":
         return not_found(request, _("There is no booking with this id."))

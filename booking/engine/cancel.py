@@ -28,6 +28,7 @@ from booking.domain.rules import (
     request_id_new,
     request_id_valid,
 )
+from booking.engine.bookings import MOVE_HOPS, booking_get
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
 from strongroom.decoders import text_values
@@ -42,7 +43,7 @@ CANCEL = FunctionSpec(
     ("actor", "is_staff", "today", "reason", "now_ms", "audit_maxlen", "request_id", "first_day",
      "priority_hold_id", "priority_hold_ms"),
     replies=("cancelled record", "already_cancelled", "not_found", "forbidden", "collected",
-             "started", "stale", "moved to", "invalid what"),
+             "started", "stale", "moved", "invalid what"),
 )  # fmt: skip
 
 
@@ -61,6 +62,8 @@ _CANCEL_MESSAGES = {
     "forbidden": _("You can only cancel your own bookings."),
     "collected": _("This booking has been collected and can no longer be cancelled."),
     "started": _("Bookings can be cancelled only before their first day; ask the staff."),
+    "moved": _("This booking has moved to another room; nothing was cancelled."),
+    "stale": _("The booking changed while it was being cancelled: please try again."),
 }
 
 
@@ -83,6 +86,7 @@ def booking_cancel(
     reason: str = "",
     now: dt.datetime | None = None,
     request_id: str | None = None,
+    follow_moves: bool = True,
 ) -> CancelResult:
     """Cancel a booking: the owner before its first day, staff any time before collection.
 
@@ -90,23 +94,20 @@ def booking_cancel(
     the same request, a double click or a retry, answer "cancelled" again rather than
     "already cancelled"; without one, each call makes its own (redis-py retries stay safe).
     A booking moved to another room (a page read before the move) is cancelled where it is
-    now: its old record holds no slots."""
+    now: its old record holds no slots (`follow_moves=False`: answered "moved" instead)."""
     request = request_id if request_id and request_id_valid(request_id) else request_id_new()
     reason = reason_clean(reason)
-    result = CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"])
-    for _hop in range(_MOVES_FOLLOWED):
-        result, moved_to = _cancel_here(
-            client, booking_id, actor_id, actor_is_staff, reason, now, request
-        )
-        if moved_to is None:
+    for _hop in range(MOVE_HOPS):
+        result = _cancel_here(client, booking_id, actor_id, actor_is_staff, reason, now, request)
+        if result.outcome != "moved" or not follow_moves:
             return result
-        booking_id = moved_to
-    return result
-
-
-# A booking moved this many times between reading a page and cancelling from it is not
-# followed further (each move of a booking is its owner's or staff's own act).
-_MOVES_FOLLOWED = 4
+        # Where the booking is now: booking_get follows every move from here and finishes one
+        # whose new room has not confirmed yet (the mover slow or gone).
+        now_at = booking_get(client=client, booking_id=booking_id)
+        if now_at is None or now_at.id == booking_id:
+            break
+        booking_id = now_at.id
+    return CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"])
 
 
 def _cancel_here(
@@ -117,18 +118,18 @@ def _cancel_here(
     reason: str,
     now: dt.datetime | None,
     request_id: str,
-) -> tuple[CancelResult, str | None]:
-    """One room's cancel call: its result, or the id the booking moved to."""
+) -> CancelResult:
+    """One room's cancel call (outcome "moved": the record is a moved booking's pointer)."""
     room = booking_id_room(booking_id)
     if room is None or not isinstance(actor_id, str) or not actor_id:
-        return CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"]), None
+        return CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"])
     keys = RoomKeys(room)
     today = local_now(now).date().isoformat()
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     for _attempt in range(3):
         cls, inventories = text_values(client.hmget(keys.record(booking_id), ["cls", "inv"]))
         if cls is None:
-            return CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"]), None
+            return CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"])
         call = CANCEL.call(
             keys={
                 "record": keys.record(booking_id),
@@ -162,13 +163,10 @@ def _cancel_here(
         if answer["status"] != "stale":
             break
     outcome = answer["status"]
-    if outcome == "moved" and booking_id_room(answer["to"]) is not None:
-        return CancelResult(False, "not_found", _CANCEL_MESSAGES["not_found"]), answer["to"]
-    if outcome == "moved":
-        outcome = "not_found"
+    if outcome == "invalid":
+        raise ValueError(f"{CANCEL.name} refused a malformed call ({answer['what']})")
     record = answer.get("record")
     booking = booking_from_hash(flat_to_dict(record)) if record else None
     if outcome == "cancelled":
         sender_wake(keys.outbox)  # the cancellation, and any waiter's notice, are in it
-    result = CancelResult(outcome == "cancelled", outcome, _CANCEL_MESSAGES[outcome], booking)
-    return result, None
+    return CancelResult(outcome == "cancelled", outcome, _CANCEL_MESSAGES[outcome], booking)

@@ -248,9 +248,10 @@ def closure_bookings_cancel(
     for booking_id in booking_ids:
         if booking_id not in inside:
             continue
+        # Not followed if it moved meanwhile: its new place may well be outside the closure.
         done = booking_cancel(
             client=client, booking_id=booking_id, actor_id=actor_id, actor_is_staff=True,
-            reason=closure.reason, now=now,
+            reason=closure.reason, now=now, follow_moves=False,
         )  # fmt: skip
         cancelled += done.ok
     return cancelled

@@ -61,7 +61,7 @@ MOVE_OUT = FunctionSpec(
     ("actor", "is_staff", "today", "move_id", "to_id", "now_ms", "audit_maxlen", "room",
      "first_day", "priority_hold_id", "priority_hold_ms", "cls", "days_n"),
     replies=("moved record", "aborted", "not_found", "forbidden", "cancelled", "collected",
-             "started", "invalid what"),
+             "started", "other_class", "stale", "invalid what"),
     key_tails=("inventories",),
 )  # fmt: skip
 MOVE_COMMIT = FunctionSpec(
@@ -126,47 +126,27 @@ def move_rooms(
     if held["status"] == "closed":
         return MoveResult(False, "closed", MOVE_MESSAGES["closed"])
     refuse_invalid(MOVE_IN.name, held)
-    old_inventories = (text_or_none(client.hget(old.record(booking_id), "inv")) or "").split(",")
-    call = MOVE_OUT.call(
-        keys={
-            "record": old.record(booking_id),
-            "registry": old.registry,
-            "edition": old.edition,
-            "codes": old.codes,
-            "ledger": old.ledger,
-            "audit": old.audit,
-            "stats": old.stats,
-            "waits": old.waits,
-            "wait_notices": old.wait_notices,
-            "holds": old.holds,
-            "hold_days": old.hold_days,
-            "outbox": old.outbox,
-        },
-        args={
-            "actor": actor_id,
-            "is_staff": "1" if actor_is_staff else "0",
-            "today": local_now(now).date().isoformat(),
-            "move_id": move_id,
-            "to_id": new_id,
-            "now_ms": now_ms,
-            "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
-            "room": format_room(old_room),
-            "first_day": first_bookable_day(now),
-            "priority_hold_id": hold_new_id(room=old_room),
-            "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
-            "cls": request.cls,
-            "days_n": len(request.dates),
-        },
-        tails={"inventories": old_inventories},
-    )
-    decided = MOVE_OUT.answer_of(durable_fcall(client, MOVE_OUT.name, *call))
+    args = {
+        "actor": actor_id,
+        "is_staff": "1" if actor_is_staff else "0",
+        "today": local_now(now).date().isoformat(),
+        "move_id": move_id,
+        "to_id": new_id,
+        "now_ms": now_ms,
+        "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
+        "room": format_room(old_room),
+        "first_day": first_bookable_day(now),
+        "priority_hold_id": hold_new_id(room=old_room),
+        "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
+        "cls": request.cls,
+        "days_n": len(request.dates),
+    }
+    decided = _move_out(client, old, booking_id, args)
     if decided["status"] != "moved":
         # Refused (or aborted by a recovery): the old room is as it was; the hold goes.
         _move_undo(client, old, new, booking_id, new_id, move_id)
         refused = decided["status"]
-        if refused == "invalid" and decided["what"] == "class":
-            refused = "other_class"  # not the booking's class, or not as many days
-        outcome = "cancelled" if refused in ("aborted", "invalid") else refused
+        outcome = "cancelled" if refused in ("aborted", "invalid", "stale") else refused
         return MoveResult(False, outcome, MOVE_MESSAGES[outcome])
     old_record = flat_to_dict(decided["record"])
     booking = _move_commit(client, new, new_id, move_id, old_record, now_ms)
@@ -174,6 +154,34 @@ def move_rooms(
         return MoveResult(False, "not_found", MOVE_MESSAGES["not_found"])
     sender_wake(new.outbox, old.outbox)
     return MoveResult(True, "moved", MOVE_MESSAGES["moved"], booking)
+
+
+def _move_out(
+    client: redis.Redis, old: RoomKeys, booking_id: str, args: dict[str, Any]
+) -> dict[str, Any]:
+    """Step 2, the old room's decision; the record's bitmaps read again when they changed
+    between their read and the call (the booking moved in its room just then)."""
+    keys = {
+        "record": old.record(booking_id),
+        "registry": old.registry,
+        "edition": old.edition,
+        "codes": old.codes,
+        "ledger": old.ledger,
+        "audit": old.audit,
+        "stats": old.stats,
+        "waits": old.waits,
+        "wait_notices": old.wait_notices,
+        "holds": old.holds,
+        "hold_days": old.hold_days,
+        "outbox": old.outbox,
+    }
+    for _attempt in range(3):
+        inventories = (text_or_none(client.hget(old.record(booking_id), "inv")) or "").split(",")
+        call = MOVE_OUT.call(keys=keys, args=args, tails={"inventories": inventories})
+        decided = MOVE_OUT.answer_of(durable_fcall(client, MOVE_OUT.name, *call))
+        if decided["status"] != "stale":
+            break
+    return decided
 
 
 def _move_in(

@@ -404,10 +404,15 @@ def test_staff_cancel_a_booking_with_a_reason_that_reaches_the_audit_log(
     refused = client.post(f"/staff/bookings/{one_booking}/cancel/", {"reason": "   "})
     assert refused.status_code == 400
     assert booking_get(client=r, booking_id=one_booking).status == "confirmed"  # type: ignore[union-attr]
-    done = client.post(
-        f"/staff/bookings/{one_booking}/cancel/", {"reason": "Safe 7 is\nbeing repaired"}
-    )
+    page = client.get(f"/staff/bookings/{one_booking}/").content.decode()
+    form = re.search(r'id="cancel-form">.*?name="request_id" value="([^"]+)"', page, re.S)
+    assert form
+    sent = {"reason": "Safe 7 is\nbeing repaired", "request_id": form.group(1)}
+    done = client.post(f"/staff/bookings/{one_booking}/cancel/", sent)
     assert done.status_code == 302
+    # A double click is the same request: cancelled, said twice, not "already cancelled".
+    twice = client.post(f"/staff/bookings/{one_booking}/cancel/", sent, follow=True)
+    assert "The booking is cancelled" in twice.content.decode()
     booking = booking_get(client=r, booking_id=one_booking)
     assert booking is not None and booking.status == "cancelled"
     assert booking.cancel_reason == "Safe 7 is being repaired"

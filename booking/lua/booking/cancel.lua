@@ -5,7 +5,7 @@ local CANCEL_KEYS = {'record', 'registry', 'audit', 'stats', 'outbox', 'waits',
 local CANCEL_ARGS = {'actor', 'is_staff', 'today', 'reason', 'now_ms', 'audit_maxlen',
   'request_id', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
 local CANCEL_REPLIES = {'cancelled record', 'already_cancelled', 'not_found', 'forbidden',
-  'collected', 'started', 'stale', 'moved to', 'invalid what'}
+  'collected', 'started', 'stale', 'moved', 'invalid what'}
 
 -- A record's months (calendar_of) when `inventories` (the keys the caller passed) are exactly
 -- the bitmaps the record names; nil when the record names others (the caller read it stale).
@@ -48,8 +48,9 @@ end
 --       then the bitmaps the record names (its 'inv', in that order)
 -- ARGV: actor, is staff (1|0), today ISO, reason, now ms, audit maxlen, request id,
 --       first bookable day, priority hold id (of this room), priority hold ms
--- Returns {'cancelled', <record>} | {'moved', <the id it moved to>} | {outcome} with outcome
---   not_found, forbidden, already_cancelled, collected, started, stale
+-- Returns {'cancelled', <record>} | {outcome} with outcome not_found, forbidden,
+--   already_cancelled, collected, started, stale, moved (the record points where the booking
+--   went: cancel it there)
 -- The request id (made by the caller) is kept in the record: a retry of the very call that
 -- cancelled answers 'cancelled' again, any other call 'already_cancelled'.
 local function cancel(keys, args)
@@ -62,8 +63,7 @@ local function cancel(keys, args)
     return {'not_found'}
   end
   local r = redis.call('HMGET', record, 'owner', 'status', 'collected', 'dates', 'inv', 'cls',
-    'days', 'hstart', 'hend', 'boxes', 'id', 'room', 'cancel_request', 'months', 'made',
-    'moved_to')
+    'days', 'hstart', 'hend', 'boxes', 'id', 'room', 'cancel_request', 'months', 'made')
   local owner, status, collected, dates = r[1], r[2], r[3], r[4]
   if actor ~= owner and not is_staff then
     return {'forbidden'}
@@ -78,7 +78,7 @@ local function cancel(keys, args)
     return {'collected'}
   end
   if status == 'moved' then
-    return {'moved', r[16] or ''}  -- its slots are another room's now: cancel it there
+    return {'moved'}  -- a pointer to where the booking went: it holds no slots here
   end
   if status ~= 'confirmed' then
     return {'not_found'}  -- a move's new slots not yet its own ('pending')

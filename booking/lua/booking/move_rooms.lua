@@ -34,7 +34,7 @@ local MOVE_RELEASE_KEY_TAILS = {'inventories'}
 local MOVE_RELEASE_ARGS = {'move_id'}
 local MOVE_IN_REPLIES = {'held', 'taken *slots', 'code_clash', 'closed reason', 'invalid what'}
 local MOVE_OUT_REPLIES = {'moved record', 'aborted', 'not_found', 'forbidden', 'cancelled',
-  'collected', 'started', 'invalid what'}
+  'collected', 'started', 'other_class', 'stale', 'invalid what'}
 local MOVE_COMMIT_REPLIES = {'moved record', 'not_found', 'invalid what'}
 local MOVE_COMMIT_KEY_TAILS = {'person_index', 'date_index'}
 local MOVE_ABORT_REPLIES = {'moved', 'aborted'}
@@ -129,14 +129,14 @@ local function move_out(keys, args)
   if refusal then
     return refusal
   end
-  -- The new slots (held in the other room) are of the booking's class and as many days: a
-  -- move never changes what was bought, whatever the form sent.
+  -- The request the new room held for (the caller sends the same one to both) is of the
+  -- booking's class and as many days: a move never changes what was bought.
   if r[5] ~= a.cls or #split(r[6]) ~= tonumber(a.days_n) then
-    return {'invalid', 'class'}
+    return {'other_class'}
   end
   local cal = record_calendar({unpack(keys, #MOVE_OUT_KEYS + 1)}, r[10], r[13])
   if not cal then
-    return {'invalid', 'class'}
+    return {'stale'}  -- the record names other bitmaps now (moved in its room): read again
   end
   edition_bump(k.edition)
   slots_release(cal, k.registry, k.stats, r[5], r[6], r[7], r[8], r[9], r[14])

@@ -305,6 +305,45 @@ def test_cancelling_from_a_page_read_before_a_move_cancels_the_booking_where_it_
         assert r.hgetall(RoomKeys(room).stats) == live, room
 
 
+def test_a_cancel_follows_every_move_finishes_a_half_done_one_and_repeats_alike(
+    r: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from booking.engine import moves_rooms
+
+    mine = booked(r, hour_start=8, hour_end=10)
+    current = mine
+    for room in (12, 13, 14, 15, 16):  # more moves than a page is likely to be behind
+        moved = move(r, current, room=room, hour_start=8, hour_end=10).booking
+        assert moved is not None
+        current = moved
+    # The last mover dies after the old room decided (step 2), before the commit (step 3).
+    monkeypatch.setattr(moves_rooms, "_move_commit", lambda *args, **kwargs: None)
+    assert not move(r, current, room=17, hour_start=8, hour_end=10).ok
+    monkeypatch.undo()
+    request_id = "r" * 22
+    first = booking_cancel(client=r, booking_id=mine.id, actor_id=BUYER, actor_is_staff=False,
+                           now=NOW, request_id=request_id)  # fmt: skip
+    assert first.ok and first.booking is not None and first.booking.room == 17, first
+    again = booking_cancel(client=r, booking_id=mine.id, actor_id=BUYER, actor_is_staff=False,
+                           now=NOW, request_id=request_id)  # fmt: skip
+    assert again.outcome == "cancelled"  # the same request, answered as the first time
+    other = booking_cancel(client=r, booking_id=mine.id, actor_id=BUYER, actor_is_staff=False,
+                           now=NOW)  # fmt: skip
+    assert other.outcome == "already_cancelled"
+    for room in (7, 12, 13, 14, 15, 16, 17):
+        assert {8, 9} <= set(free_hours(client=r, room=room, date=day(3), cls="B")), room
+
+
+def test_a_cancel_told_not_to_follow_a_move_cancels_nothing(r: redis.Redis) -> None:
+    mine = booked(r, hour_start=8, hour_end=10)
+    moved = move(r, mine, room=12, hour_start=8, hour_end=10).booking
+    assert moved is not None
+    result = booking_cancel(client=r, booking_id=mine.id, actor_id=STAFF, actor_is_staff=True,
+                            now=NOW, follow_moves=False)  # fmt: skip
+    assert not result.ok and result.outcome == "moved"
+    assert bookings.booking_get(client=r, booking_id=moved.id).status == "confirmed"  # type: ignore[union-attr]
+
+
 def test_a_move_to_a_taken_slot_in_another_room_changes_nothing(r: redis.Redis) -> None:
     mine = booked(r, hour_start=8, hour_end=10)
     booked(r, room=12, hour_start=14, hour_end=15, owner=SECOND_BUYER)
