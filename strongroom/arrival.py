@@ -60,6 +60,9 @@ def arrival(data: bytes | bytearray, *, continued: bool = False) -> Arrival:
     fields: dict[bytes, list[bytes]] = {}
     for name, value in _FIELD.findall(head + b"\r\n"):
         fields.setdefault(name.lower(), []).append(value)
+    version = head.split(b"\r\n", 1)[0].rpartition(b" ")[2]
+    if version == b"HTTP/1.1" and len(fields.get(b"host", [])) != 1:
+        return _refuse(400, "Bad Request")  # RFC 9112 3.2: one Host field in HTTP/1.1
     body = bytes(data[end + 4 :])
     lengths, codings = fields.get(b"content-length", []), fields.get(b"transfer-encoding", [])
     if len(lengths) > 1 or (lengths and codings) or (codings and not _chunked(codings)):
@@ -78,9 +81,6 @@ def arrival(data: bytes | bytearray, *, continued: bool = False) -> Arrival:
     if isinstance(done, Arrival):
         return done
     if done:
-        version = head.split(b"\r\n", 1)[0].rpartition(b" ")[2]
-        if version == b"HTTP/1.1" and len(fields.get(b"host", [])) != 1:
-            return _refuse(400, "Bad Request")  # RFC 9112 3.2: one Host field in HTTP/1.1
         if continued:
             return Arrival("go", _EXPECT_LINE.sub(b"", head, count=1) + bytes(data[end:]))
         return Arrival("go", bytes(data))

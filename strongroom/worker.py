@@ -11,8 +11,9 @@ thread, already read. A connection that has not sent a whole request within REQU
 is closed; it never held a thread.
 
 What "whole" means, and what is refused at once without a thread (a body over Django's limit,
-a head over 64 KiB, bytes that are no HTTP request), is strongroom/arrival.py; a client that
-asks for "100 Continue" gets it from the loop. A connection closed after its answer lingers in
+a head over 64 KiB, bytes that are no HTTP request, an HTTP/1.1 head without exactly one Host),
+is strongroom/arrival.py; a client that asks for "100 Continue" gets it from the loop (after
+those checks). A connection closed after its answer lingers in
 the loop too (gunicorn 27 lingers up to 2 s in its main loop, which stalled every other
 connection of the worker). TLS is not terminated here (a proxy in front does), so its sockets
 take gunicorn's own path. Built on gunicorn 27's gthread worker (`pyproject.toml` pins it).

@@ -187,9 +187,9 @@ def test_what_no_thread_could_finish_is_refused_at_once_or_closed(site: tuple[st
         (b"GE", "wait"),
         (b"GET / HTTP/1.1\r\nHost: x\r\n", "wait"),
         (b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", "go"),
-        (b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab", "wait"),
+        (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nab", "wait"),
         (b"POST / HTTP/1.1\r\nHost: x\r\ncontent-length:  5 \r\n\r\nabcde", "go"),
-        (b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n", "wait"),
+        (b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n", "wait"),
         (
             b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
             b"3\r\nabc\r\n0\r\n\r\n",
@@ -198,10 +198,17 @@ def test_what_no_thread_could_finish_is_refused_at_once_or_closed(site: tuple[st
         (b"GET / HTTP/1.1\r\n\r\n", "refuse"),  # HTTP/1.1 names its host once
         (b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", "refuse"),
         (b"GET / HTTP/1.0\r\n\r\n", "go"),
-        (b"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 9\r\n\r\n", "continue"),
-        (b"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", "go"),
         (
-            b"POST / HTTP/1.1\r\nContent-Length: " + str(BODY_LIMIT + 1).encode() + b"\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 9\r\n\r\n",
+            "continue",
+        ),
+        # Without a Host: refused before any 100 Continue invites the body.
+        (b"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 9\r\n\r\n", "refuse"),
+        (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", "go"),
+        (
+            b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: "
+            + str(BODY_LIMIT + 1).encode()
+            + b"\r\n\r\n",
             "refuse",
         ),
         (b"GET /" + b"a" * LINE_LIMIT, "refuse"),

@@ -268,6 +268,7 @@ def test_a_move_to_another_room_keeps_as_many_days_as_were_bought(r: redis.Redis
     kept = [RoomKeys(7).record(mine.id), RoomKeys(7).edition]
     before = {k: r.dump(k) for k in r.scan_iter(match="sr:{room:007}:*") if k not in kept}
     assert move(r, mine, room=12, dates=(9,)).outcome == "other_class"
+    assert not r.exists(RoomKeys(12).edition)  # refused before anything was held there
     # The old room's own check, for a caller that skipped the first one.
     direct = moves_rooms.move_rooms(
         r, mine.id, request("A", room=12, dates=(9,)), BUYER, False, NOW, "m" * 26, BUYER
