@@ -67,8 +67,8 @@ _CODE_ATTEMPTS = 5
 
 
 # The move form's hour choices: (the value posted, as the form's fields hold it; the label).
-_HOUR_STARTS = [(str(h), f"{h:02d}:00") for h in range(24)]
-_HOUR_ENDS = [(str(h), f"{h:02d}:00") for h in range(1, 25)]
+_HOUR_STARTS = tuple((str(h), f"{h:02d}:00") for h in range(24))
+_HOUR_ENDS = tuple((str(h), f"{h:02d}:00") for h in range(1, 25))
 
 
 def move_form_values(booking: Booking, data: Mapping[str, Any] | None) -> dict[str, Any]:

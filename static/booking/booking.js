@@ -56,16 +56,14 @@
   // A month link pressed on the calendar is gone after the swap when it led to the first or
   // the last month on sale: the focus goes to the other month link (not back to the top of
   // the page, where the next Tab would start again).
-  var monthLink = null;
-  document.addEventListener("htmx:beforeRequest", function (evt) {
-    var elt = evt.detail && evt.detail.elt;
-    monthLink = elt && /^calendar-(next|previous)$/.test(elt.id) ? elt.id : null;
-  });
-  document.addEventListener("htmx:afterSettle", function () {
-    if (!monthLink || document.getElementById(monthLink)) { monthLink = null; return; }
+  // (Only the month link's own request counts: a poll settling meanwhile changes nothing.)
+  document.addEventListener("htmx:afterSettle", function (evt) {
+    var config = evt.detail && evt.detail.requestConfig;
+    var pressed = config && config.elt && config.elt.id;
+    if (!/^calendar-(next|previous)$/.test(pressed || "") ||
+        document.getElementById(pressed)) { return; }
     var other = document.getElementById(
-      monthLink === "calendar-next" ? "calendar-previous" : "calendar-next");
-    monthLink = null;
+      pressed === "calendar-next" ? "calendar-previous" : "calendar-next");
     var active = document.activeElement;
     if (other && (!active || active === document.body)) { other.focus(); }
   });
