@@ -23,6 +23,9 @@ local function move_refusal(r, actor, is_staff, today)
   if r[2] == 'cancelled' or r[2] == 'moved' then
     return {'cancelled'}
   end
+  if r[2] ~= 'confirmed' and r[2] ~= 'collected' then
+    return {'not_found'}  -- a move's new slots not yet its own ('pending'): nobody's to move
+  end
   if r[2] == 'collected' or (r[3] and r[3] ~= '') then
     return {'collected'}
   end

@@ -122,7 +122,7 @@ local function move_out(keys, args)
   if r[15] == a.move_id and r[2] == 'moved' then
     return {'moved', redis.call('HGETALL', k.record)}
   end
-  if r[16] == a.move_id then
+  if as_set(split(r[16] or ''))[a.move_id] then
     return {'aborted'}
   end
   local refusal = move_refusal(r, a.actor, a.is_staff == '1', a.today)
@@ -214,8 +214,14 @@ local function move_abort(keys, args)
     return {'moved'}
   end
   if redis.call('EXISTS', k.record) == 1 then
-    edition_bump(k.edition)
-    redis.call('HSET', k.record, 'move_abort', a.move_id)
+    -- Every aborted move stays fenced off (a list, not the last one: two moves of a booking
+    -- may be aborted in turn while the first one's step 2 is still on its way).
+    local aborted = split(redis.call('HGET', k.record, 'move_abort') or '')
+    if not as_set(aborted)[a.move_id] then
+      edition_bump(k.edition)
+      aborted[#aborted + 1] = a.move_id
+      redis.call('HSET', k.record, 'move_abort', table.concat(aborted, ','))
+    end
   end
   return {'aborted'}
 end

@@ -1,0 +1,130 @@
+"""Cross-room moves interleaved with what else happens to a booking, its rooms and its owner: a
+second move aborted by the recovery while the first one's step 2 is on its way, a move of a
+record that is only a move's pending half, an account deleted mid-move, a room closed while a
+move into it is under way, a waiter deleted while their priority hold stands."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+
+from booking.domain.keys import RoomKeys
+from booking.domain.records import Booking
+from booking.engine import moves_rooms
+from booking.engine.bookings import booking_get
+from booking.engine.moves import booking_move
+from booking.engine.results import MoveResult
+from tests.booking_support import BUYER, NOW, claim, day, free_hours, request
+
+
+def booked(r: redis.Redis, room: int = 7, owner: str = BUYER) -> Booking:
+    made = claim(r, request("B", room=room, hour_start=8, hour_end=10), owner=owner)
+    assert made.booking is not None
+    return made.booking
+
+
+def move(r: redis.Redis, booking_id: str, room: int, move_id: str, **to: Any) -> MoveResult:
+    hours = {"hour_start": 8, "hour_end": 10, **to}
+    with time_machine.travel(NOW, tick=False):
+        return booking_move(
+            client=r, booking_id=booking_id, request=request("B", room=room, **hours),
+            actor_id=BUYER, actor_is_staff=False, move_id=move_id,
+        )  # fmt: skip
+
+
+@contextmanager
+def calls_replaced(
+    monkeypatch: pytest.MonkeyPatch, replace: Callable[[str, Callable[[], Any]], Any]
+) -> Iterator[None]:
+    """The cross-room move's function calls go through `replace(name, call)` (to stall or
+    fail a step); put back at the end."""
+    real = moves_rooms.durable_fcall
+
+    def fcall(client: redis.Redis, name: str, *args: Any, **kwargs: Any) -> Any:
+        return replace(name, lambda: real(client, name, *args, **kwargs))
+
+    monkeypatch.setattr(moves_rooms, "durable_fcall", fcall)
+    try:
+        yield
+    finally:
+        monkeypatch.setattr(moves_rooms, "durable_fcall", real)
+
+
+def died_after_step_2(r: redis.Redis, monkeypatch: pytest.MonkeyPatch, booking: Booking) -> str:
+    """Move `booking` to room 9; the mover dies after the old room decided. The pending id."""
+
+    def replace(name: str, call: Callable[[], Any]) -> Any:
+        if name == "booking_move_commit":
+            raise ConnectionError("the mover dies after step 2")
+        return call()
+
+    with calls_replaced(monkeypatch, replace), pytest.raises(ConnectionError):
+        move(r, booking.id, 9, "m" * 20)
+    pending = moves_rooms._moved_id("m" * 20, 9)
+    assert r.hget(RoomKeys(9).record(pending), "status") == "pending"
+    return pending
+
+
+def test_a_late_step_two_after_two_aborted_moves_is_refused(
+    r: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two moves of one booking (two tabs) stop after step 1: the first mover stalls, the
+    second dies. The recovery aborts both; the first one's step 2 arrives then. Each abort
+    must stay fenced off, or the old room gives its slots up for a record that is gone."""
+    mine = booked(r)
+    stall, stalled = threading.Event(), threading.Event()
+
+    def replace(name: str, call: Callable[[], Any]) -> Any:
+        who = threading.current_thread().name
+        if name == "booking_move_out" and who == "first":
+            stalled.set()
+            stall.wait(10)
+        if name == "booking_move_out" and who == "second":
+            raise ConnectionError("the second mover dies after its step 1")
+        return call()
+
+    answers: dict[str, Any] = {}
+
+    def mover(room: int, move_id: str) -> None:
+        try:
+            answers[move_id] = move(r, mine.id, room, move_id)
+        except ConnectionError as died:
+            answers[move_id] = died
+
+    with calls_replaced(monkeypatch, replace):
+        first = threading.Thread(target=mover, args=(9, "1" * 20), name="first")
+        first.start()
+        assert stalled.wait(10)
+        second = threading.Thread(target=mover, args=(11, "2" * 20), name="second")
+        second.start()
+        second.join()
+        later = NOW + dt.timedelta(seconds=31)
+        assert moves_rooms.moves_recover(client=r, rooms=[9, 11], now=later) == 2
+        stall.set()
+        first.join()
+    assert not answers["1" * 20].ok
+    found = booking_get(client=r, booking_id=mine.id)
+    assert found is not None and found.status == "confirmed" and found.room == 7
+    assert not {8, 9} & set(free_hours(client=r, room=7, date=day(3), cls="B"))
+    for room in (9, 11):
+        assert {8, 9} <= set(free_hours(client=r, room=room, date=day(3), cls="B"))
+
+
+def test_the_pending_half_of_a_move_is_nobody_s_to_move(
+    r: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mine = booked(r)
+    pending = died_after_step_2(r, monkeypatch, mine)
+    for room in (9, 12):  # in its room, and to another
+        refused = move(r, pending, room, "n" * 20, hour_start=12, hour_end=14)
+        assert refused.outcome == "not_found", refused
+    assert r.hget(RoomKeys(9).record(pending), "status") == "pending"
+    found = booking_get(client=r, booking_id=mine.id)  # finishes the move
+    assert found is not None and found.status == "confirmed" and found.room == 9
