@@ -10,7 +10,8 @@ local OWNER_FORGET_KEY_TAILS = {'records', 'inventories'}
 
 -- Forget an owner in one room (account deletion): their bookings not collected at all are
 -- cancelled and their slots freed; every one of their records stays for staff with owner '0';
--- their waits go; waiters of the freed slots are told.
+-- their holds and waits go; waiters of the freed booked slots are told (slots only held by
+-- them are open to everyone at once).
 -- KEYS: registry, audit, stats, waits, wait-notices, holds, outbox, hold days, edition,
 --       n records, then
 --       every inventory the records name (their 'inv'), any order
@@ -64,6 +65,16 @@ local function owner_forget(keys, args)
     end
     redis.call('HSET', record, 'owner', '0')
   end
+  -- Their holds here, a plain one or a priority one (granted, or still pending for them), go:
+  -- a deleted person's hold would keep its slots from everyone until it ran out.
+  local theirs, flat = {}, redis.call('HGETALL', holds)
+  for i = 1, #flat, 2 do
+    local holder = parse_hold(flat[i + 1]).owner
+    if holder == owner or holder == PRIORITY_PENDING .. owner then
+      theirs[flat[i]] = flat[i + 1]
+    end
+  end
+  drop_holds(holds, k.hold_days, theirs, '', {})
   local mine = {}
   for _, member in ipairs(redis.call('ZRANGE', waits, 0, -1)) do
     if parse_wait(member).person == owner then

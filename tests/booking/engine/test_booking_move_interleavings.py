@@ -128,3 +128,27 @@ def test_the_pending_half_of_a_move_is_nobody_s_to_move(
     assert r.hget(RoomKeys(9).record(pending), "status") == "pending"
     found = booking_get(client=r, booking_id=mine.id)  # finishes the move
     assert found is not None and found.status == "confirmed" and found.room == 9
+
+
+def test_a_deleted_waiter_s_priority_hold_frees_the_slot_for_everyone(r: redis.Redis) -> None:
+    from booking.domain.rules import booking_new_id
+    from booking.engine.cancel import booking_cancel
+    from booking.engine.claims import booking_claim
+    from booking.engine.owners import owner_forget
+    from booking.engine.waits import Wait, wait_join
+
+    req = request("B", room=7, dates=(3,), hour_start=8, hour_end=10)
+    with time_machine.travel(NOW, tick=False):
+        made = claim(r, req, owner="101")
+        assert made.booking is not None
+        waiting = Wait(room=7, cls="B", date=day(3), hours=(8, 10))
+        assert wait_join(client=r, owner_id="102", wait=waiting, now=NOW) == "ok"
+        cancelled = booking_cancel(
+            client=r, booking_id=made.booking.id, actor_id="101", actor_is_staff=False, now=NOW
+        )
+        assert cancelled.ok  # the slot goes to the waiter as a priority hold
+        owner_forget(client=r, owner_id="102", now=NOW)
+        third = booking_claim(client=r, owner_id="103", request=req,
+                              booking_id=booking_new_id(room=7), now=NOW)  # fmt: skip
+    assert third.ok, third.taken
+    assert not r.hgetall(RoomKeys(7).holds)
