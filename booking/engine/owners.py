@@ -20,7 +20,7 @@ from booking.domain.rules import (
     room_count,
     site_today,
 )
-from booking.engine.bookings import bookings_page_read
+from booking.engine.bookings import booking_get, bookings_page_read
 from booking.engine.indexes import (
     bookings_by_id,
     indexes_drain,
@@ -101,7 +101,7 @@ def owner_forget(*, client: redis.Redis, owner_id: str, now: dt.datetime | None 
     (found,) = indexes_read(client=client, reads=[command("ZRANGE", person_index(owner_id), 0, -1)])
     ids = text_list(found)
     by_room: dict[int, list[str]] = defaultdict(list)
-    for booking_id in ids:
+    for booking_id in ids + _moved_on(client, ids):
         room = booking_id_room(booking_id)
         if room is not None:
             by_room[room].append(booking_id)
@@ -119,6 +119,23 @@ def owner_forget(*, client: redis.Redis, owner_id: str, now: dt.datetime | None 
         [Write(key, ("DEL", key)) for key in (person_index(owner_id), waits_index)],
     )
     return cancelled
+
+
+def _moved_on(client: redis.Redis, ids: list[str]) -> list[str]:
+    """Where the bookings of `ids` that moved to another room are now (a move whose new room
+    has not confirmed yet is finished first, by `booking_get`): the old record is only a
+    pointer, so they are cancelled there. A move still before its old room's step comes later
+    than the marks and the old room's cancel, and is refused."""
+    pipe = client.pipeline(transaction=False)
+    for booking_id in ids:
+        room = booking_id_room(booking_id)
+        pipe.hget(RoomKeys(room or 0).record(booking_id), "status")
+    statuses = text_values(pipe.execute()) if ids else []
+    found = []
+    for booking_id, status in zip(ids, statuses, strict=True):
+        if status == "moved" and (now_at := booking_get(client=client, booking_id=booking_id)):
+            found.append(now_at.id)
+    return found
 
 
 GONE_KEPT_MS = 86_400_000  # a deleted person's marks outlive any request of theirs in flight

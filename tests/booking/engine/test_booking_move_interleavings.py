@@ -152,3 +152,25 @@ def test_a_deleted_waiter_s_priority_hold_frees_the_slot_for_everyone(r: redis.R
                               booking_id=booking_new_id(room=7), now=NOW)  # fmt: skip
     assert third.ok, third.taken
     assert not r.hgetall(RoomKeys(7).holds)
+
+
+@pytest.mark.parametrize("finished_by", ["recovery", "reading"])
+def test_an_account_deleted_mid_move_keeps_no_booking_in_either_room(
+    r: redis.Redis, monkeypatch: pytest.MonkeyPatch, finished_by: str
+) -> None:
+    """The mover dies after the old room decided; the account is deleted; then the recovery
+    (or anyone reading the booking) would finish the move: the booking must end cancelled."""
+    from booking.engine.owners import owner_forget
+
+    mine = booked(r)
+    pending = died_after_step_2(r, monkeypatch, mine)
+    with time_machine.travel(NOW, tick=False):
+        assert owner_forget(client=r, owner_id=BUYER, now=NOW) == 1
+    if finished_by == "recovery":
+        moves_rooms.moves_recover(client=r, rooms=[9], now=NOW + dt.timedelta(minutes=1))
+    else:
+        booking_get(client=r, booking_id=mine.id)
+    record = r.hgetall(RoomKeys(9).record(pending))
+    assert record.get("status") == "cancelled" and record.get("owner") == "0", record
+    for room in (7, 9):
+        assert {8, 9} <= set(free_hours(client=r, room=room, date=day(3), cls="B")), room
