@@ -146,7 +146,7 @@ def move_rooms(
         # Refused (or aborted by a recovery): the old room is as it was; the hold goes.
         _move_undo(client, old, new, booking_id, new_id, move_id)
         refused = decided["status"]
-        outcome = "cancelled" if refused in ("aborted", "invalid", "stale") else refused
+        outcome = "cancelled" if refused in ("invalid", "stale") else refused
         return MoveResult(False, outcome, MOVE_MESSAGES[outcome])
     old_record = flat_to_dict(decided["record"])
     booking = _move_commit(client, new, new_id, move_id, old_record, now_ms)
@@ -335,14 +335,19 @@ def _move_undo(
 
 
 def moves_recover(
-    *, client: redis.Redis, rooms: Sequence[int] | None = None, now: dt.datetime | None = None
+    *,
+    client: redis.Redis,
+    rooms: Sequence[int] | None = None,
+    now: dt.datetime | None = None,
+    older_than_ms: int = RECOVER_AFTER_MS,
 ) -> int:
     """Finish or undo the moves cut off half way (a pending record older than
-    RECOVER_AFTER_MS): the old room decides (booking_move_abort answers "moved" if the move
-    got that far, else fences it off), then the new record is confirmed or let go. Returns
-    how many were settled. Safe to run any time, anywhere, twice."""
+    `older_than_ms`; 0: every move into `rooms` under way, as a closure of them does): the old
+    room decides (booking_move_abort answers "moved" if the move got that far, else fences it
+    off), then the new record is confirmed or let go. Returns how many were settled. Safe to
+    run any time, anywhere, twice."""
     rooms = list(rooms) if rooms is not None else list(range(1, room_count() + 1))
-    before = to_ms(now or dt.datetime.now(tz=dt.UTC)) - RECOVER_AFTER_MS
+    before = to_ms(now or dt.datetime.now(tz=dt.UTC)) - older_than_ms
     pipe = client.pipeline(transaction=False)
     for room in rooms:
         pipe.zrangebyscore(RoomKeys(room).moves, "-inf", before)

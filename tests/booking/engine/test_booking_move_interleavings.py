@@ -21,7 +21,7 @@ from booking.engine import moves_rooms
 from booking.engine.bookings import booking_get
 from booking.engine.moves import booking_move
 from booking.engine.results import MoveResult
-from tests.booking_support import BUYER, NOW, claim, day, free_hours, request
+from tests.booking_support import BUYER, NOW, STAFF, claim, day, free_hours, request
 
 
 def booked(r: redis.Redis, room: int = 7, owner: str = BUYER) -> Booking:
@@ -174,3 +174,39 @@ def test_an_account_deleted_mid_move_keeps_no_booking_in_either_room(
     assert record.get("status") == "cancelled" and record.get("owner") == "0", record
     for room in (7, 9):
         assert {8, 9} <= set(free_hours(client=r, room=room, date=day(3), cls="B")), room
+
+
+def test_a_room_closed_while_a_move_into_it_is_under_way_stops_the_move(
+    r: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The move has held its new slots (step 1) when staff close the room: the closure
+    settles it, so nothing ends up booked inside the closure, and the booking stays where it
+    was."""
+    from booking.engine.closures import Closure, closure_add, closure_bookings
+
+    mine = booked(r)
+    stall, stalled = threading.Event(), threading.Event()
+
+    def replace(name: str, call: Callable[[], Any]) -> Any:
+        if name == "booking_move_out" and threading.current_thread().name == "mover":
+            stalled.set()
+            stall.wait(10)
+        return call()
+
+    answers: list[MoveResult] = []
+    with calls_replaced(monkeypatch, replace):
+        mover = threading.Thread(
+            target=lambda: answers.append(move(r, mine.id, 9, "m" * 20)), name="mover"
+        )
+        mover.start()
+        assert stalled.wait(10)
+        with time_machine.travel(NOW, tick=False):
+            flood = Closure("floodclosure01", (9,), day(3), day(3), None, "flood")
+            closure = closure_add(client=r, actor_id=STAFF, now=NOW, closure=flood)
+        stall.set()
+        mover.join()
+    assert answers[0].outcome == "aborted"
+    assert not closure_bookings(client=r, closure=closure)
+    found = booking_get(client=r, booking_id=mine.id)
+    assert found is not None and found.room == 7 and found.status == "confirmed"
+    assert not list(r.scan_iter(match=RoomKeys(9).record("") + "*"))  # the held slots let go
