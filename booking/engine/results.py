@@ -33,6 +33,8 @@ MOVE_MESSAGES = {
     "started": _("A booking can be moved only before its first day."),
     "unchanged": _("These are the booking's own slots already."),
     "other_class": _("A booking moves to slots of its own class, as many days as it has."),
-    "aborted": _("The move was stopped before it could finish (the new room was closed, or it "
-                 "took too long): the booking is unchanged."),
+    "aborted": _(
+        "The move was stopped before it could finish (the new room was closed, or it "
+        "took too long): the booking is unchanged."
+    ),
 }
