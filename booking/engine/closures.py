@@ -23,7 +23,7 @@ from booking.domain.records import Booking
 from booking.domain.rules import calendar_day, format_room, reason_clean, room_count
 from booking.engine.bookings import bookings_between
 from booking.engine.cancel import booking_cancel
-from booking.engine.moves_rooms import moves_recover
+from booking.engine.moves_rooms import moves_settle_into
 from strongroom import keyspace as ks
 from strongroom.audit import staff_audit_record
 from strongroom.calls import FunctionSpec
@@ -169,10 +169,11 @@ def closure_add(
          str(start), str(end), actor_id, str(at), closure.reason]
     )  # fmt: skip
     client.hset(ks.CLOSURES_ALL.key(), closure.id, listed)
-    # A move into these rooms under way now held its slots before the closure: settled at
-    # once (finished if its old room has decided, so that the closure lists it; else
-    # stopped). Any move after the closure is refused by the room itself.
-    moves_recover(client=client, rooms=closure.rooms, now=now, older_than_ms=0)
+    # A move into these rooms under way now held its slots before the closure: one into the
+    # closed slots is settled at once (finished if its old room has decided, so that the
+    # closure lists it; else stopped). Any move after the closure is refused by the room.
+    for room in closure.rooms:
+        moves_settle_into(client=client, room=room, covers=closure.covers)
     staff_audit_record(
         client=client, kind="closure_add", actor_id=actor_id, subject=closure.rooms_label,
         detail=f"{closure.first}..{closure.last} {start}-{end}: {closure.reason}", now=now,

@@ -55,8 +55,8 @@ MOVE = FunctionSpec(
     ("actor", "is_staff", "today", "cls", "days", "hstart", "hend", "boxes", "dates",
      "months", "code_mac", "code_n", "move_id", "now_ms", "audit_maxlen", "room",
      "person_score", "date_scores", "first_day", "priority_hold_id", "priority_hold_ms"),
-    replies=("moved record", "taken *slots", "not_found", "forbidden", "cancelled", "collected",
-             "started", "unchanged", "code_clash", "closed reason", "invalid what"),
+    replies=("moved record", "taken *slots", "not_found", "forbidden", "cancelled", "moved_away",
+             "collected", "started", "unchanged", "code_clash", "closed reason", "invalid what"),
     key_tails=("inventories", "person_index", "date_index"),
 )  # fmt: skip
 # key tails of MOVE: the bitmaps of every calendar month of the booking's days and of the new

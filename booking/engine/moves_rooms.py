@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import redis
@@ -38,7 +38,7 @@ from booking.engine.requests import refuse_invalid
 from booking.engine.results import MOVE_MESSAGES, MoveResult
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
-from strongroom.decoders import text_hash, text_or_none, text_values
+from strongroom.decoders import text_hash, text_list, text_or_none, text_values
 from strongroom.durable import durable_fcall
 from strongroom.outbox import sender_wake
 from strongroom.store import tags_may_mix
@@ -47,21 +47,21 @@ MOVE_IN = FunctionSpec(
     "booking_move_in",
     "MOVE_IN",
     ("record", "registry", "codes", "holds", "hold_days", "stats", "moves", "ledger",
-     "closures", "edition"),
+     "closures", "edition", "gone"),
     ("owner", "cls", "months", "days", "hstart", "hend", "boxes", "dates", "booking_id",
      "from_id", "move_id", "code_mac", "now_ms", "room"),
-    replies=("held", "taken *slots", "code_clash", "closed reason", "invalid what"),
+    replies=("held", "taken *slots", "code_clash", "closed reason", "gone", "invalid what"),
     key_tails=("inventories",),
 )  # fmt: skip
 MOVE_OUT = FunctionSpec(
     "booking_move_out",
     "MOVE_OUT",
     ("record", "registry", "codes", "ledger", "audit", "stats", "waits", "wait_notices",
-     "holds", "hold_days", "outbox", "edition"),
+     "holds", "hold_days", "outbox", "edition", "gone"),
     ("actor", "is_staff", "today", "move_id", "to_id", "now_ms", "audit_maxlen", "room",
      "first_day", "priority_hold_id", "priority_hold_ms", "cls", "days_n"),
-    replies=("moved record", "aborted", "not_found", "forbidden", "cancelled", "collected",
-             "started", "other_class", "stale", "invalid what"),
+    replies=("moved record", "aborted", "not_found", "forbidden", "cancelled", "moved_away",
+             "collected", "started", "other_class", "stale", "gone", "invalid what"),
     key_tails=("inventories",),
 )  # fmt: skip
 MOVE_COMMIT = FunctionSpec(
@@ -123,8 +123,8 @@ def move_rooms(
     if held["status"] == "taken":
         taken = tuple(slots_from_reply(held["slots"], request.cls))
         return MoveResult(False, "taken", MOVE_MESSAGES["taken"], taken=taken)
-    if held["status"] == "closed":
-        return MoveResult(False, "closed", MOVE_MESSAGES["closed"])
+    if held["status"] in ("closed", "gone"):
+        return MoveResult(False, held["status"], MOVE_MESSAGES[held["status"]])
     refuse_invalid(MOVE_IN.name, held)
     args = {
         "actor": actor_id,
@@ -145,8 +145,8 @@ def move_rooms(
     if decided["status"] != "moved":
         # Refused (or aborted by a recovery): the old room is as it was; the hold goes.
         _move_undo(client, old, new, booking_id, new_id, move_id)
-        refused = decided["status"]
-        outcome = "cancelled" if refused in ("invalid", "stale") else refused
+        refuse_invalid(MOVE_OUT.name, decided)
+        outcome = decided["status"]
         return MoveResult(False, outcome, MOVE_MESSAGES[outcome])
     old_record = flat_to_dict(decided["record"])
     booking = _move_commit(client, new, new_id, move_id, old_record, now_ms)
@@ -174,6 +174,7 @@ def _move_out(
         "holds": old.holds,
         "hold_days": old.hold_days,
         "outbox": old.outbox,
+        "gone": old.gone,
     }
     for _attempt in range(3):
         inventories = (text_or_none(client.hget(old.record(booking_id), "inv")) or "").split(",")
@@ -206,6 +207,7 @@ def _move_in(
         "moves": new.moves,
         "ledger": new.ledger,
         "closures": new.closures,
+        "gone": new.gone,
     }
     args = {
         "owner": owner,
@@ -335,48 +337,55 @@ def _move_undo(
 
 
 def moves_recover(
-    *,
-    client: redis.Redis,
-    rooms: Sequence[int] | None = None,
-    now: dt.datetime | None = None,
-    older_than_ms: int = RECOVER_AFTER_MS,
+    *, client: redis.Redis, rooms: Sequence[int] | None = None, now: dt.datetime | None = None
 ) -> int:
     """Finish or undo the moves cut off half way (a pending record older than
-    `older_than_ms`; 0: every move into `rooms` under way, as a closure of them does): the old
-    room decides (booking_move_abort answers "moved" if the move got that far, else fences it
-    off), then the new record is confirmed or let go. Returns how many were settled. Safe to
-    run any time, anywhere, twice."""
+    RECOVER_AFTER_MS): the old room decides (booking_move_abort answers "moved" if the move
+    got that far, else fences it off), then the new record is confirmed or let go. Returns
+    how many were settled. Safe to run any time, anywhere, twice."""
     rooms = list(rooms) if rooms is not None else list(range(1, room_count() + 1))
-    before = to_ms(now or dt.datetime.now(tz=dt.UTC)) - older_than_ms
+    before = to_ms(now or dt.datetime.now(tz=dt.UTC)) - RECOVER_AFTER_MS
     pipe = client.pipeline(transaction=False)
     for room in rooms:
         pipe.zrangebyscore(RoomKeys(room).moves, "-inf", before)
     settled = 0
     for room, ids in zip(rooms, pipe.execute(), strict=True):
-        new = RoomKeys(room)
-        for new_id in ids:
-            fields = text_values(
-                client.hmget(new.record(new_id), ["move_request", "moved_from", "status"])
-            )
-            move_id, old_id, status = fields
-            old_room = booking_id_room(old_id)
-            if move_id is None or old_id is None or old_room is None or status != "pending":
-                client.zrem(new.moves, new_id)
-                continue
-            old = RoomKeys(old_room)
-            abort = MOVE_ABORT.call(
-                keys={"record": old.record(old_id), "edition": old.edition},
-                args={"move_id": move_id},
-            )
-            if durable_fcall(client, MOVE_ABORT.name, *abort)[0] == "moved":
-                old_record = text_hash(client.hgetall(old.record(old_id)))
-                _move_commit(
-                    client, new, new_id, move_id, old_record, to_ms(dt.datetime.now(tz=dt.UTC))
-                )
-            else:
-                _move_undo(client, old, new, old_id, new_id, move_id)
-            settled += 1
+        settled += sum(_settle(client, RoomKeys(room), new_id) for new_id in text_list(ids))
     return settled
+
+
+def moves_settle_into(*, client: redis.Redis, room: int, covers: Callable[[Booking], bool]) -> int:
+    """Settle at once, however young, every move under way into `room` whose new slots
+    `covers` (a closure written a moment ago): finished if its old room has decided, else
+    stopped (the mover is told so). How many were settled."""
+    new = RoomKeys(room)
+    settled = 0
+    for new_id in text_list(client.zrange(new.moves, 0, -1)):
+        pending = booking_from_hash(text_hash(client.hgetall(new.record(new_id))))
+        if pending is not None and covers(pending):
+            settled += _settle(client, new, new_id)
+    return settled
+
+
+def _settle(client: redis.Redis, new: RoomKeys, new_id: str) -> bool:
+    """One pending record: its old room decides, then it is confirmed or let go (False: it was
+    no pending move's, and is only taken off the room's list)."""
+    fields = text_values(client.hmget(new.record(new_id), ["move_request", "moved_from", "status"]))
+    move_id, old_id, status = fields
+    old_room = booking_id_room(old_id)
+    if move_id is None or old_id is None or old_room is None or status != "pending":
+        client.zrem(new.moves, new_id)
+        return False
+    old = RoomKeys(old_room)
+    abort = MOVE_ABORT.call(
+        keys={"record": old.record(old_id), "edition": old.edition}, args={"move_id": move_id}
+    )
+    if durable_fcall(client, MOVE_ABORT.name, *abort)[0] == "moved":
+        old_record = text_hash(client.hgetall(old.record(old_id)))
+        _move_commit(client, new, new_id, move_id, old_record, to_ms(dt.datetime.now(tz=dt.UTC)))
+    else:
+        _move_undo(client, old, new, old_id, new_id, move_id)
+    return True
 
 
 def moves_sweep(client: redis.Redis) -> None:

@@ -20,7 +20,7 @@ from booking.domain.rules import (
     room_count,
     site_today,
 )
-from booking.engine.bookings import booking_get, bookings_page_read
+from booking.engine.bookings import booking_get, bookings_page_read, hold_current
 from booking.engine.indexes import (
     bookings_by_id,
     indexes_drain,
@@ -87,10 +87,11 @@ def bookings_upcoming(
 
 
 def owner_forget(*, client: redis.Redis, owner_id: str, now: dt.datetime | None = None) -> int:
-    """Cancel the owner's bookings not collected at all (freeing their slots), keep every record
-    for staff with owner '0', drop their waits, tell waiters of what freed: one durable call per
-    room. First the person is marked gone in every room, so that nothing is booked for them
-    while (or after) this runs. Returns the number of bookings cancelled."""
+    """Cancel the owner's bookings not collected at all (freeing their slots; a booking moved to
+    another room is followed there), keep every record for staff with owner '0', drop their
+    holds and waits, tell waiters of what freed: one durable call per room. First the person
+    is marked gone in every room, so that nothing is booked, held or moved for them while (or
+    after) this runs. Returns the number of bookings cancelled."""
     at = to_ms(now or dt.datetime.now(tz=dt.UTC))
     _mark_gone(client, owner_id, at)
     # Every booking made before the marks (all this person will ever have) is indexed first:
@@ -101,10 +102,13 @@ def owner_forget(*, client: redis.Redis, owner_id: str, now: dt.datetime | None 
     (found,) = indexes_read(client=client, reads=[command("ZRANGE", person_index(owner_id), 0, -1)])
     ids = text_list(found)
     by_room: dict[int, list[str]] = defaultdict(list)
-    for booking_id in ids + _moved_on(client, ids):
+    for booking_id in dict.fromkeys(ids + _moved_on(client, ids)):  # each once
         room = booking_id_room(booking_id)
         if room is not None:
             by_room[room].append(booking_id)
+    held = hold_current(client=client, owner_id=owner_id)  # a hold where they have nothing else
+    if held is not None and (held_room := booking_id_room(held.id)) is not None:
+        by_room.setdefault(held_room, [])
     waits_index = ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner_id)
     for entry in text_list(client.zrange(waits_index, 0, -1)):
         room_text = entry.split("|", 1)[0]

@@ -37,4 +37,10 @@ MOVE_MESSAGES = {
         "The move was stopped before it could finish (the new room was closed, or it "
         "took too long): the booking is unchanged."
     ),
+    "stale": _("The booking changed while it was being moved: please try again."),
+    "gone": _("This account is being deleted: nothing more is moved."),
+    "moved_away": _(
+        "This booking was moved meanwhile (from another tab, or by our staff): see where it "
+        "is now before moving it again."
+    ),
 }

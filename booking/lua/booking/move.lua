@@ -8,7 +8,8 @@ local MOVE_ARGS = {'actor', 'is_staff', 'today', 'cls', 'days', 'hstart', 'hend'
   'dates', 'months', 'code_mac', 'code_n', 'move_id', 'now_ms', 'audit_maxlen', 'room',
   'person_score', 'date_scores', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
 local MOVE_REPLIES = {'moved record', 'taken *slots', 'not_found', 'forbidden', 'cancelled',
-  'collected', 'started', 'unchanged', 'code_clash', 'closed reason', 'invalid what'}
+  'moved_away', 'collected', 'started', 'unchanged', 'code_clash', 'closed reason',
+  'invalid what'}
 -- After the named KEYS: the bitmaps of the months of the old and the new days (as many as ARGV
 -- months names), then the indexes (one server).
 local MOVE_KEY_TAILS = {'inventories', 'person_index', 'date_index'}
@@ -20,8 +21,11 @@ local function move_refusal(r, actor, is_staff, today)
   if actor ~= r[1] and not is_staff then
     return {'forbidden'}
   end
-  if r[2] == 'cancelled' or r[2] == 'moved' then
+  if r[2] == 'cancelled' then
     return {'cancelled'}
+  end
+  if r[2] == 'moved' then
+    return {'moved_away'}  -- another move of it won (another tab, or staff)
   end
   if r[2] ~= 'confirmed' and r[2] ~= 'collected' then
     return {'not_found'}  -- a move's new slots not yet its own ('pending'): nobody's to move
@@ -140,8 +144,11 @@ local function move(keys, args)
         TAKEN_FIELDS, ':')
     end
   end
-  local held, drop = held_conflicts(k.holds, k.hold_days, r[1], cls, days, hstart, hend,
-    boxes, now)
+  local held, drop, covered = held_conflicts(k.holds, k.hold_days, r[1], cls, days, hstart,
+    hend, boxes, now)
+  for id, value in pairs(covered) do
+    drop[id] = value  -- the owner's own holds of what the booking moves into, as a claim does
+  end
   append(taken, held)
   if #taken > 0 then
     return {'taken', unpack(taken)}

@@ -14,12 +14,12 @@
 -- After the named KEYS of move_in, move_out and move_release: the month bitmaps of the days
 -- (move_in: of the new days, ARGV months naming them; the others: those the record names).
 local MOVE_IN_KEYS = {'record', 'registry', 'codes', 'holds', 'hold_days', 'stats', 'moves',
-  'ledger', 'closures', 'edition'}
+  'ledger', 'closures', 'edition', 'gone'}
 local MOVE_IN_ARGS = {'owner', 'cls', 'months', 'days', 'hstart', 'hend', 'boxes', 'dates',
   'booking_id', 'from_id', 'move_id', 'code_mac', 'now_ms', 'room'}
 local MOVE_IN_KEY_TAILS = {'inventories'}
 local MOVE_OUT_KEYS = {'record', 'registry', 'codes', 'ledger', 'audit', 'stats',
-  'waits', 'wait_notices', 'holds', 'hold_days', 'outbox', 'edition'}
+  'waits', 'wait_notices', 'holds', 'hold_days', 'outbox', 'edition', 'gone'}
 local MOVE_OUT_KEY_TAILS = {'inventories'}
 local MOVE_OUT_ARGS = {'actor', 'is_staff', 'today', 'move_id', 'to_id', 'now_ms',
   'audit_maxlen', 'room', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'cls', 'days_n'}
@@ -32,9 +32,10 @@ local MOVE_ABORT_ARGS = {'move_id'}
 local MOVE_RELEASE_KEYS = {'record', 'registry', 'stats', 'moves', 'edition'}
 local MOVE_RELEASE_KEY_TAILS = {'inventories'}
 local MOVE_RELEASE_ARGS = {'move_id'}
-local MOVE_IN_REPLIES = {'held', 'taken *slots', 'code_clash', 'closed reason', 'invalid what'}
+local MOVE_IN_REPLIES = {'held', 'taken *slots', 'code_clash', 'closed reason', 'gone',
+  'invalid what'}
 local MOVE_OUT_REPLIES = {'moved record', 'aborted', 'not_found', 'forbidden', 'cancelled',
-  'collected', 'started', 'other_class', 'stale', 'invalid what'}
+  'moved_away', 'collected', 'started', 'other_class', 'stale', 'gone', 'invalid what'}
 local MOVE_COMMIT_REPLIES = {'moved record', 'not_found', 'invalid what'}
 local MOVE_COMMIT_KEY_TAILS = {'person_index', 'date_index'}
 local MOVE_ABORT_REPLIES = {'moved', 'aborted'}
@@ -42,6 +43,11 @@ local MOVE_RELEASE_REPLIES = {'released', 'moved'}
 
 -- Step 1. Returns {'held'} (also for a repeat) | {'taken', ...} | {'code_clash'}
 --   | {'closed', reason} | {'invalid', what}
+-- A move id as the forms make it (the old record's list of aborted moves is joined by ',').
+local function move_id_ok(id)
+  return id ~= nil and string.find(id, '^[%w_%-]+$') ~= nil
+end
+
 local function move_in(keys, args)
   local k, a = named(keys, MOVE_IN_KEYS), named(args, MOVE_IN_ARGS)
   local inventories = {unpack(keys, #MOVE_IN_KEYS + 1)}
@@ -52,7 +58,7 @@ local function move_in(keys, args)
     return {'invalid', days}
   end
   local now = tonumber(a.now_ms)
-  if not now or a.move_id == '' or a.owner == '' or not k.ledger then
+  if not now or not move_id_ok(a.move_id) or a.owner == '' or not k.ledger or not k.gone then
     return {'invalid', 'call'}
   end
   if redis.call('EXISTS', k.record) == 1 then
@@ -60,6 +66,9 @@ local function move_in(keys, args)
       return {'held'}
     end
     return {'invalid', 'id'}
+  end
+  if redis.call('ZSCORE', k.gone, a.owner) then
+    return {'gone'}  -- their account is being deleted: nothing more is moved for them
   end
   local closed = closed_reason(k.closures, cls, days, hstart, hend)
   if closed ~= '' then
@@ -70,8 +79,11 @@ local function move_in(keys, args)
   end
   local fields, kind = fields_of(cls, days, hstart, hend, boxes, cal)
   local taken, values = booked_conflicts(fields, kind)
-  local held, drop = held_conflicts(k.holds, k.hold_days, a.owner, cls, days, hstart, hend,
-    boxes, now)
+  local held, drop, covered = held_conflicts(k.holds, k.hold_days, a.owner, cls, days, hstart,
+    hend, boxes, now)
+  for id, value in pairs(covered) do
+    drop[id] = value  -- the owner's own holds of what the booking moves into, as a claim does
+  end
   append(taken, held)
   if #taken > 0 then
     return {'taken', unpack(taken)}
@@ -106,11 +118,14 @@ local function move_in(keys, args)
 end
 
 -- Step 2. Returns {'moved', <old record>} (also for a repeat) | {'aborted'} | {refusal}
---   for not_found, forbidden, cancelled, collected, started
+--   for not_found, forbidden, cancelled, collected, started, other_class (not the booking's
+--   class or number of days), stale (the record names other bitmaps: read again), gone (the
+--   owner's account is being deleted)
 local function move_out(keys, args)
   local k, a = named(keys, MOVE_OUT_KEYS), named(args, MOVE_OUT_ARGS)
   local now, hold_ttl = tonumber(a.now_ms), tonumber(a.priority_hold_ms)
-  if not now or not hold_ttl or not tonumber(a.first_day) or a.move_id == '' then
+  if not now or not hold_ttl or not tonumber(a.first_day) or not move_id_ok(a.move_id)
+      or not k.gone then
     return {'invalid', 'call'}
   end
   if redis.call('EXISTS', k.record) == 0 then
@@ -128,6 +143,11 @@ local function move_out(keys, args)
   local refusal = move_refusal(r, a.actor, a.is_staff == '1', a.today)
   if refusal then
     return refusal
+  end
+  if redis.call('ZSCORE', k.gone, r[1]) then
+    -- Their account is being deleted (marked in every room first): the deletion cancels the
+    -- booking here; a move decided now would carry it past the deletion.
+    return {'gone'}
   end
   -- The request the new room held for (the caller sends the same one to both) is of the
   -- booking's class and as many days: a move never changes what was bought.
@@ -206,6 +226,8 @@ local function move_commit(keys, args)
   return {'moved', redis.call('HGETALL', k.record)}
 end
 
+local MOVE_ABORTS_KEPT = 64
+
 -- The recovery's question to the old room. Returns {'moved'} | {'aborted'}
 local function move_abort(keys, args)
   local k, a = named(keys, MOVE_ABORT_KEYS), named(args, MOVE_ABORT_ARGS)
@@ -213,14 +235,18 @@ local function move_abort(keys, args)
   if r[1] == 'moved' and r[2] == a.move_id then
     return {'moved'}
   end
-  if redis.call('EXISTS', k.record) == 1 then
+  -- A record that no step 2 can move any more (cancelled, collected, moved by another move)
+  -- needs no fence.
+  if redis.call('EXISTS', k.record) == 1 and (r[1] == 'confirmed' or r[1] == 'pending') then
     -- Every aborted move stays fenced off (a list, not the last one: two moves of a booking
-    -- may be aborted in turn while the first one's step 2 is still on its way).
+    -- may be aborted in turn while the first one's step 2 is still on its way); the newest
+    -- MOVE_ABORTS_KEPT, far more than can be on their way at once.
     local aborted = split(redis.call('HGET', k.record, 'move_abort') or '')
     if not as_set(aborted)[a.move_id] then
       edition_bump(k.edition)
       aborted[#aborted + 1] = a.move_id
-      redis.call('HSET', k.record, 'move_abort', table.concat(aborted, ','))
+      local from = math.max(1, #aborted - MOVE_ABORTS_KEPT + 1)
+      redis.call('HSET', k.record, 'move_abort', table.concat({unpack(aborted, from)}, ','))
     end
   end
   return {'aborted'}

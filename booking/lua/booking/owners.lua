@@ -30,11 +30,13 @@ local function owner_forget(keys, args)
     return {'invalid', 'call'}
   end
   local passed = as_set({unpack(keys, first + 1 + n)})
-  local rows = {}
+  local rows, seen = {}, {}
   for i = 1, n do
     local record = keys[first + i]
-    local r = redis.call('HMGET', record, 'owner', 'status', 'collected', 'inv', 'cls', 'days',
-      'hstart', 'hend', 'boxes', 'id', 'months', 'made')
+    -- A record named twice (a caller's list may repeat one) is counted once.
+    local r = seen[record] and {} or redis.call('HMGET', record, 'owner', 'status',
+      'collected', 'inv', 'cls', 'days', 'hstart', 'hend', 'boxes', 'id', 'months', 'made')
+    seen[record] = true
     if r[1] == owner then
       local inventories = split(r[4])
       for _, inv in ipairs(inventories) do

@@ -210,3 +210,19 @@ def test_a_room_closed_while_a_move_into_it_is_under_way_stops_the_move(
     found = booking_get(client=r, booking_id=mine.id)
     assert found is not None and found.room == 7 and found.status == "confirmed"
     assert not list(r.scan_iter(match=RoomKeys(9).record("") + "*"))  # the held slots let go
+
+
+@pytest.mark.parametrize("room", [7, 9])
+def test_a_move_into_slots_the_owner_holds_ends_their_hold_as_booking_does(
+    r: redis.Redis, room: int
+) -> None:
+    from booking.domain.rules import hold_new_id
+    from booking.engine.holds import booking_hold
+
+    mine = booked(r)
+    wanted = request("B", room=room, hour_start=12, hour_end=14)
+    with time_machine.travel(NOW, tick=False):
+        assert booking_hold(client=r, owner_id=BUYER, request=wanted,
+                            hold_id=hold_new_id(room=room), now=NOW).ok  # fmt: skip
+    assert move(r, mine.id, room, "h" * 20, hour_start=12, hour_end=14).ok
+    assert not r.hgetall(RoomKeys(room).holds)  # the hold counts toward no cap any more

@@ -169,11 +169,12 @@ def every_function_called(r: redis.Redis, buyer: Someone, second: Someone) -> No
     ).ok  # fmt: skip
     gone = claim(r, request("A", room=11, dates=(6,)), owner=mine).booking
     assert gone is not None
-    booking_cancel(client=r, booking_id=gone.id, actor_id=STAFF, actor_is_staff=True, now=NOW)
+    # Another buyer's move of it (the old room refuses: forbidden), then a cancel.
     refused = move_rooms(
-        r, gone.id, request("A", room=12, dates=(6,)), mine, False, NOW, "edition-move-01", mine
+        r, gone.id, request("A", room=12, dates=(6,)), other, False, NOW, "edition-move-01", mine
     )
-    assert not refused.ok
+    assert not refused.ok and refused.outcome == "forbidden"
+    booking_cancel(client=r, booking_id=gone.id, actor_id=STAFF, actor_is_staff=True, now=NOW)
     # pickup with the code, hand-over at the desk
     on_the_day = dt.datetime(2026, 12, 3, 9, 0, tzinfo=SHANGHAI)
     picked = claim(r, request("A", room=10, dates=(3,)), owner=mine).booking
