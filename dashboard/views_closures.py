@@ -69,13 +69,23 @@ def closure_confirm(request: HttpRequest) -> HttpResponse:
         return _page(request, form, status=400)
     client, actor = get_store(), str(signed_in_person(request).id)
     closure = closure_add(client=client, actor_id=actor, closure=form.closure(closure_id))
+    # What is inside now, not what step one listed: a booking made or moved in between is
+    # inside too, and nothing enters the closed slots any more.
+    inside = [b.id for b in closure_bookings(client=client, closure=closure)]
     cancelled = 0
     if request.POST.get("cancel_inside") == "1":
         cancelled = closure_bookings_cancel(
-            client=client,
-            actor_id=actor,
-            closure=closure,
-            booking_ids=request.POST.getlist("booking")[:10_000],
+            client=client, actor_id=actor, closure=closure, booking_ids=inside
+        )
+    elif inside:
+        messages.warning(
+            request,
+            ngettext(
+                "%(count)d booking is inside the closure and was kept.",
+                "%(count)d bookings are inside the closure and were kept.",
+                len(inside),
+            )
+            % {"count": len(inside)},
         )
     messages.success(
         request,

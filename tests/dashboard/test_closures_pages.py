@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 import redis
 from django.test import Client
 
@@ -112,3 +113,25 @@ def test_bad_closure_input_is_refused_with_a_message_and_writes_nothing(
 def queued_mail(r: redis.Redis, room: int) -> list[str]:
     """The messages waiting in the room's outbox (a stream, field m)."""
     return [fields["m"] for _id, fields in text_stream(r.xrange(RoomKeys(room).outbox))]
+
+
+@pytest.mark.parametrize("cancel", [True, False])
+def test_closing_deals_with_what_is_inside_then_not_what_was_listed_before(
+    staff: Someone, buyer: Someone, client_for: Callable[[Someone], Client], r: redis.Redis,
+    cancel: bool,
+) -> None:  # fmt: skip
+    """A booking made between the check (nothing inside) and the close is inside too."""
+    desk = client_for(staff)
+    page = text(desk.post("/staff/closures/check/", CLOSE))
+    closure_id = page.split('name="closure_id" value="')[1].split('"')[0]
+    late = claim(r, request("A", room=7, dates=(10,)), owner=str(buyer.id)).booking
+    assert late is not None
+    sent = {**CLOSE, "closure_id": closure_id, **({"cancel_inside": "1"} if cancel else {})}
+    done = desk.post("/staff/closures/close/", sent, follow=True)
+    status = booking_get(client=r, booking_id=late.id).status  # type: ignore[union-attr]
+    if cancel:
+        assert status == "cancelled" and "1 booking inside was cancelled" in text(done)
+    else:
+        assert status == "confirmed" and "1 booking is inside the closure and was kept" in text(
+            done
+        )
