@@ -39,7 +39,7 @@ CANCEL = FunctionSpec(
     "booking_cancel",
     "CANCEL",
     ("record", "registry", "audit", "stats", "outbox", "waits", "wait_notices",
-     "holds", "hold_days", "edition"),
+     "holds", "hold_days", "edition", "closures"),
     ("actor", "is_staff", "today", "reason", "now_ms", "audit_maxlen", "request_id", "first_day",
      "priority_hold_id", "priority_hold_ms"),
     replies=("cancelled record", "already_cancelled", "not_found", "forbidden", "collected",
@@ -142,6 +142,7 @@ def _cancel_here(
                 "wait_notices": keys.wait_notices,
                 "holds": keys.holds,
                 "hold_days": keys.hold_days,
+                "closures": keys.closures,
             },
             args={
                 "actor": actor_id,

@@ -57,7 +57,7 @@ MOVE_OUT = FunctionSpec(
     "booking_move_out",
     "MOVE_OUT",
     ("record", "registry", "codes", "ledger", "audit", "stats", "waits", "wait_notices",
-     "holds", "hold_days", "outbox", "edition", "gone"),
+     "holds", "hold_days", "outbox", "edition", "gone", "closures"),
     ("actor", "is_staff", "today", "move_id", "to_id", "now_ms", "audit_maxlen", "room",
      "first_day", "priority_hold_id", "priority_hold_ms", "cls", "days_n"),
     replies=("moved record", "aborted", "not_found", "forbidden", "cancelled", "moved_away",
@@ -175,6 +175,7 @@ def _move_out(
         "hold_days": old.hold_days,
         "outbox": old.outbox,
         "gone": old.gone,
+        "closures": old.closures,
     }
     for _attempt in range(3):
         inventories = (text_or_none(client.hget(old.record(booking_id), "inv")) or "").split(",")

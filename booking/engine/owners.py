@@ -41,7 +41,7 @@ OWNER_FORGET = FunctionSpec(
     "booking_owner_forget",
     "OWNER_FORGET",
     ("registry", "audit", "stats", "waits", "wait_notices", "holds", "outbox", "hold_days",
-     "edition"),
+     "edition", "closures"),
     ("owner", "now_ms", "audit_maxlen", "n", "room", "first_day", "priority_hold_id",
      "priority_hold_ms"),
     replies=("ok cancelled kept", "stale", "invalid what"),
@@ -186,6 +186,7 @@ def _room_forget(
                 "wait_notices": keys.wait_notices,
                 "holds": keys.holds,
                 "hold_days": keys.hold_days,
+                "closures": keys.closures,
                 "outbox": keys.outbox,
             },
             args={

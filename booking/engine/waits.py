@@ -76,6 +76,7 @@ WAITS_CHECK = FunctionSpec(
         "outbox",
         "hold_days",
         "edition",
+        "closures",
     ),
     ("now_ms", "first_day", "priority_hold_id", "priority_hold_ms", "room", "months"),
     reply=("told", "left"),
@@ -315,6 +316,7 @@ def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
                 "holds": keys.holds,
                 "hold_days": keys.hold_days,
                 "outbox": keys.outbox,
+                "closures": keys.closures,
             },
             args={
                 "now_ms": at,

@@ -1,7 +1,7 @@
 -- Cancellation: booking_cancel frees the booking's slots and tells the waiting list.
 
 local CANCEL_KEYS = {'record', 'registry', 'audit', 'stats', 'outbox', 'waits',
-  'wait_notices', 'holds', 'hold_days', 'edition'}
+  'wait_notices', 'holds', 'hold_days', 'edition', 'closures'}
 local CANCEL_ARGS = {'actor', 'is_staff', 'today', 'reason', 'now_ms', 'audit_maxlen',
   'request_id', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
 local CANCEL_REPLIES = {'cancelled record', 'already_cancelled', 'not_found', 'forbidden',
@@ -45,7 +45,7 @@ end
 
 -- Cancel: free exactly the booking's own slots, queue the buyer's mail and tell the waiters.
 -- KEYS: record, registry, audit, stats, outbox, waits, wait-notices, holds, hold days, edition,
---       then the bitmaps the record names (its 'inv', in that order)
+--       closures, then the bitmaps the record names (its 'inv', in that order)
 -- ARGV: actor, is staff (1|0), today ISO, reason, now ms, audit maxlen, request id,
 --       first bookable day, priority hold id (of this room), priority hold ms
 -- Returns {'cancelled', <record>} | {outcome} with outcome not_found, forbidden,
@@ -93,7 +93,7 @@ local function cancel(keys, args)
   local outbox, waits, notices, holds = k.outbox, k.waits, k.wait_notices, k.holds
   local first_day, hold_id, hold_ttl =
     tonumber(a.first_day), a.priority_hold_id or '', tonumber(a.priority_hold_ms)
-  if not stats or not holds or not first_day or not hold_ttl then
+  if not stats or not holds or not first_day or not hold_ttl or not k.closures then
     return {'invalid', 'call'}
   end
 
@@ -105,7 +105,7 @@ local function cancel(keys, args)
   redis.call('XADD', outbox, '*', 'm', outbox_entry(OUTBOX_CANCEL, {booking_id = r[11]}))
   waits_clear_stale(waits, notices, first_day)
   waits_release(waits, notices, holds, k.hold_days, outbox, {[r[6]] = cal}, now, hold_id,
-    hold_ttl, r[12])
+    hold_ttl, r[12], k.closures)
   return {'cancelled', redis.call('HGETALL', record)}
 end
 

@@ -215,7 +215,7 @@ local function move(keys, args)
     outbox_entry(OUTBOX_MOVED, {booking_id = id, sequence = seq}))
   waits_clear_stale(k.waits, k.wait_notices, first_day)
   waits_release(k.waits, k.wait_notices, k.holds, k.hold_days, k.outbox, {[cls] = cal}, now,
-    a.priority_hold_id or '', hold_ttl, a.room)
+    a.priority_hold_id or '', hold_ttl, a.room, k.closures)
   return {'moved', redis.call('HGETALL', record)}
 end
 

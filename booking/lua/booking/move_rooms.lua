@@ -19,7 +19,7 @@ local MOVE_IN_ARGS = {'owner', 'cls', 'months', 'days', 'hstart', 'hend', 'boxes
   'booking_id', 'from_id', 'move_id', 'code_mac', 'now_ms', 'room'}
 local MOVE_IN_KEY_TAILS = {'inventories'}
 local MOVE_OUT_KEYS = {'record', 'registry', 'codes', 'ledger', 'audit', 'stats',
-  'waits', 'wait_notices', 'holds', 'hold_days', 'outbox', 'edition', 'gone'}
+  'waits', 'wait_notices', 'holds', 'hold_days', 'outbox', 'edition', 'gone', 'closures'}
 local MOVE_OUT_KEY_TAILS = {'inventories'}
 local MOVE_OUT_ARGS = {'actor', 'is_staff', 'today', 'move_id', 'to_id', 'now_ms',
   'audit_maxlen', 'room', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'cls', 'days_n'}
@@ -125,7 +125,7 @@ local function move_out(keys, args)
   local k, a = named(keys, MOVE_OUT_KEYS), named(args, MOVE_OUT_ARGS)
   local now, hold_ttl = tonumber(a.now_ms), tonumber(a.priority_hold_ms)
   if not now or not hold_ttl or not tonumber(a.first_day) or not move_id_ok(a.move_id)
-      or not k.gone then
+      or not k.gone or not k.closures then
     return {'invalid', 'call'}
   end
   if redis.call('EXISTS', k.record) == 0 then
@@ -171,7 +171,7 @@ local function move_out(keys, args)
   audit(k.audit, a.audit_maxlen, 'move', a.actor, r[12], a.room, 'to ' .. a.to_id, now)
   waits_clear_stale(k.waits, k.wait_notices, tonumber(a.first_day))
   waits_release(k.waits, k.wait_notices, k.holds, k.hold_days, k.outbox, {[r[5]] = cal},
-    now, a.priority_hold_id or '', hold_ttl, a.room)
+    now, a.priority_hold_id or '', hold_ttl, a.room, k.closures)
   return {'moved', redis.call('HGETALL', k.record)}
 end
 

@@ -2,7 +2,7 @@
 
 -- Followed by n record keys, then every inventory key those records name.
 local OWNER_FORGET_KEYS = {'registry', 'audit', 'stats', 'waits', 'wait_notices', 'holds',
-  'outbox', 'hold_days', 'edition'}
+  'outbox', 'hold_days', 'edition', 'closures'}
 local OWNER_FORGET_ARGS = {'owner', 'now_ms', 'audit_maxlen', 'n', 'room', 'first_day',
   'priority_hold_id', 'priority_hold_ms'}
 local OWNER_FORGET_REPLIES = {'ok cancelled kept', 'stale', 'invalid what'}
@@ -13,7 +13,7 @@ local OWNER_FORGET_KEY_TAILS = {'records', 'inventories'}
 -- their holds and waits go; waiters of the freed booked slots are told (slots only held by
 -- them are open to everyone at once).
 -- KEYS: registry, audit, stats, waits, wait-notices, holds, outbox, hold days, edition,
---       n records, then
+--       closures, n records, then
 --       every inventory the records name (their 'inv'), any order
 -- ARGV: owner, now ms, audit maxlen, n, room, first bookable day, priority hold id,
 --       priority hold ms
@@ -26,7 +26,8 @@ local function owner_forget(keys, args)
     a.room
   local first_day, hold_ttl = tonumber(a.first_day), tonumber(a.priority_hold_ms)
   local first = #OWNER_FORGET_KEYS -- the records follow the named keys
-  if owner == '' or not now or not n or #keys < first + n or not first_day or not hold_ttl then
+  if owner == '' or not now or not n or #keys < first + n or not first_day or not hold_ttl
+      or not k.closures then
     return {'invalid', 'call'}
   end
   local passed = as_set({unpack(keys, first + 1 + n)})
@@ -92,7 +93,7 @@ local function owner_forget(keys, args)
     end
   end
   waits_release(waits, notices, holds, k.hold_days, outbox, cal_of, now, a.priority_hold_id,
-    hold_ttl, room)
+    hold_ttl, room, k.closures)
   return {'ok', cancelled, #rows - cancelled}
 end
 

@@ -17,7 +17,8 @@ local PRIORITY_SETTLE_REPLIES = {'granted expiry', 'released', 'gone', 'invalid 
 -- A grant ends this long after its hold by the clock of the call that trims it: app servers'
 -- clocks may differ a little, and a grant must outlive its hold by every one of them.
 local PRIORITY_CLOCK_MARGIN_MS = 5000
-local WAITS_CHECK_KEYS = {'waits', 'wait_notices', 'holds', 'outbox', 'hold_days', 'edition'}
+local WAITS_CHECK_KEYS = {'waits', 'wait_notices', 'holds', 'outbox', 'hold_days', 'edition',
+  'closures'}
 local WAITS_CHECK_ARGS = {'now_ms', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'room',
   'months'}
 local WAITS_CHECK_REPLY = {'told', 'left'}
@@ -87,17 +88,20 @@ local function waits_clear_stale(waits, notices, first_day)
 end
 
 -- Tell the waiters whose slot is free now (see above). cal_of: class -> the months of its
--- bitmaps at hand (calendar_of; waits of other classes and other months are left alone). hold_id: a client-made hold id of this room for the first
--- waiter ('' for none). Returns the number told.
+-- bitmaps at hand (calendar_of; waits of other classes and other months are left alone).
+-- hold_id: a client-made hold id of this room for the first waiter ('' for none); closures:
+-- the room's closures key (a closed slot is not offered). Returns the number told.
 local function waits_release(waits, notices, holds, hold_days, outbox, cal_of, now, hold_id,
-    hold_ttl, room)
+    hold_ttl, room, closures)
   -- Which slots are free is decided before the priority hold is placed: the waiters after the
   -- first are told too (without the hold), not kept waiting by it.
   local free = {}
   for _, member in ipairs(redis.call('ZRANGE', waits, 0, -1)) do
     local w = parse_wait(member)
     local cal = cal_of[w.cls]
-    if cal and w.day and wait_free(w, cal, holds, hold_days, now) then
+    -- A slot staff closed is not free, however it was freed (closing with "cancel them").
+    if cal and w.day and wait_free(w, cal, holds, hold_days, now)
+        and closed_reason(closures, w.cls, {w.day}, w.hstart, w.hend) == '' then
       free[#free + 1] = {member, w}
     end
   end
@@ -326,7 +330,7 @@ local function waits_check(keys, args)
     tonumber(a.now_ms), tonumber(a.first_day), tonumber(a.priority_hold_ms)
   local n = #split(a.months)
   if not now or not first_day or not hold_ttl or #keys ~= #WAITS_CHECK_KEYS + 3 * n
-      or not k.edition then
+      or not k.edition or not k.closures then
     return {'invalid', 'call'}
   end
   local cal_of = {}
@@ -341,7 +345,7 @@ local function waits_check(keys, args)
   end
   local cleared = waits_clear_stale(waits, notices, first_day)
   local told = waits_release(waits, notices, holds, k.hold_days, outbox, cal_of, now,
-    a.priority_hold_id, hold_ttl, a.room)
+    a.priority_hold_id, hold_ttl, a.room, k.closures)
   if cleared + told > 0 then
     edition_bump(k.edition)  -- after the writes: only a sweep that changed the room bumps
   end

@@ -257,3 +257,23 @@ def test_closure_between_step_2_and_3_both_commits_succeed(
     assert [b.id for b in closure_bookings(client=r, closure=closure)] == [moved.id]
     assert r.xlen(RoomKeys(9).outbox) == 1  # one 'moved' mail, not two
     stats_exact(r, (7, 9))
+
+
+def test_a_slot_freed_inside_a_closure_is_offered_to_no_waiter(r: redis.Redis) -> None:
+    """Closing with 'cancel them': the freed slots are closed, so no waiter gets a priority
+    hold of them (it could not be booked, and would count toward their cap for an hour)."""
+    from booking.engine.closures import Closure, closure_add, closure_bookings_cancel
+    from booking.engine.waits import Wait, wait_join, waits_of
+    from tests.booking_support import claim, request
+
+    made = claim(r, request("A", room=7, dates=(3,)), owner=BUYER).booking
+    assert made is not None
+    with time_machine.travel(NOW, tick=False):
+        assert wait_join(client=r, owner_id="102", wait=Wait(7, "A", day(3)), now=NOW) == "ok"
+        repair = Closure("repairclosure1", (7,), day(3), day(3), None, "x")
+        shut = closure_add(client=r, actor_id=STAFF, now=NOW, closure=repair)
+        assert closure_bookings_cancel(client=r, actor_id=STAFF, closure=shut,
+                                       booking_ids=[made.id], now=NOW) == 1  # fmt: skip
+    assert not r.hgetall(RoomKeys(7).holds)
+    (still,) = waits_of(client=r, owner_id="102")
+    assert still.told_at is None  # still waiting, not told of a closed slot
