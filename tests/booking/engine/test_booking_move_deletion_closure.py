@@ -6,7 +6,6 @@ a move id the functions cannot fence is refused by them."""
 from __future__ import annotations
 
 import datetime as dt
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -17,9 +16,13 @@ import time_machine
 from booking.domain.keys import RoomKeys, person_index
 from booking.engine import moves_rooms
 from booking.engine.bookings import booking_get
-from booking.engine.results import MoveResult
 from booking.engine.stats import stats_rebuild
-from tests.booking.engine.test_booking_move_interleavings import booked, calls_replaced, move
+from tests.booking.engine.test_booking_move_interleavings import (
+    booked,
+    calls_replaced,
+    closed_while_moving,
+    move,
+)
 from tests.booking_support import BUYER, NOW, STAFF, day, free_hours
 
 
@@ -58,73 +61,29 @@ def test_account_deleted_after_a_mover_died_between_commit_and_unindexing_counts
 def test_a_closure_settles_a_move_whose_clock_runs_a_little_ahead(
     r: redis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """older_than_ms=0 is meant as "every move under way", but the pending record is scored
-    by the mover's own clock: a web process whose clock is 2 s ahead of the staff's is missed,
-    and the move ends confirmed inside the closure."""
-    from booking.engine.closures import Closure, closure_add, closure_bookings
-    from booking.engine.moves import booking_move
-    from tests.booking_support import request
+    """A pending record is scored by its mover's clock: one 2 s ahead of the staff's is
+    settled by the closure all the same."""
+    from booking.engine.closures import Closure, closure_bookings
 
-    mine = booked(r)
-    stall, stalled = threading.Event(), threading.Event()
-
-    def replace(name: str, call: Callable[[], Any]) -> Any:
-        if name == "booking_move_out" and threading.current_thread().name == "mover":
-            stalled.set()
-            stall.wait(10)
-        return call()
-
-    ahead = NOW + dt.timedelta(seconds=2)
-    answers: list[MoveResult] = []
-
-    def mover() -> None:
-        answers.append(
-            booking_move(client=r, booking_id=mine.id,
-                         request=request("B", room=9, hour_start=8, hour_end=10),
-                         actor_id=BUYER, actor_is_staff=False, now=ahead, move_id="m" * 20)
-        )  # fmt: skip
-
-    with calls_replaced(monkeypatch, replace):
-        thread = threading.Thread(target=mover, name="mover")
-        thread.start()
-        assert stalled.wait(10)
-        flood = Closure("floodclosure02", (9,), day(3), day(3), None, "flood")
-        closure = closure_add(client=r, actor_id=STAFF, now=NOW, closure=flood)
-        stall.set()
-        thread.join()
+    flood = Closure("floodclosure02", (9,), day(3), day(3), None, "flood")
+    answer, closure = closed_while_moving(
+        r, monkeypatch, booked(r), "booking_move_out", flood,
+        mover_now=NOW + dt.timedelta(seconds=2),
+    )  # fmt: skip
     assert not closure_bookings(client=r, closure=closure)
-    assert answers[0].outcome == "aborted"
+    assert answer.outcome == "aborted"
 
 
 def test_a_closure_of_other_days_does_not_stop_a_move_into_the_room(
     r: redis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A closure of room 9 on December 20 stops a move into room 9 on December 3 that it
-    does not touch ("the new room was closed" is not true of its slots)."""
-    from booking.engine.closures import Closure, closure_add
+    """A closure of room 9 on December 20 leaves alone a move into room 9 on December 3 (it
+    does not touch its slots)."""
+    from booking.engine.closures import Closure
 
-    mine = booked(r)
-    stall, stalled = threading.Event(), threading.Event()
-
-    def replace(name: str, call: Callable[[], Any]) -> Any:
-        if name == "booking_move_out" and threading.current_thread().name == "mover":
-            stalled.set()
-            stall.wait(10)
-        return call()
-
-    answers: list[MoveResult] = []
-    with calls_replaced(monkeypatch, replace):
-        thread = threading.Thread(
-            target=lambda: answers.append(move(r, mine.id, 9, "m" * 20)), name="mover"
-        )
-        thread.start()
-        assert stalled.wait(10)
-        with time_machine.travel(NOW, tick=False):
-            later = Closure("paintclosure01", (9,), day(20), day(20), None, "paint")
-            closure_add(client=r, actor_id=STAFF, now=NOW, closure=later)
-        stall.set()
-        thread.join()
-    assert answers[0].ok, answers[0]
+    later = Closure("paintclosure01", (9,), day(20), day(20), None, "paint")
+    answer, _closure = closed_while_moving(r, monkeypatch, booked(r), "booking_move_out", later)
+    assert answer.ok, answer
 
 
 def test_refused_moves_of_a_cancelled_booking_do_not_grow_its_record(r: redis.Redis) -> None:
@@ -229,31 +188,14 @@ def test_owner_forget_drops_a_multi_day_hold_and_its_index_entries(r: redis.Redi
 def test_closure_between_step_2_and_3_both_commits_succeed(
     r: redis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from booking.engine.closures import Closure, closure_add, closure_bookings
+    """The old room has decided when the closure comes: the closure finishes the move (the
+    mover's own commit is then a repeat), and lists the booking inside."""
+    from booking.engine.closures import Closure, closure_bookings
 
-    mine = booked(r)
-    stall, stalled = threading.Event(), threading.Event()
-
-    def replace(name: str, call: Callable[[], Any]) -> Any:
-        if name == "booking_move_commit" and threading.current_thread().name == "mover":
-            stalled.set()
-            stall.wait(10)
-        return call()
-
-    answers: list[MoveResult] = []
-    with calls_replaced(monkeypatch, replace):
-        thread = threading.Thread(
-            target=lambda: answers.append(move(r, mine.id, 9, "m" * 20)), name="mover"
-        )
-        thread.start()
-        assert stalled.wait(10)
-        with time_machine.travel(NOW, tick=False):
-            flood = Closure("floodclosure03", (9,), day(3), day(3), None, "flood")
-            closure = closure_add(client=r, actor_id=STAFF, now=NOW, closure=flood)
-        stall.set()
-        thread.join()
-    moved = answers[0].booking
-    assert answers[0].ok and moved is not None, answers[0]
+    flood = Closure("floodclosure03", (9,), day(3), day(3), None, "flood")
+    answer, closure = closed_while_moving(r, monkeypatch, booked(r), "booking_move_commit", flood)
+    moved = answer.booking
+    assert answer.ok and moved is not None, answer
     assert [b.id for b in closure_bookings(client=r, closure=closure)] == [moved.id]
     assert r.xlen(RoomKeys(9).outbox) == 1  # one 'moved' mail, not two
     stats_exact(r, (7, 9))

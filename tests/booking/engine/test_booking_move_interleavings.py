@@ -21,7 +21,7 @@ from booking.engine import moves_rooms
 from booking.engine.bookings import booking_get
 from booking.engine.moves import booking_move
 from booking.engine.results import MoveResult
-from tests.booking_support import BUYER, NOW, STAFF, claim, day, free_hours, request
+from tests.booking_support import BUYER, NOW, claim, day, free_hours, request
 
 
 def booked(r: redis.Redis, room: int = 7, owner: str = BUYER) -> Booking:
@@ -70,6 +70,47 @@ def died_after_step_2(r: redis.Redis, monkeypatch: pytest.MonkeyPatch, booking: 
     pending = moves_rooms._moved_id("m" * 20, 9)
     assert r.hget(RoomKeys(9).record(pending), "status") == "pending"
     return pending
+
+
+def closed_while_moving(
+    r: redis.Redis,
+    monkeypatch: pytest.MonkeyPatch,
+    booking: Booking,
+    step: str,
+    closure: Any,
+    *,
+    mover_now: dt.datetime = NOW,
+) -> tuple[MoveResult, Any]:
+    """Move `booking` to room 9 (8:00-10:00 on day 3, the mover's clock at `mover_now`);
+    while the mover waits before its function `step`, staff write `closure`. The mover's
+    answer and the closure as written."""
+    from booking.engine.closures import closure_add
+
+    stall, stalled = threading.Event(), threading.Event()
+
+    def replace(name: str, call: Callable[[], Any]) -> Any:
+        if name == step and threading.current_thread().name == "mover":
+            stalled.set()
+            stall.wait(10)
+        return call()
+
+    answers: list[MoveResult] = []
+
+    def mover() -> None:
+        wanted = request("B", room=9, hour_start=8, hour_end=10)
+        answers.append(booking_move(client=r, booking_id=booking.id, request=wanted,
+                                    actor_id=BUYER, actor_is_staff=False, now=mover_now,
+                                    move_id="m" * 20))  # fmt: skip
+
+    with calls_replaced(monkeypatch, replace):
+        thread = threading.Thread(target=mover, name="mover")
+        thread.start()
+        assert stalled.wait(10)
+        with time_machine.travel(NOW, tick=False):
+            written = closure_add(client=r, actor_id="900", now=NOW, closure=closure)
+        stall.set()
+        thread.join()
+    return answers[0], written
 
 
 def test_a_late_step_two_after_two_aborted_moves_is_refused(
@@ -182,30 +223,12 @@ def test_a_room_closed_while_a_move_into_it_is_under_way_stops_the_move(
     """The move has held its new slots (step 1) when staff close the room: the closure
     settles it, so nothing ends up booked inside the closure, and the booking stays where it
     was."""
-    from booking.engine.closures import Closure, closure_add, closure_bookings
+    from booking.engine.closures import Closure, closure_bookings
 
     mine = booked(r)
-    stall, stalled = threading.Event(), threading.Event()
-
-    def replace(name: str, call: Callable[[], Any]) -> Any:
-        if name == "booking_move_out" and threading.current_thread().name == "mover":
-            stalled.set()
-            stall.wait(10)
-        return call()
-
-    answers: list[MoveResult] = []
-    with calls_replaced(monkeypatch, replace):
-        mover = threading.Thread(
-            target=lambda: answers.append(move(r, mine.id, 9, "m" * 20)), name="mover"
-        )
-        mover.start()
-        assert stalled.wait(10)
-        with time_machine.travel(NOW, tick=False):
-            flood = Closure("floodclosure01", (9,), day(3), day(3), None, "flood")
-            closure = closure_add(client=r, actor_id=STAFF, now=NOW, closure=flood)
-        stall.set()
-        mover.join()
-    assert answers[0].outcome == "aborted"
+    flood = Closure("floodclosure01", (9,), day(3), day(3), None, "flood")
+    answer, closure = closed_while_moving(r, monkeypatch, mine, "booking_move_out", flood)
+    assert answer.outcome == "aborted"
     assert not closure_bookings(client=r, closure=closure)
     found = booking_get(client=r, booking_id=mine.id)
     assert found is not None and found.room == 7 and found.status == "confirmed"
