@@ -71,13 +71,10 @@ def closure_confirm(request: HttpRequest) -> HttpResponse:
     closure = closure_add(client=client, actor_id=actor, closure=form.closure(closure_id))
     # What is inside now, not what step one listed: a booking made or moved in between is
     # inside too, and nothing enters the closed slots any more.
-    inside = [b.id for b in closure_bookings(client=client, closure=closure)]
     cancelled = 0
     if request.POST.get("cancel_inside") == "1":
-        cancelled = closure_bookings_cancel(
-            client=client, actor_id=actor, closure=closure, booking_ids=inside
-        )
-    elif inside:
+        cancelled = closure_bookings_cancel(client=client, actor_id=actor, closure=closure)
+    elif inside := closure_bookings(client=client, closure=closure):
         messages.warning(
             request,
             ngettext(

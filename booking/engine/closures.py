@@ -172,8 +172,7 @@ def closure_add(
     # A move into these rooms under way now held its slots before the closure: one into the
     # closed slots is settled at once (finished if its old room has decided, so that the
     # closure lists it; else stopped). Any move after the closure is refused by the room.
-    for room in closure.rooms:
-        moves_settle_into(client=client, room=room, covers=closure.covers)
+    moves_settle_into(client=client, rooms=closure.rooms, covers=closure.covers)
     staff_audit_record(
         client=client, kind="closure_add", actor_id=actor_id, subject=closure.rooms_label,
         detail=f"{closure.first}..{closure.last} {start}-{end}: {closure.reason}", now=now,
@@ -244,14 +243,15 @@ def closure_bookings_cancel(
     client: redis.Redis,
     actor_id: str,
     closure: Closure,
-    booking_ids: Sequence[str],
+    booking_ids: Sequence[str] | None = None,
     now: dt.datetime | None = None,
 ) -> int:
-    """Cancel the listed bookings that are still inside `closure`, with its reason: each buyer
-    is mailed (the cancel function queues it) and sees the reason in My bookings."""
-    inside = {b.id for b in closure_bookings(client=client, closure=closure)}
+    """Cancel the listed bookings that are still inside `closure` (None: every one inside
+    now), with its reason: each buyer is mailed (the cancel function queues it) and sees the
+    reason in My bookings."""
+    inside = [b.id for b in closure_bookings(client=client, closure=closure)]
     cancelled = 0
-    for booking_id in booking_ids:
+    for booking_id in inside if booking_ids is None else booking_ids:
         if booking_id not in inside:
             continue
         # Not followed if it moved meanwhile: its new place may well be outside the closure.

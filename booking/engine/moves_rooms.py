@@ -355,24 +355,29 @@ def moves_recover(
     return settled
 
 
-def moves_settle_into(*, client: redis.Redis, room: int, covers: Callable[[Booking], bool]) -> int:
-    """Settle at once, however young, every move under way into `room` whose new slots
-    `covers` (a closure written a moment ago): finished if its old room has decided, else
-    stopped (the mover is told so). How many were settled."""
-    new = RoomKeys(room)
+def moves_settle_into(
+    *, client: redis.Redis, rooms: Sequence[int], covers: Callable[[Booking], bool]
+) -> int:
+    """Settle now every move under way into `rooms` whose slots `covers` (a closure just
+    written; the lists in one round trip): finished if its old room decided, else stopped."""
+    pipe = client.pipeline(transaction=False)
+    for room in rooms:
+        pipe.zrange(RoomKeys(room).moves, 0, -1)
     settled = 0
-    for new_id in text_list(client.zrange(new.moves, 0, -1)):
-        pending = booking_from_hash(text_hash(client.hgetall(new.record(new_id))))
-        if pending is not None and covers(pending):
-            settled += _settle(client, new, new_id)
+    for room, ids in zip(rooms, pipe.execute(), strict=True):
+        new = RoomKeys(room)
+        for new_id in text_list(ids):
+            pending = booking_from_hash(text_hash(client.hgetall(new.record(new_id))))
+            if pending is not None and covers(pending):
+                settled += _settle(client, new, new_id)
     return settled
 
 
 def _settle(client: redis.Redis, new: RoomKeys, new_id: str) -> bool:
-    """One pending record: its old room decides, then it is confirmed or let go (False: it was
-    no pending move's, and is only taken off the room's list)."""
-    fields = text_values(client.hmget(new.record(new_id), ["move_request", "moved_from", "status"]))
-    move_id, old_id, status = fields
+    """One pending record: its old room decides, then it is confirmed or let go (False: none)."""
+    move_id, old_id, status = text_values(
+        client.hmget(new.record(new_id), ["move_request", "moved_from", "status"])
+    )
     old_room = booking_id_room(old_id)
     if move_id is None or old_id is None or old_room is None or status != "pending":
         client.zrem(new.moves, new_id)

@@ -130,13 +130,13 @@ def _moved_on(client: redis.Redis, ids: list[str]) -> list[str]:
     has not confirmed yet is finished first, by `booking_get`): the old record is only a
     pointer, so they are cancelled there. A move still before its old room's step comes later
     than the marks and the old room's cancel, and is refused."""
+    named = [(i, room) for i in ids if (room := booking_id_room(i)) is not None]
     pipe = client.pipeline(transaction=False)
-    for booking_id in ids:
-        room = booking_id_room(booking_id)
-        pipe.hget(RoomKeys(room or 0).record(booking_id), "status")
-    statuses = text_values(pipe.execute()) if ids else []
+    for booking_id, room in named:
+        pipe.hget(RoomKeys(room).record(booking_id), "status")
+    statuses = text_values(pipe.execute()) if named else []
     found = []
-    for booking_id, status in zip(ids, statuses, strict=True):
+    for (booking_id, _room), status in zip(named, statuses, strict=True):
         if status == "moved" and (now_at := booking_get(client=client, booking_id=booking_id)):
             found.append(now_at.id)
     return found

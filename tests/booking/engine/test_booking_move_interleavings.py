@@ -249,3 +249,15 @@ def test_a_move_into_slots_the_owner_holds_ends_their_hold_as_booking_does(
                             hold_id=hold_new_id(room=room), now=NOW).ok  # fmt: skip
     assert move(r, mine.id, room, "h" * 20, hour_start=12, hour_end=14).ok
     assert not r.hgetall(RoomKeys(room).holds)  # the hold counts toward no cap any more
+
+
+@pytest.mark.parametrize("room", [7, 12])
+def test_a_move_from_a_page_read_before_another_move_says_the_booking_moved(
+    r: redis.Redis, room: int
+) -> None:
+    """Two tabs: the first moved the booking to room 9; the second's move (in the old room,
+    or to another) is refused as moved meanwhile, not as cancelled."""
+    mine = booked(r)
+    assert move(r, mine.id, 9, "a" * 20).ok
+    late = move(r, mine.id, room, "b" * 20, hour_start=12, hour_end=14)
+    assert late.outcome == "moved_away", late
