@@ -49,7 +49,10 @@ HOLD = FunctionSpec(
 # key tails of HOLD: the inventory of each calendar month of the request (as ARGV months), then
 # the buyer's pace where the call checks it (one server, a paced hold).
 HOLD_RELEASE = FunctionSpec(
-    "booking_hold_release", "HOLD_RELEASE", ("holds", "hold_days", "edition"), ("hold_id", "owner")
+    "booking_hold_release",
+    "HOLD_RELEASE",
+    ("holds", "hold_days", "edition", "wait_notices"),
+    ("hold_id", "owner"),
 )
 
 
@@ -184,7 +187,12 @@ def _release_call(owner_id: str, hold_id: str) -> tuple[list[str], list[object]]
     """KEYS and ARGV of booking_hold_release (the hold id names its room)."""
     keys = RoomKeys(booking_id_room(hold_id) or 0)
     return HOLD_RELEASE.call(
-        keys={"holds": keys.holds, "hold_days": keys.hold_days, "edition": keys.edition},
+        keys={
+            "holds": keys.holds,
+            "hold_days": keys.hold_days,
+            "edition": keys.edition,
+            "wait_notices": keys.wait_notices,
+        },
         args={"hold_id": hold_id, "owner": owner_id},
     )
 

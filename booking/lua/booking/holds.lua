@@ -10,7 +10,7 @@ local HOLD_REPLIES = {'ok expiry', 'taken *slots', 'cooling until', 'paced until
 -- After the named KEYS: the inventory of each month of the request, then the buyer's pace
 -- (with an allowance, one server only).
 local HOLD_KEY_TAILS = {'inventories', 'pace'}
-local HOLD_RELEASE_KEYS = {'holds', 'hold_days', 'edition'}
+local HOLD_RELEASE_KEYS = {'holds', 'hold_days', 'edition', 'wait_notices'}
 local HOLD_RELEASE_ARGS = {'hold_id', 'owner'}
 
 -- Whether every slot of `hold` is one of the request's (days, hours, boxes as sets).
@@ -219,15 +219,32 @@ local function hold(keys, args)
   return {'ok', tostring(expiry)}
 end
 
+-- A hold given back that the waiting list had placed (a priority hold) is everyone's now: the
+-- notices that offered it, and those that told the other waiters until when it was someone's
+-- (written with its end by the same call), no longer say otherwise.
+local function notices_opened(notices, hold_id, ends)
+  local flat = redis.call('HGETALL', notices)
+  for i = 1, #flat, 2 do
+    local told = named(pipe_fields(flat[i + 1]), NOTICE_FIELDS)
+    if told.hold_id == hold_id or (told.hold_id == '' and told.expiry == ends) then
+      told.hold_id, told.expiry = '', ''
+      redis.call('HSET', notices, flat[i], joined(told, NOTICE_FIELDS, '|'))
+    end
+  end
+end
+
 -- Release a hold of its owner, or a priority hold still pending for them (idempotent).
--- KEYS: holds, hold days, edition. ARGV: hold id, owner. Returns 1 | 0.
+-- KEYS: holds, hold days, edition, wait notices. ARGV: hold id, owner. Returns 1 | 0.
 local function hold_release(keys, args)
   local k, a = named(keys, HOLD_RELEASE_KEYS), named(args, HOLD_RELEASE_ARGS)
   local value = redis.call('HGET', k.holds, a.hold_id)
-  local owner = value and parse_hold(value).owner
-  if owner and (owner == a.owner or owner == PRIORITY_PENDING .. a.owner) then
+  local hold = value and parse_hold(value)
+  if hold and (hold.owner == a.owner or hold.owner == PRIORITY_PENDING .. a.owner) then
     edition_bump(k.edition)
     drop_holds(k.holds, k.hold_days, {[a.hold_id] = value})
+    if k.wait_notices then  -- (a caller of the release before it named the notices)
+      notices_opened(k.wait_notices, a.hold_id, tostring(hold.expiry))
+    end
     return 1
   end
   return 0

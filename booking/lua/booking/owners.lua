@@ -11,7 +11,7 @@ local OWNER_FORGET_KEY_TAILS = {'records', 'inventories'}
 -- Forget an owner in one room (account deletion): their bookings not collected at all are
 -- cancelled and their slots freed; every one of their records stays for staff with owner '0';
 -- their holds and waits go; waiters of the freed booked slots are told (slots only held by
--- them are open to everyone at once).
+-- them are open to everyone at once, and the notices of a priority hold of theirs say so).
 -- KEYS: registry, audit, stats, waits, wait-notices, holds, outbox, hold days, edition,
 --       closures, n records, then
 --       every inventory the records name (their 'inv'), any order
@@ -78,6 +78,9 @@ local function owner_forget(keys, args)
     end
   end
   drop_holds(holds, k.hold_days, theirs, '', {})
+  for id, value in pairs(theirs) do
+    notices_opened(notices, id, tostring(parse_hold(value).expiry))
+  end
   local mine = {}
   for _, member in ipairs(redis.call('ZRANGE', waits, 0, -1)) do
     if parse_wait(member).person == owner then

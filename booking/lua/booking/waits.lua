@@ -304,16 +304,7 @@ local function priority_settle(keys, args)
   end
   edition_bump(k.edition)
   drop_holds(k.holds, k.hold_days, {[a.hold_id] = value})
-  -- The notices that offered it (the buyer's) or said until when it is someone's (the others
-  -- told in the same call, which wrote them with its end): it is everyone's now.
-  local notices, ends = redis.call('HGETALL', k.wait_notices), tostring(hold.expiry)
-  for i = 1, #notices, 2 do
-    local told = named(pipe_fields(notices[i + 1]), NOTICE_FIELDS)
-    if told.hold_id == a.hold_id or (told.hold_id == '' and told.expiry == ends) then
-      told.hold_id, told.expiry = '', ''
-      redis.call('HSET', k.wait_notices, notices[i], joined(told, NOTICE_FIELDS, '|'))
-    end
-  end
+  notices_opened(k.wait_notices, a.hold_id, tostring(hold.expiry))
   return {'released'}
 end
 

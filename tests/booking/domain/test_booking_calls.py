@@ -75,7 +75,7 @@ def test_a_call_with_a_missing_or_unknown_name_is_refused_before_it_is_sent() ->
     with pytest.raises(ValueError, match="other"):
         holds.HOLD_RELEASE.call(keys=keys, args={"hold_id": "x", "owner": "1", "other": 2})
     assert holds.HOLD_RELEASE.call(keys=keys, args={"owner": "1", "hold_id": "x"}) == (
-        ["k", "k", "k"],
+        ["k", "k", "k", "k"],
         ["x", "1"],
     )
 

@@ -110,18 +110,37 @@ def test_booking_a_waited_for_slot_directly_ends_that_wait_only(
     assert r.zcard(ks.BOOKING_WAITS_BY_PERSON.key(owner_id=me)) == 1
 
 
-def test_dismissing_the_notice_gives_the_priority_hold_back_to_everyone(
-    r: redis.Redis, buyer: Someone, second_buyer: Someone
+@pytest.mark.parametrize("granted", [False, True], ids=["pending", "granted"])
+@pytest.mark.parametrize("how", ["dismissed", "account deleted"])
+def test_a_priority_hold_given_back_is_everyones_and_the_other_waiters_are_told_so(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone, how: str, granted: bool
 ) -> None:
+    """The first waiter dismisses the notice, or deletes their account, with the priority hold
+    still pending or already theirs: the hold goes, and the waiter told after them no longer
+    reads that someone has the slot until the hold's end (their notice had said so)."""
+    from booking.engine.owners import owner_forget
+
     third = person_make(r, "third_waiter")
     made = booked(r, buyer)
-    assert wait_join(client=r, owner_id=str(second_buyer.id), wait=Wait(7, "A", day(5))) == "ok"
+    for who in (second_buyer, third):
+        assert wait_join(client=r, owner_id=str(who.id), wait=Wait(7, "A", day(5))) == "ok"
     booking_cancel(client=r, booking_id=made.id, actor_id=str(buyer.id),
                    actor_is_staff=False)  # fmt: skip
     (told,) = waits_of(client=r, owner_id=str(second_buyer.id))
     assert told.mine and hold_get(client=r, hold_id=told.hold_id) is not None
-    assert wait_leave(client=r, owner_id=str(second_buyer.id), entry=told.entry)
+    if granted:
+        assert priority_grant(client=r, person_id=second_buyer.id, hold_id=told.hold_id) == (
+            "granted"
+        )
+    (other,) = waits_of(client=r, owner_id=str(third.id))
+    assert other.told and other.priority_until == told.priority_until
+    if how == "dismissed":
+        assert wait_leave(client=r, owner_id=str(second_buyer.id), entry=told.entry)
+    else:
+        owner_forget(client=r, owner_id=str(second_buyer.id))
     assert hold_get(client=r, hold_id=told.hold_id) is None
+    (other,) = waits_of(client=r, owner_id=str(third.id))
+    assert other.told and not other.mine and other.priority_until is None
     taken = booking_claim(
         client=r, owner_id=str(third.id), request=a_day(), booking_id=booking_new_id(room=7)
     )
