@@ -11,6 +11,7 @@ import redis
 from django.core.mail import EmailMessage
 from django.urls import reverse
 from django.utils import timezone, translation
+from django.utils.formats import date_format
 from django.utils.translation import gettext
 from django.utils.translation import gettext_noop as noop
 
@@ -195,7 +196,7 @@ def freed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
         return message_build(
             target=target,
             subject=gettext("Free again: class %(cls)s, room %(room)s, %(date)s")
-            % {"cls": wait.cls, "room": room, "date": wait.date.isoformat()},
+            % {"cls": wait.cls, "room": room, "date": date_format(wait.date)},
             template="mail/wait_freed.txt",
             context={
                 "cls": wait.cls,

@@ -169,7 +169,7 @@ def test_the_buyer_gets_a_mail_with_the_new_code_and_the_same_calendar_uids(
     assert moved is not None
     body = next(p for p in moved_mail.walk() if p.get_content_type() == "text/plain")
     text = body.get_payload(decode=True).decode()  # type: ignore[union-attr]
-    assert code_display(moved.pickup_code()) in text and "2026-12-05" in text
+    assert code_display(moved.pickup_code()) in text and "2026年12月5日" in text
 
     def ics(message: email.message.Message) -> str:
         part = next(p for p in message.walk() if p.get_content_type() == "text/calendar")

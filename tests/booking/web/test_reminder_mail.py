@@ -83,7 +83,7 @@ def test_each_booking_is_reminded_once_the_day_before(
     body = next(p for p in message.walk() if p.get_content_type() == "text/plain")
     text = body.get_payload(decode=True).decode()  # type: ignore[union-attr]
     assert "明天" in text and code_display(mine.booking.pickup_code()) in text
-    assert "007" in text and "08:00" in text and "2026-12-03" in text
+    assert "007" in text and "08:00" in text and "2026年12月3日" in text
     assert any(p.get_content_type() == "text/calendar" for p in message.walk())
 
 
