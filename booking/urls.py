@@ -16,6 +16,7 @@ urlpatterns = [
     path("confirm/<str:hold_id>/", pick.hold_confirm, name="confirm"),
     path("claim/", pick.booking_submit, name="claim"),
     path("done/<str:booking_id>/", mine.booking_done, name="done"),
+    path("done/<str:booking_id>/confirm/", mine.booking_settle_page, name="settle"),
     path("mine/", mine.bookings_mine, name="mine"),
     path("mine/<str:booking_id>/cancel/", mine.booking_cancel_page, name="cancel"),
     path("mine/<str:booking_id>/move/", move.booking_move_page, name="move"),

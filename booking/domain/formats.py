@@ -33,7 +33,7 @@ RECORD_LATER_FIELDS = (
     "cancelled_at", "cancelled_by", "cancel_reason", "cancel_request", "pickup_attempt",
     "code_sealed", "seq", "move_request", "moved_at", "moved_by", "uid_dates", "uid_id",
     "moved_to", "moved_from", "move_abort", "handed_by", "handed_at", "handed_note",
-    "handed_request",
+    "handed_request", "unsure",
 )  # fmt: skip
 WAIT_FIELDS = ("person", "cls", "day", "hstart", "hend", "box")  # a wait member, by '|'
 NOTICE_FIELDS = ("told", "hold_id", "expiry", "room")  # a told wait's notice, by '|'

@@ -53,6 +53,7 @@ class Booking:
     uid_dates: tuple[dt.date, ...] = ()  # the dates first booked (a moved booking's event UIDs)
     uid_id: str = ""  # the id first booked under, if it moved to another room (its event UIDs)
     moved_to: str = ""  # a moved booking's old record: the id it lives on under
+    unsure: bool = False  # the store could not confirm the claim durable (booking.engine.unsure)
 
     @property
     def room_label(self) -> str:
@@ -116,6 +117,7 @@ def booking_from_hash(data: dict[str, str]) -> Booking | None:
         uid_dates=_dates(data.get("uid_dates", "")),
         uid_id=data.get("uid_id", ""),
         moved_to=data.get("moved_to", ""),
+        unsure=bool(data.get("unsure")),
     )
 
 

@@ -8,6 +8,7 @@ apart."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 from dataclasses import dataclass
@@ -42,13 +43,14 @@ from booking.domain.rules import (
     format_room,
     local_now,
 )
-from booking.engine.indexes import indexes_after_claim
+from booking.engine.indexes import indexes_after_claim, rooms_mark
 from booking.engine.pace import PACE_WINDOW_MS, booking_pace, booking_pace_return
 from booking.engine.requests import refuse_invalid
+from booking.engine.unsure import claim_unsure_mark, unsure_forget
 from booking.engine.waits import waits_forget
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
-from strongroom.durable import durable_fcall
+from strongroom.durable import NotDurable, durable_fcall
 from strongroom.outbox import sender_wake
 from strongroom.store import tags_may_mix
 
@@ -167,15 +169,23 @@ def booking_claim(
     # The code derives from the id (nothing sealed per call); a clash with a live code of the
     # room, about one claim in 10^10, takes the next number.
     sender = functools.partial(durable_fcall, client)
-    for number in range(_CODE_ATTEMPTS):
-        code = code_for(booking_id, number)
-        args = {**fixed, "code_mac": code_mac(request.room, code), "code_n": number}
-        args["reference"] = reference_new(room=request.room)
-        answer = CLAIM.send(sender, keys=keys, args=args, tails=tails)
-        if answer["status"] not in ("code_clash", "ref_clash"):
-            break
-    else:
-        raise RuntimeError("no free pickup code after several attempts")
+    try:
+        for number in range(_CODE_ATTEMPTS):
+            code = code_for(booking_id, number)
+            args = {**fixed, "code_mac": code_mac(request.room, code), "code_n": number}
+            args["reference"] = reference_new(room=request.room)
+            answer = CLAIM.send(sender, keys=keys, args=args, tails=tails)
+            if answer["status"] not in ("code_clash", "ref_clash"):
+                break
+        else:
+            raise RuntimeError("no free pickup code after several attempts")
+    except NotDurable:
+        # The claim ran (perhaps) and the store could not say it is safe: until a durable
+        # write settles it, no page shows it as confirmed (the buyer is asked to try again).
+        claim_unsure_mark(client=client, booking_id=booking_id, now=now)
+        if not inline:  # its indexes were not written: the list readers write them
+            rooms_mark(client=client, rooms=[request.room])
+        raise
     status = answer["status"]
     if status != "ok" and paced_first:
         booking_pace_return(client=client, owner_id=owner_id, booking_id=booking_id)
@@ -192,6 +202,9 @@ def booking_claim(
         return ClaimResult(False, taken=tuple(slots_from_reply(answer["slots"], request.cls)))
     booking = booking_from_hash(flat_to_dict(answer["record"]))
     assert booking is not None
+    if booking.unsure:  # a retry, confirmed durable this time: the claim is settled
+        unsure_forget(client=client, booking_id=booking.id)
+        booking = dataclasses.replace(booking, unsure=False)
     if not inline:
         indexes_after_claim(client=client, booking=booking)
     if answer["fulfilled"]:

@@ -4,6 +4,7 @@ waiting list's "it is free" notice."""
 
 from __future__ import annotations
 
+import dataclasses
 from email.mime.text import MIMEText
 from functools import partial
 
@@ -24,6 +25,7 @@ from booking.domain.keys import RoomKeys
 from booking.domain.records import Booking, booking_from_hash
 from booking.engine.bookings import booking_get, booking_read
 from booking.engine.priority import priority_grant
+from booking.engine.unsure import booking_settle
 from booking.engine.waits import notice_of, wait_of
 from strongroom import keyspace as ks
 from strongroom.ahead import command, keep_replies, pipeline_replies, read_together
@@ -137,7 +139,8 @@ def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
         target = mail_target(client=client, person_id=_owner(booking) or 0)
     if target is None:
         return None
-    return _code_mail(booking, target, noop("Booked: %(reference)s, room %(room)s"), "confirmed")
+    booked = noop("Booked: %(reference)s, room %(room)s")
+    return _code_mail(_settled(client, booking), target, booked, "confirmed")
 
 
 def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
@@ -225,7 +228,8 @@ def moved_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     target = mail_target(client=client, person_id=_owner(booking) or 0)
     if target is None:
         return None
-    return _code_mail(booking, target, noop("Moved: %(reference)s, room %(room)s"), "moved")
+    moved = noop("Moved: %(reference)s, room %(room)s")
+    return _code_mail(_settled(client, booking), target, moved, "moved")
 
 
 # Plugged into the outbox by booking's AppConfig.ready (formats.OUTBOX_ENTRIES: the same kinds).
@@ -241,9 +245,17 @@ def remind_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     target = mail_target(client=client, person_id=_owner(booking) or 0)
     if target is None:
         return None
-    return _code_mail(
-        booking, target, noop("Tomorrow: %(reference)s, room %(room)s"), "reminder", method=None
-    )
+    tomorrow = noop("Tomorrow: %(reference)s, room %(room)s")
+    return _code_mail(_settled(client, booking), target, tomorrow, "reminder", method=None)
+
+
+def _settled(client: redis.Redis, booking: Booking) -> Booking:
+    """No mail carries the code of a booking the store could not confirm: it is settled first
+    (booking.engine.unsure); NotDurable fails the send, and the mail is tried again later."""
+    if not booking.unsure:
+        return booking
+    booking_settle(client=client, booking_id=booking.id)
+    return dataclasses.replace(booking, unsure=False)
 
 
 def _code_mail(

@@ -11,7 +11,8 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods, require_safe
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from accounts.access import login_required
 from booking.domain.codes import code_display
@@ -19,6 +20,7 @@ from booking.domain.records import Booking
 from booking.domain.rules import request_id_new, site_today
 from booking.engine.bookings import bookings_page
 from booking.engine.cancel import booking_cancel, cancel_refusal
+from booking.engine.unsure import booking_settle
 from booking.engine.waits import waits_of
 from booking.web.owner import own_booking, signed_in_owner
 from strongroom.store import get_store
@@ -29,7 +31,7 @@ MINE_PAGE_SIZE = 20
 def _shown(booking: Booking, today: dt.date) -> dict[str, Any]:
     return {
         "booking": booking,
-        "code": code_display(booking.pickup_code()),
+        "code": "" if booking.unsure else code_display(booking.pickup_code()),
         "upcoming": booking.status == "confirmed" and booking.dates[-1] >= today,
         "cancellable": booking.status == "confirmed" and booking.dates[0] > today,
         "created_local": timezone.localtime(booking.created_at),
@@ -47,6 +49,19 @@ def booking_done(request: HttpRequest, booking_id: str) -> HttpResponse:
         "delay_ceiling": settings.STRONGROOM_PICKUP_DELAY_CEILING_SECONDS,
     }
     return render(request, "booking/done.html", context)
+
+
+@require_POST
+@login_required
+def booking_settle_page(request: HttpRequest, booking_id: str) -> HttpResponse:
+    """ "Confirm it now", for a booking the store could not confirm when it was made: one
+    durable write; saved, the done page shows its code; still not, the site's 503 page offers
+    the button again (NotDurable reaches `strongroom.middleware`)."""
+    booking = own_booking(request, booking_id)
+    if booking.unsure:
+        booking_settle(client=get_store(), booking_id=booking.id)
+        messages.success(request, _("Confirmed: your booking is saved."))
+    return HttpResponseRedirect(reverse("booking:done", args=[booking.id]))
 
 
 @require_safe

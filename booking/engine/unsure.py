@@ -1,0 +1,69 @@
+"""Bookings the store could not confirm: a claim that ran but whose WAITAOF fell short (a
+primary without its replica, a disk too slow) is marked on its record, shown as not confirmed
+yet, and settled by a later durable write (booking/README.md, "Not confirmed yet")."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+import redis
+from django.utils import timezone
+
+from booking.domain.keys import RoomKeys
+from booking.domain.rules import booking_id_room
+from strongroom.calls import FunctionSpec
+from strongroom.clock import to_ms
+from strongroom.durable import Write, durable_calls
+from strongroom.libraries import fcall
+from strongroom.store import UNAVAILABLE, StoreUnavailable
+
+logger = logging.getLogger(__name__)
+
+CLAIM_UNSURE = FunctionSpec(
+    "booking_claim_unsure", "CLAIM_UNSURE", ("record", "edition"), ("now_ms",)
+)
+
+
+def claim_unsure_mark(
+    *, client: redis.Redis, booking_id: str, now: dt.datetime | None = None
+) -> bool:
+    """Mark the record of a claim the store could not confirm (True when it was there to
+    mark). Best effort: the store that just fell short may fail this too, and then the answer
+    the buyer got (not confirmed yet, try again) is what stands."""
+    room = booking_id_room(booking_id)
+    if room is None:
+        return False
+    keys = RoomKeys(room)
+    call_keys, call_args = CLAIM_UNSURE.call(
+        keys={"record": keys.record(booking_id), "edition": keys.edition},
+        args={"now_ms": to_ms(now or timezone.now())},
+    )
+    try:
+        return bool(fcall(client, CLAIM_UNSURE.name, call_keys, call_args))
+    except (*UNAVAILABLE, StoreUnavailable) as exc:
+        logger.warning("booking %s not confirmed, and not marked so either: %s", booking_id, exc)
+        return False
+
+
+def booking_settle(*, client: redis.Redis, booking_id: str) -> bool:
+    """Confirm a marked booking: a durable call on its primary (a read of the record; the fence
+    after it is the write waited for) covers the claim written there before it, and only then
+    does the mark go. Raises NotDurable while the store still cannot confirm (the mark stays).
+    Returns whether the record is there (a claim lost with a primary is not)."""
+    room = booking_id_room(booking_id)
+    if room is None:
+        return False
+    record = RoomKeys(room).record(booking_id)
+    (there,) = durable_calls(client, [Write(record, ("EXISTS", record))])
+    if there:
+        unsure_forget(client=client, booking_id=booking_id)
+    return bool(there)
+
+
+def unsure_forget(*, client: redis.Redis, booking_id: str) -> None:
+    """Take the mark away once a durable call confirmed the claim (a plain write: lost, the
+    booking only reads as not confirmed once more)."""
+    room = booking_id_room(booking_id)
+    if room is not None:
+        client.hdel(RoomKeys(room).record(booking_id), "unsure")

@@ -1,0 +1,108 @@
+"""A booking the store could not confirm (the claim ran, its WAITAOF fell short: a primary that
+lost its replica) is shown nowhere as confirmed and carries no pickup code, to its buyer, to
+staff or in mail, until a durable write settles it: the buyer's retry of the form, their
+"Confirm it now", or the mail sender before the receipt. Here the single test server plays the
+primary without its replica: "aof+replica" asks it for a replica it does not have."""
+
+from __future__ import annotations
+
+import email
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from django.test import Client
+from django.utils import timezone
+
+from booking.domain.codes import code_display
+from booking.domain.keys import RoomKeys
+from booking.domain.rules import booking_new_id
+from booking.engine.bookings import booking_get
+from strongroom.clock import to_ms
+from strongroom.outbox_delivery import outbox_send
+from tests.booking_support import day
+from tests.mail_support import mail_to_files, with_address
+
+pytestmark = pytest.mark.single_node  # one server without a replica: never confirmed
+
+
+def book_form(room: int) -> dict[str, str]:
+    return {"cls": "A", "room": str(room), "date": day(5).isoformat(),
+            "booking_id": booking_new_id(room=room)}  # fmt: skip
+
+
+def unconfirmed(settings: Any, client: Client, form: dict[str, str]) -> str:
+    """Post `form` while the store cannot confirm it: the 503 page, the booking stored and
+    marked. Returns its id."""
+    settings.STRONGROOM_DURABILITY = "aof+replica"
+    answer = client.post("/book/claim/", form)
+    assert answer.status_code == 503
+    assert "could not be confirmed" in answer.content.decode()
+    return form["booking_id"]
+
+
+def test_a_booking_the_store_could_not_confirm_shows_no_code_until_confirmed(
+    r: redis.Redis, settings: Any, client_for: Callable[[Any], Client], buyer: Any, staff: Any
+) -> None:
+    client = client_for(buyer)
+    booking_id = unconfirmed(settings, client, book_form(31))
+    stored = booking_get(client=r, booking_id=booking_id)
+    assert stored is not None and stored.status == "confirmed" and stored.unsure
+    code = code_display(stored.pickup_code())
+    for page in (f"/book/done/{booking_id}/", "/book/mine/"):
+        text = client.get(page).content.decode()
+        assert "Not confirmed yet" in text and "Confirm it now" in text, page
+        assert code not in text, f"{page} shows the code of a booking not confirmed"
+    staff_page = client_for(staff).get(f"/staff/bookings/{booking_id}/").content.decode()
+    assert "not confirmed yet" in staff_page
+    # "Confirm it now" while the store still cannot: the 503 page again, the mark stays.
+    assert client.post(f"/book/done/{booking_id}/confirm/").status_code == 503
+    assert booking_get(client=r, booking_id=booking_id).unsure  # type: ignore[union-attr]
+    # The replica is back: confirmed, and the code is shown.
+    settings.STRONGROOM_DURABILITY = "aof"
+    answer = client.post(f"/book/done/{booking_id}/confirm/", follow=True)
+    text = answer.content.decode()
+    assert answer.status_code == 200 and code in text and "Not confirmed yet" not in text
+    assert not r.hexists(RoomKeys(31).record(booking_id), "unsure")
+    assert code in client.get("/book/mine/").content.decode()
+
+
+def test_the_buyers_retry_of_the_form_settles_it(
+    r: redis.Redis, settings: Any, client_for: Callable[[Any], Client], buyer: Any
+) -> None:
+    client = client_for(buyer)
+    form = book_form(32)
+    booking_id = unconfirmed(settings, client, form)
+    settings.STRONGROOM_DURABILITY = "aof"
+    again = client.post("/book/claim/", form)  # the 503 page offers the same form again
+    assert again.status_code == 302 and booking_id in again["Location"]
+    booking = booking_get(client=r, booking_id=booking_id)
+    assert booking is not None and not booking.unsure
+    assert code_display(booking.pickup_code()) in client.get(again["Location"]).content.decode()
+
+
+def test_no_receipt_carries_the_code_until_the_store_confirmed_the_booking(
+    r: redis.Redis,
+    settings: Any,
+    client_for: Callable[[Any], Client],
+    buyer: Any,
+    tmp_path: Path,
+) -> None:
+    sent = mail_to_files(settings, tmp_path)
+    with_address(r, buyer, "anna@example.test")
+    client = client_for(buyer)
+    booking_id = unconfirmed(settings, client, book_form(33))
+    at = to_ms(timezone.now())
+    outbox_send(client=r, at_ms=at)
+    assert list(sent.glob("*.eml")) == [], "a receipt went out for a booking not confirmed"
+    assert booking_get(client=r, booking_id=booking_id).unsure  # type: ignore[union-attr]
+    # The store confirms again: the next try settles the booking, then sends the receipt.
+    settings.STRONGROOM_DURABILITY = "aof"
+    outbox_send(client=r, at_ms=at + 10 * 60_000)
+    (receipt,) = [email.message_from_bytes(p.read_bytes()) for p in sent.glob("*.eml")]
+    booking = booking_get(client=r, booking_id=booking_id)
+    assert booking is not None and not booking.unsure
+    body = next(p for p in receipt.walk() if p.get_content_type() == "text/plain")
+    assert code_display(booking.pickup_code()) in body.get_payload(decode=True).decode()  # type: ignore[union-attr]
