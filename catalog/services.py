@@ -6,6 +6,7 @@ import json
 import secrets
 import uuid
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import redis
 
@@ -108,7 +109,8 @@ def book_add(
     audit_actor: str | None = None,
 ) -> str:
     """Add a book under a client-made id; adding the same id again with the same token is a
-    no-op. Returns the book's version. Raises InvalidBook or BookExists.
+    no-op (with other content: an edit of what that form added). Returns the book's version.
+    Raises InvalidBook or BookExists.
 
     With `audit_actor` (a staff member's id) the first application goes to the staff audit log;
     a resent form does not log the add again."""
@@ -117,7 +119,10 @@ def book_add(
         book_id=book_id, expected_version="", token=token or book_id, title=title,
         author=author, year=year, description=description, tags=tags, old_tags=(),
     )  # fmt: skip
-    return _book_save(client, keys, args, audit=(audit_actor, "book_add", book_id, title))
+    saved = _book_save(client, keys, args, audit=(audit_actor, "book_add", book_id, title))
+    if saved.resent:
+        return _book_resave(client, args, audit_actor=audit_actor)
+    return saved.version
 
 
 def book_edit(
@@ -136,8 +141,9 @@ def book_edit(
     """Change a book and its tags in one step, if nobody changed it since `expected_version`.
 
     `token` is made when the form is shown: sending the same edit twice applies it once (and
-    with `audit_actor`, logs it once). Returns the new version. Raises InvalidBook, BookMissing
-    or BookStale.
+    with `audit_actor`, logs it once); sent again with other content (back, a typo fixed), the
+    new content goes on top of what that form saved. Returns the new version. Raises
+    InvalidBook, BookMissing or BookStale.
     """
     check_book(title=title, author=author, year=year, description=description, tags=list(tags))
     current = book_get(client=client, book_id=book_id)
@@ -147,10 +153,19 @@ def book_edit(
         book_id=book_id, expected_version=expected_version, token=token, title=title,
         author=author, year=year, description=description, tags=tags, old_tags=current.tags,
     )  # fmt: skip
-    return _book_save(client, keys, args, audit=(audit_actor, "book_edit", book_id, title))
+    saved = _book_save(client, keys, args, audit=(audit_actor, "book_edit", book_id, title))
+    if saved.resent:
+        return _book_resave(client, args, audit_actor=audit_actor)
+    return saved.version
 
 
 _SAVE_REFUSED = {"exists": BookExists, "missing": BookMissing, "stale": BookStale}
+
+
+@dataclass(frozen=True)
+class _Saved:
+    version: str
+    resent: bool = False  # the form's token was applied before, with other content
 
 
 def _book_save(
@@ -159,7 +174,7 @@ def _book_save(
     args: list[object],
     *,
     audit: tuple[str | None, str, str, str],
-) -> str:
+) -> _Saved:
     """Send one catalog_book_save; raise what its refusal means, else audit a first
     application (`audit`: actor, kind, book id, title) and return the version."""
     reply = SAVE.reply_of(durable_fcall(client, SAVE.name, keys, args))
@@ -168,7 +183,29 @@ def _book_save(
         raise refused(audit[2])
     if reply["status"] == "ok":
         _audit(client, *audit)
-    return str(reply["version"])
+    return _Saved(str(reply["version"]), resent=reply["status"] == "resent")
+
+
+def _book_resave(client: redis.Redis, args: list[object], *, audit_actor: str | None) -> str:
+    """A form saved before, sent again with other content (back, a typo fixed, save): the book
+    is as that form left it, so the new content is saved on top of it, as an edit of the
+    version it made, from the tags it has now."""
+    named = dict(zip(SAVE.args, args, strict=False))
+    book_id = str(named["book_id"])
+    current = book_get(client=client, book_id=book_id)
+    if current is None:
+        raise BookMissing(book_id)
+    keys, args = save_call(
+        book_id=book_id, expected_version=current.version, token=str(named["token"]),
+        title=str(named["title"]), author=str(named["author"]), year=int(str(named["year"])),
+        description=str(named["description"]), tags=json.loads(str(named["tags"])),
+        old_tags=current.tags,
+    )  # fmt: skip
+    audit = (audit_actor, "book_edit", book_id, str(named["title"]))
+    saved = _book_save(client, keys, args, audit=audit)
+    if saved.resent:  # changed again meanwhile, by a third send of the same form
+        raise BookStale(book_id)
+    return saved.version
 
 
 def book_delete(

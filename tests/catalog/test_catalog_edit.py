@@ -119,6 +119,37 @@ def test_a_resent_edit_is_applied_once_and_a_stale_one_is_refused(r: redis.Redis
     assert_catalog_exact(r)
 
 
+@pytest.mark.parametrize("form", ["add", "edit"])
+def test_a_form_sent_again_with_other_content_saves_that_content(r: redis.Redis, form: str) -> None:
+    """Back, a typo fixed, save: the same form (its token) with other content. The book is as
+    that form left it, so the new content is saved (it used to answer "saved" and keep the
+    old); sent once more unchanged, nothing more happens."""
+    book_add(client=r, book_id="b1", title="T", author="A", year=2000, tags=["x", "old"])
+    if form == "add":
+        first = dict(client=r, book_id="b2", title="First", author="A", year=2000,
+                     tags=["x", "old"], token="add-form")  # fmt: skip
+        assert book_add(**first) == "1"  # type: ignore[arg-type]
+        fixed = {**first, "title": "Second", "tags": ["x", "new"]}
+        assert book_add(**fixed) == "2"  # type: ignore[arg-type]
+        assert book_add(**fixed) == "2"  # type: ignore[arg-type]
+        book_id = "b2"
+    else:
+        first = dict(client=r, book_id="b1", expected_version="1", token="edit-form",
+                     title="Edit one", author="A", year=2001, tags=["x", "old"])  # fmt: skip
+        assert book_edit(**first) == "2"  # type: ignore[arg-type]
+        fixed = {**first, "title": "Edit two", "tags": ["x", "new"]}
+        assert book_edit(**fixed) == "3"  # type: ignore[arg-type]
+        assert book_edit(**fixed) == "3"  # type: ignore[arg-type]
+        book_id = "b1"
+    book = book_get(client=r, book_id=book_id)
+    assert book is not None and (book.title, book.tags) == (fixed["title"], ("x", "new"))
+    assert_catalog_exact(r)
+    # Another form of the same book, from before these saves, is still refused as stale.
+    with pytest.raises(BookStale):
+        book_edit(client=r, book_id=book_id, expected_version="1", token="other-form",
+                  title="Late", author="A", year=2000, tags=["x"])  # fmt: skip
+
+
 @pytest.mark.parametrize(
     "change",
     [

@@ -73,8 +73,10 @@ end
 -- KEYS: the 8 fixed keys, then the book's current tag sets, then its new tag sets.
 -- ARGV: id, expected version ("" adds a new book), edit token, title, author, year,
 --       description, title sort key, tags JSON, n_old, n_new, old names..., new names...
--- Replies {"ok", version} | {"done", version} (this token already applied) |
---         {"stale", version} | {"exists"} | {"missing"}. Checks everything before writing.
+-- Replies {"ok", version} | {"done", version} (this token already applied, as sent) |
+--         {"resent", version} (this token applied, other content now: call again naming
+--         that version) | {"stale", version} | {"exists"} | {"missing"}. Checks everything
+--         before writing.
 local function book_save(keys, args)
   local k, a = named(keys, SAVE_KEYS), named(args, SAVE_ARGS)
   local book, books, registry, by_title, title_lex, by_year, by_year_desc, book_tags =
@@ -89,9 +91,18 @@ local function book_save(keys, args)
   local exists = redis.call("EXISTS", book) == 1
   local current = redis.call("HMGET", book, "ver", "token", "sort")
   if exists and current[2] == token then
-    return {"done", current[1]}
-  end
-  if expected == "" then
+    local saved = redis.call("HMGET", book, "title", "author", "year", "description", "tags")
+    if saved[1] == a.title and saved[2] == a.author and tonumber(saved[3]) == year
+        and saved[4] == a.description and saved[5] == a.tags then
+      return {"done", current[1]}
+    end
+    -- The same form sent again with other content (back, a typo fixed, save): the book is as
+    -- this form left it, so the change goes on top, once the caller names that version (and
+    -- so sends its tags as the current ones).
+    if expected ~= current[1] then
+      return {"resent", current[1]}
+    end
+  elseif expected == "" then
     if exists then
       return {"exists"}
     end
