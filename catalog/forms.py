@@ -87,6 +87,10 @@ def browse_query_parse(params: QueryDict) -> ParsedQuery:
     raw_page = params.get("page", "1")
     if _PAGE.fullmatch(raw_page) and 1 <= int(raw_page) <= MAX_PAGE:
         page = int(raw_page)
+    elif raw_page.isascii() and raw_page.isdigit():
+        problems.append(
+            _("There is no page %(page)s; showing page 1.") % {"page": shorten(raw_page)}
+        )
     else:
         problems.append(
             _("“%(page)s” is not a page number; showing page 1.") % {"page": shorten(raw_page)}
@@ -102,7 +106,8 @@ def browse_query_parse(params: QueryDict) -> ParsedQuery:
         page=page,
         all_facets=shown == "all",
     )
-    return ParsedQuery(query=query, problems=problems)
+    # Each note once: a value repeated (600 times `all=%01`) is one mistake, not 600.
+    return ParsedQuery(query=query, problems=list(dict.fromkeys(problems)))
 
 
 def query_pairs(query: Query, **changes: object) -> list[tuple[str, object]]:

@@ -49,10 +49,11 @@ def has_control_chars(text: str) -> bool:
 
 
 def clean_tag(raw: str) -> str:
-    """A tag as people type it, tidied: NFC, lower case, single spaces. Raises InvalidBook."""
+    """A tag as people type it, tidied: NFKC (the full-width letters of a Chinese keyboard are
+    the same tag), lower case, single spaces. Raises InvalidBook."""
     if has_control_chars(raw):
         raise InvalidBook(_("A tag cannot contain line breaks or control characters."))
-    tag = _SPACES.sub(" ", unicodedata.normalize("NFC", raw)).strip().lower()
+    tag = _SPACES.sub(" ", unicodedata.normalize("NFKC", raw)).strip().lower()
     if not tag:
         raise InvalidBook(_("A tag cannot be empty."))
     if len(tag) > MAX_TAG_LENGTH:

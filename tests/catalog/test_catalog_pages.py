@@ -80,9 +80,9 @@ def test_a_required_tag_no_book_has_matches_nothing_and_can_be_removed(
         ("all=" + "x" * 41, "A tag has at most 40 characters"),
         ("all=" + "x" * 1001, "A tag list longer than 1000 characters was ignored"),
         ("page=99", "Page 99 does not exist: this result has 1 page(s)."),
-        ("page=0", "is not a page number; showing page 1."),
+        ("page=0", "There is no page 0; showing page 1."),
         ("page=%D9%A3", "is not a page number; showing page 1."),
-        ("page=99999999999", "is not a page number; showing page 1."),
+        ("page=99999999999", "There is no page 99999999999; showing page 1."),
         ("sort=%7Bx%7D", "Unknown sort order; sorted by title instead."),
     ],
 )
@@ -90,6 +90,19 @@ def test_bad_queries_get_a_clear_message_never_an_error(
     shelf: redis.Redis, params: str, message: str
 ) -> None:
     assert message in browse(params)
+
+
+def test_a_bad_value_sent_many_times_is_named_once(shelf: redis.Redis) -> None:
+    page = browse("&".join(["all=%01"] * 600))
+    assert page.count("is not a valid tag") == 1
+
+
+def test_a_full_width_tag_is_the_same_tag(shelf: redis.Redis) -> None:
+    """A Chinese keyboard's full-width letters name the same tag, in a query and on a book."""
+    from catalog.rules import split_tags
+
+    assert "2 books" in browse([("all", "ＲＵＢＹ")])
+    assert split_tags("ＲＵＢＹ, Ｗｅｂ") == ["ruby", "web"]  # the staff's book form
 
 
 def test_hostile_tags_in_urls_are_just_tags(shelf: redis.Redis) -> None:
