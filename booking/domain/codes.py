@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import re
+import unicodedata
 from functools import cache
 
 from cryptography.fernet import Fernet, InvalidToken
@@ -33,8 +33,10 @@ def code_for(booking_id: str, number: int) -> str:
 
 
 def code_normalise(text: str) -> str:
-    """What a person typed, as a code: case, spaces and dashes ignored ('' if impossible)."""
-    code = re.sub(r"[\s-]", "", text).upper()
+    """What a person typed, as a code: case, spaces and dashes of any kind ignored, full-width
+    letters and digits (a Chinese keyboard's) read as plain ones ('' if impossible)."""
+    folded = unicodedata.normalize("NFKC", text)
+    code = "".join(c for c in folded if not c.isspace() and unicodedata.category(c) != "Pd").upper()
     if len(code) != CODE_LENGTH or any(c not in CODE_ALPHABET for c in code):
         return ""
     return code

@@ -6,6 +6,7 @@ codes in the room and in every room, up to a ceiling."""
 from __future__ import annotations
 
 import datetime as dt
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,7 +92,9 @@ def booking_pickup(
     attempt harmless: the person who just collected sees "collected" again and a wrong code is
     counted once; without one, each call makes its own (redis-py retries stay safe)."""
     attempt = attempt_id if attempt_id and request_id_valid(attempt_id) else request_id_new()
-    number = room_number(room)
+    # Typed at the kiosk: a Chinese keyboard's full-width digits are digits (the code is read
+    # the same way, by code_normalise).
+    number = room_number(unicodedata.normalize("NFKC", room) if isinstance(room, str) else room)
     typed = code if isinstance(code, str) and len(code) <= 64 else ""
     if number is None and isinstance(room, str) and room.strip():
         message = _("There is no room %(room)s here: rooms are numbered 001 to %(last)s.") % {
@@ -136,10 +139,18 @@ def booking_pickup(
 
 
 def _come_on(booking: Booking | None, moment: dt.datetime) -> dt.date | None:
-    """The next booked day not yet collected (today for a wrong hour); None if all have passed."""
+    """The next booked day not yet collected (today for a wrong hour, unless today's hours and
+    their grace are over); None if all have passed."""
     if booking is None:
         return None
-    ahead = [d for d in booking.dates if d >= moment.date() and d not in booking.collected_dates]
+    today, minute = moment.date(), moment.hour * 60 + moment.minute
+    grace = settings.STRONGROOM_PICKUP_GRACE_MINUTES
+    over_today = booking.hours is not None and minute >= booking.hours[1] * 60 + grace
+    ahead = [
+        d
+        for d in booking.dates
+        if (d > today or (d == today and not over_today)) and d not in booking.collected_dates
+    ]
     return ahead[0] if ahead else None
 
 

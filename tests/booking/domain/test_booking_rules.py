@@ -185,6 +185,12 @@ def test_pickup_codes_avoid_look_alikes_and_derive_from_the_id_and_the_secret() 
         assert code_for(ids[0], 0) != code
     assert code_normalise(f" {code[:5].lower()}-{code[5:]} ") == code
     assert code_normalise("0" * 10) == ""
+    # A Chinese keyboard's full-width letters, digits and dashes, and other dashes, are read
+    # as the plain ones.
+    full_width = "".join(chr(ord(c) + 0xFEE0) for c in code)
+    assert code_normalise(f"{full_width[:5]}\uff0d{full_width[5:]}") == code
+    assert code_normalise(f"{code[:5]}\u2014{code[5:]}") == code
+    assert code_normalise(f"{code[:5]}\u3000{code[5:]}") == code
     assert code_mac(7, code) != code_mac(8, code) and code not in code_mac(7, code)
 
 

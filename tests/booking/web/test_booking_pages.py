@@ -729,6 +729,34 @@ def test_pickup_opens_once_then_says_why_not(r: redis.Redis, client: Client) -> 
     assert "not for this hour" in late or "already been collected" in late
 
 
+def test_a_full_width_room_and_code_open_the_safe(r: redis.Redis, client: Client) -> None:
+    """Typed with a Chinese keyboard in full-width mode: letters, digits and the dash."""
+    booking = claim(r, request("A", dates=(8,))).booking
+    assert booking is not None
+    code = booking.pickup_code()
+    wide = "".join(chr(ord(c) + 0xFEE0) for c in code)
+    with time_machine.travel(dt.datetime(2026, 12, 8, 9, 0, tzinfo=SHANGHAI), tick=False):
+        page = html(client.post("/book/pickup/", {
+            "room": "\uff10\uff10\uff17", "code": f"{wide[:5]}\uff0d{wide[5:]}",
+        }))  # fmt: skip
+    assert "pickup-result--open" in page
+
+
+def test_after_todays_pickup_hours_the_kiosk_says_they_passed(
+    r: redis.Redis, client: Client
+) -> None:
+    """Not "come back today from 08:00" at 16:00: today's hours and grace are over."""
+    one_day = claim(r, request("B", dates=(8,), hour_start=8, hour_end=12)).booking
+    two_days = claim(r, request("B", room=9, dates=(8, 9), hour_start=8, hour_end=12)).booking
+    assert one_day is not None and two_days is not None
+    with time_machine.travel(dt.datetime(2026, 12, 8, 16, 0, tzinfo=SHANGHAI), tick=False):
+        over = html(client.post("/book/pickup/", {"room": "7", "code": one_day.pickup_code()}))
+        later = html(client.post("/book/pickup/", {"room": "9", "code": two_days.pickup_code()}))
+    assert "not for this hour" in over and "pickup hours have passed" in over
+    assert "Come back" not in over
+    assert "Come back on Dec. 9, 2026, from 08:00 to 12:00" in later
+
+
 def test_pickup_on_the_wrong_day_cancelled_and_after_many_wrong_codes(
     r: redis.Redis, client: Client
 ) -> None:
