@@ -54,6 +54,7 @@ class Booking:
     uid_id: str = ""  # the id first booked under, if it moved to another room (its event UIDs)
     moved_to: str = ""  # a moved booking's old record: the id it lives on under
     unsure: bool = False  # the store could not confirm the claim durable (booking.engine.unsure)
+    handed: bool = False  # handed over at the desk once: its code was withdrawn
 
     @property
     def room_label(self) -> str:
@@ -118,6 +119,7 @@ def booking_from_hash(data: dict[str, str]) -> Booking | None:
         uid_id=data.get("uid_id", ""),
         moved_to=data.get("moved_to", ""),
         unsure=bool(data.get("unsure")),
+        handed=bool(data.get("handed_at")),
     )
 
 

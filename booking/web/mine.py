@@ -31,7 +31,8 @@ MINE_PAGE_SIZE = 20
 def _shown(booking: Booking, today: dt.date) -> dict[str, Any]:
     return {
         "booking": booking,
-        "code": "" if booking.unsure else code_display(booking.pickup_code()),
+        "code": "" if booking.unsure or booking.handed else code_display(booking.pickup_code()),
+        "missed": booking.status == "confirmed" and booking.dates[-1] < today,
         "upcoming": booking.status == "confirmed" and booking.dates[-1] >= today,
         "cancellable": booking.status == "confirmed" and booking.dates[0] > today,
         "created_local": timezone.localtime(booking.created_at),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -898,3 +898,38 @@ def test_hold_pressed_twice_leads_both_answers_to_the_hold_that_lives(
     client.post("/book/hold/release/", {**B_8_12, "hold_id": second.split("/")[3]})
     gone = html(client.get(client.get(second)["Location"]))
     assert "That hold has ended" in gone
+
+
+def test_after_a_desk_hand_over_and_a_missed_day_the_pages_say_so(
+    r: redis.Redis, client_for: Callable[[Any], Client], buyer: Any, staff: Any
+) -> None:
+    """Day 1 of two handed over at the desk: the code was withdrawn, so neither page shows it,
+    both say to come to the desk, and the collected day is listed. A past booking never
+    collected reads "Not collected", not "Confirmed". Staff are not offered a cancel or a
+    move that would be refused."""
+    from booking.engine.desk import booking_handover
+
+    mine = claim(r, request("A", dates=(8, 9)), owner=str(buyer.id)).booking
+    missed = claim(r, request("A", room=9, dates=(8,)), owner=str(buyer.id)).booking
+    assert mine is not None and missed is not None
+    code = code_display(mine.pickup_code())
+    on_the_day = dt.datetime(2026, 12, 8, 10, 0, tzinfo=SHANGHAI)
+    handed = booking_handover(
+        client=r,
+        booking_id=mine.id,
+        actor_id=str(staff.id),
+        now=on_the_day,
+        request_id="desk-req-01",
+    )
+    assert handed.ok
+    client = client_for(buyer)
+    with time_machine.travel(on_the_day + dt.timedelta(days=1), tick=False):
+        listed = html(client.get("/book/mine/"))
+        done = html(client.get(f"/book/done/{mine.id}/"))
+        staff_page = html(client_for(staff).get(f"/staff/bookings/{mine.id}/"))
+    for page in (listed, done):
+        assert code not in page and "collect its other days at the desk" in page
+        assert "Collected" in page and "Dec. 8, 2026" in page
+    assert "Not collected" in listed
+    assert code_display(missed.pickup_code()) not in listed
+    assert 'id="cancel-form"' not in staff_page and "collected already" in staff_page
