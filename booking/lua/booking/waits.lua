@@ -87,6 +87,20 @@ local function waits_clear_stale(waits, notices, first_day)
   return #gone + #old
 end
 
+-- Whether two waits name a slot in common.
+local function waits_overlap(a, b)
+  if a.cls ~= b.cls or a.day ~= b.day then
+    return false
+  end
+  if a.cls == 'A' then
+    return true
+  end
+  if a.hstart >= b.hend or b.hstart >= a.hend then
+    return false
+  end
+  return a.cls ~= 'C' or a.box == b.box
+end
+
 -- Tell the waiters whose slot is free now (see above). cal_of: class -> the months of its
 -- bitmaps at hand (calendar_of; waits of other classes and other months are left alone).
 -- hold_id: a client-made hold id of this room for the first waiter ('' for none); closures:
@@ -105,14 +119,18 @@ local function waits_release(waits, notices, holds, hold_days, outbox, cal_of, n
       free[#free + 1] = {member, w}
     end
   end
-  local priority_expiry = ''
+  local priority_expiry, first = '', nil
   for i, item in ipairs(free) do
     local member, w = item[1], item[2]
-    -- Later waiters learn until when the first one has priority.
-    local hold_value, expiry = '', priority_expiry
+    -- Later waiters of a slot the first one's priority hold covers learn until when it does;
+    -- the others' slots (another day, other hours or boxes freed by the same call) are open.
+    local hold_value, expiry = '', ''
+    if first and waits_overlap(first, w) then
+      expiry = priority_expiry
+    end
     if i == 1 and hold_id ~= '' then
       expiry = now + hold_ttl
-      priority_expiry = expiry
+      priority_expiry, first = expiry, w
       hold_value = hold_id
       redis.call('HSET', holds, hold_id, joined({expiry = expiry,
         owner = PRIORITY_PENDING .. w.person,

@@ -470,3 +470,30 @@ def test_a_buyer_keeps_one_priority_hold_at_once_and_the_others_open_to_everyone
     # Sending again (a retry) changes nothing.
     outbox_send(client=r)
     assert hold_get(client=r, hold_id=live[0].hold_id) is not None
+
+
+def test_only_the_waiters_of_the_slot_under_the_priority_hold_are_told_to_wait_for_it(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone
+) -> None:
+    """One cancel frees two days. The first waiter gets the priority hold of the first day;
+    the second day is open to everyone at once, and its waiters (the first waiter too) are not
+    told that someone has priority on it (they were, until the first day's hold ended)."""
+    third = person_make(r, "third_waiter")
+    made = booking_claim(
+        client=r, owner_id=str(buyer.id), booking_id=booking_new_id(room=7),
+        request=slot_request_parse(cls="A", room=7, dates=[day(13), day(14)]),
+    )  # fmt: skip
+    assert made.ok and made.booking is not None
+    for who, n in ((second_buyer, 13), (second_buyer, 14), (third, 14)):
+        assert wait_join(client=r, owner_id=str(who.id), wait=Wait(7, "A", day(n))) == "ok"
+    assert booking_cancel(
+        client=r, booking_id=made.booking.id, actor_id=str(buyer.id), actor_is_staff=False
+    ).ok
+    told = {w.wait.date: w for w in waits_of(client=r, owner_id=str(second_buyer.id))}
+    assert told[day(13)].mine and told[day(13)].priority_until is not None
+    assert told[day(14)].told and told[day(14)].priority_until is None
+    (other,) = waits_of(client=r, owner_id=str(third.id))
+    assert other.told and other.priority_until is None
+    assert booking_claim(
+        client=r, owner_id=str(third.id), request=a_day(n=14), booking_id=booking_new_id(room=7)
+    ).ok
