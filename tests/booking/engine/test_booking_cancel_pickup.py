@@ -291,13 +291,16 @@ def test_the_wrong_day_names_the_day_to_come_back(r: redis.Redis) -> None:
     assert booking_pickup(client=r, room=7, code=code, now=at(3, 9)).ok
     between = booking_pickup(client=r, room=7, code=code, now=at(4, 9))
     assert between.outcome == "wrong_day" and between.come_on == day(5)
+    early_hour = booking_pickup(client=r, room=7, code=code, now=at(5, 7))
+    assert early_hour.outcome == "wrong_hour" and early_hour.come_on == day(5)
+    # After the hours and their grace, today is not a day to come back on.
     late = booking_pickup(client=r, room=7, code=code, now=at(5, 13))
-    assert late.outcome == "wrong_hour" and late.come_on == day(5)
+    assert late.outcome == "wrong_hour" and late.come_on is None
     assert booking_pickup(client=r, room=7, code=code, now=at(6, 9)).come_on is None
 
 
 @pytest.mark.parametrize(
-    "room", ["", "0", "301", "7:1", "{7}", "7\n", "７", "🦄", "x" * 100, None, True]
+    "room", ["", "0", "301", "7:1", "{7}", "7\n", "３０１", "🦄", "x" * 100, None, True]
 )
 def test_pickup_refuses_bad_rooms_without_writing(r: redis.Redis, room: object) -> None:
     result = booking_pickup(client=r, room=room, code="ABCDEFGHJK", now=at(3, 9))  # type: ignore[arg-type]
