@@ -15,6 +15,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import redis
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
@@ -36,6 +37,7 @@ from booking.engine.bookings import hold_current, hold_get
 from booking.engine.claims import booking_claim
 from booking.engine.holds import booking_hold, booking_hold_release
 from booking.engine.priority import priority_pending
+from booking.engine.waits import waits_of
 from booking.web import forms, pick_answers, pick_panel
 from booking.web.banner import priority_granted, speculation_refused, speculative
 from booking.web.owner import request_owner, signed_in_owner
@@ -192,10 +194,8 @@ def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
         if newer is not None:  # replaced by the buyer's own newer hold (Hold pressed twice)
             messages.info(request, _("Your newer hold replaced that one: here it is."))
             return HttpResponseRedirect(reverse("booking:confirm", args=[newer.id]))
-        messages.warning(
-            request, _("That hold has ended (it lasts a few minutes): please choose again.")
-        )
-        return HttpResponseRedirect(reverse("booking:pick"))
+        messages.warning(request, _("That hold has ended: here is its choice again, as it is now."))
+        return HttpResponseRedirect(_ended_hold_page(client, owner, hold_id))
     choices = forms.choices_of(held.request)
     context = {
         "hold": held,
@@ -208,6 +208,22 @@ def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
         "page_url": pick_answers.page_url(choices),
     }
     return render(request, "booking/confirm.html", context)
+
+
+def _ended_hold_page(client: redis.Redis, owner: str, hold_id: str) -> str:
+    """Where an ended hold's link leads: the booking page with its choice when the hold was
+    the waiting list's (the buyer's notice still names it), else with its room."""
+    for status in waits_of(client=client, owner_id=owner):
+        if status.hold_id == hold_id:
+            wait = status.wait
+            start, end = wait.hours or (None, None)
+            choices = forms.Choices(
+                cls=wait.cls, room=wait.room, dates=(wait.date,), start=start, end=end,
+                boxes=(wait.box,) if wait.box else (),
+            )  # fmt: skip
+            return pick_answers.page_url(choices)
+    room = booking_id_room(hold_id)
+    return pick_answers.page_url(forms.Choices(room=room)) if room else reverse("booking:pick")
 
 
 @require_POST

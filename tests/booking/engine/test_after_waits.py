@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import redis
+import time_machine
 from django.test import Client
 from django.utils import timezone
 
@@ -497,3 +498,28 @@ def test_only_the_waiters_of_the_slot_under_the_priority_hold_are_told_to_wait_f
     assert booking_claim(
         client=r, owner_id=str(third.id), request=a_day(n=14), booking_id=booking_new_id(room=7)
     ).ok
+
+
+def test_the_mail_link_of_a_lapsed_priority_hold_leads_to_its_choice(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    client_for: Callable[[Any], Client],
+) -> None:
+    """Followed after the hour it lasted: the booking page with the waited slot chosen (and
+    free, here), not the bare booking page and "it lasts a few minutes"."""
+    made = booked(r, buyer)
+    assert wait_join(client=r, owner_id=str(second_buyer.id), wait=Wait(7, "A", day(5))) == "ok"
+    assert booking_cancel(
+        client=r, booking_id=made.id, actor_id=str(buyer.id), actor_is_staff=False
+    ).ok
+    (told,) = waits_of(client=r, owner_id=str(second_buyer.id))
+    assert told.mine and told.priority_until is not None
+    client = client_for(second_buyer)
+    later = told.priority_until + dt.timedelta(minutes=5)
+    with time_machine.travel(later, tick=False):
+        answer = client.get(f"/book/confirm/{told.hold_id}/")
+        assert answer.status_code == 302
+        assert answer["Location"] == f"/book/?cls=A&room=7&date={day(5).isoformat()}"
+        page = client.get(answer["Location"]).content.decode()
+    assert "That hold has ended" in page and "a few minutes" not in page

@@ -512,7 +512,7 @@ def test_an_abandoned_hold_frees_itself(
         other = client_for(second_buyer)
         assert other.post("/book/hold/", B_8_12).status_code == 302
         gone = client_for(buyer).get(f"/book/confirm/{form['hold_id']}/")
-        assert gone.status_code == 302 and gone["Location"] == "/book/"
+        assert gone.status_code == 302 and gone["Location"] == "/book/?room=7"  # its room
 
 
 def test_release_gives_the_hold_back(
