@@ -204,6 +204,7 @@ def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
         # claim recognises as its own, not "someone was faster".
         "booking_id": booking_id_from(f"hold:{held.id}", room=held.request.room),
         "expires_local": timezone.localtime(held.expires_at),
+        "seconds_left": max(0, int((held.expires_at - timezone.now()).total_seconds())),
         "zone": zone_name(),
         "page_url": pick_answers.page_url(choices),
     }

@@ -10,11 +10,14 @@
     var clock = box.querySelector("[data-countdown-clock]");
     var status = document.querySelector("[data-countdown-status]");
     if (!until || !clock || !status) { return; }
-    var end = parseInt(until.getAttribute("data-expires"), 10) * 1000;
-    if (!end) { return; }
+    // The seconds left as the server counted them when it sent the page, counted down on this
+    // device's monotonic clock: a device whose clock is wrong still shows the right time left.
+    var sent = parseInt(until.getAttribute("data-left"), 10);
+    if (isNaN(sent)) { return; }
+    var end = window.performance.now() + sent * 1000;
     box.hidden = false;
     function tick() {
-      var left = Math.max(0, Math.round((end - Date.now()) / 1000));
+      var left = Math.max(0, Math.round((end - window.performance.now()) / 1000));
       clock.textContent = pad(Math.floor(left / 60)) + ":" + pad(left % 60);
       if (left === 0) {
         box.hidden = true;
