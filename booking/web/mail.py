@@ -184,14 +184,17 @@ def freed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     _person, wait = wait_of(int(room), member)
     notice = notice_of(text_or_none(client.hget(RoomKeys(int(room)).wait_notices, member)))
     hold_id = notice.hold_id if notice else ""
+    # Until when the priority hold lasts: this buyer's own, or the first waiter's on this slot
+    # (the notice names its end; given back, the notice no longer does).
     until = notice.expires_at if notice else None
     # Granted if the buyer may have it (at most a few at once), and only then usable and shown
     # on every page while it lasts (booking.engine.priority); else it is everyone's.
     if hold_id and priority_grant(client=client, person_id=int(person), hold_id=hold_id) != (
         "granted"
     ):
-        hold_id = ""
-    until = until if hold_id else None
+        hold_id, until = "", None
+    if until is not None and until <= timezone.now():
+        until = None  # the first waiter's hour is over: it is everyone's
     target = mail_target(client=client, person_id=int(person))
     if target is None:
         return None

@@ -523,3 +523,35 @@ def test_the_mail_link_of_a_lapsed_priority_hold_leads_to_its_choice(
         assert answer["Location"] == f"/book/?cls=A&room=7&date={day(5).isoformat()}"
         page = client.get(answer["Location"]).content.decode()
     assert "That hold has ended" in page and "a few minutes" not in page
+
+
+def test_the_second_waiters_mail_says_until_when_the_first_has_priority(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone, settings: Any, tmp_path: Path
+) -> None:
+    """Not "it is open to everyone now" while the slot is held for the first waiter (booking
+    it from that mail was refused); the first waiter's mail offers the hold."""
+    import email
+
+    from strongroom.outbox_delivery import outbox_send
+    from tests.mail_support import mail_to_files, with_address
+
+    sent = mail_to_files(settings, tmp_path)
+    third = person_make(r, "third_waiter")
+    with_address(r, second_buyer, "bo@example.test")
+    with_address(r, third, "third@example.test")
+    made = booked(r, buyer)
+    for who in (second_buyer, third):
+        assert wait_join(client=r, owner_id=str(who.id), wait=Wait(7, "A", day(5))) == "ok"
+    assert booking_cancel(
+        client=r, booking_id=made.id, actor_id=str(buyer.id), actor_is_staff=False
+    ).ok
+    outbox_send(client=r)
+    bodies = {}
+    for path in sent.glob("*.eml"):
+        message = email.message_from_bytes(path.read_bytes())
+        if str(message["Subject"]).startswith("Free again"):
+            part = next(p for p in message.walk() if p.get_content_type() == "text/plain")
+            bodies[message["To"]] = part.get_payload(decode=True).decode()  # type: ignore[union-attr]
+    assert "held for you until" in bodies["bo@example.test"]
+    assert "has priority until" in bodies["third@example.test"]
+    assert "open to everyone now" not in bodies["third@example.test"]
