@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -112,3 +114,40 @@ def fetch(
     found["set-cookie"] = "\n".join(response.headers.get_all("Set-Cookie") or [])
     conn.close()
     return response.status, found, text
+
+
+def group_alive(group: int) -> bool:
+    """Whether a process of process group `group` still runs (zombies, which an init that
+    does not reap may leave, do not count). Reads /proc where there is one; elsewhere asks
+    the kernel, which counts zombies too."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # it ended while we looked
+        if len(fields) > 2 and fields[2] == str(group) and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+def group_stop(group: int, *, timeout_s: float) -> None:
+    """Stop what is left of the site's process group and wait for it: the workers a master
+    killed with -9 leaves behind run on until they notice, and one still sending mail, or
+    still able to start the embedded store again, must end before the store does. SIGTERM
+    (a worker's graceful stop), then after `timeout_s` SIGKILL."""
+    deadline = time.monotonic() + timeout_s
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGTERM)
+    while group_alive(group):
+        if time.monotonic() > deadline:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGKILL)
+            return
+        time.sleep(0.05)

@@ -7,6 +7,7 @@ These start the real `make run` in its own process group on a temporary data dir
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -156,3 +157,32 @@ def test_demo_is_not_loaded_into_a_store_that_already_holds_data(r: redis.Redis)
     calls: list[str] = []
     line = first_run_demo(client=r, embedded=True, setting="auto", load=lambda: calls.append("x"))
     assert calls == [] and "already holds data" in line
+
+
+def test_a_master_killed_with_9_leaves_no_worker_and_no_store(tmp_path: Path) -> None:
+    """gunicorn's master dies (kill -9): its workers ran on for a moment after it while the
+    store was stopped under them, so one could lose a sent mail's acknowledgement (the mail
+    went again after the restart) or start the embedded store again, left running. They now
+    stop first, then the store."""
+    log = tmp_path / "run.log"
+    data = tmp_path / "data"
+    process, _base = make_run(data, log, STRONGROOM_DEMO="0", WEB_CONCURRENCY="2")
+    started = log.read_text(errors="replace")
+    master = int(re.findall(r"\[(\d+)\] \[INFO\] Starting gunicorn", started)[-1])
+    workers = [int(pid) for pid in re.findall(r"Booting worker with pid: (\d+)", started)]
+    assert len(workers) == 2
+    os.kill(master, signal.SIGKILL)
+    process.wait(timeout=90)
+    output = log.read_text(errors="replace")
+    assert wait_for(lambda: not servers_on(data), timeout=20), output
+    assert not [pid for pid in workers if running(pid)], output
+    assert "embedded store stopped" in output, output
+
+
+def running(pid: int) -> bool:
+    """Whether `pid` runs (a zombie does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")

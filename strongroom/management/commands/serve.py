@@ -16,7 +16,7 @@ from strongroom.conf import DEFAULT_BIND, env_int, site_url_for_bind
 from strongroom.durable import durability
 from strongroom.firstrun import first_run_demo
 from strongroom.health import check
-from strongroom.serving import default_workers, gunicorn_command
+from strongroom.serving import default_workers, group_stop, gunicorn_command
 from strongroom.startup import StoreNotReady, startup_checks
 from strongroom.static_files import static_collect
 from strongroom.store import StoreUnavailable, get_store, is_embedded
@@ -111,7 +111,9 @@ class Command(BaseCommand):
 
         for stop_signal in STOP_SIGNALS:
             signal.signal(stop_signal, on_stop_signal)
-        site = subprocess.Popen(command)
+        # Its own process group: Ctrl-C reaches this command alone (which asks gunicorn for
+        # its graceful stop), and whatever the site leaves behind can be found and stopped.
+        site = subprocess.Popen(command, process_group=0)
         try:
             site.wait()
         except StopRequested as stop:
@@ -126,6 +128,10 @@ class Command(BaseCommand):
                 site.wait()
         finally:
             stopping = True
+            # A master that died (kill -9) leaves its workers running for a moment: they stop
+            # before the store, or one could lose a sent mail's acknowledgement (and send it
+            # again after a restart) or start the embedded store again behind our back.
+            group_stop(site.pid, timeout_s=DRAIN_TIMEOUT_S)
             if is_embedded() and not options["keep_store"]:
                 embedded.stop(settings.STRONGROOM_DATA_DIR)
                 self.stdout.write("embedded store stopped")
