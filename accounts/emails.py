@@ -76,15 +76,22 @@ RESET_GATE = MailGate(
 
 
 def mail_gate(
-    *, client: redis.Redis, gate: MailGate, person_id: int, address: str, client_id: str = ""
+    *,
+    client: redis.Redis,
+    gate: MailGate,
+    person_id: int,
+    address: str,
+    client_id: str = "",
+    attempt_id: str = "",
 ) -> bool:
     """Whether one more mail of `gate`'s kind may go to `address` for this person, asked from
-    `client_id`; counted only when it may (one call that checks every window first)."""
+    `client_id`; counted only when it may (one call that checks every window first), under
+    `attempt_id` (the mail's outbox nonce: a mail dropped unsent gives its count back)."""
     keys = mail_gate_keys(kind=gate.kind, person_id=person_id, address=address, client_id=client_id)
     client_limit = gate.client if client_id else (0, 0)
     args = {
         "now_ms": int(time.time() * 1000),
-        "attempt_id": secrets.token_hex(8),
+        "attempt_id": attempt_id or secrets.token_hex(8),
         "person_limit": gate.person[0],
         "person_window_ms": gate.person[1],
         "address_limit": gate.address[0],
@@ -134,7 +141,12 @@ def email_set(
     key = PERSON.key(person_id=person_id)
     current, verified = text_values(client.hmget(key, "email", "email_verified"))
     unchanged = address == (current or "") and (not address or verified == "1")
-    outcome = "saved" if unchanged or not address else _verify_mail_gate(client, person_id, address)
+    nonce = secrets.token_hex(6)
+    outcome = (
+        "saved"
+        if unchanged or not address
+        else _verify_mail_gate(client, person_id, address, attempt=nonce)
+    )
     pipe = client.pipeline(transaction=False)
     if language:
         pipe.hset(key, "lang", language)
@@ -146,17 +158,40 @@ def email_set(
             notice = (person_id, secrets.token_hex(6), address_arg(current))
             mail_queue(pipe, kind="email_changed", args=notice)
         if outcome == "sent":
-            args = (person_id, secrets.token_hex(6), _next_arg(next_url), address_arg(address))
+            args = (person_id, nonce, _next_arg(next_url), address_arg(address))
             mail_queue(pipe, kind="verify", args=args)
     if len(pipe):
         pipe.execute()
     return outcome
 
 
-def _verify_mail_gate(client: redis.Redis, person_id: int, address: str) -> str:
+def _verify_mail_gate(client: redis.Redis, person_id: int, address: str, *, attempt: str) -> str:
     """ "sent" if one more confirmation mail may go, for this person and to this address."""
-    may = mail_gate(client=client, gate=VERIFY_GATE, person_id=person_id, address=address)
+    may = mail_gate(
+        client=client, gate=VERIFY_GATE, person_id=person_id, address=address, attempt_id=attempt
+    )
     return "sent" if may else "later"
+
+
+def verify_gate_give_back(
+    client: redis.Redis, *, person_id: int, address: str, attempt_id: str
+) -> None:
+    """A confirmation mail dropped unsent (the address changed or was confirmed before it
+    went) no longer counts against the person or the address: else three throwaway accounts
+    setting someone's address and clearing it again used up that address's hour without one
+    mail reaching it, and its owner could not confirm it."""
+    keys = [
+        key
+        for gate in (VERIFY_GATE, RESEND_GATE)
+        for name, key in mail_gate_keys(
+            kind=gate.kind, person_id=person_id, address=address, client_id=""
+        ).items()
+        if name in ("person", "address")
+    ]
+    pipe = client.pipeline(transaction=False)
+    for key in keys:
+        pipe.zrem(key, attempt_id)
+    pipe.execute()
 
 
 def _index_forget(pipe: redis.client.Pipeline, *, person_id: int, email: str) -> None:
@@ -175,12 +210,17 @@ def email_resend(*, client: redis.Redis, person_id: int, client_id: str = "") ->
     )
     if not email or verified == "1":
         return "nothing"
-    gate = RESEND_GATE
+    gate, nonce = RESEND_GATE, secrets.token_hex(6)
     if not mail_gate(
-        client=client, gate=gate, person_id=person_id, address=email, client_id=client_id
+        client=client,
+        gate=gate,
+        person_id=person_id,
+        address=email,
+        client_id=client_id,
+        attempt_id=nonce,
     ):
         return "later"
-    args = (person_id, secrets.token_hex(6), "", address_arg(email))
+    args = (person_id, nonce, "", address_arg(email))
     mail_queue(client, kind="verify", args=args)
     return "sent"
 

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext
 
-from accounts.emails import reset_token_make, verify_token_make
+from accounts.emails import reset_token_make, verify_gate_give_back, verify_token_make
 from accounts.selectors import MailTarget
 from strongroom.decoders import text_values
 from strongroom.keyspace import PERSON
@@ -70,10 +70,10 @@ def verify_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     username, email, verified, lang = text_values(
         client.hmget(PERSON.key(person_id=person_id), "username", "email", "email_verified", "lang")
     )
-    if username is None or not email or verified == "1":
-        return None
     fixed = _fixed_address(args, 3)
-    if fixed is not None and fixed != email:
+    if username is None or not email or verified == "1" or (fixed is not None and fixed != email):
+        if fixed is not None and len(args) > 1:  # unsent: its count goes back
+            verify_gate_give_back(client, person_id=person_id, address=fixed, attempt_id=args[1])
         return None
     target = MailTarget(person_id, username, email, lang or "en")
     token = verify_token_make(person_id=person_id, email=email, next_url=next_url)

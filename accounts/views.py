@@ -208,7 +208,10 @@ def email_resend(request: HttpRequest) -> HttpResponse:
     elif outcome == "later":
         messages.warning(
             request,
-            _("We sent a link a short while ago. Check your inbox, or ask again in a few minutes."),
+            _(
+                "No link was sent: your account or this address has had as many confirmation "
+                "mails lately as we send. Please ask again in an hour."
+            ),
         )
     return redirect("accounts:profile")
 
