@@ -51,7 +51,11 @@ MAIL_GATE = FunctionSpec(
     ("now_ms", "attempt_id", "person_limit", "person_window_ms", "address_limit",
      "address_window_ms", "client_limit", "client_window_ms"),
 )  # fmt: skip
+# KEYS then the views key of each day; ARGV then the views of each day, in the same order.
+VISITS_ADD = FunctionSpec(
+    "accounts_visits_add", "VISITS_ADD", ("applied",), ("flush_id", "now_ms", "keep_s")
+)
 SPECS = (
     PERSON_CREATE, NAME_CLAIM, PERSON_DISCARD, LOGIN_GATE, LOGIN_PASSED, SIGNUP_GATE,
-    RECENT_LOGINS, TOP_LOGINS, STAFF_SET, EMAIL_FORGET, MAIL_GATE,
+    RECENT_LOGINS, TOP_LOGINS, STAFF_SET, EMAIL_FORGET, MAIL_GATE, VISITS_ADD,
 )  # fmt: skip

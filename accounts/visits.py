@@ -2,8 +2,9 @@
 
 A page view is counted in the worker's memory (`visit_count`: no store round trip, so a page
 never waits for the store's fsync on its account). A thread of the worker writes what gathered
-at most once every `STRONGROOM_VISITS_FLUSH_MS` (1 s), in one pipeline: INCRBY + EXPIRE of the
-views and PFADD + EXPIRE of the visitors, per day and shard. A graceful exit (gunicorn's
+at most once every `STRONGROOM_VISITS_FLUSH_MS` (1 s), in one pipeline: the views under an id
+that makes them count once (`accounts_visits_add`) and PFADD + EXPIRE of the visitors, per day
+and shard. A graceful exit (gunicorn's
 `worker_exit`, `atexit`) writes the rest, so counts are exact when nothing crashes; a worker
 killed hard, or a machine that loses power, loses at most the counts of its last interval.
 """
@@ -14,16 +15,22 @@ import atexit
 import datetime as dt
 import logging
 import os
+import secrets
 import threading
+import time
 import zlib
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import redis
 from django.conf import settings
 from django.utils.crypto import salted_hmac
 
-from strongroom.keyspace import VISITS_SHARDS, VISITS_VIEWS, VISITS_VISITORS
+from accounts.calls import VISITS_ADD
+from strongroom.keyspace import VISITS_APPLIED, VISITS_SHARDS, VISITS_VIEWS, VISITS_VISITORS
+from strongroom.libraries import function_missing, with_functions
 from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store
 
 logger = logging.getLogger(__name__)
@@ -69,28 +76,50 @@ def visits_write(
     views: dict[str, int],
     visitors: dict[tuple[str, int], set[str]],
     views_shard: int,
-) -> list[str]:
-    """Write gathered counts in one pipeline: `views` per ISO day go to `views_shard`, visitors
-    per (day, shard). Returns the days whose views were not counted (to be tried again)."""
-    pipe = client.pipeline(transaction=False)
+    flush_id: str,
+) -> bool:
+    """Write gathered counts in one pipeline: `views` per ISO day go to `views_shard` once
+    under `flush_id` (`accounts_visits_add`: sent again, it adds nothing), visitors per (day,
+    shard). Returns whether the views are written (False: send them again, same id)."""
     keep = _keep_seconds()
     days = list(views)
-    for day in days:
-        key = VISITS_VIEWS.key(shard=views_shard, day=day)
-        pipe.incrby(key, views[day])
-        pipe.expire(key, keep)
-    for (day, shard), ids in visitors.items():
-        key = VISITS_VISITORS.key(shard=shard, day=day)
-        members = sorted(ids)
-        for start in range(0, len(members), _PFADD_CHUNK):
-            pipe.pfadd(key, *members[start : start + _PFADD_CHUNK])
-        pipe.expire(key, keep)
-    replies = pipe.execute(raise_on_error=False)
+
+    def send() -> list[Any]:
+        pipe = client.pipeline(transaction=False)
+        if days:
+            keys, args = VISITS_ADD.call(
+                keys={"applied": VISITS_APPLIED.key(shard=views_shard)},
+                args={"flush_id": flush_id, "now_ms": int(time.time() * 1000), "keep_s": keep},
+                more_keys=[VISITS_VIEWS.key(shard=views_shard, day=day) for day in days],
+                more_args=[views[day] for day in days],
+            )
+            pipe.fcall(VISITS_ADD.name, len(keys), *keys, *args)
+        for (day, shard), ids in visitors.items():
+            key = VISITS_VISITORS.key(shard=shard, day=day)
+            members = sorted(ids)
+            for start in range(0, len(members), _PFADD_CHUNK):
+                pipe.pfadd(key, *members[start : start + _PFADD_CHUNK])
+            pipe.expire(key, keep)
+        replies = pipe.execute(raise_on_error=False)
+        if days and isinstance(replies[0], redis.ResponseError) and function_missing(replies[0]):
+            raise replies[0]  # the libraries are loaded, and all of it sent again
+        return list(replies)
+
+    replies = with_functions(client, send)
     failed = [reply for reply in replies if isinstance(reply, Exception)]
     if failed:
         logger.warning("visit counts partly not written: %s", failed[0])
-    # A PFADD that failed loses nothing by being sent again; an INCRBY that ran must not be.
-    return [day for n, day in enumerate(days) if isinstance(replies[2 * n], Exception)]
+    # A PFADD that failed loses nothing by being sent again; the views carry their id.
+    return not days or not isinstance(replies[0], Exception)
+
+
+@dataclass(frozen=True)
+class _Flush:
+    """Views a flush sent whose answer did not come: sent again as they are, same id."""
+
+    id: str
+    shard: int
+    views: dict[str, int]
 
 
 class VisitBatch:
@@ -113,6 +142,7 @@ class VisitBatch:
         self._views: Counter[str] = Counter()
         self._visitors: dict[tuple[str, int], set[str]] = {}
         self._pending_visitors = 0
+        self._doubt: _Flush | None = None
         self._flushes = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -131,22 +161,31 @@ class VisitBatch:
 
     def pending_views(self) -> int:
         with self._lock:
-            return sum(self._views.values())
+            doubt = sum(self._doubt.views.values()) if self._doubt else 0
+            return sum(self._views.values()) + doubt
 
     def flush(self) -> int:
         """Write everything gathered so far in one pipeline; returns the views written. On a
-        store error the counts are kept for the next flush."""
+        store error the counts are kept for the next flush, and views that may have been
+        written (sent, no answer) go again alone, under their id, before any newer ones."""
         with self._flush_lock:
             with self._lock:
                 views, visitors = dict(self._views), self._visitors
                 self._views, self._visitors, self._pending_visitors = Counter(), {}, 0
-            if not views and not visitors:
+            unit = self._doubt
+            if unit is None and views:
+                self._flushes += 1
+                shard = (os.getpid() + self._flushes) % VISITS_SHARDS
+                unit, views = _Flush(secrets.token_hex(8), shard, views), {}
+            if unit is None and not visitors:
                 return 0
-            self._flushes += 1
-            shard = (os.getpid() + self._flushes) % VISITS_SHARDS
             try:
-                unwritten = visits_write(
-                    client=self._client(), views=views, visitors=visitors, views_shard=shard
+                written = visits_write(
+                    client=self._client(),
+                    views=unit.views if unit else {},
+                    visitors=visitors,
+                    views_shard=unit.shard if unit else 0,
+                    flush_id=unit.id if unit else "",
                 )
             except _STORE_ERRORS as error:
                 if isinstance(error, (*UNAVAILABLE, StoreUnavailable, OSError)):
@@ -154,10 +193,11 @@ class VisitBatch:
                     logger.warning("visit counts not written: the store did not answer (%r)", error)
                 else:
                     logger.warning("visit counts not written", exc_info=True)
-                self._put_back(views, visitors)
-                return 0
-            self._put_back({day: views[day] for day in unwritten}, {})
-            return sum(views.values()) - sum(views[day] for day in unwritten)
+                written = False
+                self._put_back({}, visitors)
+            self._put_back(views, {})  # gathered behind views in doubt: they go next time
+            self._doubt = None if written else unit
+            return sum(unit.views.values()) if unit and written else 0
 
     def _put_back(self, views: dict[str, int], visitors: dict[tuple[str, int], set[str]]) -> None:
         with self._lock:
@@ -170,6 +210,7 @@ class VisitBatch:
         """Forget what gathered (tests, between stores)."""
         with self._lock:
             self._views, self._visitors, self._pending_visitors = Counter(), {}, 0
+            self._doubt = None
 
     def _start(self) -> None:
         self._stop.clear()
@@ -242,4 +283,5 @@ def visit_record(*, client: redis.Redis, day: dt.date, visitor: str) -> None:
         views={day.isoformat(): 1},
         visitors={(day.isoformat(), visitor_shard(visitor)): {visitor}},
         views_shard=visitor_shard(visitor),
+        flush_id=secrets.token_hex(8),
     )

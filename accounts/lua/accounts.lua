@@ -27,6 +27,8 @@ local EMAIL_FORGET_ARGS = {'email', 'person_id'}
 local MAIL_GATE_KEYS = {'person', 'address', 'client'}
 local MAIL_GATE_ARGS = {'now_ms', 'attempt_id', 'person_limit', 'person_window_ms',
   'address_limit', 'address_window_ms', 'client_limit', 'client_window_ms'}
+local VISITS_ADD_KEYS = {'applied'}
+local VISITS_ADD_ARGS = {'flush_id', 'now_ms', 'keep_s'}
 
 -- A list's items by the names of `names` (same order): named({'a', 'b'}, {'x', 'y'}).x == 'a'.
 local function named(values, names)
@@ -287,7 +289,37 @@ local function mail_gate(keys, args)
   return 0
 end
 
+-- One flush's page views, added once: a flush sent again (its reply lost while the store
+-- stalled, which then ran the first send all the same) finds its id and adds nothing. Ids are
+-- kept an hour.
+-- KEYS: applied, then the views counter of each day; ARGV: flush id, now ms, the counters'
+-- life in seconds, then the views of each day (same order). Returns 1 (added) | 0 (had been).
+local function visits_add(keys, args)
+  local k, a = named(keys, VISITS_ADD_KEYS), named(args, VISITS_ADD_ARGS)
+  local now, keep, first = tonumber(a.now_ms), tonumber(a.keep_s), #VISITS_ADD_ARGS
+  if not a.flush_id or a.flush_id == '' or not now or not keep
+      or #args - first ~= #keys - 1 then
+    return redis.error_reply('ERR accounts_visits_add: malformed call')
+  end
+  if redis.call('ZSCORE', k.applied, a.flush_id) then return 0 end
+  for i = 2, #keys do  -- every counter checked before the first is written
+    local kind = redis.call('TYPE', keys[i]).ok
+    if not tonumber(args[first + i - 1]) or (kind ~= 'string' and kind ~= 'none') then
+      return redis.error_reply('ERR accounts_visits_add: not a counter: ' .. keys[i])
+    end
+  end
+  for i = 2, #keys do
+    redis.call('INCRBY', keys[i], args[first + i - 1])
+    redis.call('EXPIRE', keys[i], keep)
+  end
+  redis.call('ZADD', k.applied, now, a.flush_id)
+  redis.call('ZREMRANGEBYSCORE', k.applied, '-inf', '(' .. tostring(now - 3600000))
+  redis.call('PEXPIRE', k.applied, 3600000)
+  return 1
+end
+
 redis.register_function{function_name='accounts_signup_gate', callback=signup_gate}
+redis.register_function{function_name='accounts_visits_add', callback=visits_add}
 redis.register_function{function_name='accounts_mail_gate', callback=mail_gate}
 redis.register_function{function_name='accounts_recent_logins', callback=recent_logins,
   flags={'no-writes'}}

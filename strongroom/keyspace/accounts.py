@@ -194,6 +194,20 @@ VISITS_VIEWS = declare(
         "sum of the shards"
     ),
 )
+VISITS_APPLIED = declare(
+    "visits-applied",
+    "{visits:<shard>}:applied",
+    type="zset",
+    holds=noop(
+        "the ids of the view counts written to this shard in the last hour (score: when), so a "
+        "flush sent again after a lost reply adds nothing; expires an hour after the last"
+    ),
+    app="accounts",
+    why=noop(
+        "a stalled store runs a flush whose reply the worker never got: without its id the "
+        "worker's next try counted the same views twice"
+    ),
+)
 VISITS_VISITORS = declare(
     "visits-visitors",
     "{visits:<shard>}:visitors:<day>",

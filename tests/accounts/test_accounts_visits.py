@@ -276,3 +276,42 @@ def test_a_page_renders_and_its_view_waits_while_the_store_is_away(
     assert "Traceback" not in caplog.text  # an outage is one line, not a trace per flush
     monkeypatch.undo()
     assert today(r) == (2, 2)  # written once the store answers again
+
+
+def test_views_sent_while_the_store_stalled_are_counted_once(tmp_path: Path) -> None:
+    """A flush sent to a stalled store gets no answer, but the store runs it once it wakes:
+    sent again with the views gathered since merged in, the stall's views counted twice (an
+    outside check: 30 pages became 60 views). Now the views in doubt go again alone, under
+    their id, and the store adds them once."""
+    import os
+    import signal
+
+    from strongroom.store import load_functions
+    from tests.store.test_store_stall import servers_on
+
+    data_dir = tmp_path / "stalls"
+    data_dir.mkdir()
+    client = connect(embedded.ensure_running(data_dir))
+    try:
+        load_functions(client)
+        batch = visits.VisitBatch(client=lambda: client, interval_ms=lambda: 0)
+        for n in range(30):
+            batch.add(day=DAY, visitor=f"s:{n}")
+        [pid] = servers_on(data_dir)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            assert batch.flush() == 0  # no answer within the timeout: kept
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        batch.add(day=DAY, visitor="s:late")
+        assert batch.pending_views() == 31
+        assert batch.flush() == 30  # the 30 in doubt, alone: the store had them already
+        assert batch.flush() == 1
+        views = sum(
+            int(client.get(VISITS_VIEWS.key(shard=n, day=DAY.isoformat())) or 0)
+            for n in range(VISITS_SHARDS)
+        )
+        assert views == 31
+    finally:
+        client.close()
+        embedded.stop(data_dir)
