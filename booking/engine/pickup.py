@@ -132,7 +132,13 @@ def booking_pickup(
         # The code's booking went (cancelled or moved) between the lookup and the function.
         return _wrong_code(client, keys, who, mac, attempt, moment)
     booking = booking_from_hash(flat_to_dict(answer["record"]))
-    come_on = _come_on(booking, moment) if outcome in ("wrong_day", "wrong_hour") else None
+    # Also after "already collected": a day of it still ahead (last night's grace ran on into
+    # a booked day whose hours come later) is named.
+    come_on = (
+        _come_on(booking, moment)
+        if outcome in ("wrong_day", "wrong_hour", "already_collected")
+        else None
+    )
     return PickupResult(
         outcome == "collected", outcome, _PICKUP_MESSAGES[outcome], booking, come_on=come_on
     )

@@ -170,10 +170,10 @@ def test_last_night_s_grace_wins_over_tonight_s_hours_not_begun(
     first = booking_pickup(client=r, room=7, code=code, now=at(4, 0, 5))
     assert first.ok and first.booking is not None
     assert first.booking.collected_dates == (day(3),) and first.booking.status == "confirmed"
-    # Still in last night's grace: that day is the one asked for, and it is collected.
-    assert booking_pickup(client=r, room=7, code=code, now=at(4, 0, 6)).outcome == (
-        "already_collected"
-    )
+    # Still in last night's grace: that day is the one asked for, and it is collected; the
+    # answer names tonight's as the one to come back for.
+    again = booking_pickup(client=r, room=7, code=code, now=at(4, 0, 6))
+    assert again.outcome == "already_collected" and again.come_on == day(4)
     assert booking_pickup(client=r, room=7, code=code, now=at(4, 0, 15)).outcome == "wrong_hour"
     second = booking_pickup(client=r, room=7, code=code, now=at(4, 23, 30))
     assert second.ok and second.booking is not None and second.booking.status == "collected"
