@@ -22,6 +22,7 @@ from accounts.sessions import session_key_person_id
 from booking.domain.keys import RoomKeys, date_index, person_index
 from strongroom import embedded
 from strongroom.durable import waitaof_supported
+from strongroom.embedded_cluster import ClusterNodeProcess, LocalCluster
 from strongroom.keyspace import PERSON, SESSION
 from strongroom.store import is_cluster, primaries, primaries_reached, tags_may_mix
 
@@ -105,3 +106,13 @@ def kill_and_restart(data_dir: Path) -> None:
             break
         time.sleep(0.01)
     embedded.ensure_running(data_dir)
+
+
+def replica_of(cluster: LocalCluster, client: redis.Redis, key: str) -> ClusterNodeProcess:
+    """The replica of the primary that serves `key` (`client`: a cluster client)."""
+    primary = client.get_node_from_key(key)  # type: ignore[attr-defined]
+    return next(
+        node
+        for node in cluster.replicas
+        if node.client().info("replication")["master_port"] == primary.port
+    )

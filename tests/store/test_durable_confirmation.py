@@ -23,6 +23,7 @@ from strongroom.embedded_cluster import LocalCluster
 from strongroom.keyspace import DURABLE_FENCE, family_of
 from strongroom.store import _cluster, connect
 from tests.store.test_cluster import cluster, on_cluster  # noqa: F401
+from tests.store_support import replica_of
 
 pytestmark = pytest.mark.store
 
@@ -53,12 +54,7 @@ def test_a_retry_on_a_new_connection_is_not_confirmed_while_the_replica_is_away(
 ) -> None:
     person = "sr:{person:9}:person"
     owner = on_cluster.get_node_from_key(person)  # type: ignore[attr-defined]
-    replica = next(
-        node
-        for node in cluster.replicas
-        if node.client().info("replication")["master_port"] == owner.port
-    )
-    pid = replica.pid()
+    pid = replica_of(cluster, on_cluster, person).pid()
     assert pid is not None
     args = ["Nine", "nine", "hash", 0, 1, "token-9"]
     os.kill(pid, signal.SIGSTOP)

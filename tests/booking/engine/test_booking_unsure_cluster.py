@@ -19,6 +19,7 @@ from strongroom.durable import NotDurable, durability
 from strongroom.embedded_cluster import LocalCluster
 from tests.booking_support import NOW, request
 from tests.store.test_cluster import cluster, on_cluster  # noqa: F401
+from tests.store_support import replica_of
 
 pytestmark = pytest.mark.store
 
@@ -29,13 +30,7 @@ def test_a_claim_no_replica_confirmed_is_listed_as_not_confirmed_until_settled(
 ) -> None:
     assert durability(on_cluster) == "aof+replica"
     wanted = request("A", room=7, dates=(5,))
-    primary = on_cluster.get_node_from_key(RoomKeys(7).ledger)  # type: ignore[attr-defined]
-    replica = next(
-        node
-        for node in cluster.replicas
-        if node.client().info("replication")["master_port"] == primary.port
-    )
-    pid = replica.pid()
+    pid = replica_of(cluster, on_cluster, RoomKeys(7).ledger).pid()
     assert pid is not None
     booking_id = booking_new_id(room=7)
     os.kill(pid, signal.SIGSTOP)
