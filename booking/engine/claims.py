@@ -46,7 +46,7 @@ from booking.domain.rules import (
 from booking.engine.indexes import indexes_after_claim, rooms_mark
 from booking.engine.pace import PACE_WINDOW_MS, booking_pace, booking_pace_return
 from booking.engine.requests import refuse_invalid
-from booking.engine.unsure import claim_unsure_mark, unsure_forget
+from booking.engine.unsure import unsure_forget
 from booking.engine.waits import waits_forget
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
@@ -180,10 +180,11 @@ def booking_claim(
         else:
             raise RuntimeError("no free pickup code after several attempts")
     except NotDurable:
-        # The claim ran (perhaps) and the store could not say it is safe: until a durable
-        # write settles it, no page shows it as confirmed (the buyer is asked to try again).
-        claim_unsure_mark(client=client, booking_id=booking_id, now=now)
-        if not inline:  # its indexes were not written: the list readers write them
+        # The claim ran (perhaps) and the store could not say it is safe: its record keeps
+        # the mark it was written with, so no page shows it as confirmed until a durable call
+        # settles it (the buyer is asked to try again). Its indexes were not written (on a
+        # cluster): the list readers write them.
+        if not inline:
             rooms_mark(client=client, rooms=[request.room])
         raise
     status = answer["status"]
@@ -202,11 +203,13 @@ def booking_claim(
         return ClaimResult(False, taken=tuple(slots_from_reply(answer["slots"], request.cls)))
     booking = booking_from_hash(flat_to_dict(answer["record"]))
     assert booking is not None
-    if booking.unsure:  # a retry, confirmed durable this time: the claim is settled
-        unsure_forget(client=client, booking_id=booking.id)
-        booking = dataclasses.replace(booking, unsure=False)
+    # Confirmed durable (its WAITAOF, or a retry's): the mark goes, with the index writes
+    # where the claim could not make them, else on its own.
     if not inline:
         indexes_after_claim(client=client, booking=booking)
+    elif booking.unsure:
+        unsure_forget(client=client, booking_id=booking.id)
+    booking = dataclasses.replace(booking, unsure=False)
     if answer["fulfilled"]:
         waits_forget(
             client=client, owner_id=owner_id, room=request.room, members=answer["fulfilled"]

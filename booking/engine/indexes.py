@@ -41,21 +41,35 @@ def indexes_after_claim(*, client: redis.Redis, booking: Booking) -> bool:
     with the configured durability (under aof+replica WAIT + WAITAOF 1 1 on each primary
     written to), and only once each confirmed is the id removed from `unindexed`. When they
     cannot be confirmed, or a primary is away, the booking stays named there (it is confirmed
-    all the same: its room holds it durably) and its room is marked for the list readers."""
-    unindexed = RoomKeys(booking.room).unindexed
+    all the same: its room holds it durably) and its room is marked for the list readers.
+
+    A booking the claim's WAITAOF confirmed (`booking.unsure` as written) loses its mark in the
+    same round trip as the ZREM (booking.engine.unsure)."""
+    keys = RoomKeys(booking.room)
+    unindexed = keys.unindexed
     if not isinstance(client, redis.RedisCluster):
         pipe = _index_pipeline(client, [booking])
         pipe.zrem(unindexed, booking.id)
+        if booking.unsure:
+            pipe.hdel(keys.record(booking.id), "unsure")
         pipe.execute()
         return True
     try:
         durable_calls(client, index_writes([booking]))
     except (NotDurable, StoreUnavailable, *UNAVAILABLE):
         rooms_mark(client=client, rooms=[booking.room])
+        if booking.unsure:
+            with contextlib.suppress(*UNAVAILABLE):
+                client.hdel(keys.record(booking.id), "unsure")
         return False
     # Not needed for the guarantee: a name left behind is drained again, which changes nothing.
+    # (A mark left behind shows the booking as not confirmed until it is settled.)
     with contextlib.suppress(*UNAVAILABLE):
-        client.zrem(unindexed, booking.id)
+        pipe = client.pipeline(transaction=False)
+        pipe.zrem(unindexed, booking.id)
+        if booking.unsure:
+            pipe.hdel(keys.record(booking.id), "unsure")
+        pipe.execute()
     return True
 
 

@@ -232,7 +232,8 @@ def moved_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     if target is None:
         return None
     moved = noop("Moved: %(reference)s, room %(room)s")
-    return _code_mail(_settled(client, booking), target, moved, "moved")
+    # A move's steps do not mark the booking: its mail waits for a durable call in any case.
+    return _code_mail(_settled(client, booking, always=True), target, moved, "moved")
 
 
 # Plugged into the outbox by booking's AppConfig.ready (formats.OUTBOX_ENTRIES: the same kinds).
@@ -252,10 +253,11 @@ def remind_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     return _code_mail(_settled(client, booking), target, tomorrow, "reminder", method=None)
 
 
-def _settled(client: redis.Redis, booking: Booking) -> Booking:
-    """No mail carries the code of a booking the store could not confirm: it is settled first
-    (booking.engine.unsure); NotDurable fails the send, and the mail is tried again later."""
-    if not booking.unsure:
+def _settled(client: redis.Redis, booking: Booking, *, always: bool = False) -> Booking:
+    """No mail carries the code of a booking the store has not confirmed: a marked one (or,
+    `always`, any) is settled first (booking.engine.unsure); NotDurable fails the send, and
+    the mail is tried again later."""
+    if not booking.unsure and not always:
         return booking
     booking_settle(client=client, booking_id=booking.id)
     return dataclasses.replace(booking, unsure=False)

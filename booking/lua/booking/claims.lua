@@ -125,6 +125,10 @@ local function claim(keys, args)
     hend = tostring(hend), boxes = a.boxes, created = a.now_ms, status = 'confirmed',
     code_mac = mac, code_n = code_n, collected = '', inv = table.concat(inventories, ','),
     made = made, ref = ref}, RECORD_FIELDS)
+  -- Not confirmed until the caller's WAITAOF says it is safe: the caller takes the mark away
+  -- then (booking.engine.unsure); a claim the store cannot confirm keeps it, so no page and no
+  -- mail shows it as confirmed meanwhile, not even in the second the WAITAOF waits.
+  written[#written + 1], written[#written + 2] = 'unsure', a.now_ms
   redis.call('HSET', record, unpack(written))
   redis.call('HSET', refs, ref, id)
   redis.call('XADD', outbox, '*', 'm', outbox_entry(OUTBOX_CONFIRM, {booking_id = id,
@@ -174,26 +178,4 @@ local function claim(keys, args)
     waits_fulfilled(k.waits, k.wait_notices, owner, cls, days, hstart, hend, boxes)}
 end
 
-local CLAIM_UNSURE_KEYS = {'record', 'edition'}
-local CLAIM_UNSURE_ARGS = {'now_ms'}
-
--- A claim whose durability the store could not confirm (booking_claim ran; the WAITAOF after
--- it fell short, as when a primary has lost its replica): its record says so (`unsure`, when)
--- until a durable write takes the mark away (booking.engine.unsure), and no page shows it as
--- confirmed meanwhile. A record that is not there (the claim itself was lost) stays absent.
--- KEYS: record, edition. ARGV: now ms. Returns 1 (marked) | 0 (no such record)
-local function claim_unsure(keys, args)
-  local k, a = named(keys, CLAIM_UNSURE_KEYS), named(args, CLAIM_UNSURE_ARGS)
-  if not k.edition or not tonumber(a.now_ms) then
-    return redis.error_reply('booking_claim_unsure: invalid call')
-  end
-  if redis.call('EXISTS', k.record) == 0 then
-    return 0
-  end
-  edition_bump(k.edition)
-  redis.call('HSET', k.record, 'unsure', a.now_ms)
-  return 1
-end
-
 redis.register_function{function_name = 'booking_claim', callback = claim}
-redis.register_function{function_name = 'booking_claim_unsure', callback = claim_unsure}
