@@ -106,3 +106,33 @@ def test_no_receipt_carries_the_code_until_the_store_confirmed_the_booking(
     assert booking is not None and not booking.unsure
     body = next(p for p in receipt.walk() if p.get_content_type() == "text/plain")
     assert code_display(booking.pickup_code()) in body.get_payload(decode=True).decode()  # type: ignore[union-attr]
+
+
+def test_no_receipt_goes_while_the_claims_waitaof_has_not_answered(
+    r: redis.Redis, settings: Any, buyer: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The mail sender runs between the claim and the answer of its WAITAOF (which then fails):
+    the record is marked from the start, so the sender settles it first, cannot, and sends
+    nothing. (Marked only after the WAITAOF failed, the receipt went, code and all.)"""
+    from booking.engine import claims
+    from booking.engine.claims import booking_claim
+    from strongroom.durable import NotDurable
+    from strongroom.libraries import fcall
+    from tests.booking_support import request
+
+    sent = mail_to_files(settings, tmp_path)
+    with_address(r, buyer, "anna@example.test")
+    settings.STRONGROOM_DURABILITY = "aof+replica"  # no replica here: nothing settles
+
+    def claim_then_sender_then_no_answer(client: Any, function: str, keys: Any, args: Any) -> Any:
+        fcall(client, function, keys, args)  # the store ran it
+        outbox_send(client=client, at_ms=to_ms(timezone.now()))  # a sender's pass meanwhile
+        raise NotDurable(function)
+
+    monkeypatch.setattr(claims, "durable_fcall", claim_then_sender_then_no_answer)
+    with pytest.raises(NotDurable):
+        booking_claim(
+            client=r, owner_id=str(buyer.id), request=request("A", room=34, dates=(5,)),
+            booking_id=booking_new_id(room=34),
+        )  # fmt: skip
+    assert list(sent.glob("*.eml")) == []
