@@ -231,7 +231,12 @@ class VisitBatch:
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=5)
         self._thread = None
-        self.flush()
+        # Views in doubt go alone: then what gathered behind them (a second flush), unless the
+        # store fails again.
+        for _ in range(2):
+            self.flush()
+            if self._doubt is not None or not self.pending_views():
+                break
 
     def after_fork(self) -> None:
         """A forked child starts empty, with its own locks and no thread."""

@@ -53,7 +53,7 @@ def bookings_csv(bookings: Iterable[Booking], names: dict[int, str]) -> str:
             for v in (
                 b.reference, b.id, b.cls, b.room_label,
                 " ".join(d.isoformat() for d in b.dates), _hours(b),
-                " ".join(str(x) for x in b.boxes), b.status, b.owner_id, owner,
+                " ".join(str(x) for x in b.boxes), _status(b), b.owner_id, owner,
                 b.created_at.isoformat(), b.cancelled_at.isoformat() if b.cancelled_at else "",
                 b.cancel_reason,
             )
@@ -75,8 +75,16 @@ def bookings_ics(bookings: Iterable[Booking], names: dict[int, str], *, host: st
             boxes = f", boxes {','.join(str(x) for x in b.boxes)}" if b.boxes else ""
             event.add("summary", f"Class {b.cls}, room {b.room_label}{boxes}")
             event.add(
-                "description", f"Booking {b.reference} ({b.id}); {b.status}; booked by {owner}"
+                "description", f"Booking {b.reference} ({b.id}); {_status(b)}; booked by {owner}"
             )
             event.add("x-strongroom-booking", b.id)
             calendar.add_component(event)
     return calendar.to_ical()
+
+
+def _status(booking: Booking) -> str:
+    """The status as the exports write it: "not confirmed yet" while the store has not
+    confirmed a booking (booking.engine.unsure)."""
+    return (
+        "not confirmed yet" if booking.unsure and booking.status == "confirmed" else booking.status
+    )

@@ -312,8 +312,12 @@ local function visits_add(keys, args)
     redis.call('INCRBY', keys[i], args[first + i - 1])
     redis.call('EXPIRE', keys[i], keep)
   end
-  redis.call('ZADD', k.applied, now, a.flush_id)
-  redis.call('ZREMRANGEBYSCORE', k.applied, '-inf', '(' .. tostring(now - 3600000))
+  -- Trimmed by the store's own clock: a worker whose clock runs ahead must not drop the ids
+  -- other workers wrote within the hour.
+  local time = redis.call('TIME')
+  local store_now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  redis.call('ZADD', k.applied, store_now, a.flush_id)
+  redis.call('ZREMRANGEBYSCORE', k.applied, '-inf', '(' .. tostring(store_now - 3600000))
   redis.call('PEXPIRE', k.applied, 3600000)
   return 1
 end

@@ -52,7 +52,9 @@ def day_event(
         start, end = (midnight + dt.timedelta(hours=hour) for hour in booking.hours)
         event.add("dtstart", start.astimezone(dt.UTC) if utc else start)
         event.add("dtend", end.astimezone(dt.UTC) if utc else end)
-    event.add("status", "CANCELLED" if booking.status == "cancelled" else "CONFIRMED")
+    # RFC 5545: TENTATIVE while the store has not confirmed the booking (booking.engine.unsure).
+    status = "TENTATIVE" if booking.unsure else "CONFIRMED"
+    event.add("status", "CANCELLED" if booking.status == "cancelled" else status)
     return event
 
 

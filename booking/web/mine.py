@@ -32,7 +32,10 @@ def _shown(booking: Booking, today: dt.date) -> dict[str, Any]:
     return {
         "booking": booking,
         "code": "" if booking.unsure or booking.handed else code_display(booking.pickup_code()),
-        "missed": booking.status == "confirmed" and booking.dates[-1] < today,
+        # Over, and none of its days collected (one partly collected lists its days).
+        "missed": booking.status == "confirmed"
+        and booking.dates[-1] < today
+        and not booking.collected_dates,
         "upcoming": booking.status == "confirmed" and booking.dates[-1] >= today,
         "cancellable": booking.status == "confirmed" and booking.dates[0] > today,
         "created_local": timezone.localtime(booking.created_at),

@@ -186,7 +186,8 @@ VISITS_VIEWS = declare(
     type="string",
     holds=noop(
         "page views on one day (site time zone) counted in one of VISITS_SHARDS shards, "
-        "INCRBY once a second per worker; expires after STRONGROOM_VISITS_KEEP_DAYS"
+        "added once a second per worker (accounts_visits_add); expires after "
+        "STRONGROOM_VISITS_KEEP_DAYS"
     ),
     app="accounts",
     why=noop(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -315,3 +316,32 @@ def test_views_sent_while_the_store_stalled_are_counted_once(tmp_path: Path) -> 
     finally:
         client.close()
         embedded.stop(data_dir)
+
+
+def test_a_graceful_exit_writes_the_views_in_doubt_and_those_gathered_behind_them(
+    r: redis.Redis,
+) -> None:
+    """The store ran the last flush but its answer was lost; one more view came; the worker
+    stops: both are written, once each."""
+    calls = {"n": 0}
+    real = visits.visits_write
+
+    def first_answer_lost(**kwargs: Any) -> bool:
+        written = real(**kwargs)
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise redis.ConnectionError("the answer was lost")
+        return written
+
+    batch = visits.VisitBatch(client=lambda: r, interval_ms=lambda: 0)
+    for n in range(3):
+        batch.add(day=DAY, visitor=f"s:{n}")
+    original, visits.visits_write = visits.visits_write, first_answer_lost  # type: ignore[assignment]
+    try:
+        assert batch.flush() == 0
+        batch.add(day=DAY, visitor="s:late")
+        batch.close()
+    finally:
+        visits.visits_write = original  # type: ignore[assignment]
+    assert batch.pending_views() == 0
+    assert today(r)[0] == 4

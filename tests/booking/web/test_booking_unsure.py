@@ -57,6 +57,10 @@ def test_a_booking_the_store_could_not_confirm_shows_no_code_until_confirmed(
         assert code not in text, f"{page} shows the code of a booking not confirmed"
     staff_page = client_for(staff).get(f"/staff/bookings/{booking_id}/").content.decode()
     assert "not confirmed yet" in staff_page
+    calendar = client.get(f"/book/mine/{booking_id}/calendar.ics").content.decode()
+    assert "STATUS:TENTATIVE" in calendar and "STATUS:CONFIRMED" not in calendar
+    exported = client_for(staff).get("/staff/bookings/export.csv?room=31").content.decode()
+    assert "not confirmed yet" in exported
     # "Confirm it now" while the store still cannot: the 503 page again, the mark stays.
     assert client.post(f"/book/done/{booking_id}/confirm/").status_code == 503
     assert booking_get(client=r, booking_id=booking_id).unsure  # type: ignore[union-attr]
