@@ -336,12 +336,12 @@ def test_a_graceful_exit_writes_the_views_in_doubt_and_those_gathered_behind_the
     batch = visits.VisitBatch(client=lambda: r, interval_ms=lambda: 0)
     for n in range(3):
         batch.add(day=DAY, visitor=f"s:{n}")
-    original, visits.visits_write = visits.visits_write, first_answer_lost  # type: ignore[assignment]
+    original, visits.visits_write = visits.visits_write, first_answer_lost
     try:
         assert batch.flush() == 0
         batch.add(day=DAY, visitor="s:late")
         batch.close()
     finally:
-        visits.visits_write = original  # type: ignore[assignment]
+        visits.visits_write = original
     assert batch.pending_views() == 0
     assert today(r)[0] == 4
