@@ -291,10 +291,15 @@ def retry_at(attempts: int, at: int) -> int:
 
 
 def outbox_send(
-    *, client: redis.Redis, at_ms: int | None = None, boxes: Sequence[str] | None = None
+    *,
+    client: redis.Redis,
+    at_ms: int | None = None,
+    boxes: Sequence[str] | None = None,
+    stop: threading.Event | None = None,
 ) -> SendReport:
     """Send what is new or due again in `boxes` (default: every outbox), acknowledging each
-    message once the mail server took it; keep and reschedule the ones that fail."""
+    message once the mail server took it; keep and reschedule the ones that fail. Once `stop`
+    is set, no further message is begun (those taken stay pending, for the next pass)."""
     at = now_ms() if at_ms is None else at_ms
     _ack_left_over(client)
     boxes = mailboxes() if boxes is None else list(boxes)
@@ -308,7 +313,7 @@ def outbox_send(
     try:
         with request_reads(), _InFlight(client, taken) as flight:
             _prepare(client, [d.member for d in taken])
-            counts = _deliver(client, taken, at, connection, flight)
+            counts = _deliver(client, taken, at, connection, flight, stop)
     finally:
         with contextlib.suppress(Exception):  # a broken connection is already reported
             connection.close()
@@ -329,6 +334,7 @@ def _deliver(
     at: int,
     connection: BaseEmailBackend,
     flight: _InFlight,
+    stop: threading.Event | None = None,
 ) -> tuple[int, int, int, int]:
     """Render and send `taken` in order, each acknowledged once sent; the dropped ones are
     acknowledged together at the end, after the writes their renderers asked for. Returns
@@ -337,7 +343,7 @@ def _deliver(
     dropped: list[Delivery] = []
     dropped_writes: list[Command] = []
     for delivery in taken:
-        if flight.lost():
+        if flight.lost() or (stop is not None and stop.is_set()):
             break
         writes: list[Command] = []
         try:

@@ -4,6 +4,7 @@ the `SENDER_HOOKS` run by one process per period."""
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 import time
@@ -30,7 +31,9 @@ SENDER_PERIOD_S = 5.0
 SENDER_GAP_S = 0.2  # at least this long between two passes of a process's sender, bar backlogs
 SENDER_RETRY_S = 1.0  # after a pass that found no store
 
+SENDER_EXIT_WAIT_S = 8.0
 _thread: threading.Thread | None = None
+_stop: threading.Event | None = None
 _thread_lock = threading.Lock()
 
 
@@ -43,12 +46,17 @@ def _hooks_run(client: redis.Redis) -> None:
             hook(client)
 
 
-def sender_pass(*, client: redis.Redis, boxes: Sequence[str] | None = None) -> SendReport:
+def sender_pass(
+    *,
+    client: redis.Redis,
+    boxes: Sequence[str] | None = None,
+    stop: threading.Event | None = None,
+) -> SendReport:
     """One pass: a full one (no `boxes`) runs the hooks when it is their turn, then reads every
-    outbox; else only `boxes`."""
+    outbox; else only `boxes`. Once `stop` is set it begins no further message."""
     if boxes is None:
         _hooks_run(client)
-    return outbox_send(client=client, boxes=boxes)
+    return outbox_send(client=client, boxes=boxes, stop=stop)
 
 
 def sender_pause(report: SendReport | None) -> float:
@@ -75,6 +83,8 @@ def sender_loop(*, stop: threading.Event) -> None:
     away = False  # the store was away on the last pass: said once, not every second
     while not stop.is_set():
         sender_event.wait(SENDER_PERIOD_S)
+        if stop.is_set():
+            break
         sender_event.clear()
         woken = sender_woken()
         # After a failed pass, every outbox: what was woken meanwhile may be anywhere.
@@ -84,7 +94,7 @@ def sender_loop(*, stop: threading.Event) -> None:
             continue
         report: SendReport | None = None
         try:
-            report = sender_pass(client=get_store(), boxes=boxes)
+            report = sender_pass(client=get_store(), boxes=boxes, stop=stop)
         except (*UNAVAILABLE, StoreUnavailable) as exc:  # store down or stalled: one line, no trace
             if not away:
                 logger.warning("the mail sender found no store (%s); trying every second", exc)
@@ -107,13 +117,30 @@ def sender_loop(*, stop: threading.Event) -> None:
 
 def sender_start() -> None:
     """Start this process's sender thread once (STRONGROOM_MAIL_SENDER)."""
-    global _thread
+    global _thread, _stop
     with _thread_lock:
         if _thread is None or not _thread.is_alive():
+            _stop = threading.Event()
             _thread = threading.Thread(
                 target=sender_loop,
-                kwargs={"stop": threading.Event()},
+                kwargs={"stop": _stop},
                 name="mail-sender",
                 daemon=True,
             )
             _thread.start()
+
+
+@atexit.register
+def sender_stop(timeout_s: float = SENDER_EXIT_WAIT_S) -> bool:
+    """At the process's exit, the sender finishes the message it is sending (the mail server
+    took it: its acknowledgement is written) and begins no other. Without this a worker that
+    left at once (gunicorn's "Parent changed" after its master was killed) cut the thread off
+    between the mail server's yes and the acknowledgement, and the next sender sent that mail
+    again. Returns whether the thread ended within `timeout_s` (below gunicorn's 10 s grace)."""
+    thread, stop = _thread, _stop
+    if thread is None or stop is None or not thread.is_alive():
+        return True
+    stop.set()
+    sender_event.set()  # out of its wait for work
+    thread.join(timeout=timeout_s)
+    return not thread.is_alive()
