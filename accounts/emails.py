@@ -87,6 +87,30 @@ def mail_gate(
     """Whether one more mail of `gate`'s kind may go to `address` for this person, asked from
     `client_id`; counted only when it may (one call that checks every window first), under
     `attempt_id` (the mail's outbox nonce: a mail dropped unsent gives its count back)."""
+    return (
+        mail_gate_opens(
+            client=client,
+            gate=gate,
+            person_id=person_id,
+            address=address,
+            client_id=client_id,
+            attempt_id=attempt_id,
+        )
+        == 0
+    )
+
+
+def mail_gate_opens(
+    *,
+    client: redis.Redis,
+    gate: MailGate,
+    person_id: int,
+    address: str,
+    client_id: str = "",
+    attempt_id: str = "",
+) -> int:
+    """`mail_gate`, answering 0 when the mail may go (counted), else the epoch ms at which the
+    gate that refused it opens again."""
     keys = mail_gate_keys(kind=gate.kind, person_id=person_id, address=address, client_id=client_id)
     client_limit = gate.client if client_id else (0, 0)
     args = {
@@ -100,7 +124,7 @@ def mail_gate(
         "client_window_ms": client_limit[1],
     }
     call_keys, call_args = MAIL_GATE_CALL.call(keys=keys, args=args)
-    return int(fcall(client, MAIL_GATE_CALL.name, call_keys, call_args)) == 0
+    return int(fcall(client, MAIL_GATE_CALL.name, call_keys, call_args))
 
 
 def email_normalise(value: str) -> str:
@@ -202,27 +226,36 @@ def _index_forget(pipe: redis.client.Pipeline, *, person_id: int, email: str) ->
     pipe.fcall(EMAIL_FORGET.name, len(keys), *keys, *args)
 
 
-def email_resend(*, client: redis.Redis, person_id: int, client_id: str = "") -> str:
-    """Queue the verification mail again for an address not verified yet, through the gate:
-    "sent", "later" (the gate refused) or "nothing" (no address waits to be confirmed)."""
+@dataclass(frozen=True)
+class Resent:
+    """What "send the link again" came to: "sent", "later" (the gate refused; `opens_ms`: when
+    it may be asked again) or "nothing" (no address waits to be confirmed)."""
+
+    outcome: str
+    opens_ms: int = 0
+
+
+def email_resend(*, client: redis.Redis, person_id: int, client_id: str = "") -> Resent:
+    """Queue the verification mail again for an address not verified yet, through the gate."""
     email, verified = text_values(
         client.hmget(PERSON.key(person_id=person_id), "email", "email_verified")
     )
     if not email or verified == "1":
-        return "nothing"
-    gate, nonce = RESEND_GATE, secrets.token_hex(6)
-    if not mail_gate(
+        return Resent("nothing")
+    nonce = secrets.token_hex(6)
+    opens = mail_gate_opens(
         client=client,
-        gate=gate,
+        gate=RESEND_GATE,
         person_id=person_id,
         address=email,
         client_id=client_id,
         attempt_id=nonce,
-    ):
-        return "later"
+    )
+    if opens:
+        return Resent("later", opens)
     args = (person_id, nonce, "", address_arg(email))
     mail_queue(client, kind="verify", args=args)
-    return "sent"
+    return Resent("sent")
 
 
 def verify_token_make(*, person_id: int, email: str, next_url: str = "") -> str:

@@ -3,6 +3,7 @@ parse, call one domain function, render."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from urllib.parse import quote
 
@@ -14,6 +15,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import (
     require_GET,
@@ -35,6 +37,7 @@ from accounts.gates import locked_message, retry_after, signup_gate
 from accounts.selectors import person_with_password
 from accounts.sessions import request_sign_in, request_sign_out
 from strongroom.ahead import reads_ahead
+from strongroom.clock import now_ms
 from strongroom.context_processors import BACK_MOST
 from strongroom.store import get_store
 
@@ -198,21 +201,23 @@ def _say_email_outcome(request: HttpRequest, outcome: str, email: str) -> None:
 @require_POST
 def email_resend(request: HttpRequest) -> HttpResponse:
     """Send the confirmation link again."""
-    outcome = emails.email_resend(
+    resent = emails.email_resend(
         client=get_store(),
         person_id=signed_in_person(request).id,
         client_id=client_address(request),
     )
-    if outcome == "sent":
+    if resent.outcome == "sent":
         messages.info(request, _("We sent the link again."))
-    elif outcome == "later":
-        messages.warning(
-            request,
-            _(
-                "No link was sent: your account or this address has had as many confirmation "
-                "mails lately as we send. Please ask again in an hour."
-            ),
+    elif resent.outcome == "later":
+        minutes = max(1, math.ceil((resent.opens_ms - now_ms()) / 60_000))
+        message = ngettext(
+            "No link was sent: your account or this address has had as many confirmation "
+            "mails lately as we send. Please ask again in %(minutes)d minute.",
+            "No link was sent: your account or this address has had as many confirmation "
+            "mails lately as we send. Please ask again in %(minutes)d minutes.",
+            minutes,
         )
+        messages.warning(request, message % {"minutes": minutes})
     return redirect("accounts:profile")
 
 

@@ -76,6 +76,7 @@ def test_twenty_send_again_give_at_most_the_gates_number(
     answers = [browser.post("/accounts/me/email/again/", follow=True) for _ in range(20)]
     assert len(queued(r, "verify")) == emails.ASKED_PER_PERSON == 1
     assert "No link was sent" in answers[-1].content.decode()
+    assert "ask again in 10 minutes" in answers[-1].content.decode()
     # Over an hour, one every ten minutes at most, and never more than the address's share.
     for step in range(1, 6):  # within the hour
         with time_machine.travel(time.time() + step * 11 * 60, tick=False):
