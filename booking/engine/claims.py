@@ -46,7 +46,7 @@ from booking.domain.rules import (
 from booking.engine.indexes import indexes_after_claim, rooms_mark
 from booking.engine.pace import PACE_WINDOW_MS, booking_pace, booking_pace_return
 from booking.engine.requests import refuse_invalid
-from booking.engine.unsure import unsure_forget
+from booking.engine.unsure import claim_unsure_mark, unsure_forget
 from booking.engine.waits import waits_forget
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
@@ -180,11 +180,13 @@ def booking_claim(
         else:
             raise RuntimeError("no free pickup code after several attempts")
     except NotDurable:
-        # The claim ran (perhaps) and the store could not say it is safe: its record keeps
-        # the mark it was written with, so no page shows it as confirmed until a durable call
-        # settles it (the buyer is asked to try again). Its indexes were not written (on a
-        # cluster): the list readers write them.
-        if not inline:
+        # The claim ran (perhaps) and the store could not say it is safe: no page shows it as
+        # confirmed until a durable call settles it (the buyer is asked to try again). On a
+        # cluster its record keeps the mark it was written with, and its indexes were not
+        # written: the list readers write them. On one server it is marked now.
+        if inline:
+            claim_unsure_mark(client=client, booking_id=booking_id, now=now)
+        else:
             rooms_mark(client=client, rooms=[request.room])
         raise
     status = answer["status"]

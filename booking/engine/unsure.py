@@ -1,15 +1,50 @@
-"""Bookings the store has not confirmed: the claim writes its record marked `unsure`, and the
-mark goes once a WAITAOF says the claim is safe. A claim whose WAITAOF fell short (a primary
-without its replica, a disk too slow) keeps it: shown as not confirmed yet, without its code,
-until a later durable call settles it (booking/README.md, "Not confirmed yet")."""
+"""Bookings the store has not confirmed. On a cluster the claim writes its record marked
+`unsure`, and the mark goes once the WAIT and WAITAOF say a replica has it; on one server the
+mark is written when the WAITAOF fails. A marked booking is shown as not confirmed yet, without
+its code, until a durable call settles it (booking/README.md, "Not confirmed yet")."""
 
 from __future__ import annotations
 
+import datetime as dt
+import logging
+
 import redis
+from django.utils import timezone
 
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import booking_id_room
+from strongroom.calls import FunctionSpec
+from strongroom.clock import to_ms
 from strongroom.durable import Write, durable_calls
+from strongroom.libraries import fcall
+from strongroom.store import UNAVAILABLE, StoreUnavailable
+
+logger = logging.getLogger(__name__)
+
+CLAIM_UNSURE = FunctionSpec(
+    "booking_claim_unsure", "CLAIM_UNSURE", ("record", "edition"), ("now_ms",)
+)
+
+
+def claim_unsure_mark(
+    *, client: redis.Redis, booking_id: str, now: dt.datetime | None = None
+) -> bool:
+    """On one server, mark the record of a claim whose WAITAOF fell short (True when it was
+    there to mark). Best effort: the store that just fell short may fail this too, and then the
+    answer the buyer got (not confirmed yet, try again) is what stands."""
+    room = booking_id_room(booking_id)
+    if room is None:
+        return False
+    keys = RoomKeys(room)
+    call_keys, call_args = CLAIM_UNSURE.call(
+        keys={"record": keys.record(booking_id), "edition": keys.edition},
+        args={"now_ms": to_ms(now or timezone.now())},
+    )
+    try:
+        return bool(fcall(client, CLAIM_UNSURE.name, call_keys, call_args))
+    except (*UNAVAILABLE, StoreUnavailable) as exc:
+        logger.warning("booking %s not confirmed, and not marked so either: %s", booking_id, exc)
+        return False
 
 
 def booking_settle(*, client: redis.Redis, booking_id: str) -> bool:

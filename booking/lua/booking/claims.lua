@@ -125,10 +125,15 @@ local function claim(keys, args)
     hend = tostring(hend), boxes = a.boxes, created = a.now_ms, status = 'confirmed',
     code_mac = mac, code_n = code_n, collected = '', inv = table.concat(inventories, ','),
     made = made, ref = ref}, RECORD_FIELDS)
-  -- Not confirmed until the caller's WAITAOF says it is safe: the caller takes the mark away
-  -- then (booking.engine.unsure); a claim the store cannot confirm keeps it, so no page and no
-  -- mail shows it as confirmed meanwhile, not even in the second the WAITAOF waits.
-  written[#written + 1], written[#written + 2] = 'unsure', a.now_ms
+  -- On a cluster (the indexes are not written here): not confirmed until the caller's WAIT and
+  -- WAITAOF say a replica has it. The caller takes the mark away then, in the round trip of
+  -- the index writes (booking.engine.unsure); a claim the store cannot confirm keeps it, so no
+  -- page and no mail shows it as confirmed meanwhile, not even while the WAITAOF waits. (On one
+  -- server the mark would cost the claim a round trip of its own: it is written only when the
+  -- WAITAOF fails, booking_claim_unsure.)
+  if not person_index then
+    written[#written + 1], written[#written + 2] = 'unsure', a.now_ms
+  end
   redis.call('HSET', record, unpack(written))
   redis.call('HSET', refs, ref, id)
   redis.call('XADD', outbox, '*', 'm', outbox_entry(OUTBOX_CONFIRM, {booking_id = id,
@@ -178,4 +183,26 @@ local function claim(keys, args)
     waits_fulfilled(k.waits, k.wait_notices, owner, cls, days, hstart, hend, boxes)}
 end
 
+local CLAIM_UNSURE_KEYS = {'record', 'edition'}
+local CLAIM_UNSURE_ARGS = {'now_ms'}
+
+-- On one server, a claim whose WAITAOF fell short (a disk slower than the timeout): its record
+-- says so (`unsure`, when) from then on (on a cluster the claim writes the mark itself), until
+-- a durable call takes it away (booking.engine.unsure). A record that is not there (the claim
+-- itself was lost) stays absent.
+-- KEYS: record, edition. ARGV: now ms. Returns 1 (marked) | 0 (no such record)
+local function claim_unsure(keys, args)
+  local k, a = named(keys, CLAIM_UNSURE_KEYS), named(args, CLAIM_UNSURE_ARGS)
+  if not k.edition or not tonumber(a.now_ms) then
+    return redis.error_reply('booking_claim_unsure: invalid call')
+  end
+  if redis.call('EXISTS', k.record) == 0 then
+    return 0
+  end
+  edition_bump(k.edition)
+  redis.call('HSET', k.record, 'unsure', a.now_ms)
+  return 1
+end
+
 redis.register_function{function_name = 'booking_claim', callback = claim}
+redis.register_function{function_name = 'booking_claim_unsure', callback = claim_unsure}

@@ -19,8 +19,8 @@ from strongroom.lua_sources import library_text
 
 ROOT = Path(__file__).resolve().parents[3]
 LUA = library_text(ROOT / "booking" / "lua" / "booking")
-# The one function with a plain reply: the release answers 1 or 0.
-PLAIN = {"booking_hold_release"}
+# The functions with a plain reply: the release and the mark of a claim answer 1 or 0.
+PLAIN = {"booking_hold_release", "booking_claim_unsure"}
 
 
 def _lua_list(lua: str, name: str) -> tuple[str, ...]:

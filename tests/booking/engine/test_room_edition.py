@@ -29,6 +29,7 @@ from booking.engine.owners import owner_forget
 from booking.engine.pickup import booking_pickup
 from booking.engine.priority import priority_grant
 from booking.engine.stats import stats_rebuild
+from booking.engine.unsure import claim_unsure_mark
 from booking.engine.waits import Wait, wait_join, waits_sweep
 from strongroom.decoders import text_list, text_or_none
 from strongroom.lua_sources import library_text
@@ -131,6 +132,8 @@ def every_function_called(r: redis.Redis, buyer: Someone, second: Someone) -> No
     # claim, hold, release; a wait, its place on the buyer's list; the cancel that frees it
     made = claim(r, request("A", room=7, dates=(3,)), owner=mine).booking
     assert made is not None
+    # a claim whose WAITAOF fell short on one server, marked so
+    assert claim_unsure_mark(client=r, booking_id=made.id, now=NOW)
     held = booking_hold(
         client=r, owner_id=other, hold_id=hold_new_id(room=7), now=NOW,
         request=request("B", room=7, dates=(4,), hour_start=8, hour_end=10),

@@ -140,3 +140,30 @@ def test_no_receipt_goes_while_the_claims_waitaof_has_not_answered(
             booking_id=booking_new_id(room=34),
         )  # fmt: skip
     assert list(sent.glob("*.eml")) == []
+
+
+def test_on_one_server_a_claim_whose_waitaof_fell_short_is_marked_then_settled(
+    one_server: redis.Redis, settings: Any, buyer: Any
+) -> None:
+    """`make run`'s store (one server, the claim writes its indexes itself): the claim is not
+    marked as it is written (that would cost every booking a round trip), but when its WAITAOF
+    falls short it is marked at once, listed, and settled later."""
+    from booking.engine.bookings import bookings_of
+    from booking.engine.claims import booking_claim
+    from booking.engine.unsure import booking_settle
+    from strongroom.durable import NotDurable
+    from tests.booking_support import request
+
+    booking_id = booking_new_id(room=35)
+    settings.STRONGROOM_DURABILITY = "aof+replica"  # asks for a replica it does not have
+    with pytest.raises(NotDurable):
+        booking_claim(
+            client=one_server, owner_id="77", request=request("A", room=35, dates=(5,)),
+            booking_id=booking_id,
+        )  # fmt: skip
+    (listed,) = bookings_of(client=one_server, owner_id="77")
+    assert listed.id == booking_id and listed.unsure
+    settings.STRONGROOM_DURABILITY = "aof"
+    assert booking_settle(client=one_server, booking_id=booking_id)
+    settled = booking_get(client=one_server, booking_id=booking_id)
+    assert settled is not None and not settled.unsure
