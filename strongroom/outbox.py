@@ -12,7 +12,9 @@ sends it, and acknowledges that one entry (`XACK` + `XDEL`) as soon as the mail 
 it. No lease: while a sender works on what it was handed, a keep-alive thread touches those
 entries every second (`XCLAIM ... JUSTID`); a sender that dies stops touching them, and after
 RECOVER_MS another one takes them over (`XPENDING ... IDLE`, then `XCLAIM` with the same minimum
-idle time, so only one wins). A crash re-sends at most what was in flight. A pass of a sender is
+idle time, so only one wins). A crash re-sends at most what was in flight; a process that exits
+(even at once, its parent gone) lets its sender finish the message under way and begin no other
+(`strongroom.outbox_sender.sender_stop`, at exit). A pass of a sender is
 `strongroom.outbox_delivery.outbox_send`.
 
 A message that fails stays pending, marked idle at once, with its attempts and next try in
