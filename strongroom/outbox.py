@@ -77,6 +77,8 @@ SENDER_HOOKS: Point[Callable[[redis.Redis], None]] = Point("sender hooks")
 GROUP = "senders"
 FIELD = "m"
 BATCH = 200
+FIRST_RETRY_MS = 60_000  # a failed message is tried again after 1, 2, 4 ... minutes
+LAST_RETRY_MS = 3_600_000  # ... at most an hour apart
 FULL_PASS_COUNT = 4  # new entries read from each outbox on a full pass (a long one is woken)
 # This process's name in the consumer group (unique per process: a restarted one is new).
 CONSUMER = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
@@ -338,3 +340,9 @@ def sender_woken() -> set[str]:
         woken = set(_woken)
         _woken.clear()
     return woken
+
+
+def retry_at(attempts: int, at: int) -> int:
+    """When a message that failed `attempts` times is tried again (after a failure at `at`)."""
+    first = int(getattr(settings, "STRONGROOM_MAIL_FIRST_RETRY_MS", FIRST_RETRY_MS))
+    return at + min(LAST_RETRY_MS, first * 2 ** max(0, attempts - 1))

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import redis
-from django.conf import settings
 from django.core.mail import EmailMessage, get_connection
 from django.core.mail.backends.base import BaseEmailBackend
 from django.core.mail.utils import DNS_NAME
@@ -35,6 +34,7 @@ from strongroom.outbox import (
     Tries,
     mailboxes,
     pass_writes,
+    retry_at,
     tries_field,
     tries_limit,
 )
@@ -45,8 +45,6 @@ logger = logging.getLogger(__name__)
 RECOVER_MS = 3_000  # an entry no sender touched for this long is taken over
 TOUCH_S = 1.0  # how often a sender touches what it is working on
 FAILED_IDLE_MS = 10**9  # a failed entry is marked idle at once: no sender is working on it
-FIRST_RETRY_MS = 60_000
-LAST_RETRY_MS = 3_600_000
 _ERROR_LIMIT = 300
 
 
@@ -282,12 +280,6 @@ def _render(client: redis.Redis, member: str, writes: list[Command]) -> EmailMes
         return plugged.render(client, args)
     finally:
         pass_writes.reset(token)
-
-
-def retry_at(attempts: int, at: int) -> int:
-    """When a message that failed `attempts` times is tried again (after a failure at `at`)."""
-    first = int(getattr(settings, "STRONGROOM_MAIL_FIRST_RETRY_MS", FIRST_RETRY_MS))
-    return at + min(LAST_RETRY_MS, first * 2 ** max(0, attempts - 1))
 
 
 def outbox_send(
