@@ -83,8 +83,6 @@ def bookings_ics(bookings: Iterable[Booking], names: dict[int, str], *, host: st
 
 
 def _status(booking: Booking) -> str:
-    """The status as the exports write it: "not confirmed yet" while the store has not
-    confirmed a booking (booking.engine.unsure)."""
-    return (
-        "not confirmed yet" if booking.unsure and booking.status == "confirmed" else booking.status
-    )
+    """The status as the exports write it: "unconfirmed" while the store has not confirmed a
+    booking (booking.engine.unsure)."""
+    return "unconfirmed" if booking.unsure and booking.status == "confirmed" else booking.status

@@ -36,6 +36,7 @@ CLUSTER_BACKOFF_S = (0.05, 0.2, 0.4)
 
 _WAITAOF_ATTRIBUTE = "_strongroom_waitaof"
 _LEVEL_ATTRIBUTE = "_strongroom_durability"
+_APPENDFSYNC_ATTRIBUTE = "_strongroom_appendfsync_always"
 
 
 def waitaof_supported(client: redis.Redis) -> bool:
@@ -54,6 +55,22 @@ def waitaof_supported(client: redis.Redis) -> bool:
         except redis.ResponseError:
             known = False
         setattr(holder, _WAITAOF_ATTRIBUTE, known)
+    return known
+
+
+def appendfsync_always(client: redis.Redis) -> bool:
+    """Whether the server (one server) writes every write to its disk before it answers
+    (`appendonly yes`, `appendfsync always`): then a WAITAOF 1 0 after a write answers at once.
+    Asked once per connection pool; a server that does not say (CONFIG refused) counts as not."""
+    holder = client.connection_pool
+    known: bool | None = getattr(holder, _APPENDFSYNC_ATTRIBUTE, None)
+    if known is None:
+        try:
+            config = client.config_get("append*")
+            known = config.get("appendonly") == "yes" and config.get("appendfsync") == "always"
+        except redis.RedisError:
+            known = False
+        setattr(holder, _APPENDFSYNC_ATTRIBUTE, known)
     return known
 
 

@@ -295,7 +295,7 @@ def outbox_send(
     at = now_ms() if at_ms is None else at_ms
     _ack_left_over(client)
     boxes = mailboxes() if boxes is None else list(boxes)
-    if not boxes:
+    if not boxes or (stop is not None and stop.is_set()):  # stopping: take nothing more
         return SendReport()
     count = FULL_PASS_COUNT if len(boxes) > BATCH // FULL_PASS_COUNT else BATCH // len(boxes)
     taken, full = _take(client, boxes, at, count)

@@ -130,6 +130,14 @@ def sender_start() -> None:
             _thread.start()
 
 
+def sender_stop_soon() -> None:
+    """Tell the sender to stop after the message under way, without waiting (a worker's
+    SIGTERM handler: it winds down with the requests, within gunicorn's graceful timeout)."""
+    if _stop is not None:
+        _stop.set()
+        sender_event.set()
+
+
 @atexit.register
 def sender_stop(timeout_s: float = SENDER_EXIT_WAIT_S) -> bool:
     """At the process's exit, the sender finishes the message it is sending (the mail server
@@ -143,4 +151,8 @@ def sender_stop(timeout_s: float = SENDER_EXIT_WAIT_S) -> bool:
     stop.set()
     sender_event.set()  # out of its wait for work
     thread.join(timeout=timeout_s)
+    if thread.is_alive():
+        logger.warning(
+            "the mail sender did not stop within %s s: its message may go again", timeout_s
+        )
     return not thread.is_alive()

@@ -60,6 +60,14 @@ class _Arriving:
 class WholeRequestWorker(ThreadWorker):
     """gthread whose threads only ever parse requests that have arrived (see the module)."""
 
+    def handle_exit(self, sig: Any, frame: Any) -> None:
+        # SIGTERM: the mail sender winds down with the requests (it finishes the message under
+        # way), so that both are done within gunicorn's graceful timeout.
+        from strongroom.outbox_sender import sender_stop_soon
+
+        sender_stop_soon()
+        super().handle_exit(sig, frame)
+
     def init_process(self) -> None:
         self.arriving: deque[_Arriving] = deque()  # oldest first: deadlines come in order
         self.lingering: deque[_Arriving] = deque()  # the same, for closes

@@ -46,7 +46,7 @@ from booking.domain.rules import (
 from booking.engine.indexes import indexes_after_claim, rooms_mark
 from booking.engine.pace import PACE_WINDOW_MS, booking_pace, booking_pace_return
 from booking.engine.requests import refuse_invalid
-from booking.engine.unsure import claim_unsure_mark, unsure_forget
+from booking.engine.unsure import claim_unsure_mark, marked_from_start, unsure_forget
 from booking.engine.waits import waits_forget
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
@@ -62,7 +62,8 @@ CLAIM = FunctionSpec(
      "gone", "closures", "edition"),
     ("owner", "cls", "months", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
      "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "made",
-     "person_score", "date_scores", "reference", "pace_limit", "pace_window_ms", "first_day"),
+     "person_score", "date_scores", "reference", "pace_limit", "pace_window_ms", "first_day",
+     "mark_unsure"),
     replies=("ok record fulfilled", "taken *slots", "paced until", "id_in_use", "code_clash",
              "ref_clash", "gone", "closed reason", "invalid what"),
     key_tails=("inventories", "person_index", "date_index", "pace"),
@@ -165,6 +166,7 @@ def booking_claim(
         "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
         "pace_limit": settings.STRONGROOM_BOOKINGS_PER_HOUR if paced_here else 0,
         "pace_window_ms": PACE_WINDOW_MS if paced_here else 0,
+        "mark_unsure": 1 if marked_from_start(client, inline=inline) else 0,
     }
     # The code derives from the id (nothing sealed per call); a clash with a live code of the
     # room, about one claim in 10^10, takes the next number.

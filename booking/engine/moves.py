@@ -6,6 +6,7 @@ higher SEQUENCE; the buyer is told by mail (the room's outbox, written by the fu
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Mapping
 from typing import Any
@@ -40,6 +41,7 @@ from booking.engine.bookings import booking_get
 from booking.engine.indexes import indexes_after_claim
 from booking.engine.requests import refuse_invalid, request_recheck
 from booking.engine.results import MOVE_MESSAGES, MoveResult
+from booking.engine.unsure import unsure_forget
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
 from strongroom.decoders import text_values
@@ -229,9 +231,14 @@ def booking_move(
         return MoveResult(False, outcome, MOVE_MESSAGES[outcome])
     booking = booking_from_hash(flat_to_dict(answer["record"]))
     assert booking is not None
+    # Its durable call confirmed the booking too: a "not confirmed yet" mark goes (with the
+    # index writes on a cluster).
     if not inline:
         _reindex(client, booking, before or "")
+    elif booking.unsure:
+        unsure_forget(client=client, booking_id=booking.id)
     sender_wake(keys.outbox)  # the buyer's mail is in the room's outbox already
+    booking = dataclasses.replace(booking, unsure=False)
     return MoveResult(True, outcome, MOVE_MESSAGES[outcome], booking)
 
 

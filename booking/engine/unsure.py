@@ -15,15 +15,34 @@ from booking.domain.keys import RoomKeys
 from booking.domain.rules import booking_id_room
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
-from strongroom.durable import Write, durable_calls
+from strongroom.durable import (
+    Write,
+    appendfsync_always,
+    durability,
+    durable_calls,
+    waitaof_supported,
+)
 from strongroom.libraries import fcall
-from strongroom.store import UNAVAILABLE, StoreUnavailable
+from strongroom.store import StoreUnavailable
 
 logger = logging.getLogger(__name__)
 
 CLAIM_UNSURE = FunctionSpec(
     "booking_claim_unsure", "CLAIM_UNSURE", ("record", "edition"), ("now_ms",)
 )
+
+
+def marked_from_start(client: redis.Redis, *, inline: bool) -> bool:
+    """Whether the claim writes its record marked, for as long as its WAIT and WAITAOF may
+    wait: everywhere they can wait, so that no page and no mail sender sees it confirmed
+    meanwhile. Not at durability "none" (nothing is waited for), nor on one server at "aof"
+    whose appendfsync is "always" (the write is on disk before the reply: the WAITAOF answers
+    at once, and the mark would cost each booking a round trip of its own; it is written if the
+    WAITAOF fails all the same), nor where there is no WAITAOF (Redis 7.0)."""
+    level = durability(client)
+    if level == "none" or not waitaof_supported(client):  # nothing waits: nothing to mark
+        return False
+    return not (inline and level == "aof" and appendfsync_always(client))
 
 
 def claim_unsure_mark(
@@ -42,7 +61,7 @@ def claim_unsure_mark(
     )
     try:
         return bool(fcall(client, CLAIM_UNSURE.name, call_keys, call_args))
-    except (*UNAVAILABLE, StoreUnavailable) as exc:
+    except (redis.RedisError, StoreUnavailable) as exc:  # the caller's NotDurable stands
         logger.warning("booking %s not confirmed, and not marked so either: %s", booking_id, exc)
         return False
 

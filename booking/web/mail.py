@@ -139,8 +139,9 @@ def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
         target = mail_target(client=client, person_id=_owner(booking) or 0)
     if target is None:
         return None
+    settled = _settled(client, booking)
     booked = noop("Booked: %(reference)s, room %(room)s")
-    return _code_mail(_settled(client, booking), target, booked, "confirmed")
+    return _code_mail(settled, target, booked, "confirmed") if settled else None
 
 
 def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
@@ -231,9 +232,10 @@ def moved_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     target = mail_target(client=client, person_id=_owner(booking) or 0)
     if target is None:
         return None
-    moved = noop("Moved: %(reference)s, room %(room)s")
     # A move's steps do not mark the booking: its mail waits for a durable call in any case.
-    return _code_mail(_settled(client, booking, always=True), target, moved, "moved")
+    settled = _settled(client, booking, always=True)
+    moved = noop("Moved: %(reference)s, room %(room)s")
+    return _code_mail(settled, target, moved, "moved") if settled else None
 
 
 # Plugged into the outbox by booking's AppConfig.ready (formats.OUTBOX_ENTRIES: the same kinds).
@@ -249,17 +251,19 @@ def remind_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     target = mail_target(client=client, person_id=_owner(booking) or 0)
     if target is None:
         return None
+    settled = _settled(client, booking)
     tomorrow = noop("Tomorrow: %(reference)s, room %(room)s")
-    return _code_mail(_settled(client, booking), target, tomorrow, "reminder", method=None)
+    return _code_mail(settled, target, tomorrow, "reminder", method=None) if settled else None
 
 
-def _settled(client: redis.Redis, booking: Booking, *, always: bool = False) -> Booking:
+def _settled(client: redis.Redis, booking: Booking, *, always: bool = False) -> Booking | None:
     """No mail carries the code of a booking the store has not confirmed: a marked one (or,
     `always`, any) is settled first (booking.engine.unsure); NotDurable fails the send, and
-    the mail is tried again later."""
+    the mail is tried again later. None: the store no longer has it (lost with a primary)."""
     if not booking.unsure and not always:
         return booking
-    booking_settle(client=client, booking_id=booking.id)
+    if not booking_settle(client=client, booking_id=booking.id):
+        return None
     return dataclasses.replace(booking, unsure=False)
 
 

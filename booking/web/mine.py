@@ -63,7 +63,11 @@ def booking_settle_page(request: HttpRequest, booking_id: str) -> HttpResponse:
     the button again (NotDurable reaches `strongroom.middleware`)."""
     booking = own_booking(request, booking_id)
     if booking.unsure:
-        booking_settle(client=get_store(), booking_id=booking.id)
+        if not booking_settle(client=get_store(), booking_id=booking.id):
+            # Read a moment ago, gone now: the store lost it (a failover before it was safe).
+            lost = _("The store lost this booking before it was saved: please book again.")
+            messages.error(request, lost)
+            return HttpResponseRedirect(reverse("booking:mine"))
         messages.success(request, _("Confirmed: your booking is saved."))
     return HttpResponseRedirect(reverse("booking:done", args=[booking.id]))
 

@@ -291,8 +291,10 @@ def test_a_sender_stopped_at_exit_finishes_its_message_and_begins_no_other(
     ]
     assert all(m.ok for m in made)
     sender_start()
-    assert wait_for(lambda: len(received()) >= 1, timeout=20)
-    assert sender_stop(timeout_s=10)
+    try:
+        assert wait_for(lambda: len(received()) >= 1, timeout=20)
+    finally:
+        assert sender_stop(timeout_s=10)
     sent_first = received()
     assert 1 <= len(sent_first) < len(made)
     pending = [p for p in outbox_pending(client=r) if p.kind == "confirm"]

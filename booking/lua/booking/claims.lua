@@ -6,7 +6,8 @@ local CLAIM_KEYS = {'registry', 'record', 'ledger', 'codes', 'holds', 'audit',
   'gone', 'closures', 'edition'}
 local CLAIM_ARGS = {'owner', 'cls', 'months', 'days', 'hstart', 'hend', 'boxes', 'booking_id',
   'now_ms', 'code_mac', 'code_n', 'dates', 'hold_id', 'audit_maxlen', 'room', 'made',
-  'person_score', 'date_scores', 'reference', 'pace_limit', 'pace_window_ms', 'first_day'}
+  'person_score', 'date_scores', 'reference', 'pace_limit', 'pace_window_ms', 'first_day',
+  'mark_unsure'}
 local CLAIM_REPLIES = {'ok record fulfilled', 'taken *slots', 'paced until', 'id_in_use',
   'code_clash', 'ref_clash', 'gone', 'closed reason', 'invalid what'}
 -- The keys a call adds after the named ones: the inventory of each calendar month of the
@@ -125,13 +126,12 @@ local function claim(keys, args)
     hend = tostring(hend), boxes = a.boxes, created = a.now_ms, status = 'confirmed',
     code_mac = mac, code_n = code_n, collected = '', inv = table.concat(inventories, ','),
     made = made, ref = ref}, RECORD_FIELDS)
-  -- On a cluster (the indexes are not written here): not confirmed until the caller's WAIT and
-  -- WAITAOF say a replica has it. The caller takes the mark away then, in the round trip of
-  -- the index writes (booking.engine.unsure); a claim the store cannot confirm keeps it, so no
-  -- page and no mail shows it as confirmed meanwhile, not even while the WAITAOF waits. (On one
-  -- server the mark would cost the claim a round trip of its own: it is written only when the
-  -- WAITAOF fails, booking_claim_unsure.)
-  if not person_index then
+  -- Marked (ARGV mark_unsure, booking.engine.unsure.marked_from_start): not confirmed until the
+  -- caller's WAIT and WAITAOF answer, which then takes the mark away; a claim the store cannot
+  -- confirm keeps it, so no page and no mail shows it as confirmed meanwhile, not even while
+  -- the WAITAOF waits. (Not marked where the WAITAOF answers at once: one server that writes
+  -- to disk before it replies; booking_claim_unsure marks it if the WAITAOF fails after all.)
+  if a.mark_unsure == '1' then
     written[#written + 1], written[#written + 2] = 'unsure', a.now_ms
   end
   redis.call('HSET', record, unpack(written))

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-import time
+import signal
+import threading
+from types import FrameType
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
@@ -26,8 +28,18 @@ class Command(BaseCommand):
                     f"{pending.last_error}"
                 )
             return
-        while True:
-            report = sender_pass(client=client)
+        # SIGTERM or Ctrl-C: the message under way is finished and acknowledged, no other is
+        # begun (cut off between the mail server's yes and the acknowledgement, it would go
+        # again), then the command ends.
+        stop = threading.Event()
+
+        def on_stop(signum: int, frame: FrameType | None) -> None:
+            stop.set()
+
+        for stop_signal in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(stop_signal, on_stop)
+        while not stop.is_set():
+            report = sender_pass(client=client, stop=stop)
             if report.handled or not options["loop"]:
                 self.stdout.write(
                     f"sent {report.sent}, failed {report.failed} (kept), dropped {report.dropped}"
@@ -36,4 +48,4 @@ class Command(BaseCommand):
             if not options["loop"]:
                 return
             if not (report.handled or report.more):
-                time.sleep(SENDER_PERIOD_S)
+                stop.wait(SENDER_PERIOD_S)

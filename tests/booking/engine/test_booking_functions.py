@@ -76,7 +76,7 @@ def claim_args(
         values["boxes"], booking_id, to_ms(NOW), code_mac(7, "ABCDEFGHJK"),
         0, "2026-12-03", "", 1000, "007", "2026-11-30", 20261203,
         date_score(dt.date(2026, 12, 3), "C", 7), "B-2222-2227", limit, window,
-        values.get("first_day", "0"),
+        values.get("first_day", "0"), values.get("mark_unsure", "1"),
     ]  # fmt: skip
 
 

@@ -932,4 +932,7 @@ def test_after_a_desk_hand_over_and_a_missed_day_the_pages_say_so(
         assert "Collected" in page and "Dec. 8, 2026" in page
     assert "Not collected" in listed
     assert code_display(missed.pickup_code()) not in listed
+    with time_machine.travel(on_the_day + dt.timedelta(days=1), tick=False):
+        over = html(client.get(f"/book/done/{missed.id}/"))
+    assert "not collected" in over and code_display(missed.pickup_code()) not in over
     assert 'id="cancel-form"' not in staff_page and "collected already" in staff_page

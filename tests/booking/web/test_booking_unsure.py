@@ -60,7 +60,7 @@ def test_a_booking_the_store_could_not_confirm_shows_no_code_until_confirmed(
     calendar = client.get(f"/book/mine/{booking_id}/calendar.ics").content.decode()
     assert "STATUS:TENTATIVE" in calendar and "STATUS:CONFIRMED" not in calendar
     exported = client_for(staff).get("/staff/bookings/export.csv?room=31").content.decode()
-    assert "not confirmed yet" in exported
+    assert ",unconfirmed," in exported
     # "Confirm it now" while the store still cannot: the 503 page again, the mark stays.
     assert client.post(f"/book/done/{booking_id}/confirm/").status_code == 503
     assert booking_get(client=r, booking_id=booking_id).unsure  # type: ignore[union-attr]
@@ -167,3 +167,31 @@ def test_on_one_server_a_claim_whose_waitaof_fell_short_is_marked_then_settled(
     assert booking_settle(client=one_server, booking_id=booking_id)
     settled = booking_get(client=one_server, booking_id=booking_id)
     assert settled is not None and not settled.unsure
+
+
+def test_no_mail_carries_the_code_of_a_booking_the_store_lost_before_confirming_it(
+    r: redis.Redis,
+    settings: Any,
+    client_for: Callable[[Any], Client],
+    buyer: Any,
+    tmp_path: Path,
+    monkeypatch: Any,
+) -> None:
+    """The sender read the marked record, then the store lost it (a failover before it was
+    safe): its settle finds nothing, and the receipt is dropped, not sent with the code."""
+    from booking.web import mail as booking_mail
+
+    sent = mail_to_files(settings, tmp_path)
+    with_address(r, buyer, "anna@example.test")
+    booking_id = unconfirmed(settings, client_for(buyer), book_form(36))
+    settings.STRONGROOM_DURABILITY = "aof"
+    real_settle = booking_mail.booking_settle
+
+    def lost_meanwhile(*, client: redis.Redis, booking_id: str) -> bool:
+        r.delete(RoomKeys(36).record(booking_id))
+        return real_settle(client=client, booking_id=booking_id)
+
+    monkeypatch.setattr(booking_mail, "booking_settle", lost_meanwhile)
+    report = outbox_send(client=r, at_ms=to_ms(timezone.now()) + 10 * 60_000)
+    assert report.sent == 0 and list(sent.glob("*.eml")) == []
+    assert booking_get(client=r, booking_id=booking_id) is None
