@@ -75,31 +75,6 @@ RESET_GATE = MailGate(
 )
 
 
-def mail_gate(
-    *,
-    client: redis.Redis,
-    gate: MailGate,
-    person_id: int,
-    address: str,
-    client_id: str = "",
-    attempt_id: str = "",
-) -> bool:
-    """Whether one more mail of `gate`'s kind may go to `address` for this person, asked from
-    `client_id`; counted only when it may (one call that checks every window first), under
-    `attempt_id` (the mail's outbox nonce: a mail dropped unsent gives its count back)."""
-    return (
-        mail_gate_opens(
-            client=client,
-            gate=gate,
-            person_id=person_id,
-            address=address,
-            client_id=client_id,
-            attempt_id=attempt_id,
-        )
-        == 0
-    )
-
-
 def mail_gate_opens(
     *,
     client: redis.Redis,
@@ -109,8 +84,10 @@ def mail_gate_opens(
     client_id: str = "",
     attempt_id: str = "",
 ) -> int:
-    """`mail_gate`, answering 0 when the mail may go (counted), else the epoch ms at which the
-    gate that refused it opens again."""
+    """Whether one more mail of `gate`'s kind may go to `address` for this person, asked from
+    `client_id`: 0 when it may (and it is counted, under `attempt_id`, the mail's outbox nonce:
+    a mail dropped unsent gives its count back), else the epoch ms at which the gate that
+    refused it opens again. One call that checks every window before it counts."""
     keys = mail_gate_keys(kind=gate.kind, person_id=person_id, address=address, client_id=client_id)
     client_limit = gate.client if client_id else (0, 0)
     args = {
@@ -191,10 +168,10 @@ def email_set(
 
 def _verify_mail_gate(client: redis.Redis, person_id: int, address: str, *, attempt: str) -> str:
     """ "sent" if one more confirmation mail may go, for this person and to this address."""
-    may = mail_gate(
+    opens = mail_gate_opens(
         client=client, gate=VERIFY_GATE, person_id=person_id, address=address, attempt_id=attempt
     )
-    return "sent" if may else "later"
+    return "later" if opens else "sent"
 
 
 def verify_gate_give_back(
@@ -363,7 +340,7 @@ def password_reset_request(*, client: redis.Redis, login: str, client_id: str = 
     target = mail_target(client=client, person_id=person_id) if person_id is not None else None
     if target is None:
         return
-    if mail_gate(
+    if not mail_gate_opens(
         client=client,
         gate=RESET_GATE,
         person_id=target.person_id,
