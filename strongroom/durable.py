@@ -154,9 +154,10 @@ def durable_calls(
     """Several calls (or plain writes), each confirmed durable: one round trip per primary
     they reach, every primary written to with its own WAITAOF after its commands.
 
-    Raises NotDurable when a primary could not confirm in time (its commands did run); the
-    first error reply is raised as such. Commands are sent again after a redirection or a lost
-    connection, so each must be idempotent (client-made ids).
+    Raises NotDurable when a primary could not confirm in time (its commands did run, and the
+    other primaries' were sent all the same); the first error reply is raised as such.
+    Commands are sent again after a redirection or a lost connection, so each must be
+    idempotent (client-made ids).
     """
     if not calls:
         return []  # nothing written, nothing to wait for (and no slot for a fence)
@@ -168,10 +169,21 @@ def durable_calls(
         node = _cluster(client).get_node_from_key(call.route)
         groups.setdefault(node.name, []).append(index)
     results: list[Any] = [None] * len(calls)
+    # Every primary gets its commands even when one before it could not confirm its own: they
+    # ran there (NotDurable), so the others' run too, and the caller learns it once, at the end
+    # (an index written on a sound primary is read at once, whatever happened on another).
+    unconfirmed: NotDurable | None = None
     for indexes in groups.values():
         batch = [calls[i] for i in indexes]
-        for index, result in zip(indexes, _cluster_batch(client, batch, wait), strict=True):
+        try:
+            replies = _cluster_batch(client, batch, wait)
+        except NotDurable as exc:
+            unconfirmed = unconfirmed or exc
+            continue
+        for index, result in zip(indexes, replies, strict=True):
             results[index] = result
+    if unconfirmed is not None:
+        raise unconfirmed
     return results
 
 

@@ -98,3 +98,31 @@ def test_replicas_missing_from_the_slot_map_do_not_lower_the_level(cluster: Loca
 def test_no_calls_is_no_round_trip_and_no_error(r: redis.Redis) -> None:
     """An empty batch (a caller whose list came out empty) has no slot for a fence: nothing."""
     assert durable_calls(r, []) == []
+
+
+def test_a_primary_that_cannot_confirm_does_not_keep_the_others_from_their_writes(
+    cluster: LocalCluster,  # noqa: F811
+    on_cluster: redis.Redis,  # noqa: F811
+) -> None:
+    """Three primaries written in one durable call, the first without its replica: it raises
+    NotDurable, and the other two have their writes all the same (an index entry written on a
+    sound primary is listed at once; before, the primaries after the failing one got nothing)."""
+    from strongroom.durable import Write
+
+    keys: dict[int, str] = {}
+    for n in range(200):
+        key = f"sr:{{probe:{n}}}:k"
+        keys.setdefault(on_cluster.get_node_from_key(key).port, key)  # type: ignore[attr-defined]
+    assert len(keys) == 3
+    first, *others = keys.values()
+    pid = replica_of(cluster, on_cluster, first).pid()
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        with pytest.raises(NotDurable):
+            durable_calls(
+                on_cluster, [Write(k, ("SET", k, "1")) for k in (first, *others)], timeout_ms=300
+            )
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert [on_cluster.get(k) for k in (first, *others)] == ["1", "1", "1"]
