@@ -21,7 +21,7 @@ from django.test import Client
 from accounts.sessions import session_key_person_id
 from booking.domain.keys import RoomKeys, date_index, person_index
 from strongroom import embedded
-from strongroom.durable import waitaof_supported
+from strongroom.durable import appendfsync_always, waitaof_supported
 from strongroom.embedded_cluster import ClusterNodeProcess, LocalCluster
 from strongroom.keyspace import PERSON, SESSION
 from strongroom.store import is_cluster, primaries, primaries_reached, tags_may_mix
@@ -88,8 +88,10 @@ def claim_trips(r: redis.Redis, *, owner_id: str, room: int) -> int:
 
 def store_probed(r: redis.Redis) -> None:
     """Ask what the site asks of a store once per client (is it in cluster mode, has it
-    WAITAOF), so that a counted block run first in a session counts its own round trips only."""
-    tags_may_mix(r)
+    WAITAOF, does one server write to disk before it answers), so that a counted block run
+    first in a session counts its own round trips only."""
+    if tags_may_mix(r):
+        appendfsync_always(r)
     waitaof_supported(r)
 
 
