@@ -88,10 +88,23 @@ def indexes_write(
     *, client: redis.Redis, bookings: Iterable[Booking], timeout_ms: int = WAITAOF_TIMEOUT_MS
 ) -> None:
     """Add bookings to the person index and the date index (idempotent), confirmed with the
-    configured durability on each primary written to (raises NotDurable if one cannot)."""
-    writes = index_writes(bookings)
+    configured durability on each primary written to (raises NotDurable if one cannot).
+
+    A booking still marked "not confirmed yet" (booking.engine.unsure: its claim could not be
+    confirmed, or the mark's removal after it was lost with a primary) is settled in the same
+    call: a read of its record goes with the index writes, so its own primary waits too, and
+    once all confirmed the mark goes."""
+    bookings = list(bookings)
+    marked = [RoomKeys(b.room).record(b.id) for b in bookings if b.unsure]
+    writes = index_writes(bookings) + [Write(key, ("EXISTS", key)) for key in marked]
     if writes:
         durable_calls(client, writes, timeout_ms=timeout_ms)
+    if marked:
+        with contextlib.suppress(*UNAVAILABLE):  # left, the next drain or settle takes it
+            pipe = client.pipeline(transaction=False)
+            for key in marked:
+                pipe.hdel(key, "unsure")
+            pipe.execute()
 
 
 def index_writes(bookings: Iterable[Booking]) -> list[Write]:
