@@ -126,9 +126,14 @@ class Run:
         for thread in self.threads:
             thread.join(timeout=60)
         confirmed = set(self.confirmed)
-        assert wait_for(lambda: confirmed <= set(received()), timeout=60), (
+        # Every receipt, however long the sender takes to find the last ones again after the
+        # kills: the bound is a liveness one (a minute was missed once or twice in many runs,
+        # on a busy machine; how long it took is printed).
+        started = time.monotonic()
+        assert wait_for(lambda: confirmed <= set(received()), timeout=180), (
             f"{len(confirmed - set(received()))} confirmed bookings without a receipt"
         )
+        print(f"every receipt {time.monotonic() - started:.1f} s after the buyers stopped")
         self.sender_stop.set()
         self.sender.join(timeout=30)
         self.watch.join(timeout=5)
