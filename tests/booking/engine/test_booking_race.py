@@ -123,9 +123,15 @@ def test_control_the_naive_design_double_books_one_slot(r: redis.Redis) -> None:
     def buy(i: int) -> bool:
         return naive_claim(r, cls="A", room=7, dates=[day(3).isoformat()], pause=0.005)
 
-    winners = sum(run_together(buy))
-    naive_flush(r)
-    assert winners > 1, "the control must show the race is real"
+    # A few rounds at most: a busy machine can run the threads one after another once (a
+    # fresh-clone run saw a single winner), which shows nothing about the design.
+    rounds = []
+    for _round in range(5):
+        rounds.append(sum(run_together(buy)))
+        naive_flush(r)
+        if rounds[-1] > 1:
+            break
+    assert max(rounds) > 1, f"the control must show the race is real: winners {rounds}"
 
 
 def test_control_the_naive_design_doubles_or_loses_multi_slot_bookings(r: redis.Redis) -> None:
