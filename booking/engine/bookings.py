@@ -132,6 +132,36 @@ def bookings_of(
     return bookings_by_id(client=client, ids=text_list(ids))
 
 
+def booking_covering(
+    *,
+    client: redis.Redis,
+    owner_id: str,
+    room: int,
+    cls: str,
+    date: dt.date,
+    hours: tuple[int, int] | None = None,
+    box: int | None = None,
+) -> Booking | None:
+    """The owner's own live booking that takes any of these slots (the room, class and day,
+    and for B and C any of `hours`, for C the `box`), or None: a buyer never waits for a slot
+    they booked themselves. Reads the person index from the day on, then those records."""
+    key = person_index(owner_id)
+    (ids,) = indexes_read(
+        client=client,
+        reads=[command("ZRANGEBYSCORE", key, day_number(date), "+inf", "LIMIT", 0, 200)],
+    )
+    for booking in bookings_by_id(client=client, ids=text_list(ids)):
+        live = booking.status != "cancelled" and not booking.moved_to
+        same = booking.room == room and booking.cls == cls and date in booking.dates
+        if not (live and same) or (box is not None and box not in booking.boxes):
+            continue
+        theirs = booking.hours
+        if hours and theirs and not (hours[0] < theirs[1] and theirs[0] < hours[1]):
+            continue  # other hours of the day
+        return booking
+    return None
+
+
 def bookings_between(
     *,
     client: redis.Redis,

@@ -40,6 +40,7 @@ from booking.domain.rules import (
     site_today,
     site_zone,
 )
+from booking.engine.bookings import booking_covering
 from booking.engine.holds import booking_hold_release
 from strongroom import keyspace as ks
 from strongroom.ahead import Command, command, pipeline_replies
@@ -145,11 +146,17 @@ def wait_join(
     *, client: redis.Redis, owner_id: str, wait: Wait, now: dt.datetime | None = None
 ) -> str:
     """Ask to be told when `wait`'s slot frees. Returns 'ok' (also when already waiting),
-    'free' (it is free: book it), 'limit' (too many waits), 'closed' (staff closed it) or
-    'invalid'."""
+    'free' (it is free: book it), 'own' (the buyer booked some of it themselves), 'limit'
+    (too many waits), 'closed' (staff closed it) or 'invalid'."""
     check_owner_id(owner_id)
     if not 1 <= wait.room <= room_count() or wait.date not in season_days():
         return "invalid"
+    mine = booking_covering(
+        client=client, owner_id=owner_id, room=wait.room, cls=wait.cls, date=wait.date,
+        hours=wait.hours, box=wait.box,
+    )  # fmt: skip
+    if mine is not None:
+        return "own"
     first = first_bookable_day(now)
     index = ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner_id)
     member = wait_member(owner_id=owner_id, wait=wait)

@@ -83,6 +83,11 @@ def wait_page(request: HttpRequest) -> HttpResponse:
         messages.error(
             request, _("Your account is being deleted: nothing more can be booked for it.")
         )
+    if "own" in outcomes:
+        messages.info(
+            request,
+            _("You have booked that slot yourself: there is nothing to wait for."),
+        )
     if "invalid" in outcomes:
         messages.error(request, _("That slot cannot be waited for."))
     if "closed" in outcomes:
@@ -90,6 +95,8 @@ def wait_page(request: HttpRequest) -> HttpResponse:
     if outcomes.count("free") == len(outcomes):
         # Nothing to wait for: back to the booking page with the very same choice.
         return HttpResponseRedirect(reverse("booking:pick") + f"?{choices.query()}")
+    if outcomes.count("own") == len(outcomes):  # the booking itself is what they look for
+        return HttpResponseRedirect(reverse("booking:mine"))
     return HttpResponseRedirect(reverse("booking:mine") + "#waits")
 
 

@@ -73,8 +73,8 @@ BUDGETS: dict[str, int] = {
     "calendar subscription": 3,  # the person's secret, the index, the records (no session)
     "my bookings with waits": 4,  # the waits' notices replace the (empty) records read
     "waiting-list page": 1,
-    # identity, the buyer's place (bounded in one call), the wait function, the rooms with waits,
-    # the message
+    # identity, the buyer's own bookings from that day (nobody waits for their own slot), the
+    # buyer's place (bounded in one call), the wait function, the rooms with waits
     "waiting-list POST": 5,
     "booking .ics": 2,
     "pickup POST, wrong code": 2,
@@ -175,9 +175,9 @@ CLUSTER_BUDGETS: dict[str, int] = {
     "booking done page": 2,
     "pickup page": 0,
     "waiting-list page": 1,
-    # identity, the buyer's place, the wait function, the rooms with waits, the session: one tag
-    # each
-    "waiting-list POST": 5,
+    # identity; the buyer's own bookings from that day (their index with the marked rooms); the
+    # buyer's place, the wait function, the rooms with waits: one tag each
+    "waiting-list POST": 1 + INDEX_WITH_MARKS + 3,
     # identity, the index with the marked rooms, the waits, their notices (rooms 10 and 11:
     # two primaries)
     "my bookings with waits": 1 + INDEX_WITH_MARKS + 1 + 2,

@@ -1,0 +1,97 @@
+"""A buyer never waits for a slot they booked themselves: the waiting list says so and writes
+nothing, while the parts of a room the buyer did not book can still be waited for."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+from django.test import Client
+
+from booking.domain.parser import slot_request_parse
+from booking.domain.rules import booking_new_id
+from booking.engine.cancel import booking_cancel
+from booking.engine.claims import booking_claim
+from booking.engine.waits import Wait, wait_join, waits_of
+from tests.booking_support import NOW, day, snapshot
+from tests.conftest import Someone
+
+
+@pytest.fixture(autouse=True)
+def frozen() -> Iterator[None]:
+    with time_machine.travel(NOW, tick=False):
+        yield
+
+
+def _book(r: redis.Redis, someone: Someone, **request: Any) -> str:
+    made = booking_claim(
+        client=r,
+        owner_id=str(someone.id),
+        request=slot_request_parse(**request),
+        booking_id=booking_new_id(room=request["room"]),
+    )
+    assert made.ok and made.booking is not None
+    return made.booking.id
+
+
+def test_own_slots_are_refused_and_nothing_is_written(r: redis.Redis, buyer: Someone) -> None:
+    _book(r, buyer, cls="A", room=7, dates=[day(5)])
+    _book(r, buyer, cls="B", room=8, dates=[day(5)], hour_start=10, hour_end=12)
+    _book(r, buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12, boxes=[7, 8])
+    owner = str(buyer.id)
+    before = snapshot(r)
+    for wait in (
+        Wait(7, "A", day(5)),
+        Wait(8, "B", day(5), (11, 13)),  # overlaps 10-12 by one hour
+        Wait(8, "B", day(5), (9, 11)),
+        Wait(9, "C", day(5), (10, 11), 8),
+    ):
+        assert wait_join(client=r, owner_id=owner, wait=wait) == "own", wait
+    assert snapshot(r) == before
+    assert waits_of(client=r, owner_id=owner) == []
+
+
+def test_what_the_buyer_did_not_book_can_still_be_waited_for(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone
+) -> None:
+    _book(r, buyer, cls="B", room=8, dates=[day(5)], hour_start=10, hour_end=12)
+    _book(r, buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12, boxes=[7])
+    # Someone else's slots beside the buyer's own: these the buyer may wait for.
+    _book(r, second_buyer, cls="B", room=8, dates=[day(5)], hour_start=12, hour_end=14)
+    _book(r, second_buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12, boxes=[8])
+    _book(r, second_buyer, cls="A", room=7, dates=[day(6)])
+    owner = str(buyer.id)
+    assert wait_join(client=r, owner_id=owner, wait=Wait(8, "B", day(5), (12, 14))) == "ok"
+    assert wait_join(client=r, owner_id=owner, wait=Wait(9, "C", day(5), (10, 12), 8)) == "ok"
+    assert wait_join(client=r, owner_id=owner, wait=Wait(7, "A", day(6))) == "ok"
+    assert len(waits_of(client=r, owner_id=owner)) == 3
+
+
+def test_a_cancelled_booking_no_longer_counts_as_the_buyers(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone
+) -> None:
+    mine = _book(r, buyer, cls="A", room=7, dates=[day(5)])
+    cancelled = booking_cancel(
+        client=r, booking_id=mine, actor_id=str(buyer.id), actor_is_staff=False
+    )
+    assert cancelled.ok
+    _book(r, second_buyer, cls="A", room=7, dates=[day(5)])
+    assert wait_join(client=r, owner_id=str(buyer.id), wait=Wait(7, "A", day(5))) == "ok"
+
+
+def test_the_page_says_the_slot_is_the_buyers_own(
+    r: redis.Redis, client_for: Any, buyer: Someone
+) -> None:
+    _book(r, buyer, cls="A", room=7, dates=[day(5)])
+    web: Client = client_for(buyer)
+    web.get("/book/")
+    before = snapshot(r)
+    answer = web.post("/book/wait/", {"cls": "A", "room": "7", "date": day(5).isoformat()})
+    assert answer.status_code == 302 and answer["Location"] == "/book/mine/"
+    page = html.unescape(web.get(answer["Location"]).content.decode())
+    assert "You have booked that slot yourself: there is nothing to wait for." in page
+    assert snapshot(r) == before
