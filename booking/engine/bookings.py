@@ -138,22 +138,27 @@ def booking_covering(
     owner_id: str,
     room: int,
     cls: str,
-    date: dt.date,
+    dates: Sequence[dt.date],
     hours: tuple[int, int] | None = None,
-    box: int | None = None,
+    boxes: Sequence[int] = (),
 ) -> Booking | None:
-    """The owner's own live booking that takes any of these slots (the room, class and day,
-    and for B and C any of `hours`, for C the `box`), or None: a buyer never waits for a slot
-    they booked themselves. Reads the person index from the day on, then those records."""
-    key = person_index(owner_id)
-    (ids,) = indexes_read(
-        client=client,
-        reads=[command("ZRANGEBYSCORE", key, day_number(date), "+inf", "LIMIT", 0, 200)],
-    )
-    for booking in bookings_by_id(client=client, ids=text_list(ids)):
+    """The owner's own live booking that takes any of these slots (the room and class, any of
+    `dates`, for B and C any of `hours`, for C any of `boxes`), or None: what the booking page
+    names as the buyer's own, and what nobody waits for. Reads the person index from the
+    first of `dates` on (at most 200 bookings), then the records of those in this room (none
+    read when there are none)."""
+    if not dates:
+        return None
+    since = day_number(min(dates))  # the index's score is a booking's last day
+    read = command("ZRANGEBYSCORE", person_index(owner_id), since, "+inf", "LIMIT", 0, 200)
+    (ids,) = indexes_read(client=client, reads=[read])
+    here = [i for i in text_list(ids) if booking_id_room(i) == room]  # an id names its room
+    for booking in bookings_by_id(client=client, ids=here):
         live = booking.status != "cancelled" and not booking.moved_to
-        same = booking.room == room and booking.cls == cls and date in booking.dates
-        if not (live and same) or (box is not None and box not in booking.boxes):
+        same = booking.room == room and booking.cls == cls
+        if not (live and same and set(dates) & set(booking.dates)):
+            continue
+        if boxes and not set(boxes) & set(booking.boxes):
             continue
         theirs = booking.hours
         if hours and theirs and not (hours[0] < theirs[1] and theirs[0] < hours[1]):

@@ -152,8 +152,8 @@ def wait_join(
     if not 1 <= wait.room <= room_count() or wait.date not in season_days():
         return "invalid"
     mine = booking_covering(
-        client=client, owner_id=owner_id, room=wait.room, cls=wait.cls, date=wait.date,
-        hours=wait.hours, box=wait.box,
+        client=client, owner_id=owner_id, room=wait.room, cls=wait.cls, dates=[wait.date],
+        hours=wait.hours, boxes=[wait.box] if wait.box else [],
     )  # fmt: skip
     if mine is not None:
         return "own"

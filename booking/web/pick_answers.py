@@ -22,6 +22,7 @@ from django.utils.translation import gettext as _
 from booking.domain.records import Slot
 from booking.domain.rules import season_end, season_start
 from booking.domain.site_time import hour_range, zone_name
+from booking.engine.bookings import booking_covering
 from booking.engine.claims import ClaimResult
 from booking.engine.holds import HoldResult
 from booking.web import forms, pick_alternatives, pick_page, pick_panel, taken_words
@@ -74,6 +75,15 @@ def page_context(
             client=client, choices=choices, owner_id=owner
         )
     later = page_url(choices) if offer_alternatives and not alternatives_now else ""
+    # Slots the buyer booked themselves are named as theirs, not offered to wait for (read
+    # with the alternatives, never on a refused POST).
+    own = None
+    if offer_alternatives and alternatives_now and owner and choices.complete:
+        assert choices.room is not None and choices.cls is not None
+        own = booking_covering(
+            client=client, owner_id=owner, room=choices.room, cls=choices.cls,
+            dates=choices.dates, hours=choices.hours, boxes=choices.boxes,
+        )  # fmt: skip
     return {
         "choices": choices,
         "problems": problems,
@@ -81,6 +91,7 @@ def page_context(
         "blocked": taken_words.blocked_described(panel.blocked),
         "alternatives": alternatives,
         "alternatives_url": later,
+        "own_booking": own,
         "stamp": panel.stamp,
         "taken_meanwhile": taken_meanwhile(request, panel),
         "refresh_seconds": settings.STRONGROOM_POLL_SECONDS,

@@ -92,7 +92,9 @@ BUDGETS: dict[str, int] = {
     # the refusal re-renders the booking page, which names the taken slots from the room's read
     # and links to the closest free alternatives (no neighbouring room is read)
     "booking POST, slot taken": 5,
-    "booking page, choice taken (alternatives)": 2,
+    # identity with the chosen room; the buyer's own bookings from that day (named as theirs:
+    # their records only when one is of this room); the nearby rooms
+    "booking page, choice taken (alternatives)": 3,
     "panel fragment, polled, nothing new (204)": 1,
     # The building map: every room's bitmap bytes and holds in one pipeline (1), whatever is
     # booked or held, with or without a class C room's box grid open
@@ -200,8 +202,9 @@ CLUSTER_BUDGETS: dict[str, int] = {
     # identity, the pace, the refused claim, the pace given back, the chosen room (its primary;
     # the nearby rooms, on every primary, only when the alternatives' link is followed)
     "booking POST, slot taken": 1 + 1 + 1 + 1 + 1,
-    # identity, the chosen room, the nearby rooms (every primary)
-    "booking page, choice taken (alternatives)": 1 + 1 + EVERY,
+    # identity, the chosen room, the buyer's own bookings (their index with the marked rooms),
+    # the nearby rooms (every primary)
+    "booking page, choice taken (alternatives)": 1 + 1 + INDEX_WITH_MARKS + EVERY,
     "panel fragment, polled, nothing new (204)": 2,
     # The building map: every room's bytes and holds in one pipeline (every primary)
     "building map, class C, signed in": 1 + EVERY,
@@ -639,8 +642,8 @@ def test_the_building_map_is_one_read_of_the_store(site: Site, r: redis.Redis) -
 def test_a_blocked_choice_and_a_refresh_stay_within_their_budgets(
     site: Site, r: redis.Redis
 ) -> None:
-    """The honest summary's alternatives cost one read; a refresh that finds nothing new is
-    the panel's read and no visit record."""
+    """The honest summary's alternatives cost one read, the buyer's own bookings one more; a
+    refresh that finds nothing new is the panel's read and no visit record."""
     req = slot_request_parse(
         cls="C", room=42, dates=[dt.date(2026, 12, 16)], hour_start=10, hour_end=12, boxes=[7]
     )

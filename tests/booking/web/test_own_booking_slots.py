@@ -95,3 +95,27 @@ def test_the_page_says_the_slot_is_the_buyers_own(
     page = html.unescape(web.get(answer["Location"]).content.decode())
     assert "You have booked that slot yourself: there is nothing to wait for." in page
     assert snapshot(r) == before
+
+
+def test_the_booking_page_names_the_buyers_own_booking_and_offers_no_wait(
+    r: redis.Redis, client_for: Any, buyer: Someone, second_buyer: Someone
+) -> None:
+    booking_id = _book(r, buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12,
+                       boxes=[7])  # fmt: skip
+    query = f"cls=C&room=9&date={day(5).isoformat()}&start=11&end=13&box=7&box=8"
+    mine = html.unescape(client_for(buyer).get(f"/book/?{query}").content.decode())
+    assert 'id="choice-blocked"' in mine and 'id="own-booking"' in mine
+    assert f"/book/done/{booking_id}/" in mine and 'id="blocked-wait"' not in mine
+    # Another buyer sees the same slots as taken, with the waiting list.
+    theirs = client_for(second_buyer).get(f"/book/?{query}").content.decode()
+    assert 'id="own-booking"' not in theirs and 'id="blocked-wait"' in theirs
+
+
+def test_the_own_booking_line_is_in_chinese_too(
+    r: redis.Redis, client_for: Any, buyer: Someone
+) -> None:
+    _book(r, buyer, cls="A", room=7, dates=[day(5)])
+    web = client_for(buyer)
+    page = web.get(f"/book/?cls=A&room=7&date={day(5).isoformat()}", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    text = html.unescape(page.content.decode())
+    assert "其中有您自己已订下的时段" in text and "查看您的订单" in text
