@@ -38,14 +38,14 @@ from booking.domain.rules import (
 from booking.engine import moves_rooms
 from booking.engine.audit import audit_write
 from booking.engine.bookings import booking_get
-from booking.engine.indexes import indexes_after_claim
+from booking.engine.indexes import indexes_after_claim, rooms_mark
 from booking.engine.requests import refuse_invalid, request_recheck
 from booking.engine.results import MOVE_MESSAGES, MoveResult
-from booking.engine.unsure import unsure_forget
+from booking.engine.unsure import claim_unsure_mark, unsure_forget
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
 from strongroom.decoders import text_values
-from strongroom.durable import durable_fcall
+from strongroom.durable import NotDurable, durable_fcall
 from strongroom.outbox import mail_queue, mail_queue_once, sender_wake
 from strongroom.store import tags_may_mix
 
@@ -168,7 +168,7 @@ def booking_move(
     if request.cls != cls or len(request.dates) != len((before or "").split(",")):
         return MoveResult(False, "other_class", MOVE_MESSAGES["other_class"])
     if request.room != room:
-        return moves_rooms.move_rooms(
+        return _across_rooms(
             client, booking_id, request, actor_id, actor_is_staff, now, move_id, owner
         )
     inline = tags_may_mix(client)
@@ -211,15 +211,19 @@ def booking_move(
         "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
     }
     first = int(code_n) + 1 if code_n and code_n.lstrip("-").isdigit() else 0
-    for number in range(max(first, 0), max(first, 0) + _CODE_ATTEMPTS):
-        code = code_for(booking_id, number)
-        args = {**fixed, "code_mac": code_mac(room, code), "code_n": number}
-        call = MOVE.call(keys=call_keys, args=args, tails=tails)
-        answer = MOVE.answer_of(durable_fcall(client, MOVE.name, *call))
-        if answer["status"] != "code_clash":
-            break
-    else:
-        raise RuntimeError("no free pickup code after several attempts")
+    try:
+        for number in range(max(first, 0), max(first, 0) + _CODE_ATTEMPTS):
+            code = code_for(booking_id, number)
+            args = {**fixed, "code_mac": code_mac(room, code), "code_n": number}
+            call = MOVE.call(keys=call_keys, args=args, tails=tails)
+            answer = MOVE.answer_of(durable_fcall(client, MOVE.name, *call))
+            if answer["status"] != "code_clash":
+                break
+        else:
+            raise RuntimeError("no free pickup code after several attempts")
+    except NotDurable:
+        _unconfirmed(client, booking_id, now)
+        raise
     if answer["status"] == "invalid" and answer["what"] == "class":
         return MoveResult(False, "other_class", MOVE_MESSAGES["other_class"])
     refuse_invalid(MOVE.name, answer)
@@ -240,6 +244,43 @@ def booking_move(
     sender_wake(keys.outbox)  # the buyer's mail is in the room's outbox already
     booking = dataclasses.replace(booking, unsure=False)
     return MoveResult(True, outcome, MOVE_MESSAGES[outcome], booking)
+
+
+def _across_rooms(
+    client: redis.Redis,
+    booking_id: str,
+    request: SlotRequest,
+    actor_id: str,
+    actor_is_staff: bool,
+    now: dt.datetime | None,
+    move_id: str,
+    owner: str,
+) -> MoveResult:
+    """A move to another room (booking.engine.moves_rooms), marked as a claim is when the store
+    could not confirm it: the new room's record is shown as confirmed nowhere until settled."""
+    try:
+        moved = moves_rooms.move_rooms(
+            client, booking_id, request, actor_id, actor_is_staff, now, move_id, owner
+        )
+    except NotDurable:
+        _unconfirmed(client, moves_rooms.moved_id(move_id, request.room), now)
+        raise
+    booking = moved.booking
+    if booking is not None and booking.unsure and tags_may_mix(client):
+        unsure_forget(client=client, booking_id=booking.id)  # this time its call was durable
+        moved = dataclasses.replace(moved, booking=dataclasses.replace(booking, unsure=False))
+    return moved
+
+
+def _unconfirmed(client: redis.Redis, booking_id: str, now: dt.datetime | None) -> None:
+    """A move that ran (perhaps) and that the store could not say is safe: its booking (the
+    new room's record, across rooms) is shown nowhere as confirmed, nor mailed, until a durable
+    call settles it, as a claim's is (the buyer's retry of the form, same move id, does). On
+    a cluster its index entries were not written: its room is named for the list readers."""
+    claim_unsure_mark(client=client, booking_id=booking_id, now=now)
+    room = booking_id_room(booking_id)
+    if room is not None and not tags_may_mix(client):
+        rooms_mark(client=client, rooms=[room])
 
 
 def _reindex(client: redis.Redis, booking: Booking, before: str) -> None:

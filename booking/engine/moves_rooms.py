@@ -93,7 +93,7 @@ MOVE_RELEASE = FunctionSpec(
 RECOVER_AFTER_MS = 30_000
 
 
-def _moved_id(move_id: str, room: int) -> str:
+def moved_id(move_id: str, room: int) -> str:
     """The new room's booking id of a move: derived from the move id, so a repeat of the same
     move (a double press, a retry after a crash) names the same pending record."""
     digest = hashlib.sha256(f"strongroom.move|{move_id}".encode()).digest()[:16]
@@ -116,7 +116,7 @@ def move_rooms(
     record that `moves_recover` finishes or undoes."""
     old_room = booking_id_room(booking_id)
     assert old_room is not None
-    new_id = _moved_id(move_id, request.room)
+    new_id = moved_id(move_id, request.room)
     old, new = RoomKeys(old_room), RoomKeys(request.room)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     held = _move_in(client, new, new_id, booking_id, request, owner, move_id, now_ms)

@@ -48,9 +48,10 @@ def marked_from_start(client: redis.Redis, *, inline: bool) -> bool:
 def claim_unsure_mark(
     *, client: redis.Redis, booking_id: str, now: dt.datetime | None = None
 ) -> bool:
-    """On one server, mark the record of a claim whose WAITAOF fell short (True when it was
-    there to mark). Best effort: the store that just fell short may fail this too, and then the
-    answer the buyer got (not confirmed yet, try again) is what stands."""
+    """Mark the record of a claim (on one server: on a cluster the claim wrote its mark) or
+    of a move whose WAITAOF fell short (True when it was there to mark). Best effort: the store
+    that just fell short may fail this too, and then the answer the buyer got (not confirmed
+    yet, try again) is what stands."""
     room = booking_id_room(booking_id)
     if room is None:
         return False

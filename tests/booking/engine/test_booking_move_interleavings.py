@@ -67,7 +67,7 @@ def died_after_step_2(r: redis.Redis, monkeypatch: pytest.MonkeyPatch, booking: 
 
     with calls_replaced(monkeypatch, replace), pytest.raises(ConnectionError):
         move(r, booking.id, 9, "m" * 20)
-    pending = moves_rooms._moved_id("m" * 20, 9)
+    pending = moves_rooms.moved_id("m" * 20, 9)
     assert r.hget(RoomKeys(9).record(pending), "status") == "pending"
     return pending
 
