@@ -28,7 +28,7 @@ from booking.domain.rules import (
     booking_id_room,
     calendar_date,
 )
-from booking.engine.indexes import bookings_by_id, indexes_read
+from booking.engine.indexes import indexes_read, records_by_id
 from booking.engine.moves_rooms import move_finish
 from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.clock import from_ms, to_ms
@@ -66,6 +66,21 @@ def booking_get(*, client: redis.Redis, booking_id: str) -> Booking | None:
             return finished
     found = booking_from_hash(data)
     return found if found is not None and found.status not in ("pending", "moved") else None
+
+
+def bookings_listed(*, client: redis.Redis, ids: Sequence[str]) -> list[Booking]:
+    """The bookings of `ids` as a list shows them (see `indexes.bookings_by_id`), and one
+    whose move to another room is half way (its old id still listed, the new room's record
+    pending: a mover that fell short or died between the steps) finished and listed under its
+    new id, as `booking_get` does, rather than missing until the recovery. Each once."""
+    listed: dict[str, Booking] = {}
+    for found in records_by_id(client=client, ids=ids):
+        booking: Booking | None = found
+        if found.status == "moved" and found.moved_to:
+            booking = booking_get(client=client, booking_id=found.id)  # follows, finishes
+        if booking is not None and booking.status not in ("pending", "moved"):
+            listed.setdefault(booking.id, booking)
+    return list(listed.values())
 
 
 @dataclass(frozen=True)
@@ -117,7 +132,7 @@ def bookings_page(
     first_earlier = max(0, offset - int(upcoming))
     ids += text_list(earlier)[first_earlier : first_earlier + limit - len(ids)]
     return BookingPage(
-        bookings_by_id(client=client, ids=ids), int(total), int(upcoming), offset, limit
+        bookings_listed(client=client, ids=ids), int(total), int(upcoming), offset, limit
     )
 
 
@@ -129,7 +144,7 @@ def bookings_of(
     (ids,) = indexes_read(
         client=client, reads=[command("ZREVRANGE", key, offset, offset + limit - 1)]
     )
-    return bookings_by_id(client=client, ids=text_list(ids))
+    return bookings_listed(client=client, ids=text_list(ids))
 
 
 def booking_covering(
@@ -153,7 +168,7 @@ def booking_covering(
     read = command("ZRANGEBYSCORE", person_index(owner_id), since, "+inf", "LIMIT", 0, 200)
     (ids,) = indexes_read(client=client, reads=[read])
     here = [i for i in text_list(ids) if booking_id_room(i) == room]  # an id names its room
-    for booking in bookings_by_id(client=client, ids=here):
+    for booking in bookings_listed(client=client, ids=here):
         live = booking.status != "cancelled" and not booking.moved_to
         same = booking.room == room and booking.cls == cls
         if not (live and same and set(dates) & set(booking.dates)):
@@ -201,7 +216,7 @@ def bookings_between(
         ids.setdefault(member_booking_id(member))
         if len(ids) >= limit:
             break
-    found = bookings_by_id(client=client, ids=list(ids)[:limit])
+    found = bookings_listed(client=client, ids=list(ids)[:limit])
     # By the records' own dates: a moved booking's old days may linger in the index after a
     # crash between its move and the clean-up (booking.engine.moves).
     return [b for b in found if any(start <= d <= end for d in b.dates)]

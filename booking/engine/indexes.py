@@ -201,13 +201,19 @@ def _drain(client: redis.Redis, waiting: dict[int, list[str]], timeout_ms: int) 
     pipe.execute()
 
 
+def records_by_id(*, client: redis.Redis, ids: Sequence[str]) -> list[Booking]:
+    """The records of `ids` in one pipeline, malformed ids and missing records left out (a
+    move's pending record and a moved booking's old one kept)."""
+    pipe = client.pipeline(transaction=False)
+    for booking_id in ids:
+        room = booking_id_room(booking_id)
+        if room is not None:
+            pipe.hgetall(RoomKeys(room).record(booking_id))
+    return [b for b in map(booking_from_hash, pipe.execute()) if b is not None]
+
+
 def bookings_by_id(*, client: redis.Redis, ids: Sequence[str]) -> list[Booking]:
     """The records of `ids` in one pipeline (malformed ids, missing records, and what is not
     (or no longer) a booking left out: a move's pending record, a moved booking's old one)."""
-    pipe = client.pipeline(transaction=False)
-    wanted = [(i, booking_id_room(i)) for i in ids]
-    for booking_id, room in wanted:
-        if room is not None:
-            pipe.hgetall(RoomKeys(room).record(booking_id))
-    found = (booking_from_hash(h) for h in pipe.execute())
-    return [b for b in found if b is not None and b.status not in ("pending", "moved")]
+    found = records_by_id(client=client, ids=ids)
+    return [b for b in found if b.status not in ("pending", "moved")]

@@ -150,3 +150,34 @@ def test_on_one_server_a_move_across_rooms_left_unconfirmed_is_listed_marked_unt
     again = move()
     assert again.ok and again.booking is not None and not again.booking.unsure
     assert not one_server.hexists(RoomKeys(22).record(new_id), "unsure")
+
+
+def test_a_move_cut_off_after_the_old_rooms_step_is_still_listed_under_its_new_id(
+    r: redis.Redis,
+    client_for: Callable[[Someone], Client],
+    buyer: Someone,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The old room gave the booking up (its record points at the new id) and its WAITAOF fell
+    short, so the mover stopped: My bookings finishes the move as the booking's own page does
+    (rather than listing neither record until the recovery), and shows no code meanwhile."""
+    from booking.engine import moves_rooms
+    from strongroom.durable import NotDurable, durable_fcall
+
+    def out_unconfirmed(client: Any, function: str, *call: Any, **options: Any) -> Any:
+        answer = durable_fcall(client, function, *call, **options)
+        if function == moves_rooms.MOVE_OUT.name:
+            raise NotDurable(function)
+        return answer
+
+    mine = _booked(r, buyer)
+    client = client_for(buyer)
+    form = _move_form(client, mine, room="022")
+    monkeypatch.setattr(moves_rooms, "durable_fcall", out_unconfirmed)
+    assert client.post(f"/book/mine/{mine.id}/move/", form).status_code == 503
+    new_id = moves_rooms.moved_id(form["move_id"], 22)
+    listed = client.get("/book/mine/").content.decode()
+    assert f"/book/done/{new_id}/" in listed, "the booking is missing from My bookings"
+    assert code_display(mine.pickup_code()) not in listed
+    moved = booking_get(client=r, booking_id=new_id)
+    assert moved is not None and moved.room == 22 and moved.status == "confirmed"
