@@ -59,7 +59,7 @@ def person_detail(request: HttpRequest, person_id: int) -> HttpResponse:
         "summary": summary,
         "bookings": bookings_of(client=client, owner_id=str(person_id), limit=100),
         "request_id": request_id_new(),
-        "hours": [str(h) for h in range(25)],
+        "hours": list(range(25)),
         "section": "people",
         "is_me": signed_in_person(request).id == person_id,
     }

@@ -1,0 +1,23 @@
+"""Punctuation in the reader's language: `{% colon %}` after a label and `{% comma %}` between
+the items of a list, the full-width colon and the enumeration comma in Chinese."""
+
+from __future__ import annotations
+
+from django import template
+from django.utils.translation import get_language
+
+register = template.Library()
+
+
+def _chinese() -> bool:
+    return (get_language() or "").lower().startswith("zh")
+
+
+@register.simple_tag
+def colon() -> str:
+    return "\uff1a" if _chinese() else ": "  # the full-width colon
+
+
+@register.simple_tag
+def comma() -> str:
+    return "\u3001" if _chinese() else ", "  # the enumeration comma

@@ -1,0 +1,36 @@
+"""Labels and lists are punctuated in the reader's language: "Status: " and "1, 2" in English,
+the full-width colon and the enumeration comma in Chinese, on pages and in mail."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import redis
+from django.template.loader import render_to_string
+from django.utils import translation
+
+from booking.engine.bookings import booking_get
+from tests.booking_support import claim, request
+from tests.conftest import Someone
+
+
+def test_the_booking_page_and_the_receipt_facts_are_punctuated_per_language(
+    r: redis.Redis, client_for: Any, buyer: Someone
+) -> None:
+    made = claim(r, request("A", room=12, dates=(5, 7)), owner=str(buyer.id))
+    assert made.booking is not None
+    web = client_for(buyer)
+    page = f"/book/done/{made.booking.id}/"
+    chinese = html.unescape(web.get(page, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode())
+    assert "状态\uff1a" in chinese and "状态: " not in chinese
+    english = html.unescape(web.get(page, HTTP_ACCEPT_LANGUAGE="en").content.decode())
+    assert "Status: " in english
+    booking = booking_get(client=r, booking_id=made.booking.id)
+    with translation.override("zh-hans"):
+        facts = render_to_string("mail/_booking_facts.txt", {"booking": booking})
+    assert "取件码" not in facts  # the facts, not the code
+    assert "\uff1a" in facts and ": " not in facts and "\u3001" in facts  # two days: one list
+    with translation.override("en"):
+        facts = render_to_string("mail/_booking_facts.txt", {"booking": booking})
+    assert "Days: " in facts and ", " in facts
