@@ -119,3 +119,22 @@ def test_the_own_booking_line_is_in_chinese_too(
     page = web.get(f"/book/?cls=A&room=7&date={day(5).isoformat()}", HTTP_ACCEPT_LANGUAGE="zh-hans")
     text = html.unescape(page.content.decode())
     assert "其中有您自己已订下的时段" in text and "查看您的订单" in text
+
+
+def test_the_wait_page_for_several_days_keeps_them_all_and_joins_the_sold_out_one(
+    r: redis.Redis, client_for: Any, buyer: Someone, second_buyer: Someone
+) -> None:
+    """A choice of two days, one sold out: the form offers both (a single-choice list kept
+    only the last, the free one, and the buyer was told it was free and waited for nothing)."""
+    _book(r, second_buyer, cls="B", room=30, dates=[day(1)], hour_start=18, hour_end=20)
+    web: Client = client_for(buyer)
+    query = f"cls=B&room=30&start=17&end=20&date={day(1).isoformat()}&date={day(2).isoformat()}"
+    form = web.get(f"/book/wait/?{query}").content.decode()
+    for d in (day(1), day(2)):
+        assert f'type="checkbox" name="date" value="{d.isoformat()}" checked' in form
+    posted = {"cls": "B", "room": "30", "start": "17", "end": "20",
+              "date": [day(1).isoformat(), day(2).isoformat()]}  # fmt: skip
+    answer = web.post("/book/wait/", posted)
+    assert answer.status_code == 302
+    (waiting,) = waits_of(client=r, owner_id=str(buyer.id))
+    assert waiting.wait.date == day(1) and waiting.wait.hours == (17, 20)
