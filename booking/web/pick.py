@@ -195,6 +195,9 @@ def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
             messages.info(request, _("Your newer hold replaced that one: here it is."))
             return HttpResponseRedirect(reverse("booking:confirm", args=[newer.id]))
         messages.warning(request, _("That hold has ended: here is its choice again, as it is now."))
+        remembered = request.session.get(pick_answers.HOLD_CHOICE_SESSION_KEY)
+        if isinstance(remembered, list) and len(remembered) == 2 and remembered[0] == hold_id:
+            return HttpResponseRedirect(f"{reverse('booking:pick')}?{remembered[1]}")
         return HttpResponseRedirect(_ended_hold_page(client, owner, hold_id))
     choices = forms.choices_of(held.request)
     context = {

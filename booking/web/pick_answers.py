@@ -36,6 +36,9 @@ from strongroom.templatetags.links import link
 HOLD_SESSION_KEY = "booking_hold_id"
 # The hold last turned into a booking, and that booking: Back to its confirm page leads to it.
 HOLD_BOOKED_SESSION_KEY = "booking_hold_booked"
+# The choice of the buyer's latest hold, [hold id, the booking page's query]: its link, once
+# the hold ended (run out or given back), leads to that choice again.
+HOLD_CHOICE_SESSION_KEY = "booking_hold_choice"
 
 
 def page_url(choices: forms.Choices) -> str:
@@ -258,6 +261,7 @@ def hold_answer(
             request, choices, result.taken, shown_free=request.POST.get("seen") == "free"
         )
     request.session[HOLD_SESSION_KEY] = hold_id
+    request.session[HOLD_CHOICE_SESSION_KEY] = [hold_id, choices.query(month=None)]
     return HttpResponseRedirect(link("booking:confirm", hold_id))
 
 

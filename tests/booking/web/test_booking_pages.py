@@ -896,8 +896,13 @@ def test_hold_pressed_twice_leads_both_answers_to_the_hold_that_lives(
     page = html(client.get(second))
     assert "Your newer hold replaced that one" in page and "That hold has ended" not in page
     client.post("/book/hold/release/", {**B_8_12, "hold_id": second.split("/")[3]})
-    gone = html(client.get(client.get(second)["Location"]))
+    back = client.get(second)["Location"]
+    gone = html(client.get(back))
     assert "That hold has ended" in gone
+    # ... and its link leads to the whole choice again, not the room alone.
+    for name, value in B_8_12.items():
+        for one in value if isinstance(value, list) else [value]:
+            assert f"{name}={one}" in back, (name, back)
 
 
 def test_after_a_desk_hand_over_and_a_missed_day_the_pages_say_so(
