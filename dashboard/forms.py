@@ -207,7 +207,9 @@ class AuditFilterForm(forms.Form):
 
 
 # Details the store's functions write in English (a staff reason is shown as typed).
-_FIXED_DETAILS = {"wrong code": _("wrong code"), "account deleted": _("account deleted")}
+_FIXED_DETAILS = {"wrong code": _("wrong code"), "account deleted": _("account deleted"),
+                  "sent again": _("sent again")}  # fmt: skip
+_BOOKED_FOR = re.compile(r"booked by staff for (?P<name>.+)", re.DOTALL)  # booking.engine.acting
 _FLUSH_DETAIL = re.compile(r"(?P<reason>.*?) ?\((?P<keys>\d+) keys, (?P<bookings>\d+) bookings\)")
 _MISSES_DETAIL = re.compile(
     r"(?P<count>\d+) wrong codes from (?P<client>\S+) within (?P<minutes>\d+) min"
@@ -236,6 +238,9 @@ def detail_label(kind: str, detail: str) -> Any:
     fixed = _FIXED_DETAILS.get(detail)
     if fixed is not None:
         return fixed
+    booked_for = _BOOKED_FOR.fullmatch(detail) if kind == "claim" else None
+    if booked_for is not None:
+        return _("booked by staff for %(name)s") % booked_for.groupdict()
     misses = _MISSES_DETAIL.fullmatch(detail) if kind == "pickup_failed" else None
     if misses is not None:
         return (

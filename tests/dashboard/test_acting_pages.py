@@ -206,3 +206,18 @@ def test_send_the_receipt_again_pressed_ten_times_at_once_queues_it_once(
     # Another press of a new page is another mail.
     assert client_for(staff).post(f"/staff/bookings/{mine.id}/receipt/").status_code == 302
     assert r.xlen(ks.MAIL_OUTBOX.key()) == 2
+
+
+def test_staff_booking_for_a_buyer_without_an_address_and_its_audit_line_in_chinese(
+    r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    client = client_for(staff)
+    data = {"request_id": "staff-book-request-02", "cls": "A", "room": "12",
+            "date": ["2026-12-06"]}  # fmt: skip
+    answer = client.post(f"/staff/people/{buyer.id}/book/", data, follow=True)
+    page = answer.content.decode()
+    assert "no confirmed email address: no receipt goes out" in page
+    assert "the receipt with the code is on its way" not in page
+    booking_id = answer.redirect_chain[-1][0].split("/")[3]
+    detail = client.get(f"/staff/bookings/{booking_id}/", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert f"由工作人员为 {buyer.person.username} 预订" in detail.content.decode()
