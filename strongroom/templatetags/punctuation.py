@@ -1,5 +1,6 @@
-"""Punctuation in the reader's language: `{% colon %}` after a label and `{% comma %}` between
-the items of a list, the full-width colon and the enumeration comma in Chinese."""
+"""Punctuation in the reader's language: `{% colon %}` after a label, `{% comma %}` between
+the items of a list (the full-width colon and the enumeration comma in Chinese) and `{% gap %}`
+between two sentences (none after a Chinese full stop)."""
 
 from __future__ import annotations
 
@@ -21,3 +22,9 @@ def colon() -> str:
 @register.simple_tag
 def comma() -> str:
     return "\u3001" if _chinese() else ", "  # the enumeration comma
+
+
+@register.simple_tag
+def gap() -> str:
+    """Between two sentences: a space, none after a Chinese full stop."""
+    return "" if _chinese() else " "

@@ -34,3 +34,12 @@ def test_the_booking_page_and_the_receipt_facts_are_punctuated_per_language(
     with translation.override("en"):
         facts = render_to_string("mail/_booking_facts.txt", {"booking": booking})
     assert "Days: " in facts and ", " in facts
+
+
+def test_two_sentences_of_a_hint_have_no_space_between_them_in_chinese() -> None:
+    from django.test import Client
+
+    page = Client().get("/book/?cls=B&room=5", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "最后一个小时。选择日期" in html.unescape(page)
+    english = Client().get("/book/?cls=B&room=5", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "hour below. Pick a day" in html.unescape(english)
