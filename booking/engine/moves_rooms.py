@@ -50,7 +50,8 @@ MOVE_IN = FunctionSpec(
      "closures", "edition", "gone"),
     ("owner", "cls", "months", "days", "hstart", "hend", "boxes", "dates", "booking_id",
      "from_id", "move_id", "code_mac", "now_ms", "room"),
-    replies=("held", "taken *slots", "code_clash", "closed reason", "gone", "invalid what"),
+    replies=("held", "taken *slots", "code_clash", "closed reason", "gone", "moved_away",
+             "invalid what"),
     key_tails=("inventories",),
 )  # fmt: skip
 MOVE_OUT = FunctionSpec(
@@ -73,12 +74,9 @@ MOVE_COMMIT = FunctionSpec(
     key_tails=("person_index", "date_index"),
 )  # fmt: skip
 MOVE_ABORT = FunctionSpec(
-    "booking_move_abort",
-    "MOVE_ABORT",
-    ("record", "edition"),
-    ("move_id",),
+    "booking_move_abort", "MOVE_ABORT", ("record", "edition"), ("move_id",),
     replies=("moved", "aborted"),
-)
+)  # fmt: skip
 MOVE_RELEASE = FunctionSpec(
     "booking_move_release",
     "MOVE_RELEASE",
@@ -123,7 +121,7 @@ def move_rooms(
     if held["status"] == "taken":
         taken = tuple(slots_from_reply(held["slots"], request.cls))
         return MoveResult(False, "taken", MOVE_MESSAGES["taken"], taken=taken)
-    if held["status"] in ("closed", "gone"):
+    if held["status"] in ("closed", "gone", "moved_away"):
         return MoveResult(False, held["status"], MOVE_MESSAGES[held["status"]])
     refuse_invalid(MOVE_IN.name, held)
     args = {

@@ -33,7 +33,7 @@ local MOVE_RELEASE_KEYS = {'record', 'registry', 'stats', 'moves', 'edition'}
 local MOVE_RELEASE_KEY_TAILS = {'inventories'}
 local MOVE_RELEASE_ARGS = {'move_id'}
 local MOVE_IN_REPLIES = {'held', 'taken *slots', 'code_clash', 'closed reason', 'gone',
-  'invalid what'}
+  'moved_away', 'invalid what'}
 local MOVE_OUT_REPLIES = {'moved record', 'aborted', 'not_found', 'forbidden', 'cancelled',
   'moved_away', 'collected', 'started', 'other_class', 'stale', 'gone', 'invalid what'}
 local MOVE_COMMIT_REPLIES = {'moved record', 'not_found', 'invalid what'}
@@ -42,7 +42,7 @@ local MOVE_ABORT_REPLIES = {'moved', 'aborted'}
 local MOVE_RELEASE_REPLIES = {'released', 'moved'}
 
 -- Step 1. Returns {'held'} (also for a repeat) | {'taken', ...} | {'code_clash'}
---   | {'closed', reason} | {'invalid', what}
+--   | {'closed', reason} | {'gone'} | {'moved_away'} | {'invalid', what}
 -- A move id as the forms make it (the old record's list of aborted moves is joined by ',').
 local function move_id_ok(id)
   return id ~= nil and string.find(id, '^[%w_%-]+$') ~= nil
@@ -65,7 +65,9 @@ local function move_in(keys, args)
     if redis.call('HGET', k.record, 'move_request') == a.move_id then
       return {'held'}
     end
-    return {'invalid', 'id'}
+    -- The new id is this move's, its record another move's: the form of a move done long
+    -- ago, sent again after the booking moved on from there.
+    return {'moved_away'}
   end
   if redis.call('ZSCORE', k.gone, a.owner) then
     return {'gone'}  -- their account is being deleted: nothing more is moved for them

@@ -200,3 +200,26 @@ def test_a_cancelled_booking_s_move_page_offers_no_form(
         answer = client_for(someone).get(path, HTTP_ACCEPT_LANGUAGE=language)
         assert answer.status_code == 200, path
         assert word in html(answer) and 'name="move_id"' not in html(answer), path
+
+
+def test_an_old_move_form_sent_again_after_the_booking_moved_on_says_so_and_writes_nothing(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    """Room 60 -> 61 (form X), then 61 -> 62 (form Y); form X sent again (Back and resubmit,
+    or a second tab) named room 61's record, now form Y's: it was a server error."""
+    from tests.booking_support import snapshot
+
+    mine = claim(r, request("A", room=60, dates=(18,)), owner=str(buyer.id)).booking
+    assert mine is not None
+    client = client_for(buyer)
+    first = {"move_id": hidden(html(client.get(f"/book/mine/{mine.id}/move/")), "move_id"),
+             "room": "61", "date": ["2026-12-18"]}  # fmt: skip
+    to_61 = client.post(f"/book/mine/{mine.id}/move/", first)["Location"].split("/")[3]
+    second = {"move_id": hidden(html(client.get(f"/book/mine/{to_61}/move/")), "move_id"),
+              "room": "62", "date": ["2026-12-18"]}  # fmt: skip
+    assert client.post(f"/book/mine/{to_61}/move/", second).status_code == 302
+    before = snapshot(r)
+    again = client.post(f"/book/mine/{mine.id}/move/", first)
+    assert again.status_code == 409
+    assert "This booking was moved meanwhile" in html(again)
+    assert snapshot(r) == before
