@@ -278,7 +278,8 @@ def book_add(request: HttpRequest) -> HttpResponse:
                 services.book_add(
                     client=get_store(), book_id=data["book_id"], title=data["title"],
                     author=data["author"], year=data["year"], description=data["description"],
-                    tags=data["tags"], audit_actor=str(signed_in_person(request).id),
+                    tags=data["tags"], token=data["token"],
+                    audit_actor=str(signed_in_person(request).id),
                 )  # fmt: skip
             except InvalidBook as exc:
                 form.add_error(None, str(exc))
@@ -288,7 +289,9 @@ def book_add(request: HttpRequest) -> HttpResponse:
                 messages.success(request, _("“%(title)s” was added.") % {"title": data["title"]})
                 return HttpResponseRedirect(reverse("catalog:book_detail", args=[data["book_id"]]))
     else:
-        form = forms.BookAddForm(initial={"book_id": services.new_book_id()})
+        form = forms.BookAddForm(
+            initial={"book_id": services.new_book_id(), "token": services.new_book_id()}
+        )
     return render(request, "catalog/book_form.html", {"form": form, "adding": True})
 
 

@@ -200,6 +200,32 @@ def test_staff_add_a_book_once_even_if_the_form_is_sent_twice(
     assert "Programming Erlang" in client.get(first["Location"]).content.decode()
 
 
+def test_the_add_form_cannot_overwrite_a_book_it_did_not_add(
+    r: redis.Redis, staff: object, client_for: Callable[..., Client]
+) -> None:
+    """An Add form naming an existing book's id (loaded with its id as token, or added by
+    another form) is refused and writes nothing: only its own form, sent again, may change
+    what it added, and edits go through the edit page's checks."""
+    from catalog.services import book_add
+    from tests.booking_support import snapshot
+
+    book_add(client=r, book_id="loaded-1", title="Kept", author="A", year=2000, tags=["x"])
+    client = client_for(staff)
+    other = form_of(client.get("/staff/catalog/books/add/"))
+    other |= {"title": "Added", "author": "B", "year": "2001", "tags": "y"}
+    assert client.post("/staff/catalog/books/add/", other).status_code == 302
+    before = snapshot(r)
+    hostile = form_of(client.get("/staff/catalog/books/add/"))
+    hostile |= {"title": "OVERWRITTEN", "author": "x", "year": "2000", "tags": "zzz"}
+    for target in ({"book_id": "loaded-1"}, {"book_id": "loaded-1", "token": "loaded-1"},
+                   {"book_id": other["book_id"]}):  # fmt: skip
+        page = client.post("/staff/catalog/books/add/", hostile | target)
+        assert page.status_code == 200, target
+        text = page.content.decode()
+        assert "already used for another book" in text or "out of date" in text, target
+    assert snapshot(r) == before
+
+
 def test_a_description_keeps_its_lines_and_tabs(
     r: redis.Redis, staff: object, client_for: Callable[..., Client]
 ) -> None:
