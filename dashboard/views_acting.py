@@ -118,10 +118,10 @@ def person_book_staff(request: HttpRequest, person_id: int) -> HttpResponse:
     named = {"reference": result.booking.reference, "name": target.username}
     if target.email and target.email_verified:
         done = _("Booked %(reference)s for %(name)s; the receipt with the code is on its way.")
-    else:  # no mail can reach them (staff never see a code)
+    else:  # the receipt is owed until they confirm an address (staff never see a code)
         done = _(
-            "Booked %(reference)s for %(name)s, who has no confirmed email address: no receipt "
-            "goes out; they find the pickup code under My bookings once signed in."
+            "Booked %(reference)s for %(name)s, who has no confirmed email address: the "
+            "receipt goes out once they confirm one; the pickup code is under My bookings."
         )
     messages.success(request, done % named)
     return HttpResponseRedirect(reverse("dashboard:booking", args=[result.booking.id]))

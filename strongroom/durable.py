@@ -103,7 +103,12 @@ def _has_replicas(client: redis.Redis) -> bool:
 
 class NotDurable(Exception):
     """The write happened but the server could not confirm it reached the disk (and, under
-    aof+replica, a replica) in time."""
+    aof+replica, a replica) in time. `results`: the calls' replies where they are known (in
+    the order of the calls, None for one not known), so a caller can tell what ran."""
+
+    def __init__(self, message: str, results: Sequence[Any] | None = None) -> None:
+        super().__init__(message)
+        self.results: list[Any] = list(results) if results is not None else []
 
 
 @dataclass(frozen=True)
@@ -179,11 +184,11 @@ def durable_calls(
             replies = _cluster_batch(client, batch, wait)
         except NotDurable as exc:
             unconfirmed = unconfirmed or exc
-            continue
+            replies = exc.results or [None] * len(indexes)
         for index, result in zip(indexes, replies, strict=True):
             results[index] = result
     if unconfirmed is not None:
-        raise unconfirmed
+        raise NotDurable(str(unconfirmed), results)
     return results
 
 
@@ -252,7 +257,7 @@ def _durable_batch(
         if isinstance(fence_error, MovedError):
             raise fence_error
         if fence_error is not None:
-            raise NotDurable(f"{calls[0].command[:2]}: fence refused ({fence_error})")
+            raise NotDurable(f"{calls[0].command[:2]}: fence refused ({fence_error})", results)
         failed = next((w for w in waited if isinstance(w, Exception)), None)
         if failed is not None:
             raise failed
@@ -261,7 +266,7 @@ def _durable_batch(
             and synced is not None
             and (int(synced[0]) < 1 or int(synced[1]) < wait[-1][2])
         ):
-            raise NotDurable(str(calls[0].command[:2]))
+            raise NotDurable(str(calls[0].command[:2]), results)
         return list(results)
 
     return with_functions(client, send)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import redis
 
@@ -30,9 +30,11 @@ from booking.domain.rules import (
 )
 from booking.engine.indexes import indexes_read, records_by_id
 from booking.engine.moves_rooms import move_finish
+from booking.engine.unsure import unsure_forget
 from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.clock import from_ms, to_ms
 from strongroom.decoders import text, text_hash, text_list, text_or_none
+from strongroom.durable import NotDurable, Write, durable_calls
 
 
 def booking_read(*, booking_id: str) -> list[Command]:
@@ -60,12 +62,37 @@ def booking_get(*, client: redis.Redis, booking_id: str) -> Booking | None:
         origin, data = data, text_hash(moved)
     if origin is not None and data.get("status") == "pending":
         # The old room decided and the new one has not confirmed yet: finished here, rather
-        # than the booking missing for its owner and staff until the recovery.
-        finished = move_finish(client=client, old=origin, new=data)
-        if finished is not None:
-            return finished
+        # than the booking missing for its owner and staff until the recovery; but only once
+        # the old room's decision is known to be safe (its primary confirms it: a durable call
+        # there), else a failover could bring the old booking back beside the new one. Until
+        # then it is shown as not confirmed yet, without a code.
+        if _decision_durable(client, origin):
+            finished = move_finish(client=client, old=origin, new=data)
+            if finished is not None and data.get("unsure"):
+                # Both rooms' steps are confirmed now: the mark its mover left goes.
+                unsure_forget(client=client, booking_id=finished.id)
+                finished = replace(finished, unsure=False)
+            if finished is not None:
+                return finished
+        else:
+            pending = booking_from_hash(data)
+            if pending is not None:
+                return replace(pending, status="confirmed", unsure=True)
     found = booking_from_hash(data)
     return found if found is not None and found.status not in ("pending", "moved") else None
+
+
+def _decision_durable(client: redis.Redis, old: dict[str, str]) -> bool:
+    """Whether the old room's record of a move (its decision) is confirmed durable now."""
+    room = booking_id_room(old.get("id", ""))
+    if room is None:
+        return False
+    record = RoomKeys(room).record(old["id"])
+    try:
+        durable_calls(client, [Write(record, ("EXISTS", record))])
+    except NotDurable:
+        return False
+    return True
 
 
 def bookings_listed(*, client: redis.Redis, ids: Sequence[str]) -> list[Booking]:
@@ -159,17 +186,17 @@ def booking_covering(
 ) -> Booking | None:
     """The owner's own live booking that takes any of these slots (the room and class, any of
     `dates`, for B and C any of `hours`, for C any of `boxes`), or None: what the booking page
-    names as the buyer's own, and what nobody waits for. Reads the person index from the
-    first of `dates` on (at most 200 bookings), then the records of those in this room (none
-    read when there are none)."""
+    names as the buyer's own, and what nobody waits for. Reads the ids of the person index from
+    the first of `dates` on, then the records of those in this room (none read when there are
+    none)."""
     if not dates:
         return None
     since = day_number(min(dates))  # the index's score is a booking's last day
-    read = command("ZRANGEBYSCORE", person_index(owner_id), since, "+inf", "LIMIT", 0, 200)
+    read = command("ZRANGEBYSCORE", person_index(owner_id), since, "+inf")  # ids only
     (ids,) = indexes_read(client=client, reads=[read])
     here = [i for i in text_list(ids) if booking_id_room(i) == room]  # an id names its room
     for booking in bookings_listed(client=client, ids=here):
-        live = booking.status != "cancelled" and not booking.moved_to
+        live = booking.status != "cancelled"
         same = booking.room == room and booking.cls == cls
         if not (live and same and set(dates) & set(booking.dates)):
             continue

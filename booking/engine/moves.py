@@ -221,9 +221,15 @@ def booking_move(
                 break
         else:
             raise RuntimeError("no free pickup code after several attempts")
-    except NotDurable:
-        _unconfirmed(client, booking_id, now)
-        raise
+    except NotDurable as exc:
+        # A refusal wrote nothing (the function checks all before its first write): there is
+        # nothing to confirm, and the buyer gets the refusal. A move that ran is marked.
+        ran = exc.results[0] if exc.results else None
+        answer = MOVE.answer_of(ran) if ran is not None else {"status": "moved"}
+        if answer["status"] in ("moved", "code_clash"):
+            if answer["status"] == "moved":
+                _unconfirmed(client, booking_id, now)
+            raise
     if answer["status"] == "invalid" and answer["what"] == "class":
         return MoveResult(False, "other_class", MOVE_MESSAGES["other_class"])
     refuse_invalid(MOVE.name, answer)

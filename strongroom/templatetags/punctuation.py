@@ -28,3 +28,11 @@ def comma() -> str:
 def gap() -> str:
     """Between two sentences: a space, none after a Chinese full stop."""
     return "" if _chinese() else " "
+
+
+@register.filter
+def listed(items: object) -> str:
+    """`{{ boxes|listed }}`: the items joined as a list in the reader's language."""
+    if isinstance(items, str) or not hasattr(items, "__iter__"):
+        return str(items)
+    return comma().join(str(item) for item in items)

@@ -124,6 +124,9 @@ def test_staff_book_for_a_buyer_who_gets_the_receipt(
     client = client_for(staff)
     page = client.get(f"/staff/people/{buyer.id}/").content.decode()
     assert "anna@example.test" in page and 'action="/staff/people/' in page
+    # Its hours read as hours (they read ":00" once): from 00:00, to 24:00.
+    assert '<option value="0">00:00</option>' in page
+    assert '<option value="24">24:00</option>' in page and ">:00<" not in page
     data = {"request_id": "staff-book-request-01", "cls": "B", "room": "11",
             "date": ["2026-12-06"], "hour_start": "9", "hour_end": "11", "boxes": ""}  # fmt: skip
     answer = client.post(f"/staff/people/{buyer.id}/book/", data)
@@ -216,7 +219,7 @@ def test_staff_booking_for_a_buyer_without_an_address_and_its_audit_line_in_chin
             "date": ["2026-12-06"]}  # fmt: skip
     answer = client.post(f"/staff/people/{buyer.id}/book/", data, follow=True)
     page = answer.content.decode()
-    assert "no confirmed email address: no receipt goes out" in page
+    assert "no confirmed email address: the receipt goes out once they confirm one" in page
     assert "the receipt with the code is on its way" not in page
     booking_id = answer.redirect_chain[-1][0].split("/")[3]
     detail = client.get(f"/staff/bookings/{booking_id}/", HTTP_ACCEPT_LANGUAGE="zh-hans")

@@ -43,3 +43,16 @@ def test_two_sentences_of_a_hint_have_no_space_between_them_in_chinese() -> None
     assert "最后一个小时。选择日期" in html.unescape(page)
     english = Client().get("/book/?cls=B&room=5", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "hour below. Pick a day" in html.unescape(english)
+
+
+def test_box_lists_read_as_lists_in_chinese_in_mail_and_on_pages(
+    r: redis.Redis, client_for: Any, buyer: Someone
+) -> None:
+    made = claim(r, request("C", room=14, dates=(5,), hour_start=8, hour_end=9, boxes=[3, 4]),
+                 owner=str(buyer.id))  # fmt: skip
+    assert made.booking is not None
+    with translation.override("zh-hans"):
+        facts = render_to_string("mail/_booking_facts.txt", {"booking": made.booking})
+    assert "\uff1a3\u30014" in facts and ": " not in facts
+    page = client_for(buyer).get(f"/book/done/{made.booking.id}/", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert "3\u30014" in html.unescape(page.content.decode())
