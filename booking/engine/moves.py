@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import redis
@@ -169,8 +169,11 @@ def booking_move(
         return MoveResult(False, "other_class", MOVE_MESSAGES["other_class"])
     if request.room != room:
         return _across_rooms(
-            client, booking_id, request, actor_id, actor_is_staff, now, move_id, owner
-        )
+            client, request.room, move_id, now,
+            lambda: moves_rooms.move_rooms(
+                client, booking_id, request, actor_id, actor_is_staff, now, move_id, owner
+            ),
+        )  # fmt: skip
     inline = tags_may_mix(client)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
     call_keys = {
@@ -253,23 +256,16 @@ def booking_move(
 
 
 def _across_rooms(
-    client: redis.Redis,
-    booking_id: str,
-    request: SlotRequest,
-    actor_id: str,
-    actor_is_staff: bool,
-    now: dt.datetime | None,
-    move_id: str,
-    owner: str,
-) -> MoveResult:
-    """A move to another room (booking.engine.moves_rooms), marked as a claim is when the store
-    could not confirm it: the new room's record is shown as confirmed nowhere until settled."""
+    client: redis.Redis, room: int, move_id: str, now: dt.datetime | None,
+    move: Callable[[], MoveResult],
+) -> MoveResult:  # fmt: skip
+    """A move to another room (`move`: booking.engine.moves_rooms.move_rooms), marked as a
+    claim is when the store could not confirm it: the new room's record (in `room`) is shown
+    as confirmed nowhere until settled."""
     try:
-        moved = moves_rooms.move_rooms(
-            client, booking_id, request, actor_id, actor_is_staff, now, move_id, owner
-        )
+        moved = move()
     except NotDurable:
-        _unconfirmed(client, moves_rooms.moved_id(move_id, request.room), now)
+        _unconfirmed(client, moves_rooms.moved_id(move_id, room), now)
         raise
     booking = moved.booking
     if booking is not None and booking.unsure and tags_may_mix(client):

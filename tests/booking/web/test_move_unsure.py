@@ -45,6 +45,14 @@ def _move_form(client: Client, booking: Booking, **changes: Any) -> dict[str, An
             "hour_end": "16", **changes}  # fmt: skip
 
 
+def _moved_without_a_replica(
+    settings: Any, client: Client, booking: Booking, form: dict[str, Any]
+) -> Any:
+    """The move form posted while the store asks for a replica it does not have."""
+    settings.STRONGROOM_DURABILITY = "aof+replica"
+    return client.post(f"/book/mine/{booking.id}/move/", form)
+
+
 @pytest.mark.single_node  # one server without a replica: never confirmed
 def test_an_unconfirmed_move_in_its_room_shows_no_code_until_the_retry_confirms_it(
     r: redis.Redis, settings: Any, client_for: Callable[[Someone], Client], buyer: Someone
@@ -52,8 +60,7 @@ def test_an_unconfirmed_move_in_its_room_shows_no_code_until_the_retry_confirms_
     mine = _booked(r, buyer)
     client = client_for(buyer)
     form = _move_form(client, mine)
-    settings.STRONGROOM_DURABILITY = "aof+replica"
-    answer = client.post(f"/book/mine/{mine.id}/move/", form)
+    answer = _moved_without_a_replica(settings, client, mine, form)
     assert answer.status_code == 503 and "could not be confirmed" in answer.content.decode()
     moved = booking_get(client=r, booking_id=mine.id)
     assert moved is not None and moved.hours == (14, 16) and moved.unsure
@@ -85,9 +92,7 @@ def test_a_refused_move_under_a_store_that_cannot_confirm_is_refused_and_marks_n
     claim(r, request("B", room=21, dates=(5,), hour_start=14, hour_end=16),
           owner=str(second_buyer.id))  # fmt: skip
     client = client_for(buyer)
-    form = _move_form(client, mine)
-    settings.STRONGROOM_DURABILITY = "aof+replica"
-    answer = client.post(f"/book/mine/{mine.id}/move/", form)
+    answer = _moved_without_a_replica(settings, client, mine, _move_form(client, mine))
     assert answer.status_code == 409 and "not free" in answer.content.decode()
     kept = booking_get(client=r, booking_id=mine.id)
     assert kept is not None and not kept.unsure and kept.hours == (8, 10)
