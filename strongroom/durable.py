@@ -106,7 +106,7 @@ class NotDurable(Exception):
     aof+replica, a replica) in time. `results`: the calls' replies where they are known (in
     the order of the calls, None for one not known), so a caller can tell what ran."""
 
-    def __init__(self, message: str, results: Sequence[Any] | None = None) -> None:
+    def __init__(self, message: str = "", results: Sequence[Any] | None = None) -> None:
         super().__init__(message)
         self.results: list[Any] = list(results) if results is not None else []
 

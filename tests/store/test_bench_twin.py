@@ -19,7 +19,7 @@ from booking.domain.keys import date_indexes
 from booking.domain.rules import booking_new_id
 from booking.web.forms import Choices
 from catalog.services import book_add
-from strongroom.keyspace import VISITS_VIEWS, VISITS_VISITORS
+from strongroom.keyspace import VISITS_APPLIED, VISITS_VIEWS, VISITS_VISITORS
 from strongroom.serving import fetch, start_site
 from tests.booking_support import day, snapshot
 from tests.conftest import Someone, person_make, site_env
@@ -28,9 +28,9 @@ CALLS = "x-bench-twin-store-calls"  # bench/twin.py: the commands a twin answer 
 MONTH = Choices(cls="C", room=42, month=day(1))
 PICKED = Choices(cls="C", room=42, dates=(day(16),), start=10, end=12, boxes=(7,), month=day(1))
 
-# Page views: the served site's flusher writes them within a second of any page, its own
-# included, whenever the machine lets it run (not the twin's doing).
-VIEWS = (VISITS_VIEWS, VISITS_VISITORS)
+# Page views and the record of their flushes: the served site's flusher writes them within a
+# second of any page, its own included, whenever the machine lets it run (not the twin's doing).
+VIEWS = (VISITS_VIEWS, VISITS_VISITORS, VISITS_APPLIED)
 
 
 def booked(client: redis.Redis) -> dict[str, object]:
