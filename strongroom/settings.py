@@ -255,6 +255,8 @@ STRONGROOM_SITE_URL = env_url(
 # Every web process sends mail from a background thread (a consumer of the outboxes' group; see
 # strongroom/outbox_sender.py); 0 leaves it to `manage.py sendmail`.
 STRONGROOM_MAIL_SENDER = env_bool("STRONGROOM_MAIL_SENDER", True)
+# ... and runs the keeper (strongroom/keeper.py); 0 leaves it to the others (one must run it).
+STRONGROOM_KEEPER = env_bool("STRONGROOM_KEEPER", True)
 # A password-reset link works once, for this long.
 PASSWORD_RESET_TIMEOUT = 60 * env_int("PASSWORD_RESET_MINUTES", 60, minimum=5, maximum=7 * 24 * 60)
 # Waiting list: the first waiter's priority hold on a freed slot (seconds): long enough for a

@@ -45,9 +45,10 @@ if settings.STRONGROOM_MAIL_SENDER:
 
 # Each web process also runs the keeper (strongroom/keeper.py): after a failover it repairs what
 # the changed slots may have lost, and it drains what a crash left unindexed.
-from strongroom.keeper import keeper_start  # noqa: E402
+if settings.STRONGROOM_KEEPER:
+    from strongroom.keeper import keeper_start
 
-keeper_start()
+    keeper_start()
 
 # What is loaded by now (modules, settings, templates, URL patterns: about 100,000 objects)
 # lives as long as the worker. Frozen, the collector's full passes no longer walk it: measured

@@ -246,8 +246,13 @@ def serve_site(env: dict[str, str], *, workers: int = 2) -> tuple[subprocess.Pop
 
 @pytest.fixture(scope="session")
 def live_site(store_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The real site served by gunicorn on a free port, on the session's store."""
-    process, base = serve_site(site_env(str(settings.REDIS_URL), tmp_path_factory.mktemp("site")))
+    """The real site served by gunicorn on a free port, on the session's store. Without its
+    mail sender and keeper: it lives on for the rest of the worker's session, and they would
+    send, drain and settle on that store behind every later test, under the site's settings
+    (a booking a test left unconfirmed was settled by the keeper's drain). None of its tests
+    needs either."""
+    env = site_env(str(settings.REDIS_URL), tmp_path_factory.mktemp("site"))
+    process, base = serve_site({**env, "STRONGROOM_MAIL_SENDER": "0", "STRONGROOM_KEEPER": "0"})
     yield base
     process.terminate()
     process.wait(timeout=10)
