@@ -30,11 +30,11 @@ from booking.domain.rules import (
 )
 from booking.engine.indexes import indexes_read, records_by_id
 from booking.engine.moves_rooms import move_finish
-from booking.engine.unsure import unsure_forget
+from booking.engine.unsure import record_confirmed, unsure_forget
 from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.clock import from_ms, to_ms
 from strongroom.decoders import text, text_hash, text_list, text_or_none
-from strongroom.durable import NotDurable, Write, durable_calls
+from strongroom.durable import NotDurable
 
 
 def booking_read(*, booking_id: str) -> list[Command]:
@@ -84,15 +84,10 @@ def booking_get(*, client: redis.Redis, booking_id: str) -> Booking | None:
 
 def _decision_durable(client: redis.Redis, old: dict[str, str]) -> bool:
     """Whether the old room's record of a move (its decision) is confirmed durable now."""
-    room = booking_id_room(old.get("id", ""))
-    if room is None:
-        return False
-    record = RoomKeys(room).record(old["id"])
     try:
-        durable_calls(client, [Write(record, ("EXISTS", record))])
+        return record_confirmed(client=client, booking_id=old.get("id", ""))
     except NotDurable:
         return False
-    return True
 
 
 def bookings_listed(*, client: redis.Redis, ids: Sequence[str]) -> list[Booking]:

@@ -72,13 +72,22 @@ def booking_settle(*, client: redis.Redis, booking_id: str) -> bool:
     after it is the write waited for) covers the claim written there before it, and only then
     does the mark go. Raises NotDurable while the store still cannot confirm (the mark stays).
     Returns whether the record is there (a claim lost with a primary is not)."""
+    there = record_confirmed(client=client, booking_id=booking_id)
+    if there:
+        unsure_forget(client=client, booking_id=booking_id)
+    return there
+
+
+def record_confirmed(*, client: redis.Redis, booking_id: str) -> bool:
+    """A durable call on the primary of a booking's record (a read of it; the fence after it is
+    the write waited for): every write made there before it, a claim's or a move's step, is
+    confirmed once it answers. Returns whether the record is there; raises NotDurable while the
+    store cannot confirm."""
     room = booking_id_room(booking_id)
     if room is None:
         return False
     record = RoomKeys(room).record(booking_id)
     (there,) = durable_calls(client, [Write(record, ("EXISTS", record))])
-    if there:
-        unsure_forget(client=client, booking_id=booking_id)
     return bool(there)
 
 
