@@ -35,12 +35,7 @@ local function slots_release(cal, registry, stats, cls, days_text, hstart, hend,
   stats_booking(change, cal, cls, days, 'confirmed', made, -1)
   stats_booking(change, cal, cls, days, 'cancelled', made, 1)
   stats_write(stats, change)
-  for _, m in ipairs(cal) do
-    if redis.call('BITCOUNT', m.key) == 0 then
-      redis.call('DEL', m.key)
-      redis.call('SREM', registry, m.key)
-    end
-  end
+  months_drop_empty(cal, registry)
 end
 
 -- Cancel: free exactly the booking's own slots, queue the buyer's mail and tell the waiters.

@@ -98,9 +98,7 @@ local function claim(keys, args)
   end
   local fields, kind = fields_of(cls, days, hstart, hend, boxes, cal)
   local taken, values = booked_conflicts(fields, kind)
-  local held, drop, covered = held_conflicts(holds, hold_days, owner, cls, days, hstart, hend,
-    boxes, now)
-  append(taken, held)
+  local drop = holds_met(taken, holds, hold_days, owner, cls, days, hstart, hend, boxes, now)
   if #taken > 0 then
     return {'taken', unpack(taken)}
   end
@@ -110,12 +108,9 @@ local function claim(keys, args)
   for i, field in ipairs(fields) do
     updated[i] = bit.bor(values[i], field[2])
   end
+  months_make(cal, cls)
   local inventories = {}
   for _, m in ipairs(cal) do
-    if redis.call('EXISTS', m.key) == 0 then
-      -- SETRANGE on a missing key allocates exactly, and the AOF gets a short command.
-      redis.call('SETRANGE', m.key, math.ceil(m.n * SLOTS_PER_DAY[cls] / 8) - 1, '\0')
-    end
     inventories[#inventories + 1] = m.key
   end
   write_fields(fields, kind, updated)
@@ -166,9 +161,6 @@ local function claim(keys, args)
     if value and parse_hold(value).owner == owner then
       drop[hold_id] = value
     end
-  end
-  for id, value in pairs(covered) do
-    drop[id] = value  -- the buyer's other holds of what they just booked
   end
   drop_holds(holds, hold_days, drop, cls, days)
   redis.call('ZREM', k.hold_streaks, owner)  -- booked: the next hold here starts afresh

@@ -183,59 +183,6 @@ local function fields_of(cls, days, hstart, hend, boxes, cal)
   return fields, cls == 'A' and 'u1' or 'u24'
 end
 
--- The fields' indexes grouped by bitmap key, keys in the order first met.
-local function fields_by_key(fields)
-  local order, by_key = {}, {}
-  for i, field in ipairs(fields) do
-    local key = field[5].key
-    if not by_key[key] then
-      by_key[key] = {}
-      order[#order + 1] = key
-    end
-    local list = by_key[key]
-    list[#list + 1] = i
-  end
-  return order, by_key
-end
-
--- Current values of the fields, one BITFIELD_RO call per bitmap and 1000 fields.
-local function read_fields(fields, kind)
-  local values = {}
-  local order, by_key = fields_by_key(fields)
-  for _, key in ipairs(order) do
-    local at = by_key[key]
-    for first = 1, #at, 1000 do
-      local args = {}
-      for j = first, math.min(first + 999, #at) do
-        args[#args + 1] = 'GET'
-        args[#args + 1] = kind
-        args[#args + 1] = fields[at[j]][1]
-      end
-      for j, value in ipairs(redis.call('BITFIELD_RO', key, unpack(args))) do
-        values[at[first + j - 1]] = value
-      end
-    end
-  end
-  return values
-end
-
-local function write_fields(fields, kind, values)
-  local order, by_key = fields_by_key(fields)
-  for _, key in ipairs(order) do
-    local at = by_key[key]
-    for first = 1, #at, 1000 do
-      local args = {}
-      for j = first, math.min(first + 999, #at) do
-        args[#args + 1] = 'SET'
-        args[#args + 1] = kind
-        args[#args + 1] = fields[at[j]][1]
-        args[#args + 1] = values[at[j]]
-      end
-      redis.call('BITFIELD', key, unpack(args))
-    end
-  end
-end
-
 -- The request of a call, checked whole before anything is read or written: a class other than
 -- A/B/C, a day in none of the call's months, a duplicate, an hour range outside 0..24, a box outside
 -- 1..100 (or any box on A/B, any hour on A) is refused. Python validates first; this guards the
@@ -325,23 +272,24 @@ local function day_score(cls, day)
   return CLASS_DIGIT[cls] * 100000 + day
 end
 
--- Booked slots that overlap the request: "day:box:mask:0" entries, plus the current values.
-local function booked_conflicts(fields, kind)
-  local values = read_fields(fields, kind)
-  local conflicts = {}
-  for i, field in ipairs(fields) do
-    local overlap = bit.band(values[i], field[2])
-    if overlap ~= 0 then
-      conflicts[#conflicts + 1] = joined({day = field[3], box = field[4], mask = overlap,
-        held = 0}, TAKEN_FIELDS, ':')
-    end
-  end
-  return conflicts, values
-end
-
 local function audit(stream, maxlen, kind, actor, booking, room, detail, now)
   redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', 'kind', kind, 'actor', actor,
     'booking', booking, 'room', room, 'detail', detail, 'at', now)
+end
+
+-- Adds `member` at `score` to the sorted set `key`, which keeps at most `limit` members, once
+-- those scored up to `stale` (a score bound: '(' before it leaves that score out) are dropped.
+-- Returns 'added', 'already' (a member before) or 'full' (nothing added).
+local function bounded_add(key, stale, member, score, limit)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', stale)
+  if redis.call('ZSCORE', key, member) then
+    return 'already'
+  end
+  if redis.call('ZCARD', key) >= limit then
+    return 'full'
+  end
+  redis.call('ZADD', key, score, member)
+  return 'added'
 end
 
 local function append(list, more)

@@ -96,6 +96,19 @@ local function held_conflicts(holds_key, days_key, owner, cls, days, hstart, hen
   return conflicts, drop, covered
 end
 
+-- What a booking of the request (a claim, a move) meets of holds: other buyers' unexpired holds
+-- of its slots go on `taken`; returns the holds to drop once it is made (held_conflicts' drop,
+-- with the owner's own holds that it covers).
+local function holds_met(taken, holds_key, days_key, owner, cls, days, hstart, hend, boxes, now)
+  local held, drop, covered = held_conflicts(holds_key, days_key, owner, cls, days, hstart,
+    hend, boxes, now)
+  for id, value in pairs(covered) do
+    drop[id] = value
+  end
+  append(taken, held)
+  return drop
+end
+
 -- Remove holds ({id = value or false}) from the holds hash and their days from the index (an
 -- id without a value: its index entries for the request's `days` of class `cls`).
 local function drop_holds(holds_key, days_key, drop, cls, days)

@@ -144,12 +144,7 @@ local function move(keys, args)
         TAKEN_FIELDS, ':')
     end
   end
-  local held, drop, covered = held_conflicts(k.holds, k.hold_days, r[1], cls, days, hstart,
-    hend, boxes, now)
-  for id, value in pairs(covered) do
-    drop[id] = value  -- the owner's own holds of what the booking moves into, as a claim does
-  end
-  append(taken, held)
+  local drop = holds_met(taken, k.holds, k.hold_days, r[1], cls, days, hstart, hend, boxes, now)
   if #taken > 0 then
     return {'taken', unpack(taken)}
   end
@@ -159,12 +154,7 @@ local function move(keys, args)
   for i, field in ipairs(merged) do
     updated[i] = bit.bor(bit.band(values[i], bit.bnot(field[2])), field[6])
   end
-  for _, m in ipairs(cal) do
-    if redis.call('EXISTS', m.key) == 0 then
-      -- A new month's bitmap, made at its full size as the claim makes it.
-      redis.call('SETRANGE', m.key, math.ceil(m.n * SLOTS_PER_DAY[cls] / 8) - 1, '\0')
-    end
-  end
+  months_make(cal, cls)
   write_fields(merged, kind, updated)
   local change = stats_change()
   stats_slots(change, cls, merged, values, updated)
@@ -172,13 +162,9 @@ local function move(keys, args)
   stats_booking(change, cal, cls, days, 'confirmed', r[14], 1)
   stats_write(stats, change)
   local inventories, months = {}, {}
-  for _, m in ipairs(cal) do
-    if redis.call('BITCOUNT', m.key) == 0 then
-      redis.call('DEL', m.key)
-      redis.call('SREM', k.registry, m.key)
-    else
-      redis.call('SADD', k.registry, m.key)
-    end
+  local kept = months_drop_empty(cal, k.registry)
+  if #kept > 0 then
+    redis.call('SADD', k.registry, unpack(kept))
   end
   for _, day in ipairs(days) do
     local m = month_at(cal, day)

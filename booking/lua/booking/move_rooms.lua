@@ -81,12 +81,8 @@ local function move_in(keys, args)
   end
   local fields, kind = fields_of(cls, days, hstart, hend, boxes, cal)
   local taken, values = booked_conflicts(fields, kind)
-  local held, drop, covered = held_conflicts(k.holds, k.hold_days, a.owner, cls, days, hstart,
-    hend, boxes, now)
-  for id, value in pairs(covered) do
-    drop[id] = value  -- the owner's own holds of what the booking moves into, as a claim does
-  end
-  append(taken, held)
+  local drop = holds_met(taken, k.holds, k.hold_days, a.owner, cls, days, hstart, hend, boxes,
+    now)
   if #taken > 0 then
     return {'taken', unpack(taken)}
   end
@@ -95,11 +91,7 @@ local function move_in(keys, args)
   for i, field in ipairs(fields) do
     updated[i] = bit.bor(values[i], field[2])
   end
-  for _, m in ipairs(cal) do
-    if redis.call('EXISTS', m.key) == 0 then
-      redis.call('SETRANGE', m.key, math.ceil(m.n * SLOTS_PER_DAY[cls] / 8) - 1, '\0')
-    end
-  end
+  months_make(cal, cls)
   write_fields(fields, kind, updated)
   redis.call('SADD', k.registry, unpack(inventories))
   if redis.call('SCARD', k.ledger) == 0 and redis.call('HEXISTS', k.stats, 'v') == 0 then
@@ -282,12 +274,7 @@ local function move_release(keys, args)
   local change = stats_change()
   stats_slots(change, r[3], fields, values, updated)
   stats_write(k.stats, change)
-  for _, m in ipairs(cal) do
-    if redis.call('BITCOUNT', m.key) == 0 then
-      redis.call('DEL', m.key)
-      redis.call('SREM', k.registry, m.key)
-    end
-  end
+  months_drop_empty(cal, k.registry)
   redis.call('DEL', k.record)
   redis.call('ZREM', k.moves, r[9])
   return {'released'}

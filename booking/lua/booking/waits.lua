@@ -254,14 +254,12 @@ local function wait_reserve(keys, args)
   if not k.index or not a.entry or a.entry == '' or not score or not before or not limit then
     return {'invalid', 'call'}
   end
-  redis.call('ZREMRANGEBYSCORE', k.index, '-inf', '(' .. tostring(before))
-  if redis.call('ZSCORE', k.index, a.entry) then
+  local outcome = bounded_add(k.index, '(' .. tostring(before), a.entry, score, limit)
+  if outcome == 'full' then
+    return {'limit'}
+  elseif outcome == 'already' then
     return {'already'}
   end
-  if redis.call('ZCARD', k.index) >= limit then
-    return {'limit'}
-  end
-  redis.call('ZADD', k.index, score, a.entry)
   return {'reserved'}
 end
 
@@ -278,16 +276,14 @@ local function priority_keep(keys, args)
   if not k.priority or not a.hold_id or a.hold_id == '' or not ends or not now or not limit then
     return {'invalid', 'call'}
   end
-  redis.call('ZREMRANGEBYSCORE', k.priority, '-inf', now - PRIORITY_CLOCK_MARGIN_MS)
-  if redis.call('ZSCORE', k.priority, a.hold_id) then
-    return {'kept'}
-  end
-  if redis.call('ZCARD', k.priority) >= limit then
+  local outcome = bounded_add(k.priority, now - PRIORITY_CLOCK_MARGIN_MS, a.hold_id, ends, limit)
+  if outcome == 'full' then
     return {'over'}
   end
-  redis.call('ZADD', k.priority, ends, a.hold_id)
-  -- Priority holds all last as long: the newest ends last (a minute's margin for the clocks).
-  redis.call('PEXPIRE', k.priority, math.max(ends - now, 0) + 60000)
+  if outcome == 'added' then
+    -- Priority holds all last as long: the newest ends last (a minute's margin for the clocks).
+    redis.call('PEXPIRE', k.priority, math.max(ends - now, 0) + 60000)
+  end
   return {'kept'}
 end
 
