@@ -14,7 +14,7 @@ class BookingConfig(AppConfig):
             owners,
             priority,
             reminders,
-            waits,
+            waits_upkeep,
         )
         from booking.engine.closures import CLOSURE_AUDIT_KINDS
         from booking.engine.upgrade import layout_check_of
@@ -28,7 +28,7 @@ class BookingConfig(AppConfig):
         audit.KINDS.plug(*audit.audit_kinds_of((WINDOW_AUDIT_KIND, *CLOSURE_AUDIT_KINDS)))
         outbox.RENDERERS.plug(*mail.MAIL_KINDS)
         outbox.SENDER_HOOKS.plug(
-            waits.sweep_with_the_mail, moves_rooms.moves_sweep, reminders.reminders_sweep
+            waits_upkeep.sweep_with_the_mail, moves_rooms.moves_sweep, reminders.reminders_sweep
         )
         extensions.ACCOUNT_PARTS.plug(owners.ACCOUNT_PART)
         extensions.PERSON_FORGETTERS.plug(owners.forget_on_account_deletion)
@@ -38,7 +38,7 @@ class BookingConfig(AppConfig):
         extensions.IDENTITY_READS.plug(priority.PRIORITY_READ)
         # The keeper's sweep and failover repairs of the indexes and the waits.
         keeper.KEEPER_TASKS.plug(indexes_repair.indexes_sweep)
-        keeper.FAILOVER_REPAIRS.plug(indexes_repair.indexes_repair, waits.waits_repair)
+        keeper.FAILOVER_REPAIRS.plug(indexes_repair.indexes_repair, waits_upkeep.waits_repair)
         # A store still in the season layout is not served (booking.engine.upgrade).
         startup.STARTUP_CHECKS.plug(layout_check_of)
 

@@ -169,6 +169,18 @@ def bookings_of(
     return bookings_listed(client=client, ids=text_list(ids))
 
 
+def bookings_in_room_since(
+    *, client: redis.Redis, owner_id: str, room: int, since: dt.date
+) -> list[Booking]:
+    """The owner's bookings in `room` whose last day is `since` or later: the ids of their
+    person index from that day on, then the records of those in this room (an id names its
+    room; none read when there are none)."""
+    read = command("ZRANGEBYSCORE", person_index(owner_id), day_number(since), "+inf")
+    (ids,) = indexes_read(client=client, reads=[read])  # the index's score is the last day
+    here = [i for i in text_list(ids) if booking_id_room(i) == room]
+    return bookings_listed(client=client, ids=here)
+
+
 def booking_covering(
     *,
     client: redis.Redis,
@@ -178,19 +190,18 @@ def booking_covering(
     dates: Sequence[dt.date],
     hours: tuple[int, int] | None = None,
     boxes: Sequence[int] = (),
+    own: Sequence[Booking] | None = None,
 ) -> Booking | None:
     """The owner's own live booking that takes any of these slots (the room and class, any of
     `dates`, for B and C any of `hours`, for C any of `boxes`), or None: what the booking page
-    names as the buyer's own, and what nobody waits for. Reads the ids of the person index from
-    the first of `dates` on, then the records of those in this room (none read when there are
-    none)."""
+    names as the buyer's own, and what nobody waits for. `own`: the owner's bookings in the
+    room as `bookings_in_room_since` read them from the first of `dates` or earlier (else read
+    here)."""
     if not dates:
         return None
-    since = day_number(min(dates))  # the index's score is a booking's last day
-    read = command("ZRANGEBYSCORE", person_index(owner_id), since, "+inf")  # ids only
-    (ids,) = indexes_read(client=client, reads=[read])
-    here = [i for i in text_list(ids) if booking_id_room(i) == room]  # an id names its room
-    for booking in bookings_listed(client=client, ids=here):
+    if own is None:
+        own = bookings_in_room_since(client=client, owner_id=owner_id, room=room, since=min(dates))
+    for booking in own:
         live = booking.status != "cancelled"
         same = booking.room == room and booking.cls == cls
         if not (live and same and set(dates) & set(booking.dates)):

@@ -11,45 +11,39 @@ and to bound them, STRONGROOM_WAITS_PER_BUYER); everything about a day goes at t
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
 
 import redis
 from django.conf import settings
-from redis.cluster import RedisCluster
 
 from booking.domain.formats import (
     NOTICE_FIELDS,
     WAIT_FIELDS,
     fields_join,
     fields_split,
-    months_arg,
-    request_months,
 )
 from booking.domain.keys import RoomKeys
+from booking.domain.records import Booking
 from booking.domain.rules import (
-    CLASSES,
     calendar_date,
     calendar_day,
     check_owner_id,
     first_bookable_day,
     format_room,
-    hold_new_id,
     room_count,
     season_days,
     site_today,
     site_zone,
 )
-from booking.engine.bookings import booking_covering
+from booking.engine.bookings import booking_covering, bookings_in_room_since
 from booking.engine.holds import booking_hold_release
 from strongroom import keyspace as ks
 from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
 from strongroom.decoders import text_list, text_values
-from strongroom.durable import Write, durable_calls
 from strongroom.libraries import fcall
-from strongroom.store import is_cluster
 
 WAIT = FunctionSpec(
     "booking_wait",
@@ -86,7 +80,7 @@ WAITS_CHECK = FunctionSpec(
 # then B's, then C's (each in the order of the months).
 
 
-def _day_start_ms(date: dt.date) -> int:
+def day_start_ms(date: dt.date) -> int:
     return to_ms(dt.datetime.combine(date, dt.time(), tzinfo=site_zone()))
 
 
@@ -142,18 +136,37 @@ def notice_of(value: str | None) -> Notice | None:
     return Notice(from_ms(f["told"]), f["hold_id"], from_ms(f["expiry"] or None))
 
 
+def waits_join(
+    *, client: redis.Redis, owner_id: str, waits: Sequence[Wait], now: dt.datetime | None = None
+) -> list[str]:
+    """`wait_join` for each of `waits` in turn, the buyer's bookings in each room read once."""
+    own = {}
+    for room in {w.room for w in waits}:
+        since = min(w.date for w in waits if w.room == room)
+        own[room] = bookings_in_room_since(client=client, owner_id=owner_id, room=room, since=since)
+    return [
+        wait_join(client=client, owner_id=owner_id, wait=w, now=now, own=own[w.room]) for w in waits
+    ]
+
+
 def wait_join(
-    *, client: redis.Redis, owner_id: str, wait: Wait, now: dt.datetime | None = None
+    *,
+    client: redis.Redis,
+    owner_id: str,
+    wait: Wait,
+    now: dt.datetime | None = None,
+    own: Sequence[Booking] | None = None,
 ) -> str:
     """Ask to be told when `wait`'s slot frees. Returns 'ok' (also when already waiting),
     'free' (it is free: book it), 'own' (the buyer booked some of it themselves), 'limit'
-    (too many waits), 'closed' (staff closed it) or 'invalid'."""
+    (too many waits), 'closed' (staff closed it) or 'invalid'. `own`: as `booking_covering`
+    takes it."""
     check_owner_id(owner_id)
     if not 1 <= wait.room <= room_count() or wait.date not in season_days():
         return "invalid"
     mine = booking_covering(
         client=client, owner_id=owner_id, room=wait.room, cls=wait.cls, dates=[wait.date],
-        hours=wait.hours, boxes=[wait.box] if wait.box else [],
+        hours=wait.hours, boxes=[wait.box] if wait.box else [], own=own,
     )  # fmt: skip
     if mine is not None:
         return "own"
@@ -169,8 +182,8 @@ def wait_join(
         keys={"index": index},
         args={
             "entry": entry,
-            "score": _day_start_ms(wait.date),
-            "trim_before": _day_start_ms(tomorrow),
+            "score": day_start_ms(wait.date),
+            "trim_before": day_start_ms(tomorrow),
             "limit": settings.STRONGROOM_WAITS_PER_BUYER,
         },
     )
@@ -298,88 +311,3 @@ def waits_forget(*, client: redis.Redis, owner_id: str, room: int, members: list
     the buyer's own index, so that they no longer count towards the buyer's limit."""
     entries = [f"{format_room(room)}|{member}" for member in text_list(members)]
     client.zrem(ks.BOOKING_WAITS_BY_PERSON.key(owner_id=owner_id), *entries)
-
-
-def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
-    """Tell the waiters of slots freed by expired holds; clear past days. One pipeline over the
-    rooms that have waits. Returns how many were told."""
-    rooms = sorted(text_list(list(client.smembers(ks.BOOKING_WAIT_ROOMS.key()))))
-    if not rooms:
-        return 0
-    at = to_ms(now or dt.datetime.now(tz=dt.UTC))
-    first = first_bookable_day(now)
-    pipe = client.pipeline(transaction=False)
-    numbers = [int(r) for r in rooms if r.isdigit()]
-    # The months of the days still on sale: a wait for a day outside them stays as it is.
-    tomorrow = site_today(now) + dt.timedelta(days=1)
-    months = request_months(d for d in season_days() if d >= tomorrow)
-    for room in numbers:
-        keys = RoomKeys(room)
-        call_keys, call_args = WAITS_CHECK.call(
-            keys={
-                "waits": keys.waits,
-                "edition": keys.edition,
-                "wait_notices": keys.wait_notices,
-                "holds": keys.holds,
-                "hold_days": keys.hold_days,
-                "outbox": keys.outbox,
-                "closures": keys.closures,
-            },
-            args={
-                "now_ms": at,
-                "first_day": first,
-                "priority_hold_id": hold_new_id(room=room),
-                "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
-                "room": format_room(room),
-                "months": months_arg(months),
-            },
-            more_keys=[keys.inventory(cls, m) for cls in CLASSES for m in months],
-        )
-        pipe.fcall(WAITS_CHECK.name, len(call_keys), *call_keys, *call_args)
-    told = 0
-    empty = []
-    for room, reply in zip(numbers, pipe.execute(), strict=True):
-        swept = WAITS_CHECK.reply_of(reply)
-        told += int(swept["told"])
-        if int(swept["left"]) == 0:
-            empty.append(format_room(room))
-    if empty:
-        client.srem(ks.BOOKING_WAIT_ROOMS.key(), *empty)
-    return told
-
-
-def sweep_with_the_mail(client: redis.Redis) -> None:
-    """Every pass of the mail sender also sweeps (the waiters it tells are mailed at once)."""
-    waits_sweep(client=client)
-
-
-def waits_repair(client: redis.Redis, slots: frozenset[int]) -> str:
-    """After a failover: the set of rooms with waits and the buyers' own lists of waits, where
-    their slots changed, written again from the rooms' waits (a wait is written to its room
-    first, then listed under the buyer: a failover can take the listing, not the wait).
-    Returns 'waits=N' (the waits listed again), or '' when none was."""
-    if not is_cluster(client):
-        return ""
-    cluster = cast(RedisCluster, client)
-    rooms = list(range(1, room_count() + 1))
-    pipe = client.pipeline(transaction=False)
-    for room in rooms:
-        pipe.zrange(RoomKeys(room).waits, 0, -1)
-    waiting = {room: text_list(m) for room, m in zip(rooms, pipe.execute(), strict=True) if m}
-    writes = []
-    rooms_key = ks.BOOKING_WAIT_ROOMS.key()
-    if waiting and cluster.keyslot(rooms_key) in slots:
-        writes.append(Write(rooms_key, ("SADD", rooms_key, *map(format_room, waiting))))
-    listed: dict[str, list[object]] = {}
-    for room, members in waiting.items():
-        for member in members:
-            person, wait = wait_of(room, member)
-            key = ks.BOOKING_WAITS_BY_PERSON.key(owner_id=person)
-            if cluster.keyslot(key) in slots:
-                entry = f"{format_room(room)}|{member}"
-                listed.setdefault(key, []).extend((_day_start_ms(wait.date), entry))
-    writes += [Write(key, ("ZADD", key, *flat)) for key, flat in listed.items()]
-    if writes:
-        durable_calls(client, writes)
-    count = sum(len(flat) // 2 for flat in listed.values())
-    return f"waits={count}" if count else ""

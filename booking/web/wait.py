@@ -15,7 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.access import login_required, signed_in_person
 from booking.domain.rules import day_refusal, season_days, site_today
-from booking.engine.waits import Wait, wait_join, wait_leave
+from booking.engine.waits import Wait, wait_leave, waits_join
 from booking.web import forms
 from strongroom.store import get_store
 
@@ -63,7 +63,7 @@ def wait_page(request: HttpRequest) -> HttpResponse:
             problems = [_("Choose a class, a room, the hours (and a box) and one day to wait for.")]
         return render(request, "booking/wait.html", {**context, "problems": problems}, status=400)
     owner = str(signed_in_person(request).id)
-    outcomes = [wait_join(client=get_store(), owner_id=owner, wait=w) for w in waits]
+    outcomes = waits_join(client=get_store(), owner_id=owner, waits=waits)
     joined = outcomes.count("ok")
     if joined:
         messages.success(

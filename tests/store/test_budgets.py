@@ -76,6 +76,9 @@ BUDGETS: dict[str, int] = {
     # identity, the buyer's own bookings from that day (nobody waits for their own slot), the
     # buyer's place (bounded in one call), the wait function, the rooms with waits
     "waiting-list POST": 5,
+    # the same for three days: the buyer's own bookings read once (1 when they have none
+    # there), then the place, the wait and the rooms with waits of each day
+    "waiting-list POST, three days": 1 + 1 + 3 * 3,
     "booking .ics": 2,
     "pickup POST, wrong code": 2,
     # identity, the buyer's pace (a buyer who may not book may not hold), the hold function with
@@ -180,6 +183,7 @@ CLUSTER_BUDGETS: dict[str, int] = {
     # identity; the buyer's own bookings from that day (their index with the marked rooms); the
     # buyer's place, the wait function, the rooms with waits: one tag each
     "waiting-list POST": 1 + INDEX_WITH_MARKS + 3,
+    "waiting-list POST, three days": 1 + INDEX_WITH_MARKS + 3 * 3,
     # identity, the index with the marked rooms, the waits, their notices (rooms 10 and 11:
     # two primaries)
     "my bookings with waits": 1 + INDEX_WITH_MARKS + 1 + 2,
@@ -455,6 +459,10 @@ def test_booking_pages_stay_within_their_round_trip_budgets(
         return waiter.post("/book/wait/", form)
 
     check("waiting-list POST", count(wait, expect=302))
+    form = {"cls": "A", "room": "13", "date": ["2026-12-05", "2026-12-06", "2026-12-07"]}
+    check(
+        "waiting-list POST, three days", count(lambda: waiter.post("/book/wait/", form), expect=302)
+    )
     check("my bookings with waits", count(lambda: waiter.get("/book/mine/")))
 
 

@@ -260,7 +260,8 @@ def test_cancel_frees_the_slots_and_a_second_cancel_says_so(old: redis.Redis) ->
 
 def test_waits_outbox_and_account_deletion_on_redis_7_0(old: redis.Redis) -> None:
     from booking.engine.owners import owner_forget
-    from booking.engine.waits import Wait, wait_join, waits_of, waits_sweep
+    from booking.engine.waits import Wait, wait_join, waits_of
+    from booking.engine.waits_upkeep import waits_sweep
     from strongroom.outbox import outbox_pending
 
     mine = booked(old, "B", hour_start=8, hour_end=10)

@@ -22,7 +22,8 @@ from booking.engine.cancel import booking_cancel
 from booking.engine.claims import ClaimResult, booking_claim
 from booking.engine.holds import booking_hold
 from booking.engine.priority import priority_grant
-from booking.engine.waits import Wait, wait_join, wait_leave, waits_of, waits_sweep
+from booking.engine.waits import Wait, wait_join, wait_leave, waits_of
+from booking.engine.waits_upkeep import waits_sweep
 from strongroom import keyspace as ks
 from strongroom.clock import minute_up
 from strongroom.decoders import text_list, text_stream

@@ -26,7 +26,8 @@ from booking.engine.bookings import booking_get, hold_get
 from booking.engine.claims import booking_claim
 from booking.engine.holds import booking_hold
 from booking.engine.stats import season_stats
-from booking.engine.waits import Wait, wait_join, waits_of, waits_sweep
+from booking.engine.waits import Wait, wait_join, waits_of
+from booking.engine.waits_upkeep import waits_sweep
 from tests.booking_support import BUYER, NOW, SECOND_BUYER
 
 THIRD_BUYER = "103"

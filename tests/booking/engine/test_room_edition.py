@@ -30,7 +30,8 @@ from booking.engine.pickup import booking_pickup
 from booking.engine.priority import priority_grant
 from booking.engine.stats import stats_rebuild
 from booking.engine.unsure import claim_unsure_mark
-from booking.engine.waits import Wait, wait_join, waits_sweep
+from booking.engine.waits import Wait, wait_join
+from booking.engine.waits_upkeep import waits_sweep
 from strongroom.decoders import text_list, text_or_none
 from strongroom.lua_sources import library_text
 from tests.booking_support import NOW, SHANGHAI, STAFF, claim, day, request
