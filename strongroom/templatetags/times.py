@@ -1,4 +1,6 @@
-"""`{{ moment|minute_up }}`: an end rounded up to the minute before it is shown as HH:MM."""
+"""`{{ moment|minute_up }}`: an end rounded up to the minute before it is shown as HH:MM: the
+end of something the reader waits for (another buyer's hold, a pause). The end of the reader's
+own hold is shown as `date:"H:i"` shows it, the minute it falls in: never later than it is."""
 
 from __future__ import annotations
 
