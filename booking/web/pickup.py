@@ -2,17 +2,46 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import formats
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from accounts.access import request_client
+from booking.domain.records import Booking
 from booking.domain.rules import local_now, request_id_new
 from booking.engine.pickup import booking_pickup
 from strongroom.store import get_store
+
+
+# The answers to a right code at the wrong time, which say when to come.
+_NOT_NOW = ("wrong_day", "wrong_hour", "already_collected")
+
+
+def _clock(minutes: int) -> str:
+    """Minutes from a day's midnight as HH:MM; at or past the next midnight, said so."""
+    text = f"{minutes // 60 % 24:02d}:{minutes % 60:02d}"
+    return _("%(time)s the next day") % {"time": text} if minutes >= 24 * 60 else text
+
+
+def _come_back(booking: Booking, come_on: dt.date | None, now: dt.datetime) -> dict[str, Any]:
+    """What the kiosk says of a booking it did not open: the day to come back on, from when to
+    when (its hours, the end with the grace the kiosk gives), and whether today's were missed."""
+    said: dict[str, Any] = {"come_on": come_on, "come_today": come_on == now.date()}
+    if booking.hours is None:
+        return said
+    grace = settings.STRONGROOM_PICKUP_GRACE_MINUTES
+    start, end = booking.hours[0] * 60, booking.hours[1] * 60 + grace
+    said.update(come_start=_clock(start), come_end=_clock(end))
+    today_over = now.hour * 60 + now.minute >= end
+    if today_over and now.date() in booking.dates and now.date() not in booking.collected_dates:
+        said["missed_at"] = _clock(end)
+    return said
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -36,11 +65,10 @@ def pickup_kiosk(request: HttpRequest) -> HttpResponse:
             client_id=request_client(request),
         )
         context.update(room=room if len(room) <= 8 else "", result=result)
-        if result.come_on is not None and result.booking is not None:
+        if result.booking is not None and result.outcome in _NOT_NOW:
             # When to come back, and nothing else of the booking: whoever typed the code may
             # not be its owner.
-            context["come_on"] = result.come_on
-            context["come_hours"] = result.booking.hours
+            context.update(_come_back(result.booking, result.come_on, now))
         if result.retry_after:
             response = render(request, "booking/pickup.html", context, status=429)
             response["Retry-After"] = str(result.retry_after)

@@ -752,9 +752,19 @@ def test_after_todays_pickup_hours_the_kiosk_says_they_passed(
     with time_machine.travel(dt.datetime(2026, 12, 8, 16, 0, tzinfo=SHANGHAI), tick=False):
         over = html(client.post("/book/pickup/", {"room": "7", "code": one_day.pickup_code()}))
         later = html(client.post("/book/pickup/", {"room": "9", "code": two_days.pickup_code()}))
-    assert "not for this hour" in over and "pickup hours have passed" in over
+    # Today's end is named with the grace the kiosk gave (12:00 + 15 minutes).
+    assert "not for this hour" in over and "pickup hours of this booking ended at 12:15" in over
     assert "Come back" not in over
-    assert "Come back on Dec. 9, 2026, from 08:00 to 12:00" in later
+    assert "ended at 12:15" in later and "Come back on Dec. 9, 2026, from 08:00 to 12:15" in later
+    with time_machine.travel(dt.datetime(2026, 12, 8, 6, 0, tzinfo=SHANGHAI), tick=False):
+        early = html(client.post("/book/pickup/", {"room": "7", "code": one_day.pickup_code()}))
+    assert "Come back today, from 08:00 to 12:15" in early and "ended at" not in early
+    zh = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
+    with time_machine.travel(dt.datetime(2026, 12, 8, 16, 0, tzinfo=SHANGHAI), tick=False):
+        chinese = html(
+            client.post("/book/pickup/", {"room": "9", "code": two_days.pickup_code()}, **zh)
+        )
+    assert "12:15" in chinese and "ended at" not in chinese
 
 
 def test_pickup_on_the_wrong_day_cancelled_and_after_many_wrong_codes(
@@ -768,7 +778,7 @@ def test_pickup_on_the_wrong_day_cancelled_and_after_many_wrong_codes(
         early = html(client.post("/book/pickup/", {"room": "7", "code": booking.pickup_code()}))
     # It says when to come back, and nothing else of the booking (whoever typed it may not be
     # its owner): no reference, class, room line or boxes.
-    assert "not for today" in early and "Come back on Dec. 8, 2026, from 08:00 to 12:00" in early
+    assert "not for today" in early and "Come back on Dec. 8, 2026, from 08:00 to 12:15" in early
     assert booking.reference not in early and "Class B" not in early
     assert "The booking this code opens" not in early
     with time_machine.travel(dt.datetime(2026, 12, 8, 10, 0, tzinfo=SHANGHAI), tick=False):
