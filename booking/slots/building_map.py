@@ -39,7 +39,9 @@ class RoomState:
     held_until: dt.datetime | None
     first_box: int | None  # class C: the lowest box free for the whole choice
     free_hours: tuple[int, ...]  # class B: the free hours of the range
-    free_days: tuple[int, ...] = ()  # class A: the free season days (what a link preselects)
+    # class A: the free days (what a link preselects); class B: the days with free hours when
+    # no hour is free on every day (else (): all of them)
+    free_days: tuple[int, ...] = ()
     closed: str = ""  # closed: the reason staff gave
 
 
@@ -109,19 +111,37 @@ def _room_b(days: RoomDays, hours: tuple[int, int]) -> RoomState:
     wanted = hour_mask(*hours)
     booked = held_mask = 0
     blocking: list[HeldSlots] = []
-    for day, value in days.booked.items():
-        booked |= int.from_bytes(value)
+    open_by_day: dict[int, int] = {}  # the hours of the range free on each day
+    for day, value in sorted(days.booked.items()):
+        day_booked = int.from_bytes(value)
+        day_held = 0
         for hold in days.holds.get(day, ()):
             if hold.mask & wanted:
-                held_mask |= hold.mask
+                day_held |= hold.mask
                 blocking.append(hold)
+        booked |= day_booked
+        held_mask |= day_held
+        open_by_day[day] = wanted & ~day_booked & ~day_held
     booked &= wanted
     held_mask &= wanted & ~booked
     free_mask = wanted & ~booked & ~held_mask
-    free = [h for h in range(*hours) if free_mask & (1 << (23 - h))]
     total = hours[1] - hours[0]
     held = bin(held_mask).count("1")
     until = _earliest(blocking) if held else None
+    free_days: tuple[int, ...] = ()
+    open_days = [day for day, mask in open_by_day.items() if mask]
+    if not free_mask and open_days:
+        # No hour is free on every day, but some days have free hours: partly free, and the
+        # link offers those days (the hours free on all of them, else the first day's).
+        free_days = tuple(open_days)
+        common = wanted
+        for day in open_days:
+            common &= open_by_day[day]
+        if not common:
+            free_days, common = free_days[:1], open_by_day[open_days[0]]
+        hours_open = tuple(h for h in range(*hours) if common & (1 << (23 - h)))
+        return RoomState(days.room, "partly", 0, total, held, until, None, hours_open, free_days)
+    free = [h for h in range(*hours) if free_mask & (1 << (23 - h))]
     state = _state(len(free), total, held)
     return RoomState(days.room, state, len(free), total, held, until, None, tuple(free))
 

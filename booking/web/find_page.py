@@ -86,6 +86,11 @@ class _Words:
                 "%(free)s of %(total)s box free", "%(free)s of %(total)s boxes free", total
             )
         self.detail = detail
+        self.some_days = ngettext(
+            "free hours on %(free)s of %(total)s day",
+            "free hours on %(free)s of %(total)s days",
+            len(bmap.dates),
+        )
         self.held_until = _("Held until %(time)s")
         self.held_some = _("%(count)s held until %(time)s")
         self.book_box = _("Book box %(box)s")
@@ -128,7 +133,10 @@ def _tile(words: _Words, state: RoomState) -> RoomTile:
         state_text = words.held_until % {"time": words.clock(state.held_until)}
     else:
         state_text = words.states.get(state.state, words.states["sold_out"])
-    detail = words.detail % {"free": state.free, "total": state.total}
+    if words.cls == "B" and state.free_days:  # free hours on some of the days, none on all
+        detail = words.some_days % {"free": len(state.free_days), "total": len(words.by_day)}
+    else:
+        detail = words.detail % {"free": state.free, "total": state.total}
     if state.held and state.state != "held" and state.held_until is not None:
         held = {"count": state.held, "time": words.clock(state.held_until)}
         detail += " · " + words.held_some % held
@@ -139,7 +147,8 @@ def _tile(words: _Words, state: RoomState) -> RoomTile:
         href = f"{words.book}cls=A&room={state.room}&{dates}"
     elif words.cls == "B" and bookable:
         hours = words.hours if state.state == "free" else _free_run(state.free_hours)
-        href = f"{words.book}cls=B&room={state.room}&{hours}&{words.dates}"
+        dates = words.free_dates(state.free_days) if state.free_days else words.dates
+        href = f"{words.book}cls=B&room={state.room}&{hours}&{dates}"
     elif words.cls == "C":
         grid_href = f"{words.grid}&room={state.room}#room-grid"
         if state.first_box is not None:

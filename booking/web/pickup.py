@@ -18,7 +18,6 @@ from booking.domain.rules import local_now, request_id_new
 from booking.engine.pickup import booking_pickup
 from strongroom.store import get_store
 
-
 # The answers to a right code at the wrong time, which say when to come.
 _NOT_NOW = ("wrong_day", "wrong_hour", "already_collected")
 

@@ -13,7 +13,7 @@ import redis
 import time_machine
 from django.test import Client
 
-from booking.domain.rules import hold_new_id
+from booking.domain.rules import calendar_day, hold_new_id
 from booking.engine.holds import booking_hold
 from booking.slots.building_map import BuildingMap, RoomState, building_map_read
 from strongroom.store import round_trips
@@ -372,6 +372,33 @@ def test_a_partly_free_class_b_rooms_link_preselects_free_hours(r: redis.Redis) 
     tile = re.search(r'id="map-room-003".*?</li>', html, re.S)
     assert tile is not None
     assert "room=3&amp;start=11&amp;end=14&amp;date=2026-12-12&amp;date=2026-12-13" in tile.group(0)
+
+
+def test_a_class_b_room_free_on_some_days_only_is_partly_free_for_those_days(
+    r: redis.Redis,
+) -> None:
+    """Not "sold out, 0 of 6 hours free" when the second day is free: no hour is free on both
+    days, so it is partly free, and its link asks for the free day alone."""
+    claim(r, request("B", room=3, dates=(12,), hour_start=8, hour_end=14))
+    claim(r, request("B", room=4, dates=(12,), hour_start=8, hour_end=11))
+    claim(r, request("B", room=4, dates=(13,), hour_start=11, hour_end=14))
+    claim(r, request("B", room=5, dates=(12, 13), hour_start=8, hour_end=14))
+    _, rooms = states(r, "B", (8, 14), dates=(12, 13))
+    assert (rooms[3].state, rooms[3].free_days, rooms[3].free_hours) == (
+        "partly", (calendar_day(day(13)),), (8, 9, 10, 11, 12, 13),
+    )  # fmt: skip
+    # Free hours on both days, but none on both: the first day's are offered.
+    assert (rooms[4].state, rooms[4].free_hours) == ("partly", (11, 12, 13))
+    assert rooms[4].free_days == (calendar_day(day(12)),)
+    assert rooms[5].state == "sold_out" and rooms[1].state == "free"
+    html = page(Client(), "?cls=B&date=2026-12-12&days=2&start=8&end=14")
+    tile = re.search(r'id="map-room-003".*?</li>', html, re.S)
+    assert tile is not None and "Partly free" in tile.group(0)
+    assert "free hours on 1 of 2 days" in tile.group(0)
+    assert 'room=3&amp;start=8&amp;end=14&amp;date=2026-12-13"' in tile.group(0)
+    query = "/book/find/?cls=B&date=2026-12-12&days=2&start=8&end=14"
+    chinese = Client().get(query, headers={"Accept-Language": "zh-hans"}).content.decode()
+    assert "2 天中 1 天有空闲时段" in chinese
 
 
 def test_days_asked_past_the_seasons_end_are_said_to_be_cut(r: redis.Redis) -> None:
