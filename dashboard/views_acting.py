@@ -3,6 +3,8 @@ receipt again, and booking for an existing buyer through the same claim function
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
@@ -12,10 +14,12 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts.access import signed_in_person, staff_required
 from accounts.selectors import account_get
 from booking.domain.parser import InvalidRequest, slot_request_parse
+from booking.domain.records import Slot
 from booking.domain.rules import request_id_new, request_id_valid
 from booking.selectors import booking_get, move_form_values
 from booking.services import booking_book_for, booking_move, move_request_posted, receipt_resend
 from dashboard.pages import not_found, render_page
+from dashboard.views_people import person_context
 from strongroom.store import get_store
 
 
@@ -87,7 +91,6 @@ def person_book_staff(request: HttpRequest, person_id: int) -> HttpResponse:
     token = data.get("request_id", "")[:64]
     if not request_id_valid(token):
         token = request_id_new()
-    back = reverse("dashboard:person", args=[person_id])
     try:
         wanted = slot_request_parse(
             cls=data.get("cls", ""),
@@ -98,9 +101,7 @@ def person_book_staff(request: HttpRequest, person_id: int) -> HttpResponse:
             boxes=[b.strip() for b in data.get("boxes", "").split(",") if b.strip()] or None,
         )
     except InvalidRequest as refused:
-        for error in refused.errors:
-            messages.error(request, str(error))
-        return HttpResponseRedirect(back)
+        return _book_for_refused(request, person_id, refused.errors, status=400)
     result = booking_book_for(
         client=client,
         owner_id=str(person_id),
@@ -109,12 +110,16 @@ def person_book_staff(request: HttpRequest, person_id: int) -> HttpResponse:
         actor_id=str(signed_in_person(request).id),
         owner_name=target.username,
     )
-    if result.gone:
-        messages.error(request, _("Not booked: this buyer's account is being deleted."))
-        return HttpResponseRedirect(back)
     if not result.ok or result.booking is None:
-        messages.error(request, _("Not booked: some of these slots are not free."))
-        return HttpResponseRedirect(back)
+        if result.gone:
+            why = _("Not booked: this buyer's account is being deleted.")
+        elif result.closed:
+            why = _("Not booked: closed by staff: %(reason)s") % {"reason": result.closed}
+        elif result.paced_until is not None:
+            why = _("Not booked: this buyer has made as many bookings this hour as one may.")
+        else:
+            why = _("Not booked: some of these slots are not free.")
+        return _book_for_refused(request, person_id, [why], taken=result.taken, status=409)
     named = {"reference": result.booking.reference, "name": target.username}
     if target.email and target.email_verified:
         done = _("Booked %(reference)s for %(name)s; the receipt with the code is on its way.")
@@ -125,3 +130,30 @@ def person_book_staff(request: HttpRequest, person_id: int) -> HttpResponse:
         )
     messages.success(request, done % named)
     return HttpResponseRedirect(reverse("dashboard:booking", args=[result.booking.id]))
+
+
+def _book_for_refused(
+    request: HttpRequest,
+    person_id: int,
+    errors: Sequence[object],
+    *,
+    taken: Sequence[Slot] = (),
+    status: int,
+) -> HttpResponse:
+    """The person page again with the book-for form as it was sent, why it was refused and
+    what was not free (nothing was booked)."""
+    context = person_context(request, person_id)
+    if context is None:
+        return not_found(request, _("There is no person with this id."))
+    data = request.POST
+    context["book"] = {
+        "cls": data.get("cls", "")[:1],
+        "room": data.get("room", "")[:8],
+        "date": data.get("date", "")[:10],
+        "hour_start": data.get("hour_start", "")[:2],
+        "hour_end": data.get("hour_end", "")[:2],
+        "boxes": data.get("boxes", "")[:400],
+        "errors": errors,
+        "taken": taken,
+    }
+    return render_page(request, "person.html", context, status=status)

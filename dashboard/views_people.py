@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
@@ -50,11 +52,19 @@ def people(request: HttpRequest) -> HttpResponse:
 @staff_required
 def person_detail(request: HttpRequest, person_id: int) -> HttpResponse:
     """One person: login count, last login, bookings, staff rights."""
+    context = person_context(request, person_id)
+    if context is None:
+        return not_found(request, _("There is no person with this id."))
+    return render_page(request, "person.html", context)
+
+
+def person_context(request: HttpRequest, person_id: int) -> dict[str, Any] | None:
+    """What the person page shows (None: nobody has this id), with a blank book-for form."""
     client = get_store()
     summary = login_summary(client=client, person_id=person_id)
     if summary is None:
-        return not_found(request, _("There is no person with this id."))
-    context = {
+        return None
+    return {
         "person": summary.person,
         "summary": summary,
         "bookings": bookings_of(client=client, owner_id=str(person_id), limit=100),
@@ -62,8 +72,8 @@ def person_detail(request: HttpRequest, person_id: int) -> HttpResponse:
         "hours": list(range(25)),
         "section": "people",
         "is_me": signed_in_person(request).id == person_id,
+        "book": {},
     }
-    return render_page(request, "person.html", context)
 
 
 @require_POST

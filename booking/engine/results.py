@@ -24,8 +24,9 @@ class MoveResult:
 
 MOVE_MESSAGES = {
     "moved": _("The booking is moved. It has a new pickup code: the old one no longer opens."),
-    "taken": _("Some of the new slots are not free: the booking is unchanged."),
-    "closed": _("Some of the new slots are closed: the booking is unchanged."),
+    # Shown under "Not moved: the booking is as it was.", which need not be said twice.
+    "taken": _("Some of the new slots are not free."),
+    "closed": _("Some of the new slots are closed."),
     "not_found": _("There is no such booking."),
     "forbidden": _("You can only move your own bookings."),
     "cancelled": _("This booking was cancelled and cannot be moved."),
@@ -35,7 +36,7 @@ MOVE_MESSAGES = {
     "other_class": _("A booking moves to slots of its own class, as many days as it has."),
     "aborted": _(
         "The move was stopped before it could finish (the new room was closed, or it "
-        "took too long): the booking is unchanged."
+        "took too long)."
     ),
     "stale": _("The booking changed while it was being moved: please try again."),
     "gone": _("This account is being deleted: nothing more is moved."),

@@ -153,11 +153,19 @@ def test_staff_booking_follows_the_buyers_rules(
     client = client_for(staff)
     taken = {"cls": "B", "room": "7", "date": ["2026-12-06"], "hour_start": "9", "hour_end": "11"}
     answer = client.post(f"/staff/people/{buyer.id}/book/", taken)
-    assert answer.status_code == 302
-    assert "not free" in client.get(answer["Location"]).content.decode()
+    # Refused: the form again as it was sent, focused, with what is not free.
+    assert answer.status_code == 409
+    page = answer.content.decode()
+    assert "some of these slots are not free" in page
+    assert "Not free: Dec. 6, 2026 09:00</p>" in page  # the other buyer's hour
+    assert '<option value="B" selected>' in page and 'name="room"' in page and 'value="7"' in page
+    assert 'value="2026-12-06"' in page and '<option value="9" selected>' in page
+    assert '<option value="11" selected>' in page and "autofocus" in page
+    assert second_buyer.person.username not in page.split('id="book-for"')[1].split("</form>")[0]
     today = {"cls": "A", "room": "7", "date": ["2026-11-21"]}
-    after = client.get(client.post(f"/staff/people/{buyer.id}/book/", today)["Location"])
-    assert "Not booked" not in after.content.decode() and "Nov. 21, 2026" in after.content.decode()
+    after = client.post(f"/staff/people/{buyer.id}/book/", today)
+    assert after.status_code == 400 and "Nov. 21, 2026" in after.content.decode()
+    assert "some of these slots are not free" not in after.content.decode()
     assert client.post("/staff/people/99999/book/", taken).status_code == 404
     assert client_for(buyer).post(f"/staff/people/{buyer.id}/book/", taken).status_code == 403
 
@@ -171,8 +179,8 @@ def test_staff_booking_for_a_buyer_being_deleted_says_so_not_that_slots_are_take
     client = client_for(staff)
     free = {"cls": "A", "room": "7", "date": ["2026-12-06"]}
     answer = client.post(f"/staff/people/{buyer.id}/book/", free)
-    assert answer.status_code == 302
-    page = client.get(answer["Location"]).content.decode()
+    assert answer.status_code == 409
+    page = answer.content.decode()
     assert "not free" not in page and "being deleted" in page
 
 
