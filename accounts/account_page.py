@@ -16,7 +16,7 @@ from django.utils import formats
 from accounts.access import signed_in_person
 from accounts.emails import EMAIL_MAX_LENGTH
 from accounts.extensions import account_context, account_parts_reads
-from accounts.forms import DeleteAccountForm, EmailForm
+from accounts.forms import DeleteAccountForm, EmailForm, focus_first_error
 from accounts.selectors import account_get, account_read
 from accounts.sessions import session_key_person_id
 from strongroom.ahead import Command, read_together
@@ -67,6 +67,9 @@ def profile_page(
 ) -> HttpResponse:
     """The account page; `email_form` or `delete_form` when one was refused (shown with its
     errors), else both blank."""
+    for refused in (email_form, delete_form):
+        if refused is not None:
+            focus_first_error(refused)
     client = get_store()
     person = signed_in_person(request)
     # One round trip for the account and the parts' first reads (none when read ahead).

@@ -22,6 +22,15 @@ if TYPE_CHECKING:
 PASSWORD_MAX_LENGTH = 256
 
 
+def focus_first_error(form: forms.Form) -> None:
+    """A refused form's first field with an error takes the focus (`autofocus`): the browser
+    brings it into view, with or without JavaScript, on a page where the form sits far down."""
+    for name in form.errors:
+        if name in form.fields:
+            form.fields[name].widget.attrs["autofocus"] = True
+            return
+
+
 def _password_field(
     label: StrOrPromise, *, autocomplete: str, help_text: str = ""
 ) -> forms.CharField:

@@ -158,6 +158,14 @@ def test_deleting_the_account_frees_upcoming_slots_and_keeps_collected_ones_anon
     browser = client_for(buyer)
     wrong = browser.post("/accounts/me/delete/", {"password": "not it"})
     assert wrong.status_code == 400 and person_get(client=r, person_id=buyer.id) is not None
+    # The refused form sits far down the page: its field takes the focus (and the view), and
+    # only that one.
+    assert wrong.content.decode().count("autofocus") == 1
+    assert re.search(r'<input[^>]*name="password"[^>]*autofocus', wrong.content.decode())
+    refused = browser.post("/accounts/me/email/", {"email": "not an address", "language": "en"})
+    assert refused.status_code == 400 and refused.content.decode().count("autofocus") == 1
+    assert re.search(r'<input[^>]*name="email"[^>]*autofocus', refused.content.decode())
+    assert "autofocus" not in browser.get("/accounts/me/").content.decode()
     gone = browser.post("/accounts/me/delete/", {"password": buyer.password})
     assert gone.status_code == 302
     assert person_get(client=r, person_id=buyer.id) is None
