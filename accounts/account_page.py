@@ -22,6 +22,7 @@ from accounts.sessions import session_key_person_id
 from strongroom.ahead import Command, read_together
 from strongroom.store import get_store
 from strongroom.templatetags.links import link
+from strongroom.templatetags.punctuation import listed
 
 
 def profile_reads(*, client: redis.Redis, person_id: int) -> list[Command]:
@@ -49,7 +50,7 @@ def upcoming_lines(upcoming: Iterable[Any]) -> list[dict[str, object]]:
             "cls": b.cls,
             "room": b.room_label,
             # Every day of it, as every page shows a day and My bookings lists them.
-            "day": ", ".join(formats.date_format(d, "DATE_FORMAT") for d in b.dates),
+            "day": listed(formats.date_format(d, "DATE_FORMAT") for d in b.dates),
             "timed": bool(b.hours),
             "start": f"{b.hours[0]:02d}" if b.hours else "",
             "end": f"{b.hours[1]:02d}" if b.hours else "",

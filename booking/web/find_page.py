@@ -34,6 +34,7 @@ from booking.slots.building_map import (
 from booking.web.find_query import MapQuery, first_bookable
 from booking.web.find_refresh import map_token
 from booking.web.pieces import pieces
+from strongroom.templatetags.punctuation import listed
 
 GROUP_WIDTH = 50  # rooms per row group: "Rooms 001-050"
 
@@ -313,7 +314,7 @@ def map_context(
         groups=_groups(shown),
         shown_count=len(shown),
         hours_text=hour_range(*bmap.hours),
-        dates_text=", ".join(formats.date_format(d, "DATE_FORMAT") for d in bmap.dates),
+        dates_text=listed(formats.date_format(d, "DATE_FORMAT") for d in bmap.dates),
         grid_rows=pieces("booking/_map_box_row.html", "row", grid_rows) if grid_rows else "",
         grid_hours=[f"{h:02d}:00" for h in range(*bmap.hours)],
         grid_room_label=format_room(bmap.grid_room) if bmap.grid_room else "",

@@ -16,6 +16,7 @@ from booking.domain.site_time import hour_range
 from booking.slots.choice_check import Wanted, choice_check, choice_commands
 from booking.web.forms import Choices
 from strongroom.ahead import Command
+from strongroom.templatetags.punctuation import listed
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ def alternatives_build(
         if option.hours:
             parts.append(hour_range(*option.hours))
         if option.boxes:
-            boxes = ", ".join(str(b) for b in option.boxes)
+            boxes = listed(option.boxes)
             parts.append(
                 ngettext("box %(boxes)s", "boxes %(boxes)s", len(option.boxes)) % {"boxes": boxes}
             )

@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from booking.domain.records import Slot
 from booking.domain.site_time import clock, hour_range
 from booking.slots.choice_check import Blocked
+from strongroom.templatetags.punctuation import listed
 
 
 def blocked_described(blocked: Sequence[Blocked]) -> list[str]:
@@ -59,7 +60,7 @@ def slots_described(slots: tuple[Slot, ...] | list[Slot]) -> list[str]:
             else:
                 runs.append([hour, hour + 1])
         if runs:
-            parts.append(", ".join(f"{a:02d}:00–{b:02d}:00" for a, b in runs))
+            parts.append(listed(f"{a:02d}:00–{b:02d}:00" for a, b in runs))
         if box:
             parts.append(_("box %(box)s") % {"box": box})
         line = " · ".join(parts)

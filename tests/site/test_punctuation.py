@@ -56,3 +56,23 @@ def test_box_lists_read_as_lists_in_chinese_in_mail_and_on_pages(
     assert "\uff1a3\u30014" in facts and ": " not in facts
     page = client_for(buyer).get(f"/book/done/{made.booking.id}/", HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert "3\u30014" in html.unescape(page.content.decode())
+
+
+def test_dates_and_zones_are_punctuated_per_language_on_the_account_page_and_the_map(
+    r: redis.Redis, client_for: Any, buyer: Someone
+) -> None:
+    """Two days read "2026年12月5日、2026年12月7日", and the zone follows the hours with no
+    space before its full-width bracket; English keeps ", " and " (")."""
+    claim(r, request("B", room=12, dates=(5, 7), hour_start=8, hour_end=9), owner=str(buyer.id))
+    web = client_for(buyer)
+    account = html.unescape(
+        web.get("/accounts/me/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    )
+    assert "2026年12月5日\u30012026年12月7日" in account and "5日, " not in account
+    mine = html.unescape(web.get("/book/mine/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode())
+    assert '09:00<span class="zone">（' in mine and ' <span class="zone">（' not in mine
+    english = html.unescape(web.get("/book/mine/", HTTP_ACCEPT_LANGUAGE="en").content.decode())
+    assert '09:00 <span class="zone">(' in english
+    find = "/book/find/?cls=B&date=2026-12-05&days=2&start=8&end=9"
+    chinese_map = html.unescape(web.get(find, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode())
+    assert "2026年12月5日\u30012026年12月6日" in chinese_map
