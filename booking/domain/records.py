@@ -70,6 +70,12 @@ class Booking:
         """The short reference people read out (B-7K3Q-9MXD), shown instead of the id."""
         return self.ref or reference_derived(self.id, self.room)
 
+    def soonest_key(self, today: dt.date) -> tuple[dt.date, tuple[int, int], int]:
+        """Orders a buyer's upcoming bookings by the next pickup: the first of its days from
+        `today` on not collected yet (else its last day), its hours, its room."""
+        ahead = [d for d in self.dates if d >= today and d not in self.collected_dates]
+        return (ahead[0] if ahead else self.dates[-1], self.hours or (0, 0), self.room)
+
     def pickup_code(self) -> str:
         """The pickup code (show it to the owner only); '' if it cannot be read."""
         if self.code_n >= 0:

@@ -83,7 +83,7 @@ def bookings_upcoming(
             break
         found = bookings_by_id(client=client, ids=chunk)
         upcoming += [b for b in found if b.status == "confirmed" and b.dates[-1] >= today]
-    return sorted(upcoming, key=lambda b: (b.dates[0], b.hours or (0, 0), b.room))[:limit]
+    return sorted(upcoming, key=lambda b: b.soonest_key(today))[:limit]
 
 
 def owner_forget(*, client: redis.Redis, owner_id: str, now: dt.datetime | None = None) -> int:

@@ -76,7 +76,8 @@ def booking_settle_page(request: HttpRequest, booking_id: str) -> HttpResponse:
 @login_required
 def bookings_mine(request: HttpRequest) -> HttpResponse:
     """My bookings, MINE_PAGE_SIZE a page (?page=2...): upcoming first (the soonest to end
-    first), then the earlier ones (newest first); every booking is on some page."""
+    first across pages; on a page, by the next pickup), then the earlier ones (newest first);
+    every booking is on some page."""
     owner = signed_in_owner(request)
     today = site_today()
     raw = request.GET.get("page", "1")
@@ -90,9 +91,13 @@ def bookings_mine(request: HttpRequest) -> HttpResponse:
         offset=(number - 1) * MINE_PAGE_SIZE,
     )
     rows = [_shown(b, today) for b in found.bookings]
+    # The page's upcoming bookings by their next pickup (the index orders them by last day).
+    upcoming = sorted(
+        (r for r in rows if r["upcoming"]), key=lambda r: r["booking"].soonest_key(today)
+    )
     pages_total = max(1, -(-found.total // MINE_PAGE_SIZE))
     context = {
-        "upcoming": [r for r in rows if r["upcoming"]],
+        "upcoming": upcoming,
         "others": [r for r in rows if not r["upcoming"]],
         "page": number,
         "pages_total": pages_total,

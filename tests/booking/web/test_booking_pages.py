@@ -658,6 +658,22 @@ def test_my_bookings_lists_upcoming_first_with_code_and_cancels(
     assert 8 in free_hours(client=r, room=7, date=day(8), cls="B")
 
 
+def test_my_bookings_and_the_account_page_list_upcoming_ones_by_their_next_pickup(
+    r: redis.Redis, client_for: Any, buyer: Any
+) -> None:
+    """A booking of Dec. 6 and Dec. 20 comes before one of Dec. 10 alone: its next pickup is
+    sooner, though it ends later (the index's order)."""
+    me = owner(buyer)
+    single = claim(r, request("A", room=11, dates=(10,)), owner=me).booking
+    spread = claim(r, request("A", room=12, dates=(6, 20)), owner=me).booking
+    assert single and spread
+    client = client_for(buyer)
+    page = html(client.get("/book/mine/"))
+    assert page.index(spread.id) < page.index(single.id)
+    account = html(client.get("/accounts/me/"))
+    assert account.index(spread.reference) < account.index(single.reference)
+
+
 def test_cancel_after_the_cut_off_is_refused_with_a_message(
     r: redis.Redis, client_for: Any, buyer: Any
 ) -> None:
