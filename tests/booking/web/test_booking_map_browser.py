@@ -113,6 +113,11 @@ def test_the_map_tells_held_from_sold_and_opens_a_rooms_box_grid(
     assert re.search(r"Held until \d\d:\d\d Shanghai time", held), held
     assert "Sold out" in page.locator("#map-room-008").inner_text()
     assert "Free" in page.locator("#map-room-010").inner_text()
+    # On the phone the tiles go two a row (one a row, 300 rooms were 25,000 px to scroll),
+    # nothing wider than the screen.
+    first, second = (page.locator(f"#map-room-00{n}").bounding_box() for n in (1, 2))
+    assert first and second and abs(first["y"] - second["y"]) < 1 and second["x"] > first["x"]
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
     claim(r, second_buyer, "C", 12, hour_start=9, hour_end=10, boxes=[5])
     hold(r, second_buyer, "C", 12, hour_start=10, hour_end=11, boxes=[5])
     page.goto(f"/book/find/?cls=C&date={DAY.isoformat()}&start=9&end=11&room=12")
