@@ -21,7 +21,7 @@ from booking.domain.parser import (
     slot_choice_parse,
     slot_request_parse,
 )
-from booking.domain.rules import MAX_DATES, in_season
+from booking.domain.rules import MAX_DATES, in_season, season_bounds
 from booking.domain.values import box_number, date_value, picked_hour
 
 MAX_FIELD = 40  # longer values are refused before they are parsed
@@ -115,7 +115,19 @@ def choices_from(
     )
     if long:
         problems.insert(0, _("Some values were far too long and were ignored."))
-    return Choices(**vars(picked), month=_month(one["month"])), problems
+    month = _month(one["month"])
+    if one["month"] and not _in_season_month(month, now):
+        month = None
+        problems.append(_("The calendar has no such month: it shows a month of the season."))
+    return Choices(**vars(picked), month=month), problems
+
+
+def _in_season_month(month: dt.date | None, now: dt.datetime | None) -> bool:
+    """Whether the month (its first day) has a day of the season."""
+    if month is None:
+        return False
+    start, end = season_bounds(now)
+    return start.replace(day=1) <= month <= end
 
 
 def query_choices(request: HttpRequest) -> tuple[Choices, list[Any]]:

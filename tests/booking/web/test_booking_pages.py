@@ -967,3 +967,19 @@ def test_after_a_desk_hand_over_and_a_missed_day_the_pages_say_so(
         over = html(client.get(f"/book/done/{missed.id}/"))
     assert "not collected" in over and code_display(missed.pickup_code()) not in over
     assert 'id="cancel-form"' not in staff_page and "collected already" in staff_page
+
+
+def test_a_month_outside_the_season_is_said_and_the_calendar_shows_one_of_the_season(
+    client: Client,
+) -> None:
+    """Not silently another month: ?month=2030-01 (or nonsense) says the calendar has no such
+    month; a month of the season says nothing."""
+    for month in ("2030-01", "2026-02", "2026-13", "garbage{*}"):
+        page = html(client.get(f"/book/?cls=A&room=7&month={month}"))
+        assert "The calendar has no such month" in page, month
+        assert (
+            "<caption>December 2026</caption>" in page or "<caption>November 2026</caption>" in page
+        )
+    assert "no such month" not in html(client.get("/book/?cls=A&room=7&month=2026-12"))
+    chinese = client.get("/book/?cls=A&room=7&month=2030-01", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert "日历中没有这个月份" in chinese.content.decode()
