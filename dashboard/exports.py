@@ -8,6 +8,7 @@ import io
 import unicodedata
 from collections.abc import Iterable
 
+from django.utils import timezone
 from icalendar import Calendar
 
 from booking.domain.calendar_files import day_event
@@ -40,6 +41,12 @@ def _hours(booking: Booking) -> str:
     return f"{booking.hours[0]:02d}:00-{booking.hours[1]:02d}:00" if booking.hours else ""
 
 
+def _local(moment: dt.datetime | None) -> str:
+    """A moment on the site's clock with its offset (2026-11-28T10:05:00+08:00), as the staff
+    pages show times; '' for none."""
+    return timezone.localtime(moment).isoformat(timespec="seconds") if moment else ""
+
+
 def bookings_csv(bookings: Iterable[Booking], names: dict[int, str]) -> str:
     """One row per booking, a header first, after the byte order mark Excel needs."""
     out = io.StringIO()
@@ -54,7 +61,7 @@ def bookings_csv(bookings: Iterable[Booking], names: dict[int, str]) -> str:
                 b.reference, b.id, b.cls, b.room_label,
                 " ".join(d.isoformat() for d in b.dates), _hours(b),
                 " ".join(str(x) for x in b.boxes), _status(b), b.owner_id, owner,
-                b.created_at.isoformat(), b.cancelled_at.isoformat() if b.cancelled_at else "",
+                _local(b.created_at), _local(b.cancelled_at),
                 b.cancel_reason,
             )
         )  # fmt: skip

@@ -46,6 +46,10 @@ def test_csv_export_holds_exactly_the_filtered_bookings(
     assert by_id[first.id]["hours"] == "08:00-12:00"
     assert by_id[first.id]["owner"] == buyer.username
     assert by_id[first.id]["status"] == "confirmed"
+    # On the site's clock, as every staff page shows times, with its offset.
+    made = dt.datetime.fromisoformat(by_id[first.id]["created_at"])
+    assert made.utcoffset() == dt.timedelta(hours=8)
+    assert made == first.created_at.replace(microsecond=0)
 
 
 def test_csv_cells_cannot_run_as_spreadsheet_formulas(
