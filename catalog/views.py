@@ -14,6 +14,7 @@ from django.utils.cache import patch_vary_headers
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods, require_safe
 
 from accounts.access import signed_in_person, staff_required
@@ -140,7 +141,11 @@ def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
         )
     if result.page_out_of_range and result.total:
         notes.append(
-            _("Page %(page)d does not exist: this result has %(pages)d page(s).")
+            ngettext(
+                "Page %(page)d does not exist: this result has %(pages)d page.",
+                "Page %(page)d does not exist: this result has %(pages)d pages.",
+                result.pages,
+            )
             % {"page": query.page, "pages": result.pages}
         )
     # A tag that emptied the result stays listed: removing it is the way out.
@@ -204,7 +209,10 @@ def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
         "total_about": about(result.total),
         "first": (page - 1) * result.page_size + 1,
         "last": (page - 1) * result.page_size + len(result.books),
-        "prev_url": forms.query_string(query, page=page - 1) if 1 < page <= result.pages else "",
+        # Past the last page, "previous" leads to the last one.
+        "prev_url": forms.query_string(query, page=min(page - 1, result.pages))
+        if page > 1 and result.pages
+        else "",
         "next_url": forms.query_string(query, page=page + 1) if page < result.pages else "",
         "last_page_url": forms.query_string(query, page=result.pages),
         "clear_url": forms.query_string(query, all_of=(), any_of=(), none_of=()),

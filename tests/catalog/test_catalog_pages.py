@@ -79,7 +79,7 @@ def test_a_required_tag_no_book_has_matches_nothing_and_can_be_removed(
         ("all=a%0Ab", "is not a valid tag: A tag cannot contain line breaks"),
         ("all=" + "x" * 41, "A tag has at most 40 characters"),
         ("all=" + "x" * 1001, "A tag list longer than 1000 characters was ignored"),
-        ("page=99", "Page 99 does not exist: this result has 1 page(s)."),
+        ("page=99", "Page 99 does not exist: this result has 1 page."),
         ("page=0", "There is no page 0; showing page 1."),
         ("page=%D9%A3", "is not a page number; showing page 1."),
         ("page=99999999999", "There is no page 99999999999; showing page 1."),
@@ -421,3 +421,8 @@ def test_tags_with_markup_are_escaped_in_facets_and_book_tags(r: redis.Redis) ->
         f'<a class="tag" href="?all=html&amp;all=%3Ci%3E%26%22x%27" rel="nofollow">{shown}</a>'
         in page
     )
+
+
+def test_past_the_last_page_previous_leads_to_the_last_page(shelf: redis.Redis) -> None:
+    page = browse("page=99")
+    assert '<a class="button" href="?" rel="prev">' in page  # page 1: no page in the address
