@@ -17,42 +17,46 @@ local function fields_by_key(fields)
   return order, by_key
 end
 
--- Current values of the fields, one BITFIELD_RO call per bitmap and 1000 fields.
-local function read_fields(fields, kind)
-  local values = {}
+-- Calls each(key, batch) with the fields' indexes by bitmap key, at most 1000 at a time (one
+-- BITFIELD call's worth).
+local function fields_batched(fields, each)
   local order, by_key = fields_by_key(fields)
   for _, key in ipairs(order) do
     local at = by_key[key]
     for first = 1, #at, 1000 do
-      local args = {}
-      for j = first, math.min(first + 999, #at) do
-        args[#args + 1] = 'GET'
-        args[#args + 1] = kind
-        args[#args + 1] = fields[at[j]][1]
-      end
-      for j, value in ipairs(redis.call('BITFIELD_RO', key, unpack(args))) do
-        values[at[first + j - 1]] = value
-      end
+      each(key, {unpack(at, first, math.min(first + 999, #at))})
     end
   end
+end
+
+-- Current values of the fields, one BITFIELD_RO call per bitmap and 1000 fields.
+local function read_fields(fields, kind)
+  local values = {}
+  fields_batched(fields, function(key, batch)
+    local args = {}
+    for _, i in ipairs(batch) do
+      args[#args + 1] = 'GET'
+      args[#args + 1] = kind
+      args[#args + 1] = fields[i][1]
+    end
+    for j, value in ipairs(redis.call('BITFIELD_RO', key, unpack(args))) do
+      values[batch[j]] = value
+    end
+  end)
   return values
 end
 
 local function write_fields(fields, kind, values)
-  local order, by_key = fields_by_key(fields)
-  for _, key in ipairs(order) do
-    local at = by_key[key]
-    for first = 1, #at, 1000 do
-      local args = {}
-      for j = first, math.min(first + 999, #at) do
-        args[#args + 1] = 'SET'
-        args[#args + 1] = kind
-        args[#args + 1] = fields[at[j]][1]
-        args[#args + 1] = values[at[j]]
-      end
-      redis.call('BITFIELD', key, unpack(args))
+  fields_batched(fields, function(key, batch)
+    local args = {}
+    for _, i in ipairs(batch) do
+      args[#args + 1] = 'SET'
+      args[#args + 1] = kind
+      args[#args + 1] = fields[i][1]
+      args[#args + 1] = values[i]
     end
-  end
+    redis.call('BITFIELD', key, unpack(args))
+  end)
 end
 
 -- Makes each month bitmap of `cal` not there yet at its full size, before bits are written

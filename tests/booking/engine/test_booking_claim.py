@@ -533,3 +533,24 @@ def test_a_room_that_changed_since_it_was_read_is_not_flushed_blindly(r: redis.R
     )
     assert stale == ["retry"]
     assert snapshot(r) == before
+
+
+def test_a_claim_of_more_fields_than_one_bitfield_call_takes_them_all(
+    r: redis.Redis,
+) -> None:
+    """100 boxes on 12 days are 1,200 fields of one month's bitmap: read and written in two
+    BITFIELD calls, every one taken, and every one given back by the cancel."""
+    big = request("C", room=40, dates=range(5, 17), hour_start=8, hour_end=9,
+                  boxes=range(1, 101))  # fmt: skip
+    made = claim(r, big)
+    assert made.ok and made.booking is not None
+    again = claim(r, request("C", room=40, dates=range(5, 17), hour_start=8, hour_end=9,
+                             boxes=range(1, 101)), owner=SECOND_BUYER)  # fmt: skip
+    assert not again.ok and len(again.taken) == 1200
+    assert {(s.date.day, s.box) for s in again.taken} == {
+        (d, b) for d in range(5, 17) for b in range(1, 101)
+    }
+    assert booking_cancel(
+        client=r, booking_id=made.booking.id, actor_id=BUYER, actor_is_staff=False, now=NOW
+    ).ok
+    assert claim(r, big, owner=SECOND_BUYER).ok
