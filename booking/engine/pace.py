@@ -1,6 +1,9 @@
 """The buyer's hourly booking allowance (STRONGROOM_BOOKINGS_PER_HOUR): counted by the claim
 function on one server; on a cluster, where the buyer's pace lives in their own slot, counted
-here before the claim (`booking_pace`) and given back when it is refused. Also read without
+here before the claim (`booking_pace`) and given back when it is refused. A claim cut off
+before it answered (a failover, a stalled primary: the buyer saw "try again") cannot give its
+entry back; once the buyer is at the limit, entries older than PACE_SETTLE_MS whose booking
+was never written are dropped (`pace_settle`), so only bookings made count. Also read without
 counting: a buyer who may not book for a while may not hold slots meanwhile either."""
 
 from __future__ import annotations
@@ -11,21 +14,52 @@ import redis
 from django.conf import settings
 
 from accounts.gates import window_gate
-from booking.domain.keys import pace_of
+from booking.domain.keys import RoomKeys, pace_of
+from booking.domain.rules import booking_id_room
 from strongroom.clock import from_ms, to_ms
+from strongroom.clock import now_ms as clock_ms
+from strongroom.decoders import text_list
 
 PACE_WINDOW_MS = 3_600_000  # the allowance is STRONGROOM_BOOKINGS_PER_HOUR in any such window
+# A claim still under way has not written its booking yet: its entry is older than this before
+# a missing booking means the claim never ran (a claim answers within seconds, or not at all).
+PACE_SETTLE_MS = 60_000
+
+
+def pace_settle(*, client: redis.Redis, owner_id: str, now_ms: int) -> int:
+    """Drop from the buyer's allowance the entries of claims that never wrote their booking
+    (older than PACE_SETTLE_MS, no record under their id: a booking cancelled or moved keeps
+    its record, and still counts). Two round trips (the entries, their records), a third when
+    some go; returns how many went."""
+    key = pace_of(owner_id)
+    since, until = now_ms - PACE_WINDOW_MS, now_ms - PACE_SETTLE_MS
+    ids = [i for i in text_list(client.zrangebyscore(key, since, until)) if booking_id_room(i)]
+    if not ids:
+        return 0
+    pipe = client.pipeline(transaction=False)
+    for booking_id in ids:
+        room = booking_id_room(booking_id)
+        assert room is not None  # kept above
+        pipe.exists(RoomKeys(room).record(booking_id))
+    gone = [i for i, found in zip(ids, pipe.execute(), strict=True) if not found]
+    if gone:
+        client.zrem(key, *gone)
+    return len(gone)
 
 
 def pace_spent_until(*, client: redis.Redis, owner_id: str, now_ms: int) -> dt.datetime | None:
-    """None while the buyer may book, else when they may again (one read, their own slot)."""
+    """None while the buyer may book, else when they may again (one read, their own slot; at
+    the limit, entries of claims never written are dropped first and it is read again)."""
     since = f"({now_ms - PACE_WINDOW_MS}"
-    pipe = client.pipeline(transaction=False)
-    pipe.zcount(pace_of(owner_id), since, "+inf")
-    pipe.zrangebyscore(pace_of(owner_id), since, "+inf", start=0, num=1, withscores=True)
-    count, oldest = pipe.execute()
-    if int(count) < settings.STRONGROOM_BOOKINGS_PER_HOUR or not oldest:
-        return None
+    for settled in (False, True):
+        pipe = client.pipeline(transaction=False)
+        pipe.zcount(pace_of(owner_id), since, "+inf")
+        pipe.zrangebyscore(pace_of(owner_id), since, "+inf", start=0, num=1, withscores=True)
+        count, oldest = pipe.execute()
+        if int(count) < settings.STRONGROOM_BOOKINGS_PER_HOUR or not oldest:
+            return None
+        if settled or not pace_settle(client=client, owner_id=owner_id, now_ms=now_ms):
+            break
     return from_ms(int(oldest[0][1]) + PACE_WINDOW_MS)
 
 
@@ -37,14 +71,21 @@ def booking_pace(
     not counted again), else when the buyer may book again. One round trip, in the buyer's own
     slot; checked before the claim (which checked `owner_id`), so a refused booking writes
     nothing else."""
-    again = window_gate(
-        client=client,
-        key=pace_of(owner_id),
-        limit=settings.STRONGROOM_BOOKINGS_PER_HOUR,
-        window_ms=PACE_WINDOW_MS,
-        at_ms=to_ms(now) if now is not None else None,
-        event_id=booking_id,
-    )
+    at = to_ms(now) if now is not None else clock_ms()
+
+    def gate() -> int:
+        return window_gate(
+            client=client,
+            key=pace_of(owner_id),
+            limit=settings.STRONGROOM_BOOKINGS_PER_HOUR,
+            window_ms=PACE_WINDOW_MS,
+            at_ms=at,
+            event_id=booking_id,
+        )
+
+    again = gate()
+    if again and pace_settle(client=client, owner_id=owner_id, now_ms=at):
+        again = gate()  # at the limit only for claims that never ran
     return from_ms(again) if again else None
 
 

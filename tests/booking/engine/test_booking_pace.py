@@ -11,12 +11,14 @@ from typing import Any
 import pytest
 import redis
 
+from booking.domain.keys import pace_of
 from booking.domain.rules import booking_new_id, hold_new_id
 from booking.engine.bookings import bookings_of
 from booking.engine.claims import PACE_WINDOW_MS, ClaimResult, booking_claim
 from booking.engine.holds import booking_hold
+from booking.engine.pace import PACE_SETTLE_MS, booking_pace
 from strongroom.clock import to_ms
-from strongroom.store import round_trips
+from strongroom.store import round_trips, tags_may_mix
 from tests.booking_support import BUYER, NOW, SECOND_BUYER, claim, request, snapshot
 from tests.store_support import store_probed
 
@@ -120,3 +122,40 @@ def test_one_server_counts_the_allowance_inside_the_claim(one_server: redis.Redi
     with round_trips() as refused:
         assert claim(one_server, request("A", room=40), owner=SECOND_BUYER, paced=True).taken
     assert made.count == refused.count == 1
+
+
+def test_claims_cut_off_before_they_ran_stop_counting_once_they_cannot_be_under_way(
+    r: redis.Redis, settings: Any
+) -> None:
+    """On a cluster the allowance is counted first; a claim cut off before it ran (a failover:
+    the buyer saw "try again") gives nothing back. Its entry counts while the claim could
+    still be under way (PACE_SETTLE_MS), then no more: a buyer is held to the bookings made."""
+    store_probed(r)
+    assert not tags_may_mix(r)  # the counting-first layout
+    settings.STRONGROOM_BOOKINGS_PER_HOUR = 3
+    made = claim(r, request("A", room=21), paced=True)
+    assert made.ok and made.booking is not None
+    for room in (22, 23):  # counted, never claimed: what a cut-off claim leaves behind
+        cut = booking_new_id(room=room)
+        assert booking_pace(client=r, owner_id=BUYER, booking_id=cut, now=NOW) is None
+
+    def book(room: int, after: dt.timedelta) -> ClaimResult:
+        return booking_claim(
+            client=r, owner_id=BUYER, request=request("A", room=room),
+            booking_id=booking_new_id(room=room), now=NOW + after, paced=True,
+        )  # fmt: skip
+
+    def hold(room: int, after: dt.timedelta) -> bool:
+        return booking_hold(
+            client=r, owner_id=BUYER, request=request("A", room=room),
+            hold_id=hold_new_id(room=room), now=NOW + after, paced=True,
+        ).ok  # fmt: skip
+
+    soon = dt.timedelta(milliseconds=PACE_SETTLE_MS // 2)
+    assert book(24, soon).paced_until is not None and not hold(24, soon)
+    settled = dt.timedelta(milliseconds=PACE_SETTLE_MS + 1000)
+    assert hold(24, settled)  # the hold path settles too
+    assert book(24, settled).ok
+    # The booking made before and this one count; the cut-off ones went.
+    assert r.zcard(pace_of(BUYER)) == 2 and made.booking.id in r.zrange(pace_of(BUYER), 0, -1)
+    assert book(25, settled).ok and not book(26, settled).ok  # three made: the limit holds
