@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import http.client
 import os
 import signal
@@ -13,6 +15,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from strongroom.conf import env_int
@@ -33,6 +36,46 @@ THREADS_DEFAULT = 8
 WHOLE_REQUEST_WORKER = "strongroom.worker.WholeRequestWorker"
 # Where start_site serves: loopback, on a free port.
 LOOPBACK = "127.0.0.1"
+
+
+# prctl(2): the signal the kernel sends a process when the thread that started it ends.
+_PR_SET_PDEATHSIG = 1
+
+
+def stopped_with_parent() -> Callable[[], None]:
+    """For Popen's preexec_fn: the child (gunicorn's master) gets SIGTERM, its graceful stop,
+    when the process that started it dies, even by kill -9, so no site is left serving with
+    nothing to stop it and its port taken. Linux (prctl); elsewhere the child runs on."""
+    parent = os.getpid()
+    try:  # found here, before the fork: the child only calls it
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        prctl = None
+
+    def arm() -> None:
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before the signal was asked for
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return arm
+
+
+def bind_in_use(bind: str) -> bool:
+    """Whether `host:port` is taken: another site (perhaps one left running) serves there.
+    Unix sockets and addresses it cannot read are not checked (False)."""
+    host, sep, port = bind.rpartition(":")
+    if not sep or not port.isdigit() or bind.startswith("unix:"):
+        return False
+    host = host.strip("[]") or "0.0.0.0"  # noqa: S104 (gunicorn's own reading of ":8000")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gunicorn binds
+        try:
+            probe.bind((host, int(port)))
+        except OSError as refused:
+            return refused.errno == errno.EADDRINUSE
+    return False
 
 
 def default_workers() -> int:

@@ -46,9 +46,11 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
-def make_run(data_dir: Path, log: Path, **extra: str) -> tuple[subprocess.Popen[bytes], str]:
+def make_run(
+    data_dir: Path, log: Path, port: int | None = None, **extra: str
+) -> tuple[subprocess.Popen[bytes], str]:
     """`make run` in a new process group (as a terminal or a service manager starts it)."""
-    port = free_port()
+    port = port or free_port()
     env = {**os.environ, "STRONGROOM_DATA_DIR": str(data_dir), "BIND": f"127.0.0.1:{port}"}
     env.pop("REDIS_URL", None)
     # The run's one collection of static files (tests/conftest.py): not what is tested here.
@@ -186,3 +188,50 @@ def running(pid: int) -> bool:
     except OSError:
         return False
     return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
+
+
+def serve_pid(group: int) -> int:
+    """The `manage.py serve` process of a `make run` process group."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+            command = (stat.parent / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if fields[2] == str(group) and b"serve" in command and b"manage.py" in command:
+            return int(stat.parent.name)
+    raise AssertionError("no serve process")
+
+
+def test_make_run_killed_with_9_leaves_no_site_serving_and_runs_again(tmp_path: Path) -> None:
+    """kill -9 of `make` and of `manage.py serve`: gunicorn (its own process group) served on
+    with nothing to stop it, and the next `make run` could not bind, then stopped the store
+    that site used. gunicorn now stops with serve; the next run starts, and a run whose
+    address is taken says so and touches no store."""
+    log = tmp_path / "run.log"
+    data = tmp_path / "data"
+    process, base = make_run(data, log, STRONGROOM_DEMO="0")
+    port = int(base.rsplit(":", 1)[1])
+    started = log.read_text(errors="replace")
+    master = int(re.findall(r"\[(\d+)\] \[INFO\] Starting gunicorn", started)[-1])
+    os.kill(serve_pid(process.pid), signal.SIGKILL)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    assert wait_for(lambda: not running(master), timeout=40), log.read_text(errors="replace")
+    assert wait_for(lambda: not answers(base), timeout=20)
+    again, base_again = make_run(data, tmp_path / "again.log", port=port, STRONGROOM_DEMO="0")
+    assert base_again == base and answers(base)
+    # A third run on the same address: refused before any store is touched.
+    env = {
+        **os.environ,
+        "STRONGROOM_DATA_DIR": str(tmp_path / "other"),
+        "BIND": f"127.0.0.1:{port}",
+    }
+    env.pop("REDIS_URL", None)
+    refused = subprocess.run(
+        [sys.executable, "manage.py", "serve"], cwd=ROOT, env=env, capture_output=True,
+        text=True, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode != 0 and f"127.0.0.1:{port} is in use" in refused.stderr
+    assert not servers_on(tmp_path / "other") and answers(base)
+    stop_group(again, signal.SIGTERM)

@@ -16,7 +16,13 @@ from strongroom.conf import DEFAULT_BIND, env_int, site_url_for_bind
 from strongroom.durable import durability
 from strongroom.firstrun import first_run_demo
 from strongroom.health import check
-from strongroom.serving import default_workers, group_stop, gunicorn_command
+from strongroom.serving import (
+    bind_in_use,
+    default_workers,
+    group_stop,
+    gunicorn_command,
+    stopped_with_parent,
+)
 from strongroom.startup import StoreNotReady, startup_checks
 from strongroom.static_files import static_collect
 from strongroom.store import StoreUnavailable, get_store, is_embedded
@@ -61,6 +67,13 @@ class Command(BaseCommand):
         self.stdout.write(f"mail: links to {settings.STRONGROOM_SITE_URL}; sent to {where}")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        bind = options["bind"]
+        if bind_in_use(bind):
+            # Before the store: stopping it on the way out would take it from that site.
+            raise CommandError(
+                f"{bind} is in use: a site (perhaps one left running) already serves there. "
+                "Stop it, or give BIND another address."
+            )
         try:
             client = get_store()
         except StoreUnavailable as away:
@@ -92,7 +105,6 @@ class Command(BaseCommand):
             raise CommandError(str(refused)) from refused
         if not settings.DEBUG:
             static_collect(dict(os.environ))  # skipped when the collected files are current
-        bind = options["bind"]
         self._mail_say(bind)
         if settings.DEBUG:
             command = [sys.executable, "manage.py", "runserver", bind]
@@ -113,7 +125,8 @@ class Command(BaseCommand):
             signal.signal(stop_signal, on_stop_signal)
         # Its own process group: Ctrl-C reaches this command alone (which asks gunicorn for
         # its graceful stop), and whatever the site leaves behind can be found and stopped.
-        site = subprocess.Popen(command, process_group=0)
+        # And it stops when this command dies, however (kill -9 included).
+        site = subprocess.Popen(command, process_group=0, preexec_fn=stopped_with_parent())
         try:
             site.wait()
         except StopRequested as stop:
