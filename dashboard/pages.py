@@ -1,5 +1,6 @@
 """What every staff page shares: rendering under templates/dashboard/, the not-found page, the
-rows of an audit table."""
+rows of an audit table; and the person page's contents (its own view and the book-for form's
+refusal show it)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,13 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from accounts.access import signed_in_person
+from accounts.selectors import login_summary
+from booking.domain.rules import request_id_new
+from booking.selectors import bookings_of
 from dashboard.forms import detail_label, kind_label
 from dashboard.selectors import LogEntry
+from strongroom.store import get_store
 
 
 def render_page(
@@ -26,3 +32,21 @@ def log_rows(entries: list[LogEntry]) -> list[tuple[LogEntry, Any, Any]]:
 
 def not_found(request: HttpRequest, message: str) -> HttpResponse:
     return render_page(request, "not_found.html", {"message": message}, status=404)
+
+
+def person_context(request: HttpRequest, person_id: int) -> dict[str, Any] | None:
+    """What the person page shows (None: nobody has this id), with a blank book-for form."""
+    client = get_store()
+    summary = login_summary(client=client, person_id=person_id)
+    if summary is None:
+        return None
+    return {
+        "person": summary.person,
+        "summary": summary,
+        "bookings": bookings_of(client=client, owner_id=str(person_id), limit=100),
+        "request_id": request_id_new(),
+        "hours": list(range(25)),
+        "section": "people",
+        "is_me": signed_in_person(request).id == person_id,
+        "book": {},
+    }

@@ -18,8 +18,7 @@ from booking.domain.records import Slot
 from booking.domain.rules import request_id_new, request_id_valid
 from booking.selectors import booking_get, move_form_values
 from booking.services import booking_book_for, booking_move, move_request_posted, receipt_resend
-from dashboard.pages import not_found, render_page
-from dashboard.views_people import person_context
+from dashboard.pages import not_found, person_context, render_page
 from strongroom.store import get_store
 
 
@@ -115,8 +114,6 @@ def person_book_staff(request: HttpRequest, person_id: int) -> HttpResponse:
             why = _("Not booked: this buyer's account is being deleted.")
         elif result.closed:
             why = _("Not booked: closed by staff: %(reason)s") % {"reason": result.closed}
-        elif result.paced_until is not None:
-            why = _("Not booked: this buyer has made as many bookings this hour as one may.")
         else:
             why = _("Not booked: some of these slots are not free.")
         return _book_for_refused(request, person_id, [why], taken=result.taken, status=409)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
@@ -11,15 +9,13 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
 from accounts.access import signed_in_person, staff_required
-from accounts.selectors import login_summary, logins_recent, logins_top, person_id_find
+from accounts.selectors import logins_recent, logins_top, person_id_find
 from accounts.services import PersonNotFound
-from booking.domain.rules import request_id_new
-from booking.selectors import bookings_of
 from dashboard.forms import (
     PersonSearchForm,
     StaffSetForm,
 )
-from dashboard.pages import not_found, render_page
+from dashboard.pages import not_found, person_context, render_page
 from dashboard.services import SelfRevokeRefused, staff_grant_set
 from strongroom.store import get_store
 
@@ -56,24 +52,6 @@ def person_detail(request: HttpRequest, person_id: int) -> HttpResponse:
     if context is None:
         return not_found(request, _("There is no person with this id."))
     return render_page(request, "person.html", context)
-
-
-def person_context(request: HttpRequest, person_id: int) -> dict[str, Any] | None:
-    """What the person page shows (None: nobody has this id), with a blank book-for form."""
-    client = get_store()
-    summary = login_summary(client=client, person_id=person_id)
-    if summary is None:
-        return None
-    return {
-        "person": summary.person,
-        "summary": summary,
-        "bookings": bookings_of(client=client, owner_id=str(person_id), limit=100),
-        "request_id": request_id_new(),
-        "hours": list(range(25)),
-        "section": "people",
-        "is_me": signed_in_person(request).id == person_id,
-        "book": {},
-    }
 
 
 @require_POST

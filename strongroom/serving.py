@@ -64,8 +64,13 @@ def stopped_with_parent() -> Callable[[], None]:
 def bind_in_use(bind: str) -> bool:
     """Whether `host:port` is taken: another site (perhaps one left running) serves there.
     Unix sockets and addresses it cannot read are not checked (False)."""
+    bind = bind.strip().removeprefix("tcp://")
+    if bind.startswith(("unix:", "fd://")):
+        return False
     host, sep, port = bind.rpartition(":")
-    if not sep or not port.isdigit() or bind.startswith("unix:"):
+    if not sep or "]" in port or (":" in host and not host.endswith("]")):
+        host, port = bind, "8000"  # a host alone (IPv6 in brackets): gunicorn's port
+    if not port.isdigit():
         return False
     host = host.strip("[]") or "0.0.0.0"  # noqa: S104 (gunicorn's own reading of ":8000")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET

@@ -22,8 +22,10 @@ from strongroom.decoders import text_list
 
 PACE_WINDOW_MS = 3_600_000  # the allowance is STRONGROOM_BOOKINGS_PER_HOUR in any such window
 # A claim still under way has not written its booking yet: its entry is older than this before
-# a missing booking means the claim never ran (a claim answers within seconds, or not at all).
-PACE_SETTLE_MS = 60_000
+# a missing booking means the claim never ran. A claim answers within seconds, or not at all;
+# a stalled primary may still run one it was sent, and web servers' clocks differ a little:
+# five minutes covers both, and a buyer cut off by a failover waits no longer than that.
+PACE_SETTLE_MS = 300_000
 
 
 def pace_settle(*, client: redis.Redis, owner_id: str, now_ms: int) -> int:

@@ -39,8 +39,9 @@ class RoomState:
     held_until: dt.datetime | None
     first_box: int | None  # class C: the lowest box free for the whole choice
     free_hours: tuple[int, ...]  # class B: the free hours of the range
-    # class A: the free days (what a link preselects); class B: the days with free hours when
-    # no hour is free on every day (else (): all of them)
+    # class A: the free days (what a link preselects); class B: the days the link asks for when
+    # no hour is free on every day (else (): all of them), `free` then counting the days with
+    # free hours
     free_days: tuple[int, ...] = ()
     closed: str = ""  # closed: the reason staff gave
 
@@ -140,7 +141,9 @@ def _room_b(days: RoomDays, hours: tuple[int, int]) -> RoomState:
         if not common:
             free_days, common = free_days[:1], open_by_day[open_days[0]]
         hours_open = tuple(h for h in range(*hours) if common & (1 << (23 - h)))
-        return RoomState(days.room, "partly", 0, total, held, until, None, hours_open, free_days)
+        return RoomState(
+            days.room, "partly", len(open_days), total, held, until, None, hours_open, free_days
+        )
     free = [h for h in range(*hours) if free_mask & (1 << (23 - h))]
     state = _state(len(free), total, held)
     return RoomState(days.room, state, len(free), total, held, until, None, tuple(free))

@@ -135,7 +135,7 @@ def _tile(words: _Words, state: RoomState) -> RoomTile:
     else:
         state_text = words.states.get(state.state, words.states["sold_out"])
     if words.cls == "B" and state.free_days:  # free hours on some of the days, none on all
-        detail = words.some_days % {"free": len(state.free_days), "total": len(words.by_day)}
+        detail = words.some_days % {"free": state.free, "total": len(words.by_day)}
     else:
         detail = words.detail % {"free": state.free, "total": state.total}
     if state.held and state.state != "held" and state.held_until is not None:

@@ -116,10 +116,7 @@ def choices_from(
     if long:
         problems.insert(0, _("Some values were far too long and were ignored."))
     month = _month(one["month"])
-    if one["month"] and not _in_season_month(month, now):
-        month = None
-        problems.append(_("The calendar has no such month: it shows a month of the season."))
-    return Choices(**vars(picked), month=month), problems
+    return Choices(**vars(picked), month=month if _in_season_month(month, now) else None), problems
 
 
 def _in_season_month(month: dt.date | None, now: dt.datetime | None) -> bool:
@@ -128,6 +125,15 @@ def _in_season_month(month: dt.date | None, now: dt.datetime | None) -> bool:
         return False
     start, end = season_bounds(now)
     return start.replace(day=1) <= month <= end
+
+
+def month_refused(data: Mapping[str, Any]) -> list[Any]:
+    """The booking page's word on a month asked for that the calendar has not (outside the
+    season, or not a month): [] when none was asked for or it has it."""
+    text = query_one(data, "month")
+    if not text or _in_season_month(_month(text), None):
+        return []
+    return [_("The calendar has no such month: it shows a month of the season.")]
 
 
 def query_choices(request: HttpRequest) -> tuple[Choices, list[Any]]:

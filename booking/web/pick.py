@@ -78,6 +78,7 @@ def booking_pick(request: HttpRequest) -> HttpResponse:
     choices, problems, changed = _choices_or_redirect(request)
     if changed is not None and not problems:
         return HttpResponseRedirect(pick_answers.page_url(changed))
+    problems += forms.month_refused(request.GET)  # the calendar shows another month
     return render(
         request,
         "booking/book.html",

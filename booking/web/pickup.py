@@ -61,6 +61,7 @@ def pickup_kiosk(request: HttpRequest) -> HttpResponse:
             room=room,
             code=code,
             attempt_id=request.POST.get("attempt") or None,
+            now=now,  # the clock the answer and its wording both read
             client_id=request_client(request),
         )
         context.update(room=room if len(room) <= 8 else "", result=result)

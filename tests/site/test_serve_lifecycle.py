@@ -221,17 +221,15 @@ def test_make_run_killed_with_9_leaves_no_site_serving_and_runs_again(tmp_path: 
     assert wait_for(lambda: not answers(base), timeout=20)
     again, base_again = make_run(data, tmp_path / "again.log", port=port, STRONGROOM_DEMO="0")
     assert base_again == base and answers(base)
-    # A third run on the same address: refused before any store is touched.
-    env = {
-        **os.environ,
-        "STRONGROOM_DATA_DIR": str(tmp_path / "other"),
-        "BIND": f"127.0.0.1:{port}",
-    }
+    # A third run on the same address and data: refused before it touches the store the
+    # second one serves from (before, it stopped that store on its way out).
+    store_pids = servers_on(data)
+    env = {**os.environ, "STRONGROOM_DATA_DIR": str(data), "BIND": f"127.0.0.1:{port}"}
     env.pop("REDIS_URL", None)
     refused = subprocess.run(
         [sys.executable, "manage.py", "serve"], cwd=ROOT, env=env, capture_output=True,
         text=True, timeout=120,
     )  # fmt: skip
     assert refused.returncode != 0 and f"127.0.0.1:{port} is in use" in refused.stderr
-    assert not servers_on(tmp_path / "other") and answers(base)
+    assert servers_on(data) == store_pids and answers(base)
     stop_group(again, signal.SIGTERM)

@@ -125,7 +125,8 @@ class Command(BaseCommand):
             signal.signal(stop_signal, on_stop_signal)
         # Its own process group: Ctrl-C reaches this command alone (which asks gunicorn for
         # its graceful stop), and whatever the site leaves behind can be found and stopped.
-        # And it stops when this command dies, however (kill -9 included).
+        # And gunicorn stops when this command dies, however (kill -9 included); with DEBUG=1
+        # only runserver's reloader is told, not the child it serves from.
         site = subprocess.Popen(command, process_group=0, preexec_fn=stopped_with_parent())
         try:
             site.wait()

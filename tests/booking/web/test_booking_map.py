@@ -389,12 +389,15 @@ def test_a_class_b_room_free_on_some_days_only_is_partly_free_for_those_days(
     )  # fmt: skip
     # Free hours on both days, but none on both: the first day's are offered.
     assert (rooms[4].state, rooms[4].free_hours) == ("partly", (11, 12, 13))
-    assert rooms[4].free_days == (calendar_day(day(12)),)
+    assert rooms[4].free_days == (calendar_day(day(12)),) and rooms[4].free == 2
+    assert rooms[3].free == 1
     assert rooms[5].state == "sold_out" and rooms[1].state == "free"
     html = page(Client(), "?cls=B&date=2026-12-12&days=2&start=8&end=14")
     tile = re.search(r'id="map-room-003".*?</li>', html, re.S)
     assert tile is not None and "Partly free" in tile.group(0)
     assert "free hours on 1 of 2 days" in tile.group(0)
+    both = re.search(r'id="map-room-004".*?</li>', html, re.S)
+    assert both is not None and "free hours on 2 of 2 days" in both.group(0)
     assert 'room=3&amp;start=8&amp;end=14&amp;date=2026-12-13"' in tile.group(0)
     query = "/book/find/?cls=B&date=2026-12-12&days=2&start=8&end=14"
     chinese = Client().get(query, headers={"Accept-Language": "zh-hans"}).content.decode()

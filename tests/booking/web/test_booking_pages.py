@@ -775,12 +775,13 @@ def test_after_todays_pickup_hours_the_kiosk_says_they_passed(
     with time_machine.travel(dt.datetime(2026, 12, 8, 6, 0, tzinfo=SHANGHAI), tick=False):
         early = html(client.post("/book/pickup/", {"room": "7", "code": one_day.pickup_code()}))
     assert "Come back today, from 08:00 to 12:15" in early and "ended at" not in early
-    zh = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
+    zh = {"Accept-Language": "zh-hans"}
     with time_machine.travel(dt.datetime(2026, 12, 8, 16, 0, tzinfo=SHANGHAI), tick=False):
         chinese = html(
-            client.post("/book/pickup/", {"room": "9", "code": two_days.pickup_code()}, **zh)
+            client.post("/book/pickup/", {"room": "9", "code": two_days.pickup_code()}, headers=zh)
         )
-    assert "12:15" in chinese and "ended at" not in chinese
+    assert "今天的取件时间已于 12:15（上海时间）结束" in chinese
+    assert "请于 2026年12月9日 08:00 至 12:15（上海时间）再来" in chinese
 
 
 def test_pickup_on_the_wrong_day_cancelled_and_after_many_wrong_codes(
@@ -981,5 +982,9 @@ def test_a_month_outside_the_season_is_said_and_the_calendar_shows_one_of_the_se
             "<caption>December 2026</caption>" in page or "<caption>November 2026</caption>" in page
         )
     assert "no such month" not in html(client.get("/book/?cls=A&room=7&month=2026-12"))
+    # A pressed day still leads to the page's clean address; the map has no calendar to say
+    # it of.
+    assert client.get("/book/?cls=A&room=7&month=2030-01&toggle=2026-12-08").status_code == 302
+    assert "no such month" not in html(client.get("/book/find/?cls=A&date=2026-12-05&month=1"))
     chinese = client.get("/book/?cls=A&room=7&month=2030-01", HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert "日历中没有这个月份" in chinese.content.decode()
