@@ -71,9 +71,10 @@ def bookings_upcoming(
 ) -> list[Booking]:
     """At most `limit` confirmed bookings whose last day is today or later: the `limit` that end
     soonest (the index's order), shown by their next pickup (`Booking.soonest_key`; a booking
-    of a near and a far day that ends after them is not among them). The index from today on (twice `limit` ids, as cancelled ones stay in it), then the first
-    `limit` records; the next `limit` (one more round trip) only when some of those were
-    cancelled. Two round trips, three at most, whatever the number of bookings."""
+    of a near and a far day that ends after them is not among them). The index from today on
+    (twice `limit` ids, as cancelled ones stay in it), then the first `limit` records; the next
+    `limit` (one more round trip) only when some of those were cancelled. Two round trips,
+    three at most, whatever the number of bookings."""
     today = site_today(now)
     reads = bookings_page_read(owner_id=owner_id, today=today, limit=2 * limit)
     _total, _upcoming, soon, _earlier = indexes_read(client=client, reads=reads)
