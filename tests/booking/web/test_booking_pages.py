@@ -988,3 +988,17 @@ def test_a_month_outside_the_season_is_said_and_the_calendar_shows_one_of_the_se
     assert "no such month" not in html(client.get("/book/find/?cls=A&date=2026-12-05&month=1"))
     chinese = client.get("/book/?cls=A&room=7&month=2030-01", HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert "日历中没有这个月份" in chinese.content.decode()
+
+
+def test_my_bookings_past_the_last_page_says_so_and_leads_to_it(
+    r: redis.Redis, client_for: Any, buyer: Any
+) -> None:
+    """Not a blank page: ?page=7 of one page says there is none and links to the last one."""
+    claim(r, request("A", room=11, dates=(10,)), owner=owner(buyer))
+    client = client_for(buyer)
+    page = html(client.get("/book/mine/?page=7"))
+    assert "There is no page 7: your bookings fill 1 page." in page
+    assert '<a href="?page=1">Go to the last page</a>' in page
+    assert "There is no page" not in html(client.get("/book/mine/"))
+    chinese = client.get("/book/mine/?page=7", headers={"Accept-Language": "zh-hans"})
+    assert "没有第 7 页：您的预订共 1 页。" in chinese.content.decode()
