@@ -90,6 +90,12 @@ def person_book_staff(request: HttpRequest, person_id: int) -> HttpResponse:
     token = data.get("request_id", "")[:64]
     if not request_id_valid(token):
         token = request_id_new()
+    if any(
+        len(data.getlist(name)) > 1 for name in ("cls", "room", "hour_start", "hour_end", "boxes")
+    ):
+        # Not the last of them quietly: the form has one of each.
+        twice = _("The form sent a class, room, hour or box list twice: nothing was booked.")
+        return _book_for_refused(request, person_id, [twice], status=400)
     try:
         wanted = slot_request_parse(
             cls=data.get("cls", ""),

@@ -162,6 +162,10 @@ def test_staff_booking_follows_the_buyers_rules(
     assert 'value="2026-12-06"' in page and '<option value="9" selected>' in page
     assert '<option value="11" selected>' in page and "autofocus" in page
     assert second_buyer.person.username not in page.split('id="book-for"')[1].split("</form>")[0]
+    twice = client.post(f"/staff/people/{buyer.id}/book/", {**taken, "room": ["8", "9"]})
+    assert twice.status_code == 400 and "sent a class, room, hour or box list twice" in (
+        twice.content.decode()
+    )
     today = {"cls": "A", "room": "7", "date": ["2026-11-21"]}
     after = client.post(f"/staff/people/{buyer.id}/book/", today)
     assert after.status_code == 400 and "Nov. 21, 2026" in after.content.decode()
