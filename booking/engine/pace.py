@@ -9,6 +9,7 @@ counting: a buyer who may not book for a while may not hold slots meanwhile eith
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 
 import redis
 from django.conf import settings
@@ -18,7 +19,7 @@ from booking.domain.keys import RoomKeys, pace_of
 from booking.domain.rules import booking_id_room
 from strongroom.clock import from_ms, to_ms
 from strongroom.clock import now_ms as clock_ms
-from strongroom.decoders import text_list
+from strongroom.decoders import text_scored
 
 PACE_WINDOW_MS = 3_600_000  # the allowance is STRONGROOM_BOOKINGS_PER_HOUR in any such window
 # A claim still under way has not written its booking yet: its entry is older than this before
@@ -28,41 +29,59 @@ PACE_WINDOW_MS = 3_600_000  # the allowance is STRONGROOM_BOOKINGS_PER_HOUR in a
 PACE_SETTLE_MS = 300_000
 
 
-def pace_settle(*, client: redis.Redis, owner_id: str, now_ms: int) -> int:
+@dataclass(frozen=True)
+class Settled:
+    dropped: int  # entries of claims that never wrote their booking, gone now
+    next_ms: int | None  # when the next such entry, too young yet, may go (None: there is none)
+
+
+def pace_settle(*, client: redis.Redis, owner_id: str, now_ms: int) -> Settled:
     """Drop from the buyer's allowance the entries of claims that never wrote their booking
     (older than PACE_SETTLE_MS, no record under their id: a booking cancelled or moved keeps
-    its record, and still counts). Two round trips (the entries, their records), a third when
-    some go; returns how many went."""
+    its record, and still counts); say when the next one without a record may go. Two round
+    trips (the entries, their records), a third when some go."""
     key = pace_of(owner_id)
-    since, until = now_ms - PACE_WINDOW_MS, now_ms - PACE_SETTLE_MS
-    ids = [i for i in text_list(client.zrangebyscore(key, since, until)) if booking_id_room(i)]
-    if not ids:
-        return 0
+    entries = client.zrangebyscore(key, now_ms - PACE_WINDOW_MS, now_ms, withscores=True)
+    counted = [(i, int(score)) for i, score in text_scored(entries) if booking_id_room(i)]
+    if not counted:
+        return Settled(0, None)
     pipe = client.pipeline(transaction=False)
-    for booking_id in ids:
+    for booking_id, _score in counted:
         room = booking_id_room(booking_id)
         assert room is not None  # kept above
         pipe.exists(RoomKeys(room).record(booking_id))
-    gone = [i for i, found in zip(ids, pipe.execute(), strict=True) if not found]
+    missing = [(i, s) for (i, s), found in zip(counted, pipe.execute(), strict=True) if not found]
+    gone = [i for i, score in missing if score <= now_ms - PACE_SETTLE_MS]
     if gone:
         client.zrem(key, *gone)
-    return len(gone)
+    young = [score + PACE_SETTLE_MS for i, score in missing if i not in gone]
+    return Settled(len(gone), min(young) if young else None)
+
+
+def _sooner(again_ms: int, settled: Settled) -> int:
+    """When the buyer may book again: at the latest `again_ms`, sooner if a claim that never
+    wrote its booking holds the place until it may be dropped."""
+    return min(again_ms, settled.next_ms) if settled.next_ms else again_ms
 
 
 def pace_spent_until(*, client: redis.Redis, owner_id: str, now_ms: int) -> dt.datetime | None:
     """None while the buyer may book, else when they may again (one read, their own slot; at
     the limit, entries of claims never written are dropped first and it is read again)."""
     since = f"({now_ms - PACE_WINDOW_MS}"
-    for settled in (False, True):
+    settled = Settled(0, None)
+    for first in (True, False):
         pipe = client.pipeline(transaction=False)
         pipe.zcount(pace_of(owner_id), since, "+inf")
         pipe.zrangebyscore(pace_of(owner_id), since, "+inf", start=0, num=1, withscores=True)
         count, oldest = pipe.execute()
         if int(count) < settings.STRONGROOM_BOOKINGS_PER_HOUR or not oldest:
             return None
-        if settled or not pace_settle(client=client, owner_id=owner_id, now_ms=now_ms):
+        if not first:
             break
-    return from_ms(int(oldest[0][1]) + PACE_WINDOW_MS)
+        settled = pace_settle(client=client, owner_id=owner_id, now_ms=now_ms)
+        if not settled.dropped:
+            break
+    return from_ms(_sooner(int(oldest[0][1]) + PACE_WINDOW_MS, settled))
 
 
 def booking_pace(
@@ -86,9 +105,12 @@ def booking_pace(
         )
 
     again = gate()
-    if again and pace_settle(client=client, owner_id=owner_id, now_ms=at):
+    if not again:
+        return None
+    settled = pace_settle(client=client, owner_id=owner_id, now_ms=at)
+    if settled.dropped:
         again = gate()  # at the limit only for claims that never ran
-    return from_ms(again) if again else None
+    return from_ms(_sooner(again, settled)) if again else None
 
 
 def booking_pace_return(*, client: redis.Redis, owner_id: str, booking_id: str) -> None:

@@ -152,7 +152,11 @@ def test_claims_cut_off_before_they_ran_stop_counting_once_they_cannot_be_under_
         ).ok  # fmt: skip
 
     soon = dt.timedelta(milliseconds=PACE_SETTLE_MS // 2)
-    assert book(24, soon).paced_until is not None and not hold(24, soon)
+    refused = book(24, soon)
+    # Told when the cut-off claims may be dropped (not an hour on, when they would age out).
+    assert refused.paced_until is not None
+    assert to_ms(refused.paced_until) == to_ms(NOW) + PACE_SETTLE_MS
+    assert not hold(24, soon)
     settled = dt.timedelta(milliseconds=PACE_SETTLE_MS + 1000)
     assert hold(24, settled)  # the hold path settles too
     assert book(24, settled).ok
