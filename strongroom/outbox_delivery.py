@@ -191,19 +191,21 @@ class _InFlight:
 
     def _run(self) -> None:
         while not self.stop.wait(TOUCH_S):
+            # The lock is held until the touch is sent: an entry `done` takes out is never
+            # touched after it (a failed one's idle mark would be undone).
             with self.lock:
                 by_box: dict[str, list[str]] = {}
                 for box, entry_id in self.entries:
                     by_box.setdefault(box, []).append(entry_id)
-            if not by_box:
-                continue
-            pipe = self.client.pipeline(transaction=False)
-            for box, ids in by_box.items():
-                pipe.xclaim(box, GROUP, CONSUMER, 0, cast("list[Any]", ids), justid=True)
-            # The pass itself reports the store being away; here it only ages `touched`.
-            with contextlib.suppress(Exception):
-                pipe.execute()
-                self.touched = time.monotonic()
+                if not by_box:
+                    continue
+                pipe = self.client.pipeline(transaction=False)
+                for box, ids in by_box.items():
+                    pipe.xclaim(box, GROUP, CONSUMER, 0, cast("list[Any]", ids), justid=True)
+                # The pass itself reports the store being away; here it only ages `touched`.
+                with contextlib.suppress(Exception):
+                    pipe.execute()
+                    self.touched = time.monotonic()
 
 
 # Sent, but the acknowledgement did not reach the store: acknowledged first on the next pass.
@@ -350,8 +352,10 @@ def _deliver(
             raise
         except Exception as exc:
             failed += 1
-            dead += _failed(client, delivery, exc, at)
+            # Out of the touched entries first: a touch after the failure's idle mark would
+            # make it look busy again, and its next try would wait for RECOVER_MS.
             flight.done(delivery)
+            dead += _failed(client, delivery, exc, at)
             continue
         if message is None:
             # Still in flight (touched) until acknowledged with the pass's other drops.

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from email.message import Message
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -340,6 +341,31 @@ def test_a_message_that_cannot_be_sent_is_kept_and_retried_later(
     assert not outbox_pending(client=r)
     assert r.hlen(ks.MAIL_TRIES.key()) == 0
     assert len(messages_in(mail_dir)) == 1
+
+
+def test_a_failed_message_is_due_at_its_next_try_however_often_the_pass_touches_its_own(
+    r: redis.Redis, buyer: Someone, settings: object, mail_dir: Path, monkeypatch: Any
+) -> None:
+    """The pass touches the entries it works on (so no other sender takes them); a touch that
+    came after a failure's idle mark made the failed entry look busy again, and its next try
+    waited RECOVER_MS more (a flaky receipt test under load). Touching all the time: every
+    failed entry stays idle, and the next pass takes them all up at once."""
+    monkeypatch.setattr(outbox_delivery, "TOUCH_S", 0.0002)
+    with_address(r, buyer, "anna@example.test")
+    for room in range(21, 33):
+        book(r, buyer, room=room)
+    settings.EMAIL_BACKEND = f"{__name__}.BrokenBackend"  # type: ignore[attr-defined]
+    at = int(time.time() * 1000) + 1_000
+    assert outbox_send(client=r, at_ms=at).failed == 12
+    idle = [
+        int(p["time_since_delivered"])
+        for room in range(21, 33)
+        for p in r.xpending_range(
+            ks.BOOKING_OUTBOX.key(room=f"{room:03d}"), "senders", "-", "+", 10
+        )
+    ]
+    assert len(idle) == 12 and min(idle) >= outbox_delivery.RECOVER_MS, idle
+    assert outbox_send(client=r, at_ms=at + 60_000).failed == 12  # all due again, all tried
 
 
 def test_a_booking_post_takes_no_extra_round_trip_for_its_mail(
