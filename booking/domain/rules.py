@@ -69,6 +69,16 @@ def season_bounds(now: dt.datetime | None = None) -> tuple[dt.date, dt.date]:
     return window_current().bounds(site_today(now))
 
 
+def season_months(now: dt.datetime | None = None) -> list[dt.date]:
+    """The first day of every month the season touches."""
+    start, end = season_bounds(now)
+    months, month = [], start.replace(day=1)
+    while month <= end:
+        months.append(month)
+        month = (month + dt.timedelta(days=32)).replace(day=1)
+    return months
+
+
 def season_start(now: dt.datetime | None = None) -> dt.date:
     """The sales window's first day (a rolling window's is tomorrow)."""
     return season_bounds(now)[0]

@@ -68,20 +68,23 @@ def pace_spent_until(*, client: redis.Redis, owner_id: str, now_ms: int) -> dt.d
     """None while the buyer may book, else when they may again (one read, their own slot; at
     the limit, entries of claims never written are dropped first and it is read again)."""
     since = f"({now_ms - PACE_WINDOW_MS}"
-    settled = Settled(0, None)
-    for first in (True, False):
+
+    def spent() -> int:  # 0 while the buyer may book, else when the oldest entry ages out
         pipe = client.pipeline(transaction=False)
         pipe.zcount(pace_of(owner_id), since, "+inf")
         pipe.zrangebyscore(pace_of(owner_id), since, "+inf", start=0, num=1, withscores=True)
         count, oldest = pipe.execute()
         if int(count) < settings.STRONGROOM_BOOKINGS_PER_HOUR or not oldest:
-            return None
-        if not first:
-            break
-        settled = pace_settle(client=client, owner_id=owner_id, now_ms=now_ms)
-        if not settled.dropped:
-            break
-    return from_ms(_sooner(int(oldest[0][1]) + PACE_WINDOW_MS, settled))
+            return 0
+        return int(oldest[0][1]) + PACE_WINDOW_MS
+
+    again = spent()
+    if not again:
+        return None
+    settled = pace_settle(client=client, owner_id=owner_id, now_ms=now_ms)
+    if settled.dropped:
+        again = spent()  # at the limit only for claims that never ran
+    return from_ms(_sooner(again, settled)) if again else None
 
 
 def booking_pace(

@@ -147,14 +147,24 @@ def booking_pickup(
     )
 
 
+def pickup_window(booking: Booking) -> tuple[int, int] | None:
+    """When on a booked day the code opens, in minutes from that day's midnight: from the
+    first booked hour to the last one's end and the grace (past 1440: into the next day);
+    None for class A (the whole day)."""
+    if booking.hours is None:
+        return None
+    grace = settings.STRONGROOM_PICKUP_GRACE_MINUTES
+    return booking.hours[0] * 60, booking.hours[1] * 60 + grace
+
+
 def _come_on(booking: Booking | None, moment: dt.datetime) -> dt.date | None:
     """The next booked day not yet collected (today for a wrong hour, unless today's hours and
     their grace are over); None if all have passed."""
     if booking is None:
         return None
     today, minute = moment.date(), moment.hour * 60 + moment.minute
-    grace = settings.STRONGROOM_PICKUP_GRACE_MINUTES
-    over_today = booking.hours is not None and minute >= booking.hours[1] * 60 + grace
+    window = pickup_window(booking)
+    over_today = window is not None and minute >= window[1]
     ahead = [
         d
         for d in booking.dates

@@ -21,7 +21,7 @@ from booking.domain.parser import (
     slot_choice_parse,
     slot_request_parse,
 )
-from booking.domain.rules import MAX_DATES, in_season, season_bounds
+from booking.domain.rules import MAX_DATES, in_season, season_months
 from booking.domain.values import box_number, date_value, picked_hour
 
 MAX_FIELD = 40  # longer values are refused before they are parsed
@@ -116,22 +116,14 @@ def choices_from(
     if long:
         problems.insert(0, _("Some values were far too long and were ignored."))
     month = _month(one["month"])
-    return Choices(**vars(picked), month=month if _in_season_month(month, now) else None), problems
-
-
-def _in_season_month(month: dt.date | None, now: dt.datetime | None) -> bool:
-    """Whether the month (its first day) has a day of the season."""
-    if month is None:
-        return False
-    start, end = season_bounds(now)
-    return start.replace(day=1) <= month <= end
+    return Choices(**vars(picked), month=month if month in season_months(now) else None), problems
 
 
 def month_refused(data: Mapping[str, Any]) -> list[Any]:
     """The booking page's word on a month asked for that the calendar has not (outside the
     season, or not a month): [] when none was asked for or it has it."""
     text = query_one(data, "month")
-    if not text or _in_season_month(_month(text), None):
+    if not text or _month(text) in season_months():
         return []
     return [_("The calendar has no such month: it shows a month of the season.")]
 

@@ -24,6 +24,7 @@ from booking.domain.rules import (
     day_refusals,
     local_now,
     season_bounds,
+    season_months,
     site_today,
 )
 from booking.domain.site_time import clock, with_zone
@@ -119,16 +120,6 @@ class Month:
             rendered = mark_safe(render_to_string("booking/_calendar.html", context))  # noqa: S308
             self.__dict__["_html"] = rendered
         return rendered
-
-
-def season_months(now: dt.datetime | None = None) -> list[dt.date]:
-    """The first day of every month the season touches."""
-    start, end = season_bounds(now)
-    months, month = [], start.replace(day=1)
-    while month <= end:
-        months.append(month)
-        month = (month + dt.timedelta(days=32)).replace(day=1)
-    return months
 
 
 def month_shown(choices: Choices, now: dt.datetime | None = None) -> dt.date:

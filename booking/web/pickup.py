@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import formats
@@ -15,7 +14,7 @@ from django.views.decorators.http import require_http_methods
 from accounts.access import request_client
 from booking.domain.records import Booking
 from booking.domain.rules import local_now, request_id_new
-from booking.engine.pickup import booking_pickup
+from booking.engine.pickup import booking_pickup, pickup_window
 from strongroom.store import get_store
 
 # The answers to a right code at the wrong time, which say when to come.
@@ -32,10 +31,10 @@ def _come_back(booking: Booking, come_on: dt.date | None, now: dt.datetime) -> d
     """What the kiosk says of a booking it did not open: the day to come back on, from when to
     when (its hours, the end with the grace the kiosk gives), and whether today's were missed."""
     said: dict[str, Any] = {"come_on": come_on, "come_today": come_on == now.date()}
-    if booking.hours is None:
+    window = pickup_window(booking)
+    if window is None:
         return said
-    grace = settings.STRONGROOM_PICKUP_GRACE_MINUTES
-    start, end = booking.hours[0] * 60, booking.hours[1] * 60 + grace
+    start, end = window
     said.update(come_start=_clock(start), come_end=_clock(end))
     today_over = now.hour * 60 + now.minute >= end
     if today_over and now.date() in booking.dates and now.date() not in booking.collected_dates:
