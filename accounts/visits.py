@@ -143,6 +143,7 @@ class VisitBatch:
         self._visitors: dict[tuple[str, int], set[str]] = {}
         self._pending_visitors = 0
         self._doubt: _Flush | None = None
+        self._writing: _Flush | None = None  # the views a flush is sending now
         self._flushes = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -160,9 +161,12 @@ class VisitBatch:
                 self._start()
 
     def pending_views(self) -> int:
+        """Views not known written: gathered, in doubt, or being sent by a flush now."""
         with self._lock:
             doubt = sum(self._doubt.views.values()) if self._doubt else 0
-            return sum(self._views.values()) + doubt
+            writing = self._writing
+            sending = sum(writing.views.values()) if writing and writing is not self._doubt else 0
+            return sum(self._views.values()) + doubt + sending
 
     def flush(self) -> int:
         """Write everything gathered so far in one pipeline; returns the views written. On a
@@ -179,24 +183,32 @@ class VisitBatch:
                 unit, views = _Flush(secrets.token_hex(8), shard, views), {}
             if unit is None and not visitors:
                 return 0
+            with self._lock:
+                self._writing = unit
+            written = False
             try:
-                written = visits_write(
-                    client=self._client(),
-                    views=unit.views if unit else {},
-                    visitors=visitors,
-                    views_shard=unit.shard if unit else 0,
-                    flush_id=unit.id if unit else "",
-                )
-            except _STORE_ERRORS as error:
-                if isinstance(error, (*UNAVAILABLE, StoreUnavailable, OSError)):
-                    # Away or stalled, as in any outage: one line, not a trace per flush.
-                    logger.warning("visit counts not written: the store did not answer (%r)", error)
-                else:
-                    logger.warning("visit counts not written", exc_info=True)
-                written = False
-                self._put_back({}, visitors)
-            self._put_back(views, {})  # gathered behind views in doubt: they go next time
-            self._doubt = None if written else unit
+                try:
+                    written = visits_write(
+                        client=self._client(),
+                        views=unit.views if unit else {},
+                        visitors=visitors,
+                        views_shard=unit.shard if unit else 0,
+                        flush_id=unit.id if unit else "",
+                    )
+                except _STORE_ERRORS as error:
+                    if isinstance(error, (*UNAVAILABLE, StoreUnavailable, OSError)):
+                        # Away or stalled, as in any outage: one line, not a trace per flush.
+                        logger.warning(
+                            "visit counts not written: the store did not answer (%r)", error
+                        )
+                    else:
+                        logger.warning("visit counts not written", exc_info=True)
+                    self._put_back({}, visitors)
+                self._put_back(views, {})  # gathered behind views in doubt: they go next time
+            finally:
+                with self._lock:  # never none pending between the send and its outcome
+                    self._doubt = None if written else unit
+                    self._writing = None
             return sum(unit.views.values()) if unit and written else 0
 
     def _put_back(self, views: dict[str, int], visitors: dict[tuple[str, int], set[str]]) -> None:

@@ -97,3 +97,27 @@ def test_a_served_site_writes_its_views_within_a_second_and_the_rest_at_exit(
         process.terminate()  # graceful: worker_exit writes what gathered since the last flush
         process.wait(timeout=30)
     assert _views_around_today(r) == (50, 1)  # exact; the htmx fragment is no page view
+
+
+def test_views_a_flush_is_sending_still_count_as_pending(r: redis.Redis):
+    """Not 0 while the write is on its way: a reader waiting for "all written" (a graceful
+    exit, a test) read the counts before they were there (a flaky cluster run)."""
+    sending, release = threading.Event(), threading.Event()
+
+    def slow_store() -> redis.Redis:
+        sending.set()
+        release.wait(10)
+        return r
+
+    batch = VisitBatch(client=slow_store, interval_ms=lambda: 0)
+    for i in range(5):
+        batch.add(day=DAY, visitor=f"a:{i}")
+    flusher = threading.Thread(target=batch.flush)
+    flusher.start()
+    assert sending.wait(10)
+    assert batch.pending_views() == 5  # taken out of the batch, not written yet
+    release.set()
+    flusher.join(10)
+    assert batch.pending_views() == 0
+    rows = visits_by_day(client=r, start=DAY, end=DAY)
+    assert (rows[0].views, rows[0].visitors) == (5, 5)
