@@ -53,8 +53,11 @@ def wait_page(request: HttpRequest) -> HttpResponse:
     choices, _request, problems = forms.posted_request(request.POST)
     context = {"choices": choices, "days": _bookable_days(), "problems": problems, **_priority()}
     waits = _waits(choices) if not problems and choices.complete else []
-    if not waits or len(waits) > MAX_WAITS_AT_ONCE:
-        if len(waits) > MAX_WAITS_AT_ONCE:
+    # More days than a booking takes are more waits than one form takes too: the waiting
+    # list's own limit is the one to name (the booking's would say 31 where 10 is the most).
+    dates_sent = len(forms.query_values(request.POST, "date"))
+    if not waits or len(waits) > MAX_WAITS_AT_ONCE or dates_sent > MAX_WAITS_AT_ONCE:
+        if len(waits) > MAX_WAITS_AT_ONCE or dates_sent > MAX_WAITS_AT_ONCE:
             problems = [
                 _("At most %(count)d waiting lists at once: choose fewer days or boxes.")
                 % {"count": MAX_WAITS_AT_ONCE}

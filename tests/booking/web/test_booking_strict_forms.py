@@ -106,10 +106,14 @@ def test_more_waits_at_once_than_allowed_are_refused_for_that_reason(
         {"cls": "A", "room": "158", "date": days},
         {"cls": "C", "room": "9", "start": "8", "end": "9", "date": ["2026-12-05"],
          "box": [str(b) for b in range(1, 12)]},
+        # More than a booking takes: the waiting list's limit is named, not the booking's.
+        {"cls": "A", "room": "158", "date": [*DECEMBER, "2027-01-01"]},
     ):  # fmt: skip
         response = signed_in.post("/book/wait/", form)
         assert response.status_code == 400
-        assert "At most 10 waiting lists at once" in html.unescape(response.content.decode())
+        page = html.unescape(response.content.decode())
+        assert "At most 10 waiting lists at once" in page
+        assert "dates per booking" not in page
     assert snapshot(r) == before
 
 
