@@ -235,7 +235,7 @@ def booking_move(
             raise
     if answer["status"] == "invalid" and answer["what"] == "class":
         return MoveResult(False, "other_class", MOVE_MESSAGES["other_class"])
-    refuse_invalid(MOVE.name, answer)
+    refuse_invalid(MOVE.name, answer, request, now)
     outcome = answer["status"]
     if outcome == "taken":
         taken = tuple(slots_from_reply(answer["slots"], cls))

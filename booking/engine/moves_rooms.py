@@ -49,7 +49,7 @@ MOVE_IN = FunctionSpec(
     ("record", "registry", "codes", "holds", "hold_days", "stats", "moves", "ledger",
      "closures", "edition", "gone"),
     ("owner", "cls", "months", "days", "hstart", "hend", "boxes", "dates", "booking_id",
-     "from_id", "move_id", "code_mac", "now_ms", "room"),
+     "from_id", "move_id", "code_mac", "now_ms", "room", "first_day"),
     replies=("held", "taken *slots", "code_clash", "closed reason", "gone", "moved_away",
              "invalid what"),
     key_tails=("inventories",),
@@ -117,13 +117,14 @@ def move_rooms(
     new_id = moved_id(move_id, request.room)
     old, new = RoomKeys(old_room), RoomKeys(request.room)
     now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
-    held = _move_in(client, new, new_id, booking_id, request, owner, move_id, now_ms)
+    first_day = first_bookable_day(now)
+    held = _move_in(client, new, new_id, booking_id, request, owner, move_id, now_ms, first_day)
     if held["status"] == "taken":
         taken = tuple(slots_from_reply(held["slots"], request.cls))
         return MoveResult(False, "taken", MOVE_MESSAGES["taken"], taken=taken)
     if held["status"] in ("closed", "gone", "moved_away"):
         return MoveResult(False, held["status"], MOVE_MESSAGES[held["status"]])
-    refuse_invalid(MOVE_IN.name, held)
+    refuse_invalid(MOVE_IN.name, held, request, now)
     args = {
         "actor": actor_id,
         "is_staff": "1" if actor_is_staff else "0",
@@ -133,7 +134,7 @@ def move_rooms(
         "now_ms": now_ms,
         "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
         "room": format_room(old_room),
-        "first_day": first_bookable_day(now),
+        "first_day": first_day,
         "priority_hold_id": hold_new_id(room=old_room),
         "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
         "cls": request.cls,
@@ -193,6 +194,7 @@ def _move_in(
     owner: str,
     move_id: str,
     now_ms: int,
+    first_day: int,
 ) -> dict[str, Any]:
     inventories, months = new.inventories(request.cls, request.dates)
     keys = {
@@ -219,6 +221,7 @@ def _move_in(
         "code_mac": code_mac(new.room, code_for(new_id, 0)),
         "now_ms": now_ms,
         "room": format_room(new.room),
+        "first_day": first_day,
     }
     call = MOVE_IN.call(keys=keys, args=args, tails={"inventories": inventories})
     answer = MOVE_IN.answer_of(durable_fcall(client, MOVE_IN.name, *call))

@@ -52,9 +52,6 @@ local function claim(keys, args)
   if not cls then
     return {'invalid', days}
   end
-  if before_first_day(days, a.first_day) then
-    return {'invalid', 'first_day'}
-  end
   local made, ref, refs, outbox = a.made, a.reference, k.refs, k.outbox
   local date_scores = split(a.date_scores)
   -- KEYS after the inventories: the person index and the date index (when the store lets one
@@ -77,6 +74,11 @@ local function claim(keys, args)
       return {'ok', redis.call('HGETALL', record)}
     end
     return {'id_in_use'}
+  end
+  -- After the repeat above: a claim that ran just before midnight, sent again just after it,
+  -- is answered with its booking, not refused for a day that has become today.
+  if before_first_day(days, a.first_day) then
+    return {'invalid', 'first_day'}
   end
   if redis.call('ZSCORE', k.gone, owner) then
     return {'gone'}  -- their account is being deleted: nothing more is booked for them

@@ -148,9 +148,6 @@ local function hold(keys, args)
   if not cls then
     return {'invalid', days}
   end
-  if before_first_day(days, a.first_day) then
-    return {'invalid', 'first_day'}
-  end
   local tail = named({unpack(keys, #HOLD_KEYS + n_months + 1)}, {unpack(HOLD_KEY_TAILS, 2)})
   local pace, pace_limit, pace_window = tail.pace, tonumber(a.pace_limit),
     tonumber(a.pace_window_ms)
@@ -169,6 +166,9 @@ local function hold(keys, args)
     if old.expiry > now then
       return {'ok', tostring(old.expiry)}
     end
+  end
+  if before_first_day(days, a.first_day) then  -- after the repeat, as a claim's
+    return {'invalid', 'first_day'}
   end
   if redis.call('ZSCORE', k.gone, owner) then
     return {'gone'}

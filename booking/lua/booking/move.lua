@@ -108,6 +108,9 @@ local function move(keys, args)
   if refusal then
     return refusal
   end
+  if before_first_day(days, a.first_day) then  -- the new days, as a claim checks its own
+    return {'invalid', 'first_day'}
+  end
   local old_days = split_numbers(r[6])
   local ours = as_set(split(r[10]))
   for _, day in ipairs(old_days) do

@@ -16,7 +16,7 @@
 local MOVE_IN_KEYS = {'record', 'registry', 'codes', 'holds', 'hold_days', 'stats', 'moves',
   'ledger', 'closures', 'edition', 'gone'}
 local MOVE_IN_ARGS = {'owner', 'cls', 'months', 'days', 'hstart', 'hend', 'boxes', 'dates',
-  'booking_id', 'from_id', 'move_id', 'code_mac', 'now_ms', 'room'}
+  'booking_id', 'from_id', 'move_id', 'code_mac', 'now_ms', 'room', 'first_day'}
 local MOVE_IN_KEY_TAILS = {'inventories'}
 local MOVE_OUT_KEYS = {'record', 'registry', 'codes', 'ledger', 'audit', 'stats',
   'waits', 'wait_notices', 'holds', 'hold_days', 'outbox', 'edition', 'gone', 'closures'}
@@ -68,6 +68,9 @@ local function move_in(keys, args)
     -- The new id is this move's, its record another move's: the form of a move done long
     -- ago, sent again after the booking moved on from there.
     return {'moved_away'}
+  end
+  if before_first_day(days, a.first_day) then  -- the new days, as a claim checks its own
+    return {'invalid', 'first_day'}
   end
   if redis.call('ZSCORE', k.gone, a.owner) then
     return {'gone'}  -- their account is being deleted: nothing more is moved for them

@@ -187,6 +187,34 @@ def test_a_day_the_request_was_read_for_that_is_no_longer_bookable_is_refused_la
     assert snapshot(r) == before
 
 
+@pytest.mark.parametrize("function", ["booking_claim", "booking_hold"])
+def test_a_call_that_ran_before_midnight_sent_again_after_it_is_answered_as_done(
+    r: redis.Redis, function: str
+) -> None:
+    """A retry carries the same id: the function recognises its own earlier success before
+    it checks the day-ahead rule, so the buyer is not told "no longer bookable" of a booking
+    (or hold) they have."""
+    booking_id = booking_new_id(room=7)
+    if function == "booking_claim":
+        keys = claim_keys("C", booking_id)
+        first, again = (claim_args(p, booking_id) for p in ({}, {"first_day": str(DEC1 + 3)}))
+    else:
+        keys = [ROOM.holds, ROOM.audit, ROOM.hold_days, ROOM.hold_streaks, ROOM.gone,
+                ROOM.closures, ROOM.edition, ROOM.inventory("C", DECEMBER)]  # fmt: skip
+        first, again = ([BUYER, "C", str(DEC1 + 2), "8", "10", "5", booking_id, to_ms(NOW),
+                         60_000, 1000, "007", MONTHS, 0, 0, day] for day in ("0", DEC1 + 3))  # fmt: skip
+    done = fcall(r, function, keys, first)
+    assert done[0] == "ok"
+    after = snapshot(r)
+    repeated = fcall(r, function, keys, again)
+    assert repeated[0] == "ok"
+    if function == "booking_claim":  # the record (read back, in the store's field order)
+        assert flat_to_dict(repeated[1]) == flat_to_dict(done[1])
+    else:  # the hold's end
+        assert repeated == done
+    assert snapshot(r) == after
+
+
 def test_a_hand_built_request_is_a_programming_error_and_writes_nothing(r: redis.Redis) -> None:
     good = request("C", hour_start=8, hour_end=10, boxes="5")
     bad = type(good)("C", 7, good.dates, (8, 10), ())

@@ -12,6 +12,7 @@ import redis
 from booking.domain.calendar_files import booking_ics
 from booking.domain.keys import RoomKeys
 from booking.domain.records import Booking
+from booking.domain.rules import calendar_day
 from booking.engine import audit, bookings, stats
 from booking.engine.cancel import booking_cancel
 from booking.engine.claims import booking_claim
@@ -119,6 +120,26 @@ def test_the_rules_at_both_ends(r: redis.Redis) -> None:
     # Someone else's booking: only staff.
     assert move(r, mine, actor=SECOND_BUYER, hour_start=13, hour_end=14).outcome == "forbidden"
     assert move(r, mine, actor=STAFF, staff=True, hour_start=13, hour_end=14).ok
+
+
+@pytest.mark.parametrize("room", [7, 8], ids=["same room", "another room"])
+def test_a_move_read_before_midnight_and_run_after_it_is_refused_by_the_function(
+    r: redis.Redis, monkeypatch: pytest.MonkeyPatch, room: int
+) -> None:
+    """Python checks the new days once; the call is built after that check, and the function
+    checks the day-ahead rule itself against the first day the call carries, as a claim's
+    does (here midnight falls between the two: the call says the 4th is the first day)."""
+    from booking.domain.parser import InvalidRequest
+    from booking.engine import moves, moves_rooms
+
+    mine = booked(r, dates=(5,))
+    for module in (moves, moves_rooms):
+        monkeypatch.setattr(module, "first_bookable_day", lambda now=None: calendar_day(day(4)))
+    before = {k: r.dump(k) for k in r.scan_iter(match="sr:*")}
+    with pytest.raises(InvalidRequest):
+        move(r, mine, room=room, dates=(3,), hour_start=13, hour_end=14)
+    assert {k: r.dump(k) for k in r.scan_iter(match="sr:*")} == before
+    assert move(r, mine, room=room, dates=(6,), hour_start=13, hour_end=14).ok
 
 
 def test_the_stats_after_a_move_are_what_a_rebuild_finds(r: redis.Redis) -> None:
