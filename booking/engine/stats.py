@@ -22,14 +22,12 @@ from booking.domain.rules import (
     CLASSES,
     SLOTS_PER_DAY,
     STATUSES,
-    in_season,
     local_now,
     month_first,
     month_length,
     month_name,
     room_count,
     season_days,
-    season_start,
     site_today,
 )
 from booking.engine.bookings import room_sets_read
@@ -221,7 +219,8 @@ def season_stats(*, client: redis.Redis, now: dt.datetime | None = None) -> Seas
     """Every class's counters of the season over all rooms: ONE round trip (an HMGET of each
     room's stats hash in one pipeline), whatever the number of bookings."""
     today = site_today(now)
-    months = _season_months()
+    # Today's month too: a rolling window starts tomorrow, and today's pickups still count.
+    months = tuple(sorted({*_season_months(), month_first(today)}))
     names = [month_name(m) for m in months]
     kinds = ["slots", "active", "made", *STATUSES]
     fields: list[str] = []
@@ -248,7 +247,8 @@ def season_stats(*, client: redis.Redis, now: dt.datetime | None = None) -> Seas
         active = _season_sum(kind_columns(c, 1), months)
         made = total(c, 2)
         statuses = {status: total(c, 3 + i) for i, status in enumerate(STATUSES)}
-        for_today = active[(today - season_start()).days] if in_season(today) else 0
+        today_column = kind_columns(c, 1)[months.index(month_first(today))]
+        for_today = _days_sum(today_column, month_length(today))[today.day - 1]
         classes.append(
             ClassStats(
                 cls, _occupancy(cls, slots, closures), tuple(active), for_today, made, statuses
