@@ -51,11 +51,26 @@ class _DayInput(forms.DateInput):
         return value.isoformat() if isinstance(value, dt.date) else None
 
 
-def _season_date(value: dt.date | None) -> dt.date | None:
-    if value is not None and not season_start() <= value <= season_end():
+# Staff look at any day that holds bookings, not only the days on sale: today's pickups, days
+# gone by, days a narrowed sales window no longer sells (their bookings stay). A few years
+# either side of today and the sales window is the span the pages take.
+STAFF_YEARS = 5
+
+
+def listed_from() -> dt.date:
+    """Where the bookings list starts unless told: today (its pickups), or the sales window's
+    first day when that is earlier (a window of days gone by)."""
+    return min(site_today(), season_start())
+
+
+def _staff_date(value: dt.date | None) -> dt.date | None:
+    first, last = listed_from(), max(site_today(), season_end())
+    first = first.replace(year=first.year - STAFF_YEARS, day=1)
+    last = last.replace(year=last.year + STAFF_YEARS, day=1)
+    if value is not None and not first <= value <= last:
         raise forms.ValidationError(
-            _("Choose a date in the season, %(start)s to %(end)s.")
-            % {"start": season_start().isoformat(), "end": season_end().isoformat()}
+            _("Choose a date from %(start)s to %(end)s.")
+            % {"start": first.isoformat(), "end": last.isoformat()}
         )
     return value
 
@@ -67,18 +82,23 @@ def class_choices(blank: bool) -> list[tuple[str, Any]]:
 
 
 class BookingFilterForm(forms.Form):
-    """The bookings list's filter (GET). Unset dates mean the whole season."""
+    """The bookings list's filter (GET). Unset dates mean from today on, with no end."""
 
-    start = forms.DateField(label=_("From"), required=False, widget=_DayInput())
-    end = forms.DateField(label=_("To"), required=False, widget=_DayInput())
+    start = forms.DateField(
+        label=_("From"),
+        required=False,
+        widget=_DayInput(),
+        help_text=_("Empty: from today (or the sales window's first day, if earlier)."),
+    )
+    end = forms.DateField(
+        label=_("To"), required=False, widget=_DayInput(), help_text=_("Empty: no end.")
+    )
     cls = forms.ChoiceField(label=_("Class"), required=False, choices=())
     room = forms.IntegerField(label=_("Room"), required=False, min_value=1)
     status = forms.ChoiceField(label=_("Status"), required=False, choices=())
     person = forms.CharField(label=_("Person"), required=False, max_length=NAME_MAX)
     hour = forms.IntegerField(label=_("Hour"), required=False, min_value=0, max_value=23)
     box = forms.IntegerField(label=_("Box"), required=False, min_value=1, max_value=100)
-    page = forms.IntegerField(required=False, min_value=1, max_value=100_000,
-                              widget=forms.HiddenInput)  # fmt: skip
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -94,10 +114,10 @@ class BookingFilterForm(forms.Form):
         )
 
     def clean_start(self) -> dt.date | None:
-        return _season_date(self.cleaned_data.get("start"))
+        return _staff_date(self.cleaned_data.get("start"))
 
     def clean_end(self) -> dt.date | None:
-        return _season_date(self.cleaned_data.get("end"))
+        return _staff_date(self.cleaned_data.get("end"))
 
     def clean_room(self) -> int | None:
         room = self.cleaned_data.get("room")
@@ -116,14 +136,16 @@ class BookingFilterForm(forms.Form):
         start, end = data.get("start"), data.get("end")
         if start and end and end < start:
             self.add_error("end", _("The range ends before it starts."))
+        elif end and not start and end < listed_from():
+            self.add_error("end", _("This is before today: choose a From date as well."))
         return data
 
     def booking_filter(self, owner_id: str | None) -> BookingFilter:
         """The validated filter (call after is_valid())."""
         data = self.cleaned_data
         return BookingFilter(
-            start=data.get("start") or season_start(),
-            end=data.get("end") or season_end(),
+            start=data.get("start") or listed_from(),
+            end=data.get("end") or dt.date.max,
             cls=data.get("cls") or None,
             room=data.get("room"),
             status=data.get("status") or None,
@@ -145,7 +167,7 @@ class CancelForm(forms.Form):
 
 
 class MapForm(forms.Form):
-    """The occupancy map's choice (GET): a season day, a class, a floor, an hour range (C)."""
+    """The occupancy map's choice (GET): a day, a class, a floor, an hour range (C)."""
 
     date = forms.DateField(label=_("Date"), required=False, widget=_DayInput())
     cls = forms.ChoiceField(label=_("Class"), required=False, choices=())
@@ -159,7 +181,7 @@ class MapForm(forms.Form):
         _choice_field(self, "cls").choices = class_choices(blank=False)
 
     def clean_date(self) -> dt.date | None:
-        return _season_date(self.cleaned_data.get("date"))
+        return _staff_date(self.cleaned_data.get("date"))
 
     def clean(self) -> dict[str, Any]:
         # Form.clean returns cleaned_data (the stubs allow None, for overrides).

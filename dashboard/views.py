@@ -4,6 +4,7 @@ views_people)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 from urllib.parse import urlencode
 
@@ -100,10 +101,11 @@ def overview(request: HttpRequest) -> HttpResponse:
 @require_safe
 @staff_required
 def occupancy(request: HttpRequest) -> HttpResponse:
-    """A heat map of one class on one season day; a floor opens its rooms."""
-    today = site_today()
-    default_day = today if season_start() <= today <= season_end() else season_start()
-    # Unbound, the form shows the map the page shows: class B on today (or the season's start).
+    """A heat map of one class on one day; a floor opens its rooms."""
+    # Today, on sale from tomorrow (a rolling window) or already: its pickups; else the window's
+    # first day. Unbound, the form shows the map the page shows (class B).
+    today, start = site_today(), season_start()
+    default_day = today if start - dt.timedelta(days=1) <= today <= season_end() else start
     form = MapForm(request.GET or None, initial={"date": default_day, "cls": "B"})
     heat = None
     if form.is_bound and not form.is_valid():

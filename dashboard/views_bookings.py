@@ -70,13 +70,15 @@ def bookings(request: HttpRequest) -> HttpResponse:
         messages.error(request, _("Check the highlighted fields of the filter."))
     else:
         paginator = Paginator(found.bookings, settings.STRONGROOM_DASHBOARD_PAGE_SIZE)
-        wanted = form.cleaned_data.get("page") or 1
-        if wanted > paginator.num_pages:
+        raw = request.GET.get("page", "1")
+        wanted = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 9 else 0
+        if wanted > paginator.num_pages or wanted < 1:
             messages.warning(
                 request,
-                _("There is no page %(page)s; showing the last page.") % {"page": wanted},
+                _("There is no page %(page)s; showing page %(shown)s.")
+                % {"page": shown_value(raw), "shown": paginator.num_pages if wanted else 1},
             )
-        page = paginator.get_page(wanted)
+        page = paginator.get_page(wanted or 1)
         if found.truncated:
             messages.warning(
                 request, _("Only the first bookings of this range were read; narrow the filter.")
