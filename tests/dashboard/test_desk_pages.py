@@ -100,6 +100,11 @@ def test_other_days_are_shown_but_not_handed_over(
     assert due[0].reference in page and 'action="/staff/desk/handover/"' not in page
     assert refused.status_code == 302
     assert booking_get(client=r, booking_id=due[0].id) == due[0]
+    assert "<strong>3</strong> still to come" in page
+    # A day gone by: what was not collected then is not to come any more.
+    with time_machine.travel(ON_THE_DAY + dt.timedelta(days=1), tick=False):
+        past = html(client_for(staff).get("/staff/desk/", {"day": "2026-12-03"}))
+    assert "<strong>3</strong> never collected" in past and "still to come" not in past
 
 
 @pytest.mark.parametrize(
