@@ -140,7 +140,10 @@ local function login_gate(keys, args)
   elseif not is_trusted and name_count + 1 >= name_limit then
     redis.call('SET', pair_lock, tostring(now + slow_ms), 'PX', slow_ms)
   end
-  if address_count + 1 >= address_limit then
+  -- A lock already running is not made longer: only a trusted pair gets here while it runs,
+  -- and its owner's attempt (a success is taken back) must not keep the others out longer.
+  if address_count + 1 >= address_limit
+      and tonumber(redis.call('GET', address_lock) or '0') <= now then
     redis.call('SET', address_lock, tostring(now + lock_ms), 'PX', lock_ms)
   end
   return {'go', locked_until}

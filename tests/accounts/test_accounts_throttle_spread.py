@@ -141,6 +141,27 @@ def test_one_address_guessing_many_names_is_locked_for_every_name(
         assert attempt(real.username, "rita-real-pass-1", "203.0.113.9") == 302
 
 
+def test_a_trusted_login_through_a_locked_address_does_not_lengthen_its_lock(
+    r: redis.Redis, fast_hashing: None
+) -> None:
+    """Behind a shared address locked by someone's guessing, a regular's logins go through
+    (trusted pair) and leave the lock's end where it was: the others wait 15 minutes from
+    the guessing, not from the regular's last login."""
+    real = person_create(client=r, username="Tess", password="tess-real-pass-1")
+    shared = "203.0.113.50"
+    with time_machine.travel(T0, tick=False) as clock:
+        assert attempt(real.username, "tess-real-pass-1", shared) == 302  # her usual address
+        assert [attempt(f"ghost{n}", "guess-pass", shared) for n in range(30)][-1] == 400
+        assert attempt("ghost30", "guess-pass", shared) == 429  # the address is locked
+        for _ in range(3):
+            clock.shift(dt.timedelta(minutes=4))
+            assert attempt(real.username, "tess-real-pass-1", shared) == 302
+            assert attempt(real.username, "wrong-once", shared) == 400
+            assert attempt("ghost31", "guess-pass", shared) == 429
+        clock.shift(dt.timedelta(minutes=3, seconds=1))  # 15 minutes after the guessing
+        assert attempt("ghost0", "guess-pass", shared) == 400  # tried again, not locked
+
+
 def test_many_addresses_guessing_one_name_are_slowed_but_not_its_owner(
     r: redis.Redis, fast_hashing: None
 ) -> None:
