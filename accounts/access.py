@@ -7,13 +7,15 @@ from collections.abc import Callable
 from typing import Any, cast
 from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 
 from accounts.clients import client_address
 from accounts.people import AnonymousPerson, Person
-from strongroom.context_processors import back_address
+from strongroom.context_processors import back_address, page_address
 
 
 def request_client(request: HttpRequest) -> str:
@@ -41,8 +43,17 @@ def signed_in_person(request: HttpRequest) -> Person:
 
 def login_redirect(request: HttpRequest) -> HttpResponseRedirect:
     """Send the visitor to the login page, coming back here afterwards (without an overlong
-    query: strongroom.context_processors.back_address)."""
-    back = back_address(request)
+    query: strongroom.context_processors.back_address). A form sent once the session had
+    ended comes back to the page it was on (its own address takes only forms), and is told
+    that nothing was done."""
+    if request.method == "POST":
+        messages.warning(
+            request,
+            _("You were signed out, so that form was not taken: sign in, then send it again."),
+        )
+        back = page_address(request)
+    else:
+        back = back_address(request)
     query = f"?{urlencode({'next': back})}" if back else ""
     return HttpResponseRedirect(f"{reverse('accounts:login')}{query}")
 

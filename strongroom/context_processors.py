@@ -31,9 +31,10 @@ def back_address(request: HttpRequest) -> str:
     return _shortened(escape_uri_path(request.path), query)
 
 
-def language_next(request: HttpRequest) -> str:
-    """Where switching language returns to: this page; after a form was sent (a POST answers
-    at an address that takes only POSTs), the page the form was on, else the home page."""
+def page_address(request: HttpRequest) -> str:
+    """The page to come back to (after switching language, or signing in again): this page;
+    after a form was sent (a POST answers at an address that takes only POSTs), the page the
+    form was on, else the home page."""
     if request.method in ("GET", "HEAD"):
         return back_address(request) or "/"
     came_from = urlsplit(request.headers.get("Referer", ""))
@@ -44,7 +45,7 @@ def language_next(request: HttpRequest) -> str:
 
 def site(request: HttpRequest) -> dict[str, object]:
     return {
-        "language_next": language_next(request),
+        "language_next": page_address(request),
         "room_count": settings.STRONGROOM_ROOM_COUNT,
         "site_zone": zone_name(),  # "Shanghai": times on pages say whose clock they follow
     }

@@ -68,6 +68,28 @@ def test_login_required_sends_anonymous_visitors_to_login_with_next(buyer, clien
     assert members_view(request_as(client_for(buyer))).content == b"hello Buyer_Anna"
 
 
+def test_a_form_sent_after_the_session_ended_returns_to_its_page_after_login_and_says_so(
+    r, buyer
+):
+    """The address a form posts to takes only forms: coming back there after the login would
+    be a 405 and the change lost without a word. The login leads back to the page the form
+    was on, and says the form was not taken."""
+    client = Client()
+    client.get("/accounts/login/")
+    answer = client.post(
+        "/accounts/me/email/", {"email": "new@example.com"},
+        HTTP_REFERER="http://testserver/accounts/me/?tab=mail",
+    )  # fmt: skip
+    assert answer.status_code == 302
+    assert answer["Location"] == "/accounts/login/?next=%2Faccounts%2Fme%2F%3Ftab%3Dmail"
+    login = client.get(answer["Location"]).content.decode()
+    assert "You were signed out, so that form was not taken" in login
+    elsewhere = Client().post("/accounts/me/email/", {"email": "x@example.com"},
+                              HTTP_REFERER="https://evil.example/accounts/me/")  # fmt: skip
+    assert elsewhere["Location"] == "/accounts/login/?next=%2F"
+    assert "new@example.com" not in "".join(r.hvals(PERSON.key(person_id=buyer.id)))
+
+
 def test_an_overlong_address_is_not_carried_through_the_login_or_the_language_switch(
     r, buyer, caplog
 ) -> None:
