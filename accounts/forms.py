@@ -183,6 +183,15 @@ class PasswordChangeForm(SetPasswordForm):
         super().__init__(*args, username=person.username, **kwargs)
         self.person = person
 
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        old, new = data.get("old_password"), data.get("new_password1")
+        if old and new and old == new and "new_password1" not in self.errors:
+            self.add_error(
+                "new_password1", _("That is the current password: choose a new one.")
+            )
+        return data
+
 
 class DeleteAccountForm(forms.Form):
     """Deleting the account asks for the password."""

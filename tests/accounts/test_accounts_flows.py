@@ -179,6 +179,12 @@ def test_password_change_needs_the_current_password_and_ends_other_sessions(
     )
     assert refused.status_code == 400
     assert "Your current password is wrong." in refused.content.decode()
+    same = {"old_password": buyer.password, "new_password1": buyer.password,
+            "new_password2": buyer.password}  # fmt: skip
+    unchanged = here.post("/accounts/password/", same)
+    assert unchanged.status_code == 400
+    assert "That is the current password: choose a new one." in unchanged.content.decode()
+    assert elsewhere.get("/accounts/me/").status_code == 200  # nothing changed, nobody out
     changed = here.post(
         "/accounts/password/",
         {"old_password": buyer.password, "new_password1": new, "new_password2": new},
