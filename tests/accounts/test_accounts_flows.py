@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -96,6 +97,9 @@ def test_signup_with_mismatched_or_weak_passwords_writes_nothing(r: redis.Redis)
     assert "too short" in response.content.decode()
     response = signup(Client(), "newcomer", "newcomer1234")
     assert "too similar" in response.content.decode()
+    # A refused name does not hide the password's problems: all of them in one answer.
+    both = html.unescape(signup(Client(), "bad name", "short").content.decode())
+    assert "too short" in both and "Username" in both and both.count('class="errorlist') >= 2
     assert _product_keys(r) == before
     assert person_find(client=r, username="newcomer") is None
 
