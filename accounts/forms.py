@@ -22,13 +22,23 @@ if TYPE_CHECKING:
 PASSWORD_MAX_LENGTH = 256
 
 
-def focus_first_error(form: forms.Form) -> None:
+# The id of the box a form's errors of no one field are shown in (the auth pages).
+FORM_ERRORS_ID = "form-errors"
+
+
+def focus_first_error(form: forms.Form, *, fallback: str = "") -> None:
     """A refused form's first field with an error takes the focus (`autofocus`): the browser
-    brings it into view, with or without JavaScript, on a page where the form sits far down."""
+    brings it into view, with or without JavaScript, on a page where the form sits far down.
+    With errors of the whole form only ("the username or the password is wrong"), the field
+    `fallback` takes it, described by them (FORM_ERRORS_ID)."""
     for name in form.errors:
         if name in form.fields:
             form.fields[name].widget.attrs["autofocus"] = True
             return
+    if fallback and form.non_field_errors():
+        attrs = form.fields[fallback].widget.attrs
+        attrs.update({"autofocus": True, "aria-invalid": "true"})
+        attrs["aria-describedby"] = FORM_ERRORS_ID
 
 
 def _password_field(
@@ -190,9 +200,7 @@ class PasswordChangeForm(SetPasswordForm):
         data = super().clean()
         old, new = data.get("old_password"), data.get("new_password1")
         if old and new and old == new and "new_password1" not in self.errors:
-            self.add_error(
-                "new_password1", _("That is the current password: choose a new one.")
-            )
+            self.add_error("new_password1", _("That is the current password: choose a new one."))
         return data
 
 

@@ -32,6 +32,7 @@ from accounts.forms import (
     EmailForm,
     LoginForm,
     SignupForm,
+    focus_first_error,
 )
 from accounts.gates import locked_message, retry_after, signup_gate
 from accounts.selectors import person_with_password
@@ -75,11 +76,13 @@ def signup(request: HttpRequest) -> HttpResponse:
                 None,
                 _("Too many new accounts from your connection. Please try again later."),
             )
+            focus_first_error(form, fallback="username")
             context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
             response = render(request, "accounts/signup.html", context, status=429)
             return retry_after(response, until_ms=next_allowed)
         else:
             return _signed_up(request, form, client=client, next_url=next_url)
+    focus_first_error(form)
     context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
     return render(request, "accounts/signup.html", context)
 
@@ -97,6 +100,7 @@ def _signed_up(
         )
     except ValidationError as error:
         form.add_error("username", error)
+        focus_first_error(form)
         context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
         return render(request, "accounts/signup.html", context)
     found = person_with_password(client=client, person_id=person.id)
@@ -140,6 +144,7 @@ def login(request: HttpRequest) -> HttpResponse:
             status = 400
     elif request.method == "POST":
         status = 400
+    focus_first_error(form, fallback="password")  # the name stays typed in, the password not
     next_url = form.data.get("next") if form.is_bound else request.GET.get("next", "")
     next_url = safe_next(request, next_url) if next_url else ""
     context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}

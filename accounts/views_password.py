@@ -23,6 +23,7 @@ from accounts.forms import (
     PasswordChangeForm,
     ResetRequestForm,
     SetPasswordForm,
+    focus_first_error,
 )
 from accounts.gates import locked_message, password_check, retry_after
 from accounts.people import Person
@@ -88,6 +89,7 @@ def password_change(request: HttpRequest) -> HttpResponse:
                 return saved
     if form.errors and status == 200:
         status = 400
+    focus_first_error(form, fallback="old_password")
     response = render(request, "accounts/password_change.html", {"form": form}, status=status)
     return retry_after(response, until_ms=locked_until)
 
@@ -127,6 +129,7 @@ def reset_request(request: HttpRequest) -> HttpResponse:
         )
         return render(request, "accounts/reset_sent.html")
     status = 400 if form.errors else 200
+    focus_first_error(form)
     return render(request, "accounts/reset_request.html", {"form": form}, status=status)
 
 
@@ -146,4 +149,5 @@ def reset_confirm(request: HttpRequest, person_id: int, token: str) -> HttpRespo
         if saved is not None:
             return saved
     status = 400 if form.errors else 200
+    focus_first_error(form)
     return render(request, "accounts/reset_confirm.html", {"form": form}, status=status)

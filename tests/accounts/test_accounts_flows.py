@@ -153,6 +153,29 @@ def test_wrong_password_and_unknown_name_read_the_same(r: redis.Redis, buyer):
     assert summary is not None and summary.logins == 0
 
 
+def test_a_refused_auth_form_puts_the_focus_where_the_fix_is(r: redis.Redis, buyer, client_for):
+    """With or without script, the browser focuses (and scrolls to) the field to mend: the
+    first with an error, or the login's password, described by the form's error."""
+
+    def focused(page: str) -> list[str]:
+        return re.findall(r"<input[^>]*\bautofocus\b[^>]*>", page)
+
+    refused = login(Client(), buyer.username, "not-the-password").content.decode()
+    [field] = focused(refused)
+    assert 'name="password"' in field and 'aria-describedby="form-errors"' in field
+    assert 'id="form-errors"' in refused
+    [field] = focused(signup(Client(), "bad name", "short").content.decode())
+    assert 'name="username"' in field
+    [field] = focused(signup(Client(), "fine-name", "short").content.decode())
+    assert 'name="password1"' in field
+    change = client_for(buyer).post(
+        "/accounts/password/", {"old_password": "wrong", "new_password1": "x", "new_password2": "y"}
+    ).content.decode()  # fmt: skip
+    assert len(focused(change)) == 1
+    assert len(focused(Client().post("/accounts/password/forgot/", {"login": ""}).content.decode())) == 1
+    assert not focused(Client().get("/accounts/login/").content.decode())
+
+
 def test_logout_is_post_only_and_deletes_the_session(r: redis.Redis, buyer, client_for):
     client = client_for(buyer)
     key = session_key(client)
