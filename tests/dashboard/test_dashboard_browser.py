@@ -68,7 +68,10 @@ def test_the_dashboard_fits_a_phone_and_its_tables_scroll(
     claim(r, request("C", 7, (3,), hour_start=9, hour_end=11, boxes="1,2,3"))
     page.set_viewport_size({"width": 390, "height": 844})
     browser_sign_in(page, staff)
-    for url in ("/staff/", "/staff/occupancy/?cls=C&floor=1&date=2026-12-03", "/staff/keyspace/"):
+    for url in (
+        "/staff/", "/staff/occupancy/?cls=C&floor=1&date=2026-12-03", "/staff/keyspace/",
+        "/staff/bookings/", "/staff/catalog/books/", "/staff/closures/",
+    ):  # fmt: skip
         page.goto(url)
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, (url, overflow)
