@@ -798,6 +798,9 @@ def test_pickup_on_the_wrong_day_cancelled_and_after_many_wrong_codes(
     assert "not for today" in early and "Come back on Dec. 8, 2026, from 08:00 to 12:15" in early
     assert booking.reference not in early and "Class B" not in early
     assert "The booking this code opens" not in early
+    with time_machine.travel(dt.datetime(2026, 12, 9, 10, 0, tzinfo=SHANGHAI), tick=False):
+        late = html(client.post("/book/pickup/", {"room": "7", "code": booking.pickup_code()}))
+    assert "The days of this booking have passed." in late and "not for today" not in late
     with time_machine.travel(dt.datetime(2026, 12, 8, 10, 0, tzinfo=SHANGHAI), tick=False):
         assert "was cancelled" in html(
             client.post("/book/pickup/", {"room": "8", "code": cancelled.pickup_code()})
@@ -964,6 +967,10 @@ def test_after_a_desk_hand_over_and_a_missed_day_the_pages_say_so(
         assert "Collected" in page and "Dec. 8, 2026" in page
     assert "Not collected" in listed
     assert code_display(missed.pickup_code()) not in listed
+    # Over: nothing to add to a calendar, no word about cancelling too late.
+    row = listed.split(f'aria-labelledby="b-{missed.id}"')[1].split("</article>")[0]
+    assert f"/book/mine/{missed.id}/calendar.ics" not in row
+    assert "Too late to cancel online" not in row and "Details" in row
     with time_machine.travel(on_the_day + dt.timedelta(days=1), tick=False):
         over = html(client.get(f"/book/done/{missed.id}/"))
     assert "not collected" in over and code_display(missed.pickup_code()) not in over
