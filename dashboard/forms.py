@@ -347,6 +347,27 @@ class SalesWindowForm(forms.Form):
         return SalesWindow(days=data["days"])
 
 
+def closure_rooms_text(closure: Closure) -> str:
+    """The rooms of a closure as staff read them: "the whole building", "room 007", "rooms
+    005-010, 012"."""
+    if closure.whole_building:
+        return str(_("the whole building"))
+    if len(closure.rooms) == 1:
+        return str(_("room %(rooms)s") % {"rooms": closure.rooms_label})
+    return str(_("rooms %(rooms)s") % {"rooms": closure.rooms_label})
+
+
+def closure_days_text(closure: Closure) -> str:
+    """Its days (one, or the first to the last) and its hours, or whole days."""
+    days = closure.first.isoformat()
+    if closure.last != closure.first:
+        days = f"{days} – {closure.last.isoformat()}"
+    if closure.hours is None:
+        return str(_("%(days)s, whole days") % {"days": days})
+    start, end = closure.hours
+    return f"{days}, {start:02d}:00–{end:02d}:00"
+
+
 class ClosureForm(forms.Form):
     """A closure: rooms ('all', '7', '5-10', '1, 3'), first and last day, optional hours, reason."""
 
@@ -382,6 +403,8 @@ class ClosureForm(forms.Form):
         first, last = data.get("first"), data.get("last")
         if first and last and not 0 <= (last - first).days < MAX_CLOSURE_DAYS:
             self.add_error("last", _("The last day is on or after the first, at most 366 days."))
+        elif last and last < site_today():
+            self.add_error("last", _("These days are over: a closure takes days from today on."))
         start, end = data.get("hour_start"), data.get("hour_end")
         if (start is None) != (end is None):
             self.add_error("hour_end", _("Give both hours, or neither for whole days."))

@@ -5,17 +5,18 @@ reopening is one action. English and Chinese."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 import redis
+import time_machine
 from django.test import Client
 
 from booking.domain.keys import RoomKeys
 from booking.engine.bookings import booking_get
 from booking.engine.closures import closures_list
 from strongroom.decoders import text_stream
-from tests.booking_support import claim, request
+from tests.booking_support import NOW, claim, request
 from tests.conftest import Someone
 
 CLOSE = {
@@ -26,6 +27,21 @@ CLOSE = {
     "hour_end": "",
     "reason": "safe under repair",
 }
+
+
+@pytest.fixture(autouse=True)
+def frozen() -> Iterator[None]:
+    """The tests' own day (their closures are of days after it, whenever they run)."""
+    with time_machine.travel(NOW, tick=False):
+        yield
+
+
+def confirm_marks(page: str) -> dict[str, str]:
+    """The hidden fields step one's confirm form carries (its id and its signature)."""
+    return {
+        name: page.split(f'name="{name}" value="')[1].split('"')[0]
+        for name in ("closure_id", "checked")
+    }
 
 
 def text(response: object) -> str:
@@ -54,10 +70,12 @@ def test_staff_see_the_bookings_inside_then_close_cancel_and_reopen(
     page = text(checked)
     assert checked.status_code == 200 and booked.reference in page
     assert 'id="closure-confirm"' in page and closures_list(client=r) == []
-    closure_id = page.split('name="closure_id" value="')[1].split('"')[0]
+    summary = page.split('id="closure-summary"')[1].split("</dl>")[0]
+    assert "room 007" in summary and "2026-12-10 – 2026-12-11, whole days" in summary
+    assert "safe under repair" in summary
     done = desk.post(
         "/staff/closures/close/",
-        {**CLOSE, "closure_id": closure_id, "cancel_inside": "1", "booking": [booked.id]},
+        {**CLOSE, **confirm_marks(page), "cancel_inside": "1", "booking": [booked.id]},
     )
     assert done.status_code == 302
     (closure,) = closures_list(client=r)
@@ -92,8 +110,9 @@ def test_staff_see_the_bookings_inside_then_close_cancel_and_reopen(
         assert '<li class="closed" id="map-room-008"' not in found
     listed = text(desk.get("/staff/closures/", HTTP_ACCEPT_LANGUAGE="zh-hans"))
     assert "重新开放" in listed and "safe under repair" in listed
-    reopened = desk.post(f"/staff/closures/{closure.id}/reopen/")
-    assert reopened.status_code == 302 and closures_list(client=r) == []
+    reopened = desk.post(f"/staff/closures/{closure.id}/reopen/", follow=True)
+    assert closures_list(client=r) == []
+    assert "Reopened: room 007, 2026-12-10 – 2026-12-11, whole days." in text(reopened)
     assert shop.post("/book/hold/", hold).status_code == 302
 
 
@@ -102,12 +121,24 @@ def test_bad_closure_input_is_refused_with_a_message_and_writes_nothing(
 ) -> None:
     desk = client_for(staff)
     for bad in ({"rooms": "0-999"}, {"last": "2026-12-01"}, {"reason": "  "},
-                {"hour_start": "9", "hour_end": ""}, {"rooms": "<script>"}):  # fmt: skip
+                {"hour_start": "9", "hour_end": ""}, {"rooms": "<script>"},
+                {"first": "2026-11-01", "last": "2026-11-20"}):  # fmt: skip  (days over)
         response = desk.post("/staff/closures/check/", {**CLOSE, **bad})
         assert response.status_code == 400 and "Nothing was closed." in text(response)
     forged = desk.post("/staff/closures/close/", {**CLOSE, "closure_id": "x:{y}"})
     assert forged.status_code == 400
+    # Step two closes what step one showed, or nothing: not unsigned, not other rooms.
+    marks = confirm_marks(text(desk.post("/staff/closures/check/", CLOSE)))
+    for sent in ({**CLOSE, "closure_id": marks["closure_id"]},
+                 {**CLOSE, **marks, "rooms": "all"}, {**CLOSE, **marks, "reason": "other"},
+                 {**CLOSE, **marks, "checked": marks["checked"][:-2] + "xx"}):  # fmt: skip
+        refused = desk.post("/staff/closures/close/", sent)
+        assert refused.status_code == 400 and "not the closure that was checked" in text(refused)
     assert closures_list(client=r) == [] and not r.exists(RoomKeys(7).closures)
+    # "Change" brings the form back with what it held, and writes nothing.
+    again = text(desk.post("/staff/closures/check/", {**CLOSE, **marks, "change": "1"}))
+    assert 'id="closure-form"' in again and 'value="safe under repair"' not in again
+    assert "safe under repair</textarea>" in again and closures_list(client=r) == []
 
 
 def queued_mail(r: redis.Redis, room: int) -> list[str]:
@@ -123,10 +154,9 @@ def test_closing_deals_with_what_is_inside_then_not_what_was_listed_before(
     """A booking made between the check (nothing inside) and the close is inside too."""
     desk = client_for(staff)
     page = text(desk.post("/staff/closures/check/", CLOSE))
-    closure_id = page.split('name="closure_id" value="')[1].split('"')[0]
     late = claim(r, request("A", room=7, dates=(10,)), owner=str(buyer.id)).booking
     assert late is not None
-    sent = {**CLOSE, "closure_id": closure_id, **({"cancel_inside": "1"} if cancel else {})}
+    sent = {**CLOSE, **confirm_marks(page), **({"cancel_inside": "1"} if cancel else {})}
     done = desk.post("/staff/closures/close/", sent, follow=True)
     status = booking_get(client=r, booking_id=late.id).status  # type: ignore[union-attr]
     if cancel:
