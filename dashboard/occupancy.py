@@ -11,7 +11,7 @@ import redis
 from django.conf import settings
 
 from booking.domain.rules import format_room
-from booking.selectors import day_inventory
+from booking.selectors import Closure, closures_list, day_inventory
 
 ROOMS_PER_FLOOR = 25
 
@@ -47,6 +47,7 @@ class HeatCell:
     room: int | None = None
     hour: int | None = None
     box: int | None = None
+    closed: int = 0  # of its capacity, the slots staff closed (off sale, shown hatched)
 
     @property
     def level(self) -> int:
@@ -82,6 +83,17 @@ BOX_GROUP = 10
 HOUR_COLUMNS = tuple(f"{h:02d}" for h in range(24))
 
 
+def _closed_hours(closures: Sequence[Closure], date: dt.date) -> dict[int, set[int]]:
+    """Per room, the hours of `date` closures take off sale (every hour for a whole day)."""
+    closed: dict[int, set[int]] = {}
+    for closure in closures:
+        if closure.first <= date <= closure.last:
+            hours = range(*(closure.hours or (0, 24)))
+            for room in closure.rooms:
+                closed.setdefault(room, set()).update(hours)
+    return closed
+
+
 def occupancy_map(
     *,
     client: redis.Redis,
@@ -94,13 +106,19 @@ def occupancy_map(
     chosen floor its rooms x hours (B) or rooms x boxes over an hour range (C); class A shows
     every room in the summary."""
     rooms = day_inventory(client=client, cls=cls, date=date).rooms
+    shut = _closed_hours(closures_list(client=client), date)
     all_floors = floors()
     chosen = next((f for f in all_floors if f.number == floor), None)
-    if cls == "A":
+
+    def shut_in(room: int, hours: Sequence[int]) -> int:
+        return len(shut.get(room, set()).intersection(hours))
+
+    if cls == "A":  # a room closed for any hours of the day cannot be booked for it
         columns = tuple(f"+{i}" for i in range(ROOMS_PER_FLOOR))
         summary = [
             _row(fl.label, None, fl.number,
-                 tuple(HeatCell(rooms[r][0], 1, room=r) for r in fl.rooms))
+                 tuple(HeatCell(rooms[r][0], 1, room=r, closed=min(1, shut_in(r, range(24))))
+                       for r in fl.rooms))
             for fl in all_floors
         ]  # fmt: skip
         return HeatMap(cls, date, columns, (), tuple(summary), (), None, None)
@@ -108,13 +126,14 @@ def occupancy_map(
         summary = [
             _row(fl.label, None, fl.number, tuple(
                 HeatCell(sum(hours_booked(rooms[r][0], [h]) for r in fl.rooms), len(fl.rooms),
-                         hour=h)
+                         hour=h, closed=sum(shut_in(r, [h]) for r in fl.rooms))
                 for h in range(24)))
             for fl in all_floors
         ]  # fmt: skip
         detail = [
             _row(format_room(room), room, None, tuple(
-                HeatCell(hours_booked(rooms[room][0], [h]), 1, room=room, hour=h)
+                HeatCell(hours_booked(rooms[room][0], [h]), 1, room=room, hour=h,
+                         closed=shut_in(room, [h]))
                 for h in range(24)))
             for room in (chosen.rooms if chosen else ())
         ]  # fmt: skip
@@ -125,13 +144,15 @@ def occupancy_map(
     summary = [
         _row(fl.label, None, fl.number, tuple(
             HeatCell(sum(hours_booked(rooms[r][b - 1], span) for r in fl.rooms for b in g),
-                     len(fl.rooms) * len(g) * len(span))
+                     len(fl.rooms) * len(g) * len(span),
+                     closed=sum(shut_in(r, span) for r in fl.rooms) * len(g))
             for g in groups))
         for fl in all_floors
     ]  # fmt: skip
     detail = [
         _row(format_room(room), room, None, tuple(
-            HeatCell(hours_booked(rooms[room][b - 1], span), len(span), room=room, box=b)
+            HeatCell(hours_booked(rooms[room][b - 1], span), len(span), room=room, box=b,
+                     closed=shut_in(room, span))
             for b in range(1, 101)))
         for room in (chosen.rooms if chosen else ())
     ]  # fmt: skip

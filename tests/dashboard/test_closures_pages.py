@@ -5,6 +5,8 @@ reopening is one action. English and Chinese."""
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -165,3 +167,25 @@ def test_closing_deals_with_what_is_inside_then_not_what_was_listed_before(
         assert status == "confirmed" and "1 booking is inside the closure and was kept" in text(
             done
         )
+
+
+def test_the_occupancy_map_marks_what_is_closed(
+    staff: Someone, client_for: Callable[[Someone], Client], r: redis.Redis
+) -> None:
+    """Closed slots are off sale: the map hatches them (it showed them free)."""
+    from booking.engine.closures import Closure, closure_add
+
+    closure_add(client=r, actor_id=str(staff.id), closure=Closure(
+        "closure-map-1", (7, 8), dt.date(2026, 12, 10), dt.date(2026, 12, 10), (8, 10), "pipes",
+    ))  # fmt: skip
+    desk = client_for(staff)
+    whole = text(desk.get("/staff/occupancy/", {"date": "2026-12-10", "cls": "A"}))
+    closed = re.findall(r'<td class="heat heat-0 heat--closed"><a [^>]*title="(\d+)', whole)
+    assert closed == ["007", "008"]
+    hours = text(desk.get("/staff/occupancy/", {"date": "2026-12-10", "cls": "B", "floor": "1"}))
+    row = hours.split('<th scope="row">007</th>')[1].split("</tr>")[0]
+    assert row.count("heat--closed") == 2 and "07:00" not in row.split("heat--closed")[0][-200:]
+    assert '<th scope="row">009</th>' in hours
+    assert "heat--closed" not in hours.split('<th scope="row">009</th>')[1].split("</tr>")[0]
+    other_day = text(desk.get("/staff/occupancy/", {"date": "2026-12-11", "cls": "A"}))
+    assert "heat-0 heat--closed" not in other_day
