@@ -156,8 +156,10 @@ class BookingFilterForm(forms.Form):
 
 
 class CancelForm(forms.Form):
-    reason = forms.CharField(label=_("Reason"), max_length=REASON_MAX,
-                             widget=forms.Textarea(attrs={"rows": 3}))  # fmt: skip
+    reason = forms.CharField(
+        label=_("Reason"), max_length=REASON_MAX, widget=forms.Textarea(attrs={"rows": 3}),
+        error_messages={"required": _("Give a reason: it goes into the audit log.")},
+    )  # fmt: skip
 
     def clean_reason(self) -> str:
         text = _clean_text(self.cleaned_data["reason"], label=_("Reason"))
@@ -207,11 +209,17 @@ class FlushForm(forms.Form):
     confirmation = forms.CharField(
         label=_("Type the season's name to confirm"), max_length=NAME_MAX
     )
-    reason = forms.CharField(label=_("Reason"), max_length=REASON_MAX, required=False,
-                             widget=forms.Textarea(attrs={"rows": 2}))  # fmt: skip
+    # Required: a flush cancels every booking of the season, as one cancel needs a reason.
+    reason = forms.CharField(
+        label=_("Reason"), max_length=REASON_MAX, widget=forms.Textarea(attrs={"rows": 2}),
+        error_messages={"required": _("Give a reason: buyers and the audit log see it.")},
+    )  # fmt: skip
 
     def clean_reason(self) -> str:
-        return _clean_text(self.cleaned_data.get("reason", ""), label=_("Reason"))
+        text = _clean_text(self.cleaned_data.get("reason", ""), label=_("Reason"))
+        if not text:
+            raise forms.ValidationError(_("Give a reason: buyers and the audit log see it."))
+        return text
 
 
 class AuditFilterForm(forms.Form):
@@ -381,8 +389,10 @@ class ClosureForm(forms.Form):
     hour_start = forms.IntegerField(label=_("From hour (empty: whole days)"), required=False,
                                     min_value=0, max_value=23)  # fmt: skip
     hour_end = forms.IntegerField(label=_("To hour"), required=False, min_value=1, max_value=24)
-    reason = forms.CharField(label=_("Reason"), max_length=REASON_MAX,
-                             widget=forms.Textarea(attrs={"rows": 2}))  # fmt: skip
+    reason = forms.CharField(
+        label=_("Reason"), max_length=REASON_MAX, widget=forms.Textarea(attrs={"rows": 2}),
+        error_messages={"required": _("Give a reason: buyers and the audit log see it.")},
+    )  # fmt: skip
 
     def clean_reason(self) -> str:
         text = _clean_text(self.cleaned_data["reason"], label=_("Reason"))

@@ -263,7 +263,7 @@ def audit(request: HttpRequest) -> HttpResponse:
     form = AuditFilterForm(request.GET or None)
     entries: list[Any] = []
     if form.is_bound and not form.is_valid():
-        messages.error(request, _("Choose a kind from the list."))
+        messages.error(request, _("Choose from the lists: a kind, and how many to show."))
     else:
         data = form.cleaned_data if form.is_bound else {}
         client = get_store()

@@ -46,6 +46,12 @@ def test_a_wrong_confirmation_flushes_nothing(
         response = client.post("/staff/keyspace/flush/", {"confirmation": typed, "reason": "x"})
         assert response.status_code == 400
     assert "Type the season&#x27;s name, 2026-12, exactly." in response.content.decode()
+    for reason in ("", "   "):  # the right name, no reason: a flush cancels, and says why
+        refused = client.post(
+            "/staff/keyspace/flush/", {"confirmation": "2026-12", "reason": reason}
+        )
+        assert refused.status_code == 400
+        assert "Give a reason: buyers and the audit log see it." in refused.content.decode()
     assert _inventory_keys(r) == before
     assert all(b.status != "cancelled" for b in world.fresh(r) if b.id != world.cancelled_id)
     assert r.xlen(ks.STAFF_AUDIT.key()) == 0

@@ -440,6 +440,7 @@ def test_staff_cancel_a_booking_with_a_reason_that_reaches_the_audit_log(
     client = client_for(staff)
     refused = client.post(f"/staff/bookings/{one_booking}/cancel/", {"reason": "   "})
     assert refused.status_code == 400
+    assert "Give a reason: it goes into the audit log." in refused.content.decode()
     assert booking_get(client=r, booking_id=one_booking).status == "confirmed"  # type: ignore[union-attr]
     page = client.get(f"/staff/bookings/{one_booking}/").content.decode()
     form = re.search(r'id="cancel-form">.*?name="request_id" value="([^"]+)"', page, re.S)
