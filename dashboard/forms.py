@@ -239,7 +239,10 @@ class AuditFilterForm(forms.Form):
 # Details the store's functions write in English (a staff reason is shown as typed).
 _FIXED_DETAILS = {"wrong code": _("wrong code"), "account deleted": _("account deleted"),
                   "sent again": _("sent again")}  # fmt: skip
-_BOOKED_FOR = re.compile(r"booked by staff for (?P<name>.+)", re.DOTALL)  # booking.engine.acting
+# booking.engine.acting: the claim's own entry ("...: B 2026-12-12"), or (before) one of its own
+_BOOKED_FOR = re.compile(
+    r"booked by staff for (?P<name>.+?)(?:: (?P<what>[ABC] [-0-9,]+))?", re.DOTALL
+)
 _FLUSH_DETAIL = re.compile(r"(?P<reason>.*?) ?\((?P<keys>\d+) keys, (?P<bookings>\d+) bookings\)")
 _MISSES_DETAIL = re.compile(
     r"(?P<count>\d+) wrong codes from (?P<client>\S+) within (?P<minutes>\d+) min"
@@ -270,7 +273,8 @@ def detail_label(kind: str, detail: str) -> Any:
         return fixed
     booked_for = _BOOKED_FOR.fullmatch(detail) if kind == "claim" else None
     if booked_for is not None:
-        return _("booked by staff for %(name)s") % booked_for.groupdict()
+        said = _("booked by staff for %(name)s") % {"name": booked_for["name"]}
+        return f"{said}: {booked_for['what']}" if booked_for["what"] else said
     misses = _MISSES_DETAIL.fullmatch(detail) if kind == "pickup_failed" else None
     if misses is not None:
         return (

@@ -11,7 +11,7 @@ import redis
 from django.conf import settings
 
 from booking.domain.rules import format_room
-from booking.selectors import Closure, closures_list, day_inventory
+from booking.selectors import Closure, day_inventory
 
 ROOMS_PER_FLOOR = 25
 
@@ -105,8 +105,8 @@ def occupancy_map(
     """A heat map of one class on one day (one pipeline): a summary row per floor, and for a
     chosen floor its rooms x hours (B) or rooms x boxes over an hour range (C); class A shows
     every room in the summary."""
-    rooms = day_inventory(client=client, cls=cls, date=date).rooms
-    shut = _closed_hours(closures_list(client=client), date)
+    inventory = day_inventory(client=client, cls=cls, date=date, with_closures=True)
+    rooms, shut = inventory.rooms, _closed_hours(inventory.closures, date)
     all_floors = floors()
     chosen = next((f for f in all_floors if f.number == floor), None)
 

@@ -8,7 +8,6 @@ import redis
 
 from booking.domain.parser import SlotRequest
 from booking.domain.rules import booking_id_from
-from booking.engine.audit import audit_write
 from booking.engine.claims import ClaimResult, booking_claim
 
 
@@ -24,22 +23,13 @@ def booking_book_for(
 ) -> ClaimResult:
     """Book `request` for the buyer `owner_id` (the same function, rules and receipt as their
     own booking); the id derives from `token` (the form's request id: a double press books
-    once), and the staff member is audited next to the claim."""
-    result = booking_claim(
+    once), and the claim's audit names the staff member (one entry, written with it)."""
+    return booking_claim(
         client=client,
         owner_id=owner_id,
         request=request,
         booking_id=booking_id_from(token, room=request.room),
         now=now,
+        actor_id=actor_id,
+        audit_note=f"booked by staff for {owner_name or owner_id}",
     )
-    if result.ok and result.booking is not None:
-        audit_write(
-            client=client,
-            room=request.room,
-            kind="claim",
-            actor=actor_id,
-            booking_id=result.booking.id,
-            detail=f"booked by staff for {owner_name or owner_id}",
-            now=now,
-        )
-    return result

@@ -63,7 +63,7 @@ CLAIM = FunctionSpec(
     ("owner", "cls", "months", "days", "hstart", "hend", "boxes", "booking_id", "now_ms",
      "code_mac", "code_n", "dates", "hold_id", "audit_maxlen", "room", "made",
      "person_score", "date_scores", "reference", "pace_limit", "pace_window_ms", "first_day",
-     "mark_unsure"),
+     "mark_unsure", "actor", "audit_note"),
     replies=("ok record fulfilled", "taken *slots", "paced until", "id_in_use", "code_clash",
              "ref_clash", "gone", "closed reason", "invalid what"),
     key_tails=("inventories", "person_index", "date_index", "pace"),
@@ -106,6 +106,8 @@ def booking_claim(
     hold_id: str | None = None,
     now: dt.datetime | None = None,
     paced: bool = False,
+    actor_id: str = "",
+    audit_note: str = "",
 ) -> ClaimResult:
     """Take every slot of `request` for `owner_id`, or nothing; a retry with the same
     `booking_id` returns the same booking. A `hold_id` of the same owner is converted.
@@ -113,7 +115,8 @@ def booking_claim(
     buyer's hourly allowance (STRONGROOM_BOOKINGS_PER_HOUR). On one server the claim function
     counts it itself, only when it books; on a cluster the buyer's pace lives in their own
     slot, so `booking_pace` counts it first (one more round trip) and a refused claim gives
-    the entry back (one more again)."""
+    the entry back (one more again). `actor_id` and `audit_note`: who booked, when not the
+    buyer (staff acting for them), and what the audit says of it."""
     # Each module once, in this order (docs/architecture.md, "One booking"): the request as
     # read, the rules, the indexes' place, the room's keys, the call's fields; then the call.
     if not isinstance(request, SlotRequest):  # read once, by the parser; never built by hand
@@ -167,6 +170,8 @@ def booking_claim(
         "pace_limit": settings.STRONGROOM_BOOKINGS_PER_HOUR if paced_here else 0,
         "pace_window_ms": PACE_WINDOW_MS if paced_here else 0,
         "mark_unsure": 1 if marked_from_start(client, inline=inline) else 0,
+        "actor": actor_id,
+        "audit_note": audit_note,
     }
     # The code derives from the id (nothing sealed per call); a clash with a live code of the
     # room, about one claim in 10^10, takes the next number.

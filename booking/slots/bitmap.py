@@ -15,8 +15,10 @@ from booking.domain.rules import (
     month_first,
     room_count,
 )
+from booking.engine.closures import Closure, closures_parse
 from booking.slots.layout import bit_offsets
 from strongroom import keyspace as ks
+from strongroom.decoders import text_hash
 
 
 @dataclass(frozen=True)
@@ -49,11 +51,15 @@ class DayInventory:
     cls: str
     date: dt.date
     rooms: dict[int, tuple[int, ...]]
+    closures: tuple[Closure, ...] = ()  # every closure, when asked for (`with_closures`)
 
 
-def day_inventory(*, client: redis.Redis, cls: str, date: dt.date) -> DayInventory:
+def day_inventory(
+    *, client: redis.Redis, cls: str, date: dt.date, with_closures: bool = False
+) -> DayInventory:
     """What is booked of one class on one day (any day: the bitmaps are by calendar month),
-    room by room (one pipeline of BITFIELD_RO per room; an absent bitmap reads as all free)."""
+    room by room (one pipeline of BITFIELD_RO per room; an absent bitmap reads as all free),
+    and with `with_closures` the closures list in the same pipeline."""
     if cls not in CLASSES:
         raise ValueError(f"no class {cls!r}")
     day = (date - month_first(date)).days
@@ -66,8 +72,11 @@ def day_inventory(*, client: redis.Redis, cls: str, date: dt.date) -> DayInvento
         for offset in offsets:
             args += ["GET", kind, offset]
         pipe.execute_command("BITFIELD_RO", RoomKeys(room).inventory(cls, date), *args)
+    if with_closures:
+        pipe.hgetall(ks.CLOSURES_ALL.key())
+    replies = pipe.execute()
+    closures = tuple(closures_parse(text_hash(replies.pop()))) if with_closures else ()
     masks = {
-        room: tuple(int(v) for v in values)
-        for room, values in zip(rooms, pipe.execute(), strict=True)
+        room: tuple(int(v) for v in values) for room, values in zip(rooms, replies, strict=True)
     }
-    return DayInventory(cls, date, masks)
+    return DayInventory(cls, date, masks, closures)

@@ -7,7 +7,7 @@ local CLAIM_KEYS = {'registry', 'record', 'ledger', 'codes', 'holds', 'audit',
 local CLAIM_ARGS = {'owner', 'cls', 'months', 'days', 'hstart', 'hend', 'boxes', 'booking_id',
   'now_ms', 'code_mac', 'code_n', 'dates', 'hold_id', 'audit_maxlen', 'room', 'made',
   'person_score', 'date_scores', 'reference', 'pace_limit', 'pace_window_ms', 'first_day',
-  'mark_unsure'}
+  'mark_unsure', 'actor', 'audit_note'}
 local CLAIM_REPLIES = {'ok record fulfilled', 'taken *slots', 'paced until', 'id_in_use',
   'code_clash', 'ref_clash', 'gone', 'closed reason', 'invalid what'}
 -- The keys a call adds after the named ones: the inventory of each calendar month of the
@@ -172,7 +172,11 @@ local function claim(keys, args)
     redis.call('ZREMRANGEBYSCORE', pace, '-inf', pace_since)
     redis.call('PEXPIRE', pace, pace_window)
   end
-  audit(stream, maxlen, 'claim', owner, id, room, cls .. ' ' .. dates, now)
+  -- The audit names who booked: the buyer, or the staff member acting for them (ARGV actor),
+  -- with what the caller says of it (ARGV audit_note) before the class and dates.
+  local actor = (a.actor and a.actor ~= '') and a.actor or owner
+  local note = (a.audit_note and a.audit_note ~= '') and (a.audit_note .. ': ') or ''
+  audit(stream, maxlen, 'claim', actor, id, room, note .. cls .. ' ' .. dates, now)
   return {'ok', written,
     waits_fulfilled(k.waits, k.wait_notices, owner, cls, days, hstart, hend, boxes)}
 end

@@ -76,7 +76,7 @@ def claim_args(
         values["boxes"], booking_id, to_ms(NOW), code_mac(7, "ABCDEFGHJK"),
         0, "2026-12-03", "", 1000, "007", "2026-11-30", 20261203,
         date_score(dt.date(2026, 12, 3), "C", 7), "B-2222-2227", limit, window,
-        values.get("first_day", "0"), values.get("mark_unsure", "1"),
+        values.get("first_day", "0"), values.get("mark_unsure", "1"), "", "",
     ]  # fmt: skip
 
 
@@ -201,8 +201,11 @@ def test_a_call_that_ran_before_midnight_sent_again_after_it_is_answered_as_done
     else:
         keys = [ROOM.holds, ROOM.audit, ROOM.hold_days, ROOM.hold_streaks, ROOM.gone,
                 ROOM.closures, ROOM.edition, ROOM.inventory("C", DECEMBER)]  # fmt: skip
-        first, again = ([BUYER, "C", str(DEC1 + 2), "8", "10", "5", booking_id, to_ms(NOW),
-                         60_000, 1000, "007", MONTHS, 0, 0, day] for day in ("0", DEC1 + 3))  # fmt: skip
+        first, again = (
+            [BUYER, "C", str(DEC1 + 2), "8", "10", "5", booking_id, to_ms(NOW), 60_000, 1000,
+             "007", MONTHS, 0, 0, day]
+            for day in ("0", DEC1 + 3)
+        )  # fmt: skip
     done = fcall(r, function, keys, first)
     assert done[0] == "ok"
     after = snapshot(r)
