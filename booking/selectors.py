@@ -4,15 +4,10 @@ counters, audit) and the read model's (booking/slots/)."""
 
 from __future__ import annotations
 
+from booking.domain.closures import Closure, rooms_parse
 from booking.engine.audit import AuditEntry, audit_entries, booking_audit
 from booking.engine.bookings import booking_get, bookings_between, bookings_of
-from booking.engine.closures import (
-    MAX_CLOSURE_DAYS,
-    Closure,
-    closure_bookings,
-    closures_list,
-    rooms_parse,
-)
+from booking.engine.closures import MAX_CLOSURE_DAYS, closure_bookings, closures_list
 from booking.engine.desk import Desk, DeskRow, desk_read
 from booking.engine.moves import move_form_values
 from booking.engine.stats import Occupancy, season_stats

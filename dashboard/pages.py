@@ -13,7 +13,7 @@ from accounts.access import signed_in_person
 from accounts.selectors import login_summary
 from booking.domain.rules import request_id_new
 from booking.selectors import bookings_of
-from dashboard.forms import detail_label, kind_label
+from dashboard.audit_words import detail_label, kind_label
 from dashboard.selectors import LogEntry
 from strongroom.store import get_store
 

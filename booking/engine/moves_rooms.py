@@ -116,8 +116,7 @@ def move_rooms(
     assert old_room is not None
     new_id = moved_id(move_id, request.room)
     old, new = RoomKeys(old_room), RoomKeys(request.room)
-    now_ms = to_ms(now or dt.datetime.now(tz=dt.UTC))
-    first_day = first_bookable_day(now)
+    now_ms, first_day = to_ms(now or dt.datetime.now(tz=dt.UTC)), first_bookable_day(now)
     held = _move_in(client, new, new_id, booking_id, request, owner, move_id, now_ms, first_day)
     if held["status"] == "taken":
         taken = tuple(slots_from_reply(held["slots"], request.cls))

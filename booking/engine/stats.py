@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import redis
 from django.conf import settings
 
+from booking.domain.closures import Closure, closures_parse
 from booking.domain.formats import DAY_WIDTH, STATS_VERSION, request_months, stats_field
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import (
@@ -31,7 +32,7 @@ from booking.domain.rules import (
     site_today,
 )
 from booking.engine.bookings import room_sets_read
-from booking.engine.closures import Closure, closed_slots, closures_parse
+from booking.engine.closures import closed_slots
 from strongroom import keyspace as ks
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import redis
 
+from booking.domain.closures import Closure, closures_parse
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import (
     BOXES_PER_ROOM,
@@ -15,7 +16,6 @@ from booking.domain.rules import (
     month_first,
     room_count,
 )
-from booking.engine.closures import Closure, closures_parse
 from booking.slots.layout import bit_offsets
 from strongroom import keyspace as ks
 from strongroom.decoders import text_hash

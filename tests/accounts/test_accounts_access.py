@@ -68,9 +68,7 @@ def test_login_required_sends_anonymous_visitors_to_login_with_next(buyer, clien
     assert members_view(request_as(client_for(buyer))).content == b"hello Buyer_Anna"
 
 
-def test_a_form_sent_after_the_session_ended_returns_to_its_page_after_login_and_says_so(
-    r, buyer
-):
+def test_a_form_sent_after_the_session_ended_returns_to_its_page_after_login_and_says_so(r, buyer):
     """The address a form posts to takes only forms: coming back there after the login would
     be a 405 and the change lost without a word. The login leads back to the page the form
     was on, and says the form was not taken."""

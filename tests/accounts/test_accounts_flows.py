@@ -172,7 +172,10 @@ def test_a_refused_auth_form_puts_the_focus_where_the_fix_is(r: redis.Redis, buy
         "/accounts/password/", {"old_password": "wrong", "new_password1": "x", "new_password2": "y"}
     ).content.decode()  # fmt: skip
     assert len(focused(change)) == 1
-    assert len(focused(Client().post("/accounts/password/forgot/", {"login": ""}).content.decode())) == 1
+    assert (
+        len(focused(Client().post("/accounts/password/forgot/", {"login": ""}).content.decode()))
+        == 1
+    )
     assert not focused(Client().get("/accounts/login/").content.decode())
 
 

@@ -122,9 +122,14 @@ def test_bad_closure_input_is_refused_with_a_message_and_writes_nothing(
     staff: Someone, client_for: Callable[[Someone], Client], r: redis.Redis
 ) -> None:
     desk = client_for(staff)
-    for bad in ({"rooms": "0-999"}, {"last": "2026-12-01"}, {"reason": "  "},
-                {"hour_start": "9", "hour_end": ""}, {"rooms": "<script>"},
-                {"first": "2026-11-01", "last": "2026-11-20"}):  # fmt: skip  (days over)
+    for bad in (
+        {"rooms": "0-999"},
+        {"last": "2026-12-01"},
+        {"reason": "  "},
+        {"hour_start": "9", "hour_end": ""},
+        {"rooms": "<script>"},
+        {"first": "2026-11-01", "last": "2026-11-20"},
+    ):  # fmt: skip  (days over)
         response = desk.post("/staff/closures/check/", {**CLOSE, **bad})
         assert response.status_code == 400 and "Nothing was closed." in text(response)
     forged = desk.post("/staff/closures/close/", {**CLOSE, "closure_id": "x:{y}"})

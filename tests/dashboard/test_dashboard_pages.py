@@ -304,7 +304,10 @@ def test_staff_see_todays_and_past_bookings_and_those_a_narrowed_window_no_longe
         assert one_booking not in client.get("/staff/bookings/").content.decode()
         past = client.get("/staff/bookings/?start=2026-12-01&end=2026-12-05").content.decode()
         assert one_booking in past and 'class="errorlist"' not in past
-        assert one_booking in client.get("/staff/bookings/export.csv?start=2026-12-03").content.decode()
+        assert (
+            one_booking
+            in client.get("/staff/bookings/export.csv?start=2026-12-03").content.decode()
+        )
     settings.STRONGROOM_SEASON_START = dt.date(2026, 11, 1)  # type: ignore[attr-defined]
     settings.STRONGROOM_SEASON_END = dt.date(2026, 11, 10)  # type: ignore[attr-defined]
     with time_machine.travel(dt.datetime(2026, 11, 28, 9, tzinfo=DEC3.tzinfo), tick=False):

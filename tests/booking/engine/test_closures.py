@@ -8,6 +8,7 @@ import datetime as dt
 
 import redis
 
+from booking.domain.closures import rooms_parse
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import hold_new_id, room_count
 from booking.engine.bookings import booking_get
@@ -19,7 +20,6 @@ from booking.engine.closures import (
     closure_new_id,
     closure_remove,
     closures_list,
-    rooms_parse,
 )
 from booking.engine.holds import booking_hold
 from booking.engine.stats import occupancy_per_day, season_stats
