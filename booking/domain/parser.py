@@ -3,7 +3,7 @@ become a `SlotRequest` or `InvalidRequest` with one translated message per probl
 never write anything on refusal. Lenient (`slot_choice_parse`, for the pickers): a half-made
 choice is normal, so what cannot be used is dropped with a message and the rest is kept.
 Both read each value the same way; dates are checked against the season and the day-ahead rule
-here only (`check_dates`), and a room number is read here only (`room_number`)."""
+here only (`check_dates`), and a room number only through `booking.domain.values.room_number`."""
 
 from __future__ import annotations
 

@@ -15,8 +15,7 @@ import redis
 
 from booking.domain.rules import HOURS_PER_DAY, calendar_day, hour_mask, room_count
 from booking.slots.layout import box_flags, box_mask, boxes_touched
-from booking.slots.room_read import RoomDays, rooms_commands, rooms_read, slots_taken
-from strongroom.ahead import Command
+from booking.slots.room_read import RoomDays, rooms_read, slots_taken
 from strongroom.clock import from_ms
 
 ALTERNATIVES = 3  # at most this many suggestions of each kind
@@ -195,11 +194,6 @@ def _other_hours(days: RoomDays, wanted: Wanted) -> list[Alternative]:
 def _reach(wanted: Wanted) -> range:
     """The chosen room and up to REACH rooms on either side."""
     return range(max(1, wanted.room - REACH), min(room_count(), wanted.room + REACH) + 1)
-
-
-def choice_commands(wanted: Wanted) -> list[Command]:
-    """The one read `choice_check` makes for `wanted` (to send it with another)."""
-    return rooms_commands(cls=wanted.cls, rooms=_reach(wanted), dates=wanted.dates)
 
 
 def choice_check(

@@ -13,9 +13,8 @@ from django.utils.translation import ngettext
 
 from booking.domain.rules import format_room
 from booking.domain.site_time import hour_range
-from booking.slots.choice_check import Wanted, choice_check, choice_commands
+from booking.slots.choice_check import Wanted, choice_check
 from booking.web.forms import Choices
-from strongroom.ahead import Command
 from strongroom.templatetags.punctuation import listed
 
 
@@ -23,14 +22,6 @@ from strongroom.templatetags.punctuation import listed
 class Suggestion:
     text: str
     href: str
-
-
-def alternatives_reads(choices: Choices) -> list[Command]:
-    """The one read `alternatives_build` makes for `choices` (none for an incomplete one)."""
-    if not choices.complete or choices.room is None:
-        return []
-    wanted = Wanted(choices.cls, choices.room, choices.dates, choices.hours, choices.boxes)
-    return choice_commands(wanted)
 
 
 def alternatives_build(

@@ -183,11 +183,8 @@ local function fields_of(cls, days, hstart, hend, boxes, cal)
   return fields, cls == 'A' and 'u1' or 'u24'
 end
 
--- The request of a call, checked whole before anything is read or written: a class other than
--- A/B/C, a day in none of the call's months, a duplicate, an hour range outside 0..24, a box outside
--- 1..100 (or any box on A/B, any hour on A) is refused. Python validates first; this guards the
--- bitmap against every other caller, because a stray offset would silently grow or corrupt it.
--- Returns cls, days, hstart, hend, boxes or nil, reason.
+-- The distinct integers of a csv, each within low..high and at most `limit` of them; nil if
+-- any part is not such a number.
 local function integers(text, low, high, limit)
   local out, seen = {}, {}
   for _, part in ipairs(split(text)) do
@@ -214,6 +211,11 @@ local function before_first_day(days, first_day_text)
   return false
 end
 
+-- The request of a call, checked whole before anything is read or written: a class other than
+-- A/B/C, a day in none of the call's months, a duplicate, an hour range outside 0..24, a box outside
+-- 1..100 (or any box on A/B, any hour on A) is refused. Python validates first; this guards the
+-- bitmap against every other caller, because a stray offset would silently grow or corrupt it.
+-- Returns cls, days, hstart, hend, boxes or nil, reason.
 local function checked_request(cls, days_text, hstart_text, hend_text, boxes_text, cal)
   if cls ~= 'A' and cls ~= 'B' and cls ~= 'C' then
     return nil, 'class'
