@@ -195,17 +195,17 @@ def test_a_call_that_ran_before_midnight_sent_again_after_it_is_answered_as_done
     it checks the day-ahead rule, so the buyer is not told "no longer bookable" of a booking
     (or hold) they have."""
     booking_id = booking_new_id(room=7)
+    first: list[object]
+    again: list[object]
     if function == "booking_claim":
         keys = claim_keys("C", booking_id)
         first, again = (claim_args(p, booking_id) for p in ({}, {"first_day": str(DEC1 + 3)}))
     else:
         keys = [ROOM.holds, ROOM.audit, ROOM.hold_days, ROOM.hold_streaks, ROOM.gone,
                 ROOM.closures, ROOM.edition, ROOM.inventory("C", DECEMBER)]  # fmt: skip
-        first, again = (
-            [BUYER, "C", str(DEC1 + 2), "8", "10", "5", booking_id, to_ms(NOW), 60_000, 1000,
-             "007", MONTHS, 0, 0, day]
-            for day in ("0", DEC1 + 3)
-        )  # fmt: skip
+        hold_args: list[object] = [BUYER, "C", str(DEC1 + 2), "8", "10", "5", booking_id,
+                                   to_ms(NOW), 60_000, 1000, "007", MONTHS, 0, 0]  # fmt: skip
+        first, again = [*hold_args, "0"], [*hold_args, DEC1 + 3]
     done = fcall(r, function, keys, first)
     assert done[0] == "ok"
     after = snapshot(r)
