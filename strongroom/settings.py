@@ -233,6 +233,9 @@ SECURE_HSTS_SECONDS = env_int(
 # to its own file under DATA_DIR/mail (make run works offline; read what was sent there).
 # Messages wait in the store's outbox until sent (strongroom/outbox.py).
 EMAIL_SERVER = env_email_url("EMAIL_URL")
+# A message's Date header on the site's clock with its offset (+0800): Django's default, UTC
+# written as "-0000", means "zone unknown" (RFC 5322).
+EMAIL_USE_LOCALTIME = True
 STRONGROOM_MAIL_DIR = STRONGROOM_DATA_DIR / "mail"
 if EMAIL_SERVER is None:
     EMAIL_BACKEND = "strongroom.mail.FilePerMessageBackend"

@@ -138,6 +138,7 @@ def test_staff_book_for_a_buyer_who_gets_the_receipt(
     assert made is not None and made.owner_id == str(buyer.id) and made.hours == (9, 11)
     assert outbox_send(client=r).sent == 1
     (receipt,) = [email.message_from_bytes(p.read_bytes()) for p in tmp_path.glob("*.eml")]
+    assert receipt["Date"].endswith("+0800")  # the site's clock, not "-0000" (zone unknown)
     body = next(p for p in receipt.walk() if p.get_content_type() == "text/plain")
     assert code_display(made.pickup_code()) in body.get_payload(decode=True).decode()  # type: ignore[union-attr]
     assert made.reference in client.get(f"/staff/people/{buyer.id}/").content.decode()
