@@ -56,10 +56,21 @@ def safe_next(request: HttpRequest, candidate: str | None) -> str:
     return reverse("home")
 
 
+def _signed_in_already(request: HttpRequest) -> HttpResponse | None:
+    """The login and sign-up pages for someone signed in: on to where they were going (or the
+    home page), with a word on how to use another account."""
+    if request.method not in ("GET", "HEAD") or not request.user.is_authenticated:
+        return None
+    messages.info(request, _("You are signed in already: log out first to use another account."))
+    return HttpResponseRedirect(safe_next(request, request.GET.get("next")))
+
+
 @sensitive_post_parameters("password1", "password2")
 @require_http_methods(["GET", "HEAD", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
     """Create an account and sign in."""
+    if (onward := _signed_in_already(request)) is not None:
+        return onward
     next_url = safe_next(request, request.POST.get("next") or request.GET.get("next"))
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -123,6 +134,8 @@ def _signed_up(
 @require_http_methods(["GET", "HEAD", "POST"])
 def login(request: HttpRequest) -> HttpResponse:
     """Sign in under the throttle; a wrong name and a wrong password read the same."""
+    if (onward := _signed_in_already(request)) is not None:
+        return onward
     form = LoginForm(request.POST or None, initial={"next": request.GET.get("next", "")})
     status, locked_until = 200, 0
     if request.method == "POST" and form.is_valid():

@@ -179,6 +179,16 @@ def test_a_refused_auth_form_puts_the_focus_where_the_fix_is(r: redis.Redis, buy
     assert not focused(Client().get("/accounts/login/").content.decode())
 
 
+def test_someone_signed_in_is_sent_on_from_the_login_and_sign_up_pages(buyer, client_for):
+    client = client_for(buyer)
+    for page in ("/accounts/login/", "/accounts/signup/"):
+        onward = client.get(page + "?next=/book/mine/")
+        assert onward.status_code == 302 and onward["Location"] == "/book/mine/"
+        home = client.get(page + "?next=https://evil.example/", follow=True)
+        assert home.redirect_chain[-1][0] == "/"
+        assert "You are signed in already" in home.content.decode()
+
+
 def test_logout_is_post_only_and_deletes_the_session(r: redis.Redis, buyer, client_for):
     client = client_for(buyer)
     key = session_key(client)
