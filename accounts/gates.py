@@ -71,6 +71,13 @@ def login_passed(*, client: redis.Redis, pair: ThrottlePair, attempt: str) -> No
     fcall(client, LOGIN_PASSED.name, keys, args)
 
 
+def pair_cleared(*, client: redis.Redis, username: str, client_id: str) -> None:
+    """The name proved its owner's another way (a password reset through its mail): the
+    (name, client) pair's failures and lock go and the pair is trusted, as after a login."""
+    pair = ThrottlePair.of(username=username, client_id=client_id)
+    login_passed(client=client, pair=pair, attempt=uuid.uuid4().hex)
+
+
 def signup_gate(*, client: redis.Redis, client_id: str, at_ms: int | None = None) -> int:
     """Count one sign-up from a client; returns 0 if it may go ahead, else when the next may."""
     return window_gate(

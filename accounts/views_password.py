@@ -25,7 +25,7 @@ from accounts.forms import (
     SetPasswordForm,
     focus_first_error,
 )
-from accounts.gates import locked_message, password_check, retry_after
+from accounts.gates import locked_message, pair_cleared, password_check, retry_after
 from accounts.people import Person
 from accounts.selectors import person_with_password
 from accounts.sessions import request_sign_in, request_sign_out
@@ -146,7 +146,10 @@ def reset_confirm(request: HttpRequest, person_id: int, token: str) -> HttpRespo
     form = SetPasswordForm(request.POST or None, username=found[0].username)
     if request.method == "POST" and form.is_valid():
         saved = _password_saved(request, form, client=client, person=found[0])
-        if saved is not None:
+        if saved is not None:  # a lock its guessers left on this connection goes too
+            pair_cleared(
+                client=client, username=found[0].username, client_id=client_address(request)
+            )
             return saved
     status = 400 if form.errors else 200
     focus_first_error(form)

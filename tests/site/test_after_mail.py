@@ -424,6 +424,28 @@ def test_password_reset_works_once_and_not_twice(
     assert still.person is not None
 
 
+def test_a_reset_through_the_mail_lifts_the_lock_guessing_left_on_that_connection(
+    r: redis.Redis, buyer: Someone, mail_dir: Path
+) -> None:
+    """Five wrong passwords lock (name, connection); the owner who resets through the mail
+    logs in with the new password from that connection at once, not in 15 minutes."""
+    with_address(r, buyer, "anna@example.test")
+    for n in range(5):
+        Client().post("/accounts/login/", {"username": buyer.username, "password": f"bad-{n}"})
+    locked = Client().post(
+        "/accounts/login/", {"username": buyer.username, "password": buyer.password}
+    )
+    assert locked.status_code == 429
+    Client().post("/accounts/password/forgot/", {"login": buyer.username})
+    outbox_send(client=r)
+    new = {"new_password1": "a-fresh-Secret-42", "new_password2": "a-fresh-Secret-42"}
+    assert Client().post(reset_link(mail_dir), new).status_code == 302
+    answer = Client().post(
+        "/accounts/login/", {"username": buyer.username, "password": "a-fresh-Secret-42"}
+    )
+    assert answer.status_code == 302
+
+
 def test_a_reset_link_expires(r: redis.Redis, buyer: Someone, mail_dir: Path) -> None:
     with_address(r, buyer, "anna@example.test")
     Client().post("/accounts/password/forgot/", {"login": buyer.username})
