@@ -229,13 +229,10 @@ SECURE_HSTS_SECONDS = env_int(
 )
 
 # --- mail ----------------------------------------------------------------------------------
-# EMAIL_URL (smtp:// or smtps://) sends through an SMTP server; unset, every message is written
-# to its own file under DATA_DIR/mail (make run works offline; read what was sent there).
-# Messages wait in the store's outbox until sent (strongroom/outbox.py).
+# EMAIL_URL (smtp:// or smtps://) sends through an SMTP server; unset, each message is a file
+# under DATA_DIR/mail (make run works offline); the outbox keeps them until sent.
 EMAIL_SERVER = env_email_url("EMAIL_URL")
-# A message's Date header on the site's clock with its offset (+0800): Django's default, UTC
-# written as "-0000", means "zone unknown" (RFC 5322).
-EMAIL_USE_LOCALTIME = True
+EMAIL_USE_LOCALTIME = True  # Date: +0800 (the site's clock); UTC as "-0000" says "zone unknown"
 STRONGROOM_MAIL_DIR = STRONGROOM_DATA_DIR / "mail"
 if EMAIL_SERVER is None:
     EMAIL_BACKEND = "strongroom.mail.FilePerMessageBackend"
