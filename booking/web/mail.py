@@ -5,6 +5,7 @@ waiting list's "it is free" notice."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from email.mime.text import MIMEText
 from functools import partial
 
@@ -42,6 +43,7 @@ def calendar_part(reference: str, calendar: bytes, *, method: str) -> MIMEText:
 
 
 RECEIPTS_OWED_S = 30 * 24 * 3600
+RECEIPT_LATE = dt.timedelta(minutes=15)  # a receipt sent later says when the booking was made
 
 
 def receipt_owed(*, client: redis.Redis, owner_id: int, booking_id: str) -> None:
@@ -141,7 +143,10 @@ def confirm_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
         return None
     settled = _settled(client, booking)
     booked = noop("Booked: %(reference)s, room %(room)s")
-    return _code_mail(settled, target, booked, "confirmed") if settled else None
+    # Owed until an address was confirmed (or held up): it says when the booking was made.
+    late = timezone.now() - booking.created_at > RECEIPT_LATE
+    made = {"made": timezone.localtime(booking.created_at), "late": late}
+    return _code_mail(settled, target, booked, "confirmed", more=made) if settled else None
 
 
 def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
@@ -274,6 +279,7 @@ def _code_mail(
     template: str,
     *,
     method: str | None = "REQUEST",
+    more: dict[str, object] | None = None,
 ) -> EmailMessage:
     """A mail that carries the pickup code and the booking's calendar event (the receipt, the
     move, the reminder): `subject` (marked with noop) and `mail/booking_<template>.txt` in the
@@ -283,7 +289,11 @@ def _code_mail(
             target=target,
             subject=gettext(subject) % {"reference": booking.reference, "room": booking.room_label},
             template=f"mail/booking_{template}.txt",
-            context={**_booking_context(booking), "code": code_display(booking.pickup_code())},
+            context={
+                **_booking_context(booking),
+                "code": code_display(booking.pickup_code()),
+                **(more or {}),
+            },
         )
         url = site_url(reverse("booking:done", args=[booking.id]))
         calendar = booking_ics(booking, url=url, language=target.language, method=method)

@@ -262,6 +262,26 @@ def test_receipts_of_buyers_without_an_address_are_dropped_unread(
     assert message["To"] == "bo@example.test" and older.reference in message["Subject"]
 
 
+def test_a_receipt_owed_until_an_address_is_confirmed_says_when_the_booking_was_made(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone, mail_dir: Path
+) -> None:
+    """Sent an hour after the booking (the address confirmed only then), a receipt says when
+    the booking was made and why it comes now: it is not read as a new booking. One sent at
+    once says nothing of the kind."""
+    late_word = "this receipt comes now that your email address is confirmed"
+    with_address(r, second_buyer, "bo@example.test")
+    book(r, second_buyer, room=12)
+    owed = book(r, buyer, room=11)
+    assert outbox_send(client=r).sent == 1
+    (prompt,) = messages_in(mail_dir)
+    assert late_word not in body_of(prompt)
+    with time_machine.travel(time.time() + 3600, tick=False):
+        with_address(r, buyer, "anna@example.test")  # confirming queues what was owed
+        assert outbox_send(client=r).sent == 1
+    (late,) = [m for m in messages_in(mail_dir) if m["To"] == "anna@example.test"]
+    assert owed.reference in late["Subject"] and late_word in body_of(late)
+
+
 def test_a_pass_cut_before_its_drops_are_written_leaves_them_to_be_rendered_again(
     r: redis.Redis, buyer: Someone, mail_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
