@@ -17,8 +17,9 @@ from strongroom.store import get_store
 FEED_LIMIT = 200
 
 
-def _ics(body: bytes, filename: str) -> HttpResponse:
+def _ics(body: bytes, filename: str, language: str) -> HttpResponse:
     response = HttpResponse(body, content_type="text/calendar; charset=utf-8")
+    response["Content-Language"] = language  # the events' language (the feed's: the account's)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["Cache-Control"] = "private, no-store"
     return response
@@ -34,7 +35,7 @@ def booking_ics(request: HttpRequest, booking_id: str) -> HttpResponse:
         raise Http404
     url = request.build_absolute_uri(reverse("booking:done", args=[booking.id]))
     body = calendar_files.booking_ics(booking, url=url, language=request.LANGUAGE_CODE)
-    return _ics(body, f"{booking.reference}.ics")
+    return _ics(body, f"{booking.reference}.ics", request.LANGUAGE_CODE)
 
 
 @require_safe
@@ -61,4 +62,4 @@ def calendar_subscription(request: HttpRequest, token: str) -> HttpResponse:
     body = calendar_files.bookings_feed(
         pages, name=f"Strongroom · {username}", language=lang or "en"
     )
-    return _ics(body, "strongroom.ics")
+    return _ics(body, "strongroom.ics", lang or "en")

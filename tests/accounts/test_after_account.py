@@ -243,6 +243,17 @@ def test_a_calendar_feed_address_with_odd_digits_is_not_found(r: redis.Redis, to
     assert Client().get(f"/book/calendar/{token}.ics").status_code == 404
 
 
+def test_a_calendar_feed_says_the_language_its_events_are_in(
+    r: redis.Redis, buyer: Someone
+) -> None:
+    """A calendar app asks with no language of its own: the feed is the account's language
+    (Chinese here), and Content-Language says so, not the asker's English."""
+    services.language_set(client=r, person_id=buyer.id, language="zh-hans")
+    secret = services.calendar_token_new(client=r, person_id=buyer.id)
+    feed = Client().get(f"/book/calendar/{buyer.id}-{secret}.ics", HTTP_ACCEPT_LANGUAGE="en")
+    assert feed.status_code == 200 and feed["Content-Language"] == "zh-hans"
+
+
 def test_a_post_without_csrf_is_refused_on_the_new_forms(
     buyer: Someone, client_for: Callable[[Someone], Client]
 ) -> None:
