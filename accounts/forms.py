@@ -15,6 +15,7 @@ from accounts.names import USERNAME_HELP, USERNAME_INPUT_MAX_LENGTH, username_va
 from accounts.passwords import password_validate
 from accounts.people import Person
 from strongroom.context_processors import BACK_MOST
+from strongroom.templatetags.punctuation import gap
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrOrPromise
@@ -71,7 +72,8 @@ def _username_field() -> forms.CharField:
 
 
 def _password_rules() -> str:
-    return " ".join(str(text) for text in password_validators_help_texts())
+    """The password rules as one text: sentences apart in English, none after a 。."""
+    return gap().join(str(text) for text in password_validators_help_texts())
 
 
 def _email_field(required: bool = False) -> forms.CharField:

@@ -351,6 +351,8 @@ def test_oversized_passwords_are_refused_without_writing(r: redis.Redis):
 def test_signup_page_states_the_username_rules():
     page = Client().get("/accounts/signup/").content.decode()
     assert "1 to 30 characters" in page and "_ . -" in page and "No spaces" in page
+    chinese = Client().get("/accounts/signup/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "太相似。您的密码" in chinese and "。 " not in chinese  # no space after a 。
 
 
 def test_hostile_names_at_login_are_a_plain_failure(buyer):
