@@ -426,3 +426,4 @@ def test_tags_with_markup_are_escaped_in_facets_and_book_tags(r: redis.Redis) ->
 def test_past_the_last_page_previous_leads_to_the_last_page(shelf: redis.Redis) -> None:
     page = browse("page=99")
     assert '<a class="button" href="?" rel="prev">' in page  # page 1: no page in the address
+    assert "Page 99 of" not in page  # the page that is not there is not named as shown
