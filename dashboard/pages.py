@@ -12,9 +12,17 @@ from django.shortcuts import render
 from accounts.access import signed_in_person
 from accounts.selectors import login_summary
 from booking.domain.rules import request_id_new
-from booking.selectors import bookings_of
+from booking.selectors import (
+    bookings_of,
+    bookings_of_read,
+    hold_current,
+    hold_current_read,
+    waits_of,
+    waits_of_read,
+)
 from dashboard.audit_words import detail_label, kind_label
 from dashboard.selectors import LogEntry
+from strongroom.ahead import read_together
 from strongroom.store import get_store
 
 
@@ -40,10 +48,21 @@ def person_context(request: HttpRequest, person_id: int) -> dict[str, Any] | Non
     summary = login_summary(client=client, person_id=person_id)
     if summary is None:
         return None
+    owner = str(person_id)
+    # The three lists' first reads in one round trip (each then reads what they name).
+    read_together(
+        client,
+        bookings_of_read(client=client, owner_id=owner, limit=100),
+        hold_current_read(owner_id=owner),
+        waits_of_read(owner_id=owner),
+    )
     return {
         "person": summary.person,
         "summary": summary,
-        "bookings": bookings_of(client=client, owner_id=str(person_id), limit=100),
+        "bookings": bookings_of(client=client, owner_id=owner, limit=100),
+        # What they have in hand besides bookings: a hold, and the waiting lists they are on.
+        "hold": hold_current(client=client, owner_id=owner),
+        "waits": waits_of(client=client, owner_id=owner),
         "request_id": request_id_new(),
         "hours": list(range(25)),
         "section": "people",

@@ -28,7 +28,7 @@ from booking.domain.rules import (
     booking_id_room,
     calendar_date,
 )
-from booking.engine.indexes import indexes_read, records_by_id
+from booking.engine.indexes import indexes_read, indexes_read_commands, records_by_id
 from booking.engine.moves_rooms import move_finish
 from booking.engine.unsure import record_confirmed, unsure_forget
 from strongroom.ahead import Command, command, pipeline_replies
@@ -158,6 +158,14 @@ def bookings_page(
     )
 
 
+def bookings_of_read(
+    *, client: redis.Redis, owner_id: str, limit: int = 50, offset: int = 0
+) -> list[Command]:
+    """What `bookings_of` reads first (its index), to send with other reads."""
+    read = command("ZREVRANGE", person_index(owner_id), offset, offset + limit - 1)
+    return indexes_read_commands(client=client, reads=[read])
+
+
 def bookings_of(
     *, client: redis.Redis, owner_id: str, limit: int = 50, offset: int = 0
 ) -> list[Booking]:
@@ -273,9 +281,15 @@ def hold_get(*, client: redis.Redis, hold_id: str, now: dt.datetime | None = Non
     return Hold(hold_id, owner, request, expires)
 
 
+def hold_current_read(*, owner_id: str) -> list[Command]:
+    """What `hold_current` reads first (the buyer's pointer to their hold)."""
+    return [command("GET", hold_of(owner_id))]
+
+
 def hold_current(*, client: redis.Redis, owner_id: str) -> Hold | None:
     """The buyer's live hold (one per buyer: a new one replaces it), or None."""
-    hold_id = text_or_none(client.get(hold_of(owner_id)))
+    (pointer,) = pipeline_replies(client, hold_current_read(owner_id=owner_id))
+    hold_id = text_or_none(pointer)
     held = hold_get(client=client, hold_id=hold_id) if hold_id else None
     return held if held is not None and held.owner_id == owner_id else None
 

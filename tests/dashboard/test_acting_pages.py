@@ -244,3 +244,32 @@ def test_staff_booking_for_a_buyer_without_an_address_and_its_audit_line_in_chin
     booking_id = answer.redirect_chain[-1][0].split("/")[3]
     detail = client.get(f"/staff/bookings/{booking_id}/", HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert f"由工作人员为 {buyer.person.username} 预订" in detail.content.decode()
+
+
+def test_the_person_page_shows_their_hours_boxes_hold_and_waiting_lists(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone, staff: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:  # fmt: skip
+    """Staff on the phone to a buyer see what the buyer sees: each booking's hours and boxes,
+    the hold in hand and the waiting lists (a priority hold from a list was nowhere)."""
+    from booking.domain.rules import hold_new_id
+    from booking.engine.holds import booking_hold
+    from booking.engine.waits import Wait, waits_join
+
+    claim(r, request("C", hour_start=9, hour_end=11, boxes="4,5"), owner=str(buyer.id))
+    booked(r, second_buyer, dates=(6,))
+    held = booking_hold(
+        client=r, owner_id=str(buyer.id), request=request("A", room=12, dates=(7,)),
+        hold_id=hold_new_id(room=12), now=NOW,
+    )  # fmt: skip
+    assert held.ok
+    assert waits_join(client=r, owner_id=str(buyer.id), waits=[Wait(7, "B", day(6), (8, 10))],
+                      now=NOW) == ["ok"]  # fmt: skip
+    page = client_for(staff).get(f"/staff/people/{buyer.id}/").content.decode()
+    table = page.split('id="person-bookings"')[1].split("</table>")[0]
+    assert "09:00–11:00" in table and "4, 5" in table
+    listed = page.split('id="person-holds"')[1].split("</ul>")[0]
+    assert "Hold: Class A, room 012 · 2026-12-07" in listed
+    assert "Waiting list: Class B, room 007 · 2026-12-06 · 08:00–10:00 · waiting" in listed
+    empty = client_for(staff).get(f"/staff/people/{second_buyer.id}/").content.decode()
+    assert "None." in empty.split('id="person-holds"')[1].split("</ul>")[0]

@@ -553,7 +553,8 @@ LIST_COMMAND_BUDGETS: dict[str, int] = {
     # 16 date shards; every signed-in page's identity also reads the priority holds (+1)
     "dashboard bookings": 24,
     "dashboard bookings CSV": 24,
-    "dashboard person detail": 9,
+    # + the person's hold pointer and waits index (a GET and a ZRANGE, sent with the index)
+    "dashboard person detail": 11,
 }
 
 
