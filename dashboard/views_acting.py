@@ -41,17 +41,17 @@ def booking_move_staff(request: HttpRequest, booking_id: str) -> HttpResponse:
         return render_page(request, "booking_move.html", context)
     try:
         wanted = move_request_posted(booking=booking, posted=posted)
-    except InvalidRequest as refused:
+        result = booking_move(
+            client=get_store(),
+            booking_id=booking.id,
+            request=wanted,
+            actor_id=str(signed_in_person(request).id),
+            actor_is_staff=True,
+            move_id=posted.get("move_id") or None,
+        )
+    except InvalidRequest as refused:  # as read, or at the call: midnight passed in between
         context.update(errors=refused.errors)
         return render_page(request, "booking_move.html", context, status=400)
-    result = booking_move(
-        client=get_store(),
-        booking_id=booking.id,
-        request=wanted,
-        actor_id=str(signed_in_person(request).id),
-        actor_is_staff=True,
-        move_id=posted.get("move_id") or None,
-    )
     if result.ok and result.booking is not None:
         messages.success(request, str(result.message))
         return HttpResponseRedirect(reverse("dashboard:booking", args=[result.booking.id]))

@@ -35,6 +35,7 @@ MESSAGES = {
     "outside_season": _("%(date)s is outside the season (%(start)s to %(end)s)."),
     "past": _("%(date)s is in the past."),
     "today": _("%(date)s is today: book at least one day ahead."),
+    "no_longer": _("%(date)s can no longer be booked: book at least one day ahead."),
     "hours_picked": _("Hours run from 00:00 to 24:00, on the hour."),
     "range_picked": _("The hour range must end after it starts."),
     "not_hour": _("“%(value)s” is not an hour (use 00:00 to 24:00)."),

@@ -1,6 +1,7 @@
 """What the slot-taking functions (claim, hold, move) share after their call: a request is read
-once (strictly, by booking.domain.parser) and checked again by the function itself, last (the
-day-ahead rule at call time: `first_day`); the function's refusals as Python raises them."""
+once (strictly, by booking.domain.parser) and checked again by the function itself, after it
+recognises a repeat of its own (the day-ahead rule at call time: `first_day`); the function's
+refusals as Python raises them."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from booking.domain.parser import (
     check_size,
     request_taken_once,
 )
+from booking.domain.refusals import refusal
 
 
 def request_recheck(request: SlotRequest, now: dt.datetime | None) -> None:
@@ -35,5 +37,8 @@ def refuse_invalid(
     if answer["status"] != "invalid":
         return
     if answer["what"] == "first_day" and request is not None:
-        raise InvalidRequest(check_dates(request.dates, now) or [answer["what"]])
+        # As the parser words it; said of the first day when this clock still allows it (the
+        # call's first bookable day was worked out a moment later).
+        said = check_dates(request.dates, now) or [refusal("no_longer", date=request.dates[0])]
+        raise InvalidRequest(said)
     raise ValueError(f"{function} refused a malformed request ({answer['what']})")

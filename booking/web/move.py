@@ -32,17 +32,17 @@ def booking_move_page(request: HttpRequest, booking_id: str) -> HttpResponse:
         return render(request, "booking/move.html", context)
     try:
         wanted = move_request_posted(booking=booking, posted=posted)
-    except InvalidRequest as refused:
+        result = booking_move(
+            client=get_store(),
+            booking_id=booking.id,
+            request=wanted,
+            actor_id=signed_in_owner(request),
+            actor_is_staff=False,
+            move_id=posted.get("move_id") or None,
+        )
+    except InvalidRequest as refused:  # as read, or at the call: midnight passed in between
         context.update(errors=refused.errors)
         return render(request, "booking/move.html", context, status=400)
-    result = booking_move(
-        client=get_store(),
-        booking_id=booking.id,
-        request=wanted,
-        actor_id=signed_in_owner(request),
-        actor_is_staff=False,
-        move_id=posted.get("move_id") or None,
-    )
     if result.ok and result.booking is not None:
         messages.success(request, result.message)
         return HttpResponseRedirect(reverse("booking:done", args=[result.booking.id]))

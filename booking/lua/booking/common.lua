@@ -199,8 +199,8 @@ local function integers(text, low, high, limit)
 end
 
 -- Whether a request reaches before the first bookable day (the day-ahead rule, checked here
--- last: Python read the request once, perhaps just before midnight). Days are calendar day
--- numbers, as the first day is.
+-- too, after a call recognises a repeat of its own: Python read the request once, perhaps just
+-- before midnight). Days are calendar day numbers, as the first day is.
 local function before_first_day(days, first_day_text)
   local first_day = tonumber(first_day_text)
   for _, day in ipairs(days) do

@@ -223,3 +223,25 @@ def test_an_old_move_form_sent_again_after_the_booking_moved_on_says_so_and_writ
     assert again.status_code == 409
     assert "This booking was moved meanwhile" in html(again)
     assert snapshot(r) == before
+
+
+@pytest.mark.parametrize("staff_form", [False, True], ids=["buyer", "staff"])
+def test_a_move_whose_day_stops_being_bookable_at_the_call_is_refused_not_a_500(
+    r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client],
+    monkeypatch: pytest.MonkeyPatch, staff_form: bool,
+) -> None:  # fmt: skip
+    """The form is read before midnight and the function called after it (the call's first
+    bookable day is the 6th): the store refuses the 5th, the page says why, nothing moves."""
+    from booking.domain.rules import calendar_day
+    from booking.engine import moves
+
+    mine = booked(r, buyer)
+    monkeypatch.setattr(moves, "first_bookable_day", lambda now=None: calendar_day(day(6)))
+    client = client_for(staff if staff_form else buyer)
+    path = f"/staff/bookings/{mine.id}/move/" if staff_form else f"/book/mine/{mine.id}/move/"
+    form = html(client.get(path))
+    data = {"move_id": hidden(form, "move_id"), "date": ["2026-12-05"], "hour_start": "14",
+            "hour_end": "16"}  # fmt: skip
+    answer = client.post(path, data)
+    assert answer.status_code == 400 and "Dec. 5, 2026" in html(answer)
+    assert booking_get(client=r, booking_id=mine.id) == mine
