@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import unicodedata
 from typing import Any, cast
 
 from django import forms
@@ -29,9 +30,13 @@ _FORBIDDEN = set("\x00\r\n")
 
 
 def _clean_text(value: str, *, label: Any) -> str:
+    """One line of text; "" when nothing of it shows (spaces, or only zero-width and other
+    format characters: a reason buyers would read as blank)."""
     text = " ".join(value.split())
     if any(ch in _FORBIDDEN or ord(ch) < 32 for ch in value if ch not in "\t\r\n"):
         raise forms.ValidationError(_("%(field)s contains control characters.") % {"field": label})
+    if not any(unicodedata.category(ch)[0] not in "CZ" for ch in text):
+        return ""
     return text
 
 
@@ -64,9 +69,8 @@ def listed_from() -> dt.date:
 
 
 def _staff_date(value: dt.date | None) -> dt.date | None:
-    first, last = listed_from(), max(site_today(), season_end())
-    first = first.replace(year=first.year - STAFF_YEARS, day=1)
-    last = last.replace(year=last.year + STAFF_YEARS, day=1)
+    first = dt.date(listed_from().year - STAFF_YEARS, 1, 1)
+    last = dt.date(max(site_today(), season_end()).year + STAFF_YEARS, 12, 31)
     if value is not None and not first <= value <= last:
         raise forms.ValidationError(
             _("Choose a date from %(start)s to %(end)s.")

@@ -46,7 +46,7 @@ def test_a_wrong_confirmation_flushes_nothing(
         response = client.post("/staff/keyspace/flush/", {"confirmation": typed, "reason": "x"})
         assert response.status_code == 400
     assert "Type the season&#x27;s name, 2026-12, exactly." in response.content.decode()
-    for reason in ("", "   "):  # the right name, no reason: a flush cancels, and says why
+    for reason in ("", "   ", "\u200b", "\u2060 \ufeff"):  # nothing that shows is no reason
         refused = client.post(
             "/staff/keyspace/flush/", {"confirmation": "2026-12", "reason": reason}
         )
