@@ -202,7 +202,10 @@ class PasswordChangeForm(SetPasswordForm):
         data = super().clean()
         old, new = data.get("old_password"), data.get("new_password1")
         if old and new and old == new and "new_password1" not in self.errors:
-            self.add_error("new_password1", _("That is the current password: choose a new one."))
+            self.add_error(
+                "new_password1",
+                _("The new password is the one you typed as current: choose a new one."),
+            )
         return data
 
 

@@ -73,16 +73,17 @@ def signup(request: HttpRequest) -> HttpResponse:
         return onward
     next_url = safe_next(request, request.POST.get("next") or request.GET.get("next"))
     form = SignupForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
+    valid = request.method == "POST" and form.is_valid()
+    # A name already taken is said with the form's other problems, and before the gate: a typo
+    # does not use up the allowance.
+    name = form.cleaned_data.get("username") if form.is_bound else None
+    refused = services.name_refusal(client=get_store(), username=name) if name else None
+    if refused is not None:
+        form.add_error("username", refused)
+    elif valid:
         client = get_store()
-        # A name already taken is said before the gate: a typo does not use up the allowance.
-        refused = services.name_refusal(client=client, username=form.cleaned_data["username"])
-        next_allowed = (
-            0 if refused else signup_gate(client=client, client_id=client_address(request))
-        )
-        if refused is not None:
-            form.add_error("username", refused)
-        elif next_allowed:
+        next_allowed = signup_gate(client=client, client_id=client_address(request))
+        if next_allowed:
             form.add_error(
                 None,
                 _("Too many new accounts from your connection. Please try again later."),

@@ -102,6 +102,10 @@ def test_signup_with_mismatched_or_weak_passwords_writes_nothing(r: redis.Redis)
     assert "too short" in both and "Username" in both and both.count('class="errorlist') >= 2
     assert _product_keys(r) == before
     assert person_find(client=r, username="newcomer") is None
+    # A name someone has is said with the password's problems, not after they are mended.
+    person_create(client=r, username="taken-name", password=GOOD_PASSWORD)
+    taken = html.unescape(signup(Client(), "taken-name", "short").content.decode())
+    assert "too short" in taken and "taken" in taken.lower()
 
 
 def test_person_create_refuses_a_taken_name_with_name_taken(r: redis.Redis):
@@ -223,7 +227,7 @@ def test_password_change_needs_the_current_password_and_ends_other_sessions(
             "new_password2": buyer.password}  # fmt: skip
     unchanged = here.post("/accounts/password/", same)
     assert unchanged.status_code == 400
-    assert "That is the current password: choose a new one." in unchanged.content.decode()
+    assert "The new password is the one you typed as current: choose a new one." in unchanged.content.decode()
     assert elsewhere.get("/accounts/me/").status_code == 200  # nothing changed, nobody out
     changed = here.post(
         "/accounts/password/",
