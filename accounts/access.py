@@ -41,17 +41,17 @@ def signed_in_person(request: HttpRequest) -> Person:
     return cast(Person, request.user)
 
 
-def login_redirect(request: HttpRequest) -> HttpResponseRedirect:
+def login_redirect(request: HttpRequest, *, back: str = "") -> HttpResponseRedirect:
     """Send the visitor to the login page, coming back here afterwards (without an overlong
     query: strongroom.context_processors.back_address). A form sent once the session had
-    ended comes back to the page it was on (its own address takes only forms), and is told
-    that nothing was done."""
+    ended comes back to `back` (the view knows where its form is made) or the page it was on
+    (its own address takes only forms), and is told that nothing was done."""
     if request.method == "POST":
         messages.warning(
             request,
             _("You were signed out, so that form was not taken: sign in, then send it again."),
         )
-        back = page_address(request)
+        back = back or page_address(request)
     else:
         back = back_address(request)
     query = f"?{urlencode({'next': back})}" if back else ""
@@ -60,14 +60,23 @@ def login_redirect(request: HttpRequest) -> HttpResponseRedirect:
 
 def login_required(view: View) -> View:
     """Anonymous visitors are sent to the login page with ?next=."""
+    return login_required_back(lambda _request: "")(view)
 
-    @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not request.user.is_authenticated:
-            return login_redirect(request)
-        return view(request, *args, **kwargs)
 
-    return wrapper
+def login_required_back(back: Callable[[HttpRequest], str]) -> Callable[[View], View]:
+    """`login_required` whose form, sent after the session ended, comes back after the login
+    to `back(request)` (the page its form is made on, as the view knows it)."""
+
+    def decorator(view: View) -> View:
+        @functools.wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if not request.user.is_authenticated:
+                return login_redirect(request, back=back(request))
+            return view(request, *args, **kwargs)
+
+        return cast(View, wrapper)
+
+    return decorator
 
 
 def staff_required(view: View) -> View:

@@ -24,7 +24,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST, require_safe
 
-from accounts.access import login_required
+from accounts.access import login_required, login_required_back
 from booking.domain.parser import InvalidRequest, SlotRequest
 from booking.domain.rules import (
     IdRefused,
@@ -33,7 +33,7 @@ from booking.domain.rules import (
     hold_new_id,
 )
 from booking.domain.site_time import zone_name
-from booking.engine.bookings import hold_current, hold_get
+from booking.engine.bookings import booking_get, hold_current, hold_get
 from booking.engine.claims import booking_claim
 from booking.engine.holds import booking_hold, booking_hold_release
 from booking.engine.priority import priority_pending
@@ -130,21 +130,42 @@ def booking_calendar(request: HttpRequest) -> HttpResponse:
 _SlotsView = Callable[[HttpRequest, str, forms.Choices, SlotRequest], HttpResponse]
 
 
+def _posted_choice_page(request: HttpRequest) -> str:
+    """The booking page of the choice a form sent (where it was made)."""
+    return pick_answers.page_url(forms.choices_from(request.POST)[0])
+
+
 def _slots_posted(view: _SlotsView) -> Callable[[HttpRequest], HttpResponse]:
     """A signed-in POST that takes slots (hold, book): `view` gets the owner and the strictly
     read request; bad input gets the booking page again with its messages (400)."""
 
     @require_POST
-    @login_required
+    @login_required_back(_posted_choice_page)  # signed out since: back to this very choice
     @functools.wraps(view)
     def checked(request: HttpRequest) -> HttpResponse:
         owner = signed_in_owner(request)
         choices, slot_request, problems = forms.posted_request(request.POST)
         if slot_request is None:
-            return pick_answers.refused(request, choices, problems, status=400)
+            return _booked_already(request, owner) or pick_answers.refused(
+                request, choices, problems, status=400
+            )
         return view(request, owner, choices, slot_request)
 
     return checked
+
+
+def _booked_already(request: HttpRequest, owner: str) -> HttpResponse | None:
+    """A Book press whose form no longer reads (its day became today at midnight) that names
+    a booking of this buyer's: the press that made it, sent again. Its booking, not a refusal;
+    None for any other form (a hold's, or a booking id of nobody's)."""
+    booking_id = request.POST.get("booking_id", "")
+    if not isinstance(booking_id, str) or booking_id_room(booking_id) is None:
+        return None
+    booking = booking_get(client=get_store(), booking_id=booking_id)
+    if booking is None or booking.owner_id != owner or booking.status == "cancelled":
+        return None
+    messages.info(request, _("You have booked these slots already: here is the booking."))
+    return HttpResponseRedirect(reverse("booking:done", args=[booking.id]))
 
 
 def _release_hold(request: HttpRequest, owner: str, hold_id: object) -> None:

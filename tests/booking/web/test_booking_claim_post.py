@@ -3,9 +3,11 @@ it ended) and how a refusal answers (the whole booking page, or the panel alone 
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import redis
@@ -14,7 +16,7 @@ from django.test import Client
 
 from booking.domain.rules import booking_new_id
 from booking.engine.bookings import bookings_of
-from tests.booking_support import NOW, claim, day, request
+from tests.booking_support import NOW, SHANGHAI, claim, day, request
 
 TAKEN = {"cls": "A", "room": "20", "date": day(5).isoformat()}
 
@@ -77,6 +79,29 @@ def test_a_session_that_has_ended_books_nothing(
     assert answer.status_code == 302 and "/accounts/login/" in answer["Location"]
     assert booked(r, buyer) == 1
     assert stored(r) == keys_before, "nothing of the booking is written"
+    # After the login, the booking page with the very choice the form held, said why.
+    assert answer["Location"] == "/accounts/login/?next=" + quote(
+        f"/book/?cls=A&room=22&date={day(5).isoformat()}", safe=""
+    )
+    assert "that form was not taken" in stale.get(answer["Location"]).content.decode()
+
+
+def test_book_pressed_again_after_midnight_answers_with_the_booking_the_first_press_made(
+    r: redis.Redis, client_for: Callable[[Any], Client], buyer: Any
+) -> None:
+    """The first press booked at 23:59:50; its answer was lost, the buyer presses again at
+    00:00:10, when the day reads as today: the booking, not "book at least one day ahead"."""
+    client = client_for(buyer)
+    form = {**book_form(23), "date": day(4).isoformat()}
+    with time_machine.travel(dt.datetime(2026, 12, 3, 23, 59, 50, tzinfo=SHANGHAI), tick=False):
+        first = client.post("/book/claim/", form)
+    assert first.status_code == 302 and first["Location"].startswith("/book/done/")
+    with time_machine.travel(dt.datetime(2026, 12, 4, 0, 0, 10, tzinfo=SHANGHAI), tick=False):
+        again = client.post("/book/claim/", form)
+        other = client.post("/book/claim/", {**form, "booking_id": booking_new_id(room=23)})
+    assert again.status_code == 302 and again["Location"] == first["Location"]
+    assert other.status_code == 400 and "is today" in other.content.decode()
+    assert booked(r, buyer) == 1
 
 
 def test_a_refused_booking_answers_the_whole_page_or_for_htmx_the_panel_alone(
