@@ -352,6 +352,8 @@ class ClosureForm(forms.Form):
             self.add_error("last", _("The last day is on or after the first, at most 366 days."))
         elif last and last < site_today():
             self.add_error("last", _("These days are over: a closure takes days from today on."))
+        elif first and first < site_today():
+            self.add_error("first", _("A closure starts today or later: these days have begun."))
         start, end = data.get("hour_start"), data.get("hour_end")
         if (start is None) != (end is None):
             self.add_error("hour_end", _("Give both hours, or neither for whole days."))

@@ -47,7 +47,12 @@ class HeatCell:
     room: int | None = None
     hour: int | None = None
     box: int | None = None
-    closed: int = 0  # of its capacity, the slots staff closed (off sale, shown hatched)
+    closed: int = 0  # of its capacity, the slots staff closed (off sale)
+
+    @property
+    def shut(self) -> bool:
+        """Closed whole (shown hatched); one closed in part says so in its title only."""
+        return 0 < self.capacity <= self.closed
 
     @property
     def level(self) -> int:

@@ -101,28 +101,26 @@ def closure_confirm(request: HttpRequest) -> HttpResponse:
     closure = closure_add(client=client, actor_id=actor, closure=form.closure(closure_id))
     # What is inside now, not what step one listed: a booking made or moved in between is
     # inside too, and nothing enters the closed slots any more.
-    cancelled = 0
+    cancelled, kept = 0, []
     if request.POST.get("cancel_inside") == "1":
         cancelled = closure_bookings_cancel(client=client, actor_id=actor, closure=closure)
-    elif inside := closure_bookings(client=client, closure=closure):
-        messages.warning(
-            request,
-            ngettext(
-                "%(count)d booking is inside the closure and was kept.",
-                "%(count)d bookings are inside the closure and were kept.",
-                len(inside),
-            )
-            % {"count": len(inside)},
-        )
-    messages.success(
-        request,
-        ngettext(
+    else:
+        kept = closure_bookings(client=client, closure=closure)
+    if cancelled:
+        said = ngettext(
             "Closed. %(count)d booking inside was cancelled; its buyer is told why.",
             "Closed. %(count)d bookings inside were cancelled; their buyers are told why.",
             cancelled,
-        )
-        % {"count": cancelled},
-    )
+        ) % {"count": cancelled}
+    elif kept:
+        said = ngettext(
+            "Closed. %(count)d booking is inside the closure and was kept.",
+            "Closed. %(count)d bookings are inside the closure and were kept.",
+            len(kept),
+        ) % {"count": len(kept)}
+    else:
+        said = _("Closed. No booking was inside.")
+    (messages.warning if kept else messages.success)(request, said)
     return HttpResponseRedirect(reverse("dashboard:closures"))
 
 

@@ -106,15 +106,17 @@ def closure_add(
         [",".join(map(str, closure.rooms)), closure.first.isoformat(), closure.last.isoformat(),
          str(start), str(end), actor_id, str(at), closure.reason]
     )  # fmt: skip
-    client.hset(ks.CLOSURES_ALL.key(), closure.id, listed)
+    # Listed once: the same closure sent again (a double press) is not audited twice.
+    first_time = client.hsetnx(ks.CLOSURES_ALL.key(), closure.id, listed)
     # A move into these rooms under way now held its slots before the closure: one into the
     # closed slots is settled at once (finished if its old room has decided, so that the
     # closure lists it; else stopped). Any move after the closure is refused by the room.
     moves_settle_into(client=client, rooms=closure.rooms, covers=closure.covers)
-    staff_audit_record(
-        client=client, kind="closure_add", actor_id=actor_id, subject=closure.rooms_label,
-        detail=f"{closure.first}..{closure.last} {start}-{end}: {closure.reason}", now=now,
-    )  # fmt: skip
+    if first_time:
+        staff_audit_record(
+            client=client, kind="closure_add", actor_id=actor_id, subject=closure.rooms_label,
+            detail=f"{closure.first}..{closure.last} {start}-{end}: {closure.reason}", now=now,
+        )  # fmt: skip
     return closure
 
 

@@ -17,6 +17,7 @@ from django.test import Client
 from booking.domain.keys import RoomKeys
 from booking.engine.bookings import booking_get
 from booking.engine.closures import closures_list
+from strongroom.audit import staff_audit_entries
 from strongroom.decoders import text_stream
 from tests.booking_support import NOW, claim, request
 from tests.conftest import Someone
@@ -128,8 +129,9 @@ def test_bad_closure_input_is_refused_with_a_message_and_writes_nothing(
         {"reason": "  "},
         {"hour_start": "9", "hour_end": ""},
         {"rooms": "<script>"},
-        {"first": "2026-11-01", "last": "2026-11-20"},
-    ):  # fmt: skip  (days over)
+        {"first": "2026-11-01", "last": "2026-11-20"},  # days over
+        {"first": "2026-11-20", "last": "2026-11-22"},  # begun before today (the 21st)
+    ):  # fmt: skip
         response = desk.post("/staff/closures/check/", {**CLOSE, **bad})
         assert response.status_code == 400 and "Nothing was closed." in text(response)
     forged = desk.post("/staff/closures/close/", {**CLOSE, "closure_id": "x:{y}"})
@@ -168,6 +170,10 @@ def test_closing_deals_with_what_is_inside_then_not_what_was_listed_before(
     status = booking_get(client=r, booking_id=late.id).status  # type: ignore[union-attr]
     if cancel:
         assert status == "cancelled" and "1 booking inside was cancelled" in text(done)
+        again = desk.post("/staff/closures/close/", sent, follow=True)  # a double press
+        assert again.status_code == 200 and len(closures_list(client=r)) == 1
+        audited = [e for e in staff_audit_entries(client=r) if e.kind == "closure_add"]
+        assert len(audited) == 1
     else:
         assert status == "confirmed" and "1 booking is inside the closure and was kept" in text(
             done
@@ -192,5 +198,13 @@ def test_the_occupancy_map_marks_what_is_closed(
     assert row.count("heat--closed") == 2 and "07:00" not in row.split("heat--closed")[0][-200:]
     assert '<th scope="row">009</th>' in hours
     assert "heat--closed" not in hours.split('<th scope="row">009</th>')[1].split("</tr>")[0]
+    # Class C over the whole day: a box of room 007 is closed 2 of its 24 hours, so its cell
+    # is not hatched as closed whole, and says how much is; over 08-10 it is closed whole.
+    day_c = text(desk.get("/staff/occupancy/", {"date": "2026-12-10", "cls": "C", "floor": "1"}))
+    row_c = day_c.split('<th scope="row">007</th>')[1].split("</tr>")[0]
+    assert "heat--closed" not in row_c and 'title="007 #1: 2 slots closed"' in row_c
+    part = text(desk.get("/staff/occupancy/", {"date": "2026-12-10", "cls": "C", "floor": "1",
+                                               "hour_start": "8", "hour_end": "10"}))  # fmt: skip
+    assert part.split('<th scope="row">007</th>')[1].split("</tr>")[0].count("heat--closed") == 100
     other_day = text(desk.get("/staff/occupancy/", {"date": "2026-12-11", "cls": "A"}))
     assert "heat-0 heat--closed" not in other_day
