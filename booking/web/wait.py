@@ -38,6 +38,12 @@ def _waits(choices: forms.Choices) -> list[Wait]:
     ]
 
 
+def _too_many() -> str:
+    return _("At most %(count)d waiting lists at once: choose fewer days or boxes.") % {
+        "count": MAX_WAITS_AT_ONCE
+    }
+
+
 def _priority() -> dict[str, int]:
     return {"priority_minutes": max(1, settings.STRONGROOM_WAIT_HOLD_SECONDS // 60)}
 
@@ -48,6 +54,8 @@ def wait_page(request: HttpRequest) -> HttpResponse:
     """GET: the chosen class, room, hours and box with a day to pick. POST: join the list."""
     if request.method != "POST":
         choices, problems = forms.choices_from(request.GET)
+        if choices.complete and len(_waits(choices)) > MAX_WAITS_AT_ONCE:
+            problems = [*problems, _too_many()]  # said now, not once the form is sent
         context = {"choices": choices, "days": _bookable_days(), "problems": problems}
         return render(request, "booking/wait.html", {**context, **_priority()})
     choices, _request, problems = forms.posted_request(request.POST)
@@ -58,10 +66,7 @@ def wait_page(request: HttpRequest) -> HttpResponse:
     dates_sent = len(forms.query_values(request.POST, "date"))
     if not waits or len(waits) > MAX_WAITS_AT_ONCE or dates_sent > MAX_WAITS_AT_ONCE:
         if len(waits) > MAX_WAITS_AT_ONCE or dates_sent > MAX_WAITS_AT_ONCE:
-            problems = [
-                _("At most %(count)d waiting lists at once: choose fewer days or boxes.")
-                % {"count": MAX_WAITS_AT_ONCE}
-            ]
+            problems = [_too_many()]
         elif not problems:
             problems = [_("Choose a class, a room, the hours (and a box) and one day to wait for.")]
         return render(request, "booking/wait.html", {**context, "problems": problems}, status=400)

@@ -116,6 +116,11 @@ def test_more_waits_at_once_than_allowed_are_refused_for_that_reason(
         page = html.unescape(response.content.decode())
         assert "At most 10 waiting lists at once" in page
         assert "dates per booking" not in page
+    # Said on the page that offers the list already, not once it is sent.
+    asked = signed_in.get("/book/wait/", {"cls": "A", "room": "158", "date": days})
+    assert "At most 10 waiting lists at once" in html.unescape(asked.content.decode())
+    fine = signed_in.get("/book/wait/", {"cls": "A", "room": "158", "date": days[:10]})
+    assert "waiting lists at once" not in html.unescape(fine.content.decode())
     assert snapshot(r) == before
 
 
