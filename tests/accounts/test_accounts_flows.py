@@ -227,7 +227,8 @@ def test_password_change_needs_the_current_password_and_ends_other_sessions(
             "new_password2": buyer.password}  # fmt: skip
     unchanged = here.post("/accounts/password/", same)
     assert unchanged.status_code == 400
-    assert "The new password is the one you typed as current: choose a new one." in unchanged.content.decode()
+    said = "The new password is the one you typed as current: choose a new one."
+    assert said in unchanged.content.decode()
     assert elsewhere.get("/accounts/me/").status_code == 200  # nothing changed, nobody out
     changed = here.post(
         "/accounts/password/",
