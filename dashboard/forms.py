@@ -14,6 +14,7 @@ from booking.domain.rules import CLASSES, STATUSES, season_end, season_start, si
 from booking.domain.window import MAX_DAYS, SalesWindow
 from booking.selectors import MAX_CLOSURE_DAYS, Closure, rooms_parse
 from dashboard.audit_words import kind_label
+from dashboard.season import season_name
 from dashboard.selectors import BookingFilter
 from strongroom.audit import audit_kinds
 
@@ -224,6 +225,15 @@ class FlushForm(forms.Form):
         if not text:
             raise forms.ValidationError(_("Give a reason: buyers and the audit log see it."))
         return text
+
+    def clean_confirmation(self) -> str:
+        """Said with the reason's problem, if any (the flush checks the name again itself)."""
+        typed = self.cleaned_data.get("confirmation", "")
+        if typed.strip() != season_name():
+            raise forms.ValidationError(
+                _("Type the season's name, %(name)s, exactly.") % {"name": season_name()}
+            )
+        return typed
 
 
 class AuditFilterForm(forms.Form):

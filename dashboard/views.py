@@ -160,6 +160,9 @@ def keyspace(request: HttpRequest) -> HttpResponse:
 
 
 def _keyspace_page(request: HttpRequest, form: FlushForm, status: int = 200) -> HttpResponse:
+    refused = next((name for name in form.errors if name in form.fields), None)
+    if refused is not None:  # the browser brings the field to mend into view, script or not
+        form.fields[refused].widget.attrs["autofocus"] = True
     client = get_store()
     stats = sorted(
         keyspace_stats(client),

@@ -6,7 +6,7 @@ from django import template
 
 from booking.domain.rules import format_room
 from booking.selectors import Closure
-from dashboard.forms import closure_days_text, closure_rooms_text
+from dashboard.forms import closure_days_text
 
 register = template.Library()
 
@@ -31,11 +31,6 @@ def person_number(value: object) -> int | None:
     """A person id given as text (an audit entry's subject), or None when it is not one."""
     text = str(value)
     return int(text) if text.isascii() and text.isdigit() and len(text) < 19 else None
-
-
-@register.filter
-def closure_rooms(closure: Closure) -> str:
-    return closure_rooms_text(closure)
 
 
 @register.filter

@@ -74,7 +74,7 @@ def test_staff_see_the_bookings_inside_then_close_cancel_and_reopen(
     assert checked.status_code == 200 and booked.reference in page
     assert 'id="closure-confirm"' in page and closures_list(client=r) == []
     summary = page.split('id="closure-summary"')[1].split("</dl>")[0]
-    assert "room 007" in summary and "2026-12-10 – 2026-12-11, whole days" in summary
+    assert "<dd>007</dd>" in summary and "2026-12-10 – 2026-12-11, whole days" in summary
     assert "safe under repair" in summary
     done = desk.post(
         "/staff/closures/close/",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import redis
@@ -52,6 +53,11 @@ def test_a_wrong_confirmation_flushes_nothing(
         )
         assert refused.status_code == 400
         assert "Give a reason: buyers and the audit log see it." in refused.content.decode()
+    # Both problems at once, and the first field to mend takes the focus.
+    both = client.post("/staff/keyspace/flush/", {"confirmation": "wrong", "reason": ""})
+    page = both.content.decode()
+    assert "Type the season&#x27;s name, 2026-12, exactly." in page and "Give a reason" in page
+    assert re.search(r'<input[^>]*name="confirmation"[^>]*autofocus', page)
     assert _inventory_keys(r) == before
     assert all(b.status != "cancelled" for b in world.fresh(r) if b.id != world.cancelled_id)
     assert r.xlen(ks.STAFF_AUDIT.key()) == 0
