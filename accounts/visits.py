@@ -173,18 +173,20 @@ class VisitBatch:
         store error the counts are kept for the next flush, and views that may have been
         written (sent, no answer) go again alone, under their id, before any newer ones."""
         with self._flush_lock:
+            # Taken out and marked as being sent in one step: a reader of pending_views never
+            # sees them in neither place (it read 0 there, before the write, when one flush
+            # took every view).
             with self._lock:
                 views, visitors = dict(self._views), self._visitors
                 self._views, self._visitors, self._pending_visitors = Counter(), {}, 0
-            unit = self._doubt
-            if unit is None and views:
-                self._flushes += 1
-                shard = (os.getpid() + self._flushes) % VISITS_SHARDS
-                unit, views = _Flush(secrets.token_hex(8), shard, views), {}
+                unit = self._doubt
+                if unit is None and views:
+                    self._flushes += 1
+                    shard = (os.getpid() + self._flushes) % VISITS_SHARDS
+                    unit, views = _Flush(secrets.token_hex(8), shard, views), {}
+                self._writing = unit
             if unit is None and not visitors:
                 return 0
-            with self._lock:
-                self._writing = unit
             written = False
             try:
                 try:

@@ -9,6 +9,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
 import redis
 from django.conf import settings
 from django.utils import timezone
@@ -97,6 +98,47 @@ def test_a_served_site_writes_its_views_within_a_second_and_the_rest_at_exit(
         process.terminate()  # graceful: worker_exit writes what gathered since the last flush
         process.wait(timeout=30)
     assert _views_around_today(r) == (50, 1)  # exact; the htmx fragment is no page view
+
+
+def test_views_being_taken_out_for_a_flush_still_count_as_pending(
+    r: redis.Redis, monkeypatch: pytest.MonkeyPatch
+):
+    """Between taking the views out of the batch and marking them as being sent, a reader saw
+    them nowhere: 0 pending before anything was written (a cluster run failed so, when one
+    flush took all 2,000 views). A reader started in that very step sees them."""
+    from accounts import visits
+
+    release = threading.Event()
+    seen: list[int] = []
+
+    def slow_store() -> redis.Redis:
+        release.wait(10)  # the write waits: what the reader sees is not yet written
+        return r
+
+    batch = VisitBatch(client=slow_store, interval_ms=lambda: 0)
+    real_token = visits.secrets.token_hex
+    readers: list[threading.Thread] = []
+
+    def token_hex(n: int) -> str:  # called as the flush makes its unit: read from another thread
+        reader = threading.Thread(target=lambda: seen.append(batch.pending_views()))
+        reader.start()
+        readers.append(reader)
+        reader.join(0.2)
+        return real_token(n)
+
+    monkeypatch.setattr(visits.secrets, "token_hex", token_hex)
+    for i in range(5):
+        batch.add(day=DAY, visitor=f"a:{i}")
+    flusher = threading.Thread(target=batch.flush)
+    flusher.start()
+    for _ in range(100):
+        if readers:
+            break
+        threading.Event().wait(0.05)
+    readers[0].join(10)
+    release.set()
+    flusher.join(10)
+    assert seen == [5]
 
 
 def test_views_a_flush_is_sending_still_count_as_pending(r: redis.Redis):
