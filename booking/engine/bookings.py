@@ -74,6 +74,10 @@ def booking_get(*, client: redis.Redis, booking_id: str) -> Booking | None:
                 finished = replace(finished, unsure=False)
             if finished is not None:
                 return finished
+            # Not this reader's to finish (another reader or the mover did, a moment ago):
+            # the booking as the new room holds it now, not missing (a 404 in a race).
+            (now_there,) = pipeline_replies(client, booking_read(booking_id=origin["moved_to"]))
+            data = text_hash(now_there)
         else:
             pending = booking_from_hash(data)
             if pending is not None:

@@ -48,3 +48,36 @@ def test_a_move_cut_off_after_the_old_room_decided_leaves_the_booking_visible(
         assert made.booking.reference in listed.content.decode()
         desk = client_for(staff).get(f"/staff/bookings/{made.booking.id}/")
         assert desk.status_code == 200 and made.booking.reference in desk.content.decode()
+
+
+def test_a_reader_whose_finish_of_a_move_another_did_first_still_finds_the_booking(
+    r: redis.Redis, buyer: Someone, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two readers find the same move half done; the other one's commit lands first, this
+    one's finish answers None: the booking is read as it now is, not missing (the staff move
+    page answered 404 in a race of ten moves on a cluster)."""
+    from booking.engine import bookings
+
+    def died(*args: object, **kwargs: object) -> None:
+        raise ConnectionError("the mover died here")
+
+    with time_machine.travel(NOW, tick=False):
+        made = claim(r, request("C", hour_start=8, hour_end=10, boxes=[3]), owner=str(buyer.id))
+        assert made.booking is not None
+        monkeypatch.setattr(moves_rooms, "_move_commit", died)
+        with pytest.raises(ConnectionError):
+            booking_move(
+                client=r, booking_id=made.booking.id,
+                request=request("C", room=9, hour_start=8, hour_end=10, boxes=[3]),
+                actor_id=str(buyer.id), actor_is_staff=False, move_id="m" * 20,
+            )  # fmt: skip
+        monkeypatch.undo()
+        real_finish = bookings.move_finish
+
+        def finished_by_another(**kwargs: object) -> None:
+            real_finish(**kwargs)  # type: ignore[arg-type]  # the other reader's commit
+            return None  # and this one's finds nothing left to do
+
+        monkeypatch.setattr(bookings, "move_finish", finished_by_another)
+        found = booking_get(client=r, booking_id=made.booking.id)
+        assert found is not None and found.room == 9 and found.status == "confirmed", found
