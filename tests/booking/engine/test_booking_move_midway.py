@@ -11,11 +11,32 @@ import redis
 import time_machine
 from django.test import Client
 
+from booking.domain.records import Booking
 from booking.engine import moves_rooms
 from booking.engine.bookings import booking_get
 from booking.engine.moves import booking_move
 from tests.booking_support import NOW, claim, request
 from tests.conftest import Someone
+
+
+def _moved_half_way(r: redis.Redis, buyer: Someone, monkeypatch: pytest.MonkeyPatch) -> Booking:
+    """A booking of room 7 whose move to room 9 was cut off after the old room decided (the
+    mover died before the new room's commit)."""
+
+    def died(*args: object, **kwargs: object) -> None:
+        raise ConnectionError("the mover died here")
+
+    made = claim(r, request("C", hour_start=8, hour_end=10, boxes=[3]), owner=str(buyer.id))
+    assert made.booking is not None
+    monkeypatch.setattr(moves_rooms, "_move_commit", died)
+    with pytest.raises(ConnectionError):
+        booking_move(
+            client=r, booking_id=made.booking.id,
+            request=request("C", room=9, hour_start=8, hour_end=10, boxes=[3]),
+            actor_id=str(buyer.id), actor_is_staff=False, move_id="m" * 20,
+        )  # fmt: skip
+    monkeypatch.undo()  # the mover is gone; whoever reads the booking now finishes it
+    return made.booking
 
 
 def test_a_move_cut_off_after_the_old_room_decided_leaves_the_booking_visible(
@@ -25,29 +46,17 @@ def test_a_move_cut_off_after_the_old_room_decided_leaves_the_booking_visible(
     client_for: Callable[[Someone], Client],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def died(*args: object, **kwargs: object) -> None:
-        raise ConnectionError("the mover died here")
-
     with time_machine.travel(NOW, tick=False):
-        made = claim(r, request("C", hour_start=8, hour_end=10, boxes=[3]), owner=str(buyer.id))
-        assert made.booking is not None
-        monkeypatch.setattr(moves_rooms, "_move_commit", died)
-        with pytest.raises(ConnectionError):
-            booking_move(
-                client=r, booking_id=made.booking.id,
-                request=request("C", room=9, hour_start=8, hour_end=10, boxes=[3]),
-                actor_id=str(buyer.id), actor_is_staff=False, move_id="m" * 20,
-            )  # fmt: skip
-        monkeypatch.undo()  # the mover is gone; whoever reads the booking now finishes it
-        found = booking_get(client=r, booking_id=made.booking.id)
+        made = _moved_half_way(r, buyer, monkeypatch)
+        found = booking_get(client=r, booking_id=made.id)
         assert found is not None and found.room == 9 and found.status == "confirmed", found
-        assert found.reference == made.booking.reference
-        page = client_for(buyer).get(f"/book/done/{made.booking.id}/")
+        assert found.reference == made.reference
+        page = client_for(buyer).get(f"/book/done/{made.id}/")
         assert page.status_code == 200
         listed = client_for(buyer).get("/book/mine/")
-        assert made.booking.reference in listed.content.decode()
-        desk = client_for(staff).get(f"/staff/bookings/{made.booking.id}/")
-        assert desk.status_code == 200 and made.booking.reference in desk.content.decode()
+        assert made.reference in listed.content.decode()
+        desk = client_for(staff).get(f"/staff/bookings/{made.id}/")
+        assert desk.status_code == 200 and made.reference in desk.content.decode()
 
 
 def test_a_reader_whose_finish_of_a_move_another_did_first_still_finds_the_booking(
@@ -58,20 +67,8 @@ def test_a_reader_whose_finish_of_a_move_another_did_first_still_finds_the_booki
     page answered 404 in a race of ten moves on a cluster)."""
     from booking.engine import bookings
 
-    def died(*args: object, **kwargs: object) -> None:
-        raise ConnectionError("the mover died here")
-
     with time_machine.travel(NOW, tick=False):
-        made = claim(r, request("C", hour_start=8, hour_end=10, boxes=[3]), owner=str(buyer.id))
-        assert made.booking is not None
-        monkeypatch.setattr(moves_rooms, "_move_commit", died)
-        with pytest.raises(ConnectionError):
-            booking_move(
-                client=r, booking_id=made.booking.id,
-                request=request("C", room=9, hour_start=8, hour_end=10, boxes=[3]),
-                actor_id=str(buyer.id), actor_is_staff=False, move_id="m" * 20,
-            )  # fmt: skip
-        monkeypatch.undo()
+        made = _moved_half_way(r, buyer, monkeypatch)
         real_finish = bookings.move_finish
 
         def finished_by_another(**kwargs: object) -> None:
@@ -79,5 +76,5 @@ def test_a_reader_whose_finish_of_a_move_another_did_first_still_finds_the_booki
             return None  # and this one's finds nothing left to do
 
         monkeypatch.setattr(bookings, "move_finish", finished_by_another)
-        found = booking_get(client=r, booking_id=made.booking.id)
+        found = booking_get(client=r, booking_id=made.id)
         assert found is not None and found.room == 9 and found.status == "confirmed", found
