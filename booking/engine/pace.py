@@ -9,6 +9,7 @@ counting: a buyer who may not book for a while may not hold slots meanwhile eith
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis
@@ -78,13 +79,7 @@ def pace_spent_until(*, client: redis.Redis, owner_id: str, now_ms: int) -> dt.d
             return 0
         return int(oldest[0][1]) + PACE_WINDOW_MS
 
-    again = spent()
-    if not again:
-        return None
-    settled = pace_settle(client=client, owner_id=owner_id, now_ms=now_ms)
-    if settled.dropped:
-        again = spent()  # at the limit only for claims that never ran
-    return from_ms(_sooner(again, settled)) if again else None
+    return _read_settled(client, owner_id, now_ms, spent)
 
 
 def booking_pace(
@@ -107,12 +102,20 @@ def booking_pace(
             event_id=booking_id,
         )
 
-    again = gate()
+    return _read_settled(client, owner_id, at, gate)
+
+
+def _read_settled(
+    client: redis.Redis, owner_id: str, now_ms: int, read: Callable[[], int]
+) -> dt.datetime | None:
+    """`read()` (0: the buyer may book, else the ms when they may again); at the limit, the
+    entries of claims that never ran are settled and it is read once more."""
+    again = read()
     if not again:
         return None
-    settled = pace_settle(client=client, owner_id=owner_id, now_ms=at)
+    settled = pace_settle(client=client, owner_id=owner_id, now_ms=now_ms)
     if settled.dropped:
-        again = gate()  # at the limit only for claims that never ran
+        again = read()  # at the limit only for claims that never ran
     return from_ms(_sooner(again, settled)) if again else None
 
 

@@ -229,9 +229,8 @@ def test_a_killed_primary_loses_no_receipt_and_repeats_only_what_was_in_flight(
         f"answered after {failover_s:.1f} s, sending resumed {resume_s:.2f} s later"
     )
     assert duplicates <= in_flight_at_crash
-    # Sending resumed (`resumed_after` waits up to 30 s for it); how soon is a figure of this
+    # Sending resumed (`resumed_after` asserts it within 30 s); how soon is a figure of this
     # machine's load, printed above, not a timed assertion (5.13 s failed "< 5" on a busy run).
-    assert resume_s > 0
 
 
 def kill_a_primary(
