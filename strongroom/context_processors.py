@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest
-from django.urls import Resolver404, resolve
 from django.utils.encoding import escape_uri_path, iri_to_uri
 
+from strongroom.methods import takes_get
 from strongroom.zone import zone_name
 
 # The longest address a page sends its visitor back to (after logging in, after switching
@@ -48,25 +47,6 @@ def page_address(request: HttpRequest) -> str:
     ):
         return _shortened(came_from.path, came_from.query) or "/"
     return "/"
-
-
-def takes_get(path: str) -> bool:
-    """Whether the view at `path` answers a GET: a page shown in answer to a form (a refused
-    booking, a closure's second step) sits at an address that takes only forms, and coming
-    back there would be a 405. Read from Django's method decorators (`require_POST`,
-    `require_http_methods`), which keep the methods they allow in their closure; a view with
-    none takes every method."""
-    try:
-        view: Any = resolve(path).func
-    except Resolver404:
-        return True  # its own 404 says so
-    while view is not None:
-        code = getattr(view, "__code__", None)
-        if code is not None and "request_method_list" in code.co_freevars:
-            cell = view.__closure__[code.co_freevars.index("request_method_list")]
-            return "GET" in cell.cell_contents
-        view = getattr(view, "__wrapped__", None)
-    return True
 
 
 def site(request: HttpRequest) -> dict[str, object]:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from django import forms
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import render
 
 from strongroom.durable import NotDurable
+from strongroom.methods import view_methods
 from strongroom.startup import StoreNotReady
 from strongroom.store import UNAVAILABLE, StoreUnavailable, recover
 
@@ -153,3 +155,15 @@ class MethodNotAllowedPageMiddleware:
         page = render(request, "405.html", status=405)
         page["Allow"] = response.get("Allow", "")
         return page
+
+    def process_view(
+        self, request: HttpRequest, view: Callable[..., Any], args: Any, kwargs: Any
+    ) -> HttpResponse | None:
+        """A form method (PUT, DELETE, ...) that the view does not take is a 405 at once, not
+        the CSRF check's 403: the address takes no such request, whatever its token."""
+        if request.method in ("GET", "HEAD", "OPTIONS", "TRACE"):
+            return None  # the view's own decorator answers these
+        methods = view_methods(view)
+        if methods is None or request.method in methods:
+            return None
+        return HttpResponseNotAllowed(sorted(methods))

@@ -151,6 +151,22 @@ def test_a_get_of_a_form_only_address_is_a_page_with_a_way_on(
     assert "此地址只接收" in answer.content.decode() and 'href="/book/"' in answer.content.decode()
 
 
+@pytest.mark.parametrize("path", ["/book/claim/", "/accounts/logout/", "/staff/catalog/books/add/"])
+def test_a_method_an_address_does_not_take_is_a_405_before_the_csrf_check(
+    r: redis.Redis, path: str, buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    """A PUT or DELETE sent as a browser sends it (CSRF checked, no token) to an address that
+    takes only forms is told the address takes no such request (405, and what it takes), not
+    that its token was missing (403)."""
+    browser = Client(enforce_csrf_checks=True)
+    for method in (browser.put, browser.delete, browser.patch):
+        answer = method(path)
+        assert answer.status_code == 405, (method.__name__, path, answer.status_code)
+        assert answer["Allow"], path
+        assert "PUT" not in answer["Allow"] and "DELETE" not in answer["Allow"]
+    assert browser.post(path).status_code == 403  # a method it takes: the token still counts
+
+
 def test_switching_language_after_a_refused_form_returns_to_the_form_s_page(
     r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
 ) -> None:
