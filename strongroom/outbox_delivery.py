@@ -23,11 +23,9 @@ from django.core.mail.utils import DNS_NAME
 from strongroom import keyspace as ks
 from strongroom.ahead import Command, pipeline_send, request_reads
 from strongroom.clock import now_ms
-from strongroom.decoders import text_values
 from strongroom.outbox import (
     BATCH,
     CONSUMER,
-    FIELD,
     FULL_PASS_COUNT,
     GROUP,
     RENDERERS,
@@ -38,11 +36,11 @@ from strongroom.outbox import (
     tries_field,
     tries_limit,
 )
+from strongroom.outbox_take import RECOVER_MS, Delivery, entries_take
 from strongroom.store import UNAVAILABLE, StoreUnavailable
 
 logger = logging.getLogger(__name__)
 
-RECOVER_MS = 3_000  # an entry no sender touched for this long is taken over
 TOUCH_S = 1.0  # how often a sender touches what it is working on
 FAILED_IDLE_MS = 10**9  # a failed entry is marked idle at once: no sender is working on it
 _ERROR_LIMIT = 300
@@ -60,100 +58,6 @@ class SendReport:
     def handled(self) -> int:
         """Messages this pass took up (sent, failed or dropped)."""
         return self.sent + self.failed + self.dropped
-
-
-@dataclass(frozen=True)
-class Delivery:
-    """An entry handed to this sender: new, or taken over, or due again after a failure."""
-
-    box: str
-    entry_id: str
-    member: str
-    deliveries: int
-    tries: Tries
-
-    @property
-    def field(self) -> str:
-        return tries_field(self.box, self.entry_id)
-
-
-def _no_group(reply: object) -> bool:
-    return isinstance(reply, redis.ResponseError) and "NOGROUP" in str(reply)
-
-
-def _groups_make(client: redis.Redis, boxes: Sequence[str]) -> list[str]:
-    """Create the consumer group of the outboxes that exist (from their first entry: nothing
-    written to them is missed); an outbox not yet written to has no key (empty costs nothing)
-    and gets its group once it has one. Returns the outboxes that have a group now."""
-    pipe = client.pipeline(transaction=False)
-    for box in boxes:
-        pipe.xgroup_create(box, GROUP, id="0")
-    made = []
-    for box, reply in zip(boxes, pipe.execute(raise_on_error=False), strict=True):
-        if not isinstance(reply, Exception) or "BUSYGROUP" in str(reply):
-            made.append(box)
-        elif "requires the key to exist" not in str(reply):
-            raise reply
-    return made
-
-
-def _take(
-    client: redis.Redis, boxes: Sequence[str], at: int, count: int, *, again: bool = False
-) -> tuple[list[Delivery], list[str]]:
-    """What this sender is to send now from `boxes`: new entries (at most `count` from each),
-    then entries due again (failed before, or left by a sender that stopped touching them).
-    Also the outboxes that gave `count` new ones (more may wait)."""
-    pipe = client.pipeline(transaction=False)
-    for box in boxes:
-        pipe.xreadgroup(GROUP, CONSUMER, {box: ">"}, count=count)
-        pipe.xpending_range(box, GROUP, "-", "+", count, idle=RECOVER_MS)
-    replies = pipe.execute(raise_on_error=False)
-    missing = [box for box, reply in zip(boxes, replies[0::2], strict=True) if _no_group(reply)]
-    taken: list[Delivery] = []
-    stale: list[tuple[str, str, int]] = []
-    full: list[str] = []
-    for box, read, pending in zip(boxes, replies[0::2], replies[1::2], strict=True):
-        if _no_group(read):
-            continue
-        for reply in (read, pending):
-            if isinstance(reply, Exception):
-                raise reply
-        entries = [e for _, stream_entries in read or [] for e in stream_entries]
-        if len(entries) >= count:
-            full.append(box)
-        taken += [Delivery(box, i, fields.get(FIELD, ""), 1, Tries()) for i, fields in entries]
-        stale += [(box, p["message_id"], int(p["times_delivered"])) for p in pending]
-    if stale:
-        taken += _take_over(client, stale, at)
-    made = _groups_make(client, missing) if missing and not again else []
-    if made:  # an outbox's first entries: read at once, not on the next pass
-        more, more_full = _take(client, made, at, count, again=True)
-        taken, full = taken + more, full + more_full
-    return taken, full
-
-
-def _take_over(client: redis.Redis, stale: list[tuple[str, str, int]], at: int) -> list[Delivery]:
-    """Claim the idle entries that are due (a failed one once its next try has come, one left
-    by a dead sender at once). Only one sender wins an entry: XCLAIM checks the idle time."""
-    fields = [tries_field(box, entry_id) for box, entry_id, _ in stale]
-    tries = [Tries.parse(v) for v in text_values(client.hmget(ks.MAIL_TRIES.key(), fields))]
-    due = [
-        (box, entry_id, times, t)
-        for (box, entry_id, times), t in zip(stale, tries, strict=True)
-        if t.next_ms <= at
-    ]
-    if not due:
-        return []
-    pipe = client.pipeline(transaction=False)
-    for box, entry_id, _, _ in due:
-        pipe.xclaim(box, GROUP, CONSUMER, RECOVER_MS, [entry_id])
-    taken = []
-    for (box, _, times, t), claimed in zip(due, pipe.execute(), strict=True):
-        for claimed_id, claimed_fields in claimed or []:
-            if claimed_fields is None:  # deleted meanwhile
-                continue
-            taken.append(Delivery(box, claimed_id, claimed_fields.get(FIELD, ""), times + 1, t))
-    return taken
 
 
 class _InFlight:
@@ -300,7 +204,7 @@ def outbox_send(
     if not boxes or (stop is not None and stop.is_set()):  # stopping: take nothing more
         return SendReport()
     count = FULL_PASS_COUNT if len(boxes) > BATCH // FULL_PASS_COUNT else BATCH // len(boxes)
-    taken, full = _take(client, boxes, at, count)
+    taken, full = entries_take(client, boxes, at, count)
     if not taken:
         return SendReport(more=tuple(full))
     connection = get_connection(fail_silently=False)

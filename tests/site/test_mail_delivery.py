@@ -253,3 +253,32 @@ def test_ten_presses_at_once_on_one_dead_letter_queue_it_once(
     outbox_send(client=r)
     assert len(smtp.accepted) == queued
     assert not dead_letters_read(client=r)
+
+
+def _server_errors(r: redis.Redis) -> int:
+    """Every error reply the server has given since it started (INFO errorstats), over all
+    nodes on a cluster."""
+    stats = r.info("errorstats")
+    nodes = stats.values() if stats and all(isinstance(v, dict) for v in stats.values()) else ()
+    if nodes and all(isinstance(v, dict) and "count" not in v for v in nodes):
+        stats = {k: v for node in nodes for k, v in node.items()}  # a cluster: one dict a node
+    return sum(int(v["count"]) for k, v in stats.items() if k.startswith("errorstat_"))
+
+
+def test_passes_over_outboxes_nobody_wrote_to_cost_the_server_no_errors(
+    r: redis.Redis, buyer: Someone, smtp: MailServer
+) -> None:
+    """An idle site's sender looks at every room's outbox every few seconds: one that does not
+    exist is asked whether it does, not read (a read of a missing stream is a NOGROUP error,
+    and those were most of an idle server's replies). Once written to, it is read at once."""
+    smtp.refuse = False
+    outbox_send(client=r)  # what an earlier test's store left this process believing is settled
+    before = _server_errors(r)
+    for _ in range(3):
+        assert outbox_send(client=r).handled == 0
+    assert _server_errors(r) == before
+    with_address(r, buyer, "anna@example.test")
+    book(r, buyer)
+    assert outbox_send(client=r).sent == 1  # the new outbox: its group made and read, one pass
+    assert outbox_send(client=r).handled == 0
+    assert _server_errors(r) == before
