@@ -34,6 +34,11 @@ WAITAOF_TIMEOUT_MS = 1000
 CLUSTER_ATTEMPTS = 4
 CLUSTER_BACKOFF_S = (0.05, 0.2, 0.4)
 
+# Under aof+replica, whether a primary has a replica following it is asked at most this often
+# (INFO replication, per process and primary), before writes are sent to it.
+REPLICA_CHECK_S = 1.0
+_replicas_seen: dict[str, tuple[float, bool]] = {}
+
 _WAITAOF_ATTRIBUTE = "_strongroom_waitaof"
 _LEVEL_ATTRIBUTE = "_strongroom_durability"
 _APPENDFSYNC_ATTRIBUTE = "_strongroom_appendfsync_always"
@@ -99,6 +104,37 @@ def _has_replicas(client: redis.Redis) -> bool:
     text = reply.decode() if isinstance(reply, bytes) else str(reply)
     flags = [line.split()[2].split(",") for line in text.splitlines() if line.strip()]
     return any({"slave", "replica"} & set(node) for node in flags)
+
+
+class WritesPaused(StoreUnavailable):
+    """Under aof+replica, a primary the writes would go to has no replica following it (it was
+    one until a failover a moment ago, and the failed node is not back): nothing could confirm
+    them, so nothing was sent. Its rooms take changes again once a replica follows it."""
+
+
+def _replica_follows(node: Any) -> bool:
+    """Whether a replica follows the primary `node` (a cluster node), as it said within the
+    last REPLICA_CHECK_S; True when it does not answer (a failover under way: the batch's own
+    retries deal with that, as before)."""
+    now = time.monotonic()
+    seen = _replicas_seen.get(node.name)
+    if seen is not None and now - seen[0] < REPLICA_CHECK_S:
+        return seen[1]
+    try:
+        info = node.redis_connection.info("replication")
+    except UNAVAILABLE:
+        return True
+    follows = int(info.get("connected_slaves", 0)) > 0
+    _replicas_seen[node.name] = (now, follows)
+    return follows
+
+
+def primaries_unfollowed(client: redis.Redis) -> int:
+    """Under aof+replica on a cluster, how many primaries no replica follows (writes to their
+    slots are refused until one does); 0 otherwise."""
+    if not is_cluster(client) or durability(client) != "aof+replica":
+        return 0
+    return sum(not _replica_follows(node) for node in _cluster(client).get_primaries())
 
 
 class NotDurable(Exception):
@@ -170,9 +206,18 @@ def durable_calls(
     if not is_cluster(client):
         return _durable_batch(client, client, calls, wait, fence=_fence(client, None))
     groups: dict[str, list[int]] = {}
+    nodes = {}
     for index, call in enumerate(calls):
         node = _cluster(client).get_node_from_key(call.route)
         groups.setdefault(node.name, []).append(index)
+        nodes[node.name] = node
+    # A write that no replica could confirm would hang between done and not done ("not
+    # confirmed yet") until one follows again, its slots taken meanwhile: refused before
+    # anything is sent instead, on every primary of the batch.
+    if wait is not None and wait[0][0] == "WAIT":
+        for name, node in nodes.items():
+            if not _replica_follows(node):
+                raise WritesPaused(f"no replica follows {name}: nothing sent")
     results: list[Any] = [None] * len(calls)
     # Every primary gets its commands even when one before it could not confirm its own: they
     # ran there (NotDurable), so the others' run too, and the caller learns it once, at the end

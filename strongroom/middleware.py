@@ -10,7 +10,7 @@ from django import forms
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import render
 
-from strongroom.durable import NotDurable
+from strongroom.durable import NotDurable, WritesPaused
 from strongroom.methods import view_methods
 from strongroom.startup import StoreNotReady
 from strongroom.store import UNAVAILABLE, StoreUnavailable, recover
@@ -53,19 +53,23 @@ def store_unavailable_response(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def not_confirmed_response(request: HttpRequest, *, store_lost: bool = False) -> HttpResponse:
+def not_confirmed_response(
+    request: HttpRequest, *, store_lost: bool = False, paused: bool = False
+) -> HttpResponse:
     """A write whose outcome is not known: it ran but the store could not confirm it durable in
     time (no replica answered, a slow disk), or the store stopped answering while it was sent
-    (`store_lost`). The same form, to be pressed again: its client-made id makes that safe."""
+    (`store_lost`); or known not done: the part of the store it was for had no replica to
+    confirm it on (`paused`, nothing sent). The same form, to be pressed again: its client-made
+    id makes that safe."""
     fields = [
         (name, value)
         for name, values in request.POST.lists()
         if not is_secret_field(name)
         for value in values
     ]
-    context = {"fields": fields, "store_lost": store_lost}
+    context = {"fields": fields, "store_lost": store_lost, "paused": paused}
     response = render(request, "not_confirmed.html", context, status=503)
-    response["Retry-After"] = "2" if not store_lost else "5"
+    response["Retry-After"] = "60" if paused else "5" if store_lost else "2"
     return response
 
 
@@ -79,6 +83,8 @@ def store_failure_response(request: HttpRequest, error: BaseException) -> HttpRe
     if not isinstance(error, (*UNAVAILABLE, StoreUnavailable, NotDurable)):
         return None
     if request.method == "POST":
+        if isinstance(error, WritesPaused):  # nothing was sent: known not done
+            return not_confirmed_response(request, paused=True)
         if isinstance(error, NotDurable):
             return not_confirmed_response(request)
         if not any(is_secret_field(name) for name in request.POST):

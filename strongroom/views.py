@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonR
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
+from strongroom.durable import primaries_unfollowed
 from strongroom.health import healthy
 from strongroom.middleware import store_failure_response
 from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store, recover
@@ -22,15 +23,21 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_safe
 def healthz(request: HttpRequest) -> HttpResponse:
     """The store answers PING (one round trip); a cluster is healthy only when every primary
-    answers and reports `cluster_state:ok` (one round trip per primary)."""
+    answers and reports `cluster_state:ok` (one round trip per primary). Under aof+replica it
+    also says whether every primary can take writes: one that no replica follows (after a
+    failover, until the failed node is back) refuses them, while pages still read."""
     try:
-        ok = healthy(get_store())
+        client = get_store()
+        ok = healthy(client)
+        unfollowed = primaries_unfollowed(client) if ok else 0
     except (*UNAVAILABLE, StoreUnavailable):
         ok = False
     if not ok:
         recover()
         return JsonResponse({"store": "unavailable"}, status=503)
-    return JsonResponse({"store": "ok"})
+    if unfollowed:
+        return JsonResponse({"store": "ok", "writes": f"paused on {unfollowed} primaries"})
+    return JsonResponse({"store": "ok", "writes": "ok"})
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:

@@ -50,7 +50,7 @@ from booking.engine.unsure import claim_unsure_mark, marked_from_start, unsure_f
 from booking.engine.waits import waits_forget
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
-from strongroom.durable import NotDurable, durable_fcall
+from strongroom.durable import NotDurable, WritesPaused, durable_fcall
 from strongroom.outbox import sender_wake
 from strongroom.store import tags_may_mix
 
@@ -186,6 +186,10 @@ def booking_claim(
                 break
         else:
             raise RuntimeError("no free pickup code after several attempts")
+    except WritesPaused:  # nothing sent: the hour's allowance is not spent either
+        if paced_first:
+            booking_pace_return(client=client, owner_id=owner_id, booking_id=booking_id)
+        raise
     except NotDurable:
         # The claim ran (perhaps) and the store could not say it is safe: no page shows it as
         # confirmed until a durable call settles it (the buyer is asked to try again). On a

@@ -18,4 +18,4 @@ def test_home_page_answers_in_both_languages() -> None:
 def test_healthz_pings_the_store() -> None:
     response = Client().get("/healthz")
     assert response.status_code == 200
-    assert response.json() == {"store": "ok"}
+    assert response.json() == {"store": "ok", "writes": "ok"}

@@ -27,6 +27,7 @@ from django.test import Client
 
 from booking.domain.keys import RoomKeys, date_index, person_index
 from booking.engine.bookings import booking_get, bookings_page
+from booking.engine.claims import booking_claim
 from booking.engine.waits import Wait, wait_join, waits_of
 from strongroom import decoders, durable, embedded_cluster, health, store
 from strongroom import keyspace as ks
@@ -526,7 +527,8 @@ def test_a_booking_no_replica_confirmed_is_offered_again_and_the_retry_is_the_sa
 ):
     """aof+replica on a server without a replica: WAITAOF cannot count one, so the buyer gets
     "not confirmed yet" with the same form; pressing again once it is durable (here: the level
-    set back to aof) gives the same booking, never a second one."""
+    set back to aof) gives the same booking, never a second one. On a cluster, whose primaries
+    say they have no replica, nothing is sent at all: "nothing was done", the same form."""
     client = client_for(buyer)
     form = {"cls": "A", "room": "7", "date": "2026-12-12"}
     form["booking_id"] = booking_id(7, random.Random(3))
@@ -534,12 +536,63 @@ def test_a_booking_no_replica_confirmed_is_offered_again_and_the_retry_is_the_sa
     answer = client.post("/book/claim/", form)
     assert answer.status_code == 503
     page = answer.content.decode()
-    assert "could not be confirmed yet" in page
+    if store.is_cluster(r):
+        assert "Nothing was done" in page and answer["Retry-After"] == "60"
+        assert not r.exists(RoomKeys(7).record(form["booking_id"]))
+        assert r.scard(RoomKeys(7).ledger) == 0
+    else:
+        assert "could not be confirmed yet" in page
     assert f'name="booking_id" value="{form["booking_id"]}"' in page
     settings.STRONGROOM_DURABILITY = "aof"
     again = client.post("/book/claim/", form)
     assert again.status_code == 302 and form["booking_id"] in again["Location"]
     assert r.scard(RoomKeys(7).ledger) == 1
+
+
+def test_a_primary_no_replica_follows_takes_no_booking_until_one_does_again(
+    cluster: LocalCluster, on_cluster: redis.Redis, monkeypatch: pytest.MonkeyPatch
+):
+    """aof+replica, a primary whose replica is gone (the state after a failover until the failed
+    node is back): a claim of one of its rooms is refused before anything is sent (no slot
+    taken, no record left "not confirmed yet" for as long as the replica stays away); rooms of
+    the other primaries book as before; once the replica follows again, the same claim books."""
+    monkeypatch.setattr(durable, "REPLICA_CHECK_S", 0.0)  # asked afresh on every call
+    victim = cluster.primaries[0]
+    room = next(r for r in range(1, 301) if _port_of(on_cluster, RoomKeys(r).ledger) == victim.port)
+    elsewhere = next(
+        r for r in range(1, 301) if _port_of(on_cluster, RoomKeys(r).ledger) != victim.port
+    )
+    asked = request("A", room=room)
+    made_id = booking_id(room, random.Random(5))
+
+    def book() -> Any:
+        return booking_claim(
+            client=on_cluster, owner_id="51", request=asked, booking_id=made_id, now=NOW
+        )
+
+    assert durable.primaries_unfollowed(on_cluster) == 0
+    replica = _cut_off(cluster, victim)
+    try:
+        assert durable.primaries_unfollowed(on_cluster) == 1  # what /healthz says
+        with pytest.raises(durable.WritesPaused):
+            book()
+        assert on_cluster.scard(RoomKeys(room).ledger) == 0
+        assert not on_cluster.exists(RoomKeys(room).record(made_id))
+        assert claim(on_cluster, request("A", room=elsewhere), owner="52").ok
+    finally:
+        _let_go(replica)
+
+    def follows() -> bool:
+        client = victim.client()
+        try:
+            return int(client.info("replication").get("connected_slaves", 0)) > 0
+        finally:
+            client.close()
+
+    assert wait_for(follows, timeout=30)
+    assert durable.primaries_unfollowed(on_cluster) == 0
+    again = book()
+    assert again.ok and again.booking is not None and again.booking.id == made_id
 
 
 def test_a_plain_url_at_one_node_of_a_cluster_stops_start_up_with_advice(cluster: LocalCluster):
