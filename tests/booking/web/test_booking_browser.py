@@ -228,6 +228,22 @@ def test_keyboard_focus_stays_on_the_pressed_control_after_each_swap(new_page: A
     assert page.evaluate("window.stillTheSamePage") is True
 
 
+def test_on_a_phone_a_pressed_box_leaves_the_page_where_it_was(new_page: Any) -> None:
+    """The panel is swapped whole after each press: the browser's scroll anchoring followed a
+    piece of the old panel to its new place, and a phone jumped from the box grid to "Your
+    choice" (about 1,800 px down) on every box pressed."""
+    page = new_page(width=390)
+    page.goto(f"/book/?cls=C&room=7&date={DAY.isoformat()}&start=9&end=11")
+    for cell, pressed in (("#box-cell-5", r"box=5"), ("#box-cell-6", r"box=6")):
+        page.locator(cell).scroll_into_view_if_needed()
+        before = page.evaluate("window.scrollY")
+        assert before > 200, before  # the grid is below the first screen
+        page.locator(cell).click()
+        page.wait_for_url(re.compile(pressed))
+        page.wait_for_function(f"document.activeElement.id === '{cell[1:]}'")
+        assert abs(page.evaluate("window.scrollY") - before) < 50, cell
+
+
 def test_booking_works_without_javascript(new_page: Any, buyer: Any, r: redis.Redis) -> None:
     page = new_page(javascript=False)
     browser_sign_in(page, buyer)
