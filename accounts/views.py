@@ -286,10 +286,17 @@ def sessions_end(request: HttpRequest) -> HttpResponse:
 def calendar_token(request: HttpRequest) -> HttpResponse:
     """Make (or replace) the private calendar URL, or revoke it."""
     client, person = get_store(), signed_in_person(request)
-    if request.POST.get("action") == "revoke":
+    action = request.POST.get("action")
+    if action == "revoke":
         services.calendar_token_revoke(client=client, person_id=person.id)
         messages.success(request, _("The calendar address no longer works."))
-    else:
+    elif action == "new":
         services.calendar_token_new(client=client, person_id=person.id)
         messages.success(request, _("Your private calendar address is ready."))
+    else:  # not a button of the page's: the address in use stays as it is
+        messages.error(
+            request,
+            _("That was not a button of this page: your calendar address is unchanged."),
+        )
+        return profile_page(request, status=400)
     return redirect("accounts:profile")

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -133,6 +134,7 @@ def reset_request(request: HttpRequest) -> HttpResponse:
     return render(request, "accounts/reset_request.html", {"form": form}, status=status)
 
 
+@never_cache  # its address carries the reset token: no cache, shared or private, keeps it
 @sensitive_post_parameters("new_password1", "new_password2")
 @require_http_methods(["GET", "HEAD", "POST"])
 def reset_confirm(request: HttpRequest, person_id: int, token: str) -> HttpResponse:

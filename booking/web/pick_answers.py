@@ -253,8 +253,9 @@ def hold_answer(
         until = timezone.localtime(minute_up(result.cooling_until)).strftime("%H:%M")
         message = _(
             "You held slots in this room for as long as a hold lasts: to be fair to everyone, "
-            "you can hold here again from %(time)s. Other rooms you can hold now."
-        ) % {"time": until}
+            "you can hold here again from %(time)s (%(zone)s time), whatever the calendar "
+            "shows as free. Other rooms you can hold now."
+        ) % {"time": until, "zone": zone_name()}
         return refused(request, choices, [message], status=409)
     if not result.ok:
         return slots_taken(

@@ -86,7 +86,14 @@ def wait_page(request: HttpRequest) -> HttpResponse:
     if "free" in outcomes:
         messages.info(request, _("Good news: it is free right now: book it here."))
     if "limit" in outcomes:
-        messages.warning(request, _("You are waiting for as many slots as one person may."))
+        messages.warning(
+            request,
+            _(
+                "You are waiting for as many slots as one person may (%(most)d): leave one of "
+                "your waiting lists on My bookings to wait for this one."
+            )
+            % {"most": settings.STRONGROOM_WAITS_PER_BUYER},
+        )
     if "gone" in outcomes:
         messages.error(
             request, _("Your account is being deleted: nothing more can be booked for it.")

@@ -121,6 +121,11 @@ def test_the_private_subscription_lists_the_bookings_and_can_be_revoked(
     assert event.decoded("dtstart") == dt.datetime(2026, 12, 5, 20, tzinfo=SHANGHAI)
     assert booking.id in str(event.get("uid"))
     assert Client().get(match.group(1).replace("-", "-x", 1)).status_code == 404
+    for odd in ({"action": "garbage"}, {}):  # not a button of the page: nothing changes
+        refused = browser.post("/accounts/me/calendar/", odd)
+        assert refused.status_code == 400
+        assert "your calendar address is unchanged" in refused.content.decode()
+        assert Client().get(match.group(1)).status_code == 200
     browser.post("/accounts/me/calendar/", {"action": "revoke"})
     assert Client().get(match.group(1)).status_code == 404
 

@@ -428,7 +428,9 @@ def test_password_reset_works_once_and_not_twice(
     assert answer.status_code == 200
     outbox_send(client=r)
     link = reset_link(mail_dir)
-    assert browser.get(link).status_code == 200
+    page = browser.get(link)
+    assert page.status_code == 200
+    assert "no-store" in page["Cache-Control"]  # its address carries the token
     new = {"new_password1": "a-fresh-Secret-42", "new_password2": "a-fresh-Secret-42"}
     assert browser.post(link, new).status_code == 302
     login = services.login_attempt(
