@@ -28,13 +28,14 @@ _NO_PERSON_ID = 0  # ids start at 1
 
 def login_gate(
     *, client: redis.Redis, pair: ThrottlePair, attempt: str, at_ms: int, username: str
-) -> tuple[bool, int, int | None, bool]:
+) -> tuple[bool, int, int | None, str]:
     """Let one login attempt through the throttle, counting it as a failure until it succeeds;
     the name's person id is looked up in the same round trip.
 
     Returns whether the password may be checked, the end of the pair's lock (epoch ms, 0 for
     none: the lock that refused it, or the one a wrong password now meets), the person id and
-    whether the lock that refused it is the client's own (whatever name it tries).
+    whose lock refused it: "address" (the client's own, whatever name it tries), "name" (the
+    name's pace, guessed from many clients) or "" (the pair's).
     One atomic call checks every limit and counts: parallel attempts cannot outrun it.
     """
     keys, gate_args = LOGIN_GATE.call(
@@ -59,7 +60,7 @@ def login_gate(
     )
     verdict = LOGIN_GATE.reply_of(gate)
     found = int(person_id) if person_id is not None else None
-    return verdict["verdict"] == "go", int(verdict["ends"]), found, verdict["lock"] == "address"
+    return verdict["verdict"] == "go", int(verdict["ends"]), found, str(verdict["lock"] or "")
 
 
 def login_passed(*, client: redis.Redis, pair: ThrottlePair, attempt: str) -> None:
@@ -136,6 +137,7 @@ class LoginOutcome:
     password_hash: str = ""
     locked_until_ms: int = 0
     address_locked: bool = False  # the lock is the client's, for any name it tries
+    name_paced: bool = False  # the name's pace: it is guessed from many clients
 
     @property
     def locked(self) -> bool:
@@ -151,11 +153,15 @@ def password_check(
     pair = ThrottlePair.of(username=username, client_id=client_id)
     at = now_ms() if at_ms is None else at_ms
     attempt = uuid.uuid4().hex
-    may_check, locked_until, person_id, address_locked = login_gate(
+    may_check, locked_until, person_id, lock = login_gate(
         client=client, pair=pair, attempt=attempt, at_ms=at, username=username
     )
     if not may_check:
-        return LoginOutcome(locked_until_ms=locked_until, address_locked=address_locked)
+        return LoginOutcome(
+            locked_until_ms=locked_until,
+            address_locked=lock == "address",
+            name_paced=lock == "name",
+        )
     # An unknown name still reads a person (id 0 is never handed out): the same round trips.
     found = person_with_password(client=client, person_id=person_id or _NO_PERSON_ID)
     if person_id is None or found is None:
@@ -171,7 +177,17 @@ def password_check(
 def locked_message(outcome: LoginOutcome) -> str:
     """What a locked login (or password check) says: whose lock it is, and for how long."""
     minutes = max(1, math.ceil((outcome.locked_until_ms - now_ms()) / 60_000))
-    if outcome.address_locked:
+    if outcome.name_paced:
+        text = ngettext(
+            "This username is being guessed from many places, so logins to it from a new "
+            "connection wait their turn. Please try again in %(minutes)d minute, or reset your "
+            "password by mail to sign in now.",
+            "This username is being guessed from many places, so logins to it from a new "
+            "connection wait their turn. Please try again in %(minutes)d minutes, or reset your "
+            "password by mail to sign in now.",
+            minutes,
+        )
+    elif outcome.address_locked:
         text = ngettext(
             "Too many failed logins from your connection. Please try again in %(minutes)d minute.",
             "Too many failed logins from your connection. Please try again in %(minutes)d minutes.",

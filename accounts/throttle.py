@@ -13,6 +13,7 @@ from strongroom.keyspace import (
     LOGIN_FAILURES,
     LOGIN_LOCK,
     LOGIN_NAME_FAILURES,
+    LOGIN_NAME_PACE,
     LOGIN_TRUSTED,
     MAIL_GATE,
     SIGNUP_ATTEMPTS,
@@ -60,6 +61,7 @@ class ThrottlePair:
             "address": LOGIN_CLIENT_FAILURES.key(client=self.client_digest),
             "address_lock": LOGIN_CLIENT_LOCK.key(client=self.client_digest),
             "name": LOGIN_NAME_FAILURES.key(name=self.name_digest),
+            "name_pace": LOGIN_NAME_PACE.key(name=self.name_digest),
         }
 
 

@@ -308,9 +308,9 @@ STRONGROOM_LOGIN_LOCK_MINUTES = env_int(
     "STRONGROOM_LOGIN_LOCK_MINUTES", 15, minimum=1, maximum=24 * 60
 )
 # Across names, CLIENT_LIMIT failures from one client within the window lock that client for
-# LOCK minutes. Across clients, once a name has NAME_LIMIT failures within the window, each other
-# (name, client) pair may try it once per SLOWDOWN seconds. A pair that logged in within
-# TRUST_DAYS skips both: others' guesses do not keep a person out of their usual connection.
+# LOCK minutes. Across clients, once a name has NAME_LIMIT failures within the window, the other
+# (name, client) pairs may try it once per SLOWDOWN seconds between them. A pair that logged in
+# within TRUST_DAYS skips both: others' guesses do not keep a person out of their usual connection.
 STRONGROOM_LOGIN_CLIENT_LIMIT = env_int(
     "STRONGROOM_LOGIN_CLIENT_LIMIT", 30, minimum=1, maximum=10_000
 )

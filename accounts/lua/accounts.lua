@@ -9,7 +9,8 @@ local NAME_CLAIM_KEYS = {'by_name', 'names', 'by_skeleton'}
 local NAME_CLAIM_ARGS = {'name_key', 'id', 'username', 'skeleton'}
 local PERSON_DISCARD_KEYS = {'person'}
 local PERSON_DISCARD_ARGS = {'token'}
-local LOGIN_GATE_KEYS = {'pair', 'pair_lock', 'trusted', 'address', 'address_lock', 'name'}
+local LOGIN_GATE_KEYS = {'pair', 'pair_lock', 'trusted', 'address', 'address_lock', 'name',
+  'name_pace'}
 local LOGIN_GATE_ARGS = {'now_ms', 'window_ms', 'pair_limit', 'lock_ms', 'address_limit',
   'name_limit', 'slow_ms', 'attempt_id'}
 local LOGIN_PASSED_KEYS = LOGIN_GATE_KEYS
@@ -86,14 +87,17 @@ end
 -- counts this attempt as a failure at once (a success takes it back), so parallel attempts can
 -- never be checked more often than the limits allow.
 -- KEYS: 1 pair failures zset, 2 pair lock, 3 pair trusted, 4 address failures zset,
---       5 address lock, 6 name failures zset (all under one hash tag)
+--       5 address lock, 6 name failures zset, 7 name pace (all under one hash tag)
 -- ARGV: now_ms, window_ms, pair limit, lock_ms, address limit, name limit, slow_ms, attempt id
 -- Returns {"go", lock end or 0 (this attempt locked the pair)} | {"locked", lock end} (the
--- pair's lock) | {"locked", lock end, "address"} (the client's, whatever the name).
+-- pair's lock) | {"locked", lock end, "address"} (the client's, whatever the name) |
+-- {"locked", pace end, "name"} (the name's pace, for every pair not trusted).
 -- A pair (name, client) that logged in within the trust period skips the address lock and the
 -- name's slowdown: others' guesses never keep a person out of their usual connection. Once a
--- name has `name limit` failures in the window, from any clients, every other pair may try it
--- once per slow_ms: spread guessing is slowed, a real person waits a minute at most.
+-- name has `name limit` failures in the window, from any clients, the pairs not trusted may try
+-- it once per slow_ms between them all (the name's pace: a thousand addresses guess no faster
+-- than one), and each such pair once per slow_ms; its owner's usual connections are not slowed,
+-- and a reset through the mail signs them in from anywhere.
 local function login_gate(keys, args)
   local k, a = named(keys, LOGIN_GATE_KEYS), named(args, LOGIN_GATE_ARGS)
   local pair, pair_lock, trusted, address, address_lock, name =
@@ -117,6 +121,8 @@ local function login_gate(keys, args)
   if not is_trusted then
     ends = tonumber(redis.call('GET', address_lock) or '0')
     if ends > now then return {'locked', ends, 'address'} end
+    ends = tonumber(redis.call('GET', k.name_pace) or '0')
+    if ends > now then return {'locked', ends, 'name'} end
   end
   local pair_count = redis.call('ZCOUNT', pair, since, '+inf')
   if pair_count >= pair_limit then
@@ -139,6 +145,7 @@ local function login_gate(keys, args)
     redis.call('SET', pair_lock, tostring(locked_until), 'PX', lock_ms)
   elseif not is_trusted and name_count + 1 >= name_limit then
     redis.call('SET', pair_lock, tostring(now + slow_ms), 'PX', slow_ms)
+    redis.call('SET', k.name_pace, tostring(now + slow_ms), 'PX', slow_ms)
   end
   -- A lock already running is not made longer: only a trusted pair gets here while it runs,
   -- and its owner's attempt (a success is taken back) must not keep the others out longer.
@@ -151,7 +158,7 @@ end
 
 -- The attempt let through by the gate was a success: take it back from every count, lift the
 -- pair's lock and trust the pair (name, client) for `trust_ms`.
--- KEYS: the gate's keys 1..6; ARGV: attempt id, trust_ms
+-- KEYS: the gate's keys 1..7; ARGV: attempt id, trust_ms
 local function login_passed(keys, args)
   local k, a = named(keys, LOGIN_PASSED_KEYS), named(args, LOGIN_PASSED_ARGS)
   local trust_ms = tonumber(a.trust_ms)

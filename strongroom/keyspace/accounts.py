@@ -142,6 +142,16 @@ LOGIN_NAME_FAILURES = declare(
     holds=noop("failed logins of one username from every client, scored by epoch ms"),
     app="accounts",
 )
+LOGIN_NAME_PACE = declare(
+    "login-name-pace",
+    "{throttle}:login:name-pace:<name>",
+    type="string",
+    holds=noop(
+        "epoch ms until which no (username, client) pair that is not trusted may try the name: "
+        "once it is guessed from many clients, one such try a slowdown, from anywhere"
+    ),
+    app="accounts",
+)
 SIGNUP_ATTEMPTS = declare(
     "signup-attempts",
     "{throttle}:signup:<client>",

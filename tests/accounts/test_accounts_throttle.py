@@ -81,6 +81,34 @@ def test_the_lock_is_per_pair(buyer, second_buyer):
         assert attempt(buyer.username.upper(), buyer.password).status_code == 429
 
 
+def test_an_ipv6_host_is_its_64_network_and_cannot_step_around_the_lock(buyer):
+    """An IPv6 host is given a /64 and may use any address in it: each new address is not a
+    new client, or five guesses from each would never lock the pair."""
+    with time_machine.travel(T0, tick=False):
+        answers = [
+            attempt(buyer.username, "wrong-password", ip=f"2001:db8:7:1::{n:x}").status_code
+            for n in range(1, 7)
+        ]
+        assert answers == [400, 400, 400, 400, 429, 429]
+        assert attempt(buyer.username, buyer.password, ip="2001:db8:7:1::99").status_code == 429
+        # Another network (and an IPv4 address written as IPv6, which is that IPv4 client)
+        assert attempt(buyer.username, buyer.password, ip="2001:db8:7:2::1").status_code == 302
+    with time_machine.travel(T0, tick=False):
+        fail(buyer.username, 5, ip="198.51.100.77")
+        mapped = attempt(buyer.username, buyer.password, ip="::ffff:198.51.100.77")
+        assert mapped.status_code == 429
+
+
+def test_a_name_guessed_from_many_addresses_says_why_a_new_connection_waits(buyer):
+    with time_machine.travel(T0, tick=False):
+        for n in range(5):  # ten failures of the name, from five addresses
+            assert fail(buyer.username, 2, ip=f"203.0.113.{40 + n}") == [400, 400]
+        page = attempt(buyer.username, buyer.password, ip="198.51.100.140")
+        assert page.status_code == 429 and int(page["Retry-After"]) == 60
+        assert "being guessed from many places" in page.content.decode()
+        assert "reset your password by mail" in page.content.decode()
+
+
 def test_the_lock_expires_after_15_minutes(r: redis.Redis, buyer):
     with time_machine.travel(T0, tick=False) as clock:
         fail(buyer.username, 5)
