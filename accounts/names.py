@@ -86,10 +86,26 @@ def _prototypes() -> dict[str, str]:
     return prototypes
 
 
+_SMALL_CAPITAL = "LATIN LETTER SMALL CAPITAL "
+
+
+def _loose(char: str) -> str:
+    """Past TR39, what still passes for another name on a page: the punctuation a name may
+    carry ('cu_rator', 'curator.'), a prototype in capitals ('curat0r' maps to 'curatOr'), a
+    small capital ('curaтor': the Cyrillic т maps to ᴛ)."""
+    if char in USERNAME_PUNCTUATION:
+        return ""
+    name = unicodedata.name(char, "")
+    if name.startswith(_SMALL_CAPITAL) and len(name) == len(_SMALL_CAPITAL) + 1:
+        return name[-1].lower()
+    return char.casefold()
+
+
 def name_skeleton(username: str) -> str:
-    """The confusable skeleton (Unicode TR39) of a name's normal form: two names that look alike
-    ('anna' and 'anna' spelt with a Cyrillic a, 'paypal' and 'paypa1') have the same skeleton."""
+    """The confusable skeleton (Unicode TR39) of a name's normal form, loosened (`_loose`): two
+    names that look alike ('anna' and 'anna' spelt with a Cyrillic a, 'paypal' and 'paypa1',
+    'curator' and 'curat0r' or 'cu_rator') have the same skeleton."""
     prototypes = _prototypes()
     decomposed = unicodedata.normalize("NFD", name_key(username))
     mapped = "".join(prototypes.get(char, char) for char in decomposed)
-    return unicodedata.normalize("NFD", mapped)
+    return unicodedata.normalize("NFD", "".join(_loose(char) for char in mapped))

@@ -243,9 +243,13 @@ def person_delete(*, client: redis.Redis, person_id: int) -> bool:
     name, email, verified = text_values(client.hmget(key, "name_key", "email", "email_verified"))
     if name is None:
         return False
+    skeleton = name_skeleton(name)
+    # Only the person's own entry: a name claimed before today's skeleton may share another's.
+    owned = text(client.hget(PERSON_BY_SKELETON.key(), skeleton)) == str(person_id)
     pipe = client.pipeline(transaction=False)
     pipe.hdel(PERSON_BY_NAME.key(), name)
-    pipe.hdel(PERSON_BY_SKELETON.key(), name_skeleton(name))
+    if owned:
+        pipe.hdel(PERSON_BY_SKELETON.key(), skeleton)
     pipe.hdel(PERSON_NAMES.key(), str(person_id))
     pipe.zrem(LOGINS_TOP.key(), str(person_id))
     if email and verified == "1":  # only if the address still names this person
