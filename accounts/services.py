@@ -245,7 +245,8 @@ def person_delete(*, client: redis.Redis, person_id: int) -> bool:
         return False
     skeleton = name_skeleton(name)
     # Only the person's own entry: a name claimed before today's skeleton may share another's.
-    owned = text(client.hget(PERSON_BY_SKELETON.key(), skeleton)) == str(person_id)
+    owner = client.hget(PERSON_BY_SKELETON.key(), skeleton)
+    owned = owner is not None and text(owner) == str(person_id)
     pipe = client.pipeline(transaction=False)
     pipe.hdel(PERSON_BY_NAME.key(), name)
     if owned:
