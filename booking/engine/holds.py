@@ -39,11 +39,11 @@ from strongroom.store import tags_may_mix
 HOLD = FunctionSpec(
     "booking_hold",
     "HOLD",
-    ("holds", "audit", "hold_days", "hold_streaks", "gone", "closures", "edition"),
+    ("holds", "audit", "hold_days", "hold_streaks", "gone", "closures", "edition", "waits"),
     ("owner", "cls", "days", "hstart", "hend", "boxes", "hold_id", "now_ms", "ttl_ms",
      "audit_maxlen", "room", "months", "pace_limit", "pace_window_ms", "first_day"),
     replies=("ok expiry", "taken *slots", "cooling until", "paced until", "id_in_use", "gone",
-             "closed reason", "invalid what"),
+             "closed reason", "waited", "invalid what"),
     key_tails=("inventories", "pace"),
 )  # fmt: skip
 # key tails of HOLD: the inventory of each calendar month of the request (as ARGV months), then
@@ -69,6 +69,9 @@ class HoldResult:
     paced_until: dt.datetime | None = None
     gone: bool = False  # the buyer's account is being deleted
     closed: str = ""  # the reason staff closed a slot of the request ('' when none is)
+    # Free, but another buyer waits for a slot of it (a hold ran out): it is offered to them
+    # first, within seconds, by the waiting list's sweep.
+    waited: bool = False
 
 
 def booking_hold(
@@ -118,6 +121,7 @@ def booking_hold(
         "hold_streaks": room.hold_streaks,
         "gone": room.gone,
         "closures": room.closures,
+        "waits": room.waits,
     }
     args = {
         "owner": owner_id,
@@ -160,6 +164,8 @@ def booking_hold(
         return HoldResult(False, paced_until=from_ms(int(answer["until"])))
     if answer["status"] == "gone":
         return HoldResult(False, gone=True)
+    if answer["status"] == "waited":
+        return HoldResult(False, waited=True)
     expires = from_ms(answer["expiry"])
     assert expires is not None
     seen = text_or_none(seen)

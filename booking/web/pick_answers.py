@@ -249,6 +249,13 @@ def hold_answer(
     """A hold placed: its confirmation page; refused: the booking page with why."""
     if (answer := _refused_by_rule(request, choices, result)) is not None:
         return answer
+    if result.waited:
+        message = _(
+            "Someone is waiting for these slots, and the hold that had them has just run out: "
+            "they are offered to the waiting list first, for a few minutes. Choose other "
+            "slots, or look again in a minute to join the waiting list."
+        )
+        return refused(request, choices, [message], status=409)
     if result.cooling_until is not None:
         until = timezone.localtime(minute_up(result.cooling_until)).strftime("%H:%M")
         message = _(

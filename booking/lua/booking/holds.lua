@@ -2,11 +2,11 @@
 -- look-up of other buyers' holds that every taking function checks.
 
 local HOLD_KEYS = {'holds', 'audit', 'hold_days', 'hold_streaks', 'gone', 'closures',
-  'edition'}
+  'edition', 'waits'}
 local HOLD_ARGS = {'owner', 'cls', 'days', 'hstart', 'hend', 'boxes', 'hold_id', 'now_ms',
   'ttl_ms', 'audit_maxlen', 'room', 'months', 'pace_limit', 'pace_window_ms', 'first_day'}
 local HOLD_REPLIES = {'ok expiry', 'taken *slots', 'cooling until', 'paced until', 'id_in_use',
-  'gone', 'closed reason', 'invalid what'}
+  'gone', 'closed reason', 'waited', 'invalid what'}
 -- After the named KEYS: the inventory of each month of the request, then the buyer's pace
 -- (with an allowance, one server only).
 local HOLD_KEY_TAILS = {'inventories', 'pace'}
@@ -126,16 +126,42 @@ local function drop_holds(holds_key, days_key, drop, cls, days)
   end
 end
 
+-- Whether someone other than `owner` waits for a slot of the request (days: calendar day
+-- numbers; boxes: class C's). A waiter's slot that is free was freed by a hold that ran out
+-- (a cancel tells its waiters at once): the sweep offers it to them within seconds, and until
+-- then it is not the first asker's, or two accounts could pass a room between them, one hold
+-- after the other, and keep it from everyone who asked for it.
+local function waited_by_others(waits, owner, cls, days, hstart, hend, boxes)
+  if redis.call('EXISTS', waits) == 0 then
+    return false  -- nobody waits in this room: the common case costs one call
+  end
+  local on_day, in_boxes = {}, {}
+  for _, day in ipairs(days) do on_day[day] = true end
+  for _, box in ipairs(boxes) do in_boxes[box] = true end
+  for _, member in ipairs(redis.call('ZRANGE', waits, 0, -1)) do
+    local w = named(pipe_fields(member), WAIT_FIELDS)
+    if w.person ~= owner and w.cls == cls and on_day[tonumber(w.day)] then
+      local from, to = tonumber(w.hstart) or 0, tonumber(w.hend) or 0
+      if cls == 'A' or (from < hend and hstart < to
+          and (cls == 'B' or in_boxes[tonumber(w.box)])) then
+        return true
+      end
+    end
+  end
+  return false
+end
+
 -- Hold: keep the request's slots for one buyer until expiry (other buyers see them taken).
 -- KEYS: holds, audit, hold days, hold streaks, gone (people being deleted), closures, edition,
---       then the inventory of each month of the request
+--       waits, then the inventory of each month of the request
 -- ARGV: owner, cls, days, hstart, hend, boxes, hold id, now ms, ttl ms, audit maxlen, room,
 --       months (of the inventory keys, same order), the buyer's hourly booking allowance and
 --       its window (0 and 0: not checked here); with an allowance, the KEYS end with the
 --       buyer's pace (one server only: on a cluster the caller reads it first, in the buyer's
 --       own slot)
 -- Returns {'ok', expiry ms} | {'taken', ...} | {'cooling', until ms} | {'id_in_use'} |
---   {'paced', ms when the buyer may book again} | {'gone'} | {'invalid', what}
+--   {'paced', ms when the buyer may book again} | {'gone'} | {'waited'} (another buyer waits
+--   for a slot of it: theirs first) | {'invalid', what}
 local function hold(keys, args)
   local k, a = named(keys, HOLD_KEYS), named(args, HOLD_ARGS)
   local holds, stream, hold_days = k.holds, k.audit, k.hold_days
@@ -152,7 +178,7 @@ local function hold(keys, args)
   local pace, pace_limit, pace_window = tail.pace, tonumber(a.pace_limit),
     tonumber(a.pace_window_ms)
   if owner == '' or id == '' or not now or not ttl or ttl < 1 or not hold_days
-      or not k.hold_streaks or not k.gone or not pace_limit or not pace_window
+      or not k.hold_streaks or not k.gone or not k.waits or not pace_limit or not pace_window
       or (pace ~= nil) ~= (pace_limit > 0) then
     return {'invalid', 'call'}
   end
@@ -199,6 +225,9 @@ local function hold(keys, args)
   append(taken, held)
   if #taken > 0 then
     return {'taken', unpack(taken)}
+  end
+  if waited_by_others(k.waits, owner, cls, days, hstart, hend, boxes) then
+    return {'waited'}
   end
 
   edition_bump(k.edition)

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import redis
 import time_machine
+from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
@@ -234,6 +235,44 @@ def test_an_expired_hold_tells_the_waiters_at_the_next_sweep(
     assert waits_sweep(client=r, now=later) == 1
     (told,) = waits_of(client=r, owner_id=str(second_buyer.id), now=later)
     assert told.told and told.mine
+
+
+def test_two_accounts_passing_a_slot_between_their_holds_cannot_keep_it_from_a_waiter(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone
+) -> None:
+    """One account holds a slot; at the instant its hold runs out, a second account of the
+    same person holds it, and so on: each hold's cool-down is its own owner's, so the room never
+    came free for anyone else. A slot someone waits for is theirs first once a hold runs out:
+    the other account is refused (nothing written) until the sweep offers it to the waiter."""
+    third = person_make(r, "third_party")
+    start = dt.datetime.now(tz=dt.UTC)
+    req = slot_request_parse(cls="C", room=9, dates=[day(8)], hour_start=8, hour_end=12,
+                             boxes=[1, 2, 3])  # fmt: skip
+
+    def hold(someone: Someone, at: dt.datetime) -> Any:
+        return booking_hold(
+            client=r, owner_id=str(someone.id), request=req, hold_id=hold_new_id(room=9), now=at
+        )
+
+    assert hold(buyer, start).ok
+    wait = Wait(9, "C", day(8), (10, 11), box=2)
+    assert wait_join(client=r, owner_id=str(third.id), wait=wait, now=start) == "ok"
+    ran_out = start + dt.timedelta(seconds=settings.STRONGROOM_HOLD_SECONDS, milliseconds=1)
+    before = {k: r.dump(k) for k in r.scan_iter(match="*{room:009}*")}
+    refused = hold(second_buyer, ran_out)
+    assert not refused.ok and refused.waited
+    assert {k: r.dump(k) for k in r.scan_iter(match="*{room:009}*")} == before
+    # Slots nobody waits for are anyone's, at once.
+    other = slot_request_parse(cls="C", room=9, dates=[day(8)], hour_start=8, hour_end=12,
+                               boxes=[4, 5])  # fmt: skip
+    assert booking_hold(
+        client=r, owner_id=str(second_buyer.id), request=other, hold_id=hold_new_id(room=9),
+        now=ran_out,
+    ).ok  # fmt: skip
+    assert waits_sweep(client=r, now=ran_out) == 1  # the waiter's priority hold
+    (told,) = waits_of(client=r, owner_id=str(third.id), now=ran_out)
+    assert told.told and told.mine
+    assert not hold(second_buyer, ran_out).ok  # held for the waiter now
 
 
 def test_waits_of_past_days_are_cleared_at_the_days_end(

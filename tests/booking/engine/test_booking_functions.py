@@ -128,6 +128,7 @@ def test_a_malformed_hold_is_refused_by_the_function_before_any_write(
             ROOM.gone,
             ROOM.closures,
             ROOM.edition,
+            ROOM.waits,
             ROOM.inventory("C", DECEMBER),
         ],
         args,
@@ -179,7 +180,7 @@ def test_a_day_the_request_was_read_for_that_is_no_longer_bookable_is_refused_la
         keys, args = claim_keys("C", booking_id), claim_args(late, booking_id)
     else:
         keys = [ROOM.holds, ROOM.audit, ROOM.hold_days, ROOM.hold_streaks, ROOM.gone,
-                ROOM.closures, ROOM.edition, ROOM.inventory("C", DECEMBER)]  # fmt: skip
+                ROOM.closures, ROOM.edition, ROOM.waits, ROOM.inventory("C", DECEMBER)]  # fmt: skip
         args = [BUYER, "C", str(DEC1 + 2), "8", "10", "5", booking_id, to_ms(NOW), 60_000, 1000,
                 "007", MONTHS, 0, 0, str(DEC1 + 3)]  # fmt: skip
     before = snapshot(r)
@@ -202,7 +203,7 @@ def test_a_call_that_ran_before_midnight_sent_again_after_it_is_answered_as_done
         first, again = (claim_args(p, booking_id) for p in ({}, {"first_day": str(DEC1 + 3)}))
     else:
         keys = [ROOM.holds, ROOM.audit, ROOM.hold_days, ROOM.hold_streaks, ROOM.gone,
-                ROOM.closures, ROOM.edition, ROOM.inventory("C", DECEMBER)]  # fmt: skip
+                ROOM.closures, ROOM.edition, ROOM.waits, ROOM.inventory("C", DECEMBER)]  # fmt: skip
         hold_args: list[object] = [BUYER, "C", str(DEC1 + 2), "8", "10", "5", booking_id,
                                    to_ms(NOW), 60_000, 1000, "007", MONTHS, 0, 0]  # fmt: skip
         first, again = [*hold_args, "0"], [*hold_args, DEC1 + 3]
