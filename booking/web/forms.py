@@ -186,9 +186,10 @@ def choices_of(request: SlotRequest, *, month: dt.date | None = None) -> Choices
 def choices_changed(choices: Choices, data: Mapping[str, Any]) -> Choices | None:
     """Apply the button the buyer pressed (a day, an hour, a box, a month), or None if none was.
 
-    Hours: a first press picks one hour, a later hour extends the range to it (from one picked
-    hour, or from the first hour chosen in the From list with no last one), any other press
-    starts again. Days and boxes toggle."""
+    Hours: a first press picks one hour, a second press makes the range from one to the other,
+    whichever is pressed first (after one picked hour, or after the first hour chosen in the
+    From list with no last one); a press on a longer range starts again. Days and boxes
+    toggle."""
     toggle = date_value(query_one(data, "toggle"))
     if toggle is not None and in_season(toggle):
         dates = set(choices.dates) ^ {toggle}
@@ -198,8 +199,10 @@ def choices_changed(choices: Choices, data: Mapping[str, Any]) -> Choices | None
     if hour is not None and choices.cls in ("B", "C"):
         single = choices.hours is not None and choices.hours[1] - choices.hours[0] == 1
         open_ended = choices.end is None  # a From chosen in the list, no To yet
-        if (single or open_ended) and choices.start is not None and hour >= choices.start:
-            return replace(choices, end=hour + 1)
+        if (single or open_ended) and choices.start is not None:
+            if hour >= choices.start:
+                return replace(choices, end=hour + 1)
+            return replace(choices, start=hour, end=choices.start + 1)  # pressed 15, then 13
         return replace(choices, start=hour, end=hour + 1)
     box = box_number(query_one(data, "pick_box"))
     if box is not None and choices.cls == "C":

@@ -245,7 +245,12 @@ def test_buttons_change_the_choices_and_redirect_to_a_clean_url(client: Client) 
     listed = client.get("/book/", {**base, "start": "9", "end": "", "hour": "14"})
     assert "start=9&end=15" in listed["Location"]
     earlier = client.get("/book/", {**base, "start": "9", "end": "", "hour": "7"})
-    assert "start=7&end=8" in earlier["Location"]
+    assert "start=7&end=10" in earlier["Location"]
+    # The later hour first, then the earlier one: the range between them, both included.
+    backwards = client.get("/book/", {**base, "start": "15", "end": "16", "hour": "13"})
+    assert "start=13&end=16" in backwards["Location"]
+    again = client.get("/book/", {**base, "start": "8", "end": "12", "hour": "6"})
+    assert "start=6&end=7" in again["Location"]  # a press on a longer range starts again
     toggled = client.get("/book/", {**base, "toggle": "2026-12-09"})
     assert "date=2026-12-08&date=2026-12-09" in toggled["Location"]
     removed = client.get("/book/", {**base, "toggle": "2026-12-08"})
