@@ -155,9 +155,12 @@ def map_query_from(data: Mapping[str, Any], *, now: dt.datetime | None = None) -
             problems.append(_("The season is over: nothing can be booked any more."))
     first_room = _room_number(data, "from", problems) or 1
     last_room = _room_number(data, "to", problems) or 0
-    if last_room and last_room < first_room:
-        problems.append(_("The room range must end at or after its first room."))
-        last_room = 0
+    if last_room and last_room < first_room:  # typed the other way round: read as meant
+        first_room, last_room = last_room, first_room
+        problems.append(
+            _("The room range ended before it began: rooms %(first)s to %(last)s are shown.")
+            % {"first": first_room, "last": last_room}
+        )
     return MapQuery(
         cls=cls,
         dates=tuple(dates),

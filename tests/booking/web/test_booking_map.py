@@ -141,6 +141,10 @@ def test_only_free_and_a_room_range_filter_the_rooms(r: redis.Redis) -> None:
     claim(r, request("A", room=12, dates=(12,)))
     html = page(Client(), "?cls=A&date=2026-12-12&from=10&to=20&free=1")
     assert html.count('id="map-room-') == 10 and 'id="map-room-012"' not in html
+    # Typed the other way round: the same rooms, and the page says it read them so.
+    turned = page(Client(), "?cls=A&date=2026-12-12&from=20&to=10")
+    assert turned.count('id="map-room-') == 11 and 'id="map-room-021"' not in turned
+    assert "rooms 10 to 20 are shown" in turned
 
 
 def test_a_class_c_room_opens_its_box_grid(r: redis.Redis) -> None:
