@@ -234,6 +234,17 @@ def test_hour_row_and_box_grid_disable_taken_slots(r: redis.Redis, client: Clien
     assert "disabled" in hour8 and "disabled" not in hour12
 
 
+def test_class_c_with_a_day_and_no_hours_says_what_marks_the_boxes(client: Client) -> None:
+    """No day: pick a day. A day but no hours: no box is marked yet, and the page says why."""
+    no_day = html(client.get("/book/", {"cls": "C", "room": "7"}))
+    assert "Pick a day to see which boxes are free." in no_day
+    day_only = html(client.get("/book/", {"cls": "C", "room": "7", "date": "2026-12-08"}))
+    assert "Pick the hours too (below) to see which boxes are free then." in day_only
+    hours = {"cls": "C", "room": "7", "date": "2026-12-08", "start": "8", "end": "9"}
+    both = html(client.get("/book/", hours))
+    assert "to see which boxes are free" not in both
+
+
 def test_buttons_change_the_choices_and_redirect_to_a_clean_url(client: Client) -> None:
     base = {"cls": "B", "room": "7", "date": "2026-12-08"}
     first = client.get("/book/", {**base, "hour": "8"})
