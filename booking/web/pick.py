@@ -12,7 +12,7 @@ and pushes the same URL.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import redis
@@ -70,14 +70,23 @@ def _month_reads(request: HttpRequest) -> list[Command]:
     return pick_panel.panel_reads(choices, with_choice=False)
 
 
+# Where the page a pressed button leads to opens, without JavaScript (the whole page is loaded
+# again): at the picker the button was in, not at the top (a phone's box grid is screens down).
+_PRESSED_IN = (("pick_box", "pick-boxes"), ("hour", "pick-hours"), ("toggle", "pick-dates"))
+
+
+def _pressed_in(data: Mapping[str, Any]) -> str:
+    return next((f"#{picker}" for name, picker in _PRESSED_IN if name in data), "")
+
+
 @require_safe
 @reads_ahead(_panel_reads)
 def booking_pick(request: HttpRequest) -> HttpResponse:
     """The booking page: pickers, calendar, summary. A pressed button (day, hour, box) comes
-    back as a redirect to the page's clean URL."""
+    back as a redirect to the page's clean URL, at the picker it was pressed in."""
     choices, problems, changed = _choices_or_redirect(request)
     if changed is not None and not problems:
-        return HttpResponseRedirect(pick_answers.page_url(changed))
+        return HttpResponseRedirect(pick_answers.page_url(changed) + _pressed_in(request.GET))
     problems += forms.month_refused(request.GET)  # the calendar shows another month
     return render(
         request,

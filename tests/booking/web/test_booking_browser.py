@@ -244,6 +244,17 @@ def test_on_a_phone_a_pressed_box_leaves_the_page_where_it_was(new_page: Any) ->
         assert abs(page.evaluate("window.scrollY") - before) < 50, cell
 
 
+def test_without_javascript_a_pressed_box_opens_the_page_at_the_box_grid(new_page: Any) -> None:
+    """The whole page loads again after each press: on a phone it opened at the top, the box
+    grid a screen and more below; it opens at the grid pressed in."""
+    page = new_page(javascript=False, width=390)
+    page.goto(f"/book/?cls=C&room=7&date={DAY.isoformat()}&start=9&end=11")
+    page.locator("#box-cell-5").click()
+    page.wait_for_url(re.compile(r"box=5.*#pick-boxes$"))
+    grid_top = page.evaluate("document.getElementById('pick-boxes').getBoundingClientRect().top")
+    assert page.evaluate("window.scrollY") > 200 and abs(grid_top) < 5
+
+
 def test_booking_works_without_javascript(new_page: Any, buyer: Any, r: redis.Redis) -> None:
     page = new_page(javascript=False)
     browser_sign_in(page, buyer)

@@ -249,7 +249,8 @@ def test_buttons_change_the_choices_and_redirect_to_a_clean_url(client: Client) 
     base = {"cls": "B", "room": "7", "date": "2026-12-08"}
     first = client.get("/book/", {**base, "hour": "8"})
     assert first.status_code == 302
-    assert first["Location"] == "/book/?cls=B&room=7&start=8&end=9&date=2026-12-08"
+    # Without JavaScript the page loads again: it opens at the picker pressed, not the top.
+    assert first["Location"] == "/book/?cls=B&room=7&start=8&end=9&date=2026-12-08#pick-hours"
     second = client.get("/book/", {**base, "start": "8", "end": "9", "hour": "11"})
     assert "start=8&end=12" in second["Location"]
     # A From chosen in the list and no To: an hour button ends the range there.
@@ -267,7 +268,8 @@ def test_buttons_change_the_choices_and_redirect_to_a_clean_url(client: Client) 
     removed = client.get("/book/", {**base, "toggle": "2026-12-08"})
     assert "date=" not in removed["Location"]
     boxes = client.get("/book/", {"cls": "C", "room": "7", "pick_box": "42"})
-    assert "box=42" in boxes["Location"]
+    assert "box=42" in boxes["Location"] and boxes["Location"].endswith("#pick-boxes")
+    assert toggled["Location"].endswith("#pick-dates")
 
 
 def test_panel_fragment_answers_htmx_with_the_page_url_to_push(client: Client) -> None:
