@@ -6,6 +6,8 @@ from typing import Any
 from django.apps import apps
 from django.core.management.base import BaseCommand
 
+from strongroom.clock import now_ms
+from strongroom.keyspace import DEMO_LOADED
 from strongroom.store import get_store
 
 
@@ -23,3 +25,5 @@ class Command(BaseCommand):
                 continue
             for line in module.load_demo(client):
                 self.stdout.write(f"[{app.label}] {line}")
+        # As a first run's load does: the store holds the demo (a later first run adds none).
+        client.set(DEMO_LOADED.key(), now_ms(), nx=True)

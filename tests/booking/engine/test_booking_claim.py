@@ -458,6 +458,10 @@ def test_demo_bookings_load_once_however_often_loaddemo_runs(r: redis.Redis) -> 
     first = bookings.bookings_between(client=r, start=day(1), end=day(31))
     call_command("loaddemo", stdout=open(os.devnull, "w"))  # noqa: SIM115
     assert first and bookings.bookings_between(client=r, start=day(1), end=day(31)) == first
+    # Marked as a first run's load marks it: a later first run of the site adds none.
+    from strongroom.keyspace import DEMO_LOADED
+
+    assert r.exists(DEMO_LOADED.key())
 
 
 def test_every_key_the_engine_writes_is_a_declared_booking_family(r: redis.Redis) -> None:
