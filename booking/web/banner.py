@@ -15,6 +15,10 @@ from booking.engine.priority import priority_grant, priority_holds
 from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store
 
 
+# Set on the request by a page that shows a hold itself (the hold's confirmation page).
+SHOWN_HOLD = "strongroom_shown_hold"
+
+
 def priority_banner(request: HttpRequest) -> dict[str, object]:
     """`priority_holds`: the signed-in buyer's live priority holds, soonest end first."""
     if not hasattr(request, "user"):
@@ -36,7 +40,10 @@ def _priority_banner(request: HttpRequest) -> dict[str, object]:
         # A session whose key names no one (made before keys named their person) reads its
         # person apart already: the banner waits for the next sign-in rather than cost more.
         return {"priority_holds": []}
-    return {"priority_holds": priority_holds(client=get_store(), person_id=person.id, along=along)}
+    held = priority_holds(client=get_store(), person_id=person.id, along=along)
+    # The page of one of them (its confirmation) says it already: the banner leaves it out.
+    shown = getattr(request, SHOWN_HOLD, None)
+    return {"priority_holds": [p for p in held if p.hold_id != shown]}
 
 
 def priority_granted(

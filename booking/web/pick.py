@@ -39,7 +39,7 @@ from booking.engine.holds import booking_hold, booking_hold_release
 from booking.engine.priority import priority_pending
 from booking.engine.waits import waits_of
 from booking.web import forms, pick_answers, pick_panel
-from booking.web.banner import priority_granted, speculation_refused, speculative
+from booking.web.banner import SHOWN_HOLD, priority_granted, speculation_refused, speculative
 from booking.web.owner import request_owner, signed_in_owner
 from booking.web.pick_answers import HOLD_BOOKED_SESSION_KEY, HOLD_SESSION_KEY
 from strongroom.ahead import Command, reads_ahead
@@ -231,6 +231,7 @@ def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
             return HttpResponseRedirect(f"{reverse('booking:pick')}?{remembered[1]}")
         return HttpResponseRedirect(_ended_hold_page(client, owner, hold_id))
     choices = forms.choices_of(held.request)
+    setattr(request, SHOWN_HOLD, held.id)  # not in the priority banner too
     context = {
         "hold": held,
         "choices": choices,

@@ -448,6 +448,9 @@ def test_every_page_shows_a_live_priority_hold_until_it_is_booked(
     chinese = zh.get("/", headers={"Accept-Language": "zh-hans"}).content.decode()
     assert "您候补的房间 007 的时段为您暂留至" in chinese
     assert 'id="priority-banner"' not in client_for(buyer).get("/").content.decode()
+    # Its own confirmation page says it already: no banner there.
+    confirm = browser.get(f"/book/confirm/{told.hold_id}/").content.decode()
+    assert "Held for you until" in confirm and 'id="priority-banner"' not in confirm
     # Booked with the hold: the banner goes.
     assert booking_claim(
         client=r, owner_id=str(second_buyer.id), request=a_day(),
