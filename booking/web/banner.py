@@ -14,7 +14,6 @@ from accounts.access import identity_replies, request_person
 from booking.engine.priority import priority_grant, priority_holds
 from strongroom.store import UNAVAILABLE, StoreUnavailable, get_store
 
-
 # Set on the request by a page that shows a hold itself (the hold's confirmation page).
 SHOWN_HOLD = "strongroom_shown_hold"
 
