@@ -117,9 +117,9 @@ class SignupForm(forms.Form):
         first, second = data.get("password1"), data.get("password2")
         if first and second and first != second:
             self.add_error("password2", _("The two passwords differ."))
-        elif first:
-            # Checked whatever the name's own problems: every error in one answer (the name
-            # as typed, when refused, for the likeness rule).
+        if first:
+            # Checked whatever the name's own problems and the second box: every error in one
+            # answer (the name as typed, when refused, for the likeness rule).
             typed = str(self.data.get("username", ""))[:USERNAME_INPUT_MAX_LENGTH]
             try:
                 password_validate(first, username=data.get("username") or typed)

@@ -36,13 +36,20 @@ def username_validate(username: str) -> str:
     if len(username) > USERNAME_INPUT_MAX_LENGTH:
         raise ValidationError(_("A username is at most 30 characters."), code="max_length")
     normal = unicodedata.normalize("NFKC", username)
+    problems = []  # every one at once: a long name with an emoji is told both
     if not 1 <= len(normal) <= USERNAME_MAX_LENGTH:
-        raise ValidationError(_("A username is at most 30 characters."), code="max_length")
-    if not all(_allowed(char) for char in normal):
-        raise ValidationError(
-            _("Use only letters, digits and _ . - in a username (no spaces or symbols)."),
-            code="invalid_chars",
+        problems.append(
+            ValidationError(_("A username is at most 30 characters."), code="max_length")
         )
+    if not all(_allowed(char) for char in normal):
+        problems.append(
+            ValidationError(
+                _("Use only letters, digits and _ . - in a username (no spaces or symbols)."),
+                code="invalid_chars",
+            )
+        )
+    if problems:
+        raise ValidationError(problems)
     if unicodedata.category(normal[0])[0] == "M":
         raise ValidationError(_("A username starts with a letter or digit."), code="invalid_start")
     if all(char in USERNAME_PUNCTUATION for char in normal):

@@ -100,6 +100,11 @@ def test_signup_with_mismatched_or_weak_passwords_writes_nothing(r: redis.Redis)
     # A refused name does not hide the password's problems: all of them in one answer.
     both = html.unescape(signup(Client(), "bad name", "short").content.decode())
     assert "too short" in both and "Username" in both and both.count('class="errorlist') >= 2
+    # Short and not the same twice: both said; a long name with an emoji: both said.
+    mismatch = html.unescape(signup(Client(), "newcomer", "short", "shorter").content.decode())
+    assert "too short" in mismatch and "The two passwords differ." in mismatch
+    long_odd = html.unescape(signup(Client(), "n" * 31 + "🙂", GOOD_PASSWORD).content.decode())
+    assert "at most 30 characters" in long_odd and "Use only letters" in long_odd
     assert _product_keys(r) == before
     assert person_find(client=r, username="newcomer") is None
     # A name someone has is said with the password's problems, not after they are mended.
