@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -34,6 +35,8 @@ from booking.domain.rules import (
     local_now,
     request_id_new,
     request_id_valid,
+    season_end,
+    site_today,
 )
 from booking.engine import moves_rooms
 from booking.engine.audit import audit_write
@@ -77,8 +80,13 @@ def move_form_values(booking: Booking, data: Mapping[str, Any] | None) -> dict[s
     """What a move form (templates/booking/_move_form.html) shows: the booking's slots, or what
     was posted (`data`, a QueryDict: a refused move keeps the choice)."""
     start, end = booking.hours or (0, 0)
+    bounds = {  # the days a move may go to: from tomorrow to the season's last
+        "date_min": (site_today() + dt.timedelta(days=1)).isoformat(),
+        "date_max": season_end().isoformat(),
+    }
     if data is None:
         return {
+            **bounds,
             "move_id": request_id_new(),
             "form_room": booking.room_label,
             "form_dates": [d.isoformat() for d in booking.dates],
@@ -90,6 +98,7 @@ def move_form_values(booking: Booking, data: Mapping[str, Any] | None) -> dict[s
         }
     dates = data.getlist("date")[:64] if hasattr(data, "getlist") else []
     return {
+        **bounds,
         "move_id": str(data.get("move_id", ""))[:64],
         "form_room": str(data.get("room", ""))[:8],
         "form_dates": [str(d)[:20] for d in dates],
@@ -114,6 +123,23 @@ def move_request_posted(*, booking: Booking, posted: Any) -> SlotRequest:
     )
 
 
+_BOX_RANGE = re.compile(r"\s*(\d{1,3})\s*[-–~～]\s*(\d{1,3})\s*")
+
+
+def _boxes_typed(text: str) -> list[str]:
+    """The boxes typed in a move form, each as typed: numbers apart by commas, and ranges
+    ("6-8" is 6, 7, 8); anything else is left as it is, for the parser to name."""
+    picked: list[str] = []
+    for part in text.replace("，", ",").split(","):
+        ranged = _BOX_RANGE.fullmatch(part)
+        first, last = (int(ranged.group(1)), int(ranged.group(2))) if ranged else (0, -1)
+        if ranged and 1 <= first <= last <= 100:
+            picked += [str(box) for box in range(first, last + 1)]
+        elif part.strip():
+            picked.append(part.strip())
+    return picked
+
+
 def move_request(
     *,
     booking: Booking,
@@ -125,9 +151,9 @@ def move_request(
     now: dt.datetime | None = None,
 ) -> SlotRequest:
     """The slots a move form asks for: the booking's class, the room (its own if none), the
-    dates, hours and boxes typed ("5, 6"); raises InvalidRequest naming every problem (as a
-    booking form)."""
-    picked = [part.strip() for part in boxes.replace("，", ",").split(",") if part.strip()]
+    dates, hours and boxes typed ("5, 6", "6-8"); raises InvalidRequest naming every problem
+    (as a booking form)."""
+    picked = _boxes_typed(boxes)
     return slot_request_parse(
         cls=booking.cls,
         room=booking.room if room is None or room == "" else room,

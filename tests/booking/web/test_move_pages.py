@@ -3,6 +3,7 @@ refusals that change nothing, the mail the buyer gets, Chinese."""
 
 from __future__ import annotations
 
+import datetime as dt
 import email
 import re
 from collections.abc import Callable, Iterator
@@ -13,6 +14,7 @@ import pytest
 import redis
 import time_machine
 from django.test import Client
+from django.utils import timezone
 
 from booking.domain.codes import code_display
 from booking.domain.records import Booking
@@ -71,6 +73,31 @@ def test_the_buyer_moves_a_booking_to_other_hours_and_sees_the_new_code(
     again = client.post(f"/book/mine/{mine.id}/move/", data)
     assert again.status_code == 302
     assert booking_get(client=r, booking_id=mine.id).seq == 1  # type: ignore[union-attr]
+
+
+def test_the_move_form_bounds_its_days_links_the_map_and_takes_box_ranges(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    """Not blind: its days can only be picked from tomorrow to the season's last, it leads to
+    the map of the booking's class and time (what is free where), and boxes may be typed as
+    a range ("6-8" is three boxes) as well as one by one."""
+    found = claim(r, request("C", hour_start=8, hour_end=10, boxes=[1, 2, 3]), owner=str(buyer.id))
+    mine = found.booking
+    assert mine is not None
+    client = client_for(buyer)
+    form = html(client.get(f"/book/mine/{mine.id}/move/"))
+    tomorrow = (timezone.localdate() + dt.timedelta(days=1)).isoformat()
+    assert f'min="{tomorrow}" max="2026-12-31"' in form
+    assert 'href="/book/find/?cls=C&amp;date=2026-12-03&amp;start=8&amp;end=10"' in form
+    data = {"move_id": hidden(form, "move_id"), "date": ["2026-12-05"], "hour_start": "8",
+            "hour_end": "10", "boxes": "6-8"}  # fmt: skip
+    answer = client.post(f"/book/mine/{mine.id}/move/", data)
+    assert answer.status_code == 302, html(answer)[:2000]
+    moved = booking_get(client=r, booking_id=mine.id)
+    assert moved is not None and moved.boxes == (6, 7, 8) and moved.dates == (day(5),)
+    odd = client.post(f"/book/mine/{mine.id}/move/", {**data, "boxes": "9-7, 200"})
+    assert odd.status_code == 400
+    assert booking_get(client=r, booking_id=mine.id).boxes == (6, 7, 8)  # type: ignore[union-attr]
 
 
 def test_a_move_into_a_taken_slot_says_so_and_changes_nothing(
