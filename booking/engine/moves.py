@@ -14,6 +14,7 @@ from typing import Any
 
 import redis
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from booking.domain.codes import code_for, code_mac
 from booking.domain.formats import request_args
@@ -25,7 +26,7 @@ from booking.domain.keys import (
     person_index,
     person_score,
 )
-from booking.domain.parser import SlotRequest, slot_request_parse
+from booking.domain.parser import InvalidRequest, SlotRequest, slot_request_parse
 from booking.domain.records import Booking, booking_from_hash, flat_to_dict, slots_from_reply
 from booking.domain.rules import (
     booking_id_room,
@@ -154,6 +155,9 @@ def move_request(
     dates, hours and boxes typed ("5, 6", "6-8"); raises InvalidRequest naming every problem
     (as a booking form)."""
     picked = _boxes_typed(boxes)
+    typed = [d.strip() for d in dates if d.strip()]
+    if len(set(typed)) < len(typed):  # read as one day fewer, it would be "as many days"
+        raise InvalidRequest([_("The same day is there twice: pick different days.")])
     return slot_request_parse(
         cls=booking.cls,
         room=booking.room if room is None or room == "" else room,

@@ -97,6 +97,8 @@ def test_the_move_form_bounds_its_days_links_the_map_and_takes_box_ranges(
     assert moved is not None and moved.boxes == (6, 7, 8) and moved.dates == (day(5),)
     odd = client.post(f"/book/mine/{mine.id}/move/", {**data, "boxes": "9-7, 200"})
     assert odd.status_code == 400
+    twice = client.post(f"/book/mine/{mine.id}/move/", {**data, "date": ["2026-12-06"] * 2})
+    assert twice.status_code == 400 and "The same day is there twice" in html(twice)
     assert booking_get(client=r, booking_id=mine.id).boxes == (6, 7, 8)  # type: ignore[union-attr]
 
 
