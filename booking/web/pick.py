@@ -26,6 +26,7 @@ from django.views.decorators.http import require_GET, require_POST, require_safe
 
 from accounts.access import login_required, login_required_back
 from booking.domain.parser import InvalidRequest, SlotRequest
+from booking.domain.records import Booking
 from booking.domain.rules import (
     IdRefused,
     booking_id_from,
@@ -291,4 +292,19 @@ def booking_submit(
         return pick_answers.refused(request, choices, refused.errors, status=400)
     except IdRefused:  # an id not of this room, or not of this buyer
         return pick_answers.out_of_date(request, choices)
+    made = result.booking
+    if made is not None and _slots_of(made) != _slots_of(slot_request):
+        # The form's id named a booking made before (a resent form, changed since): that
+        # booking, as it stands, and a word that what the form now asks was not booked.
+        messages.info(
+            request,
+            _(
+                "This form's booking was made already: here it is as it stands. What the "
+                "form asked for this time was not booked."
+            ),
+        )
     return pick_answers.claim_answer(request, choices, result, hold_id)
+
+
+def _slots_of(booked: Booking | SlotRequest) -> tuple[object, ...]:
+    return (booked.cls, booked.room, booked.dates, booked.hours, tuple(booked.boxes))

@@ -104,6 +104,24 @@ def test_book_pressed_again_after_midnight_answers_with_the_booking_the_first_pr
     assert booked(r, buyer) == 1
 
 
+def test_a_resent_form_changed_since_leads_to_its_booking_and_says_the_change_was_not_booked(
+    r: redis.Redis, client_for: Callable[[Any], Client], buyer: Any
+) -> None:
+    client = client_for(buyer)
+    form = book_form(24)
+    with time_machine.travel(NOW, tick=False):
+        first = client.post("/book/claim/", form)
+        same = client.post("/book/claim/", form, follow=True)
+        changed = client.post("/book/claim/", {**form, "date": day(6).isoformat()}, follow=True)
+    assert first.status_code == 302
+    word = "What the form asked for this time was not booked."
+    assert word not in same.content.decode()  # the same form again: just its booking
+    assert changed.redirect_chain[-1][0] == first["Location"]
+    assert word in changed.content.decode()
+    (made,) = bookings_of(client=r, owner_id=str(buyer.id))
+    assert made.dates == (day(5),)
+
+
 def test_a_refused_booking_answers_the_whole_page_or_for_htmx_the_panel_alone(
     r: redis.Redis, client_for: Callable[[Any], Client], buyer: Any, second_buyer: Any
 ) -> None:
