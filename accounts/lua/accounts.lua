@@ -95,9 +95,10 @@ end
 -- A pair (name, client) that logged in within the trust period skips the address lock and the
 -- name's slowdown: others' guesses never keep a person out of their usual connection. Once a
 -- name has `name limit` failures in the window, from any clients, the pairs not trusted may try
--- it once per slow_ms between them all (the name's pace: a thousand addresses guess no faster
--- than one), and each such pair once per slow_ms; its owner's usual connections are not slowed,
--- and a reset through the mail signs them in from anywhere.
+-- it once per slow_ms between them all (the name's pace), and each such pair once per slow_ms;
+-- a client with no failure in the window passes the pace once (its owner on a new device gets
+-- a try at once; a guessing address gets one a window, not one a minute). Its owner's usual
+-- connections are not slowed, and a reset through the mail signs them in from anywhere.
 local function login_gate(keys, args)
   local k, a = named(keys, LOGIN_GATE_KEYS), named(args, LOGIN_GATE_ARGS)
   local pair, pair_lock, trusted, address, address_lock, name =
@@ -121,8 +122,13 @@ local function login_gate(keys, args)
   if not is_trusted then
     ends = tonumber(redis.call('GET', address_lock) or '0')
     if ends > now then return {'locked', ends, 'address'} end
+    -- A client with no failure in the window (of any name) passes the name's pace: the
+    -- owner on a new device is never kept waiting by strangers' guesses, and each guessing
+    -- address gets its one try per window, not one a minute.
     ends = tonumber(redis.call('GET', k.name_pace) or '0')
-    if ends > now then return {'locked', ends, 'name'} end
+    if ends > now and redis.call('ZCOUNT', address, since, '+inf') > 0 then
+      return {'locked', ends, 'name'}
+    end
   end
   local pair_count = redis.call('ZCOUNT', pair, since, '+inf')
   if pair_count >= pair_limit then

@@ -103,6 +103,8 @@ def test_a_name_guessed_from_many_addresses_says_why_a_new_connection_waits(buye
     with time_machine.travel(T0, tick=False):
         for n in range(5):  # ten failures of the name, from five addresses
             assert fail(buyer.username, 2, ip=f"203.0.113.{40 + n}") == [400, 400]
+        # A connection with a failure in the window (a mistyped name) waits for its turn.
+        assert fail("someone-else", 1, ip="198.51.100.140") == [400]
         page = attempt(buyer.username, buyer.password, ip="198.51.100.140")
         assert page.status_code == 429 and int(page["Retry-After"]) == 60
         assert "being guessed from many places" in page.content.decode()
