@@ -113,9 +113,8 @@ class WritesPaused(StoreUnavailable):
 
 
 def _replica_follows(node: Any) -> bool:
-    """Whether a replica follows the primary `node` (a cluster node), as it said within the
-    last REPLICA_CHECK_S; True when it does not answer (a failover under way: the batch's own
-    retries deal with that, as before)."""
+    """Whether a replica follows the primary `node`, as it said within REPLICA_CHECK_S; True
+    when it does not answer (a failover under way: the batch's own retries deal with it)."""
     now = time.monotonic()
     seen = _replicas_seen.get(node.name)
     if seen is not None and now - seen[0] < REPLICA_CHECK_S:
@@ -179,18 +178,25 @@ def durable_fcall(
     args: Sequence[Any],
     *,
     timeout_ms: int = WAITAOF_TIMEOUT_MS,
+    first: bool = False,
 ) -> Any:
     """FCALL then WAITAOF on the same connection, in one round trip.
 
     WAITAOF inside a script returns at once, so it follows the call in a pipeline (one
     connection, one round trip); on a cluster that connection is the one to the primary that
-    owns the keys. Without WAITAOF the server must run `appendfsync always`.
+    owns the keys. Without WAITAOF the server must run `appendfsync always`. `first`: see
+    `durable_calls`.
     """
-    return durable_calls(client, [Call(function, keys, args)], timeout_ms=timeout_ms)[0]
+    calls = [Call(function, keys, args)]
+    return durable_calls(client, calls, timeout_ms=timeout_ms, first=first)[0]
 
 
 def durable_calls(
-    client: redis.Redis, calls: Sequence[Call | Write], *, timeout_ms: int = WAITAOF_TIMEOUT_MS
+    client: redis.Redis,
+    calls: Sequence[Call | Write],
+    *,
+    timeout_ms: int = WAITAOF_TIMEOUT_MS,
+    first: bool = False,
 ) -> list[Any]:
     """Several calls (or plain writes), each confirmed durable: one round trip per primary
     they reach, every primary written to with its own WAITAOF after its commands.
@@ -199,7 +205,11 @@ def durable_calls(
     other primaries' were sent all the same); the first error reply is raised as such.
     Commands are sent again after a redirection or a lost connection, so each must be
     idempotent (client-made ids).
-    """
+
+    `first`: the first write of what a person asked for (a claim, a cancel, a move's first
+    step, a pickup): under aof+replica on a cluster, refused unsent (WritesPaused) when a primary
+    it goes to has no replica following it. Later writes of a request (a move's next steps, the
+    index entries after a claim) go as ever and raise NotDurable: something was done."""
     if not calls:
         return []  # nothing written, nothing to wait for (and no slot for a fence)
     wait = _wait_commands(client, timeout_ms)
@@ -211,10 +221,9 @@ def durable_calls(
         node = _cluster(client).get_node_from_key(call.route)
         groups.setdefault(node.name, []).append(index)
         nodes[node.name] = node
-    # A write that no replica could confirm would hang between done and not done ("not
-    # confirmed yet") until one follows again, its slots taken meanwhile: refused before
-    # anything is sent instead, on every primary of the batch.
-    if wait is not None and wait[0][0] == "WAIT":
+    # A write no replica could confirm would hang between done and not done ("not confirmed
+    # yet") until one follows again, its slots taken meanwhile: refused before it is sent.
+    if first and wait is not None and wait[0][0] == "WAIT":
         for name, node in nodes.items():
             if not _replica_follows(node):
                 raise WritesPaused(f"no replica follows {name}: nothing sent")

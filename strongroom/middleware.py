@@ -82,9 +82,13 @@ def store_failure_response(request: HttpRequest, error: BaseException) -> HttpRe
         return store_unavailable_response(request)
     if not isinstance(error, (*UNAVAILABLE, StoreUnavailable, NotDurable)):
         return None
-    if request.method == "POST":
-        if isinstance(error, WritesPaused):  # nothing was sent: known not done
+    if isinstance(error, WritesPaused):  # nothing was sent, and the store is there: no recover()
+        if request.method == "POST":
             return not_confirmed_response(request, paused=True)
+        page = render(request, "503.html", status=503)
+        page["Retry-After"] = "60"
+        return page
+    if request.method == "POST":
         if isinstance(error, NotDurable):
             return not_confirmed_response(request)
         if not any(is_secret_field(name) for name in request.POST):

@@ -38,6 +38,11 @@ class Delivery:
 _grouped: set[str] = set()
 
 
+def outbox_grouped_forget() -> None:
+    """Forget which outboxes have their group (the store was emptied: tests)."""
+    _grouped.clear()
+
+
 def _no_group(reply: object) -> bool:
     return isinstance(reply, redis.ResponseError) and "NOGROUP" in str(reply)
 

@@ -25,7 +25,8 @@ def healthz(request: HttpRequest) -> HttpResponse:
     """The store answers PING (one round trip); a cluster is healthy only when every primary
     answers and reports `cluster_state:ok` (one round trip per primary). Under aof+replica it
     also says whether every primary can take writes: one that no replica follows (after a
-    failover, until the failed node is back) refuses them, while pages still read."""
+    failover, until the failed node is back) refuses them, while pages still read (INFO
+    replication of each primary, at most once a second per process)."""
     try:
         client = get_store()
         ok = healthy(client)

@@ -26,6 +26,7 @@ from accounts.visits import visits_discard
 from booking.domain.window import window_remember
 from booking.web.kept import kept_clear
 from strongroom import embedded, embedded_cluster, store
+from strongroom.outbox_take import outbox_grouped_forget
 from strongroom.serving import LOOPBACK, start_site
 from tests import marks_support
 
@@ -213,6 +214,7 @@ def r(store_dir: Path) -> redis.Redis:
     visits_discard()  # page views gathered by an earlier test belong to its flushed store
     window_remember(None)  # the flushed store holds no sales window (and none is read again)
     kept_clear()  # pieces kept from an earlier test's rooms
+    outbox_grouped_forget()  # outboxes (and their groups) an earlier test's store had
     # A Chinese page leaves its language active in this thread (LocaleMiddleware activates, and
     # nothing deactivates after the answer): every test starts in the site's default language.
     translation.deactivate()

@@ -160,7 +160,7 @@ def _cancel_here(
             # that the record still names them).
             more_keys=(inventories or "").split(","),
         )
-        answer = CANCEL.answer_of(durable_fcall(client, CANCEL.name, *call))
+        answer = CANCEL.answer_of(durable_fcall(client, CANCEL.name, *call, first=True))
         if answer["status"] != "stale":
             break
     outcome = answer["status"]

@@ -175,7 +175,8 @@ def booking_claim(
     }
     # The code derives from the id (nothing sealed per call); a clash with a live code of the
     # room, about one claim in 10^10, takes the next number.
-    sender = functools.partial(durable_fcall, client)
+    # The booking's first durable write (a pace counted first is given back if it is refused).
+    sender = functools.partial(durable_fcall, client, first=True)
     try:
         for number in range(_CODE_ATTEMPTS):
             code = code_for(booking_id, number)

@@ -127,7 +127,7 @@ def booking_handover(
             "request_id": request_id if request_id_valid(request_id) else request_id_new(),
         },
     )
-    answer = HANDOVER.answer_of(durable_fcall(client, HANDOVER.name, *call))
+    answer = HANDOVER.answer_of(durable_fcall(client, HANDOVER.name, *call, first=True))
     outcome = answer["status"]
     if outcome == "invalid":
         raise ValueError(f"booking_handover refused the call ({answer['what']})")

@@ -37,6 +37,7 @@ from booking.domain.rules import (
     request_id_new,
     request_id_valid,
     season_end,
+    season_start,
     site_today,
 )
 from booking.engine import moves_rooms
@@ -81,8 +82,8 @@ def move_form_values(booking: Booking, data: Mapping[str, Any] | None) -> dict[s
     """What a move form (templates/booking/_move_form.html) shows: the booking's slots, or what
     was posted (`data`, a QueryDict: a refused move keeps the choice)."""
     start, end = booking.hours or (0, 0)
-    bounds = {  # the days a move may go to: from tomorrow to the season's last
-        "date_min": (site_today() + dt.timedelta(days=1)).isoformat(),
+    bounds = {  # the days a move may go to: from tomorrow (or the season's first) to its last
+        "date_min": max(site_today() + dt.timedelta(days=1), season_start()).isoformat(),
         "date_max": season_end().isoformat(),
     }
     if data is None:
@@ -156,17 +157,26 @@ def move_request(
     (as a booking form)."""
     picked = _boxes_typed(boxes)
     typed = [d.strip() for d in dates if d.strip()]
-    if len(set(typed)) < len(typed):  # read as one day fewer, it would be "as many days"
-        raise InvalidRequest([_("The same day is there twice: pick different days.")])
-    return slot_request_parse(
-        cls=booking.cls,
-        room=booking.room if room is None or room == "" else room,
-        dates=[d for d in dates if d.strip()],
-        hour_start=hour_start if booking.cls != "A" else None,
-        hour_end=hour_end if booking.cls != "A" else None,
-        boxes=picked if booking.cls == "C" else None,
-        now=now,
-    )
+    # Read as one day fewer, the same day twice would be "as many days as it has": said as
+    # what it is, with every other problem of the form.
+    twice = [_("The same day is there twice: pick different days.")]
+    if len(set(typed)) == len(typed):
+        twice = []
+    try:
+        parsed = slot_request_parse(
+            cls=booking.cls,
+            room=booking.room if room is None or room == "" else room,
+            dates=typed,
+            hour_start=hour_start if booking.cls != "A" else None,
+            hour_end=hour_end if booking.cls != "A" else None,
+            boxes=picked if booking.cls == "C" else None,
+            now=now,
+        )
+    except InvalidRequest as refused:
+        raise InvalidRequest([*twice, *refused.errors]) from None
+    if twice:
+        raise InvalidRequest(twice)
+    return parsed
 
 
 def booking_move(
@@ -249,7 +259,7 @@ def booking_move(
             code = code_for(booking_id, number)
             args = {**fixed, "code_mac": code_mac(room, code), "code_n": number}
             call = MOVE.call(keys=call_keys, args=args, tails=tails)
-            answer = MOVE.answer_of(durable_fcall(client, MOVE.name, *call))
+            answer = MOVE.answer_of(durable_fcall(client, MOVE.name, *call, first=True))
             if answer["status"] != "code_clash":
                 break
         else:

@@ -223,7 +223,7 @@ def _move_in(
         "first_day": first_day,
     }
     call = MOVE_IN.call(keys=keys, args=args, tails={"inventories": inventories})
-    answer = MOVE_IN.answer_of(durable_fcall(client, MOVE_IN.name, *call))
+    answer = MOVE_IN.answer_of(durable_fcall(client, MOVE_IN.name, *call, first=True))
     if answer["status"] == "code_clash":  # one move in 10^10: the buyer presses again
         raise RuntimeError("the new room's pickup code clashed; try the move again")
     return answer

@@ -126,7 +126,7 @@ def booking_pickup(
             "edition": keys.edition,
         }
         call = PICKUP.call(keys=call_keys, args=args)
-        answer = PICKUP.answer_of(durable_fcall(client, PICKUP.name, *call))
+        answer = PICKUP.answer_of(durable_fcall(client, PICKUP.name, *call, first=True))
         if answer["status"] != "retry":
             break
         booking_id = answer["booking_id"]

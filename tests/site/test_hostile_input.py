@@ -153,7 +153,7 @@ def test_a_get_of_a_form_only_address_is_a_page_with_a_way_on(
 
 @pytest.mark.parametrize("path", ["/book/claim/", "/accounts/logout/", "/staff/catalog/books/add/"])
 def test_a_method_an_address_does_not_take_is_a_405_before_the_csrf_check(
-    r: redis.Redis, path: str, buyer: Someone, client_for: Callable[[Someone], Client]
+    r: redis.Redis, path: str
 ) -> None:
     """A PUT or DELETE sent as a browser sends it (CSRF checked, no token) to an address that
     takes only forms is told the address takes no such request (405, and what it takes), not

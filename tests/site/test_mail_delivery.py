@@ -272,7 +272,6 @@ def test_passes_over_outboxes_nobody_wrote_to_cost_the_server_no_errors(
     exist is asked whether it does, not read (a read of a missing stream is a NOGROUP error,
     and those were most of an idle server's replies). Once written to, it is read at once."""
     smtp.refuse = False
-    outbox_send(client=r)  # what an earlier test's store left this process believing is settled
     before = _server_errors(r)
     for _ in range(3):
         assert outbox_send(client=r).handled == 0

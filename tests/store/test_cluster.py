@@ -689,6 +689,32 @@ def test_index_entries_no_replica_confirmed_leave_the_booking_named_until_they_a
     assert not on_cluster.smembers(ks.BOOKING_UNINDEXED_ROOMS.key())
 
 
+def test_a_claim_whose_index_primary_has_no_replica_is_booked_not_refused(
+    cluster: LocalCluster, on_cluster: redis.Redis, monkeypatch: pytest.MonkeyPatch
+):
+    """Only a request's first write is refused where no replica follows (nothing done yet):
+    the index entries written after a claim went through are not, or the buyer would read
+    "nothing was done" of a booking made. They stay unconfirmed, the room names the booking
+    until they are (as with a replica that does not answer)."""
+    monkeypatch.setattr(durable, "REPLICA_CHECK_S", 0.0)
+    owner = "44"
+    index_port = _port_of(on_cluster, person_index(owner))
+    room = next(
+        r
+        for r in range(1, 301)
+        if _port_of(on_cluster, date_index(r)) == index_port
+        and _port_of(on_cluster, RoomKeys(r).ledger) != index_port
+    )
+    replica = _cut_off(cluster, cluster.node_at(index_port))
+    try:
+        assert durable.primaries_unfollowed(on_cluster) == 1
+        made = claim(on_cluster, request("A", room=room), owner=owner)
+        assert made.ok and made.booking is not None
+        assert on_cluster.zrange(RoomKeys(room).unindexed, 0, -1) == [made.booking.id]
+    finally:
+        _let_go(replica)
+
+
 def test_after_a_failover_the_keeper_writes_lost_entries_again_and_tells_staff(
     cluster: LocalCluster, on_cluster: redis.Redis
 ):

@@ -126,25 +126,35 @@ local function drop_holds(holds_key, days_key, drop, cls, days)
   end
 end
 
--- Whether someone other than `owner` waits for a slot of the request (days: calendar day
--- numbers; boxes: class C's). A waiter's slot that is free was freed by a hold that ran out
--- (a cancel tells its waiters at once): the sweep offers it to them within seconds, and until
--- then it is not the first asker's, or two accounts could pass a room between them, one hold
--- after the other, and keep it from everyone who asked for it.
-local function waited_by_others(waits, owner, cls, days, hstart, hend, boxes)
-  if redis.call('EXISTS', waits) == 0 then
+-- Whether another buyer waits for a slot of the request whose whole slot is free now (days:
+-- calendar day numbers; boxes: class C's; k: the hold's keys; cal: its months). Such a wait's
+-- slot was freed by a hold that ran out (a cancel tells its waiters in the same call): the
+-- sweep, which offers a slot once the whole of it is free, gives it to them within seconds,
+-- and until then it is not the first asker's, or two accounts could pass a room between them,
+-- one hold after the other, and keep it from everyone who asked for it. A wait whose slot is
+-- still partly booked or held keeps nothing from anyone.
+local function waited_by_others(k, owner, cls, days, hstart, hend, boxes, cal, now)
+  if redis.call('EXISTS', k.waits) == 0 then
     return false  -- nobody waits in this room: the common case costs one call
   end
   local on_day, in_boxes = {}, {}
   for _, day in ipairs(days) do on_day[day] = true end
   for _, box in ipairs(boxes) do in_boxes[box] = true end
-  for _, member in ipairs(redis.call('ZRANGE', waits, 0, -1)) do
+  for _, member in ipairs(redis.call('ZRANGE', k.waits, 0, -1)) do
     local w = named(pipe_fields(member), WAIT_FIELDS)
-    if w.person ~= owner and w.cls == cls and on_day[tonumber(w.day)] then
+    local day = tonumber(w.day)
+    if w.person ~= owner and w.cls == cls and on_day[day] then
       local from, to = tonumber(w.hstart) or 0, tonumber(w.hend) or 0
       if cls == 'A' or (from < hend and hstart < to
           and (cls == 'B' or in_boxes[tonumber(w.box)])) then
-        return true
+        local w_boxes = cls == 'C' and {tonumber(w.box)} or {}
+        local fields, kind = fields_of(cls, {day}, from, to, w_boxes, cal)
+        local held = held_conflicts(k.holds, k.hold_days, w.person, cls, {day}, from, to,
+          w_boxes, now)
+        if #booked_conflicts(fields, kind) == 0 and #held == 0
+            and closed_reason(k.closures, cls, {day}, from, to) == '' then
+          return true
+        end
       end
     end
   end
@@ -226,7 +236,7 @@ local function hold(keys, args)
   if #taken > 0 then
     return {'taken', unpack(taken)}
   end
-  if waited_by_others(k.waits, owner, cls, days, hstart, hend, boxes) then
+  if waited_by_others(k, owner, cls, days, hstart, hend, boxes, cal, now) then
     return {'waited'}
   end
 

@@ -275,6 +275,28 @@ def test_two_accounts_passing_a_slot_between_their_holds_cannot_keep_it_from_a_w
     assert not hold(second_buyer, ran_out).ok  # held for the waiter now
 
 
+def test_a_wait_whose_slot_is_still_partly_booked_keeps_no_free_hour_from_anyone(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone
+) -> None:
+    """A wait for 08-16 while 15-16 is booked: the sweep offers it only once all of it is
+    free, so the hours 9-10 it covers are anyone's to hold meanwhile (a wide wait would
+    otherwise freeze every free hour of a room's day)."""
+    third = person_make(r, "third_party")
+    start = dt.datetime.now(tz=dt.UTC)
+    late = slot_request_parse(cls="B", room=9, dates=[day(8)], hour_start=15, hour_end=16)
+    assert booking_claim(
+        client=r, owner_id=str(buyer.id), request=late, booking_id=booking_new_id(room=9)
+    ).ok
+    wide = Wait(9, "B", day(8), (8, 16))
+    assert wait_join(client=r, owner_id=str(third.id), wait=wide, now=start) == "ok"
+    early = slot_request_parse(cls="B", room=9, dates=[day(8)], hour_start=9, hour_end=10)
+    held = booking_hold(
+        client=r, owner_id=str(second_buyer.id), request=early, hold_id=hold_new_id(room=9),
+        now=start,
+    )  # fmt: skip
+    assert held.ok and not held.waited
+
+
 def test_waits_of_past_days_are_cleared_at_the_days_end(
     r: redis.Redis, buyer: Someone, second_buyer: Someone
 ) -> None:

@@ -432,8 +432,8 @@ def test_a_move_cut_off_half_way_is_finished_or_undone_by_the_recovery(
 
     real = moves.durable_fcall
 
-    def cut(client: Any, name: str, *rest: Any) -> Any:
-        reply = real(client, name, *rest)
+    def cut(client: Any, name: str, *rest: Any, **options: Any) -> Any:
+        reply = real(client, name, *rest, **options)
         if name == f"booking_{cut_after}":
             raise Cut  # the mover dies right after this step
         return reply

@@ -128,7 +128,9 @@ def test_no_receipt_goes_while_the_claims_waitaof_has_not_answered(
     with_address(r, buyer, "anna@example.test")
     settings.STRONGROOM_DURABILITY = "aof+replica"  # no replica here: nothing settles
 
-    def claim_then_sender_then_no_answer(client: Any, function: str, keys: Any, args: Any) -> Any:
+    def claim_then_sender_then_no_answer(
+        client: Any, function: str, keys: Any, args: Any, **options: Any
+    ) -> Any:
         fcall(client, function, keys, args)  # the store ran it
         outbox_send(client=client, at_ms=to_ms(timezone.now()))  # a sender's pass meanwhile
         raise NotDurable(function)

@@ -86,8 +86,8 @@ def test_the_move_form_bounds_its_days_links_the_map_and_takes_box_ranges(
     assert mine is not None
     client = client_for(buyer)
     form = html(client.get(f"/book/mine/{mine.id}/move/"))
-    tomorrow = (timezone.localdate() + dt.timedelta(days=1)).isoformat()
-    assert f'min="{tomorrow}" max="2026-12-31"' in form
+    first = max(timezone.localdate() + dt.timedelta(days=1), dt.date(2026, 12, 1))  # the season's
+    assert f'min="{first.isoformat()}" max="2026-12-31"' in form
     assert 'href="/book/find/?cls=C&amp;date=2026-12-03&amp;start=8&amp;end=10"' in form
     data = {"move_id": hidden(form, "move_id"), "date": ["2026-12-05"], "hour_start": "8",
             "hour_end": "10", "boxes": "6-8"}  # fmt: skip
