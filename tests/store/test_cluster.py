@@ -654,6 +654,19 @@ def _port_of(client: redis.Redis, key: str) -> int:
     return int(client.get_node_from_key(key).port)  # type: ignore[attr-defined]
 
 
+def _indexed_apart(client: redis.Redis, owner: str) -> tuple[int, int]:
+    """The port of the primary of `owner`'s index, and a room whose date index is there too
+    while the room itself is on another primary."""
+    index_port = _port_of(client, person_index(owner))
+    room = next(
+        r
+        for r in range(1, 301)
+        if _port_of(client, date_index(r)) == index_port
+        and _port_of(client, RoomKeys(r).ledger) != index_port
+    )
+    return index_port, room
+
+
 def test_index_entries_no_replica_confirmed_leave_the_booking_named_until_they_are(
     cluster: LocalCluster, on_cluster: redis.Redis, settings: Any
 ):
@@ -664,13 +677,7 @@ def test_index_entries_no_replica_confirmed_leave_the_booking_named_until_they_a
     primary then hid the booking for good.)"""
     settings.STRONGROOM_DURABILITY = "aof+replica"
     owner = "41"
-    index_port = _port_of(on_cluster, person_index(owner))
-    room = next(
-        r
-        for r in range(1, 301)
-        if _port_of(on_cluster, date_index(r)) == index_port
-        and _port_of(on_cluster, RoomKeys(r).ledger) != index_port
-    )
+    index_port, room = _indexed_apart(on_cluster, owner)
     replica = _replica_of(cluster, cluster.node_at(index_port))
     pid = replica.pid()
     assert pid is not None
@@ -698,13 +705,7 @@ def test_a_claim_whose_index_primary_has_no_replica_is_booked_not_refused(
     until they are (as with a replica that does not answer)."""
     monkeypatch.setattr(durable, "REPLICA_CHECK_S", 0.0)
     owner = "44"
-    index_port = _port_of(on_cluster, person_index(owner))
-    room = next(
-        r
-        for r in range(1, 301)
-        if _port_of(on_cluster, date_index(r)) == index_port
-        and _port_of(on_cluster, RoomKeys(r).ledger) != index_port
-    )
+    index_port, room = _indexed_apart(on_cluster, owner)
     replica = _cut_off(cluster, cluster.node_at(index_port))
     try:
         assert durable.primaries_unfollowed(on_cluster) == 1
