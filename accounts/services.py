@@ -17,6 +17,7 @@ from accounts.calls import (
     NAME_CLAIM,
     PERSON_CREATE,
     PERSON_DISCARD,
+    SKELETON_FORGET,
     STAFF_SET,
 )
 from accounts.gates import LoginOutcome, password_check
@@ -243,14 +244,14 @@ def person_delete(*, client: redis.Redis, person_id: int) -> bool:
     name, email, verified = text_values(client.hmget(key, "name_key", "email", "email_verified"))
     if name is None:
         return False
-    skeleton = name_skeleton(name)
-    # Only the person's own entry: a name claimed before today's skeleton may share another's.
-    owner = client.hget(PERSON_BY_SKELETON.key(), skeleton)
-    owned = owner is not None and text(owner) == str(person_id)
     pipe = client.pipeline(transaction=False)
     pipe.hdel(PERSON_BY_NAME.key(), name)
-    if owned:
-        pipe.hdel(PERSON_BY_SKELETON.key(), skeleton)
+    # Only the person's own look-alike entry (checked and deleted in one call).
+    keys, args = SKELETON_FORGET.call(
+        keys={"by_skeleton": PERSON_BY_SKELETON.key()},
+        args={"skeleton": name_skeleton(name), "person_id": person_id},
+    )
+    pipe.fcall(SKELETON_FORGET.name, len(keys), *keys, *args)
     pipe.hdel(PERSON_NAMES.key(), str(person_id))
     pipe.zrem(LOGINS_TOP.key(), str(person_id))
     if email and verified == "1":  # only if the address still names this person

@@ -25,6 +25,8 @@ local STAFF_SET_KEYS = {'person'}
 local STAFF_SET_ARGS = {'is_staff'}
 local EMAIL_FORGET_KEYS = {'by_email'}
 local EMAIL_FORGET_ARGS = {'email', 'person_id'}
+local SKELETON_FORGET_KEYS = {'by_skeleton'}
+local SKELETON_FORGET_ARGS = {'skeleton', 'person_id'}
 local MAIL_GATE_KEYS = {'person', 'address', 'client'}
 local MAIL_GATE_ARGS = {'now_ms', 'attempt_id', 'person_limit', 'person_window_ms',
   'address_limit', 'address_window_ms', 'client_limit', 'client_window_ms'}
@@ -261,10 +263,21 @@ local function email_forget(keys, args)
   return 0
 end
 
+-- A look-alike entry goes only if it names this person: a name claimed under an older
+-- skeleton may share its entry with another person's name.
+local function skeleton_forget(keys, args)
+  local k, a = named(keys, SKELETON_FORGET_KEYS), named(args, SKELETON_FORGET_ARGS)
+  if redis.call('HGET', k.by_skeleton, a.skeleton) == a.person_id then
+    return redis.call('HDEL', k.by_skeleton, a.skeleton)
+  end
+  return 0
+end
+
 redis.register_function{function_name='accounts_person_create', callback=person_create}
 redis.register_function{function_name='accounts_name_claim', callback=name_claim}
 redis.register_function{function_name='accounts_person_discard', callback=person_discard}
 redis.register_function{function_name='accounts_email_forget', callback=email_forget}
+redis.register_function{function_name='accounts_skeleton_forget', callback=skeleton_forget}
 redis.register_function{function_name='accounts_staff_set', callback=staff_set}
 redis.register_function{function_name='accounts_login_gate', callback=login_gate}
 redis.register_function{function_name='accounts_login_passed', callback=login_passed}
