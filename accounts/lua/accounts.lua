@@ -253,24 +253,24 @@ local function staff_set(keys, args)
   return username
 end
 
--- Take a verified address out of the index, only if it still names this person (someone else
--- may have verified it since). Returns 1 | 0.
-local function email_forget(keys, args)
-  local k, a = named(keys, EMAIL_FORGET_KEYS), named(args, EMAIL_FORGET_ARGS)
-  if redis.call('HGET', k.by_email, a.email) == a.person_id then
-    return redis.call('HDEL', k.by_email, a.email)
+-- Take `field` out of the hash `index`, only if it still names this person. Returns 1 | 0.
+local function entry_forget(index, field, person_id)
+  if redis.call('HGET', index, field) == person_id then
+    return redis.call('HDEL', index, field)
   end
   return 0
 end
 
--- A look-alike entry goes only if it names this person: a name claimed under an older
--- skeleton may share its entry with another person's name.
+-- A verified address (someone else may have verified it since).
+local function email_forget(keys, args)
+  local k, a = named(keys, EMAIL_FORGET_KEYS), named(args, EMAIL_FORGET_ARGS)
+  return entry_forget(k.by_email, a.email, a.person_id)
+end
+
+-- A look-alike entry (a name claimed under an older skeleton may share another name's).
 local function skeleton_forget(keys, args)
   local k, a = named(keys, SKELETON_FORGET_KEYS), named(args, SKELETON_FORGET_ARGS)
-  if redis.call('HGET', k.by_skeleton, a.skeleton) == a.person_id then
-    return redis.call('HDEL', k.by_skeleton, a.skeleton)
-  end
-  return 0
+  return entry_forget(k.by_skeleton, a.skeleton, a.person_id)
 end
 
 redis.register_function{function_name='accounts_person_create', callback=person_create}
