@@ -15,6 +15,7 @@ from accounts.names import USERNAME_HELP, USERNAME_INPUT_MAX_LENGTH, username_va
 from accounts.passwords import password_validate
 from accounts.people import Person
 from strongroom.context_processors import BACK_MOST
+from strongroom.focus import first_error_focused
 from strongroom.templatetags.punctuation import gap
 
 if TYPE_CHECKING:
@@ -32,10 +33,8 @@ def focus_first_error(form: forms.Form, *, fallback: str = "") -> None:
     brings it into view, with or without JavaScript, on a page where the form sits far down.
     With errors of the whole form only ("the username or the password is wrong"), the field
     `fallback` takes it, described by them (FORM_ERRORS_ID)."""
-    for name in form.errors:
-        if name in form.fields:
-            form.fields[name].widget.attrs["autofocus"] = True
-            return
+    if first_error_focused(form):
+        return
     if fallback and form.non_field_errors():
         attrs = form.fields[fallback].widget.attrs
         attrs.update({"autofocus": True, "aria-invalid": "true"})

@@ -35,6 +35,7 @@ from dashboard.pages import log_rows, render_page
 from dashboard.season import season_name
 from dashboard.selectors import Overview, audit_log, names_of, overview_recent
 from dashboard.services import WrongSeasonName, season_flush
+from strongroom.focus import first_error_focused
 from strongroom.inventory import keyspace_stats
 from strongroom.store import get_store
 
@@ -160,9 +161,7 @@ def keyspace(request: HttpRequest) -> HttpResponse:
 
 
 def _keyspace_page(request: HttpRequest, form: FlushForm, status: int = 200) -> HttpResponse:
-    refused = next((name for name in form.errors if name in form.fields), None)
-    if refused is not None:  # the browser brings the field to mend into view, script or not
-        form.fields[refused].widget.attrs["autofocus"] = True
+    first_error_focused(form)  # the browser brings the field to mend into view, script or not
     client = get_store()
     stats = sorted(
         keyspace_stats(client),

@@ -121,6 +121,7 @@ local function login_gate(keys, args)
   local since = '(' .. tostring(now - window)
   local ends = tonumber(redis.call('GET', pair_lock) or '0')
   if ends > now then return {'locked', ends} end
+  local address_count = redis.call('ZCOUNT', address, since, '+inf')
   if not is_trusted then
     ends = tonumber(redis.call('GET', address_lock) or '0')
     if ends > now then return {'locked', ends, 'address'} end
@@ -128,7 +129,7 @@ local function login_gate(keys, args)
     -- owner on a new device is never kept waiting by strangers' guesses, and each guessing
     -- address gets its one try per window, not one a minute.
     ends = tonumber(redis.call('GET', k.name_pace) or '0')
-    if ends > now and redis.call('ZCOUNT', address, since, '+inf') > 0 then
+    if ends > now and address_count > 0 then
       return {'locked', ends, 'name'}
     end
   end
@@ -138,7 +139,6 @@ local function login_gate(keys, args)
     redis.call('SET', pair_lock, tostring(ends), 'PX', lock_ms)
     return {'locked', ends}
   end
-  local address_count = redis.call('ZCOUNT', address, since, '+inf')
   local name_count = redis.call('ZCOUNT', name, since, '+inf')
 
   -- Every check is done: count the attempt.

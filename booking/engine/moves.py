@@ -159,9 +159,8 @@ def move_request(
     typed = [d.strip() for d in dates if d.strip()]
     # Read as one day fewer, the same day twice would be "as many days as it has": said as
     # what it is, with every other problem of the form.
-    twice = [_("The same day is there twice: pick different days.")]
-    if len(set(typed)) == len(typed):
-        twice = []
+    repeated = len(set(typed)) < len(typed)
+    twice = [_("The same day is there twice: pick different days.")] if repeated else []
     try:
         parsed = slot_request_parse(
             cls=booking.cls,

@@ -25,7 +25,7 @@ import pytest
 import redis
 from django.test import Client
 
-from booking.domain.keys import RoomKeys, date_index, person_index
+from booking.domain.keys import RoomKeys, date_index, pace_of, person_index
 from booking.engine.bookings import booking_get, bookings_page
 from booking.engine.claims import booking_claim
 from booking.engine.waits import Wait, wait_join, waits_of
@@ -565,10 +565,11 @@ def test_a_primary_no_replica_follows_takes_no_booking_until_one_does_again(
     asked = request("A", room=room)
     made_id = booking_id(room, random.Random(5))
 
-    def book() -> Any:
+    def book() -> Any:  # as the booking page books: counted against the hour's allowance
         return booking_claim(
-            client=on_cluster, owner_id="51", request=asked, booking_id=made_id, now=NOW
-        )
+            client=on_cluster, owner_id="51", request=asked, booking_id=made_id, now=NOW,
+            paced=True,
+        )  # fmt: skip
 
     assert durable.primaries_unfollowed(on_cluster) == 0
     replica = _cut_off(cluster, victim)
@@ -578,6 +579,7 @@ def test_a_primary_no_replica_follows_takes_no_booking_until_one_does_again(
             book()
         assert on_cluster.scard(RoomKeys(room).ledger) == 0
         assert not on_cluster.exists(RoomKeys(room).record(made_id))
+        assert on_cluster.zscore(pace_of("51"), made_id) is None  # the allowance given back
         assert claim(on_cluster, request("A", room=elsewhere), owner="52").ok
     finally:
         _let_go(replica)
@@ -593,6 +595,7 @@ def test_a_primary_no_replica_follows_takes_no_booking_until_one_does_again(
     assert durable.primaries_unfollowed(on_cluster) == 0
     again = book()
     assert again.ok and again.booking is not None and again.booking.id == made_id
+    assert on_cluster.zscore(pace_of("51"), made_id) is not None  # counted once it booked
 
 
 def test_a_plain_url_at_one_node_of_a_cluster_stops_start_up_with_advice(cluster: LocalCluster):
