@@ -63,7 +63,8 @@ def booking_move_staff(request: HttpRequest, booking_id: str) -> HttpResponse:
 @staff_required
 def booking_receipt_staff(request: HttpRequest, booking_id: str) -> HttpResponse:
     """Send the buyer the receipt again (code and calendar file, in their language); the
-    form's request id makes a double press one mail."""
+    form's request id makes a double press one mail. A buyer without a confirmed address is
+    said to get nothing now (the receipt goes out once they confirm one)."""
     sent = receipt_resend(
         client=get_store(),
         booking_id=booking_id,
@@ -72,8 +73,17 @@ def booking_receipt_staff(request: HttpRequest, booking_id: str) -> HttpResponse
     )
     if sent is None:
         return not_found(request, _("There is no confirmed booking with this id."))
-    messages.success(request, _("The receipt is on its way to the buyer again."))
-    return HttpResponseRedirect(reverse("dashboard:booking", args=[sent.id]))
+    if sent.sent:
+        messages.success(request, _("The receipt is on its way to the buyer again."))
+    else:
+        messages.warning(
+            request,
+            _(
+                "The receipt cannot be sent: the buyer has no confirmed email address. It goes "
+                "out once they confirm one; the pickup code is under My bookings."
+            ),
+        )
+    return HttpResponseRedirect(reverse("dashboard:booking", args=[sent.booking.id]))
 
 
 @require_POST

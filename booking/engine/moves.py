@@ -16,6 +16,7 @@ import redis
 from django.conf import settings
 from django.utils.translation import gettext as _
 
+from accounts.selectors import mail_target
 from booking.domain.codes import code_for, code_mac
 from booking.domain.formats import request_args
 from booking.domain.keys import (
@@ -334,28 +335,44 @@ def _reindex(client: redis.Redis, booking: Booking, before: str) -> None:
         client.zrem(date_index(booking.room), *(date_member(booking.id, d) for d in old))
 
 
+@dataclasses.dataclass(frozen=True)
+class ReceiptResend:
+    """What `receipt_resend` did: `sent` is False when the buyer has no confirmed address (the
+    receipt stays owed: it goes out once they confirm one)."""
+
+    booking: Booking
+    sent: bool
+
+
 def receipt_resend(
     *, client: redis.Redis, booking_id: str, actor_id: str, request_id: str | None = None
-) -> Booking | None:
+) -> ReceiptResend | None:
     """Queue the receipt of a confirmed booking again (code and .ics, in the buyer's language;
     the outbox renders it as it is now) and audit who asked; a form's `request_id` sent again
-    (a double click) queues nothing more. None when there is no such confirmed booking."""
+    (a double click) queues nothing more. A buyer without a confirmed address gets nothing now
+    and nothing is audited as sent; the entry is queued all the same, so that the outbox keeps
+    the receipt owed until an address is confirmed. None when there is no such confirmed
+    booking."""
     booking = booking_get(client=client, booking_id=booking_id)
     if booking is None or booking.status != "confirmed":
         return None
+    reachable = booking.owner_id.isdigit() and (
+        mail_target(client=client, person_id=int(booking.owner_id)) is not None
+    )
     args = (booking.id, booking.owner_id)
     if request_id_valid(request_id):
         assert request_id is not None
         if not mail_queue_once(client, kind="confirm", args=args, request_id=request_id):
-            return booking
+            return ReceiptResend(booking, reachable)
     else:
         mail_queue(client, kind="confirm", args=args)
-    audit_write(
-        client=client,
-        room=booking.room,
-        kind="receipt",
-        actor=actor_id,
-        booking_id=booking.id,
-        detail="sent again",
-    )
-    return booking
+    if reachable:
+        audit_write(
+            client=client,
+            room=booking.room,
+            kind="receipt",
+            actor=actor_id,
+            booking_id=booking.id,
+            detail="sent again",
+        )
+    return ReceiptResend(booking, reachable)

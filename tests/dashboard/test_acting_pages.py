@@ -102,6 +102,28 @@ def test_staff_send_the_receipt_again(
     assert client_for(staff).post("/staff/bookings/007-nope/receipt/").status_code == 404
 
 
+def test_the_receipt_of_a_buyer_without_a_confirmed_address_is_not_said_to_be_sent(
+    r: redis.Redis,
+    buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+    settings: Any,
+    tmp_path: Path,
+) -> None:
+    mail_to_files(settings, tmp_path)
+    mine = booked(r, buyer)
+    outbox_send(client=r)
+    answer = client_for(staff).post(f"/staff/bookings/{mine.id}/receipt/", follow=True)
+    page = answer.content.decode()
+    assert "The receipt cannot be sent: the buyer has no confirmed email address" in page
+    assert "on its way" not in page
+    assert outbox_send(client=r).sent == 0 and not list(tmp_path.glob("*.eml"))
+    kinds = [e.kind for e in audit.booking_audit(client=r, booking_id=mine.id)]
+    assert "receipt" not in kinds
+    # Still owed: it goes out once they confirm an address.
+    assert r.sismember(ks.BOOKING_RECEIPTS_OWED.key(owner_id=buyer.id), mine.id)
+
+
 def test_the_staff_move_page_speaks_chinese(
     r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
 ) -> None:
@@ -203,6 +225,7 @@ def test_send_the_receipt_again_pressed_ten_times_at_once_queues_it_once(
     import re
     import threading
 
+    with_address(r, buyer, "anna@example.test")
     mine = booked(r, buyer)
     r.delete(ks.MAIL_OUTBOX.key())
     page = client_for(staff).get(f"/staff/bookings/{mine.id}/").content.decode()
