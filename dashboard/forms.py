@@ -163,13 +163,13 @@ class BookingFilterForm(forms.Form):
 class CancelForm(forms.Form):
     reason = forms.CharField(
         label=_("Reason"), max_length=REASON_MAX, widget=forms.Textarea(attrs={"rows": 3}),
-        error_messages={"required": _("Give a reason: it goes into the audit log.")},
+        error_messages={"required": _("Give a reason: buyers and the audit log see it.")},
     )  # fmt: skip
 
     def clean_reason(self) -> str:
         text = _clean_text(self.cleaned_data["reason"], label=_("Reason"))
         if not text:
-            raise forms.ValidationError(_("Give a reason: it goes into the audit log."))
+            raise forms.ValidationError(_("Give a reason: buyers and the audit log see it."))
         return text
 
 

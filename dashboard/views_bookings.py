@@ -184,7 +184,8 @@ def _booking_page(
 @require_POST
 @staff_required
 def booking_cancel_staff(request: HttpRequest, booking_id: str) -> HttpResponse:
-    """Cancel a booking as staff, with a reason that goes into the audit log."""
+    """Cancel a booking as staff, with a reason the buyer sees (mail, My bookings) as does the
+    audit log."""
     if booking_id_room(booking_id) is None:
         return not_found(request, _("There is no booking with this id."))
     form = CancelForm(request.POST)

@@ -445,9 +445,12 @@ def test_staff_cancel_a_booking_with_a_reason_that_reaches_the_audit_log(
     client = client_for(staff)
     refused = client.post(f"/staff/bookings/{one_booking}/cancel/", {"reason": "   "})
     assert refused.status_code == 400
-    assert "Give a reason: it goes into the audit log." in refused.content.decode()
+    assert "Give a reason: buyers and the audit log see it." in refused.content.decode()
     assert booking_get(client=r, booking_id=one_booking).status == "confirmed"  # type: ignore[union-attr]
     page = client.get(f"/staff/bookings/{one_booking}/").content.decode()
+    # The reason reaches the buyer (mail, My bookings): the form must not say it stays inside.
+    assert "The buyer sees the reason (in their mail and on My bookings)" in page
+    assert "The reason goes into the audit log." not in page
     form = re.search(r'id="cancel-form">.*?name="request_id" value="([^"]+)"', page, re.S)
     assert form
     sent = {"reason": "Safe 7 is\nbeing repaired", "request_id": form.group(1)}
