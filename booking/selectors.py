@@ -19,7 +19,7 @@ from booking.engine.desk import Desk, DeskRow, desk_read
 from booking.engine.moves import move_form_values
 from booking.engine.stats import Occupancy, season_stats
 from booking.engine.waits import waits_of, waits_of_read
-from booking.engine.window import window_refresh
+from booking.engine.window import window_read, window_refresh
 from booking.slots.bitmap import day_inventory, inventory_keys
 
 __all__ = [
@@ -27,5 +27,5 @@ __all__ = [
     "booking_audit", "booking_get", "bookings_between", "bookings_of", "bookings_of_read",
     "closure_bookings", "closures_list", "day_inventory", "desk_read", "hold_current",
     "hold_current_read", "inventory_keys", "move_form_values", "rooms_parse", "season_stats",
-    "waits_of", "waits_of_read", "window_refresh",
+    "waits_of", "waits_of_read", "window_read", "window_refresh",
 ]  # fmt: skip

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 # Details the store's functions write in English (a staff reason is shown as typed).
 _FIXED_DETAILS = {"wrong code": _("wrong code"), "account deleted": _("account deleted"),
@@ -23,6 +24,32 @@ _MISSES_DETAIL = re.compile(
 # booking.engine.indexes_repair's account of a repair after a failover
 _REPAIR_DETAIL = re.compile(r"bookings=(?P<bookings>\d+) drained=(?P<drained>\d+)")
 _REPAIR_WAITS = re.compile(r"waits=(?P<waits>\d+)")
+# booking.engine.window: "rolling 20 days -> fixed 2027-06-01..2027-06-30: a reason"
+_WINDOW_WORDS = r"rolling \d+ days|fixed [-\d]+\.\.[-\d]+"
+_WINDOW_DETAIL = re.compile(
+    rf"(?P<before>{_WINDOW_WORDS}) -> (?P<after>{_WINDOW_WORDS})(?:: (?P<reason>.*))?", re.DOTALL
+)
+_WINDOW_PART = re.compile(r"rolling (?P<days>\d+) days|fixed (?P<first>[-\d]+)\.\.(?P<last>[-\d]+)")
+
+
+def _window_part(words: str) -> str:
+    """One window in the audit's words (booking.engine.window.window_describe), translated."""
+    part = _WINDOW_PART.fullmatch(words)
+    if part is None:
+        return words
+    if part["days"] is not None:
+        days = int(part["days"])
+        return ngettext("rolling %(days)s day", "rolling %(days)s days", days) % {"days": days}
+    return str(_("fixed %(first)s to %(last)s") % {"first": part["first"], "last": part["last"]})
+
+
+def _window_detail(detail: str) -> Any:
+    """A change of the sales window (before -> after: the reason as typed) in words."""
+    change = _WINDOW_DETAIL.fullmatch(detail)
+    if change is None:
+        return detail
+    said = f"{_window_part(change['before'])} -> {_window_part(change['after'])}"
+    return f"{said}: {change['reason']}" if change["reason"] else said
 
 
 def _repair_part(part: str) -> Any:
@@ -53,6 +80,8 @@ def detail_label(kind: str, detail: str) -> Any:
         return (
             _("%(count)s wrong codes from %(client)s within %(minutes)s min") % misses.groupdict()
         )
+    if kind == "sales_window":
+        return _window_detail(detail)
     if kind == "failover_repair":
         return "; ".join(str(_repair_part(part)) for part in detail.split("; "))
     flush = _FLUSH_DETAIL.fullmatch(detail) if kind in ("flush", "season_flush") else None

@@ -286,7 +286,16 @@ class SalesWindowForm(forms.Form):
                 # arithmetic of every booking page once stored.
                 if day and abs((day - today).days) > WINDOW_REACH_DAYS:
                     self.add_error(name, _("Choose a day within ten years of today."))
-            if first and last and not 0 <= (last - first).days < MAX_DAYS:
+            if last and last <= today and not self.has_error("last"):
+                # Booking is one day ahead: a window ending today or before sells nothing.
+                self.add_error(
+                    "last",
+                    _(
+                        "Nothing would be on sale: the last day must be tomorrow or later "
+                        "(buyers book at least one day ahead)."
+                    ),
+                )
+            elif first and last and not 0 <= (last - first).days < MAX_DAYS:
                 self.add_error(
                     "last",
                     _("The last day is on or after the first, at most %(n)s days in all.")

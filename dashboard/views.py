@@ -21,7 +21,7 @@ from django.views.decorators.http import require_POST, require_safe
 from accounts.access import signed_in_person, staff_required
 from booking.domain.rules import season_end, season_start, site_today
 from booking.domain.window import window_current
-from booking.selectors import inventory_keys, window_refresh
+from booking.selectors import inventory_keys, window_read
 from booking.services import window_set
 from dashboard import charts
 from dashboard.forms import (
@@ -217,8 +217,10 @@ def keyspace_flush(request: HttpRequest) -> HttpResponse:
 @require_safe
 @staff_required
 def sales_window(request: HttpRequest) -> HttpResponse:
-    """The days on sale now, and the form that changes them."""
-    window = window_refresh(client=get_store())
+    """The days on sale now, and the form that changes them. The window is read from the
+    store, not the process's copy: the page after a save shows what was saved."""
+    window_read(client=get_store())
+    window = window_current()
     initial = {
         "mode": "rolling" if window.rolling else "fixed",
         "days": window.days,
@@ -229,6 +231,8 @@ def sales_window(request: HttpRequest) -> HttpResponse:
 
 
 def _window_page(request: HttpRequest, form: SalesWindowForm, status: int = 200) -> HttpResponse:
+    if status != 200:  # a refused form: the window in force as the store holds it
+        window_read(client=get_store())
     start, end = season_start(), season_end()
     context = {
         "window": window_current(),

@@ -16,9 +16,11 @@ from booking.engine.priority import PRIORITY_KEEP, PRIORITY_SETTLE
 from booking.engine.stats import STATS_REBUILD
 from booking.engine.unsure import CLAIM_UNSURE
 from booking.engine.waits import WAIT, WAIT_RESERVE, WAITS_CHECK
+from booking.engine.window import WINDOW_SET
 
 SPECS = (
     CLAIM, HOLD, HOLD_RELEASE, CANCEL, MOVE, MOVE_IN, MOVE_OUT, MOVE_COMMIT, MOVE_ABORT,
     MOVE_RELEASE, PICKUP, HANDOVER, FLUSH_ROOM, STATS_REBUILD, WAIT, WAIT_RESERVE, WAITS_CHECK,
     OWNER_FORGET, PRIORITY_KEEP, PRIORITY_SETTLE, CLOSURE_WRITE, CLAIM_UNSURE,
+    WINDOW_SET,
 )  # fmt: skip

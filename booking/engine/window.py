@@ -4,25 +4,34 @@ change it (audited). The window itself and its bounds: booking.domain.window."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import cast
 
 import redis
 from django.conf import settings
-from redis.typing import EncodableT, FieldT
 
 from booking.domain.window import (
     SalesWindow,
     window_age,
     window_current,
     window_from_fields,
+    window_from_settings,
     window_remember,
 )
 from strongroom import keyspace as ks
 from strongroom.audit import DETAIL_LIMIT
+from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
 from strongroom.decoders import text_hash
+from strongroom.libraries import fcall
 
 WINDOW_AUDIT_KIND = "sales_window"  # a staff action (booking.apps registers it)
+WINDOW_SET = FunctionSpec(
+    "booking_window_set",
+    "WINDOW_SET",
+    ("window", "audit"),
+    ("days", "first", "last", "unset", "after", "actor", "now_ms", "audit_maxlen"),
+    replies=("set before", "invalid what"),
+)
+_BEFORE_WORDS_MAX = len("fixed 2026-12-01..2026-12-31 -> ")
 
 
 def window_read(*, client: redis.Redis) -> SalesWindow | None:
@@ -57,31 +66,29 @@ def window_set(
     window: SalesWindow,
     reason: str = "",
     now: dt.datetime | None = None,
-) -> SalesWindow:
-    """Store a new window and its audit entry in one transaction (same slot); this process uses
-    it at once, the others within STRONGROOM_WINDOW_REFRESH_SECONDS. Nothing else changes: sold
-    slots, holds and waits are addressed by calendar date."""
-    before = window_current()
-    detail = f"{window_describe(before)} -> {window_describe(window)}"
+) -> str:
+    """Store a new window and its audit entry in one call (booking_window_set), the entry
+    naming the window the store held until then (returned, in the audit's words); this process
+    uses the new one at once, the others within STRONGROOM_WINDOW_REFRESH_SECONDS. Nothing else
+    changes: sold slots, holds and waits are addressed by calendar date."""
+    after = window_describe(window)
     if reason:
-        detail += f": {reason}"
-    at = to_ms(now or dt.datetime.now(tz=dt.UTC))
-    pipe = client.pipeline(transaction=True)
-    pipe.delete(ks.SALES_WINDOW.key())
-    fields = cast("dict[FieldT, EncodableT]", window.as_fields())
-    pipe.hset(ks.SALES_WINDOW.key(), mapping=fields)
-    pipe.xadd(
-        ks.STAFF_AUDIT.key(),
-        {
-            "kind": WINDOW_AUDIT_KIND,
+        after += f": {reason}"
+    fields = window.as_fields()
+    call_keys, call_args = WINDOW_SET.call(
+        keys={"window": ks.SALES_WINDOW.key(), "audit": ks.STAFF_AUDIT.key()},
+        args={
+            **fields,
+            "unset": window_describe(window_from_settings()),
+            # The words of the window replaced are at most 30 characters ("fixed A..B").
+            "after": after[: DETAIL_LIMIT - _BEFORE_WORDS_MAX],
             "actor": actor_id,
-            "subject": "",
-            "detail": detail[:DETAIL_LIMIT],
-            "at": at,
+            "now_ms": to_ms(now or dt.datetime.now(tz=dt.UTC)),
+            "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
         },
-        maxlen=settings.STRONGROOM_AUDIT_MAXLEN,
-        approximate=True,
     )
-    pipe.execute()
+    answer = WINDOW_SET.answer_of(fcall(client, WINDOW_SET.name, call_keys, call_args))
+    if answer["status"] != "set":
+        raise ValueError(f"booking_window_set refused the call: {answer['what']}")
     window_remember(window)
-    return window
+    return str(answer["before"])

@@ -18,6 +18,7 @@ from django.conf import settings
 
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import hold_new_id
+from booking.domain.window import SalesWindow
 from booking.engine.cancel import booking_cancel
 from booking.engine.closures import Closure, closure_add, closure_new_id, closure_remove
 from booking.engine.desk import booking_handover
@@ -32,6 +33,7 @@ from booking.engine.stats import stats_rebuild
 from booking.engine.unsure import claim_unsure_mark
 from booking.engine.waits import Wait, wait_join
 from booking.engine.waits_upkeep import waits_sweep
+from booking.engine.window import window_set
 from strongroom.decoders import text_list, text_or_none
 from strongroom.lua_sources import library_text
 from tests.booking_support import NOW, SHANGHAI, STAFF, claim, day, request
@@ -42,9 +44,10 @@ pytestmark = pytest.mark.single_node  # MONITOR of the one server
 ROOT = Path(__file__).resolve().parents[3]
 LIBRARY = library_text(ROOT / "booking" / "lua" / "booking")
 REGISTERED = frozenset(re.findall(r"function_name = '(\w+)'", LIBRARY))
-# Functions whose keys are the buyer's own (their waits list, their priority holds), never a
-# room's: they are called here too, and must write no key of a room.
-NOT_A_ROOM = frozenset({"booking_wait_reserve", "booking_priority_keep"})
+# Functions whose keys are the buyer's own (their waits list, their priority holds) or the
+# staff's (the sales window), never a room's: they are called here too, and must write no key
+# of a room.
+NOT_A_ROOM = frozenset({"booking_wait_reserve", "booking_priority_keep", "booking_window_set"})
 _ROOM_TAG = re.compile(r"\{room:(\d{3})\}")
 _END = "edition-test-end"
 
@@ -197,6 +200,7 @@ def every_function_called(r: redis.Redis, buyer: Someone, second: Someone) -> No
     owner_forget(client=r, owner_id=other, now=NOW)
     claim(r, request("A", room=14, dates=(9,)))
     inventory_flush(client=r, actor_id=STAFF, reason="end of season")
+    window_set(client=r, actor_id=STAFF, window=SalesWindow(days=20))
 
 
 def test_every_function_that_writes_a_room_sets_its_edition_in_the_same_call(
