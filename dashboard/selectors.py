@@ -18,7 +18,7 @@ from booking.selectors import (
     AuditEntry,
     Occupancy,
     audit_entries,
-    booking_audit,
+    booking_history,
     bookings_between,
     season_stats,
 )
@@ -264,5 +264,6 @@ def audit_log(
 
 
 def booking_trail(*, client: redis.Redis, booking_id: str) -> list[LogEntry]:
-    """The audit entries of one booking, newest first."""
-    return [_from_booking(e) for e in booking_audit(client=client, booking_id=booking_id)]
+    """The audit entries of one booking and of the records it was moved from (its claim and
+    a move to another room stay under its earlier ids), newest first."""
+    return [_from_booking(e) for e in booking_history(client=client, booking_id=booking_id)]

@@ -12,7 +12,7 @@ from django.conf import settings
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import booking_id_room, format_room, room_count
 from strongroom.clock import from_ms, to_ms
-from strongroom.decoders import text_stream
+from strongroom.decoders import text_or_none, text_stream
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,26 @@ def booking_audit(*, client: redis.Redis, booking_id: str) -> list[AuditEntry]:
         for entry_id, fields in stream
         if fields.get("booking") == booking_id
     ]
+
+
+MOVED_FROM_HOPS = 50  # as booking.engine.bookings.MOVE_HOPS: an older origin is not followed
+
+
+def booking_history(*, client: redis.Redis, booking_id: str) -> list[AuditEntry]:
+    """The audit entries of a booking and of each record it was moved from (a move to another
+    room gives it a new id; its claim and earlier moves stay under the old ones), newest first."""
+    entries: list[AuditEntry] = []
+    seen: set[str] = set()
+    current = booking_id
+    while current and current not in seen and len(seen) < MOVED_FROM_HOPS:
+        seen.add(current)
+        entries += booking_audit(client=client, booking_id=current)
+        room = booking_id_room(current)
+        if room is None:
+            break
+        current = text_or_none(client.hget(RoomKeys(room).record(current), "moved_from")) or ""
+    entries.sort(key=lambda e: (to_ms(e.at), e.id), reverse=True)
+    return entries
 
 
 def audit_write(

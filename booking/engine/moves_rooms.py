@@ -69,14 +69,13 @@ MOVE_COMMIT = FunctionSpec(
     "booking_move_commit",
     "MOVE_COMMIT",
     ("record", "codes", "ledger", "stats", "audit", "outbox", "moves", "unindexed", "edition"),
-    ("move_id", "from_fields", "now_ms", "audit_maxlen", "room", "person_score", "date_scores"),
+    ("move_id", "from_fields", "now_ms", "audit_maxlen", "room", "person_score", "date_scores",
+     "actor"),
     replies=("moved record", "not_found", "invalid what"),
     key_tails=("person_index", "date_index"),
 )  # fmt: skip
-MOVE_ABORT = FunctionSpec(
-    "booking_move_abort", "MOVE_ABORT", ("record", "edition"), ("move_id",),
-    replies=("moved", "aborted"),
-)  # fmt: skip
+MOVE_ABORT = FunctionSpec("booking_move_abort", "MOVE_ABORT", ("record", "edition"), ("move_id",),
+                          replies=("moved", "aborted"))  # fmt: skip
 MOVE_RELEASE = FunctionSpec(
     "booking_move_release",
     "MOVE_RELEASE",
@@ -276,6 +275,7 @@ def _move_commit(
             "room": format_room(new.room),
             "person_score": person_score(dates) if dates else 0,
             "date_scores": ",".join(str(date_score(d, record[1], new.room)) for d in dates),
+            "actor": old.get("moved_by") or owner,  # who moved it (the buyer, or staff for them)
         },
         tails=tails if inline else {},
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,29 @@ def test_staff_move_a_buyers_booking_to_another_room(
     assert ("move", str(staff.id)) in [(e.kind, e.actor) for e in trail]
     page = client.get(answer["Location"]).content.decode()
     assert "The booking is moved" in page
+
+
+def test_a_staff_move_to_another_room_names_the_staff_member_and_keeps_the_whole_history(
+    r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    mine = booked(r, buyer)
+    client = client_for(staff)
+    data = {"room": "12", "date": ["2026-12-04"], "hour_start": "9", "hour_end": "11"}
+    answer = client.post(f"/staff/bookings/{mine.id}/move/", data)
+    moved = booking_get(client=r, booking_id=mine.id)
+    assert moved is not None and moved.id != mine.id and moved.owner_id == str(buyer.id)
+    moves = [
+        e
+        for booking_id in (mine.id, moved.id)
+        for e in audit.booking_audit(client=r, booking_id=booking_id)
+        if e.kind == "move"
+    ]
+    assert len(moves) == 2 and {e.actor for e in moves} == {str(staff.id)}
+    page = client.get(answer["Location"]).content.decode()
+    trail = page[page.index('id="trail"') :]
+    kinds = re.findall(r'<tr data-kind="([a-z_]+)">', trail)
+    assert kinds.count("move") == 2 and "claim" in kinds  # the claim is under the old id
+    assert buyer.username not in re.findall(r'<tr data-kind="move">.*?</tr>', trail, re.S)[0]
 
 
 def test_staff_moves_are_refused_the_same_way_and_buyers_may_not_use_the_staff_page(

@@ -26,7 +26,7 @@ local MOVE_OUT_ARGS = {'actor', 'is_staff', 'today', 'move_id', 'to_id', 'now_ms
 local MOVE_COMMIT_KEYS = {'record', 'codes', 'ledger', 'stats', 'audit', 'outbox', 'moves',
   'unindexed', 'edition'}
 local MOVE_COMMIT_ARGS = {'move_id', 'from_fields', 'now_ms', 'audit_maxlen', 'room',
-  'person_score', 'date_scores'}
+  'person_score', 'date_scores', 'actor'}
 local MOVE_ABORT_KEYS = {'record', 'edition'}
 local MOVE_ABORT_ARGS = {'move_id'}
 local MOVE_RELEASE_KEYS = {'record', 'registry', 'stats', 'moves', 'edition'}
@@ -217,7 +217,9 @@ local function move_commit(keys, args)
   else
     redis.call('ZADD', k.unindexed, now, id)
   end
-  audit(k.audit, a.audit_maxlen, 'move', r[9], id, a.room, 'from ' .. (from[4] or ''), now)
+  -- Who moved it (the old room's moved_by): staff for the buyer are named, not the owner.
+  local actor = (a.actor and a.actor ~= '') and a.actor or r[9]
+  audit(k.audit, a.audit_maxlen, 'move', actor, id, a.room, 'from ' .. (from[4] or ''), now)
   redis.call('XADD', k.outbox, '*', 'm', outbox_entry(OUTBOX_MOVED, {booking_id = id,
     sequence = (tonumber(from[3]) or 0) + 1}))
   return {'moved', redis.call('HGETALL', k.record)}
