@@ -57,7 +57,7 @@ def desk(request: HttpRequest) -> HttpResponse:
     """The desk for a day and a range of rooms (GET: day, from, to)."""
     day, first, last, problems = _desk_query(request.GET)
     client = get_store()
-    read = desk_read(client=client, day=day, first_room=first, last_room=last)
+    read = desk_read(client=client, day=day, first_room=first, last_room=last, now=local_now())
     names = names_of(client=client, ids=[row.booking.owner_id for row in read.rows])
     context = {
         "desk": read,

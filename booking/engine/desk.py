@@ -22,6 +22,7 @@ from booking.domain.rules import (
     request_id_valid,
 )
 from booking.engine.bookings import bookings_between
+from booking.engine.pickup import pickup_window
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
 from strongroom.durable import durable_fcall
@@ -42,6 +43,10 @@ DESK_LIMIT = 2000  # bookings one desk page lists (a day of the whole building i
 class DeskRow:
     booking: Booking
     collected: bool  # the day's pickup is done (at the safe or at the desk)
+    # Today's pickup hours and their grace are over (the kiosk no longer opens): a hand-over
+    # now is a late one, and the booking is not "still to come".
+    hours_over: bool = False
+    ends_at: str = ""  # when its code stops opening that day ("12:15"; "" for class A)
 
 
 @dataclass(frozen=True)
@@ -59,16 +64,41 @@ class Desk:
         return sum(1 for row in self.rows if row.collected)
 
     @property
+    def late(self) -> int:
+        """Not collected, and past their pickup hours today."""
+        return sum(1 for row in self.rows if not row.collected and row.hours_over)
+
+    @property
     def left(self) -> int:
-        return self.due - self.collected
+        """Not collected and still within (or before) their pickup hours."""
+        return self.due - self.collected - self.late
 
 
-def desk_read(*, client: redis.Redis, day: dt.date, first_room: int, last_room: int) -> Desk:
+def _row(booking: Booking, day: dt.date, now: dt.datetime) -> DeskRow:
+    window = pickup_window(booking)
+    ends_at = ""
+    if window is not None and window[1] < 24 * 60:
+        ends_at = f"{window[1] // 60:02d}:{window[1] % 60:02d}"
+    minute = now.hour * 60 + now.minute
+    over = window is not None and day == now.date() and minute >= window[1]
+    return DeskRow(booking, day in booking.collected_dates, over, ends_at)
+
+
+def desk_read(
+    *,
+    client: redis.Redis,
+    day: dt.date,
+    first_room: int,
+    last_room: int,
+    now: dt.datetime | None = None,
+) -> Desk:
     """The bookings due on `day` in rooms `first_room`..`last_room` (confirmed or collected),
-    by room then hours, each with whether that day's pickup is done."""
+    by room then hours, each with whether that day's pickup is done and, today, whether its
+    pickup hours are over (booking.engine.pickup.pickup_window, as the kiosk judges them)."""
     found = bookings_between(client=client, start=day, end=day, limit=DESK_LIMIT)
+    moment = local_now(now)
     rows = [
-        DeskRow(b, day in b.collected_dates)
+        _row(b, day, moment)
         for b in found
         if first_room <= b.room <= last_room
         and b.status in ("confirmed", "collected")
@@ -88,6 +118,10 @@ class HandoverResult:
 
 HANDOVER_MESSAGES = {
     "handed": _("Handed over: the booking is collected for today and its code no longer opens."),
+    "handed_late": _(
+        "Handed over late, after its pickup hours: the booking is collected for today and its "
+        "code no longer opens."
+    ),
     "already_collected": _("Today's pickup of this booking is done already."),
     "not_found": _("There is no confirmed booking with this id."),
     "not_today": _("This booking is not due today: only today's pickups are handed over."),
@@ -133,4 +167,9 @@ def booking_handover(
         raise ValueError(f"booking_handover refused the call ({answer['what']})")
     record = answer.get("record")
     booking = booking_from_hash(flat_to_dict(record)) if record else None
-    return HandoverResult(outcome == "handed", outcome, HANDOVER_MESSAGES[outcome], booking)
+    message = HANDOVER_MESSAGES[outcome]
+    if outcome == "handed" and booking is not None:
+        moment = local_now(now)
+        if _row(booking, moment.date(), moment).hours_over:
+            message = HANDOVER_MESSAGES["handed_late"]
+    return HandoverResult(outcome == "handed", outcome, message, booking)

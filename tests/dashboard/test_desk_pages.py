@@ -90,6 +90,31 @@ def test_hand_over_without_the_code(
     ) == 1
 
 
+def test_a_booking_past_its_pickup_hours_is_not_still_to_come_and_is_handed_over_late(
+    r: redis.Redis, due: list[Booking], staff: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:  # fmt: skip
+    """Room 009's hours are 08:00-12:00: the kiosk opens until 12:15 (the grace), then says
+    its pickup hours ended; the desk says so too, and a hand-over then is a late one."""
+    client = client_for(staff)
+    within = ON_THE_DAY.replace(hour=12, minute=10)
+    with time_machine.travel(within, tick=False):
+        page = html(client.get("/staff/desk/", {"to": "20"}))
+        assert "<strong>2</strong> still to come" in page and "past their pickup" not in page
+    after_hours = ON_THE_DAY.replace(hour=12, minute=30)
+    with time_machine.travel(after_hours, tick=False):
+        kiosk = booking_pickup(client=r, room=9, code=due[1].pickup_code(), now=after_hours)
+        page = html(client.get("/staff/desk/", {"to": "20"}))
+        assert kiosk.outcome != "collected"
+        assert "<strong>1</strong> still to come" in page  # room 007, class A: all day
+        assert "<strong>1</strong> past their pickup hours" in page
+        row = page[page.index(f'id="desk-{due[1].id}"') :].split("</tr>")[0]
+        assert "pickup hours ended at 12:15" in row and "Hand over late" in row
+        data = {"booking_id": due[1].id, "request_id": "desk-request-late01", "to": "020"}
+        done = html(client.post("/staff/desk/handover/", data, follow=True))
+        assert "Handed over late, after its pickup hours" in done
+
+
 def test_other_days_are_shown_but_not_handed_over(
     r: redis.Redis, due: list[Booking], staff: Someone,
     client_for: Callable[[Someone], Client],
