@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
 from accounts.access import signed_in_person, staff_required
@@ -22,6 +23,8 @@ from booking.services import booking_handover
 from dashboard.pages import render_page
 from dashboard.selectors import names_of
 from strongroom.store import get_store
+
+HANDOVER_NOTE_MAX = 200  # the desk form's maxlength (templates/dashboard/desk.html)
 
 
 def _desk_query(data: Mapping[str, str]) -> tuple[dt.date, int, int, list[str]]:
@@ -67,6 +70,7 @@ def desk(request: HttpRequest) -> HttpResponse:
         "first_label": f"{first:03d}",
         "last_label": f"{last:03d}",
         "request_id": request_id_new(),
+        "note_max": HANDOVER_NOTE_MAX,
         "section": "desk",
         "counts_only": request.GET.get("part") == "counts",
     }
@@ -78,15 +82,24 @@ def desk(request: HttpRequest) -> HttpResponse:
 @require_POST
 @staff_required
 def desk_handover(request: HttpRequest) -> HttpResponse:
-    """Hand a booking over without its code (today only); back to the desk as it was."""
-    result = booking_handover(
-        client=get_store(),
-        booking_id=request.POST.get("booking_id", "")[:80],
-        actor_id=str(signed_in_person(request).id),
-        note=request.POST.get("note", ""),
-        request_id=request.POST.get("request_id") or None,
-    )
-    (messages.success if result.ok else messages.error)(request, str(result.message))
+    """Hand a booking over without its code (today only); back to the desk as it was. A note
+    longer than the form allows is refused (nothing handed over), never cut short."""
+    note = " ".join(request.POST.get("note", "").split())
+    if len(note) > HANDOVER_NOTE_MAX:
+        messages.error(
+            request,
+            _("Not handed over: the note is longer than %(n)s characters.")
+            % {"n": HANDOVER_NOTE_MAX},
+        )
+    else:
+        result = booking_handover(
+            client=get_store(),
+            booking_id=request.POST.get("booking_id", "")[:80],
+            actor_id=str(signed_in_person(request).id),
+            note=note,
+            request_id=request.POST.get("request_id") or None,
+        )
+        (messages.success if result.ok else messages.error)(request, str(result.message))
     back = {k: request.POST.get(k, "")[:10] for k in ("day", "from", "to")}
     query = urlencode({k: v for k, v in back.items() if v})
     return HttpResponseRedirect(f"{reverse('dashboard:desk')}{'?' + query if query else ''}")

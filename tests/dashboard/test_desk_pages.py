@@ -115,6 +115,23 @@ def test_a_booking_past_its_pickup_hours_is_not_still_to_come_and_is_handed_over
         assert "Handed over late, after its pickup hours" in done
 
 
+def test_a_hand_over_note_over_200_characters_is_refused_and_nothing_is_handed_over(
+    r: redis.Redis, due: list[Booking], staff: Someone,
+    client_for: Callable[[Someone], Client], on_the_day: None,
+) -> None:  # fmt: skip
+    client = client_for(staff)
+    assert 'maxlength="200"' in html(client.get("/staff/desk/"))
+    data = {"booking_id": due[1].id, "note": "x" * 300, "request_id": "desk-request-long01"}
+    answer = client.post("/staff/desk/handover/", data, follow=True)
+    assert "Not handed over: the note is longer than 200 characters." in html(answer)
+    assert booking_get(client=r, booking_id=due[1].id) == due[1]
+    assert "handover" not in [e.kind for e in audit.booking_audit(client=r, booking_id=due[1].id)]
+    data["note"] = "y" * 200
+    assert client.post("/staff/desk/handover/", data).status_code == 302
+    entry = audit.booking_audit(client=r, booking_id=due[1].id)[0]
+    assert entry.kind == "handover" and "y" * 200 in entry.detail
+
+
 def test_other_days_are_shown_but_not_handed_over(
     r: redis.Redis, due: list[Booking], staff: Someone,
     client_for: Callable[[Someone], Client],
