@@ -5,7 +5,13 @@ counters, audit) and the read model's (booking/slots/)."""
 from __future__ import annotations
 
 from booking.domain.closures import Closure, rooms_parse
-from booking.engine.audit import AuditEntry, audit_entries, booking_audit, booking_history
+from booking.engine.audit import (
+    AuditEntry,
+    audit_entries,
+    booking_audit,
+    booking_history,
+    references_of,
+)
 from booking.engine.bookings import (
     booking_get,
     bookings_between,
@@ -26,6 +32,6 @@ __all__ = [
     "MAX_CLOSURE_DAYS", "AuditEntry", "Closure", "Desk", "DeskRow", "Occupancy", "audit_entries",
     "booking_audit", "booking_get", "booking_history", "bookings_between", "bookings_of",
     "bookings_of_read", "closure_bookings", "closures_list", "day_inventory", "desk_read",
-    "hold_current", "hold_current_read", "inventory_keys", "move_form_values", "rooms_parse",
-    "season_stats", "waits_of", "waits_of_read", "window_read", "window_refresh",
+    "hold_current", "hold_current_read", "inventory_keys", "move_form_values", "references_of",
+    "rooms_parse", "season_stats", "waits_of", "waits_of_read", "window_read", "window_refresh",
 ]  # fmt: skip

@@ -17,6 +17,7 @@ from booking.selectors import (
     bookings_of_read,
     hold_current,
     hold_current_read,
+    references_of,
     waits_of,
     waits_of_read,
 )
@@ -32,10 +33,18 @@ def render_page(
     return render(request, f"dashboard/{template}", context, status=status)
 
 
-def log_rows(entries: list[LogEntry]) -> list[tuple[LogEntry, Any, Any]]:
-    """(entry, shown kind, shown detail) for the log table (which names the actors from the
-    page's `names`, as every staff page does: dashboard/_owner.html)."""
-    return [(e, kind_label(e.kind), detail_label(e.kind, e.detail)) for e in entries]
+def log_rows(
+    entries: list[LogEntry], *, known: dict[str, str] | None = None
+) -> list[tuple[LogEntry, Any, Any, str]]:
+    """(entry, shown kind, shown detail, the booking's reference) for the log table (which
+    names the actors from the page's `names`, as every staff page does: _owner.html);
+    `known`: references the page has read already."""
+    ids = [e.booking_id for e in entries if e.kind != "hold"]  # a hold's id names no booking
+    refs = references_of(client=get_store(), booking_ids=ids, known=known)
+    return [
+        (e, kind_label(e.kind), detail_label(e.kind, e.detail), refs.get(e.booking_id, ""))
+        for e in entries
+    ]
 
 
 def not_found(request: HttpRequest, message: str) -> HttpResponse:

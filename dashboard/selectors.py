@@ -263,7 +263,8 @@ def audit_log(
     return merged[:count]
 
 
-def booking_trail(*, client: redis.Redis, booking_id: str) -> list[LogEntry]:
+def booking_trail(*, client: redis.Redis, booking: Booking) -> list[LogEntry]:
     """The audit entries of one booking and of the records it was moved from (its claim and
     a move to another room stay under its earlier ids), newest first."""
-    return [_from_booking(e) for e in booking_history(client=client, booking_id=booking_id)]
+    found = booking_history(client=client, booking_id=booking.id, moved_from=booking.moved_from)
+    return [_from_booking(e) for e in found]

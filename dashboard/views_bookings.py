@@ -135,7 +135,12 @@ def bookings_ics(request: HttpRequest) -> HttpResponse:
 @require_safe
 @staff_required
 def booking_detail(request: HttpRequest, booking_id: str) -> HttpResponse:
-    """One booking with its audit trail and the cancel form."""
+    """One booking with its audit trail and the cancel form. A reference in the address
+    (B-NCA6-55KF, as buyers read it out) is sent on to the booking's own address."""
+    if booking_id_room(booking_id) is None:
+        found = booking_id_by_reference(client=get_store(), reference=booking_id[:40])
+        if found is not None:
+            return HttpResponseRedirect(reverse("dashboard:booking", args=[found]))
     return _booking_page(request, booking_id, CancelForm())
 
 
@@ -166,13 +171,13 @@ def _booking_page(
     booking = booking_get(client=client, booking_id=booking_id)
     if booking is None:
         return not_found(request, _("There is no booking with this id."))
-    trail = booking_trail(client=client, booking_id=booking.id)
+    trail = booking_trail(client=client, booking=booking)
     names = names_of(
         client=client, ids=[booking.owner_id, booking.cancelled_by, *(e.actor for e in trail)]
     )
     context = {
         "booking": booking,
-        "trail_rows": log_rows(trail),
+        "trail_rows": log_rows(trail, known={booking.id: booking.reference}),
         "names": names,
         "form": form,
         "section": "bookings",

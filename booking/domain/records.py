@@ -53,6 +53,7 @@ class Booking:
     uid_dates: tuple[dt.date, ...] = ()  # the dates first booked (a moved booking's event UIDs)
     uid_id: str = ""  # the id first booked under, if it moved to another room (its event UIDs)
     moved_to: str = ""  # a moved booking's old record: the id it lives on under
+    moved_from: str = ""  # moved in from another room: the id of its record there
     unsure: bool = False  # the store could not confirm the claim durable (booking.engine.unsure)
     handed: bool = False  # handed over at the desk once: its code was withdrawn
 
@@ -124,6 +125,7 @@ def booking_from_hash(data: dict[str, str]) -> Booking | None:
         uid_dates=_dates(data.get("uid_dates", "")),
         uid_id=data.get("uid_id", ""),
         moved_to=data.get("moved_to", ""),
+        moved_from=data.get("moved_from", ""),
         unsure=bool(data.get("unsure")),
         handed=bool(data.get("handed_at")),
     )

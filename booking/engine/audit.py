@@ -10,6 +10,7 @@ import redis
 from django.conf import settings
 
 from booking.domain.keys import RoomKeys
+from booking.domain.references import reference_derived
 from booking.domain.rules import booking_id_room, format_room, room_count
 from strongroom.clock import from_ms, to_ms
 from strongroom.decoders import text_or_none, text_stream
@@ -84,12 +85,15 @@ def booking_audit(*, client: redis.Redis, booking_id: str) -> list[AuditEntry]:
 MOVED_FROM_HOPS = 50  # as booking.engine.bookings.MOVE_HOPS: an older origin is not followed
 
 
-def booking_history(*, client: redis.Redis, booking_id: str) -> list[AuditEntry]:
-    """The audit entries of a booking and of each record it was moved from (a move to another
-    room gives it a new id; its claim and earlier moves stay under the old ones), newest first."""
-    entries: list[AuditEntry] = []
-    seen: set[str] = set()
-    current = booking_id
+def booking_history(
+    *, client: redis.Redis, booking_id: str, moved_from: str = ""
+) -> list[AuditEntry]:
+    """The audit entries of a booking and of each record it was moved from (`moved_from`, as
+    its record says: a move to another room gives it a new id; its claim and earlier moves stay
+    under the old ones), newest first. Each earlier record costs one more read."""
+    entries = booking_audit(client=client, booking_id=booking_id)
+    seen = {booking_id}
+    current = moved_from
     while current and current not in seen and len(seen) < MOVED_FROM_HOPS:
         seen.add(current)
         entries += booking_audit(client=client, booking_id=current)
@@ -99,6 +103,29 @@ def booking_history(*, client: redis.Redis, booking_id: str) -> list[AuditEntry]
         current = text_or_none(client.hget(RoomKeys(room).record(current), "moved_from")) or ""
     entries.sort(key=lambda e: (to_ms(e.at), e.id), reverse=True)
     return entries
+
+
+def references_of(
+    *, client: redis.Redis, booking_ids: list[str], known: dict[str, str] | None = None
+) -> dict[str, str]:
+    """booking id -> the reference people read out (B-7K3Q-9MXD), for the ids of audit entries
+    (`known` ones are not read; the others in one pipeline, none when all are known; also an old
+    record a move left behind). An id with no record is left out."""
+    known = known or {}
+    wanted = sorted({i for i in booking_ids if booking_id_room(i) is not None} - set(known))
+    if not wanted:
+        return dict(known)
+    pipe = client.pipeline(transaction=False)
+    for booking_id in wanted:
+        room = booking_id_room(booking_id)
+        assert room is not None
+        pipe.hmget(RoomKeys(room).record(booking_id), ["id", "ref"])
+    found = dict(known)
+    for booking_id, (stored, ref) in zip(wanted, pipe.execute(), strict=True):
+        room = booking_id_room(booking_id)
+        if stored is not None and room is not None:
+            found[booking_id] = text_or_none(ref) or reference_derived(booking_id, room)
+    return found
 
 
 def audit_write(

@@ -320,3 +320,19 @@ def test_the_person_page_shows_their_hours_boxes_hold_and_waiting_lists(
     assert "Waiting list: Class B, room 007 · 2026-12-06 · 08:00–10:00 · waiting" in listed
     empty = client_for(staff).get(f"/staff/people/{second_buyer.id}/").content.decode()
     assert "None." in empty.split('id="person-holds"')[1].split("</ul>")[0]
+
+
+def test_staff_pages_show_the_reference_and_a_reference_in_the_address_finds_the_booking(
+    r: redis.Redis, buyer: Someone, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    mine = booked(r, buyer)
+    client = client_for(staff)
+    for typed in (mine.reference, mine.reference.lower()):
+        answer = client.get(f"/staff/bookings/{typed}/")
+        assert answer.status_code == 302 and answer["Location"] == f"/staff/bookings/{mine.id}/"
+    assert client.get("/staff/bookings/B-AAAA-AAAA/").status_code == 404
+    log = client.get("/staff/audit/?kind=claim").content.decode()
+    link = f'<a href="/staff/bookings/{mine.id}/" class="mono" title="{mine.id}">'
+    assert f"{link}{mine.reference}</a>" in log
+    detail = client.get(f"/staff/bookings/{mine.id}/").content.decode()
+    assert f"{link}{mine.reference}</a>" in detail[detail.index('id="trail"') :]

@@ -131,7 +131,7 @@ BUDGETS: dict[str, int] = {
     "dashboard person detail (30 bookings)": 4,
     "dashboard catalog": 1,
     "dashboard keyspace": 4,  # SCAN pages: grows with the number of keys (staff only)
-    "dashboard audit": 4,
+    "dashboard audit": 5,  # ... and the references of the entries' bookings (one pipeline)
     "dashboard bookings CSV": 4,
     "dashboard bookings iCalendar": 4,
     "dashboard mail queue": 3,  # identity, every outbox in one pipeline, their attempts
@@ -242,8 +242,9 @@ CLUSTER_BUDGETS: dict[str, int] = {
     "dashboard catalog": 1,
     # identity, SCAN on every primary, the keys' sizes (every primary), every room's inventories
     "dashboard keyspace": 1 + EVERY + EVERY + EVERY,
-    # identity, every room's audit stream, the staff's stream, the names
-    "dashboard audit": 1 + EVERY + 1 + 1,
+    # identity, every room's audit stream, the staff's stream, the names, the references of
+    # the entries' bookings (their rooms: every primary at most)
+    "dashboard audit": 1 + EVERY + 1 + 1 + EVERY,
     # identity, as the bookings page
     "dashboard bookings CSV": 1 + EVERY + 3 + 1,
     "dashboard bookings iCalendar": 1 + EVERY + 3 + 1,

@@ -488,7 +488,7 @@ def test_dashboard_reads_of_redis_7_0(old: redis.Redis) -> None:
     assert heat.summary and heat.detail
     kinds = [e.kind for e in dashboard.audit_log(client=old)]
     assert sorted(kinds) == ["claim", "claim", "staff_grant"]
-    assert [e.kind for e in dashboard.booking_trail(client=old, booking_id=a.id)] == ["claim"]
+    assert [e.kind for e in dashboard.booking_trail(client=old, booking=a)] == ["claim"]
     stats = keyspace_stats(old)
     assert sum(s.count for s in stats) == old.dbsize(), "every key is counted"
     assert all(s.count == 0 for s in stats if s.family is None), "every key is declared"
