@@ -24,7 +24,7 @@ LOGIN_GATE = FunctionSpec(
     "LOGIN_GATE",
     ("pair", "pair_lock", "trusted", "address", "address_lock", "name", "name_pace"),
     ("now_ms", "window_ms", "pair_limit", "lock_ms", "address_limit", "name_limit", "slow_ms",
-     "attempt_id"),
+     "attempt_id", "pace_free", "known_device"),
     reply=("verdict", "ends", "lock"),
 )  # fmt: skip
 LOGIN_PASSED = FunctionSpec(

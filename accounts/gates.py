@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis
@@ -17,17 +18,28 @@ from django.utils.translation import ngettext
 from accounts.calls import LOGIN_GATE, LOGIN_PASSED, SIGNUP_GATE
 from accounts.names import name_key
 from accounts.people import Person
-from accounts.selectors import person_with_password
+from accounts.selectors import mail_target, person_with_password
 from accounts.throttle import ThrottlePair, signup_key
 from strongroom.clock import now_ms
 from strongroom.keyspace import PERSON_BY_NAME
 from strongroom.libraries import fcall, fcalls, pipeline_functions
 
 _NO_PERSON_ID = 0  # ids start at 1
+# A client with this many failures of a name in the window, or fewer, is not held to the
+# name's pace: a person who mistyped once or twice is never kept out by strangers' guesses.
+PACE_FREE_FAILURES = 2
+# Whether this browser holds a live known-device note of the person (id, password hash).
+DeviceCheck = Callable[[int, str], bool]
 
 
 def login_gate(
-    *, client: redis.Redis, pair: ThrottlePair, attempt: str, at_ms: int, username: str
+    *,
+    client: redis.Redis,
+    pair: ThrottlePair,
+    attempt: str,
+    at_ms: int,
+    username: str,
+    known_device: bool = False,
 ) -> tuple[bool, int, int | None, str]:
     """Let one login attempt through the throttle, counting it as a failure until it succeeds;
     the name's person id is looked up in the same round trip.
@@ -35,7 +47,8 @@ def login_gate(
     Returns whether the password may be checked, the end of the pair's lock (epoch ms, 0 for
     none: the lock that refused it, or the one a wrong password now meets), the person id and
     whose lock refused it: "address" (the client's own, whatever name it tries), "name" (the
-    name's pace, guessed from many clients) or "" (the pair's).
+    name's pace, guessed from many clients) or "" (the pair's). A `known_device` (a browser
+    where the name's person logged in) is held to neither the client's lock nor the pace.
     One atomic call checks every limit and counts: parallel attempts cannot outrun it.
     """
     keys, gate_args = LOGIN_GATE.call(
@@ -49,6 +62,8 @@ def login_gate(
             "name_limit": settings.STRONGROOM_LOGIN_NAME_LIMIT,
             "slow_ms": settings.STRONGROOM_LOGIN_SLOWDOWN_SECONDS * 1000,
             "attempt_id": attempt,
+            "pace_free": PACE_FREE_FAILURES,
+            "known_device": int(known_device),
         },
     )
     gate, person_id = pipeline_functions(
@@ -138,6 +153,7 @@ class LoginOutcome:
     locked_until_ms: int = 0
     address_locked: bool = False  # the lock is the client's, for any name it tries
     name_paced: bool = False  # the name's pace: it is guessed from many clients
+    reset_by_mail: bool = False  # the name's person has a confirmed address to reset through
 
     @property
     def locked(self) -> bool:
@@ -145,22 +161,41 @@ class LoginOutcome:
 
 
 def password_check(
-    *, client: redis.Redis, username: str, password: str, client_id: str, at_ms: int | None = None
+    *,
+    client: redis.Redis,
+    username: str,
+    password: str,
+    client_id: str,
+    at_ms: int | None = None,
+    device: DeviceCheck | None = None,
 ) -> LoginOutcome:
     """A name and password checked under the login throttle, nothing recorded as a login: the
     login form, and a signed-in person who confirms their password (to change it, to delete
-    the account) guesses under the same limits as anyone logging in."""
+    the account) guesses under the same limits as anyone logging in. `device` tells whether
+    the browser is a known device of a person (asked only when a client-wide lock or the
+    name's pace refuses the attempt: then the person's hash is read, one round trip more)."""
     pair = ThrottlePair.of(username=username, client_id=client_id)
     at = now_ms() if at_ms is None else at_ms
     attempt = uuid.uuid4().hex
-    may_check, locked_until, person_id, lock = login_gate(
-        client=client, pair=pair, attempt=attempt, at_ms=at, username=username
-    )
+
+    def gate(known_device: bool = False) -> tuple[bool, int, int | None, str]:
+        return login_gate(
+            client=client, pair=pair, attempt=attempt, at_ms=at, username=username,
+            known_device=known_device,
+        )  # fmt: skip
+
+    may_check, locked_until, person_id, lock = gate()
+    if not may_check and lock and person_id is not None and device is not None:
+        found = person_with_password(client=client, person_id=person_id)
+        if found is not None and device(person_id, found[1]):
+            may_check, locked_until, person_id, lock = gate(known_device=True)
     if not may_check:
+        by_mail = lock == "name" and person_id is not None and _has_mail(client, person_id)
         return LoginOutcome(
             locked_until_ms=locked_until,
             address_locked=lock == "address",
             name_paced=lock == "name",
+            reset_by_mail=by_mail,
         )
     # An unknown name still reads a person (id 0 is never handed out): the same round trips.
     found = person_with_password(client=client, person_id=person_id or _NO_PERSON_ID)
@@ -174,17 +209,33 @@ def password_check(
     return LoginOutcome(person=person, password_hash=encoded)
 
 
+def _has_mail(client: redis.Redis, person_id: int) -> bool:
+    return mail_target(client=client, person_id=person_id) is not None
+
+
 def locked_message(outcome: LoginOutcome) -> str:
     """What a locked login (or password check) says: whose lock it is, and for how long."""
     minutes = max(1, math.ceil((outcome.locked_until_ms - now_ms()) / 60_000))
-    if outcome.name_paced:
+    if outcome.name_paced and outcome.reset_by_mail:
         text = ngettext(
-            "This username is being guessed from many places, so logins to it from a new "
-            "connection wait their turn. Please try again in %(minutes)d minute, or reset your "
-            "password by mail to sign in now.",
-            "This username is being guessed from many places, so logins to it from a new "
-            "connection wait their turn. Please try again in %(minutes)d minutes, or reset your "
-            "password by mail to sign in now.",
+            "This username is being guessed from many places, and this connection has had "
+            "several wrong passwords for it, so it waits its turn. Please try again in "
+            "%(minutes)d minute, log in from a browser where you have logged in before, or "
+            "reset your password by mail to sign in now.",
+            "This username is being guessed from many places, and this connection has had "
+            "several wrong passwords for it, so it waits its turn. Please try again in "
+            "%(minutes)d minutes, log in from a browser where you have logged in before, or "
+            "reset your password by mail to sign in now.",
+            minutes,
+        )
+    elif outcome.name_paced:
+        text = ngettext(
+            "This username is being guessed from many places, and this connection has had "
+            "several wrong passwords for it, so it waits its turn. Please try again in "
+            "%(minutes)d minute, or log in from a browser where you have logged in before.",
+            "This username is being guessed from many places, and this connection has had "
+            "several wrong passwords for it, so it waits its turn. Please try again in "
+            "%(minutes)d minutes, or log in from a browser where you have logged in before.",
             minutes,
         )
     elif outcome.address_locked:

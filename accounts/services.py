@@ -20,7 +20,7 @@ from accounts.calls import (
     SKELETON_FORGET,
     STAFF_SET,
 )
-from accounts.gates import LoginOutcome, password_check
+from accounts.gates import DeviceCheck, LoginOutcome, password_check
 from accounts.names import name_key, name_skeleton, username_validate
 from accounts.passwords import password_validate
 from accounts.people import Person
@@ -269,7 +269,13 @@ def person_delete(*, client: redis.Redis, person_id: int) -> bool:
 
 
 def login_attempt(
-    *, client: redis.Redis, username: str, password: str, client_id: str, language: str = ""
+    *,
+    client: redis.Redis,
+    username: str,
+    password: str,
+    client_id: str,
+    language: str = "",
+    device: DeviceCheck | None = None,
 ) -> LoginOutcome:
     """Check a name and password under the throttle; record the login or the failure.
 
@@ -277,7 +283,12 @@ def login_attempt(
     """
     at = now_ms()
     outcome = password_check(
-        client=client, username=username, password=password, client_id=client_id, at_ms=at
+        client=client,
+        username=username,
+        password=password,
+        client_id=client_id,
+        at_ms=at,
+        device=device,
     )
     if outcome.person is not None:
         login_record(client=client, person_id=outcome.person.id, at_ms=at, language=language)

@@ -28,6 +28,7 @@ from accounts import emails, services
 from accounts.access import login_required, signed_in_person
 from accounts.account_page import profile_page, profile_plan
 from accounts.clients import client_address
+from accounts.devices import device_known, device_remember
 from accounts.forms import (
     EmailForm,
     LoginForm,
@@ -146,10 +147,20 @@ def login(request: HttpRequest) -> HttpResponse:
             password=form.cleaned_data["password"],
             client_id=client_address(request),
             language=request.LANGUAGE_CODE,
+            device=lambda person_id, password_hash: device_known(
+                request, person_id=person_id, password_hash=password_hash
+            ),
         )
         if outcome.person is not None:
             request_sign_in(request, person=outcome.person, password_hash=outcome.password_hash)
-            return HttpResponseRedirect(safe_next(request, form.cleaned_data["next"]))
+            onward = HttpResponseRedirect(safe_next(request, form.cleaned_data["next"]))
+            device_remember(
+                request,
+                onward,
+                person_id=outcome.person.id,
+                password_hash=outcome.password_hash,
+            )
+            return onward
         if outcome.locked:
             form.add_error(None, locked_message(outcome))
             status, locked_until = 429, outcome.locked_until_ms

@@ -12,7 +12,7 @@ local PERSON_DISCARD_ARGS = {'token'}
 local LOGIN_GATE_KEYS = {'pair', 'pair_lock', 'trusted', 'address', 'address_lock', 'name',
   'name_pace'}
 local LOGIN_GATE_ARGS = {'now_ms', 'window_ms', 'pair_limit', 'lock_ms', 'address_limit',
-  'name_limit', 'slow_ms', 'attempt_id'}
+  'name_limit', 'slow_ms', 'attempt_id', 'pace_free', 'known_device'}
 local LOGIN_PASSED_KEYS = LOGIN_GATE_KEYS
 local LOGIN_PASSED_ARGS = {'attempt_id', 'trust_ms'}
 local SIGNUP_GATE_KEYS = {'attempts'}
@@ -90,17 +90,18 @@ end
 -- never be checked more often than the limits allow.
 -- KEYS: 1 pair failures zset, 2 pair lock, 3 pair trusted, 4 address failures zset,
 --       5 address lock, 6 name failures zset, 7 name pace (all under one hash tag)
--- ARGV: now_ms, window_ms, pair limit, lock_ms, address limit, name limit, slow_ms, attempt id
+-- ARGV: now_ms, window_ms, pair limit, lock_ms, address limit, name limit, slow_ms, attempt id,
+--       pace_free, known_device (0|1)
 -- Returns {"go", lock end or 0 (this attempt locked the pair)} | {"locked", lock end} (the
 -- pair's lock) | {"locked", lock end, "address"} (the client's, whatever the name) |
--- {"locked", pace end, "name"} (the name's pace, for every pair not trusted).
--- A pair (name, client) that logged in within the trust period skips the address lock and the
--- name's slowdown: others' guesses never keep a person out of their usual connection. Once a
--- name has `name limit` failures in the window, from any clients, the pairs not trusted may try
--- it once per slow_ms between them all (the name's pace), and each such pair once per slow_ms;
--- a client with no failure in the window passes the pace once (its owner on a new device gets
--- a try at once; a guessing address gets one a window, not one a minute). Its owner's usual
--- connections are not slowed, and a reset through the mail signs them in from anywhere.
+-- {"locked", pace end, "name"} (the name's pace).
+-- A pair (name, client) that logged in within the trust period, and a browser that shows a
+-- live known-device cookie of the name's person (known_device), skip the address lock and the
+-- name's pace: others' guesses never keep a person out of their usual connection or device.
+-- Once a name has `name limit` failures in the window, from any clients, the pairs that have
+-- more than `pace_free` failures of it themselves may try it once per slow_ms between them all
+-- (the name's pace); a pair with `pace_free` failures or fewer (a person who mistyped once or
+-- twice) is not paced. Each address still has its own lock after `pair limit` failures.
 local function login_gate(keys, args)
   local k, a = named(keys, LOGIN_GATE_KEYS), named(args, LOGIN_GATE_ARGS)
   local pair, pair_lock, trusted, address, address_lock, name =
@@ -109,31 +110,28 @@ local function login_gate(keys, args)
     tonumber(a.pair_limit), tonumber(a.lock_ms)
   local address_limit, name_limit, slow_ms = tonumber(a.address_limit), tonumber(a.name_limit),
     tonumber(a.slow_ms)
+  local pace_free = tonumber(a.pace_free)
   local attempt = a.attempt_id
-  if not (now and window and pair_limit and lock_ms and address_limit and name_limit and slow_ms)
-      or attempt == nil then
+  if not (now and window and pair_limit and lock_ms and address_limit and name_limit and slow_ms
+      and pace_free) or attempt == nil then
     return redis.error_reply("ERR accounts_login_gate: malformed call")
   end
   if redis.call('ZSCORE', pair, attempt) then
     return {'go', 0}  -- a retried call: this attempt was let through already
   end
-  local is_trusted = redis.call('EXISTS', trusted) == 1
+  local is_known = redis.call('EXISTS', trusted) == 1 or a.known_device == '1'
   local since = '(' .. tostring(now - window)
   local ends = tonumber(redis.call('GET', pair_lock) or '0')
   if ends > now then return {'locked', ends} end
   local address_count = redis.call('ZCOUNT', address, since, '+inf')
-  if not is_trusted then
+  local pair_count = redis.call('ZCOUNT', pair, since, '+inf')
+  local paced = not is_known and pair_count > pace_free
+  if not is_known then
     ends = tonumber(redis.call('GET', address_lock) or '0')
     if ends > now then return {'locked', ends, 'address'} end
-    -- A client with no failure in the window (of any name) passes the name's pace: the
-    -- owner on a new device is never kept waiting by strangers' guesses, and each guessing
-    -- address gets its one try per window, not one a minute.
     ends = tonumber(redis.call('GET', k.name_pace) or '0')
-    if ends > now and address_count > 0 then
-      return {'locked', ends, 'name'}
-    end
+    if paced and ends > now then return {'locked', ends, 'name'} end
   end
-  local pair_count = redis.call('ZCOUNT', pair, since, '+inf')
   if pair_count >= pair_limit then
     ends = now + lock_ms
     redis.call('SET', pair_lock, tostring(ends), 'PX', lock_ms)
@@ -151,11 +149,11 @@ local function login_gate(keys, args)
   if pair_count + 1 >= pair_limit then
     locked_until = now + lock_ms
     redis.call('SET', pair_lock, tostring(locked_until), 'PX', lock_ms)
-  elseif not is_trusted and name_count + 1 >= name_limit then
-    redis.call('SET', pair_lock, tostring(now + slow_ms), 'PX', slow_ms)
+  elseif paced and name_count + 1 >= name_limit then
+    -- Only a paced attempt takes the name's turn: a person's own mistypes never start it.
     redis.call('SET', k.name_pace, tostring(now + slow_ms), 'PX', slow_ms)
   end
-  -- A lock already running is not made longer: only a trusted pair gets here while it runs,
+  -- A lock already running is not made longer: only a known pair gets here while it runs,
   -- and its owner's attempt (a success is taken back) must not keep the others out longer.
   if address_count + 1 >= address_limit
       and tonumber(redis.call('GET', address_lock) or '0') <= now then

@@ -147,8 +147,8 @@ LOGIN_NAME_PACE = declare(
     "{throttle}:login:name-pace:<name>",
     type="string",
     holds=noop(
-        "epoch ms until which no (username, client) pair that is not trusted may try the name: "
-        "once it is guessed from many clients, one such try a slowdown, from anywhere"
+        "epoch ms until which no (username, client) pair with more than two failures of the "
+        "name (and not trusted, not a known device) may try it: one such try a slowdown"
     ),
     app="accounts",
 )

@@ -169,21 +169,23 @@ def test_many_addresses_guessing_one_name_are_slowed_but_not_its_owner(
     with time_machine.travel(T0, tick=False) as clock:
         assert attempt("Nora", "nora-real-pass-1", "198.51.100.1") == 302  # her usual address
         clock.shift(dt.timedelta(minutes=1))
-        # Twelve addresses, two guesses each: after ten failures the name has a pace, one try
-        # a minute from all the addresses not trusted together; an address with no failure
-        # in the window gets its one try (then it has one: sixty addresses, sixty guesses in
-        # fifteen minutes, where each had one a minute).
+        # Twelve addresses, four guesses each: past two failures of its own, an address is
+        # held to the name's pace (one try a minute among them all) once the name has ten
+        # failures; the third address's fourth guess starts it.
         outcomes = []
         for n in range(12):
             outcomes.append(
-                [attempt("Nora", f"guess-{g}", f"203.0.113.{n + 20}") for g in range(2)]
+                [attempt("Nora", f"guess-{g}", f"203.0.113.{n + 20}") for g in range(4)]
             )
-        assert outcomes[:5] == [[400, 400]] * 5
-        assert all(pair == [400, 429] for pair in outcomes[5:]), outcomes
+        assert outcomes[:3] == [[400] * 4] * 3, outcomes
+        assert all(guesses == [400, 400, 400, 429] for guesses in outcomes[3:]), outcomes
         clock.shift(dt.timedelta(seconds=61))
-        assert attempt("Nora", "guess-again", "203.0.113.20") == 400  # the minute's one try
-        assert attempt("Nora", "guess-again", "203.0.113.21") == 429  # and only one
+        assert attempt("Nora", "guess-again", "203.0.113.23") == 400  # the minute's one try
+        assert attempt("Nora", "guess-again", "203.0.113.24") == 429  # and only one
         assert attempt("Nora", "guess-again", "203.0.113.30") == 429
-        # Her usual address is not slowed; her new phone (no failure) gets its try at once.
+        # Her usual address is not slowed; her new phone (no failure) gets its try at once,
+        # and so does her laptop after two typos.
         assert attempt("Nora", "nora-real-pass-1", "198.51.100.1") == 302
         assert attempt("Nora", "nora-real-pass-1", "198.51.100.77") == 302
+        assert [attempt("Nora", "typo", "198.51.100.78") for _ in range(2)] == [400, 400]
+        assert attempt("Nora", "nora-real-pass-1", "198.51.100.78") == 302

@@ -1,0 +1,123 @@
+"""The name's pace against guessing spread over many addresses: strangers never keep out a
+person who mistyped once or twice, nor a browser where that person has logged in before (its
+known-device cookie); clients with several failures of the name wait their turn."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+from django.test import Client
+
+from accounts.devices import DEVICE_COOKIE
+from accounts.services import password_set, person_create
+from tests.mail_support import with_address
+
+T0 = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.UTC)
+YOUR_CONNECTION = "from your connection"
+GUESSED = "being guessed from many places"
+BY_MAIL = "reset your password by mail"
+
+
+@pytest.fixture(autouse=True)
+def fast_hashing(settings: Any) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def attempt(username: str, password: str, address: str, client: Client | None = None) -> Any:
+    browser = client or Client()
+    return browser.post(
+        "/accounts/login/", {"username": username, "password": password}, REMOTE_ADDR=address
+    )
+
+
+def status(username: str, password: str, address: str) -> int:
+    return int(attempt(username, password, address).status_code)
+
+
+def test_strangers_guessing_from_many_addresses_never_keep_out_a_buyer_who_mistyped(
+    r: redis.Redis,
+) -> None:
+    person_create(client=r, username="bo", password="bo-real-pass-1")
+    with time_machine.travel(T0, tick=False) as clock:
+        for n in range(20):  # twenty addresses, six wrong passwords each
+            statuses = [status("bo", f"guess-{g}", f"203.0.113.{n + 1}") for g in range(6)]
+            assert statuses[:3] == [400, 400, 400] and statuses[-1] == 429, statuses
+        mistyped = attempt("bo", "bo-real-pass-l", "127.0.0.5")
+        assert mistyped.status_code == 400
+        assert YOUR_CONNECTION not in mistyped.content.decode()
+        assert "The username or the password is wrong." in mistyped.content.decode()
+        for fresh in range(15):  # a guess every 2 s, each from a new address
+            clock.shift(dt.timedelta(seconds=2))
+            assert status("bo", "guess-x", f"198.51.100.{fresh}") == 400
+            if fresh == 5:
+                assert status("bo", "bo-real-pass-I", "127.0.0.5") == 400  # a second typo
+        assert status("bo", "bo-real-pass-1", "127.0.0.5") == 302
+
+
+def test_a_client_with_several_failures_of_a_guessed_name_waits_its_turn(r: redis.Redis) -> None:
+    """Brute force stays bounded: past two failures, an address waits for the name's pace (one
+    try a minute among all of them) and is locked at five."""
+    person_create(client=r, username="bo", password="bo-real-pass-1")
+    with time_machine.travel(T0, tick=False) as clock:
+        outcomes = [
+            [status("bo", f"g{g}", f"203.0.113.{n + 1}") for g in range(4)] for n in range(5)
+        ]
+        # Three free tries each; the name reaches ten failures during the third address, whose
+        # fourth try (paced) starts the pace: the later addresses' fourth tries wait.
+        assert outcomes[:3] == [[400] * 4] * 3, outcomes
+        assert outcomes[3:] == [[400, 400, 400, 429]] * 2, outcomes
+        paced = attempt("bo", "bo-real-pass-1", "203.0.113.4")
+        assert paced.status_code == 429 and int(paced["Retry-After"]) == 60
+        page = paced.content.decode()
+        assert GUESSED in page and BY_MAIL not in page  # bo has no confirmed address
+        clock.shift(dt.timedelta(seconds=61))
+        assert status("bo", "g9", "203.0.113.4") == 400  # the minute's one try
+        assert status("bo", "g9", "203.0.113.5") == 429  # and only one
+        clock.shift(dt.timedelta(seconds=61))
+        assert status("bo", "g9", "203.0.113.5") == 400
+        clock.shift(dt.timedelta(seconds=61))
+        locked = attempt("bo", "g10", "203.0.113.5")  # its fifth failure: its own lock
+        assert locked.status_code == 429 and YOUR_CONNECTION in locked.content.decode()
+        assert status("bo", "bo-real-pass-1", "203.0.113.5") == 429
+
+
+def test_the_paced_page_offers_reset_by_mail_only_with_a_confirmed_address(
+    r: redis.Redis,
+) -> None:
+    person = person_create(client=r, username="bo", password="bo-real-pass-1")
+    with_address(r, person, "bo@example.org")
+    with time_machine.travel(T0, tick=False):
+        for n in range(4):
+            [status("bo", f"g{g}", f"203.0.113.{n + 1}") for g in range(4)]
+        page = attempt("bo", "bo-real-pass-1", "203.0.113.1").content.decode()
+    assert GUESSED in page and BY_MAIL in page
+
+
+def test_a_browser_where_the_person_logged_in_is_not_held_to_the_names_pace(
+    r: redis.Redis,
+) -> None:
+    person = person_create(client=r, username="bo", password="bo-real-pass-1")
+    laptop, other = Client(), Client()
+    with time_machine.travel(T0, tick=False) as clock:
+        assert attempt("bo", "bo-real-pass-1", "192.0.2.10", laptop).status_code == 302
+        assert DEVICE_COOKIE in laptop.cookies and laptop.cookies[DEVICE_COOKIE]["httponly"]
+        laptop.post("/accounts/logout/")
+        clock.shift(dt.timedelta(minutes=1))
+        for n in range(5):  # the name is guessed and paced
+            [status("bo", f"g{g}", f"203.0.113.{n + 1}") for g in range(4)]
+        # At a café (a new address), the laptop and another browser mistype three times each.
+        for browser in (laptop, other):
+            for _ in range(3):
+                assert attempt("bo", "typo", "198.51.100.9", browser).status_code in (400, 429)
+        assert attempt("bo", "bo-real-pass-1", "198.51.100.9", other).status_code == 429
+        assert attempt("bo", "bo-real-pass-1", "198.51.100.9", laptop).status_code == 302
+        # A new password makes the old note worthless (at yet another address).
+        laptop.post("/accounts/logout/")
+        password_set(client=r, person_id=person.id, password="bo-new-pass-2")
+        for _ in range(3):
+            assert attempt("bo", "typo", "198.51.100.10", laptop).status_code == 400
+        assert attempt("bo", "bo-new-pass-2", "198.51.100.10", laptop).status_code == 429
