@@ -44,6 +44,9 @@ STAFF_SET = FunctionSpec("accounts_staff_set", "STAFF_SET", ("person",), ("is_st
 EMAIL_FORGET = FunctionSpec(
     "accounts_email_forget", "EMAIL_FORGET", ("by_email",), ("email", "person_id")
 )
+EMAIL_CLAIM = FunctionSpec(
+    "accounts_email_claim", "EMAIL_CLAIM", ("by_email",), ("email", "person_id")
+)
 SKELETON_FORGET = FunctionSpec(
     "accounts_skeleton_forget", "SKELETON_FORGET", ("by_skeleton",), ("skeleton", "person_id")
 )
@@ -60,5 +63,6 @@ VISITS_ADD = FunctionSpec(
 )
 SPECS = (
     PERSON_CREATE, NAME_CLAIM, PERSON_DISCARD, LOGIN_GATE, LOGIN_PASSED, SIGNUP_GATE,
-    RECENT_LOGINS, TOP_LOGINS, STAFF_SET, EMAIL_FORGET, SKELETON_FORGET, MAIL_GATE, VISITS_ADD,
+    RECENT_LOGINS, TOP_LOGINS, STAFF_SET, EMAIL_CLAIM, EMAIL_FORGET, SKELETON_FORGET, MAIL_GATE,
+    VISITS_ADD,
 )  # fmt: skip

@@ -20,7 +20,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.utils.translation import gettext_lazy as _
 
-from accounts.calls import EMAIL_FORGET
+from accounts.calls import EMAIL_CLAIM, EMAIL_FORGET
 from accounts.calls import MAIL_GATE as MAIL_GATE_CALL
 from accounts.extensions import EMAIL_VERIFIED
 from accounts.selectors import mail_target, person_find, person_id_by_email
@@ -242,27 +242,44 @@ def verify_token_make(*, person_id: int, email: str, next_url: str = "") -> str:
 
 @dataclass(frozen=True)
 class Verified:
+    """A confirmation's outcome: `taken` when another account has confirmed the address first
+    (nothing was changed)."""
+
     person_id: int
     next_url: str
+    taken: bool = False
 
 
-def email_verify(*, client: redis.Redis, token: str) -> Verified | None:
-    """Mark the address of a valid, unexpired token verified; None when the token is bad, old,
-    or names an address the person no longer has."""
+def verify_token_read(token: str) -> tuple[int, str, str] | None:
+    """The person id, address and onward path of a valid, unexpired token, or None."""
     if not isinstance(token, str) or len(token) > 2000:
         return None
     try:
         data = signing.loads(token, salt=VERIFY_SALT, max_age=VERIFY_MAX_AGE_S)
-        person_id, email, next_url = int(data["p"]), str(data["e"]), str(data.get("n", ""))
+        return int(data["p"]), str(data["e"]), str(data.get("n", ""))
     except (signing.BadSignature, KeyError, TypeError, ValueError):
         return None
+
+
+def email_verify(*, client: redis.Redis, token: str) -> Verified | None:
+    """Mark the address of a valid, unexpired token verified; None when the token is bad, old,
+    or names an address the person no longer has. An address is one account's: one confirmed
+    by another account first stays theirs (`taken`, nothing written)."""
+    read = verify_token_read(token)
+    if read is None:
+        return None
+    person_id, email, next_url = read
     key = PERSON.key(person_id=person_id)
     if client.hget(key, "email") != email:
         return None
-    pipe = client.pipeline(transaction=False)
-    pipe.hset(key, "email_verified", "1")
-    pipe.hset(PERSON_BY_EMAIL.key(), email, str(person_id))
-    pipe.execute()
+    # The index first, in one checked step (another account may confirm it at the same moment):
+    # the person's flag only once the address is theirs.
+    keys, args = EMAIL_CLAIM.call(
+        keys={"by_email": PERSON_BY_EMAIL.key()}, args={"email": email, "person_id": person_id}
+    )
+    if fcall(client, EMAIL_CLAIM.name, keys, args) == "taken":
+        return Verified(person_id, next_url, taken=True)
+    client.hset(key, "email_verified", "1")
     for hook in EMAIL_VERIFIED:  # e.g. the receipts that found no confirmed address
         hook(client=client, person_id=person_id)
     return Verified(person_id, next_url)

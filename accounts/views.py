@@ -18,7 +18,6 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import (
-    require_GET,
     require_http_methods,
     require_POST,
     require_safe,
@@ -251,14 +250,26 @@ def email_resend(request: HttpRequest) -> HttpResponse:
     return redirect("accounts:profile")
 
 
-@require_GET
+@require_http_methods(["GET", "HEAD", "POST"])
 def email_verify(request: HttpRequest, token: str) -> HttpResponse:
-    """The link from the confirmation mail; goes on to where the person was going."""
+    """The link from the confirmation mail: a page whose button (a POST) confirms the address,
+    so that a mail scanner or a link preview opening the link confirms nothing; then on to
+    where the person was going."""
+    if request.method != "POST":
+        read = emails.verify_token_read(token)
+        if read is None:
+            return _verify_link_dead(request)
+        return render(request, "accounts/verify_confirm.html", {"email": read[1]})
     verified = emails.email_verify(client=get_store(), token=token)
     if verified is None:
+        return _verify_link_dead(request)
+    if verified.taken:
         messages.error(
             request,
-            _("This confirmation link is not valid any more. Send a new one from your account."),
+            _(
+                "This email address is already in use by another account, so it was not "
+                "confirmed. Please use another address."
+            ),
         )
         return redirect("accounts:profile")
     if request.user.is_authenticated and signed_in_person(request).id != verified.person_id:
@@ -274,6 +285,14 @@ def email_verify(request: HttpRequest, token: str) -> HttpResponse:
     messages.success(request, _("Your email address is confirmed."))
     if verified.next_url:
         return HttpResponseRedirect(safe_next(request, verified.next_url))
+    return redirect("accounts:profile")
+
+
+def _verify_link_dead(request: HttpRequest) -> HttpResponse:
+    messages.error(
+        request,
+        _("This confirmation link is not valid any more. Send a new one from your account."),
+    )
     return redirect("accounts:profile")
 
 

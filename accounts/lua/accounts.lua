@@ -23,6 +23,8 @@ local TOP_LOGINS_KEYS = {'leaderboard', 'names'}
 local TOP_LOGINS_ARGS = {'count'}
 local STAFF_SET_KEYS = {'person'}
 local STAFF_SET_ARGS = {'is_staff'}
+local EMAIL_CLAIM_KEYS = {'by_email'}
+local EMAIL_CLAIM_ARGS = {'email', 'person_id'}
 local EMAIL_FORGET_KEYS = {'by_email'}
 local EMAIL_FORGET_ARGS = {'email', 'person_id'}
 local SKELETON_FORGET_KEYS = {'by_skeleton'}
@@ -265,6 +267,17 @@ local function email_forget(keys, args)
   return entry_forget(k.by_email, a.email, a.person_id)
 end
 
+-- A confirmed address is one account's: the first to confirm it keeps it until they let it go
+-- (change or clear it, delete the account). Returns 'ok' (also when it is theirs already) |
+-- 'taken' (another account's: nothing is written).
+local function email_claim(keys, args)
+  local k, a = named(keys, EMAIL_CLAIM_KEYS), named(args, EMAIL_CLAIM_ARGS)
+  local owner = redis.call('HGET', k.by_email, a.email)
+  if owner and owner ~= a.person_id then return 'taken' end
+  redis.call('HSET', k.by_email, a.email, a.person_id)
+  return 'ok'
+end
+
 -- A look-alike entry (a name claimed under an older skeleton may share another name's).
 local function skeleton_forget(keys, args)
   local k, a = named(keys, SKELETON_FORGET_KEYS), named(args, SKELETON_FORGET_ARGS)
@@ -274,6 +287,7 @@ end
 redis.register_function{function_name='accounts_person_create', callback=person_create}
 redis.register_function{function_name='accounts_name_claim', callback=name_claim}
 redis.register_function{function_name='accounts_person_discard', callback=person_discard}
+redis.register_function{function_name='accounts_email_claim', callback=email_claim}
 redis.register_function{function_name='accounts_email_forget', callback=email_forget}
 redis.register_function{function_name='accounts_skeleton_forget', callback=skeleton_forget}
 redis.register_function{function_name='accounts_staff_set', callback=staff_set}

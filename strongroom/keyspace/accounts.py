@@ -182,7 +182,8 @@ PERSON_BY_EMAIL = declare(
     app="accounts",
     why=noop(
         "'forgot password' knows an address, not an id; only verified addresses are entered, "
-        "the last person to verify an address owns it"
+        "the first person to verify an address owns it (accounts_email_claim) until they let it "
+        "go: another account's confirmation of it changes nothing"
     ),
 )
 # Page views are the one write every page makes: the counters are spread over VISITS_SHARDS

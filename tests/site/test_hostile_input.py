@@ -105,9 +105,9 @@ def test_a_method_a_page_does_not_take_is_refused(
         assert browser.post(path).status_code == 405
 
 
-# GETs that act (grant a priority hold, confirm an address): a HEAD, which anything may send
+# GETs that act (grant a priority hold): a HEAD, which anything may send
 # (a link checker, a mail scanner), is refused rather than taken for the person's click.
-GET_THAT_ACTS = {"booking:confirm", "accounts:verify"}
+GET_THAT_ACTS = {"booking:confirm"}
 
 
 @pytest.mark.parametrize(("name", "template"), ROUTES, ids=[name for name, _ in ROUTES])
