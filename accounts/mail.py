@@ -145,10 +145,28 @@ def email_changed_render(client: redis.Redis, args: list[str]) -> EmailMessage |
         )
 
 
+def account_deleted_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
+    """args: person id, name, language, address (queued before the person was forgotten):
+    "your account is deleted", to the address the account had confirmed."""
+    address = _fixed_address(args, 3)
+    if not address:
+        return None
+    language = args[2] if args[2] in dict(settings.LANGUAGES) else "en"
+    target = MailTarget(int(args[0]), unquote(args[1]), address, language)
+    with translation.override(target.language):
+        return message_build(
+            target=target,
+            subject=gettext("Your Strongroom account is deleted"),
+            template="mail/account_deleted.txt",
+            context={},
+        )
+
+
 # Plugged into the outbox by accounts' AppConfig.ready.
 MAIL_KINDS = (
     MailKind("verify", verify_render),
     MailKind("reset", reset_render),
     MailKind("password_changed", password_changed_render),
     MailKind("email_changed", email_changed_render),
+    MailKind("account_deleted", account_deleted_render),
 )

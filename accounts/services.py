@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 import uuid
+from urllib.parse import quote
 
 import redis
 from django.conf import settings
@@ -39,7 +40,7 @@ from strongroom.keyspace import (
     PERSON_NAMES,
 )
 from strongroom.libraries import fcall
-from strongroom.outbox import mail_queue
+from strongroom.outbox import mail_queue, mail_queue_once
 
 _SIGNUP_ATTEMPTS = 100
 
@@ -241,9 +242,16 @@ def person_delete(*, client: redis.Redis, person_id: int) -> bool:
     list keeps only ids, which no longer lead to a name. Bookings are the booking app's
     (booking.engine.owners)."""
     key = PERSON.key(person_id=person_id)
-    name, email, verified = text_values(client.hmget(key, "name_key", "email", "email_verified"))
+    name, email, verified, username, lang = text_values(
+        client.hmget(key, "name_key", "email", "email_verified", "username", "lang")
+    )
     if name is None:
         return False
+    if email and verified == "1":  # told once (a retried deletion queues nothing more)
+        notice = (person_id, quote(username or ""), lang or "en", address_arg(email))
+        mail_queue_once(
+            client, kind="account_deleted", args=notice, request_id=f"deleted-{person_id}"
+        )
     pipe = client.pipeline(transaction=False)
     pipe.hdel(PERSON_BY_NAME.key(), name)
     # Only the person's own look-alike entry (checked and deleted in one call).

@@ -43,10 +43,14 @@ OUTBOX_CONFIRM = ("confirm", "booking_id", "owner")
 OUTBOX_CANCEL = ("cancel", "booking_id")
 OUTBOX_FREED = ("freed", "room", *WAIT_FIELDS, "told")
 OUTBOX_MOVED = ("moved", "booking_id", "sequence")
+# A booking cancelled by its buyer's account deletion, to the address they had (percent-encoded
+# name and address: the person is gone when it is sent).
+OUTBOX_CANCEL_TO = ("cancel_to", "booking_id", "lang", "name", "address")
 # A closure of a room (its value in the room's closures), by '|': days as calendar day numbers.
 CLOSURE_FIELDS = ("first", "last", "hstart", "hend", "reason")
 OUTBOX_ENTRIES = {
-    entry[0]: entry for entry in (OUTBOX_CONFIRM, OUTBOX_CANCEL, OUTBOX_FREED, OUTBOX_MOVED)
+    entry[0]: entry
+    for entry in (OUTBOX_CONFIRM, OUTBOX_CANCEL, OUTBOX_FREED, OUTBOX_MOVED, OUTBOX_CANCEL_TO)
 }
 # What the Lua declares, by its name there (for the test that the two sides agree).
 DECLARED = {
@@ -57,6 +61,7 @@ DECLARED = {
     "TAKEN_FIELDS": TAKEN_FIELDS,
     "OUTBOX_CONFIRM": OUTBOX_CONFIRM,
     "OUTBOX_CANCEL": OUTBOX_CANCEL,
+    "OUTBOX_CANCEL_TO": OUTBOX_CANCEL_TO,
     "OUTBOX_FREED": OUTBOX_FREED,
     "OUTBOX_MOVED": OUTBOX_MOVED,
     "CLOSURE_FIELDS": CLOSURE_FIELDS,

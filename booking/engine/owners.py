@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
+from urllib.parse import quote
 
 import redis
 from django.conf import settings
 
 from accounts.extensions import AccountPart
+from accounts.selectors import MailTarget, mail_target
 from booking.domain.keys import RoomKeys, person_index
 from booking.domain.records import Booking
 from booking.domain.rules import (
@@ -29,11 +31,13 @@ from booking.engine.indexes import (
 )
 from booking.engine.waits import waits_of, waits_of_read
 from strongroom import keyspace as ks
+from strongroom.addresses import address_arg
 from strongroom.ahead import Command, command
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
 from strongroom.decoders import text_list, text_values
 from strongroom.durable import Write, durable_calls, durable_fcall
+from strongroom.outbox import sender_wake
 from strongroom.store import tags_may_mix
 
 # more_keys: the owner's record keys (ARGV n of them), then every inventory key they name.
@@ -43,7 +47,7 @@ OWNER_FORGET = FunctionSpec(
     ("registry", "audit", "stats", "waits", "wait_notices", "holds", "outbox", "hold_days",
      "edition", "closures"),
     ("owner", "now_ms", "audit_maxlen", "n", "room", "first_day", "priority_hold_id",
-     "priority_hold_ms"),
+     "priority_hold_ms", "mail_lang", "mail_name", "mail_address"),
     replies=("ok cancelled kept", "stale", "invalid what"),
     key_tails=("records", "inventories"),
 )  # fmt: skip
@@ -88,10 +92,18 @@ def bookings_upcoming(
     return sorted(upcoming, key=lambda b: b.soonest_key(today))[:limit]
 
 
-def owner_forget(*, client: redis.Redis, owner_id: str, now: dt.datetime | None = None) -> int:
+def owner_forget(
+    *,
+    client: redis.Redis,
+    owner_id: str,
+    now: dt.datetime | None = None,
+    mail_to: MailTarget | None = None,
+) -> int:
     """Cancel the owner's bookings not collected at all (freeing their slots; a booking moved to
     another room is followed there), keep every record for staff with owner '0', drop their
-    holds and waits, tell waiters of what freed: one durable call per room. First the person
+    holds and waits, tell waiters of what freed: one durable call per room, which also queues
+    the cancellation mail of each booking it cancels to `mail_to` (the owner's confirmed
+    address, read before they are forgotten). First the person
     is marked gone in every room, so that nothing is booked, held or moved for them while (or
     after) this runs. Returns the number of bookings cancelled."""
     at = to_ms(now or dt.datetime.now(tz=dt.UTC))
@@ -118,7 +130,7 @@ def owner_forget(*, client: redis.Redis, owner_id: str, now: dt.datetime | None 
             by_room.setdefault(int(room_text), [])
     cancelled = 0
     for room, booking_ids in sorted(by_room.items()):
-        cancelled += _room_forget(client, room, owner_id, booking_ids, at, now)
+        cancelled += _room_forget(client, room, owner_id, booking_ids, at, now, mail_to)
     # Durable like the rooms' calls: a failover must not bring the deleted indexes back.
     durable_calls(
         client,
@@ -168,6 +180,7 @@ def _room_forget(
     booking_ids: list[str],
     at: int,
     now: dt.datetime | None,
+    mail_to: MailTarget | None,
 ) -> int:
     keys = RoomKeys(room)
     records = [keys.record(i) for i in booking_ids]
@@ -200,11 +213,16 @@ def _room_forget(
                 "first_day": first_bookable_day(now),
                 "priority_hold_id": hold_new_id(room=room),
                 "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
+                "mail_lang": mail_to.language if mail_to else "",
+                "mail_name": quote(mail_to.username) if mail_to else "",
+                "mail_address": address_arg(mail_to.email) if mail_to else "",
             },
             tails={"records": records, "inventories": inventories},
         )
         answer = OWNER_FORGET.answer_of(durable_fcall(client, OWNER_FORGET.name, *call))
         if answer["status"] == "ok":
+            if int(answer["cancelled"]) and mail_to is not None:
+                sender_wake(keys.outbox)  # their cancellation mail is in the room's outbox
             return int(answer["cancelled"])
         if answer["status"] != "stale":
             raise RuntimeError(f"booking_owner_forget refused: {answer}")
@@ -230,8 +248,10 @@ def upcoming_on_the_account_page(*, client: redis.Redis, person_id: int) -> dict
 
 
 def forget_on_account_deletion(*, client: redis.Redis, person_id: int) -> None:
-    """A person deletes their account: their bookings are cancelled and anonymised."""
-    owner_forget(client=client, owner_id=str(person_id))
+    """A person deletes their account: their bookings are cancelled and anonymised, and each
+    one cancelled is told to their confirmed address (read now: it is forgotten next)."""
+    target = mail_target(client=client, person_id=person_id)
+    owner_forget(client=client, owner_id=str(person_id), mail_to=target)
 
 
 # Plugged into the account page by booking's AppConfig.ready.

@@ -8,8 +8,10 @@ import dataclasses
 import datetime as dt
 from email.mime.text import MIMEText
 from functools import partial
+from urllib.parse import unquote
 
 import redis
+from django.conf import settings
 from django.core.mail import EmailMessage
 from django.urls import reverse
 from django.utils import timezone, translation
@@ -29,6 +31,7 @@ from booking.engine.priority import priority_grant
 from booking.engine.unsure import booking_settle
 from booking.engine.waits import notice_of, wait_of
 from strongroom import keyspace as ks
+from strongroom.addresses import address_from_arg
 from strongroom.ahead import command, keep_replies, pipeline_replies, read_together
 from strongroom.decoders import text_hash, text_or_none
 from strongroom.outbox import FIELD, MailKind, entry, sender_wake, write_with_ack
@@ -157,7 +160,25 @@ def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     target = mail_target(client=client, person_id=_owner(booking) or 0)
     if target is None:
         return None
-    by_staff = booking.cancelled_by != booking.owner_id
+    return _cancel_message(booking, target, by_staff=booking.cancelled_by != booking.owner_id)
+
+
+def cancel_to_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
+    """args: OUTBOX_CANCEL_TO. A booking cancelled by its buyer's account deletion, to the
+    address they had then (queued in the same call as the cancel: once per booking)."""
+    fields = outbox_fields("cancel_to", args)
+    booking = booking_get(client=client, booking_id=fields["booking_id"])
+    if booking is None or booking.status != "cancelled" or not fields["address"]:
+        return None
+    language = fields["lang"] if fields["lang"] in dict(settings.LANGUAGES) else "en"
+    target = MailTarget(0, unquote(fields["name"]), address_from_arg(fields["address"]), language)
+    return _cancel_message(booking, target, by_staff=False, deleted=True)
+
+
+def _cancel_message(
+    booking: Booking, target: MailTarget, *, by_staff: bool, deleted: bool = False
+) -> EmailMessage:
+    """The cancellation mail, with the booking's events CANCELLED."""
     with translation.override(target.language):
         message = message_build(
             target=target,
@@ -167,6 +188,7 @@ def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
             context={
                 **_booking_context(booking),
                 "by_staff": by_staff,
+                "account_deleted": deleted,
                 "reason": booking.cancel_reason,
                 "mine": site_url(reverse("booking:mine")),
             },
@@ -307,6 +329,7 @@ def _code_mail(
 MAIL_KINDS = (
     MailKind("confirm", confirm_render, prepare=partial(_bookings_and_owners, kind="confirm")),
     MailKind("cancel", cancel_render, prepare=partial(_bookings_and_owners, kind="cancel")),
+    MailKind("cancel_to", cancel_to_render),
     MailKind("freed", freed_render),
     MailKind("moved", moved_render, prepare=partial(_bookings_and_owners, kind="moved")),
     MailKind("remind", remind_render),

@@ -57,8 +57,9 @@ BOOKING_OUTBOX = declare(
     holds=noop(
         "mail to send about the room's bookings (field m: 'confirm|<booking_id>|<owner>', "
         "'cancel|<booking_id>', 'freed|<room>|<person>|<cls>|<day>|<hstart>|<hend>|<box>|"
-        "<told>', 'moved|<booking_id>|<sequence>'), with the consumer group 'senders'; an "
-        "entry is deleted once the mail server took it"
+        "<told>', 'moved|<booking_id>|<sequence>', 'cancel_to|<booking_id>|<lang>|<name>|"
+        "<address>'), with the consumer group 'senders'; an entry is deleted once the mail "
+        "server took it"
     ),
     app="booking",
     why=noop(

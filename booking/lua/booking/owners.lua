@@ -4,7 +4,7 @@
 local OWNER_FORGET_KEYS = {'registry', 'audit', 'stats', 'waits', 'wait_notices', 'holds',
   'outbox', 'hold_days', 'edition', 'closures'}
 local OWNER_FORGET_ARGS = {'owner', 'now_ms', 'audit_maxlen', 'n', 'room', 'first_day',
-  'priority_hold_id', 'priority_hold_ms'}
+  'priority_hold_id', 'priority_hold_ms', 'mail_lang', 'mail_name', 'mail_address'}
 local OWNER_FORGET_REPLIES = {'ok cancelled kept', 'stale', 'invalid what'}
 local OWNER_FORGET_KEY_TAILS = {'records', 'inventories'}
 
@@ -16,7 +16,8 @@ local OWNER_FORGET_KEY_TAILS = {'records', 'inventories'}
 --       closures, n records, then
 --       every inventory the records name (their 'inv'), any order
 -- ARGV: owner, now ms, audit maxlen, n, room, first bookable day, priority hold id,
---       priority hold ms
+--       priority hold ms, then the buyer's confirmed address (language, name, address; an
+--       empty address: none), to which each booking cancelled here is told, in this call
 -- Returns {'ok', cancelled, kept} | {'stale'}
 local function owner_forget(keys, args)
   local k, a = named(keys, OWNER_FORGET_KEYS), named(args, OWNER_FORGET_ARGS)
@@ -62,6 +63,10 @@ local function owner_forget(keys, args)
       redis.call('HSET', record, 'status', 'cancelled', 'cancelled_at', now, 'cancelled_by',
         owner, 'cancel_reason', 'account deleted')
       audit(stream, maxlen, 'cancel', owner, r[10], room, 'account deleted', now)
+      if a.mail_address and a.mail_address ~= '' then
+        redis.call('XADD', outbox, '*', 'm', outbox_entry(OUTBOX_CANCEL_TO, {booking_id = r[10],
+          lang = a.mail_lang, name = a.mail_name, address = a.mail_address}))
+      end
       cancelled = cancelled + 1
       -- The waiters of every month it freed, per class.
       cal_of[r[5]] = append(cal_of[r[5]] or {}, cal)

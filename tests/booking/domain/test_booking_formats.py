@@ -14,12 +14,14 @@ from typing import Any
 import pytest
 import redis
 
+from accounts.selectors import MailTarget
 from booking.domain import formats
 from booking.domain.keys import RoomKeys
 from booking.domain.records import booking_from_hash
 from booking.domain.rules import check_owner_id
 from booking.engine.cancel import booking_cancel
 from booking.engine.moves import booking_move
+from booking.engine.owners import owner_forget
 from booking.engine.waits import Wait, notice_of, wait_join, wait_of
 from strongroom import keyspace as ks
 from strongroom.decoders import text_hash, text_list, text_stream
@@ -136,6 +138,10 @@ def test_the_outbox_entries_the_functions_write_read_back_by_their_declared_name
         now=NOW,
     )
     assert moved.outcome == "moved"
+    gone = claim(r, request("A", dates=(7,)), owner="77").booking
+    assert gone is not None
+    target = MailTarget(77, "Gone", "gone@example.test", "zh-hans")
+    assert owner_forget(client=r, owner_id="77", now=NOW, mail_to=target) == 1
     every = [m.split("|") for m in _outbox(r, 7)]
     # One entry of each kind, but the receipts: the one of the booking that was cancelled.
     entries = {kind: args for kind, *args in every if kind != "confirm" or args[0] == made.id}
@@ -153,6 +159,12 @@ def test_the_outbox_entries_the_functions_write_read_back_by_their_declared_name
     assert formats.outbox_fields("moved", entries["moved"]) == {
         "booking_id": moving.id,
         "sequence": "1",
+    }
+    assert formats.outbox_fields("cancel_to", entries["cancel_to"]) == {
+        "booking_id": gone.id,
+        "lang": "zh-hans",
+        "name": "Gone",
+        "address": "gone@example.test",
     }
 
 
