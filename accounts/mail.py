@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import unquote
 
 import redis
@@ -40,11 +41,28 @@ def message_build(
     return message
 
 
+# A link in a mail's text: from http(s):// to a space, a quote or bracket, or CJK punctuation
+# (a Chinese line puts a full-width colon right before it, with no space: linkify sees none).
+_LINK = re.compile(r"https?://[^\s<>\"'\u3000-\u303f\uff00-\uffef]+")
+
+
+def line_pieces(line: str) -> list[tuple[str, bool]]:
+    """A line of text as (piece, is_link) in order; a link's trailing . , ; : ! ? ) stay text."""
+    pieces: list[tuple[str, bool]] = []
+    at = 0
+    for found in _LINK.finditer(line):
+        link = found.group(0).rstrip(".,;:!?)")
+        pieces += [(line[at : found.start()], False), (link, True)]
+        at = found.start() + len(link)
+    pieces.append((line[at:], False))
+    return [piece for piece in pieces if piece[0]]
+
+
 def html_body(*, subject: str, text: str) -> str:
     """The HTML part of a message whose plain text is `text`: its paragraphs (lines kept, links
-    made links, everything escaped) in the site's layout, in the active language."""
+    made links explicitly, everything escaped) in the site's layout, in the active language."""
     paragraphs = [
-        [line.strip() for line in block.splitlines() if line.strip()]
+        [line_pieces(line.strip()) for line in block.splitlines() if line.strip()]
         for block in text.strip().split("\n\n")
     ]
     return render_to_string(
