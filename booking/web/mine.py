@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.messages.storage.base import BaseStorage
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
@@ -133,8 +134,18 @@ def booking_cancel_page(request: HttpRequest, booking_id: str) -> HttpResponse:
         actor_is_staff=False,
         request_id=request.POST.get("request_id") or None,
     )
-    if result.ok:
-        messages.success(request, result.message)
-    else:
-        messages.error(request, result.message)
+    # A double click's second answer comes before the next page: its message is said once.
+    if result.message not in _messages_waiting(request):
+        messages.add_message(
+            request, messages.SUCCESS if result.ok else messages.ERROR, result.message
+        )
     return HttpResponseRedirect(reverse("booking:mine"))
+
+
+def _messages_waiting(request: HttpRequest) -> set[str]:
+    """The texts of the messages not shown yet (they stay waiting: read, not used up)."""
+    storage = messages.get_messages(request)
+    waiting = {str(message.message) for message in storage}
+    if isinstance(storage, BaseStorage):
+        storage.used = False
+    return waiting

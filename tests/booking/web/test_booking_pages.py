@@ -718,6 +718,20 @@ def test_a_double_click_on_yes_cancel_reports_success_both_times(
     assert "already cancelled" not in second
 
 
+def test_a_double_click_on_yes_cancel_shows_its_message_once(
+    r: redis.Redis, client_for: Any, buyer: Any
+) -> None:
+    """The browser sends both posts, then follows the last redirect: one page, one message."""
+    booking = claim(r, request("A", dates=(8,)), owner=owner(buyer)).booking
+    assert booking is not None
+    client = client_for(buyer)
+    form = html(client.get(f"/book/mine/{booking.id}/cancel/"))
+    data = {"request_id": hidden(form, "request_id")}
+    for _click in range(2):
+        assert client.post(f"/book/mine/{booking.id}/cancel/", data).status_code == 302
+    assert html(client.get("/book/mine/")).count("The booking is cancelled") == 1
+
+
 # --- pickup kiosk -------------------------------------------------------------------------
 
 
