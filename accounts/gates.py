@@ -255,6 +255,20 @@ def locked_message(outcome: LoginOutcome) -> str:
     return text % {"minutes": minutes}
 
 
+def password_locked_message(outcome: LoginOutcome) -> str:
+    """What a locked password check of a signed-in person says (changing the password,
+    deleting the account): about the password typed here, not about logins."""
+    minutes = max(1, math.ceil((outcome.locked_until_ms - now_ms()) / 60_000))
+    text = ngettext(
+        "Too many wrong passwords were typed here, so the password check is paused. "
+        "Please try again in %(minutes)d minute.",
+        "Too many wrong passwords were typed here, so the password check is paused. "
+        "Please try again in %(minutes)d minutes.",
+        minutes,
+    )
+    return text % {"minutes": minutes}
+
+
 def retry_after(response: HttpResponse, *, until_ms: int) -> HttpResponse:
     """A 429 says when to come back (Retry-After, in seconds; `until_ms` epoch ms)."""
     if response.status_code == 429 and until_ms:

@@ -18,6 +18,7 @@ from accounts import emails, services
 from accounts.access import login_required, signed_in_person
 from accounts.account_page import profile_page
 from accounts.clients import client_address
+from accounts.devices import device_known
 from accounts.extensions import person_forget_everywhere
 from accounts.forms import (
     DeleteAccountForm,
@@ -26,7 +27,12 @@ from accounts.forms import (
     SetPasswordForm,
     focus_first_error,
 )
-from accounts.gates import locked_message, pair_cleared, password_check, retry_after
+from accounts.gates import (
+    pair_cleared,
+    password_check,
+    password_locked_message,
+    retry_after,
+)
 from accounts.people import Person
 from accounts.selectors import person_with_password
 from accounts.sessions import request_sign_in, request_sign_out
@@ -44,11 +50,14 @@ def _password_confirmed(
         username=person.username,
         password=form.cleaned_data[field],
         client_id=client_address(request),
+        device=lambda person_id, password_hash: device_known(
+            request, person_id=person_id, password_hash=password_hash
+        ),
     )
     if outcome.person is not None and outcome.person.id == person.id:
         return outcome.person, 200, 0
     if outcome.locked:
-        form.add_error(field, locked_message(outcome))
+        form.add_error(field, password_locked_message(outcome))
         return None, 429, outcome.locked_until_ms
     form.add_error(field, wrong)
     return None, 400, 0
