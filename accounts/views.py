@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import redis
 from django.contrib import messages
@@ -40,17 +40,20 @@ from accounts.sessions import request_sign_in, request_sign_out
 from strongroom.ahead import reads_ahead
 from strongroom.clock import now_ms
 from strongroom.context_processors import BACK_MOST
+from strongroom.methods import takes_get
 from strongroom.store import get_store
 
 
 def safe_next(request: HttpRequest, candidate: str | None) -> str:
-    """`candidate` if it is a path on this site (and not overlong), else the home page."""
+    """`candidate` if it is a page on this site one can open (not overlong; not an address
+    that takes only forms, such as logging out: a GET of it is a 405), else the home page."""
     if (
         candidate
         and len(candidate) <= BACK_MOST
         and url_has_allowed_host_and_scheme(
             candidate, allowed_hosts={request.get_host()}, require_https=request.is_secure()
         )
+        and takes_get(urlsplit(candidate).path)
     ):
         return candidate
     return reverse("home")

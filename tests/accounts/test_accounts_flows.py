@@ -295,6 +295,18 @@ def test_login_follows_next_on_this_site(buyer):
     assert response["Location"] == "/accounts/me/?tab=1"
 
 
+@pytest.mark.parametrize("target", ["/accounts/logout/", "/book/hold/", "/accounts/me/delete/"])
+def test_login_does_not_go_on_to_an_address_that_takes_only_forms(buyer, target: str):
+    """A GET of it would be a 405 page (and logging out is never where one was going)."""
+    client = Client()
+    response = client.post(
+        f"/accounts/login/?next={target}",
+        {"username": buyer.username, "password": buyer.password, "next": target},
+    )
+    assert response.status_code == 302 and response["Location"] == "/"
+    assert client.get(response["Location"]).status_code == 200
+
+
 def test_signup_refuses_an_off_site_next(r: redis.Redis):
     response = Client().post(
         "/accounts/signup/?next=https://evil.example/",
