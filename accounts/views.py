@@ -99,7 +99,8 @@ def signup(request: HttpRequest) -> HttpResponse:
             return _signed_up(request, form, client=client, next_url=next_url)
     focus_first_error(form)
     context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
-    return render(request, "accounts/signup.html", context)
+    # A refused form is a 400, as on the other account forms (the page is the same).
+    return render(request, "accounts/signup.html", context, status=400 if form.errors else 200)
 
 
 def _signed_up(
@@ -117,7 +118,7 @@ def _signed_up(
         form.add_error("username", error)
         focus_first_error(form)
         context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
-        return render(request, "accounts/signup.html", context)
+        return render(request, "accounts/signup.html", context, status=400)
     found = person_with_password(client=client, person_id=person.id)
     if found is not None:
         request_sign_in(request, person=person, password_hash=found[1])

@@ -51,7 +51,7 @@ def test_the_sign_up_page_says_why_a_lookalike_is_refused_and_writes_nothing(
     before = r.dbsize()
     form = {"username": CYRILLIC_ANNA, "password1": "Lo0kalike-pass", "password2": "Lo0kalike-pass"}
     page = Client().post("/accounts/signup/", form)
-    assert page.status_code == 200
+    assert page.status_code == 400
     assert "looks like one already taken" in page.content.decode()
     assert r.hlen(PERSON_BY_NAME.key()) == 1
     assert r.dbsize() <= before + 1  # at most the sign-up throttle's counter
