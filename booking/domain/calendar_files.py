@@ -108,11 +108,21 @@ def _events(booking: Booking, *, url: str) -> list[Event]:
 
 
 def booking_ics(
-    booking: Booking, *, url: str, language: str = "en", method: str | None = None
+    booking: Booking,
+    *,
+    url: str,
+    language: str = "en",
+    method: str | None = None,
+    attendee: str = "",
 ) -> bytes:
     """One booking as an .ics file (an event per booked day). With `method` (REQUEST in a
     receipt or a move, CANCEL in a cancellation: iTIP, which calendar apps act on when the
-    file comes by mail), the file says so and names the site as each event's organizer."""
+    file comes by mail), the file says so and names the site as each event's organizer and
+    the buyer (`attendee`, their address) as its attendee, as iTIP asks; with no attendee to
+    name, a method becomes PUBLISH (a plain copy of the event, no organizer)."""
+    if method is not None and not attendee:
+        method = "PUBLISH"
+    scheduled = method is not None and method != "PUBLISH"
     with translation.override(language):
         calendar = _calendar(
             gettext("Strongroom booking %(reference)s") % {"reference": booking.reference}
@@ -120,8 +130,13 @@ def booking_ics(
         if method is not None:
             calendar.add("method", method)
         for event in _events(booking, url=url):
-            if method is not None:
+            if scheduled:
                 event.add("organizer", f"mailto:{parseaddr(settings.DEFAULT_FROM_EMAIL)[1]}")
+                event.add(
+                    "attendee",
+                    f"mailto:{attendee}",
+                    parameters={"ROLE": "REQ-PARTICIPANT", "PARTSTAT": "ACCEPTED"},
+                )
             calendar.add_component(event)
     calendar.add_missing_timezones()
     return calendar.to_ical()

@@ -196,7 +196,9 @@ def _cancel_message(
         # The receipt's events again, CANCELLED (same UIDs, next sequence): opening it takes
         # the booking out of the calendar it was added to.
         url = site_url(reverse("booking:done", args=[booking.id]))
-        calendar = booking_ics(booking, url=url, language=target.language, method="CANCEL")
+        calendar = booking_ics(
+            booking, url=url, language=target.language, method="CANCEL", attendee=target.email
+        )
     message.attach(calendar_part(booking.reference, calendar, method="CANCEL"))
     return message
 
@@ -318,7 +320,9 @@ def _code_mail(
             },
         )
         url = site_url(reverse("booking:done", args=[booking.id]))
-        calendar = booking_ics(booking, url=url, language=target.language, method=method)
+        calendar = booking_ics(
+            booking, url=url, language=target.language, method=method, attendee=target.email
+        )
     if method is None:
         message.attach(f"{booking.reference}.ics", calendar, "text/calendar")
     else:
