@@ -718,6 +718,19 @@ def test_a_double_click_on_yes_cancel_reports_success_both_times(
     assert "already cancelled" not in second
 
 
+def test_the_done_page_says_plainly_until_when_one_may_cancel_in_both_languages(
+    r: redis.Redis, client_for: Any, buyer: Any
+) -> None:
+    booking = claim(r, request("A", dates=(8,)), owner=owner(buyer)).booking
+    assert booking is not None
+    client = client_for(buyer)
+    english = html(client.get(f"/book/done/{booking.id}/"))
+    assert "You can cancel until the day before the first day." in english
+    chinese = html(client.get(f"/book/done/{booking.id}/", HTTP_ACCEPT_LANGUAGE="zh-hans"))
+    assert "直到第一天的前一天为止（那一天仍可取消；第一天当天起不能取消）" in chinese
+    assert "（含当天）" not in chinese
+
+
 def test_a_double_click_on_yes_cancel_shows_its_message_once(
     r: redis.Redis, client_for: Any, buyer: Any
 ) -> None:
