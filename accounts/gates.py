@@ -20,7 +20,7 @@ from accounts.names import name_key
 from accounts.people import Person
 from accounts.selectors import mail_target, person_with_password
 from accounts.throttle import ThrottlePair, signup_key
-from strongroom.clock import now_ms
+from strongroom.clock import minutes_until, now_ms
 from strongroom.keyspace import PERSON_BY_NAME
 from strongroom.libraries import fcall, fcalls, pipeline_functions
 
@@ -215,7 +215,7 @@ def _has_mail(client: redis.Redis, person_id: int) -> bool:
 
 def locked_message(outcome: LoginOutcome) -> str:
     """What a locked login (or password check) says: whose lock it is, and for how long."""
-    minutes = max(1, math.ceil((outcome.locked_until_ms - now_ms()) / 60_000))
+    minutes = minutes_until(outcome.locked_until_ms)
     if outcome.name_paced and outcome.reset_by_mail:
         text = ngettext(
             "This username is being guessed from many places, and this connection has had "
@@ -258,7 +258,7 @@ def locked_message(outcome: LoginOutcome) -> str:
 def password_locked_message(outcome: LoginOutcome) -> str:
     """What a locked password check of a signed-in person says (changing the password,
     deleting the account): about the password typed here, not about logins."""
-    minutes = max(1, math.ceil((outcome.locked_until_ms - now_ms()) / 60_000))
+    minutes = minutes_until(outcome.locked_until_ms)
     text = ngettext(
         "Too many wrong passwords were typed here, so the password check is paused. "
         "Please try again in %(minutes)d minute.",

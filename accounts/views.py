@@ -3,7 +3,6 @@ parse, call one domain function, render."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from urllib.parse import quote, urlsplit
 
@@ -38,7 +37,7 @@ from accounts.gates import locked_message, retry_after, signup_gate
 from accounts.selectors import person_with_password
 from accounts.sessions import request_sign_in, request_sign_out
 from strongroom.ahead import reads_ahead
-from strongroom.clock import now_ms
+from strongroom.clock import minutes_until
 from strongroom.context_processors import BACK_MOST
 from strongroom.methods import takes_get
 from strongroom.store import get_store
@@ -242,7 +241,7 @@ def email_resend(request: HttpRequest) -> HttpResponse:
     if resent.outcome == "sent":
         messages.info(request, _("We sent the link again."))
     elif resent.outcome == "later":
-        minutes = max(1, math.ceil((resent.opens_ms - now_ms()) / 60_000))
+        minutes = minutes_until(resent.opens_ms)
         message = ngettext(
             "No link was sent: your account or this address has had as many confirmation "
             "mails lately as we send. Please ask again in %(minutes)d minute.",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 import time
 
 
@@ -28,3 +29,9 @@ def minute_up(moment: dt.datetime) -> dt.datetime:
 def now_ms() -> int:
     """The site's clock in epoch milliseconds (time.time, so frozen clocks apply)."""
     return int(time.time() * 1000)
+
+
+def minutes_until(moment_ms: int) -> int:
+    """Whole minutes from now until `moment_ms`, rounded up and at least 1: "try again in N
+    minutes" never sends anyone back too early."""
+    return max(1, math.ceil((moment_ms - now_ms()) / 60_000))

@@ -29,6 +29,15 @@ def smtp_serving(handler: Any) -> Iterator[int]:
         controller.stop()
 
 
+def mail_to_smtp(settings: Any, port: int) -> None:
+    """Send the site's mail through the SMTP server on loopback `port`, plainly (no TLS, no
+    login), as the tests' aiosmtpd servers take it."""
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", port
+    settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
+    settings.EMAIL_HOST_USER = settings.EMAIL_HOST_PASSWORD = ""
+
+
 def mail_to_files(settings: Any, directory: Path) -> Path:
     """Send the site's mail as files under `directory` (one .eml a message); returns it."""
     settings.STRONGROOM_MAIL_DIR = directory

@@ -19,7 +19,7 @@ from strongroom.outbox import outbox_pending
 from strongroom.outbox_delivery import outbox_send
 from tests.booking_support import day
 from tests.conftest import Someone
-from tests.mail_support import smtp_serving, with_address
+from tests.mail_support import mail_to_smtp, smtp_serving, with_address
 from tests.site.test_after_mail import body_of, book
 
 
@@ -36,10 +36,7 @@ class Inbox:
 def smtp(settings: Any) -> Iterator[Inbox]:
     inbox = Inbox()
     with smtp_serving(inbox) as port:
-        settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-        settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", port
-        settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
-        settings.EMAIL_HOST_USER = settings.EMAIL_HOST_PASSWORD = ""
+        mail_to_smtp(settings, port)
         yield inbox
 
 

@@ -20,7 +20,7 @@ from strongroom.decoders import text_stream
 from strongroom.outbox import GROUP, dead_letters_read, mailboxes, outbox_pending
 from strongroom.outbox_delivery import RECOVER_MS, outbox_send
 from tests.conftest import Someone
-from tests.mail_support import smtp_serving, with_address
+from tests.mail_support import mail_to_smtp, smtp_serving, with_address
 from tests.site.test_after_mail import book
 
 
@@ -44,10 +44,7 @@ class MailServer:
 def smtp(settings: Any) -> Iterator[MailServer]:
     handler = MailServer()
     with smtp_serving(handler) as port:
-        settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-        settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", port
-        settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
-        settings.EMAIL_HOST_USER = settings.EMAIL_HOST_PASSWORD = ""
+        mail_to_smtp(settings, port)
         yield handler
 
 
