@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import subprocess
 import sys
@@ -63,7 +64,10 @@ def _temporary_files_in_ram() -> None:
 
 
 _temporary_files_in_ram()
-SHARED_STATIC = Path(tempfile.gettempdir()) / f"strongroom-tests-static-{os.getuid()}"
+# One per checkout: two checkouts' runs at once would otherwise collect their own sources over
+# each other's, and a site of one would serve the other's scripts.
+_CHECKOUT = hashlib.sha256(str(Path(__file__).resolve().parent.parent).encode()).hexdigest()[:10]
+SHARED_STATIC = Path(tempfile.gettempdir()) / f"strongroom-tests-static-{os.getuid()}-{_CHECKOUT}"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
