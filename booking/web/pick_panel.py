@@ -184,7 +184,9 @@ class Panel:
                 "hour_cells": self.hour_cells,
                 "calendar_html": self.calendar_html(choices),
                 "start_options": hour_options(range(24), choices.start),
-                "end_options": hour_options(range(1, 25), choices.end),
+                # The To list offers only hours after a chosen start: a keyboard stepping down
+                # it from "--:--" meets 10:00 first after a start of 9, not 01:00.
+                "end_options": hour_options(range((choices.start or 0) + 1, 25), choices.end),
             }
             rendered = mark_safe(render_to_string("booking/_pickers.html", context))  # noqa: S308
             self.__dict__[name] = rendered

@@ -71,6 +71,77 @@
     if (other && (!active || active === document.body)) { other.focus(); }
   });
 
+  // The pickers' hour selects. htmx sends the form on every change, and a keyboard steps a
+  // closed select one option at a time, each step a change: a buyer stepping "To" down from
+  // 09:00 was sent (and answered) at every hour on the way. A change made by keys is sent when
+  // the select is left or Enter is pressed; one made with a pointer at once. Without
+  // JavaScript the form's own button sends both.
+  var HOUR_SELECTS = /^hour-(start|end)$/;
+
+  function hourSelect(target) {
+    return target && target.tagName === "SELECT" && HOUR_SELECTS.test(target.id) ? target : null;
+  }
+
+  function hourLabel(hour) { return pad(hour) + ":00"; }
+
+  // "To" offers only hours after "From"; a From moved to or past the end takes the end along
+  // (the same length of range, up to 24:00) rather than leaving a range that ends first.
+  function followStart(start) {
+    var end = document.getElementById("hour-end");
+    if (!end) { return; }
+    var first = start.value === "" ? 0 : parseInt(start.value, 10);
+    var before = start.querySelector("option[selected]");
+    var was = before && before.value !== "" ? parseInt(before.value, 10) : null;
+    var chosen = end.value === "" ? null : parseInt(end.value, 10);
+    if (chosen !== null && chosen <= first) {
+      var span = was !== null && chosen > was ? chosen - was : 1;
+      chosen = Math.min(24, first + span);
+    }
+    while (end.options.length > 1) { end.remove(1); }
+    for (var hour = first + 1; hour <= 24; hour++) {
+      end.add(new Option(hourLabel(hour), String(hour), false, hour === chosen));
+    }
+    if (chosen === null) { end.selectedIndex = 0; }
+  }
+
+  function sendHeld(select) {
+    if (!select.strongroomHeld) { return; }
+    select.strongroomHeld = false;
+    select.strongroomSending = true;
+    try {
+      select.dispatchEvent(new Event("change", { bubbles: true }));
+    } finally {
+      select.strongroomSending = false;
+    }
+  }
+
+  document.addEventListener("keydown", function (evt) {
+    var select = hourSelect(evt.target);
+    if (!select) { return; }
+    if (evt.key === "Enter") {
+      if (select.strongroomHeld) { evt.preventDefault(); sendHeld(select); }
+      return;
+    }
+    select.strongroomKeyed = evt.key !== "Tab";
+  }, true);
+  document.addEventListener("pointerdown", function (evt) {
+    var select = hourSelect(evt.target);
+    if (select) { select.strongroomKeyed = false; }
+  }, true);
+  document.addEventListener("change", function (evt) {
+    var select = hourSelect(evt.target);
+    if (!select || select.strongroomSending) { return; }
+    if (select.id === "hour-start") { followStart(select); }
+    if (select.strongroomKeyed) {
+      evt.stopPropagation();  // htmx listens on the form: it hears of it on leaving
+      select.strongroomHeld = true;
+    }
+  }, true);
+  document.addEventListener("focusout", function (evt) {
+    var select = hourSelect(evt.target);
+    if (select) { sendHeld(select); }
+  }, true);
+
   function init() {
     document.querySelectorAll("[data-countdown]").forEach(startCountdown);
     document.querySelectorAll("[data-copy]").forEach(startCopy);

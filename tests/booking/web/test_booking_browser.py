@@ -348,3 +348,41 @@ def test_booking_pages_pass_the_accessibility_check(
     for url in urls:
         page.goto(url)
         assert axe_violations(page) == [], url
+
+
+def test_a_keyboard_steps_the_hour_lists_without_sending_each_step(new_page: Any) -> None:
+    """Each arrow step on a closed select is a change, and the form was sent at every one: from
+    a start of 09:00 "To" met 01:00 first, was refused ("must end after it starts") and reset,
+    so a keyboard never reached 10:00. "To" offers only later hours, and a step made by keys
+    is sent when the select is left."""
+    page = new_page()
+    page.goto(f"/book/?cls=C&room=12&box=5&start=9&date={DAY.isoformat()}")
+    sent: list[str] = []
+    # The pickers' own requests (not the panel's refresh every second, which says seen=).
+    page.on(
+        "request",
+        lambda req: sent.append(req.url) if "/parts/" in req.url and "seen=" not in req.url else 0,
+    )
+    offered = page.eval_on_selector_all("#hour-end option", "os => os.map(o => o.value)")
+    assert offered == ["", *(str(h) for h in range(10, 25))]
+    page.focus("#hour-end")
+    for _ in range(3):
+        page.keyboard.press("ArrowDown")
+    assert page.input_value("#hour-end") == "12"
+    page.wait_for_timeout(300)
+    assert sent == [] and "end=" not in page.url
+    page.keyboard.press("Tab")  # leaving the list sends the choice once
+    after = page.evaluate("document.activeElement.id")
+    page.wait_for_url(re.compile(r"start=9&end=12"))
+    assert after and page.evaluate("document.activeElement.id") == after
+    assert len(sent) == 1
+    assert "must end after it starts" not in page.content()
+    # "From" stepped onto the end takes it along (the three hours chosen: 12 to 15).
+    page.focus("#hour-start")
+    for _ in range(4):
+        page.keyboard.press("ArrowDown")
+    assert (page.input_value("#hour-start"), page.input_value("#hour-end")) == ("13", "15")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"start=13&end=15"))
+    assert len(sent) == 2
+    assert "must end after it starts" not in page.content()
