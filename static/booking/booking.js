@@ -142,9 +142,65 @@
     if (select) { sendHeld(select); }
   }, true);
 
+  // The box grid (100 buttons) and the hour row (24) are one Tab stop each, the arrow keys
+  // moving inside (Home and End to either end): by Tab alone class C was some 130 presses.
+  // Without JavaScript every button stays a stop of its own.
+  function gridButtons(grid) {
+    return Array.prototype.slice.call(grid.querySelectorAll(":scope > button"));
+  }
+
+  function rove(grid) {
+    var buttons = gridButtons(grid);
+    var usable = buttons.filter(function (b) { return !b.disabled; });
+    if (!usable.length) { return; }
+    var stop = usable.filter(function (b) { return b === document.activeElement; })[0] ||
+      usable.filter(function (b) { return b.getAttribute("aria-pressed") === "true"; })[0] ||
+      usable[0];
+    buttons.forEach(function (b) { b.tabIndex = b === stop ? 0 : -1; });
+  }
+
+  function columns(buttons) {
+    var top = buttons[0].offsetTop;
+    var n = buttons.filter(function (b) { return b.offsetTop === top; }).length;
+    return Math.max(1, n);
+  }
+
+  var STEPS = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: "-row", ArrowDown: "row" };
+
+  document.addEventListener("keydown", function (evt) {
+    var button = evt.target;
+    var grid = button && button.parentElement;
+    if (!grid || button.tagName !== "BUTTON" || !grid.classList.contains("grid") ||
+        evt.altKey || evt.ctrlKey || evt.metaKey) { return; }
+    var buttons = gridButtons(grid);
+    var at = buttons.indexOf(button);
+    var step = STEPS[evt.key];
+    var next = null;
+    if (evt.key === "Home" || evt.key === "End") {
+      var usable = buttons.filter(function (b) { return !b.disabled; });
+      next = evt.key === "Home" ? usable[0] : usable[usable.length - 1];
+    } else if (step !== undefined) {
+      var by = step === "row" ? columns(buttons) : step === "-row" ? -columns(buttons) : step;
+      for (var i = at + by; i >= 0 && i < buttons.length; i += by) {
+        if (!buttons[i].disabled) { next = buttons[i]; break; }
+      }
+    } else {
+      return;
+    }
+    evt.preventDefault();
+    if (!next || next === button) { return; }
+    button.tabIndex = -1;
+    next.tabIndex = 0;
+    next.focus();
+  });
+
+  function roveAll() { document.querySelectorAll(".pickers .grid").forEach(rove); }
+  document.addEventListener("htmx:afterSettle", roveAll);
+
   function init() {
     document.querySelectorAll("[data-countdown]").forEach(startCountdown);
     document.querySelectorAll("[data-copy]").forEach(startCopy);
+    roveAll();
   }
 
   if (document.readyState === "loading") {

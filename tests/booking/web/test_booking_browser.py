@@ -386,3 +386,36 @@ def test_a_keyboard_steps_the_hour_lists_without_sending_each_step(new_page: Any
     page.wait_for_url(re.compile(r"start=13&end=15"))
     assert len(sent) == 2
     assert "must end after it starts" not in page.content()
+
+
+def test_the_box_grid_and_the_hour_row_are_one_tab_stop_each(new_page: Any) -> None:
+    """By Tab alone class C was some 130 presses (100 boxes, then 24 hours); each grid is one
+    stop, the arrow keys move inside it, and without JavaScript every button stays a stop."""
+    url = f"/book/?cls=C&room=7&date={DAY.isoformat()}&start=9&end=11"
+    stops = "document.querySelectorAll('.grid > button:not([tabindex=\"-1\"]):enabled').length"
+    page = new_page()
+    page.goto(url)
+    assert page.evaluate(stops) == 2
+    focused = "document.activeElement.id"
+    page.focus("#box-cell-1")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate(focused) == "box-cell-2"
+    page.keyboard.press("ArrowDown")  # a row further down, however many columns a row has
+    below = page.evaluate(focused)
+    assert below != "box-cell-2" and page.evaluate("document.activeElement.offsetTop") > 0
+    page.keyboard.press("End")
+    assert page.evaluate(focused) == "box-cell-100"
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"box=100"))
+    page.wait_for_function("() => document.activeElement.id === 'box-cell-100'")
+    assert page.evaluate(stops) == 2
+    page.keyboard.press("Tab")  # out of the grid at once: the next control is the From list
+    assert page.evaluate(focused) == "hour-start"
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    assert page.evaluate(focused) == "hour-cell-9"  # the hour row's stop: its chosen hour
+    page.keyboard.press("Tab")
+    assert not page.evaluate(focused).startswith("hour-cell-")
+    plain = new_page(javascript=False)
+    plain.goto(url)
+    assert plain.evaluate(stops) == 100 + 24
