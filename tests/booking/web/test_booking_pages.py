@@ -285,6 +285,22 @@ def test_panel_fragment_answers_htmx_with_the_page_url_to_push(client: Client) -
 # --- hold, book, conflicts ----------------------------------------------------------------
 
 
+def test_hold_and_book_land_on_a_summary_that_takes_the_focus(
+    r: redis.Redis, client_for: Any, buyer: Any
+) -> None:
+    """The Hold and Book forms send the buyer to #summary; the confirmation and the booked
+    page had no such element, so the focus stayed at the top of the page."""
+    client = client_for(buyer)
+    summary = r'<section [^>]*id="summary" tabindex="-1"'
+    response = client.post("/book/hold/", B_8_12)
+    confirm = html(client.get(response["Location"]))
+    search(summary + r".*?08:00–12:00", confirm, re.S)
+    form = {**B_8_12, "booking_id": hidden(confirm, "booking_id")}
+    form["hold_id"] = hidden(confirm, "hold_id")
+    done = html(client.get(client.post("/book/claim/", form)["Location"]))
+    search(summary + r'.*?id="pickup-code"', done, re.S)
+
+
 def test_buyer_holds_then_books_and_sees_the_code(
     r: redis.Redis, client_for: Any, buyer: Any
 ) -> None:
