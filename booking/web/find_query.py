@@ -106,6 +106,23 @@ def first_bookable(now: dt.datetime | None = None) -> dt.date | None:
     return day if in_season(day) else None
 
 
+def _half_range(cls: str, start: int | None, end: int | None, data: Mapping[str, Any]) -> list[Any]:
+    """The word on an hour range given by one end only (the map then shows the whole day)."""
+    if cls not in ("B", "C") or (start is None) == (end is None):
+        return []
+    if start is not None and not _one(data, "end"):  # (a reversed range has its own word)
+        return [
+            _("From %(hour)s without an end hour: the whole day is shown. Choose “To” as well.")
+            % {"hour": f"{start:02d}:00"}
+        ]
+    if end is not None:
+        return [
+            _("To %(hour)s without a start hour: the whole day is shown. Choose “From” as well.")
+            % {"hour": f"{end:02d}:00"}
+        ]
+    return []
+
+
 DEFAULT_CLASS = "A"  # what an empty map form starts with (with the first bookable day)
 
 
@@ -153,6 +170,7 @@ def map_query_from(data: Mapping[str, Any], *, now: dt.datetime | None = None) -
         dates = [first] if first else []
         if first is None:
             problems.append(_("The season is over: nothing can be booked any more."))
+    problems.extend(_half_range(cls, choices.start, choices.end, data))
     first_room = _room_number(data, "from", problems) or 1
     last_room = _room_number(data, "to", problems) or 0
     if last_room and last_room < first_room:  # typed the other way round: read as meant

@@ -147,6 +147,18 @@ def test_only_free_and_a_room_range_filter_the_rooms(r: redis.Redis) -> None:
     assert "rooms 10 to 20 are shown" in turned
 
 
+def test_an_hour_range_given_by_one_end_says_the_whole_day_is_shown(r: redis.Redis) -> None:
+    """?start=8 without an end showed the whole day (00:00 to 24:00) and said nothing; a
+    reversed range had a word."""
+    html = page(Client(), "?cls=B&date=2026-12-06&start=9")
+    assert "From 09:00 without an end hour: the whole day is shown" in html
+    html = page(Client(), "?cls=C&end=15")
+    assert "To 15:00 without a start hour: the whole day is shown" in html
+    reversed_range = page(Client(), "?cls=B&date=2026-12-06&start=9&end=8")
+    assert "must end after it starts" in reversed_range and "without an end" not in reversed_range
+    assert "without" not in page(Client(), "?cls=B&date=2026-12-06&start=9&end=12")
+
+
 def test_a_class_c_room_opens_its_box_grid(r: redis.Redis) -> None:
     claim(r, request("C", room=5, dates=(12,), hour_start=9, hour_end=10, boxes=[3]))
     html = page(Client(), "?cls=C&date=2026-12-12&start=8&end=10&room=5")
