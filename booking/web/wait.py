@@ -16,6 +16,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts.access import login_required, signed_in_person
 from booking.domain.rules import day_refusal, season_days, site_today
 from booking.engine.waits import Wait, wait_leave, waits_join
+from booking.slots.choice_check import Wanted, blocked_slots
+from booking.slots.room_read import rooms_read
 from booking.web import forms
 from strongroom.store import get_store
 
@@ -44,6 +46,18 @@ def _too_many() -> str:
     }
 
 
+def _free_now(choices: forms.Choices, owner_id: str) -> bool:
+    """Whether every slot of a complete choice is free right now (one read of its room): then
+    there is nothing to wait for, and the page says so as it opens."""
+    assert choices.room is not None
+    wanted = Wanted(choices.cls, choices.room, choices.dates, choices.hours, choices.boxes)
+    [days] = rooms_read(
+        client=get_store(), cls=choices.cls, rooms=[choices.room], dates=choices.dates,
+        owner_id=owner_id,
+    )  # fmt: skip
+    return not blocked_slots(days, wanted)
+
+
 def _priority() -> dict[str, int]:
     return {"priority_minutes": max(1, settings.STRONGROOM_WAIT_HOLD_SECONDS // 60)}
 
@@ -56,7 +70,12 @@ def wait_page(request: HttpRequest) -> HttpResponse:
         choices, problems = forms.choices_from(request.GET)
         if choices.complete and len(_waits(choices)) > MAX_WAITS_AT_ONCE:
             problems = [*problems, _too_many()]  # said now, not once the form is sent
-        context = {"choices": choices, "days": _bookable_days(), "problems": problems}
+        owner = str(signed_in_person(request).id)
+        free_now = choices.complete and not problems and _free_now(choices, owner)
+        context = {
+            "choices": choices, "days": _bookable_days(), "problems": problems,
+            "free_now": free_now,
+        }  # fmt: skip
         return render(request, "booking/wait.html", {**context, **_priority()})
     choices, _request, problems = forms.posted_request(request.POST)
     context = {"choices": choices, "days": _bookable_days(), "problems": problems, **_priority()}

@@ -1,0 +1,56 @@
+"""The waiting-list page (/book/wait/) as it opens: a slot free right now says so at once, with
+a link to book it, and a day that cannot be booked is refused with a word; both were said only
+once the form was sent."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+import time_machine
+
+from tests.booking_support import NOW, SHANGHAI, claim, request
+
+
+@pytest.fixture(autouse=True)
+def frozen() -> Iterator[None]:
+    with time_machine.travel(NOW, tick=False):
+        yield
+
+
+def wait_page(client: Any, query: str) -> str:
+    response = client.get("/book/wait/" + query)
+    assert response.status_code == 200, response.status_code
+    return response.content.decode()
+
+
+def test_a_slot_free_right_now_says_so_with_a_link_to_book_it(
+    r: redis.Redis, client_for: Any, buyer: Any
+) -> None:
+    page = wait_page(client_for(buyer), "?cls=A&room=200&date=2026-12-10")
+    assert "Good news: it is free right now" in page
+    assert 'href="/book/?cls=A&amp;room=200&amp;date=2026-12-10"' in page
+    assert re.search(r'<button type="submit"[^>]*>Join the waiting list', page)
+
+
+def test_a_sold_slot_has_no_word_of_being_free(
+    r: redis.Redis, client_for: Any, buyer: Any, second_buyer: Any
+) -> None:
+    claim(
+        r, request("B", room=12, dates=(10,), hour_start=8, hour_end=12), owner=str(second_buyer.id)
+    )
+    page = wait_page(client_for(buyer), "?cls=B&room=12&date=2026-12-10&start=9&end=11")
+    assert "free right now" not in page
+    partly = wait_page(client_for(buyer), "?cls=B&room=12&date=2026-12-10&start=11&end=14")
+    assert "free right now" not in partly  # one hour of it is sold: worth waiting for
+
+
+def test_a_day_that_cannot_be_booked_is_refused_at_once(client_for: Any, buyer: Any) -> None:
+    with time_machine.travel(dt.datetime(2026, 12, 5, 10, 0, tzinfo=SHANGHAI), tick=False):
+        page = wait_page(client_for(buyer), "?cls=A&room=200&date=2026-12-05")
+    assert 'role="alert"' in page
+    assert "free right now" not in page
