@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import redis
 
@@ -17,7 +17,7 @@ from booking.domain.rules import (
     calendar_day,
     hour_mask,
 )
-from booking.slots.layout import DAY_BYTES, box_flags, box_mask, boxes_touched
+from booking.slots.layout import DAY_BYTES, MASK_BYTES, box_flags, box_mask, boxes_touched
 from booking.slots.room_read import HeldSlots, RoomDays, rooms_read
 from strongroom.clock import from_ms
 
@@ -149,8 +149,8 @@ def _room_b(days: RoomDays, hours: tuple[int, int]) -> RoomState:
     return RoomState(days.room, state, len(free), total, held, until, None, tuple(free))
 
 
-def _room_c(days: RoomDays, hours: tuple[int, int]) -> RoomState:
-    wanted = hour_mask(*hours)
+def _room_c(days: RoomDays, hours: tuple[int, int], wanted: int | None = None) -> RoomState:
+    wanted = hour_mask(*hours) if wanted is None else wanted
     booked = 0
     held_boxes: set[int] = set()
     blocking: list[HeldSlots] = []
@@ -174,22 +174,58 @@ def _room_c(days: RoomDays, hours: tuple[int, int]) -> RoomState:
     return RoomState(days.room, state, free, BOXES_PER_ROOM, len(held), until, first, ())
 
 
+def _closed_hours(days: RoomDays, day: int) -> int:
+    """The hours staff closed the room on `day` (a 24-bit mask, hour 0 the top bit)."""
+    mask = 0
+    for hours, _why in days.closures.get(day, ()):
+        mask |= hours
+    return mask
+
+
+def _with_closed_taken(days: RoomDays, cls: str, closed: dict[int, int]) -> RoomDays:
+    """Class B or C `days` with the hours closed on each day counted as booked (every box)."""
+    booked = dict(days.booked)
+    for day, mask in closed.items():
+        value = booked.get(day, bytes(DAY_BYTES[cls]))
+        shut = mask.to_bytes(MASK_BYTES) * (BOXES_PER_ROOM if cls == "C" else 1)
+        booked[day] = bytes(a | b for a, b in zip(value, shut, strict=True))
+    return replace(days, booked=booked)
+
+
+def _closed_by_day(days: RoomDays) -> dict[int, int]:
+    return {day: mask for day in days.booked if (mask := _closed_hours(days, day))}
+
+
 def room_state(days: RoomDays, cls: str, hours: tuple[int, int]) -> RoomState:
-    """One room's state for the choice it was read for (closed, with the staff's reason, when a
-    closure covers the choice on one of its days)."""
+    """One room's state for the choice it was read for: closed, with the staff's reason, when
+    a closure covers the whole choice on one of its days; hours closed for part of it are not
+    free, and the rest are counted as usual (a morning's maintenance leaves the afternoon)."""
     wanted = hour_mask(*hours) if cls != "A" else 0
+    closed: dict[int, int] = {}
     for day in sorted(days.booked):
-        reason = days.closed(day, cls) or next(
-            (why for mask, why in days.closures.get(day, ()) if mask & wanted), ""
-        )
+        reason = days.closed(day, cls)
+        shut = _closed_hours(days, day) & wanted
+        if not reason and shut and shut == wanted:
+            reason = next(why for mask, why in days.closures[day] if mask & wanted)
         if reason:
             total = {"A": len(days.booked), "B": hours[1] - hours[0], "C": BOXES_PER_ROOM}[cls]
             return RoomState(days.room, "closed", 0, total, 0, None, None, (), (), reason)
+        if shut:
+            closed[day] = shut
     if cls == "A":
         return _room_a(days)
     if cls == "B":
-        return _room_b(days, hours)
-    return _room_c(days, hours)
+        return _room_b(_with_closed_taken(days, cls, closed) if closed else days, hours)
+    if not closed:
+        return _room_c(days, hours)
+    # Class C: a box is counted free when it is free in every open hour, and the room is at
+    # most partly free (its closed hours are not).
+    open_hours = wanted
+    for shut in closed.values():
+        open_hours &= ~shut
+    # No one-press "Book box N" for the whole range: part of it is closed (the grid shows which).
+    state = replace(_room_c(days, hours, wanted=open_hours), first_box=None)
+    return replace(state, state="partly") if state.state == "free" else state
 
 
 def box_grid(
@@ -248,6 +284,7 @@ def building_map_read(
     grid: tuple[BoxRow, ...] = ()
     if cls == "C" and grid_room is not None:
         opened = next(days for days in read if days.room == grid_room)
+        opened = _with_closed_taken(opened, cls, _closed_by_day(opened))  # closed: not free
         grid = box_grid(opened, sorted(dates), span)
     holders = frozenset().union(*(days.holders for days in read))
     return BuildingMap(

@@ -14,6 +14,7 @@ import time_machine
 from django.test import Client
 
 from booking.domain.rules import calendar_day, hold_new_id
+from booking.engine.closures import Closure, closure_add, closure_new_id
 from booking.engine.holds import booking_hold
 from booking.slots.building_map import BuildingMap, RoomState, building_map_read
 from strongroom.store import round_trips
@@ -157,6 +158,39 @@ def test_an_hour_range_given_by_one_end_says_the_whole_day_is_shown(r: redis.Red
     reversed_range = page(Client(), "?cls=B&date=2026-12-06&start=9&end=8")
     assert "must end after it starts" in reversed_range and "without an end" not in reversed_range
     assert "without" not in page(Client(), "?cls=B&date=2026-12-06&start=9&end=12")
+
+
+def test_a_room_closed_for_a_few_hours_is_partly_free_on_the_whole_day_map(
+    r: redis.Redis,
+) -> None:
+    """Closed 09:00-12:00, room 12 showed "Closed: maintenance, 0 of 24 hours free" on the
+    whole day's map while the same day's afternoon was free and its calendar said "Partly
+    booked": the closed hours are not free, the others are."""
+    closure = Closure(closure_new_id(), (12,), day(5), day(5), (9, 12), "maintenance")
+    closure_add(client=r, actor_id="1", closure=closure)
+    tile = room_tile(page(Client(), "?cls=B&date=2026-12-05"), "012")
+    assert "Partly free" in tile and "21 of 24 hours free" in tile and "Closed" not in tile
+    tile = room_tile(page(Client(), "?cls=C&date=2026-12-05"), "012")
+    assert "Partly free" in tile and "Closed" not in tile
+    assert "Book box" not in tile  # a whole day's booking of a box would be refused
+    grid = page(Client(), "?cls=C&date=2026-12-05&room=12")
+    assert "start=13&amp;end=14" in grid and "start=9&amp;end=10" not in grid
+    # The closed hours alone, or a range inside them, are closed with the reason.
+    closed = room_tile(page(Client(), "?cls=B&date=2026-12-05&start=9&end=12"), "012")
+    assert "Closed: maintenance" in closed
+    afternoon = room_tile(page(Client(), "?cls=B&date=2026-12-05&start=13&end=15"), "012")
+    assert "Free" in afternoon
+    # The booking page agrees: the day is partly booked, its closed hours taken.
+    booking = Client().get("/book/?cls=B&room=12&date=2026-12-05").content.decode()
+    assert re.search(r'value="2026-12-05".*?Partly', booking, re.S)
+    assert re.search(r'id="hour-cell-9"[^>]*disabled', booking)
+    assert not re.search(r'id="hour-cell-13"[^>]*disabled', booking)
+
+
+def room_tile(html: str, label: str) -> str:
+    tile = re.search(rf'id="map-room-{label}".*?</li>', html, re.S)
+    assert tile, label
+    return tile.group(0)
 
 
 def test_a_class_c_room_opens_its_box_grid(r: redis.Redis) -> None:
