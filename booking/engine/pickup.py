@@ -61,7 +61,15 @@ _PICKUP_MESSAGES = {
     "already_collected": _("This treasure has already been collected."),
     "cancelled": _("This booking was cancelled."),
     "invalid": _("Enter the room number and the code of your booking."),
+    "malformed": _(
+        "That is not a pickup code: a code is 10 letters and digits, like ABCDE-23456 "
+        "(without 0, 1, I, L or O). Check it and try again."
+    ),
 }
+HANDED_MESSAGE = _(
+    "This treasure has already been collected: it was handed over at the desk, and its code "
+    "opens nothing any more."
+)
 
 
 def miss_delay(misses: int, *, free: int, ceiling: int) -> int:
@@ -110,10 +118,13 @@ def booking_pickup(
     keys = RoomKeys(number)
     moment = local_now(now)
     normal = code_normalise(typed)
-    # A malformed code is a wrong code too (it counts towards the delay), never a lookup hint.
-    mac = code_mac(number, normal) if normal else "malformed"
+    if not normal:
+        # What cannot be a code (its length, its characters) is a typo, not a guess: said so,
+        # and not counted (saying it tells a guesser nothing the code's format does not).
+        return PickupResult(False, "malformed", _PICKUP_MESSAGES["malformed"])
+    mac = code_mac(number, normal)
     who = client_id[:100] or "unknown"
-    booking_id = (text_or_none(client.hget(keys.codes, mac)) or "") if normal else ""
+    booking_id = text_or_none(client.hget(keys.codes, mac)) or ""
     if not booking_id:
         return _wrong_code(client, keys, who, mac, attempt, moment)
     for _attempt in range(3):
@@ -135,6 +146,8 @@ def booking_pickup(
         # The code's booking went (cancelled or moved) between the lookup and the function.
         return _wrong_code(client, keys, who, mac, attempt, moment)
     booking = booking_from_hash(flat_to_dict(answer["record"]))
+    if outcome == "already_collected" and booking is not None and booking.handed:  # no day opens
+        return PickupResult(False, outcome, HANDED_MESSAGE, booking)
     # Also after "already collected": a day of it still ahead (last night's grace ran on into
     # a booked day whose hours come later) is named.
     come_on = (

@@ -295,8 +295,8 @@ def test_pickup_collects_once_and_wrong_codes_are_slowed(
     twice = booking_pickup(client=old, room=7, code=booking.pickup_code(), now=on_the_day)
     assert twice.outcome == "already_collected"
     for _ in range(settings.STRONGROOM_PICKUP_FREE_MISSES):
-        booking_pickup(client=old, room=9, code="0000-0000", now=on_the_day)
-    slowed = booking_pickup(client=old, room=9, code="0000-0000", now=on_the_day)
+        booking_pickup(client=old, room=9, code="ABCDE-FGHJK", now=on_the_day)
+    slowed = booking_pickup(client=old, room=9, code="ABCDE-FGHJK", now=on_the_day)
     assert slowed.outcome == "wrong_code" and slowed.retry_after == 1
     kinds = [e.kind for e in audit.booking_audit(client=old, booking_id=booking.id)]
     assert kinds == ["pickup", "claim"]

@@ -37,7 +37,7 @@ local function pickup(keys, args)
   end
 
   local r = redis.call('HMGET', record, 'status', 'dates', 'collected', 'cls', 'hstart', 'hend',
-    'pickup_attempt', 'months')
+    'pickup_attempt', 'months', 'handed_at')
   local status, dates, collected = r[1], split(r[2]), split(r[3])
   if r[7] == attempt .. '|' .. today then
     return {'collected', redis.call('HGETALL', record)}
@@ -45,7 +45,9 @@ local function pickup(keys, args)
   if status == 'cancelled' then
     return {'cancelled', redis.call('HGETALL', record)}
   end
-  if status == 'collected' then
+  if status == 'collected' or r[9] then
+    -- Handed over at the desk: its code opens nothing any more (it may be in other hands), and
+    -- its owner is told it was collected, not that the code is wrong.
     return {'already_collected', redis.call('HGETALL', record)}
   end
   -- The booked day this pickup is for: today within its hours (+ grace), or yesterday while the
@@ -94,7 +96,9 @@ end
 
 -- Hand over at the desk: staff mark today's pickup of a confirmed booking collected without the
 -- code (a buyer who lost it shows identification). The code stops opening (it may be in other
--- hands); the booking's later days, if any, are handed over at the desk too.
+-- hands): it stays known, so the kiosk answers it "already collected" (booking_pickup reads
+-- handed_at) rather than counting it as a wrong guess; the booking's later days, if any, are
+-- handed over at the desk too.
 -- KEYS: record, codes, audit, stats, edition
 -- ARGV: actor (staff id), today ISO, note, now ms, audit maxlen, room, request id (client-made:
 --       a repeat answers 'handed' again)
@@ -110,8 +114,8 @@ local function handover(keys, args)
     return {'not_found'}
   end
   local r = redis.call('HMGET', k.record, 'status', 'dates', 'collected', 'cls', 'months',
-    'code_mac', 'handed_request', 'id', 'owner')
-  if r[7] == a.request_id then
+    'handed_request', 'id')
+  if r[6] == a.request_id then
     return {'handed', redis.call('HGETALL', k.record)}
   end
   local dates, collected = split(r[2]), split(r[3])
@@ -141,8 +145,7 @@ local function handover(keys, args)
     stats_write(k.stats, change)
   end
   redis.call('HSET', k.record, unpack(fields))
-  redis.call('HDEL', k.codes, r[6])
-  audit(k.audit, a.audit_maxlen, 'handover', a.actor, r[8], a.room, a.today .. ' ' .. a.note, now)
+  audit(k.audit, a.audit_maxlen, 'handover', a.actor, r[7], a.room, a.today .. ' ' .. a.note, now)
   return {'handed', redis.call('HGETALL', k.record)}
 end
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import redis
 
+from booking.domain.codes import CODE_ALPHABET
 from booking.domain.keys import RoomKeys
 from booking.domain.records import Booking
 from booking.domain.rules import booking_new_id
@@ -210,6 +211,16 @@ def test_a_code_opens_only_its_own_room(r: redis.Redis) -> None:
     )
 
 
+def guess(n: int) -> str:
+    """The n-th well-formed wrong code (a code's own letters and digits: one that cannot be a
+    code is refused as such, not counted as a guess)."""
+    digits = ""
+    for _ in range(6):
+        n, digit = divmod(n, len(CODE_ALPHABET))
+        digits += CODE_ALPHABET[digit]
+    return "ABCD" + digits
+
+
 def test_a_thousand_wrong_codes_then_the_owners_right_code_from_the_same_address_opens(
     r: redis.Redis, settings: Any
 ) -> None:
@@ -218,9 +229,7 @@ def test_a_thousand_wrong_codes_then_the_owners_right_code_from_the_same_address
     ceiling = settings.STRONGROOM_PICKUP_DELAY_CEILING_SECONDS
     delays = []
     for n in range(1000):
-        wrong = booking_pickup(
-            client=r, room=7, code=f"ABCD{n:06d}", now=moment, client_id="203.0.113.9"
-        )
+        wrong = booking_pickup(client=r, room=7, code=guess(n), now=moment, client_id="203.0.113.9")
         assert wrong.outcome == "wrong_code" and not wrong.ok, n
         delays.append(wrong.retry_after)
     owner = booking_pickup(
@@ -260,7 +269,7 @@ def test_the_delay_doubles_and_stops_at_the_ceiling() -> None:
 def test_wrong_codes_show_in_the_audit_at_each_doubling_not_each_code(r: redis.Redis) -> None:
     other = booked(r, "A")  # its claim entry must survive the guessing
     for n in range(100):
-        booking_pickup(client=r, room=7, code=f"ABCD{n:06d}", now=at(3, 9), client_id="203.0.113.9")
+        booking_pickup(client=r, room=7, code=guess(n), now=at(3, 9), client_id="203.0.113.9")
     failed = audit.audit_entries(client=r, kind="pickup_failed")
     assert [e.detail for e in failed] == [
         f"{n} wrong codes from 203.0.113.9 within 10 min" for n in (64, 32, 16, 8, 4)
@@ -317,3 +326,18 @@ def test_a_retried_claim_then_pickup_uses_the_first_code(r: redis.Redis) -> None
     booking_claim(client=r, owner_id=BUYER, request=req, booking_id=booking_id, now=NOW)
     assert first.booking is not None
     assert booking_pickup(client=r, room=7, code=first.booking.pickup_code(), now=at(3, 9)).ok
+
+
+@pytest.mark.parametrize("typed", ["😀" * 10, "ABCDE", "ABCDE-23456-7", "ABCDE-1O0IL"])
+def test_what_cannot_be_a_code_is_refused_as_such_and_not_counted(
+    r: redis.Redis, typed: str
+) -> None:
+    """Ten emoji (any wrong length or character) counted as a wrong guess and slowed the
+    kiosk; it is refused with a word on a code's form, and nothing is written."""
+    claim(r, request("A", room=7, dates=(3,)))
+    before = snapshot(r)
+    for _ in range(6):  # past the free misses: still no delay
+        result = booking_pickup(client=r, room=7, code=typed, now=at(3, 9), client_id="k")
+        assert (result.outcome, result.retry_after, result.ok) == ("malformed", 0, False)
+    assert "10 letters and digits" in str(result.message)
+    assert snapshot(r) == before

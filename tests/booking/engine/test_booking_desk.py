@@ -52,9 +52,14 @@ def test_a_handover_collects_today_audits_the_staff_and_the_note_and_kills_the_c
         STAFF,
         "2026-12-03 ID card checked",
     )
-    # The code no longer opens anything.
-    code = booking_pickup(client=r, room=7, code=mine.pickup_code(), now=ON_THE_DAY)
-    assert code.outcome == "wrong_code"
+    # The code no longer opens anything; its owner typing it is told it was handed over at the
+    # desk (it was "wrong code" and counted as a guess).
+    code = booking_pickup(
+        client=r, room=7, code=mine.pickup_code(), now=ON_THE_DAY, client_id="kiosk-1"
+    )
+    assert not code.ok and code.outcome == "already_collected"
+    assert "handed over at the desk" in str(code.message) and code.retry_after == 0
+    assert not r.exists(RoomKeys(7).pickup_failures("kiosk-1"))
     live = r.hgetall(RoomKeys(7).stats)
     stats.stats_rebuild(client=r, rooms=[7])
     assert r.hgetall(RoomKeys(7).stats) == live

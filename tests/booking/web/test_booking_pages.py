@@ -13,7 +13,7 @@ import redis
 import time_machine
 from django.test import Client
 
-from booking.domain.codes import code_display
+from booking.domain.codes import CODE_ALPHABET, code_display
 from booking.domain.keys import RoomKeys
 from booking.domain.rules import booking_new_id
 from booking.engine.bookings import bookings_of
@@ -73,6 +73,13 @@ def hold_and_confirm(client: Client, data: dict[str, Any]) -> dict[str, str]:
     assert response["Location"].startswith("/book/confirm/")
     page = html(client.get(response["Location"]))
     return {**data, "booking_id": hidden(page, "booking_id"), "hold_id": hidden(page, "hold_id")}
+
+
+def code_digits(n: int) -> str:
+    """Five characters of a code's own alphabet, the n-th such (a well-formed wrong code)."""
+    return "".join(
+        CODE_ALPHABET[n // len(CODE_ALPHABET) ** i % len(CODE_ALPHABET)] for i in range(5)
+    )
 
 
 def owner(someone: Any) -> str:
@@ -867,7 +874,7 @@ def test_pickup_on_the_wrong_day_cancelled_and_after_many_wrong_codes(
             client.post("/book/pickup/", {"room": "8", "code": cancelled.pickup_code()})
         )
         answers = [
-            client.post("/book/pickup/", {"room": "7", "code": f"AAAAA-{n:05d}"})
+            client.post("/book/pickup/", {"room": "7", "code": "AAAAA-" + code_digits(n)})
             for n in range(200)
         ]
         opened = client.post("/book/pickup/", {"room": "7", "code": booking.pickup_code()})
@@ -1070,3 +1077,35 @@ def test_my_bookings_past_the_last_page_says_so_and_leads_to_it(
     assert "There is no page" not in html(client.get("/book/mine/"))
     chinese = client.get("/book/mine/?page=7", headers={"Accept-Language": "zh-hans"})
     assert "没有第 7 页：您的预订共 1 页。" in chinese.content.decode()
+
+
+def test_the_kiosk_says_a_handed_over_code_was_collected_and_refuses_a_non_code_uncounted(
+    r: redis.Redis, client: Client
+) -> None:
+    """After staff handed a booking over at the desk its owner's code was "does not open a safe
+    in this room", counted as a wrong guess (then 429, "wait a second"); ten emoji were counted
+    as a guess too."""
+    from booking.engine.desk import booking_handover
+
+    booking = claim(r, request("A", dates=(8,))).booking
+    assert booking is not None
+    at = dt.datetime(2026, 12, 8, 9, 30, tzinfo=SHANGHAI)
+    handed = booking_handover(
+        client=r, booking_id=booking.id, actor_id="1", now=at, request_id="desk-request-000009"
+    )
+    assert handed.ok
+    before = snapshot(r)
+    with time_machine.travel(at, tick=False):
+        answers = [
+            client.post("/book/pickup/", {"room": "7", "code": booking.pickup_code()})
+            for _ in range(6)
+        ]
+        junk = [client.post("/book/pickup/", {"room": "7", "code": "😀" * 10}) for _ in range(6)]
+    for answer in answers:
+        page = html(answer)
+        assert answer.status_code == 200 and "handed over at the desk" in page
+        assert "does not open a safe" not in page and "pickup-result--refused" in page
+    for answer in junk:
+        page = html(answer)
+        assert answer.status_code == 200 and "That is not a pickup code" in page
+    assert snapshot(r) == before  # nothing counted
