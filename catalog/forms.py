@@ -11,7 +11,7 @@ from django import forms
 from django.conf import settings
 from django.http import QueryDict
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 
 from catalog import rules
 from catalog.rules import InvalidBook
@@ -77,10 +77,14 @@ def browse_query_parse(params: QueryDict) -> ParsedQuery:
                 groups[group].append(tag)
     if dropped:
         problems.append(
-            _("A query has at most %(max)d tags; %(count)d more were ignored.")
+            ngettext(
+                "A query has at most %(max)d tags; %(count)d more was ignored.",
+                "A query has at most %(max)d tags; %(count)d more were ignored.",
+                dropped,
+            )
             % {"max": limit, "count": dropped}
         )
-    sort = params.get("sort", "title")
+    sort = params.get("sort") or "title"  # empty: the default order
     if sort not in SORTS:
         problems.append(_("Unknown sort order; sorted by title instead."))
         sort = "title"

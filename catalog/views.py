@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
@@ -120,15 +121,30 @@ def _quoted(tags: list[str]) -> str:
     return ", ".join(f"“{forms.shorten(tag)}”" for tag in tags)
 
 
+def _without(tags: tuple[str, ...], left_out: list[str]) -> tuple[str, ...]:
+    return tuple(tag for tag in tags if tag not in left_out)
+
+
 def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
     """What the browse templates show: the result, its facets as links, pages and messages."""
-    query = result.query
+    asked = result.query
     notes = list(problems)
     # A tag no book has matches nothing: required (or every "any of" tag), nothing matches;
-    # else it changes nothing and is left out.
-    emptied = {*query.all_of, *(query.any_of if set(query.any_of) <= set(result.unknown) else ())}
+    # else it changes nothing and is left out, of the query and of every link made from it.
+    emptied = {*asked.all_of, *(asked.any_of if set(asked.any_of) <= set(result.unknown) else ())}
     required = [tag for tag in result.unknown if tag in emptied]
     left_out = [tag for tag in result.unknown if tag not in emptied]
+    query = replace(
+        asked,
+        all_of=_without(asked.all_of, left_out),
+        any_of=_without(asked.any_of, left_out),
+        none_of=_without(asked.none_of, left_out),
+    )
+    if both := [tag for tag in asked.all_of if tag in asked.none_of]:
+        notes.append(
+            _("The tag(s) %(tags)s are both required and excluded, so no book can match.")
+            % {"tags": _quoted(both)}
+        )
     if required:
         notes.append(
             _("No book has the tag(s) %(tags)s, so no book matches this query.")
@@ -149,7 +165,7 @@ def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
             % {"page": query.page, "pages": result.pages}
         )
     # A tag that emptied the result stays listed: removing it is the way out.
-    known = [tag for tag in query.tags if tag not in left_out]
+    known = query.tags
     chosen = [
         {"tag": tag, "kind": kind, "remove_url": forms.query_string(query, **{group: rest})}
         for kind, group, tags in (
@@ -216,6 +232,8 @@ def browse_context(result: ResultPage, problems: list[str]) -> dict[str, Any]:
         "next_url": forms.query_string(query, page=page + 1) if page < result.pages else "",
         "last_page_url": forms.query_string(query, page=result.pages),
         "clear_url": forms.query_string(query, all_of=(), any_of=(), none_of=()),
+        # This page's own address, without empty fields or tags left out (htmx pushes it).
+        "clean_url": forms.query_string(query, page=page),
     }
 
 
@@ -230,6 +248,8 @@ def browse(request: HttpRequest) -> HttpResponse:
     partial = request.htmx and not request.htmx.history_restore_request  # type: ignore[attr-defined]
     template = "catalog/_region.html" if partial else "catalog/browse.html"
     response = render(request, template, context)
+    if partial:
+        response["HX-Push-Url"] = reverse("catalog:browse") + context["clean_url"].rstrip("?")
     # One URL, two bodies (the page, or its results region for htmx): a cache (the browser's
     # back button included) must keep them apart.
     patch_vary_headers(response, ("HX-Request", "HX-History-Restore-Request"))

@@ -125,3 +125,15 @@ def test_staff_edit_a_books_tags_in_the_browser(page: Page, r: redis.Redis, staf
     page.click("button:has-text('Save')")
     page.wait_for_selector("text=“Ruby on Rails” was saved.")
     assert book_get(client=r, book_id="ror").tags == ("ruby", "rails", "web")  # type: ignore[union-attr]
+
+
+def test_a_new_sort_order_applies_at_once_with_javascript(page: Page, r: redis.Redis) -> None:
+    """Changing "Sort by" did nothing until "Show books" was pressed."""
+    shelve(r)
+    page.goto("/catalog/?all=ruby")
+    page.evaluate("window.stillTheSamePage = true")
+    page.select_option("#q-sort", "-year")
+    page.wait_for_url(re.compile(r"\?all=ruby&sort=-year$"))
+    titles = page.locator(".book__title").all_inner_texts()
+    assert titles[0] == "The Ruby Programming Language"  # 2008, the newest
+    assert page.evaluate("window.stillTheSamePage") is True  # swapped in, not reloaded

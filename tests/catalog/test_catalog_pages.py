@@ -431,3 +431,40 @@ def test_past_the_last_page_previous_leads_to_the_last_page(shelf: redis.Redis) 
     page = browse("page=99")
     assert '<a class="button" href="?" rel="prev">' in page  # page 1: no page in the address
     assert "Page 99 of" not in page  # the page that is not there is not named as shown
+
+
+def test_a_tag_both_required_and_excluded_is_named(shelf: redis.Redis) -> None:
+    """?all=ruby&not=ruby said only "No books match"."""
+    page = browse("all=ruby&not=ruby")
+    assert "The tag(s) “ruby” are both required and excluded, so no book can match." in page
+
+
+def test_an_empty_sort_is_the_default_order(shelf: redis.Redis) -> None:
+    page = browse("all=ruby&sort=")
+    assert "Unknown sort order" not in page and "2 books" in page
+    assert "Unknown sort order" in browse("all=ruby&sort=price")
+
+
+def test_one_tag_over_the_limit_is_said_in_the_singular(shelf: redis.Redis) -> None:
+    over = ",".join(["ruby", *(f"x{n}" for n in range(20))])
+    assert "20 tags; 1 more was ignored." in browse(f"any={over}")
+    assert "20 tags; 2 more were ignored." in browse(f"any={over},x20")
+
+
+def test_tags_left_out_of_the_query_are_left_out_of_its_links(shelf: redis.Redis) -> None:
+    """Unknown "not" tags were said to be left out, yet every link (and, with htmx, the
+    address) still carried them, and "Clear all tags" showed with no tag shown."""
+    page = browse("all=ruby&not=nosuch&sort=-year")
+    assert "“nosuch”; they were left out of the query" in page
+    assert "nosuch" not in "".join(re.findall(r'href="([^"]*)"', page))
+    assert 'value="nosuch"' not in page
+    alone = browse("not=nosuch")
+    assert "Clear all tags" not in alone
+    partial = Client().get("/catalog/?all=ruby&any=&not=nosuch&sort=-year", HTTP_HX_REQUEST="true")
+    assert partial["HX-Push-Url"] == "/catalog/?all=ruby&sort=-year"
+
+
+def test_clear_all_tags_keeps_the_sort_order(shelf: redis.Redis) -> None:
+    page = browse("all=ruby&sort=-year")
+    clear = re.search(r'<a href="([^"]*)">Clear all tags</a>', page)
+    assert clear and clear.group(1) == "/catalog/?sort=-year"
