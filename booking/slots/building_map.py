@@ -43,7 +43,7 @@ class RoomState:
     # no hour is free on every day (else (): all of them), `free` then counting the days with
     # free hours
     free_days: tuple[int, ...] = ()
-    closed: str = ""  # closed: the reason staff gave
+    closed: str = ""  # closed (or, partly free, closed in part): the reason staff gave
 
 
 @dataclass(frozen=True)
@@ -202,11 +202,14 @@ def room_state(days: RoomDays, cls: str, hours: tuple[int, int]) -> RoomState:
     free, and the rest are counted as usual (a morning's maintenance leaves the afternoon)."""
     wanted = hour_mask(*hours) if cls != "A" else 0
     closed: dict[int, int] = {}
+    why_closed = ""  # the reason of the first closure that closes part of the choice
     for day in sorted(days.booked):
         reason = days.closed(day, cls)
         shut = _closed_hours(days, day) & wanted
-        if not reason and shut and shut == wanted:
-            reason = next(why for mask, why in days.closures[day] if mask & wanted)
+        if shut and not reason:
+            why = next(why for mask, why in days.closures[day] if mask & wanted)
+            reason = why if shut == wanted else ""
+            why_closed = why_closed or why
         if reason:
             total = {"A": len(days.booked), "B": hours[1] - hours[0], "C": BOXES_PER_ROOM}[cls]
             return RoomState(days.room, "closed", 0, total, 0, None, None, (), (), reason)
@@ -214,17 +217,17 @@ def room_state(days: RoomDays, cls: str, hours: tuple[int, int]) -> RoomState:
             closed[day] = shut
     if cls == "A":
         return _room_a(days)
-    if cls == "B":
-        return _room_b(_with_closed_taken(days, cls, closed) if closed else days, hours)
     if not closed:
-        return _room_c(days, hours)
+        return _room_b(days, hours) if cls == "B" else _room_c(days, hours)
+    if cls == "B":
+        return replace(_room_b(_with_closed_taken(days, cls, closed), hours), closed=why_closed)
     # Class C: a box is counted free when it is free in every open hour, and the room is at
     # most partly free (its closed hours are not).
     open_hours = wanted
     for shut in closed.values():
         open_hours &= ~shut
     # No one-press "Book box N" for the whole range: part of it is closed (the grid shows which).
-    state = replace(_room_c(days, hours, wanted=open_hours), first_box=None)
+    state = replace(_room_c(days, hours, wanted=open_hours), first_box=None, closed=why_closed)
     return replace(state, state="partly") if state.state == "free" else state
 
 

@@ -73,6 +73,7 @@ class _Words:
         self.cls = bmap.cls
         self.states = {"free": _("Free"), "partly": _("Partly free"), "sold_out": _("Sold out")}
         self.closed = _("Closed: %(reason)s")
+        self.closed_some = _("some hours closed: %(reason)s")
         total = bmap.rooms[0].total if bmap.rooms else 0
         if bmap.cls == "A":
             detail = ngettext(
@@ -138,6 +139,8 @@ def _tile(words: _Words, state: RoomState) -> RoomTile:
         detail = words.some_days % {"free": state.free, "total": len(words.by_day)}
     else:
         detail = words.detail % {"free": state.free, "total": state.total}
+    if state.closed and state.state != "closed":  # some of its hours closed, the rest counted
+        detail += " · " + words.closed_some % {"reason": state.closed}
     if state.held and state.state != "held" and state.held_until is not None:
         held = {"count": state.held, "time": words.clock(state.held_until)}
         detail += " · " + words.held_some % held

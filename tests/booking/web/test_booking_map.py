@@ -170,8 +170,10 @@ def test_a_room_closed_for_a_few_hours_is_partly_free_on_the_whole_day_map(
     closure_add(client=r, actor_id="1", closure=closure)
     tile = room_tile(page(Client(), "?cls=B&date=2026-12-05"), "012")
     assert "Partly free" in tile and "21 of 24 hours free" in tile and "Closed" not in tile
+    assert "some hours closed: maintenance" in tile
     tile = room_tile(page(Client(), "?cls=C&date=2026-12-05"), "012")
     assert "Partly free" in tile and "Closed" not in tile
+    assert "some hours closed: maintenance" in tile
     assert "Book box" not in tile  # a whole day's booking of a box would be refused
     grid = page(Client(), "?cls=C&date=2026-12-05&room=12")
     assert "start=13&amp;end=14" in grid and "start=9&amp;end=10" not in grid
