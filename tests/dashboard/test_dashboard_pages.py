@@ -605,7 +605,7 @@ def test_the_audit_log_speaks_chinese_where_the_site_wrote_the_detail(
 ) -> None:
     for n in range(4):  # the fourth wrong code in a room is the first one audited
         assert not booking_pickup(
-            client=r, room="007", code=f"WRONG1234{n}", client_id="10.0.0.9"
+            client=r, room="007", code=f"WRYNGZZZZ{n + 2}", client_id="10.0.0.9"
         ).ok
     client = client_for(staff)
     english = client.get("/staff/audit/?kind=pickup_failed").content.decode()
