@@ -26,12 +26,13 @@ from booking.engine.moves import move_form_values
 from booking.engine.stats import Occupancy, season_stats
 from booking.engine.waits import waits_of, waits_of_read
 from booking.engine.window import window_read, window_refresh
-from booking.slots.bitmap import day_inventory, inventory_keys
+from booking.slots.bitmap import DayInventory, day_inventory, inventory_keys
 
 __all__ = [
-    "MAX_CLOSURE_DAYS", "AuditEntry", "Closure", "Desk", "DeskRow", "Occupancy", "audit_entries",
-    "booking_audit", "booking_get", "booking_history", "bookings_between", "bookings_of",
-    "bookings_of_read", "closure_bookings", "closures_list", "day_inventory", "desk_read",
-    "hold_current", "hold_current_read", "inventory_keys", "move_form_values", "references_of",
-    "rooms_parse", "season_stats", "waits_of", "waits_of_read", "window_read", "window_refresh",
+    "MAX_CLOSURE_DAYS", "AuditEntry", "Closure", "DayInventory", "Desk", "DeskRow", "Occupancy",
+    "audit_entries", "booking_audit", "booking_get", "booking_history", "bookings_between",
+    "bookings_of", "bookings_of_read", "closure_bookings", "closures_list", "day_inventory",
+    "desk_read", "hold_current", "hold_current_read", "inventory_keys", "move_form_values",
+    "references_of", "rooms_parse", "season_stats", "waits_of", "waits_of_read", "window_read",
+    "window_refresh",
 ]  # fmt: skip

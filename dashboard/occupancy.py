@@ -11,7 +11,7 @@ import redis
 from django.conf import settings
 
 from booking.domain.rules import format_room
-from booking.selectors import Closure, day_inventory
+from booking.selectors import DayInventory, day_inventory
 
 ROOMS_PER_FLOOR = 25
 
@@ -36,7 +36,8 @@ def floors() -> list[Floor]:
 
 
 def hours_booked(mask: int, hours: Sequence[int]) -> int:
-    """How many of `hours` are set in a 24-bit hour mask (bit 23 - h is hour h)."""
+    """How many of `hours` are set in a 24-bit hour mask (bit 23 - h is hour h): booked, held
+    or closed."""
     return sum(1 for h in hours if mask & (1 << (23 - h)))
 
 
@@ -48,6 +49,8 @@ class HeatCell:
     hour: int | None = None
     box: int | None = None
     closed: int = 0  # of its capacity, the slots staff closed (off sale)
+    held: int = 0  # of its capacity, the slots a buyer's hold keeps (not booked)
+    held_until: dt.datetime | None = None  # when the last of those holds ends (a room's cell)
 
     @property
     def shut(self) -> bool:
@@ -70,6 +73,7 @@ class HeatRow:
     cells: tuple[HeatCell, ...]
     booked: int
     capacity: int
+    held: int = 0
 
 
 @dataclass(frozen=True)
@@ -88,17 +92,6 @@ BOX_GROUP = 10
 HOUR_COLUMNS = tuple(f"{h:02d}" for h in range(24))
 
 
-def _closed_hours(closures: Sequence[Closure], date: dt.date) -> dict[int, set[int]]:
-    """Per room, the hours of `date` closures take off sale (every hour for a whole day)."""
-    closed: dict[int, set[int]] = {}
-    for closure in closures:
-        if closure.first <= date <= closure.last:
-            hours = range(*(closure.hours or (0, 24)))
-            for room in closure.rooms:
-                closed.setdefault(room, set()).update(hours)
-    return closed
-
-
 def occupancy_map(
     *,
     client: redis.Redis,
@@ -109,21 +102,25 @@ def occupancy_map(
 ) -> HeatMap:
     """A heat map of one class on one day (one pipeline): a summary row per floor, and for a
     chosen floor its rooms x hours (B) or rooms x boxes over an hour range (C); class A shows
-    every room in the summary."""
-    inventory = day_inventory(client=client, cls=cls, date=date, with_closures=True)
-    rooms, shut = inventory.rooms, _closed_hours(inventory.closures, date)
+    every room in the summary. Slots buyers hold are counted apart from the booked ones, as
+    the buyers' map shows them (booking's one read of what is free)."""
+    inventory = day_inventory(client=client, cls=cls, date=date)
+    rooms, held = inventory.rooms, inventory.held
     all_floors = floors()
     chosen = next((f for f in all_floors if f.number == floor), None)
 
     def shut_in(room: int, hours: Sequence[int]) -> int:
-        return len(shut.get(room, set()).intersection(hours))
+        return hours_booked(inventory.closed.get(room, 0), hours)
+
+    def held_in(room: int, box: int, hours: Sequence[int]) -> int:
+        masks = held.get(room)
+        return hours_booked(masks[box - 1], hours) if masks else 0
 
     if cls == "A":  # a room closed for any hours of the day cannot be booked for it
         columns = tuple(f"+{i}" for i in range(ROOMS_PER_FLOOR))
         summary = [
             _row(fl.label, None, fl.number,
-                 tuple(HeatCell(rooms[r][0], 1, room=r, closed=min(1, shut_in(r, range(24))))
-                       for r in fl.rooms))
+                 tuple(_room_a(inventory, r) for r in fl.rooms))
             for fl in all_floors
         ]  # fmt: skip
         return HeatMap(cls, date, columns, (), tuple(summary), (), None, None)
@@ -131,14 +128,16 @@ def occupancy_map(
         summary = [
             _row(fl.label, None, fl.number, tuple(
                 HeatCell(sum(hours_booked(rooms[r][0], [h]) for r in fl.rooms), len(fl.rooms),
-                         hour=h, closed=sum(shut_in(r, [h]) for r in fl.rooms))
+                         hour=h, closed=sum(shut_in(r, [h]) for r in fl.rooms),
+                         held=sum(held_in(r, 1, [h]) for r in fl.rooms))
                 for h in range(24)))
             for fl in all_floors
         ]  # fmt: skip
         detail = [
             _row(format_room(room), room, None, tuple(
                 HeatCell(hours_booked(rooms[room][0], [h]), 1, room=room, hour=h,
-                         closed=shut_in(room, [h]))
+                         closed=shut_in(room, [h]), held=held_in(room, 1, [h]),
+                         held_until=inventory.until(room, 1, [h]))
                 for h in range(24)))
             for room in (chosen.rooms if chosen else ())
         ]  # fmt: skip
@@ -150,14 +149,16 @@ def occupancy_map(
         _row(fl.label, None, fl.number, tuple(
             HeatCell(sum(hours_booked(rooms[r][b - 1], span) for r in fl.rooms for b in g),
                      len(fl.rooms) * len(g) * len(span),
-                     closed=sum(shut_in(r, span) for r in fl.rooms) * len(g))
+                     closed=sum(shut_in(r, span) for r in fl.rooms) * len(g),
+                     held=sum(held_in(r, b, span) for r in fl.rooms for b in g))
             for g in groups))
         for fl in all_floors
     ]  # fmt: skip
     detail = [
         _row(format_room(room), room, None, tuple(
             HeatCell(hours_booked(rooms[room][b - 1], span), len(span), room=room, box=b,
-                     closed=shut_in(room, span))
+                     closed=shut_in(room, span), held=held_in(room, b, span),
+                     held_until=inventory.until(room, b, span))
             for b in range(1, 101)))
         for room in (chosen.rooms if chosen else ())
     ]  # fmt: skip
@@ -168,7 +169,17 @@ def occupancy_map(
     )  # fmt: skip
 
 
+def _room_a(inventory: DayInventory, room: int) -> HeatCell:
+    """A class A room's cell: booked, held (until when) or closed (any closure closes the day)."""
+    held = inventory.held.get(room, (0,))[0]
+    until = inventory.until(room, 1, [0]) if held else None
+    shut = min(1, inventory.closed.get(room, 0))
+    return HeatCell(inventory.rooms[room][0], 1, room=room, closed=shut, held=held,
+                    held_until=until)  # fmt: skip
+
+
 def _row(label: str, room: int | None, floor: int | None, cells: tuple[HeatCell, ...]) -> HeatRow:
     return HeatRow(
-        label, room, floor, cells, sum(c.booked for c in cells), sum(c.capacity for c in cells)
-    )
+        label, room, floor, cells, sum(c.booked for c in cells), sum(c.capacity for c in cells),
+        sum(c.held for c in cells),
+    )  # fmt: skip

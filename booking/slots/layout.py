@@ -47,15 +47,6 @@ def day_of_run(cls: str, chunk: bytes, first: int, day: int) -> bytes:
     return chunk[at : at + width].ljust(width, b"\0")
 
 
-def bit_offsets(cls: str, day: int, boxes: Sequence[int]) -> list[int]:
-    """The bit offset of each box's mask of `day` (BITFIELD u1 for A, u24 for B and C)."""
-    if cls == "A":
-        return [day]
-    if cls == "B":
-        return [day * HOURS_PER_DAY]
-    return [(day * BOXES_PER_ROOM + box - 1) * HOURS_PER_DAY for box in boxes]
-
-
 def box_mask(day: bytes, box: int | None) -> int:
     """The hour mask of one class C box, or of a class B day (`box` None)."""
     if box is None:

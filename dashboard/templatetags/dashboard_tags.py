@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django import template
 
 from booking.domain.rules import format_room
+from booking.domain.site_time import clock
 from booking.selectors import Closure
 from dashboard.forms import closure_days_text
 
@@ -24,6 +27,13 @@ def name_of(names: dict[int, str], person_id: object) -> str:
 def room_label(room: int | None) -> str:
     """A room number as shown everywhere (booking's format_room: 007); '' for none."""
     return format_room(room) if isinstance(room, int) else ""
+
+
+@register.filter
+def site_clock(moment: dt.datetime | None) -> str:
+    """An end (a hold's) on the site's clock with its zone, as buyers read it: "14:51 Shanghai
+    time"; '' for none."""
+    return clock(moment) if isinstance(moment, dt.datetime) else ""
 
 
 @register.filter

@@ -9,14 +9,16 @@ import pytest
 import redis
 
 from accounts.selectors import person_names
+from booking.domain.rules import hold_new_id
 from booking.engine.audit import booking_audit
 from booking.engine.cancel import booking_cancel
+from booking.engine.holds import booking_hold
 from booking.slots.bitmap import day_inventory
 from dashboard.charts import bar_chart
 from dashboard.occupancy import floors, hours_booked, occupancy_map
 from dashboard.season import season_name
 from strongroom.store import primaries, round_trips
-from tests.booking_support import claim, request
+from tests.booking_support import NOW, claim, request
 from tests.conftest import Someone
 
 
@@ -42,6 +44,23 @@ def test_day_inventory_reads_every_room_of_a_day_in_one_round_trip(r: redis.Redi
     )
     with pytest.raises(ValueError):
         day_inventory(client=r, cls="D", date=dt.date(2026, 12, 4))
+
+
+def test_day_inventory_keeps_held_slots_apart_from_booked_ones(r: redis.Redis) -> None:
+    claim(r, request("C", 9, (3,), hour_start=8, hour_end=9, boxes="2"))
+    wanted = request("C", 9, (3,), hour_start=9, hour_end=11, boxes="2,3")
+    made = booking_hold(
+        client=r, owner_id="202", request=wanted, hold_id=hold_new_id(room=9), now=NOW
+    )
+    assert made.ok and made.hold is not None
+    c = day_inventory(client=r, cls="C", date=dt.date(2026, 12, 3), now=NOW)
+    booked, held = (sum(1 << (23 - h) for h in span) for span in ((8,), (9, 10)))
+    assert c.rooms[9][1] == booked and c.held[9][1] == c.held[9][2] == held
+    assert set(c.held) == {9} and c.held[9][3] == 0
+    assert c.until(9, 3, [9]) == made.hold.expires_at
+    assert c.until(9, 2, [8]) is None  # booked, not held
+    later = made.hold.expires_at + dt.timedelta(seconds=1)
+    assert day_inventory(client=r, cls="C", date=dt.date(2026, 12, 3), now=later).held == {}
 
 
 def test_booking_audit_lists_one_bookings_entries_newest_first(r: redis.Redis) -> None:
