@@ -78,3 +78,23 @@ def test_the_dashboard_fits_a_phone_and_its_tables_scroll(
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, (url, overflow)
     page.screenshot(path=str(screenshot_dir / "dashboard-keyspace-phone.png"))
+
+
+def test_the_occupancy_maps_links_are_tall_enough_to_tap_on_a_phone(
+    page: Page, r: redis.Redis, staff: Someone
+) -> None:
+    claim(r, request("B", 7, (3,), hour_start=9, hour_end=11))
+    claim(r, request("A", 7, (3,)))
+    page.set_viewport_size({"width": 390, "height": 844})
+    browser_sign_in(page, staff)
+    for url, links in (
+        ("/staff/occupancy/?cls=B&floor=1&date=2026-12-03", "#heat-summary th a"),
+        ("/staff/occupancy/?cls=B&floor=1&date=2026-12-03", "#heat-summary td a"),
+        ("/staff/occupancy/?cls=B&floor=1&date=2026-12-03", "#heat-rooms td a"),
+        ("/staff/occupancy/?cls=A&date=2026-12-03", "#heat-summary td a"),
+    ):
+        page.goto(url)
+        heights = page.locator(links).evaluate_all(
+            "links => links.map(a => a.getBoundingClientRect().height)"
+        )
+        assert heights and min(heights) >= 24, (url, links, min(heights))
