@@ -3,6 +3,7 @@
 
 import datetime as dt
 import re
+import unicodedata
 
 from booking.domain.rules import (
     BOXES_PER_ROOM,
@@ -28,6 +29,21 @@ def room_number(value: object) -> int | None:
     """The number of an existing room (7, "7", "007"), or None."""
     number = whole_number(value)
     return number if number is not None and 1 <= number <= room_count() else None
+
+
+TYPED_ROOM_MAX = 16  # longer text is no room (and NFKC of a long text costs time)
+
+
+def typed_room_text(value: str) -> str:
+    """A room as a person types it into a form (the kiosk, the staff desk): a Chinese
+    keyboard's full-width digits read as digits (NFKC); a text too long to be a room is left
+    as it is (NFKC of a long text costs time)."""
+    return unicodedata.normalize("NFKC", value) if len(value) <= TYPED_ROOM_MAX else value
+
+
+def typed_room_number(value: object) -> int | None:
+    """The number of an existing room typed into a form (`typed_room_text`), or None."""
+    return room_number(typed_room_text(value) if isinstance(value, str) else value)
 
 
 def box_number(value: object) -> int | None:

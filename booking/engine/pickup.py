@@ -6,7 +6,6 @@ codes in the room and in every room, up to a ceiling."""
 from __future__ import annotations
 
 import datetime as dt
-import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +18,7 @@ from booking.domain.keys import RoomKeys, pickup_client_failures
 from booking.domain.records import Booking, booking_from_hash, flat_to_dict
 from booking.domain.refusals import shown_value
 from booking.domain.rules import format_room, local_now, request_id_new, request_id_valid
-from booking.domain.values import room_number
+from booking.domain.values import typed_room_number
 from booking.engine.audit import audit_write
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
@@ -101,11 +100,8 @@ def booking_pickup(
     counted once; without one, each call makes its own (redis-py retries stay safe)."""
     attempt = attempt_id if attempt_id and request_id_valid(attempt_id) else request_id_new()
     # Typed at the kiosk: a Chinese keyboard's full-width digits are digits (the code is read
-    # the same way, by code_normalise); the length first, as NFKC of a long text costs time.
-    typed_room = room if not isinstance(room, str) or len(room) <= 16 else ""
-    number = room_number(
-        unicodedata.normalize("NFKC", typed_room) if isinstance(typed_room, str) else typed_room
-    )
+    # the same way, by code_normalise).
+    number = typed_room_number(room)
     typed = code if isinstance(code, str) and len(code) <= 64 else ""
     if number is None and isinstance(room, str) and room.strip():
         message = _("There is no room %(room)s here: rooms are numbered 001 to %(last)s.") % {

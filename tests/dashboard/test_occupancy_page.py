@@ -94,4 +94,3 @@ def test_an_expired_hold_is_free_again(
     with time_machine.travel(until + dt.timedelta(seconds=1), tick=False):
         html = client_for(staff).get("/staff/occupancy/?date=2026-12-03&cls=A").content.decode()
     assert re.search(r'<td class="[^"]*heat--held', html) is None
-
