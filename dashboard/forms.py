@@ -173,6 +173,14 @@ class CancelForm(forms.Form):
         return text
 
 
+def hour_range_refusal(start: int, end: int) -> Any:
+    """Why an hour range that does not end after it starts is refused: empty (5-5), or
+    backwards (9-5)."""
+    if end == start:
+        return _("The hour range is empty: it must end after it starts.")
+    return _("The hour range ends before it starts.")
+
+
 class MapForm(forms.Form):
     """The occupancy map's choice (GET): a day, a class, a floor, an hour range (C)."""
 
@@ -195,7 +203,7 @@ class MapForm(forms.Form):
         data = cast("dict[str, Any]", super().clean())
         start, end = data.get("hour_start"), data.get("hour_end")
         if start is not None and end is not None and end <= start:
-            self.add_error("hour_end", _("The hour range ends before it starts."))
+            self.add_error("hour_end", hour_range_refusal(start, end))
         return data
 
 
@@ -377,7 +385,7 @@ class ClosureForm(forms.Form):
         if (start is None) != (end is None):
             self.add_error("hour_end", _("Give both hours, or neither for whole days."))
         elif start is not None and end is not None and end <= start:
-            self.add_error("hour_end", _("The hour range ends before it starts."))
+            self.add_error("hour_end", hour_range_refusal(start, end))
         return data
 
     def closure(self, closure_id: str) -> Closure:

@@ -134,6 +134,8 @@ def test_bad_closure_input_is_refused_with_a_message_and_writes_nothing(
     ):  # fmt: skip
         response = desk.post("/staff/closures/check/", {**CLOSE, **bad})
         assert response.status_code == 400 and "Nothing was closed." in text(response)
+    empty = text(desk.post("/staff/closures/check/", {**CLOSE, "hour_start": "5", "hour_end": "5"}))
+    assert "The hour range is empty: it must end after it starts." in empty
     forged = desk.post("/staff/closures/close/", {**CLOSE, "closure_id": "x:{y}"})
     assert forged.status_code == 400
     # Step two closes what step one showed, or nothing: not unsigned, not other rooms.

@@ -94,3 +94,14 @@ def test_an_expired_hold_is_free_again(
     with time_machine.travel(until + dt.timedelta(seconds=1), tick=False):
         html = client_for(staff).get("/staff/occupancy/?date=2026-12-03&cls=A").content.decode()
     assert re.search(r'<td class="[^"]*heat--held', html) is None
+
+
+def test_an_empty_hour_range_is_called_empty(
+    staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    client = client_for(staff)
+    same = client.get("/staff/occupancy/?cls=C&hour_start=5&hour_end=5").content.decode()
+    assert "The hour range is empty: it must end after it starts." in same
+    assert "ends before it starts" not in same
+    before = client.get("/staff/occupancy/?cls=C&hour_start=9&hour_end=5").content.decode()
+    assert "The hour range ends before it starts." in before
