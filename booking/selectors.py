@@ -5,6 +5,7 @@ counters, audit) and the read model's (booking/slots/)."""
 from __future__ import annotations
 
 from booking.domain.closures import Closure, rooms_parse
+from booking.domain.formats import OutboxSubject, outbox_subject
 from booking.engine.audit import (
     AuditEntry,
     audit_entries,
@@ -30,9 +31,9 @@ from booking.slots.bitmap import DayInventory, day_inventory, inventory_keys
 
 __all__ = [
     "MAX_CLOSURE_DAYS", "AuditEntry", "Closure", "DayInventory", "Desk", "DeskRow", "Occupancy",
-    "audit_entries", "booking_audit", "booking_get", "booking_history", "bookings_between",
-    "bookings_of", "bookings_of_read", "closure_bookings", "closures_list", "day_inventory",
-    "desk_read", "hold_current", "hold_current_read", "inventory_keys", "move_form_values",
-    "references_of", "rooms_parse", "season_stats", "waits_of", "waits_of_read", "window_read",
-    "window_refresh",
+    "OutboxSubject", "audit_entries", "booking_audit", "booking_get", "booking_history",
+    "bookings_between", "bookings_of", "bookings_of_read", "closure_bookings", "closures_list",
+    "day_inventory", "desk_read", "hold_current", "hold_current_read", "inventory_keys",
+    "move_form_values", "outbox_subject", "references_of", "rooms_parse", "season_stats",
+    "waits_of", "waits_of_read", "window_read", "window_refresh",
 ]  # fmt: skip

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
+import redis
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
@@ -13,6 +15,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
 from accounts.access import staff_required
+from booking.selectors import outbox_subject, references_of
 from strongroom import keyspace as ks
 from strongroom.outbox import dead_letter_discard, dead_letter_retry, outbox_view
 from strongroom.store import get_store
@@ -26,6 +29,25 @@ def _outbox_name(key: str) -> str:
     return _("accounts")
 
 
+def _about(mailbox: str, member: str) -> dict[str, str]:
+    """What a message is about, in staff words: a booking (its id, for its reference) or a
+    person (an account mail, whose first argument names them; a waiting-list notice)."""
+    if ks.BOOKING_OUTBOX.matches(mailbox):
+        subject = outbox_subject(member)
+        return {"booking_id": subject.booking_id, "person_id": subject.person_id}
+    first = member.split("|")[1] if member.count("|") else ""
+    return {"booking_id": "", "person_id": first if first.isascii() and first.isdigit() else ""}
+
+
+def _with_references(client: redis.Redis, abouts: list[Any]) -> None:
+    """Each booking's reference, the one people read out ('' for a booking no longer stored):
+    one pipeline, none when no message is about a booking."""
+    wanted = [about["booking_id"] for about in abouts if about["booking_id"]]
+    references = references_of(client=client, booking_ids=wanted) if wanted else {}
+    for about in abouts:
+        about["reference"] = references.get(about["booking_id"], "")
+
+
 def _when(ms: int) -> dt.datetime:
     return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
 
@@ -35,11 +57,12 @@ def _when(ms: int) -> dt.datetime:
 def mail_queue(request: HttpRequest) -> HttpResponse:
     """Queued messages, the soonest due first, with their attempts and last error; then the
     dead letters (every try failed), each with "retry" and "discard"."""
-    pending, dead = outbox_view(client=get_store(), limit=QUEUE_SHOWN)
+    client = get_store()
+    pending, dead = outbox_view(client=client, limit=QUEUE_SHOWN)
     rows = [
         {
             "kind": p.kind,
-            "about": p.member.split("|", 1)[1] if "|" in p.member else "",
+            "about": _about(p.mailbox, p.member),
             "where": _outbox_name(p.mailbox),
             "due": _when(p.due_ms),
             "attempts": p.attempts,
@@ -51,7 +74,7 @@ def mail_queue(request: HttpRequest) -> HttpResponse:
         {
             "key": d.key,
             "kind": d.kind,
-            "about": d.member.split("|", 1)[1] if "|" in d.member else "",
+            "about": _about(d.mailbox, d.member),
             "where": _outbox_name(d.mailbox),
             "first": _when(d.first_failure_ms),
             "dead": _when(d.dead_ms),
@@ -60,6 +83,7 @@ def mail_queue(request: HttpRequest) -> HttpResponse:
         }
         for d in dead
     ]
+    _with_references(client, [*(row["about"] for row in rows), *(d["about"] for d in letters)])
     context = {"rows": rows, "dead": letters, "section": "mail", "shown": QUEUE_SHOWN}
     return render(request, "dashboard/mail.html", context)
 

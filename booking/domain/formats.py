@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from booking.domain.rules import calendar_day, month_first, month_length, month_name
@@ -91,6 +92,27 @@ def outbox_fields(kind: str, args: list[str]) -> dict[str, str]:
     was added lacks it ('')."""
     names = OUTBOX_ENTRIES[kind][1:]
     return {name: args[i] if i < len(args) else "" for i, name in enumerate(names)}
+
+
+@dataclass(frozen=True)
+class OutboxSubject:
+    """What a room's outbox entry is about, for staff: a booking, or the waiting list of a
+    person (a freed slot); neither for an entry this version does not know."""
+
+    booking_id: str = ""
+    person_id: str = ""
+
+
+def outbox_subject(member: str) -> OutboxSubject:
+    """The booking (receipt, cancellation, move, reminder) or the waiting person (a freed slot)
+    a room's outbox entry is about."""
+    kind, *args = member.split("|")
+    if kind == "remind":  # remind|<booking_id>|<first day> (booking.engine.reminders)
+        return OutboxSubject(booking_id=args[0] if args else "")
+    if kind not in OUTBOX_ENTRIES:
+        return OutboxSubject()
+    fields = outbox_fields(kind, args)
+    return OutboxSubject(fields.get("booking_id", ""), fields.get("person", ""))
 
 
 def format_shown(names: tuple[str, ...], sep: str = "|", kind: str = "") -> str:

@@ -134,7 +134,10 @@ BUDGETS: dict[str, int] = {
     "dashboard audit": 5,  # ... and the references of the entries' bookings (one pipeline)
     "dashboard bookings CSV": 4,
     "dashboard bookings iCalendar": 4,
-    "dashboard mail queue": 3,  # identity, every outbox in one pipeline, their attempts
+    # identity, every outbox in one pipeline, their attempts, and (only when a message is about a
+    # booking) the bookings' references in one pipeline: staff read "booking B-7K3Q-9MXD", not
+    # the outbox's internal entry
+    "dashboard mail queue": 4,
     "dashboard find by reference": 2,  # identity, one HGET of the room's references
 }
 
@@ -248,8 +251,9 @@ CLUSTER_BUDGETS: dict[str, int] = {
     # identity, as the bookings page
     "dashboard bookings CSV": 1 + EVERY + 3 + 1,
     "dashboard bookings iCalendar": 1 + EVERY + 3 + 1,
-    # identity, {mail}'s outbox with every room's outbox, the tries
-    "dashboard mail queue": 1 + EVERY + 1,
+    # identity, {mail}'s outbox with every room's outbox, the tries, the references (the rooms
+    # of the messages' bookings: every primary at most)
+    "dashboard mail queue": 1 + EVERY + 1 + EVERY,
     "dashboard find by reference": 2,
 }
 
