@@ -21,6 +21,7 @@ from accounts.calls import (
     SKELETON_FORGET,
     STAFF_SET,
 )
+from accounts.extensions import person_forget_everywhere
 from accounts.gates import DeviceCheck, LoginOutcome, password_check
 from accounts.names import name_key, name_skeleton, username_validate
 from accounts.passwords import password_validate
@@ -233,6 +234,14 @@ def calendar_token_new(*, client: redis.Redis, person_id: int) -> str:
 def calendar_token_revoke(*, client: redis.Redis, person_id: int) -> None:
     """No subscription URL works any more."""
     client.hdel(PERSON.key(person_id=person_id), "cal_token")
+
+
+def account_delete(*, client: redis.Redis, person_id: int) -> bool:
+    """Delete an account, whoever asks (the person, or staff): every other app forgets them
+    first (booking cancels their upcoming bookings, each with its mail), then the person goes.
+    False when nobody had this id."""
+    person_forget_everywhere(client=client, person_id=person_id)
+    return person_delete(client=client, person_id=person_id)
 
 
 def person_delete(*, client: redis.Redis, person_id: int) -> bool:

@@ -19,7 +19,6 @@ from accounts.access import login_required, signed_in_person
 from accounts.account_page import profile_page
 from accounts.clients import client_address
 from accounts.devices import device_known
-from accounts.extensions import person_forget_everywhere
 from accounts.forms import (
     DeleteAccountForm,
     PasswordChangeForm,
@@ -117,8 +116,7 @@ def delete(request: HttpRequest) -> HttpResponse:
             request, form, "password", person=person, wrong=_("Your password is wrong.")
         )
         if confirmed is not None:
-            person_forget_everywhere(client=client, person_id=person.id)
-            services.person_delete(client=client, person_id=person.id)
+            services.account_delete(client=client, person_id=person.id)
             request_sign_out(request)
             messages.info(request, _("Your account is deleted."))
             return redirect("home")

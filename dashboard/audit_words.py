@@ -100,6 +100,7 @@ def kind_label(kind: str) -> Any:
         "pickup_failed": _("failed pickup"), "flush": _("room flush"), "hold": _("hold"),
         "move": _("move"), "receipt": _("receipt sent again"), "handover": _("handed over"),
         "staff_grant": _("staff granted"), "staff_revoke": _("staff revoked"),
+        "person_delete": _("person deleted"),
         "season_flush": _("season flush"), "book_add": _("book added"),
         "book_edit": _("book edited"), "book_delete": _("book deleted"),
         "sales_window": _("sales window changed"),

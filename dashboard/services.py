@@ -11,18 +11,27 @@ from dataclasses import dataclass
 import redis
 
 from accounts.people import Person
-from accounts.services import staff_set
+from accounts.selectors import person_get
+from accounts.services import PersonNotFound, account_delete, staff_set
 from booking.services import FlushResult, inventory_flush
 from dashboard.season import season_name
 from strongroom.audit import staff_audit_record
 
 DETAIL_LIMIT = 500
 # The staff actions this app writes to the staff audit (strongroom.audit).
-AUDIT_KINDS = ("staff_grant", "staff_revoke", "season_flush")
+AUDIT_KINDS = ("staff_grant", "staff_revoke", "season_flush", "person_delete")
 
 
 class SelfRevokeRefused(Exception):
     """A staff member may not revoke their own staff rights (nobody could give them back)."""
+
+
+class DeleteRefused(Exception):
+    """Staff may not delete themselves, nor another staff member (revoke their rights first)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why  # "self" | "staff"
 
 
 class WrongSeasonName(Exception):
@@ -40,6 +49,34 @@ def staff_grant_set(
     staff_audit_record(
         client=client,
         kind="staff_grant" if is_staff else "staff_revoke",
+        actor_id=str(actor.id),
+        subject=str(person_id),
+        detail=person.username,
+    )
+    return person
+
+
+def person_delete_check(*, actor: Person, person: Person) -> None:
+    """Raise DeleteRefused when `actor` may not delete `person` (themselves, or staff)."""
+    if person.id == actor.id:
+        raise DeleteRefused("self")
+    if person.is_staff:
+        raise DeleteRefused("staff")
+
+
+def person_delete_by_staff(*, client: redis.Redis, actor: Person, person_id: int) -> Person:
+    """Delete a person's account as their own deletion does (accounts' account_delete: their
+    upcoming bookings cancelled, each with its mail, then the account forgotten) and audit it,
+    naming the staff member. Raises PersonNotFound and DeleteRefused."""
+    person = person_get(client=client, person_id=person_id)
+    if person is None:
+        raise PersonNotFound(person_id)
+    person_delete_check(actor=actor, person=person)
+    if not account_delete(client=client, person_id=person_id):
+        raise PersonNotFound(person_id)  # gone in between (deleted by themselves)
+    staff_audit_record(
+        client=client,
+        kind="person_delete",
         actor_id=str(actor.id),
         subject=str(person_id),
         detail=person.username,

@@ -39,6 +39,7 @@ urlpatterns = [
     path("people/", views_people.people, name="people"),
     path("people/<int:person_id>/", views_people.person_detail, name="person"),
     path("people/<int:person_id>/staff/", views_people.person_staff_set, name="person_staff"),
+    path("people/<int:person_id>/delete/", views_people.person_delete_staff, name="person_delete"),
     path("people/<int:person_id>/book/", views_acting.person_book_staff, name="person_book"),
     path("catalog/", views.catalog, name="catalog"),
     path("closures/", views_closures.closures, name="closures"),

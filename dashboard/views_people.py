@@ -1,4 +1,5 @@
-"""The staff dashboard's people pages: search, one person, granting or revoking staff."""
+"""The staff dashboard's people pages: search, one person, granting or revoking staff,
+deleting a person."""
 
 from __future__ import annotations
 
@@ -6,17 +7,24 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from accounts.access import signed_in_person, staff_required
-from accounts.selectors import logins_recent, logins_top, person_id_find
+from accounts.people import Person
+from accounts.selectors import logins_recent, logins_top, person_get, person_id_find
 from accounts.services import PersonNotFound
 from dashboard.forms import (
     PersonSearchForm,
     StaffSetForm,
 )
 from dashboard.pages import not_found, person_context, render_page
-from dashboard.services import SelfRevokeRefused, staff_grant_set
+from dashboard.services import (
+    DeleteRefused,
+    SelfRevokeRefused,
+    person_delete_by_staff,
+    person_delete_check,
+    staff_grant_set,
+)
 from strongroom.store import get_store
 
 
@@ -79,3 +87,43 @@ def person_staff_set(request: HttpRequest, person_id: int) -> HttpResponse:
     else:
         messages.success(request, _("%(name)s is no longer staff.") % {"name": person.username})
     return HttpResponseRedirect(reverse("dashboard:person", args=[person_id]))
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@staff_required
+def person_delete_staff(request: HttpRequest, person_id: int) -> HttpResponse:
+    """GET: what deleting this person does, and the button (or why staff may not). POST: delete
+    them as their own deletion does, audited; back to the people page."""
+    client, actor = get_store(), signed_in_person(request)
+    person = person_get(client=client, person_id=person_id)
+    if person is None:
+        return not_found(request, _("There is no person with this id."))
+    refused = _delete_refusal(actor, person)
+    if request.method != "POST" or refused:
+        context = {"person": person, "refused": refused, "section": "people"}
+        return render_page(request, "person_delete.html", context, status=403 if refused else 200)
+    try:
+        person_delete_by_staff(client=client, actor=actor, person_id=person_id)
+    except PersonNotFound:
+        return not_found(request, _("There is no person with this id."))
+    except DeleteRefused:  # made staff in between
+        return HttpResponseRedirect(reverse("dashboard:person_delete", args=[person_id]))
+    messages.success(
+        request,
+        _("%(name)s is deleted: their upcoming bookings are cancelled and they are told by mail.")
+        % {"name": person.username},
+    )
+    return HttpResponseRedirect(reverse("dashboard:people"))
+
+
+def _delete_refusal(actor: Person, person: Person) -> str:
+    """Why staff may not delete this person ('' when they may)."""
+    try:
+        person_delete_check(actor=actor, person=person)
+    except DeleteRefused as refused:
+        if refused.why == "self":
+            return _("You cannot delete your own account here; ask another staff member.")
+        return _("%(name)s is staff: revoke their staff rights first, then delete them.") % {
+            "name": person.username
+        }
+    return ""
