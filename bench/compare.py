@@ -60,19 +60,22 @@ def export_tree(commit: str, into: Path) -> str:
 
 
 def served_model(tree: Path, workers: int, threads: int) -> tuple[int, int]:
-    """The gunicorn workers and threads per worker that `tree`'s own `make run` serves with
+    """The gunicorn workers, and threads per worker, that `tree`'s own `make run` serves with
     (its `strongroom.serving` defaults, WEB_CONCURRENCY and WEB_THREADS as set here), where
-    `workers` or `threads` is 0."""
+    `workers` or `threads` is 0. Threads 0: the tree's workers have none (gevent, from
+    2026-11-28); an older tree serves gthread workers."""
     code = (
-        "from strongroom.serving import default_threads, default_workers;"
-        "print(default_workers(), default_threads())"
+        "from strongroom import serving;"
+        "print(serving.default_workers(),"
+        " serving.default_threads() if hasattr(serving, 'default_threads') else 0)"
     )
     found = subprocess.run(
         [sys.executable, "-c", code], cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
         check=True, capture_output=True, text=True,
     ).stdout.split()  # fmt: skip
     own_workers = int(os.environ.get("WEB_CONCURRENCY", 0)) or int(found[0])
-    return workers or own_workers, threads or int(found[1])
+    own_threads = int(found[1])
+    return workers or own_workers, (threads or own_threads) if own_threads else 0
 
 
 class Side:
@@ -198,6 +201,8 @@ def quote(block: str, results: Path) -> bool:
 
 def served(workers: int, threads: int) -> str:
     """The worker model in words."""
+    if threads == 0:
+        return f"{workers} gevent workers"
     if threads == 1:
         return f"{workers} sync workers"
     return f"{workers} gthread workers x {threads} threads"
@@ -221,7 +226,10 @@ def main(argv: list[str] | None = None) -> int:
         "--workers", type=int, default=0,
         help="this side's gunicorn workers (default: as its `make run` serves)",
     )  # fmt: skip
-    parser.add_argument("--threads", type=int, default=0, help="threads per worker, likewise")
+    parser.add_argument(
+        "--threads", type=int, default=0,
+        help="threads per worker, likewise (a tree that serves gthread workers: before 2026-11-28)",
+    )  # fmt: skip
     parser.add_argument(
         "--base-workers", type=int, default=0,
         help="the baseline's workers (default: as the baseline's own `make run` serves)",

@@ -78,7 +78,10 @@ def main(argv: list[str]) -> int:
 
         client = store.get_store()
         data = load_data(client, random.Random(20261201))
-        server, base = serve(env, workers, threads)
+        # threads 0: a tree whose workers have none (gevent, since 2026-11-28); an older tree's
+        # serve takes the threads of its gthread workers too.
+        older: Any = serve
+        server, base = older(env, workers, threads) if threads else serve(env, workers)
         mail_drained(client)
         cookies = [session_cookie(client, b) for b in data.buyers[:POSTING_BUYERS]]
         # Any page of the site carries a form (the language switch) and its CSRF cookie; the

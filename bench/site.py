@@ -3,7 +3,7 @@
 Starts its own embedded Valkey in a temporary directory, loads a realistic data set through the
 apps' own services (the demo data, a few hundred buyers, the demo catalog plus generated books,
 a partly booked season), serves the site with gunicorn exactly as `make run` does (DEBUG=0,
-gthread workers: WEB_CONCURRENCY or one per core, WEB_THREADS threads), and drives it with wrk
+gevent workers: WEB_CONCURRENCY or one per core), and drives it with wrk
 (Debian's package; installed when missing and we are root). Every row runs a warm-up, then a
 measured run at the same concurrency. Signed-in rows rotate over 32 buyers' sessions: each
 request carries the next buyer's cookie.
@@ -161,9 +161,6 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="gunicorn workers (default WEB_CONCURRENCY or one per core)",
     )
-    parser.add_argument(
-        "--threads", type=int, default=0, help="threads per worker (default WEB_THREADS or 4)"
-    )
     parser.add_argument("--only", default="", help="run only rows whose label contains this")
     parser.add_argument(
         "--note", default="", help="a line for the results file (e.g. shared machine)"
@@ -176,10 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     place = placement()
     if place.server_cpus:
         os.sched_setaffinity(0, place.server_cpus)  # Valkey and gunicorn inherit it
-    from strongroom.serving import default_threads, default_workers
+    from strongroom.serving import default_workers
 
     workers = args.workers or int(os.environ.get("WEB_CONCURRENCY", 0)) or default_workers()
-    threads = args.threads or default_threads()
     data_dir = Path(tempfile.mkdtemp(prefix="sr-bench-site-"))
     server: subprocess.Popen[bytes] | None = None
     before = machine()
@@ -196,8 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.monotonic()
         data = load_data(client, rng)
         load_seconds = time.monotonic() - t0
-        log(f"data loaded in {load_seconds:.0f} s; gunicorn: {workers} workers x {threads} threads")
-        server, base = serve(env, workers, threads)
+        log(f"data loaded in {load_seconds:.0f} s; gunicorn: {workers} gevent workers")
+        server, base = serve(env, workers)
         log(f"the data set's mail sent in {mail_drained(client):.0f} s")
 
         buyer_cookies = [session_cookie(client, b) for b in data.buyers[:POSTING_BUYERS]]
@@ -234,8 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nCPU ms per request:\n\n{costs}")
     if args.no_write:
         return 0
-    kind = "gthread" if threads > 1 else "sync"
-    server_line = f"{workers} {kind} workers x {threads} threads"
+    server_line = f"{workers} gevent workers"
     report = (
         results_text(block, started, before, info, server_line, place, args, data, load_seconds)
         + CPU_NOTE

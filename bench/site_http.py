@@ -53,7 +53,7 @@ def csrf_identity(base: str, cookie: str, path: str) -> tuple[str, str]:
 # --- the served site ----------------------------------------------------------------------------
 
 
-def serve(env: dict[str, str], workers: int, threads: int) -> tuple[subprocess.Popen[bytes], str]:
+def serve(env: dict[str, str], workers: int) -> tuple[subprocess.Popen[bytes], str]:
     """collectstatic, then gunicorn as production runs it (the site's application wrapped by
     bench/wsgi.py for the in-memory twins); returns once /healthz answers."""
-    return start_site(env, workers=workers, threads=threads, app="bench.wsgi")
+    return start_site(env, workers=workers, app="bench.wsgi")

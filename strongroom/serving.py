@@ -18,21 +18,17 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-from strongroom.conf import env_int
 from strongroom.static_files import static_collect
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-# The worker model, chosen by measurement (docs/performance.md): gthread workers keep serving
-# other requests while one thread waits for the store's fsync or a round trip, where a sync
-# worker sits idle; one worker per core, so that no more Python processes than cores take turns
-# on them, with 8 threads each (WEB_CONCURRENCY and WEB_THREADS set others). Against 2 per core
-# with 4 threads, the same 16 threads in all: a lower p99 on each of the benchmark's seven rows
-# in two runs (0.36-0.95 of it), and as many requests a second (0.91-1.16x).
-THREADS_DEFAULT = 8
-# gthread, whose threads only parse requests that have arrived whole (strongroom/worker.py): a
-# client that never finishes its headers holds no thread.
+# The worker model, chosen by measurement (docs/performance.md): gevent workers, one per core
+# (WEB_CONCURRENCY sets another count). A request waiting for the store's fsync or a round trip
+# gives the core to the next, on one thread: against gthread workers of 8 threads (the model
+# until 2026-11-28), a lower p99 on each of the benchmark's seven rows. The worker hands the
+# application only requests that have arrived whole (strongroom/worker.py): a client that never
+# finishes its headers holds a greenlet for at most STRONGROOM_REQUEST_DEADLINE_SECONDS.
 WHOLE_REQUEST_WORKER = "strongroom.worker.WholeRequestWorker"
 # Where start_site serves: loopback, on a free port.
 LOOPBACK = "127.0.0.1"
@@ -87,23 +83,15 @@ def default_workers() -> int:
     return os.cpu_count() or 1
 
 
-def default_threads() -> int:
-    return env_int("WEB_THREADS", THREADS_DEFAULT, minimum=1, maximum=64)
-
-
 def gunicorn_command(
-    *, bind: str, workers: int, threads: int | None = None, access_log: bool = False,
-    app: str = "strongroom.wsgi",
-) -> list[str]:  # fmt: skip
-    """The gunicorn command line: gthread workers (strongroom/worker.py; sync with one thread,
-    which a slow client can hold), settings from strongroom/gunicorn_conf.py; `app` is the WSGI
-    module (the benchmark wraps the site's)."""
-    threads = default_threads() if threads is None else threads
-    worker = WHOLE_REQUEST_WORKER if threads > 1 else "sync"
+    *, bind: str, workers: int, access_log: bool = False, app: str = "strongroom.wsgi"
+) -> list[str]:
+    """The gunicorn command line: the site's gevent workers (strongroom/worker.py), settings
+    from strongroom/gunicorn_conf.py; `app` is the WSGI module (the benchmark wraps the site's)."""
     command = [
         sys.executable, "-m", "gunicorn", app, "--bind", bind,
         "--workers", str(workers), "--config", "python:strongroom.gunicorn_conf",
-        "--worker-class", worker, "--threads", str(threads),
+        "--worker-class", WHOLE_REQUEST_WORKER,
     ]  # fmt: skip
     return [*command, "--access-logfile", "-"] if access_log else command
 
@@ -116,16 +104,15 @@ def free_port() -> int:
 
 
 def start_site(
-    env: dict[str, str], *, workers: int, threads: int | None = None, timeout: float = 60.0,
-    app: str = "strongroom.wsgi",
-) -> tuple[subprocess.Popen[bytes], str]:  # fmt: skip
+    env: dict[str, str], *, workers: int, timeout: float = 60.0, app: str = "strongroom.wsgi"
+) -> tuple[subprocess.Popen[bytes], str]:
     """collectstatic (unless the collected files are current), then gunicorn on a free port;
     returns once /healthz answers 200."""
     static_collect(env)
     port = free_port()
     base = f"http://{LOOPBACK}:{port}"
     process = subprocess.Popen(
-        gunicorn_command(bind=f"{LOOPBACK}:{port}", workers=workers, threads=threads, app=app),
+        gunicorn_command(bind=f"{LOOPBACK}:{port}", workers=workers, app=app),
         cwd=ROOT,
         env=env,
     )

@@ -1,7 +1,7 @@
-"""Slow and idle clients hold no thread of the served site (strongroom/worker.py): a request
-reaches a thread only once it has arrived whole, and a connection that does not send one in
-time is closed. The site served here has one worker of 8 threads: 24 half-sent requests would
-have held all of them."""
+"""Slow and idle clients keep no buyer out of the served site (strongroom/worker.py): a request
+reaches the application only once it has arrived whole, and a connection that does not send one
+in time is closed. The site served here has one worker (on gunicorn's gthread worker of 8
+threads, 24 half-sent requests held all of them)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def site(store_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         STRONGROOM_REQUEST_DEADLINE_SECONDS=str(DEADLINE_S),
     )
     process: subprocess.Popen[bytes]
-    process, base = start_site(env, workers=1, threads=8)
+    process, base = start_site(env, workers=1)
     host, port = base.removeprefix("http://").split(":")
     yield host, int(port)
     process.terminate()
@@ -136,7 +136,7 @@ def test_answers_closed_on_clients_that_never_read_them_do_not_stall_the_rest(
     site: tuple[str, int],
 ) -> None:
     """An HTTP/1.0 answer closes its connection; the close lingers for what the client still
-    sends, in the loop, not holding the loop (gunicorn's own close waits there up to 2 s)."""
+    sends (up to 2 s) without holding up anyone else."""
     idle = [_open(site, b"GET /healthz HTTP/1.0\r\n\r\n") for _ in range(20)]
     try:
         time.sleep(0.5)
@@ -146,8 +146,10 @@ def test_answers_closed_on_clients_that_never_read_them_do_not_stall_the_rest(
             sock.close()
 
 
-def test_what_no_thread_could_finish_is_refused_at_once_or_closed(site: tuple[str, int]) -> None:
-    """Refused from the loop at once: a head without end past 64 KiB, a body over Django's
+def test_what_the_application_could_not_finish_is_refused_at_once_or_closed(
+    site: tuple[str, int],
+) -> None:
+    """Refused by the worker at once: a head without end past 64 KiB, a body over Django's
     limit, bytes that are no request. Closed at the deadline: a body announced and not sent,
     100 Continue asked and no body sent. Meanwhile the site answers everyone else."""
     start = b"POST /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
@@ -220,7 +222,7 @@ def test_what_counts_as_arrived(data: bytes, step: str) -> None:
     assert arrival(data).step == step
 
 
-def test_a_body_sent_after_100_continue_reaches_the_thread_without_the_expect_field() -> None:
+def test_a_body_sent_after_100_continue_reaches_the_application_without_the_expect_field() -> None:
     head = b"POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n"
     seen = arrival(head + b"abc", continued=True)
     assert seen.step == "go"
