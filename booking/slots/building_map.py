@@ -226,6 +226,8 @@ def room_state(days: RoomDays, cls: str, hours: tuple[int, int]) -> RoomState:
     open_hours = wanted
     for shut in closed.values():
         open_hours &= ~shut
+    if not open_hours:  # closed at every hour of the choice, on one day or another
+        return RoomState(days.room, "closed", 0, BOXES_PER_ROOM, 0, None, None, (), (), why_closed)
     # No one-press "Book box N" for the whole range: part of it is closed (the grid shows which).
     state = replace(_room_c(days, hours, wanted=open_hours), first_box=None, closed=why_closed)
     return replace(state, state="partly") if state.state == "free" else state

@@ -189,6 +189,20 @@ def test_a_room_closed_for_a_few_hours_is_partly_free_on_the_whole_day_map(
     assert not re.search(r'id="hour-cell-13"[^>]*disabled', booking)
 
 
+def test_a_class_c_room_closed_at_every_chosen_hour_across_its_days_is_closed(
+    r: redis.Redis,
+) -> None:
+    """Closed 09:00-10:00 on one chosen day and 10:00-11:00 on the other: no box can be booked
+    09:00-11:00 on both, though neither closure covers the whole choice (it said "Partly free,
+    100 of 100 boxes")."""
+    for date, hours in ((5, (9, 10)), (6, (10, 11))):
+        closure = Closure(closure_new_id(), (12,), day(date), day(date), hours, "maintenance")
+        closure_add(client=r, actor_id="1", closure=closure)
+    query = "?cls=C&date=2026-12-05&date=2026-12-06&start=9&end=11"
+    tile = room_tile(page(Client(), query), "012")
+    assert "Closed: maintenance" in tile and "Partly" not in tile
+
+
 def room_tile(html: str, label: str) -> str:
     tile = re.search(rf'id="map-room-{label}".*?</li>', html, re.S)
     assert tile, label
