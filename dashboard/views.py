@@ -19,7 +19,13 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
 from accounts.access import signed_in_person, staff_required
-from booking.domain.rules import season_end, season_start, site_today
+from booking.domain.rules import (
+    request_id_new,
+    request_id_valid,
+    season_end,
+    season_start,
+    site_today,
+)
 from booking.domain.window import window_current
 from booking.selectors import inventory_keys, window_read
 from booking.services import window_set
@@ -239,9 +245,17 @@ def _window_page(request: HttpRequest, form: SalesWindowForm, status: int = 200)
         "start": start,
         "end": end,
         "form": form,
+        "request_id": _form_request_id(request),
         "section": "window",
     }
     return render_page(request, "window.html", context, status=status)
+
+
+def _form_request_id(request: HttpRequest) -> str:
+    """The window form's own id: the one it was sent with (a refused form shown again), else a
+    new one."""
+    token = request.POST.get("request_id", "")
+    return token if request_id_valid(token) else request_id_new()
 
 
 @require_POST
@@ -252,11 +266,14 @@ def sales_window_set(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, _("The window was not changed."))
         return _window_page(request, form, status=400)
+    token = request.POST.get("request_id", "")
     window_set(
         client=get_store(),
         actor_id=str(signed_in_person(request).id),
         window=form.sales_window(),
         reason=form.cleaned_data["reason"],
+        # The form's own id: pressed twice (or retried), one save and one audit entry.
+        request_id=token if request_id_valid(token) else "",
     )
     messages.success(request, _("The sales window is changed."))
     return HttpResponseRedirect(reverse("dashboard:window"))
@@ -268,14 +285,15 @@ def audit(request: HttpRequest) -> HttpResponse:
     """Claims, cancels, pickups and staff actions, newest first, filterable by kind."""
     form = AuditFilterForm(request.GET or None)
     entries: list[Any] = []
+    client = get_store()
     if form.is_bound and not form.is_valid():
         messages.error(request, _("Choose from the lists: a kind, and how many to show."))
     else:
         data = form.cleaned_data if form.is_bound else {}
-        client = get_store()
         entries = audit_log(
             client=client, kind=data.get("kind") or None, count=data.get("count") or 50
         )
-    names = names_of(client=get_store(), ids=[e.actor for e in entries])
-    context = {"form": form, "rows": log_rows(entries), "names": names, "section": "audit"}
+    names = names_of(client=client, ids=[e.actor for e in entries])
+    rows = log_rows(entries, client=client)
+    context = {"form": form, "rows": rows, "names": names, "section": "audit"}
     return render_page(request, "audit.html", context)

@@ -28,7 +28,7 @@ WINDOW_SET = FunctionSpec(
     "booking_window_set",
     "WINDOW_SET",
     ("window", "audit"),
-    ("days", "first", "last", "unset", "after", "actor", "now_ms", "audit_maxlen"),
+    ("days", "first", "last", "unset", "after", "actor", "now_ms", "audit_maxlen", "request_id"),
     replies=("set before", "invalid what"),
 )
 _BEFORE_WORDS_MAX = len("fixed 2026-12-01..2026-12-31 -> ")
@@ -65,10 +65,12 @@ def window_set(
     actor_id: str,
     window: SalesWindow,
     reason: str = "",
+    request_id: str = "",
     now: dt.datetime | None = None,
 ) -> str:
     """Store a new window and its audit entry in one call (booking_window_set), the entry
-    naming the window the store held until then (returned, in the audit's words); this process
+    naming the window the store held until then (returned, in the audit's words); the same
+    `request_id` (the form's) sent again writes nothing and returns the same words. This process
     uses the new one at once, the others within STRONGROOM_WINDOW_REFRESH_SECONDS. Nothing else
     changes: sold slots, holds and waits are addressed by calendar date."""
     after = window_describe(window)
@@ -85,6 +87,7 @@ def window_set(
             "actor": actor_id,
             "now_ms": to_ms(now or dt.datetime.now(tz=dt.UTC)),
             "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
+            "request_id": request_id,
         },
     )
     answer = WINDOW_SET.answer_of(fcall(client, WINDOW_SET.name, call_keys, call_args))

@@ -12,13 +12,15 @@ SALES_WINDOW = declare(
     type="hash",
     holds=noop(
         "the days on sale: days (a rolling window: tomorrow to that many days ahead), first and "
-        "last (a fixed window; empty when rolling); absent: the environment's first value"
+        "last (a fixed window; empty when rolling), and the request id and replaced window of "
+        "the save that set it; absent: the environment's first value"
     ),
     app="booking",
     why=noop(
         "staff change it on the dashboard without a restart; in the staff audit's slot, so the "
-        "change and its audit entry are written in one transaction; no inventory key depends "
-        "on it (they are named by calendar month)"
+        "change and its audit entry are written in one call (booking_window_set), which knows "
+        "a save sent twice by its request id; no inventory key depends on it (they are named "
+        "by calendar month)"
     ),
 )
 

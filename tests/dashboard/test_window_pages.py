@@ -83,3 +83,25 @@ def test_the_audit_says_a_change_of_the_window_in_chinese(
     assert "滚动 31 天 -&gt; 滚动 20 天" in text
     english = client.get("/staff/audit/?kind=sales_window").content.decode()
     assert "rolling 20 days -&gt; fixed 2027-06-01 to 2027-06-30: summer" in english
+
+
+def test_a_save_pressed_twice_is_saved_and_audited_once(
+    r: redis.Redis, staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    """The form carries its own id: a second press (or a retry of the call) finds the save
+    done and writes no second "rolling 31 days -> rolling 31 days" entry."""
+    window_set(client=r, actor_id="900", window=SalesWindow(days=20))
+    client = client_for(staff)
+    token = re.search(
+        r'name="request_id" value="([^"]+)"', client.get("/staff/window/").content.decode()
+    )
+    assert token is not None
+    form = {"mode": "rolling", "days": "31", "request_id": token.group(1)}
+    assert [client.post("/staff/window/set/", form).status_code for _ in range(2)] == [302, 302]
+    details = [e.detail for e in staff_audit_entries(client=r, kind="sales_window")]
+    assert details.count("rolling 20 days -> rolling 31 days") == 1
+    assert not any(d.startswith("rolling 31 days ->") for d in details)
+    again = window_set(
+        client=r, actor_id="1", window=SalesWindow(days=31), request_id=token.group(1)
+    )
+    assert again == "rolling 20 days"  # the same answer as the first time, nothing written

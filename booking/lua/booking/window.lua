@@ -1,10 +1,12 @@
 -- The sales window (booking/engine/window.py): booking_window_set stores a new window and its
 -- staff audit entry in one call, the entry naming the window it replaced as the store held it
--- (a cached copy may be seconds old: two saves in a row would each name a stale "before").
+-- (a cached copy may be seconds old: two saves in a row would each name a stale "before"). A
+-- save sent again (a retry, a second press of the same form) finds its own request id on the
+-- stored window and answers as it did, writing nothing.
 
 local WINDOW_SET_KEYS = {'window', 'audit'}
 local WINDOW_SET_ARGS = {'days', 'first', 'last', 'unset', 'after', 'actor', 'now_ms',
-                         'audit_maxlen'}
+                         'audit_maxlen', 'request_id'}
 local WINDOW_SET_REPLIES = {'set before', 'invalid what'}
 
 -- A stored window in the audit's words (booking.engine.window.window_describe says the same).
@@ -17,20 +19,25 @@ end
 
 -- KEYS: window, audit. ARGV: days, first, last (the new window; '' first and last: rolling),
 -- unset (the words of the environment's window, in force while none is stored), after (the
--- audit's words for the new window, with the reason), actor, now_ms, audit_maxlen.
--- Returns {'set', before} (the words of the window replaced) | {'invalid', what}
+-- audit's words for the new window, with the reason), actor, now_ms, audit_maxlen, request_id
+-- (the form's; '' for none). Returns {'set', before} (the words of the window replaced) |
+-- {'invalid', what}
 local function window_set(keys, args)
   local k, a = named(keys, WINDOW_SET_KEYS), named(args, WINDOW_SET_ARGS)
   if not k.audit or not a.audit_maxlen or not tonumber(a.days) then
     return {'invalid', 'call'}
   end
-  local stored = redis.call('HMGET', k.window, 'days', 'first', 'last')
+  local stored = redis.call('HMGET', k.window, 'days', 'first', 'last', 'request', 'before')
+  if a.request_id ~= '' and stored[4] == a.request_id then
+    return {'set', stored[5] or ''}  -- this save, done already
+  end
   local before = a.unset
   if stored[1] and stored[1] ~= '' then
     before = window_words(stored[1], stored[2], stored[3])
   end
   redis.call('DEL', k.window)
-  redis.call('HSET', k.window, 'days', a.days, 'first', a.first, 'last', a.last)
+  redis.call('HSET', k.window, 'days', a.days, 'first', a.first, 'last', a.last,
+             'request', a.request_id, 'before', before)
   redis.call('XADD', k.audit, 'MAXLEN', '~', a.audit_maxlen, '*', 'kind', 'sales_window',
              'actor', a.actor, 'subject', '', 'detail', before .. ' -> ' .. a.after,
              'at', a.now_ms)
