@@ -30,7 +30,7 @@ from strongroom.durable import durable_fcall
 HANDOVER = FunctionSpec(
     "booking_handover",
     "HANDOVER",
-    ("record", "codes", "audit", "stats", "edition"),
+    ("record", "audit", "stats", "edition"),
     ("actor", "today", "note", "now_ms", "audit_maxlen", "room", "request_id"),
     replies=("handed record", "already_collected record", "not_found", "not_today record",
              "invalid what"),
@@ -146,7 +146,6 @@ def booking_handover(
     call = HANDOVER.call(
         keys={
             "record": keys.record(booking_id),
-            "codes": keys.codes,
             "audit": keys.audit,
             "stats": keys.stats,
             "edition": keys.edition,

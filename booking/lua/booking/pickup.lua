@@ -5,7 +5,7 @@
 local PICKUP_KEYS = {'codes', 'record', 'audit', 'stats', 'edition'}
 local PICKUP_ARGS = {'code_mac', 'booking_id', 'now_ms', 'today', 'minute', 'grace_minutes',
   'attempt_id', 'audit_maxlen', 'room', 'yesterday'}
-local HANDOVER_KEYS = {'record', 'codes', 'audit', 'stats', 'edition'}
+local HANDOVER_KEYS = {'record', 'audit', 'stats', 'edition'}
 local HANDOVER_ARGS = {'actor', 'today', 'note', 'now_ms', 'audit_maxlen', 'room', 'request_id'}
 local HANDOVER_REPLIES = {'handed record', 'already_collected record', 'not_found',
   'not_today record', 'invalid what'}
@@ -99,7 +99,8 @@ end
 -- hands): it stays known, so the kiosk answers it "already collected" (booking_pickup reads
 -- handed_at) rather than counting it as a wrong guess; the booking's later days, if any, are
 -- handed over at the desk too.
--- KEYS: record, codes, audit, stats, edition
+-- KEYS: record, audit, stats, edition (the code stays known: the owner's code answers
+--       'already collected' at the kiosk)
 -- ARGV: actor (staff id), today ISO, note, now ms, audit maxlen, room, request id (client-made:
 --       a repeat answers 'handed' again)
 -- Returns {'handed', <record>} | {'already_collected', <record>} | {'not_found'}
