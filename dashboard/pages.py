@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import redis
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -34,13 +35,13 @@ def render_page(
 
 
 def log_rows(
-    entries: list[LogEntry], *, known: dict[str, str] | None = None
+    entries: list[LogEntry], *, client: redis.Redis, known: dict[str, str] | None = None
 ) -> list[tuple[LogEntry, Any, Any, str]]:
     """(entry, shown kind, shown detail, the booking's reference) for the log table (which
     names the actors from the page's `names`, as every staff page does: _owner.html);
     `known`: references the page has read already."""
     ids = [e.booking_id for e in entries if e.kind != "hold"]  # a hold's id names no booking
-    refs = references_of(client=get_store(), booking_ids=ids, known=known)
+    refs = references_of(client=client, booking_ids=ids, known=known)
     return [
         (e, kind_label(e.kind), detail_label(e.kind, e.detail), refs.get(e.booking_id, ""))
         for e in entries

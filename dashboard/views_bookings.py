@@ -177,7 +177,7 @@ def _booking_page(
     )
     context = {
         "booking": booking,
-        "trail_rows": log_rows(trail, known={booking.id: booking.reference}),
+        "trail_rows": log_rows(trail, client=client, known={booking.id: booking.reference}),
         "names": names,
         "form": form,
         "section": "bookings",

@@ -12,6 +12,7 @@ from django.conf import settings
 from booking.domain.keys import RoomKeys
 from booking.domain.references import reference_derived
 from booking.domain.rules import booking_id_room, format_room, room_count
+from booking.engine.bookings import MOVE_HOPS  # an older origin is not followed
 from strongroom.clock import from_ms, to_ms
 from strongroom.decoders import text_or_none, text_stream
 
@@ -82,9 +83,6 @@ def booking_audit(*, client: redis.Redis, booking_id: str) -> list[AuditEntry]:
     ]
 
 
-MOVED_FROM_HOPS = 50  # as booking.engine.bookings.MOVE_HOPS: an older origin is not followed
-
-
 def booking_history(
     *, client: redis.Redis, booking_id: str, moved_from: str = ""
 ) -> list[AuditEntry]:
@@ -94,7 +92,7 @@ def booking_history(
     entries = booking_audit(client=client, booking_id=booking_id)
     seen = {booking_id}
     current = moved_from
-    while current and current not in seen and len(seen) < MOVED_FROM_HOPS:
+    while current and current not in seen and len(seen) < MOVE_HOPS:
         seen.add(current)
         entries += booking_audit(client=client, booking_id=current)
         room = booking_id_room(current)
