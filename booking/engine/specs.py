@@ -9,7 +9,7 @@ from booking.engine.desk import HANDOVER
 from booking.engine.holds import HOLD, HOLD_RELEASE
 from booking.engine.maintenance import FLUSH_ROOM
 from booking.engine.moves import MOVE
-from booking.engine.moves_rooms import MOVE_ABORT, MOVE_COMMIT, MOVE_IN, MOVE_OUT, MOVE_RELEASE
+from booking.engine.moves_calls import MOVE_ABORT, MOVE_COMMIT, MOVE_IN, MOVE_OUT, MOVE_RELEASE
 from booking.engine.owners import OWNER_FORGET
 from booking.engine.pickup import PICKUP
 from booking.engine.priority import PRIORITY_KEEP, PRIORITY_SETTLE
