@@ -56,7 +56,10 @@ MAIL_ONCE = declare(
     "mail-once",
     "{mail}:once:<request>",
     type="string",
-    holds=noop("a message queued for the form request <request> (staff's receipt sent again)"),
+    holds=noop(
+        "a message queued for the form request <request> (staff's receipt sent again; "
+        "deleted-<person>: the notice that an account is deleted)"
+    ),
     app="strongroom",
     why=noop(
         "set with the queueing in one call (mail_queue_once): the same form sent twice, or a "
