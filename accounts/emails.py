@@ -20,7 +20,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.utils.translation import gettext_lazy as _
 
-from accounts.calls import EMAIL_CLAIM, EMAIL_FORGET
+from accounts.calls import EMAIL_CLAIM, EMAIL_CONFIRM, EMAIL_FORGET
 from accounts.calls import MAIL_GATE as MAIL_GATE_CALL
 from accounts.extensions import EMAIL_VERIFIED
 from accounts.selectors import mail_target, person_find, person_id_by_email
@@ -153,9 +153,11 @@ def email_set(
         pipe.hset(key, "lang", language)
     if not unchanged:
         pipe.hset(key, mapping={"email": address, "email_verified": "0"})
-        if current and verified == "1":
-            # The old address leaves the index only if it still points here; it is told.
+        if current and current != address:
+            # The old address leaves the index only if it still points here (also a claim
+            # whose confirmation was cut off before the flag); a confirmed one is told.
             _index_forget(pipe, person_id=person_id, email=current)
+        if current and verified == "1":
             notice = (person_id, secrets.token_hex(6), address_arg(current))
             mail_queue(pipe, kind="email_changed", args=notice)
         if outcome == "sent":
@@ -272,14 +274,19 @@ def email_verify(*, client: redis.Redis, token: str) -> Verified | None:
     key = PERSON.key(person_id=person_id)
     if client.hget(key, "email") != email:
         return None
-    # The index first, in one checked step (another account may confirm it at the same moment):
-    # the person's flag only once the address is theirs.
-    keys, args = EMAIL_CLAIM.call(
-        keys={"by_email": PERSON_BY_EMAIL.key()}, args={"email": email, "person_id": person_id}
-    )
+    # The index first, in one checked step (another account may confirm it at the same moment),
+    # then the flag, set only if the person still has this address (the index and the person sit
+    # in different slots on a cluster: two calls). An address changed in between is not
+    # confirmed, and its claim is let go.
+    index = {"by_email": PERSON_BY_EMAIL.key()}
+    keys, args = EMAIL_CLAIM.call(keys=index, args={"email": email, "person_id": person_id})
     if fcall(client, EMAIL_CLAIM.name, keys, args) == "taken":
         return Verified(person_id, next_url, taken=True)
-    client.hset(key, "email_verified", "1")
+    keys, args = EMAIL_CONFIRM.call(keys={"person": key}, args={"email": email})
+    if not fcall(client, EMAIL_CONFIRM.name, keys, args):
+        keys, args = EMAIL_FORGET.call(keys=index, args={"email": email, "person_id": person_id})
+        fcall(client, EMAIL_FORGET.name, keys, args)
+        return None
     for hook in EMAIL_VERIFIED:  # e.g. the receipts that found no confirmed address
         hook(client=client, person_id=person_id)
     return Verified(person_id, next_url)

@@ -271,7 +271,7 @@ def person_delete(*, client: redis.Redis, person_id: int) -> bool:
     pipe.fcall(SKELETON_FORGET.name, len(keys), *keys, *args)
     pipe.hdel(PERSON_NAMES.key(), str(person_id))
     pipe.zrem(LOGINS_TOP.key(), str(person_id))
-    if email and verified == "1":  # only if the address still names this person
+    if email:  # only if the address still names this person (confirmed or merely claimed)
         keys, args = EMAIL_FORGET.call(
             keys={"by_email": PERSON_BY_EMAIL.key()},
             args={"email": email, "person_id": person_id},

@@ -25,6 +25,8 @@ local STAFF_SET_KEYS = {'person'}
 local STAFF_SET_ARGS = {'is_staff'}
 local EMAIL_CLAIM_KEYS = {'by_email'}
 local EMAIL_CLAIM_ARGS = {'email', 'person_id'}
+local EMAIL_CONFIRM_KEYS = {'person'}
+local EMAIL_CONFIRM_ARGS = {'email'}
 local EMAIL_FORGET_KEYS = {'by_email'}
 local EMAIL_FORGET_ARGS = {'email', 'person_id'}
 local SKELETON_FORGET_KEYS = {'by_skeleton'}
@@ -278,6 +280,17 @@ local function email_claim(keys, args)
   return 'ok'
 end
 
+-- The person's flag, once their address is claimed in the index (another slot on a cluster):
+-- set only while the person still has the address the link was for. An address changed
+-- between the link's check and this call is not confirmed by it. Returns 1 (set, or set
+-- already) | 0 (the person has another address, or is gone: nothing is written).
+local function email_confirm(keys, args)
+  local k, a = named(keys, EMAIL_CONFIRM_KEYS), named(args, EMAIL_CONFIRM_ARGS)
+  if redis.call('HGET', k.person, 'email') ~= a.email then return 0 end
+  redis.call('HSET', k.person, 'email_verified', '1')
+  return 1
+end
+
 -- A look-alike entry (a name claimed under an older skeleton may share another name's).
 local function skeleton_forget(keys, args)
   local k, a = named(keys, SKELETON_FORGET_KEYS), named(args, SKELETON_FORGET_ARGS)
@@ -289,6 +302,7 @@ redis.register_function{function_name='accounts_name_claim', callback=name_claim
 redis.register_function{function_name='accounts_person_discard', callback=person_discard}
 redis.register_function{function_name='accounts_email_claim', callback=email_claim}
 redis.register_function{function_name='accounts_email_forget', callback=email_forget}
+redis.register_function{function_name='accounts_email_confirm', callback=email_confirm}
 redis.register_function{function_name='accounts_skeleton_forget', callback=skeleton_forget}
 redis.register_function{function_name='accounts_staff_set', callback=staff_set}
 redis.register_function{function_name='accounts_login_gate', callback=login_gate}
