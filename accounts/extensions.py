@@ -25,7 +25,7 @@ class AccountPartReads(Protocol):
 
 
 class PersonForgetter(Protocol):
-    def __call__(self, *, client: redis.Redis, person_id: int) -> None: ...
+    def __call__(self, *, client: redis.Redis, person_id: int, actor_id: str = "") -> None: ...
 
 
 class SignOutHook(Protocol):
@@ -59,7 +59,8 @@ class IdentityRead:
 ACCOUNT_PARTS: Point[AccountPart] = Point("account parts")
 # Read with the session and the person record on every signed-in request.
 IDENTITY_READS: Point[IdentityRead] = Point("identity reads", key=lambda read: read.name)
-# Run when a person deletes their account, before the person goes.
+# Run when a person's account is deleted, before the person goes (actor_id: the staff member
+# who deleted it; empty when the person did).
 PERSON_FORGETTERS: Point[PersonForgetter] = Point("person forgetters")
 # Run when a person signs out, before the session goes.
 SIGNED_OUT: Point[SignOutHook] = Point("sign-out hooks")
@@ -85,10 +86,10 @@ def account_context(*, client: redis.Redis, person_id: int) -> dict[str, object]
     return context
 
 
-def person_forget_everywhere(*, client: redis.Redis, person_id: int) -> None:
+def person_forget_everywhere(*, client: redis.Redis, person_id: int, actor_id: str = "") -> None:
     """Run every plugged forgetter (each is atomic per its own unit, e.g. per room)."""
     for forget in PERSON_FORGETTERS:
-        forget(client=client, person_id=person_id)
+        forget(client=client, person_id=person_id, actor_id=actor_id)
 
 
 def signed_out(*, person_id: str) -> None:

@@ -236,11 +236,12 @@ def calendar_token_revoke(*, client: redis.Redis, person_id: int) -> None:
     client.hdel(PERSON.key(person_id=person_id), "cal_token")
 
 
-def account_delete(*, client: redis.Redis, person_id: int) -> bool:
-    """Delete an account, whoever asks (the person, or staff): every other app forgets them
-    first (booking cancels their upcoming bookings, each with its mail), then the person goes.
-    False when nobody had this id."""
-    person_forget_everywhere(client=client, person_id=person_id)
+def account_delete(*, client: redis.Redis, person_id: int, staff_id: int | None = None) -> bool:
+    """Delete an account, whoever asks (the person, or the staff member `staff_id`): every
+    other app forgets them first (booking cancels their upcoming bookings, each with its mail,
+    which says who closed the account), then the person goes. False when nobody had this id."""
+    actor = "" if staff_id is None else str(staff_id)
+    person_forget_everywhere(client=client, person_id=person_id, actor_id=actor)
     return person_delete(client=client, person_id=person_id)
 
 

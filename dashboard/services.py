@@ -67,19 +67,16 @@ def person_delete_check(*, actor: Person, person: Person) -> None:
 def person_delete_by_staff(*, client: redis.Redis, actor: Person, person_id: int) -> Person:
     """Delete a person's account as their own deletion does (accounts' account_delete: their
     upcoming bookings cancelled, each with its mail, then the account forgotten) and audit it,
-    naming the staff member. Raises PersonNotFound and DeleteRefused."""
+    naming the staff member and the person's id only. Raises PersonNotFound and DeleteRefused."""
     person = person_get(client=client, person_id=person_id)
     if person is None:
         raise PersonNotFound(person_id)
     person_delete_check(actor=actor, person=person)
-    if not account_delete(client=client, person_id=person_id):
+    if not account_delete(client=client, person_id=person_id, staff_id=actor.id):
         raise PersonNotFound(person_id)  # gone in between (deleted by themselves)
+    # Only the id: the page promises that the person's name is forgotten.
     staff_audit_record(
-        client=client,
-        kind="person_delete",
-        actor_id=str(actor.id),
-        subject=str(person_id),
-        detail=person.username,
+        client=client, kind="person_delete", actor_id=str(actor.id), subject=str(person_id)
     )
     return person
 

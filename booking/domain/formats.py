@@ -45,8 +45,9 @@ OUTBOX_CANCEL = ("cancel", "booking_id")
 OUTBOX_FREED = ("freed", "room", *WAIT_FIELDS, "told")
 OUTBOX_MOVED = ("moved", "booking_id", "sequence")
 # A booking cancelled by its buyer's account deletion, to the address they had (percent-encoded
-# name and address: the person is gone when it is sent).
-OUTBOX_CANCEL_TO = ("cancel_to", "booking_id", "lang", "name", "address")
+# name and address: the person is gone when it is sent); by: "staff" when staff deleted the
+# account, else "" (the buyer did; also an entry queued before the field was added).
+OUTBOX_CANCEL_TO = ("cancel_to", "booking_id", "lang", "name", "address", "by")
 # A closure of a room (its value in the room's closures), by '|': days as calendar day numbers.
 CLOSURE_FIELDS = ("first", "last", "hstart", "hend", "reason")
 OUTBOX_ENTRIES = {

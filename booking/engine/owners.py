@@ -47,7 +47,7 @@ OWNER_FORGET = FunctionSpec(
     ("registry", "audit", "stats", "waits", "wait_notices", "holds", "outbox", "hold_days",
      "edition", "closures"),
     ("owner", "now_ms", "audit_maxlen", "n", "room", "first_day", "priority_hold_id",
-     "priority_hold_ms", "mail_lang", "mail_name", "mail_address"),
+     "priority_hold_ms", "mail_lang", "mail_name", "mail_address", "actor"),
     replies=("ok cancelled kept", "stale", "invalid what"),
     key_tails=("records", "inventories"),
 )  # fmt: skip
@@ -98,12 +98,14 @@ def owner_forget(
     owner_id: str,
     now: dt.datetime | None = None,
     mail_to: MailTarget | None = None,
+    actor_id: str = "",
 ) -> int:
     """Cancel the owner's bookings not collected at all (freeing their slots; a booking moved to
     another room is followed there), keep every record for staff with owner '0', drop their
     holds and waits, tell waiters of what freed: one durable call per room, which also queues
     the cancellation mail of each booking it cancels to `mail_to` (the owner's confirmed
-    address, read before they are forgotten). First the person
+    address, read before they are forgotten), under `actor_id` (the staff member who deleted
+    the account; empty: the owner did, and the mail says so). First the person
     is marked gone in every room, so that nothing is booked, held or moved for them while (or
     after) this runs. Returns the number of bookings cancelled."""
     at = to_ms(now or dt.datetime.now(tz=dt.UTC))
@@ -130,7 +132,9 @@ def owner_forget(
             by_room.setdefault(int(room_text), [])
     cancelled = 0
     for room, booking_ids in sorted(by_room.items()):
-        cancelled += _room_forget(client, room, owner_id, booking_ids, at, now, mail_to)
+        cancelled += _room_forget(
+            client, room, owner_id, booking_ids, at, now, mail_to, actor_id or owner_id
+        )
     # Durable like the rooms' calls: a failover must not bring the deleted indexes back.
     durable_calls(
         client,
@@ -181,6 +185,7 @@ def _room_forget(
     at: int,
     now: dt.datetime | None,
     mail_to: MailTarget | None,
+    actor_id: str,
 ) -> int:
     keys = RoomKeys(room)
     records = [keys.record(i) for i in booking_ids]
@@ -216,6 +221,7 @@ def _room_forget(
                 "mail_lang": mail_to.language if mail_to else "",
                 "mail_name": quote(mail_to.username) if mail_to else "",
                 "mail_address": address_arg(mail_to.email) if mail_to else "",
+                "actor": actor_id,
             },
             tails={"records": records, "inventories": inventories},
         )
@@ -247,11 +253,12 @@ def upcoming_on_the_account_page(*, client: redis.Redis, person_id: int) -> dict
     }
 
 
-def forget_on_account_deletion(*, client: redis.Redis, person_id: int) -> None:
-    """A person deletes their account: their bookings are cancelled and anonymised, and each
-    one cancelled is told to their confirmed address (read now: it is forgotten next)."""
+def forget_on_account_deletion(*, client: redis.Redis, person_id: int, actor_id: str = "") -> None:
+    """A person's account is deleted (by them, or by the staff member `actor_id`): their
+    bookings are cancelled and anonymised, and each one cancelled is told to their confirmed
+    address (read now: it is forgotten next)."""
     target = mail_target(client=client, person_id=person_id)
-    owner_forget(client=client, owner_id=str(person_id), mail_to=target)
+    owner_forget(client=client, owner_id=str(person_id), mail_to=target, actor_id=actor_id)
 
 
 # Plugged into the account page by booking's AppConfig.ready.

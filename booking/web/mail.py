@@ -164,15 +164,17 @@ def cancel_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
 
 
 def cancel_to_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
-    """args: OUTBOX_CANCEL_TO. A booking cancelled by its buyer's account deletion, to the
-    address they had then (queued in the same call as the cancel: once per booking)."""
+    """args: OUTBOX_CANCEL_TO. A booking cancelled by the deletion of its buyer's account (by
+    them, or by staff: `by`), to the address they had then (queued in the same call as the
+    cancel: once per booking)."""
     fields = outbox_fields("cancel_to", args)
     booking = booking_get(client=client, booking_id=fields["booking_id"])
     if booking is None or booking.status != "cancelled" or not fields["address"]:
         return None
     language = fields["lang"] if fields["lang"] in dict(settings.LANGUAGES) else "en"
     target = MailTarget(0, unquote(fields["name"]), address_from_arg(fields["address"]), language)
-    return _cancel_message(booking, target, by_staff=False, deleted=True)
+    by_staff = fields["by"] == "staff"
+    return _cancel_message(booking, target, by_staff=by_staff, deleted=True)
 
 
 def _cancel_message(

@@ -58,7 +58,7 @@ BOOKING_OUTBOX = declare(
         "mail to send about the room's bookings (field m: 'confirm|<booking_id>|<owner>', "
         "'cancel|<booking_id>', 'freed|<room>|<person>|<cls>|<day>|<hstart>|<hend>|<box>|"
         "<told>', 'moved|<booking_id>|<sequence>', 'cancel_to|<booking_id>|<lang>|<name>|"
-        "<address>'), with the consumer group 'senders'; an entry is deleted once the mail "
+        "<address>|<by>'), with the consumer group 'senders'; an entry is deleted once the mail "
         "server took it"
     ),
     app="booking",

@@ -52,8 +52,9 @@ local OUTBOX_CANCEL = {'cancel', 'booking_id'}
 local OUTBOX_FREED = {'freed', 'room', 'person', 'cls', 'day', 'hstart', 'hend', 'box', 'told'}
 local OUTBOX_MOVED = {'moved', 'booking_id', 'sequence'}
 -- A booking cancelled by its buyer's account deletion: the mail goes to the address they had
--- (the person is gone by the time it is sent).
-local OUTBOX_CANCEL_TO = {'cancel_to', 'booking_id', 'lang', 'name', 'address'}
+-- (the person is gone by the time it is sent); by: 'staff' when staff deleted the account,
+-- else '' (the buyer did).
+local OUTBOX_CANCEL_TO = {'cancel_to', 'booking_id', 'lang', 'name', 'address', 'by'}
 
 -- A list's items by the names of `names` (same order): named({'a', 'b'}, {'x', 'y'}).x == 'a'.
 local function named(values, names)

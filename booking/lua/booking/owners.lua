@@ -4,7 +4,7 @@
 local OWNER_FORGET_KEYS = {'registry', 'audit', 'stats', 'waits', 'wait_notices', 'holds',
   'outbox', 'hold_days', 'edition', 'closures'}
 local OWNER_FORGET_ARGS = {'owner', 'now_ms', 'audit_maxlen', 'n', 'room', 'first_day',
-  'priority_hold_id', 'priority_hold_ms', 'mail_lang', 'mail_name', 'mail_address'}
+  'priority_hold_id', 'priority_hold_ms', 'mail_lang', 'mail_name', 'mail_address', 'actor'}
 local OWNER_FORGET_REPLIES = {'ok cancelled kept', 'stale', 'invalid what'}
 local OWNER_FORGET_KEY_TAILS = {'records', 'inventories'}
 
@@ -17,7 +17,9 @@ local OWNER_FORGET_KEY_TAILS = {'records', 'inventories'}
 --       every inventory the records name (their 'inv'), any order
 -- ARGV: owner, now ms, audit maxlen, n, room, first bookable day, priority hold id,
 --       priority hold ms, then the buyer's confirmed address (language, name, address; an
---       empty address: none), to which each booking cancelled here is told, in this call
+--       empty address: none), to which each booking cancelled here is told, in this call, then
+--       who deleted the account (the owner, or the staff member who did: the cancellations are
+--       audited under their id, and the mail says that staff closed the account)
 -- Returns {'ok', cancelled, kept} | {'stale'}
 local function owner_forget(keys, args)
   local k, a = named(keys, OWNER_FORGET_KEYS), named(args, OWNER_FORGET_ARGS)
@@ -26,6 +28,8 @@ local function owner_forget(keys, args)
   local owner, now, maxlen, n, room = a.owner, tonumber(a.now_ms), a.audit_maxlen, tonumber(a.n),
     a.room
   local first_day, hold_ttl = tonumber(a.first_day), tonumber(a.priority_hold_ms)
+  local actor = (a.actor and a.actor ~= '') and a.actor or owner
+  local by = actor ~= owner and 'staff' or ''
   local first = #OWNER_FORGET_KEYS -- the records follow the named keys
   if owner == '' or not now or not n or #keys < first + n or not first_day or not hold_ttl
       or not k.closures then
@@ -61,11 +65,11 @@ local function owner_forget(keys, args)
     if r[2] == 'confirmed' and (r[3] == nil or r[3] == '') then
       slots_release(cal, registry, stats, r[5], r[6], r[7], r[8], r[9], r[12])
       redis.call('HSET', record, 'status', 'cancelled', 'cancelled_at', now, 'cancelled_by',
-        owner, 'cancel_reason', 'account deleted')
-      audit(stream, maxlen, 'cancel', owner, r[10], room, 'account deleted', now)
+        actor, 'cancel_reason', 'account deleted')
+      audit(stream, maxlen, 'cancel', actor, r[10], room, 'account deleted', now)
       if a.mail_address and a.mail_address ~= '' then
         redis.call('XADD', outbox, '*', 'm', outbox_entry(OUTBOX_CANCEL_TO, {booking_id = r[10],
-          lang = a.mail_lang, name = a.mail_name, address = a.mail_address}))
+          lang = a.mail_lang, name = a.mail_name, address = a.mail_address, by = by}))
       end
       cancelled = cancelled + 1
       -- The waiters of every month it freed, per class.

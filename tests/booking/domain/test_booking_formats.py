@@ -165,6 +165,7 @@ def test_the_outbox_entries_the_functions_write_read_back_by_their_declared_name
         "lang": "zh-hans",
         "name": "Gone",
         "address": "gone@example.test",
+        "by": "",  # the buyer's own deletion
     }
 
 
