@@ -18,7 +18,7 @@ from django.utils.translation import ngettext
 from accounts.calls import LOGIN_GATE, LOGIN_PASSED, SIGNUP_GATE
 from accounts.names import name_key
 from accounts.people import Person
-from accounts.selectors import mail_target, person_with_password
+from accounts.selectors import person_with_password
 from accounts.throttle import ThrottlePair, signup_key
 from strongroom.clock import minutes_until, now_ms
 from strongroom.keyspace import PERSON_BY_NAME
@@ -153,7 +153,6 @@ class LoginOutcome:
     locked_until_ms: int = 0
     address_locked: bool = False  # the lock is the client's, for any name it tries
     name_paced: bool = False  # the name's pace: it is guessed from many clients
-    reset_by_mail: bool = False  # the name's person has a confirmed address to reset through
 
     @property
     def locked(self) -> bool:
@@ -173,7 +172,8 @@ def password_check(
     login form, and a signed-in person who confirms their password (to change it, to delete
     the account) guesses under the same limits as anyone logging in. `device` tells whether
     the browser is a known device of a person (asked only when a client-wide lock or the
-    name's pace refuses the attempt: then the person's hash is read, one round trip more)."""
+    name's pace refuses the attempt: then the person's hash is read, one round trip more, for
+    an unknown name too, so that a refusal costs and says the same whether the name exists)."""
     pair = ThrottlePair.of(username=username, client_id=client_id)
     at = now_ms() if at_ms is None else at_ms
     attempt = uuid.uuid4().hex
@@ -185,17 +185,16 @@ def password_check(
         )  # fmt: skip
 
     may_check, locked_until, person_id, lock = gate()
-    if not may_check and lock and person_id is not None and device is not None:
-        found = person_with_password(client=client, person_id=person_id)
-        if found is not None and device(person_id, found[1]):
+    if not may_check and lock and device is not None:
+        found = person_with_password(client=client, person_id=person_id or _NO_PERSON_ID)
+        known = device(person_id or _NO_PERSON_ID, found[1] if found is not None else "")
+        if known and found is not None:
             may_check, locked_until, person_id, lock = gate(known_device=True)
     if not may_check:
-        by_mail = lock == "name" and person_id is not None and _has_mail(client, person_id)
         return LoginOutcome(
             locked_until_ms=locked_until,
             address_locked=lock == "address",
             name_paced=lock == "name",
-            reset_by_mail=by_mail,
         )
     # An unknown name still reads a person (id 0 is never handed out): the same round trips.
     found = person_with_password(client=client, person_id=person_id or _NO_PERSON_ID)
@@ -209,33 +208,21 @@ def password_check(
     return LoginOutcome(person=person, password_hash=encoded)
 
 
-def _has_mail(client: redis.Redis, person_id: int) -> bool:
-    return mail_target(client=client, person_id=person_id) is not None
-
-
 def locked_message(outcome: LoginOutcome) -> str:
     """What a locked login (or password check) says: whose lock it is, and for how long."""
     minutes = minutes_until(outcome.locked_until_ms)
-    if outcome.name_paced and outcome.reset_by_mail:
+    if outcome.name_paced:  # one wording whoever the name is: it tells nobody who has mail
         text = ngettext(
             "This username is being guessed from many places, and this connection has had "
             "several wrong passwords for it, so it waits its turn. Please try again in "
-            "%(minutes)d minute, log in from a browser where you have logged in before, or "
-            "reset your password by mail to sign in now.",
+            "%(minutes)d minute, or log in from a browser where you have logged in before. "
+            "If your account has a confirmed email address, you can also reset your password "
+            "by mail to sign in now.",
             "This username is being guessed from many places, and this connection has had "
             "several wrong passwords for it, so it waits its turn. Please try again in "
-            "%(minutes)d minutes, log in from a browser where you have logged in before, or "
-            "reset your password by mail to sign in now.",
-            minutes,
-        )
-    elif outcome.name_paced:
-        text = ngettext(
-            "This username is being guessed from many places, and this connection has had "
-            "several wrong passwords for it, so it waits its turn. Please try again in "
-            "%(minutes)d minute, or log in from a browser where you have logged in before.",
-            "This username is being guessed from many places, and this connection has had "
-            "several wrong passwords for it, so it waits its turn. Please try again in "
-            "%(minutes)d minutes, or log in from a browser where you have logged in before.",
+            "%(minutes)d minutes, or log in from a browser where you have logged in before. "
+            "If your account has a confirmed email address, you can also reset your password "
+            "by mail to sign in now.",
             minutes,
         )
     elif outcome.address_locked:

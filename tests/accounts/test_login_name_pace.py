@@ -13,13 +13,19 @@ import time_machine
 from django.test import Client
 
 from accounts.devices import DEVICE_COOKIE
+from accounts.gates import password_check
 from accounts.services import password_set, person_create
 from tests.mail_support import with_address
 
 T0 = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.UTC)
 YOUR_CONNECTION = "from your connection"
 GUESSED = "being guessed from many places"
-BY_MAIL = "reset your password by mail"
+PACED = (
+    "This username is being guessed from many places, and this connection has had several "
+    "wrong passwords for it, so it waits its turn. Please try again in 1 minute, or log in "
+    "from a browser where you have logged in before. If your account has a confirmed email "
+    "address, you can also reset your password by mail to sign in now."
+)
 
 
 @pytest.fixture(autouse=True)
@@ -73,7 +79,7 @@ def test_a_client_with_several_failures_of_a_guessed_name_waits_its_turn(r: redi
         paced = attempt("bo", "bo-real-pass-1", "203.0.113.4")
         assert paced.status_code == 429 and int(paced["Retry-After"]) == 60
         page = paced.content.decode()
-        assert GUESSED in page and BY_MAIL not in page  # bo has no confirmed address
+        assert PACED in page  # bo has no confirmed address: the page says the same
         clock.shift(dt.timedelta(seconds=61))
         assert status("bo", "g9", "203.0.113.4") == 400  # the minute's one try
         assert status("bo", "g9", "203.0.113.5") == 429  # and only one
@@ -85,16 +91,50 @@ def test_a_client_with_several_failures_of_a_guessed_name_waits_its_turn(r: redi
         assert status("bo", "bo-real-pass-1", "203.0.113.5") == 429
 
 
-def test_the_paced_page_offers_reset_by_mail_only_with_a_confirmed_address(
-    r: redis.Redis,
+@pytest.mark.parametrize("name", ["bo", "cy", "nobody"])
+def test_the_paced_page_says_the_same_whether_the_name_exists_or_has_mail(
+    r: redis.Redis, name: str
 ) -> None:
     person = person_create(client=r, username="bo", password="bo-real-pass-1")
     with_address(r, person, "bo@example.org")
+    person_create(client=r, username="cy", password="cy-real-pass-1")  # no address
     with time_machine.travel(T0, tick=False):
         for n in range(4):
-            [status("bo", f"g{g}", f"203.0.113.{n + 1}") for g in range(4)]
-        page = attempt("bo", "bo-real-pass-1", "203.0.113.1").content.decode()
-    assert GUESSED in page and BY_MAIL in page
+            [status(name, f"g{g}", f"203.0.113.{n + 1}") for g in range(4)]
+        page = attempt(name, "some-pass-1", "203.0.113.1")
+    assert page.status_code == 429 and PACED in page.content.decode()
+
+
+def _calls(r: redis.Redis) -> dict[str, int]:
+    return {name: stats["calls"] for name, stats in r.info("commandstats").items()}
+
+
+def test_a_refused_attempt_reads_the_same_for_a_name_that_exists_and_one_that_does_not(
+    r: redis.Redis, settings: Any
+) -> None:
+    """The client's own lock refuses both; the store sees the same commands either way."""
+    settings.STRONGROOM_LOGIN_CLIENT_LIMIT = 3
+    person_create(client=r, username="bo", password="bo-real-pass-1")
+    asked: list[int] = []
+
+    def device(person_id: int, password_hash: str) -> bool:
+        asked.append(person_id)
+        return False
+
+    with time_machine.travel(T0, tick=False):
+        for name in ("x1", "x2", "x3"):
+            password_check(client=r, username=name, password="g", client_id="203.0.113.9")
+        sent = []
+        for name in ("bo", "nobody"):
+            before = _calls(r)
+            outcome = password_check(
+                client=r, username=name, password="g", client_id="203.0.113.9", device=device
+            )
+            after = _calls(r)
+            assert outcome.locked and outcome.address_locked
+            sent.append({k: n - before.get(k, 0) for k, n in after.items() if n != before.get(k)})
+    assert sent[0] == sent[1], sent
+    assert len(asked) == 2
 
 
 def test_a_browser_where_the_person_logged_in_is_not_held_to_the_names_pace(
