@@ -5,6 +5,8 @@ password makes every earlier note worthless."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.conf import settings
 from django.core import signing
 from django.http import HttpRequest, HttpResponse
@@ -42,10 +44,21 @@ def device_known(request: HttpRequest, *, person_id: int, password_hash: str) ->
     )
 
 
+def device_check(request: HttpRequest) -> Callable[[int, str], bool]:
+    """The login gate's question about this browser (accounts.gates.DeviceCheck): whether it
+    holds a live note of the person with this id and password hash."""
+
+    def known(person_id: int, password_hash: str) -> bool:
+        return device_known(request, person_id=person_id, password_hash=password_hash)
+
+    return known
+
+
 def device_remember(
     request: HttpRequest, response: HttpResponse, *, person_id: int, password_hash: str
 ) -> None:
-    """Note on the response that this person logged in on this browser (newest first)."""
+    """Note on the response that this person signed in on this browser (newest first): at a
+    login, a sign-up, and a new password (which makes the earlier note worthless)."""
     kept = [n for n in _notes(request.COOKIES.get(DEVICE_COOKIE)) if n[0] != person_id]
     notes = [[person_id, _binding(person_id, password_hash)], *kept][:_PEOPLE_PER_BROWSER]
     response.set_cookie(

@@ -26,7 +26,7 @@ from accounts import emails, services
 from accounts.access import login_required, signed_in_person
 from accounts.account_page import profile_page, profile_plan
 from accounts.clients import client_address
-from accounts.devices import device_known, device_remember
+from accounts.devices import device_check, device_remember
 from accounts.forms import (
     EmailForm,
     LoginForm,
@@ -119,9 +119,11 @@ def _signed_up(
         context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
         return render(request, "accounts/signup.html", context, status=400)
     found = person_with_password(client=client, person_id=person.id)
+    onward = HttpResponseRedirect(next_url)
     if found is not None:
         request_sign_in(request, person=person, password_hash=found[1])
         services.login_record(client=client, person_id=person.id, language=request.LANGUAGE_CODE)
+        device_remember(request, onward, person_id=person.id, password_hash=found[1])
     messages.success(request, _("Welcome, %(name)s.") % {"name": person.username})
     if form.cleaned_data["email"]:
         outcome = emails.email_set(
@@ -131,7 +133,7 @@ def _signed_up(
             next_url=next_url,
         )
         _say_email_outcome(request, outcome, form.cleaned_data["email"])
-    return HttpResponseRedirect(next_url)
+    return onward
 
 
 @sensitive_post_parameters("password")
@@ -149,9 +151,7 @@ def login(request: HttpRequest) -> HttpResponse:
             password=form.cleaned_data["password"],
             client_id=client_address(request),
             language=request.LANGUAGE_CODE,
-            device=lambda person_id, password_hash: device_known(
-                request, person_id=person_id, password_hash=password_hash
-            ),
+            device=device_check(request),
         )
         if outcome.person is not None:
             request_sign_in(request, person=outcome.person, password_hash=outcome.password_hash)

@@ -18,7 +18,7 @@ from accounts import emails, services
 from accounts.access import login_required, signed_in_person
 from accounts.account_page import profile_page
 from accounts.clients import client_address
-from accounts.devices import device_known
+from accounts.devices import device_check, device_remember
 from accounts.forms import (
     DeleteAccountForm,
     PasswordChangeForm,
@@ -49,9 +49,7 @@ def _password_confirmed(
         username=person.username,
         password=form.cleaned_data[field],
         client_id=client_address(request),
-        device=lambda person_id, password_hash: device_known(
-            request, person_id=person_id, password_hash=password_hash
-        ),
+        device=device_check(request),
     )
     if outcome.person is not None and outcome.person.id == person.id:
         return outcome.person, 200, 0
@@ -65,8 +63,9 @@ def _password_confirmed(
 def _password_saved(
     request: HttpRequest, form: SetPasswordForm, *, client: redis.Redis, person: Person
 ) -> HttpResponse | None:
-    """Store the form's new password and sign this request in with it (other sessions end):
-    the redirect to the account page, or None with the refusal added to the form."""
+    """Store the form's new password and sign this request in with it (other sessions end),
+    this browser noted as the person's device under the new password: the redirect to the
+    account page, or None with the refusal added to the form."""
     try:
         encoded = services.password_set(
             client=client, person_id=person.id, password=form.cleaned_data["new_password1"]
@@ -76,7 +75,9 @@ def _password_saved(
         return None
     request_sign_in(request, person=person, password_hash=encoded)
     messages.success(request, _("Your password has been changed."))
-    return redirect("accounts:profile")
+    onward = redirect("accounts:profile")
+    device_remember(request, onward, person_id=person.id, password_hash=encoded)
+    return onward
 
 
 @login_required
