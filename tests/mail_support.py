@@ -29,6 +29,14 @@ def smtp_serving(handler: Any) -> Iterator[int]:
         controller.stop()
 
 
+def mail_part(message: Any, content_type: str) -> bytes:
+    """The decoded payload of a message's first part of `content_type` (text/html, ...)."""
+    part = next(p for p in message.walk() if p.get_content_type() == content_type)
+    payload = part.get_payload(decode=True)
+    assert isinstance(payload, bytes), content_type
+    return payload
+
+
 def mail_to_smtp(settings: Any, port: int) -> None:
     """Send the site's mail through the SMTP server on loopback `port`, plainly (no TLS, no
     login), as the tests' aiosmtpd servers take it."""

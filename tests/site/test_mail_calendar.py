@@ -14,7 +14,7 @@ from booking.domain.calendar_files import booking_ics
 from booking.engine.cancel import booking_cancel
 from strongroom.outbox_delivery import outbox_send
 from tests.conftest import Someone
-from tests.mail_support import mail_to_files, with_address
+from tests.mail_support import mail_part, mail_to_files, with_address
 from tests.site.test_after_mail import book, messages_in
 
 
@@ -24,10 +24,7 @@ def mail_dir(settings: object, tmp_path: Path) -> Path:
 
 
 def calendar_of(message: Message) -> Calendar:
-    part = next(p for p in message.walk() if p.get_content_type() == "text/calendar")
-    payload = part.get_payload(decode=True)
-    assert isinstance(payload, bytes)
-    return Calendar.from_ical(payload)
+    return Calendar.from_ical(mail_part(message, "text/calendar"))
 
 
 def test_the_receipt_invites_the_buyer_and_the_cancellation_cancels_the_same_events(

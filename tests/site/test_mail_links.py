@@ -13,7 +13,7 @@ from accounts.mail import html_body
 from booking.engine.cancel import booking_cancel
 from strongroom.outbox_delivery import outbox_send
 from tests.conftest import Someone
-from tests.mail_support import mail_to_files, with_address
+from tests.mail_support import mail_part, mail_to_files, with_address
 from tests.site.test_after_mail import body_of, book, messages_in
 
 
@@ -23,10 +23,7 @@ def mail_dir(settings: object, tmp_path: Path) -> Path:
 
 
 def html_of(message: Message) -> str:
-    part = next(p for p in message.walk() if p.get_content_type() == "text/html")
-    payload = part.get_payload(decode=True)
-    assert isinstance(payload, bytes)
-    return payload.decode(part.get_content_charset() or "utf-8")
+    return mail_part(message, "text/html").decode("utf-8")
 
 
 @pytest.mark.parametrize("language", ["en", "zh-hans"])

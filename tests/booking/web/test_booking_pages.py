@@ -32,6 +32,7 @@ from tests.booking_support import (
     snapshot,
 )
 from tests.conftest import ON_CLUSTER
+from tests.pages_support import hidden
 from tests.store_support import claim_trips, identity_trips, store_probed
 
 B_8_12 = {"cls": "B", "room": "7", "start": "8", "end": "12", "date": "2026-12-08"}
@@ -52,12 +53,6 @@ def search(pattern: str, text: str, flags: int = 0) -> re.Match[str]:
 
 def html(response: Any) -> str:
     return response.content.decode()
-
-
-def hidden(page: str, name: str) -> str:
-    match = re.search(rf'name="{name}" value="([^"]+)"', page)
-    assert match, f"no hidden {name}"
-    return match.group(1)
 
 
 def day_button(page: str, date: str) -> str:
@@ -728,14 +723,19 @@ def test_cancel_after_the_cut_off_is_refused_with_a_message(
     assert bookings_of(client=r, owner_id=owner(buyer))[0].status == "confirmed"
 
 
-def test_a_double_click_on_yes_cancel_reports_success_both_times(
-    r: redis.Redis, client_for: Any, buyer: Any
-) -> None:
+def cancel_form(r: redis.Redis, client_for: Any, buyer: Any) -> tuple[Client, Any, dict[str, str]]:
+    """A buyer's client, their booking of class A, and the fields its cancel form sends."""
     booking = claim(r, request("A", dates=(8,)), owner=owner(buyer)).booking
     assert booking is not None
     client = client_for(buyer)
     form = html(client.get(f"/book/mine/{booking.id}/cancel/"))
-    data = {"request_id": hidden(form, "request_id")}
+    return client, booking, {"request_id": hidden(form, "request_id")}
+
+
+def test_a_double_click_on_yes_cancel_reports_success_both_times(
+    r: redis.Redis, client_for: Any, buyer: Any
+) -> None:
+    client, booking, data = cancel_form(r, client_for, buyer)
     first = html(client.post(f"/book/mine/{booking.id}/cancel/", data, follow=True))
     second = html(client.post(f"/book/mine/{booking.id}/cancel/", data, follow=True))
     assert "The booking is cancelled" in first and "The booking is cancelled" in second
@@ -759,11 +759,7 @@ def test_a_double_click_on_yes_cancel_shows_its_message_once(
     r: redis.Redis, client_for: Any, buyer: Any
 ) -> None:
     """The browser sends both posts, then follows the last redirect: one page, one message."""
-    booking = claim(r, request("A", dates=(8,)), owner=owner(buyer)).booking
-    assert booking is not None
-    client = client_for(buyer)
-    form = html(client.get(f"/book/mine/{booking.id}/cancel/"))
-    data = {"request_id": hidden(form, "request_id")}
+    client, booking, data = cancel_form(r, client_for, buyer)
     for _click in range(2):
         assert client.post(f"/book/mine/{booking.id}/cancel/", data).status_code == 302
     assert html(client.get("/book/mine/")).count("The booking is cancelled") == 1
