@@ -12,7 +12,7 @@ from tests.conftest import ROOT
 
 README = ROOT / "README.md"
 # Where the site may read its environment: settings.py above all, and any module of the product
-# (serving.py and the serve command read BIND, WEB_CONCURRENCY, WEB_THREADS).
+# (serving.py and the serve command read BIND and WEB_CONCURRENCY).
 SOURCES = sorted(
     path
     for app in ("strongroom", "accounts", "booking", "catalog", "dashboard")
