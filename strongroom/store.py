@@ -35,6 +35,12 @@ from redis.retry import Retry
 
 from strongroom import embedded
 from strongroom.conf import cluster_url_parse, is_cluster_url
+from strongroom.connections import (
+    COUNTING,
+    CountingConnection,
+    CountingSSLConnection,
+    RoundTrips,
+)
 from strongroom.lua_sources import function_sources, library_text
 
 # How long a command may wait for an answer: a stalled store (SIGSTOP, a stuck disk) gets the
@@ -63,36 +69,6 @@ class StoreUnavailable(Exception):
 class ClusterUnreachable(redis.ConnectionError):
     """No seed or node of the cluster answered while the topology was read again."""
 
-
-class RoundTrips:
-    """Counts the times a request is sent to the store (one pipeline is one round trip)."""
-
-    count = 0
-
-
-class _CountingMixin:
-    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
-        RoundTrips.count += 1
-        super().send_packed_command(command, check_health)  # type: ignore[misc]
-
-
-class CountingConnection(_CountingMixin, redis.Connection):
-    pass
-
-
-class CountingUnixConnection(_CountingMixin, redis.UnixDomainSocketConnection):
-    pass
-
-
-class CountingSSLConnection(_CountingMixin, redis.SSLConnection):
-    pass
-
-
-_COUNTING = {
-    redis.Connection: CountingConnection,
-    redis.UnixDomainSocketConnection: CountingUnixConnection,
-    redis.SSLConnection: CountingSSLConnection,
-}
 
 _lock = threading.Lock()
 _client: redis.Redis | None = None
@@ -130,7 +106,7 @@ def connect(url: str) -> redis.Redis:
         socket_connect_timeout=COMMAND_TIMEOUT_S,
         max_connections=200,
     )
-    pool.connection_class = _COUNTING.get(pool.connection_class, pool.connection_class)
+    pool.connection_class = COUNTING.get(pool.connection_class, pool.connection_class)
     return redis.Redis(connection_pool=pool)
 
 

@@ -1,0 +1,68 @@
+"""The store's connection classes: each counts the round trips it sends (`RoundTrips`, read
+by `strongroom.store.round_trips`), and answers the pool's "anything unread?" check, asked of
+every connection it hands out, with one plain poll(2)."""
+
+from __future__ import annotations
+
+import select
+import sys
+from typing import Any
+
+import redis
+
+
+class RoundTrips:
+    """Counts the times a request is sent to the store (one pipeline is one round trip)."""
+
+    count = 0
+
+
+def _plain_poll() -> Any:
+    """select.poll as the system has it: gevent's patched one makes a zero-timeout readiness
+    check cost a watcher, a timeout and a switch; the plain call with timeout 0 never blocks."""
+    monkey = sys.modules.get("gevent.monkey")
+    poll = monkey.get_original("select", "poll") if monkey is not None else select.poll
+    return poll()
+
+
+class _CountingMixin:
+    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        RoundTrips.count += 1
+        super().send_packed_command(command, check_health)  # type: ignore[misc]
+
+    def can_read(self, timeout: float = 0) -> bool:
+        # The pool asks this of every connection it hands out (timeout 0): nothing waiting on
+        # the socket and nothing buffered is the common answer, found here with one plain
+        # poll(2); anything else (data, a closed socket) goes through redis-py's own check.
+        sock = getattr(self, "_sock", None)
+        if timeout == 0 and sock is not None and not _parser_buffered(self):
+            poller = _plain_poll()
+            poller.register(sock.fileno(), select.POLLIN)
+            if not poller.poll(0):
+                return False
+        return bool(super().can_read(timeout))  # type: ignore[misc]
+
+
+def _parser_buffered(connection: Any) -> bool:
+    reader = getattr(getattr(connection, "_parser", None), "_reader", None)
+    has_data = getattr(reader, "has_data", None)
+    return has_data is None or bool(has_data())
+
+
+class CountingConnection(_CountingMixin, redis.Connection):
+    pass
+
+
+class CountingUnixConnection(_CountingMixin, redis.UnixDomainSocketConnection):
+    pass
+
+
+class CountingSSLConnection(_CountingMixin, redis.SSLConnection):
+    pass
+
+
+COUNTING = {
+    redis.Connection: CountingConnection,
+    redis.UnixDomainSocketConnection: CountingUnixConnection,
+    redis.SSLConnection: CountingSSLConnection,
+}

@@ -1,0 +1,66 @@
+"""The store's connections (strongroom/connections.py): the pool's check for unread input,
+answered with one plain poll(2), still keeps a connection with unread input or a closed socket
+from being handed out, as redis-py's own check does."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import redis
+
+from strongroom.connections import COUNTING, CountingUnixConnection
+from strongroom.store import connect
+
+pytestmark = pytest.mark.store
+
+
+def _one_server(r: redis.Redis) -> redis.Redis:
+    if isinstance(r, redis.RedisCluster):
+        pytest.skip("a cluster client has a pool per node")
+    return r
+
+
+def test_a_quiet_connection_has_nothing_to_read(r: redis.Redis) -> None:
+    pool = _one_server(r).connection_pool
+    connection = pool.get_connection()
+    try:
+        assert type(connection) in COUNTING.values()
+        assert connection.can_read(0) is False
+    finally:
+        pool.release(connection)
+
+
+def test_unread_input_is_seen_and_the_connection_not_handed_out(r: redis.Redis) -> None:
+    client = _one_server(r)
+    client.set("sr:test:unread", "the value")
+    pool = client.connection_pool
+    connection = pool.get_connection()
+    connection.send_command("PING")  # its answer is left unread
+    deadline = time.monotonic() + 2
+    while not connection.can_read(0):
+        assert time.monotonic() < deadline, "the PING was never answered"
+        time.sleep(0.01)
+    socket_before = connection._sock
+    pool.release(connection)
+    again = pool.get_connection()  # the pool reconnects rather than hand out the PONG
+    try:
+        assert again._sock is not socket_before or not again.can_read(0)
+    finally:
+        pool.release(again)
+    assert client.get("sr:test:unread") == "the value"
+
+
+def test_a_socket_the_server_closed_is_not_handed_out(r: redis.Redis) -> None:
+    client = _one_server(r)
+    fresh = connect(f"unix://{client.connection_pool.connection_kwargs['path']}")
+    pool = fresh.connection_pool
+    connection = pool.get_connection()
+    assert isinstance(connection, CountingUnixConnection)
+    pool.release(connection)
+    client.client_kill_filter(_type="normal", skipme=True)  # the server closes it
+    time.sleep(0.1)
+    with pytest.raises(redis.ConnectionError):
+        connection.can_read(0)  # readable, and closed: redis-py's own check says so
+    assert fresh.ping() is True  # the pool saw the closed socket and connected again
+    fresh.close()
