@@ -44,6 +44,11 @@ class _CountingMixin:
 
 
 def _parser_buffered(connection: Any) -> bool:
+    """Whether input may wait above the socket: in hiredis's reader, or decrypted in a TLS
+    layer (True when it cannot tell: another parser)."""
+    pending = getattr(connection._sock, "pending", None)
+    if pending is not None and pending():
+        return True
     reader = getattr(getattr(connection, "_parser", None), "_reader", None)
     has_data = getattr(reader, "has_data", None)
     return has_data is None or bool(has_data())

@@ -9,7 +9,7 @@ import time
 import pytest
 import redis
 
-from strongroom.connections import COUNTING, CountingUnixConnection
+from strongroom.connections import COUNTING, CountingUnixConnection, _parser_buffered
 from strongroom.store import connect
 
 pytestmark = pytest.mark.store
@@ -64,3 +64,25 @@ def test_a_socket_the_server_closed_is_not_handed_out(r: redis.Redis) -> None:
         connection.can_read(0)  # readable, and closed: redis-py's own check says so
     assert fresh.ping() is True  # the pool saw the closed socket and connected again
     fresh.close()
+
+
+def test_input_decrypted_above_the_socket_counts_as_unread(r: redis.Redis) -> None:
+    """A TLS socket may hold decrypted input that poll(2) cannot see: it is asked first."""
+    pool = _one_server(r).connection_pool
+    connection = pool.get_connection()
+    try:
+        real = connection._sock
+
+        class _Pending:  # the socket as ssl wraps it, with input already decrypted
+            def __getattr__(self, name: str) -> object:
+                return getattr(real, name)
+
+            def pending(self) -> int:
+                return 1
+
+        connection._sock = _Pending()
+        assert _parser_buffered(connection)
+        connection._sock = real
+        assert not _parser_buffered(connection)
+    finally:
+        pool.release(connection)
