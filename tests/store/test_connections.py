@@ -80,7 +80,7 @@ def test_input_decrypted_above_the_socket_counts_as_unread(r: redis.Redis) -> No
             def pending(self) -> int:
                 return 1
 
-        connection._sock = _Pending()
+        connection._sock = _Pending()  # type: ignore[assignment]
         assert _parser_buffered(connection)
         connection._sock = real
         assert not _parser_buffered(connection)
