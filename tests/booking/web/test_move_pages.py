@@ -102,6 +102,25 @@ def test_the_move_form_bounds_its_days_links_the_map_and_takes_box_ranges(
     assert booking_get(client=r, booking_id=mine.id).boxes == (6, 7, 8)  # type: ignore[union-attr]
 
 
+def test_a_move_typed_with_a_chinese_keyboard_reads_its_room_and_boxes(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    """Full-width digits, comma and dash (a Chinese keyboard in full-width mode) in the room
+    and the boxes read as the plain ones, as at the kiosk and the staff desk."""
+    found = claim(r, request("C", hour_start=8, hour_end=10, boxes=[1]), owner=str(buyer.id))
+    mine = found.booking
+    assert mine is not None
+    client = client_for(buyer)
+    form = html(client.get(f"/book/mine/{mine.id}/move/"))
+    data = {"move_id": hidden(form, "move_id"), "date": ["2026-12-05"], "hour_start": "8",
+            "hour_end": "10", "room": "\uff10\uff10\uff19",
+            "boxes": "\uff14\uff0c\uff16\uff0d\uff18"}  # fmt: skip
+    answer = client.post(f"/book/mine/{mine.id}/move/", data)
+    assert answer.status_code == 302, html(answer)[:2000]
+    moved = booking_get(client=r, booking_id=answer["Location"].split("/")[-2])
+    assert moved is not None and moved.room == 9 and moved.boxes == (4, 6, 7, 8)
+
+
 def test_a_move_into_a_taken_slot_says_so_and_changes_nothing(
     r: redis.Redis,
     buyer: Someone,
