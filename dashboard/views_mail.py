@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from accounts.access import staff_required
 from booking.selectors import outbox_subject, references_of
+from dashboard.selectors import names_of
 from strongroom import keyspace as ks
 from strongroom.outbox import dead_letter_discard, dead_letter_retry, outbox_view
 from strongroom.store import get_store
@@ -40,12 +41,17 @@ def _about(mailbox: str, member: str) -> dict[str, str]:
 
 
 def _with_references(client: redis.Redis, abouts: list[Any]) -> None:
-    """Each booking's reference, the one people read out ('' for a booking no longer stored):
-    one pipeline, none when no message is about a booking."""
+    """Each booking's reference, the one people read out ('' for a booking no longer stored),
+    and each person's name ('' for one no longer stored): a pipeline, none when no message is
+    about a booking, and one read, none when none is about a person alone."""
     wanted = [about["booking_id"] for about in abouts if about["booking_id"]]
     references = references_of(client=client, booking_ids=wanted) if wanted else {}
+    people = [about["person_id"] for about in abouts if about["person_id"]]
+    names = names_of(client=client, ids=people) if people else {}
     for about in abouts:
         about["reference"] = references.get(about["booking_id"], "")
+        person = about["person_id"]
+        about["name"] = names.get(int(person), "") if person.isascii() and person.isdigit() else ""
 
 
 def _when(ms: int) -> dt.datetime:

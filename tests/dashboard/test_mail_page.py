@@ -34,7 +34,11 @@ def test_a_message_about_a_booking_names_its_reference_not_an_internal_entry(
     about = about_cells(html)
     assert f'booking <a href="/staff/bookings/{made.id}/">{made.reference}</a>' in about
     assert "a booking no longer stored" in about
-    assert f'<a href="/staff/people/{buyer.id}/">person {buyer.id}</a>' in about
+    # A person by their name (the id is in the link); one no longer stored by their id.
+    assert f'<a href="/staff/people/{buyer.id}/">{buyer.person.username}</a>' in about
+    mail_queue(r, kind="password_changed", args=(9999,))
+    html = client_for(staff).get("/staff/mail/").content.decode()
+    assert '<a href="/staff/people/9999/">person 9999</a>' in about_cells(html)
 
 
 def test_booking_says_what_each_of_its_outbox_entries_is_about() -> None:
