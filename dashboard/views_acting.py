@@ -131,6 +131,11 @@ def person_book_staff(request: HttpRequest, person_id: int) -> HttpResponse:
             why = _("Not booked: this buyer's account is being deleted.")
         elif result.closed:
             why = _("Not booked: closed by staff: %(reason)s") % {"reason": result.closed}
+        elif result.waited:
+            why = _(
+                "Not booked: a hold on these slots has just run out, and the waiting list has "
+                "them first, for a few minutes."
+            )
         else:
             why = _("Not booked: some of these slots are not free.")
         return _book_for_refused(request, person_id, [why], taken=result.taken, status=409)

@@ -65,7 +65,7 @@ CLAIM = FunctionSpec(
      "person_score", "date_scores", "reference", "pace_limit", "pace_window_ms", "first_day",
      "mark_unsure", "actor", "audit_note"),
     replies=("ok record fulfilled", "taken *slots", "paced until", "id_in_use", "code_clash",
-             "ref_clash", "gone", "closed reason", "invalid what"),
+             "ref_clash", "gone", "closed reason", "waited", "invalid what"),
     key_tails=("inventories", "person_index", "date_index", "pace"),
 )  # fmt: skip
 # key tails of CLAIM: the inventory of each calendar month of the request (ARGV months names
@@ -95,6 +95,9 @@ class ClaimResult:
     paced_until: dt.datetime | None = None
     gone: bool = False
     closed: str = ""  # the reason staff closed a slot of the request ('' when none is)
+    # Another buyer waits for a slot of it that a hold running out has just freed: the
+    # waiting list has it first, for the few minutes the sweep takes to offer it.
+    waited: bool = False
 
 
 def booking_claim(
@@ -209,6 +212,8 @@ def booking_claim(
         return ClaimResult(False, paced_until=from_ms(int(answer["until"])))
     if status == "gone":
         return ClaimResult(False, gone=True)
+    if status == "waited":
+        return ClaimResult(False, waited=True)
     if status == "closed":
         return ClaimResult(False, closed=str(answer["reason"]))
     if status == "id_in_use":

@@ -233,13 +233,21 @@ def _refused_by_rule(
     request: HttpRequest, choices: forms.Choices, result: HoldResult | ClaimResult
 ) -> HttpResponse | None:
     """The refusals a hold and a booking share: the hourly allowance spent, the account being
-    deleted, a slot closed by the staff. None when none applies."""
+    deleted, a slot closed by the staff, a slot the waiting list has first. None when none
+    applies."""
     if result.paced_until is not None:
         return paced(request, choices, result.paced_until)
     if result.gone:
         return gone(request, choices)
     if result.closed:
         return closed(request, choices, result.closed)
+    if result.waited:
+        message = _(
+            "Someone is waiting for these slots, and the hold that had them has just run out: "
+            "they are offered to the waiting list first, for a few minutes. Choose other "
+            "slots, or look again in a minute to join the waiting list."
+        )
+        return refused(request, choices, [message], status=409)
     return None
 
 
@@ -249,13 +257,6 @@ def hold_answer(
     """A hold placed: its confirmation page; refused: the booking page with why."""
     if (answer := _refused_by_rule(request, choices, result)) is not None:
         return answer
-    if result.waited:
-        message = _(
-            "Someone is waiting for these slots, and the hold that had them has just run out: "
-            "they are offered to the waiting list first, for a few minutes. Choose other "
-            "slots, or look again in a minute to join the waiting list."
-        )
-        return refused(request, choices, [message], status=409)
     if result.cooling_until is not None:
         until = timezone.localtime(minute_up(result.cooling_until)).strftime("%H:%M")
         message = _(

@@ -9,7 +9,7 @@ local CLAIM_ARGS = {'owner', 'cls', 'months', 'days', 'hstart', 'hend', 'boxes',
   'person_score', 'date_scores', 'reference', 'pace_limit', 'pace_window_ms', 'first_day',
   'mark_unsure', 'actor', 'audit_note'}
 local CLAIM_REPLIES = {'ok record fulfilled', 'taken *slots', 'paced until', 'id_in_use',
-  'code_clash', 'ref_clash', 'gone', 'closed reason', 'invalid what'}
+  'code_clash', 'ref_clash', 'gone', 'closed reason', 'waited', 'invalid what'}
 -- The keys a call adds after the named ones: the inventory of each calendar month of the
 -- request (as many as ARGV months names), on one server the indexes (written here), and with
 -- an allowance the buyer's pace.
@@ -33,6 +33,9 @@ local CLAIM_KEY_TAILS = {'inventories', 'person_index', 'date_index', 'pace'}
 -- Returns {'ok', <record as flat hash>, <the owner's waits it fulfilled>}
 --       | {'taken', 'day:box:mask:held', ...} | {'paced', ms when the buyer may book again}
 --       | {'id_in_use'} | {'code_clash'} | {'ref_clash'} | {'gone'} | {'invalid', what}
+--       | {'waited'}: another buyer waits for a slot of it that a hold running out has just
+--         freed, and the sweep offers it to them first (as `hold` answers; a claim whose hold
+--         has ended, or a Book press on the booking page, takes no slot from the waiting list)
 -- (a retry of a claim that succeeded returns {'ok', <record>}).
 -- The receipt (OUTBOX_CONFIRM) goes into the room's outbox in the same call: as durable
 -- as the booking, and no extra round trip (the owner named, the sender need not read the
@@ -103,6 +106,9 @@ local function claim(keys, args)
   local drop = holds_met(taken, holds, hold_days, owner, cls, days, hstart, hend, boxes, now)
   if #taken > 0 then
     return {'taken', unpack(taken)}
+  end
+  if waited_by_others(k, owner, cls, days, hstart, hend, boxes, cal, now) then
+    return {'waited'}
   end
 
   edition_bump(k.edition)

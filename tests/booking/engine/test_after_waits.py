@@ -18,7 +18,7 @@ from django.utils import timezone
 from booking.domain.parser import slot_request_parse
 from booking.domain.records import Booking
 from booking.domain.rules import booking_new_id, hold_new_id
-from booking.engine.bookings import hold_get
+from booking.engine.bookings import booking_get, hold_get
 from booking.engine.cancel import booking_cancel
 from booking.engine.claims import ClaimResult, booking_claim
 from booking.engine.holds import booking_hold
@@ -273,6 +273,84 @@ def test_two_accounts_passing_a_slot_between_their_holds_cannot_keep_it_from_a_w
     (told,) = waits_of(client=r, owner_id=str(third.id), now=ran_out)
     assert told.told and told.mine
     assert not hold(second_buyer, ran_out).ok  # held for the waiter now
+
+
+def test_a_hold_that_ran_out_gives_its_slots_to_the_waiting_list_not_to_a_book_press(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone
+) -> None:
+    """The holder's Book button pressed after their hold ran out (the confirm page stays on
+    screen), or anyone's Book on the booking page: a slot someone waits for, freed by a hold
+    running out, is the waiting list's first, as a hold of it is refused. Nothing is written;
+    the waiter themself may book it, and once the sweep has offered it, it is held for them."""
+    third = person_make(r, "third_party")
+    start = dt.datetime.now(tz=dt.UTC)
+    req = slot_request_parse(cls="A", room=9, dates=[day(8)])
+    hold_id = hold_new_id(room=9)
+    assert booking_hold(
+        client=r, owner_id=str(buyer.id), request=req, hold_id=hold_id, now=start
+    ).ok
+    wait = Wait(9, "A", day(8))
+    assert wait_join(client=r, owner_id=str(third.id), wait=wait, now=start) == "ok"
+    ran_out = start + dt.timedelta(seconds=settings.STRONGROOM_HOLD_SECONDS, milliseconds=300)
+    before = {k: r.dump(k) for k in r.scan_iter(match="*{room:009}*")}
+    for someone, hold in ((buyer, hold_id), (second_buyer, None)):
+        refused = booking_claim(
+            client=r, owner_id=str(someone.id), request=req, booking_id=booking_new_id(room=9),
+            hold_id=hold, now=ran_out,
+        )  # fmt: skip
+        assert refused == ClaimResult(False, waited=True)
+    assert {k: r.dump(k) for k in r.scan_iter(match="*{room:009}*")} == before
+    assert waits_sweep(client=r, now=ran_out) == 1  # the waiter's priority hold
+    late = booking_claim(
+        client=r, owner_id=str(buyer.id), request=req, booking_id=booking_new_id(room=9),
+        now=ran_out,
+    )  # fmt: skip
+    assert not late.ok and not late.waited and late.taken  # held for the waiter now
+
+
+def test_the_confirm_page_s_book_button_after_the_hold_ran_out_says_why(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    """Without JavaScript the confirm page's Book button stays on screen after the hold ends:
+    pressed then, with someone waiting, the buyer reads why (409) and nothing is booked."""
+    start = timezone.now()
+    browser = client_for(buyer)
+    with time_machine.travel(start, tick=False):
+        held = browser.post("/book/hold/", {"cls": "A", "room": "9", "date": "2026-12-08"})
+        assert held.status_code == 302 and "/book/confirm/" in held["Location"]
+        hold_id = held["Location"].rstrip("/").rsplit("/", 1)[1]
+        page = browser.get(held["Location"]).content.decode()
+        booking_id = re.search(r'name="booking_id" value="([^"]+)"', page)
+        assert booking_id is not None
+        wait = Wait(9, "A", dt.date(2026, 12, 8))
+        assert wait_join(client=r, owner_id=str(second_buyer.id), wait=wait) == "ok"
+    ran_out = start + dt.timedelta(seconds=settings.STRONGROOM_HOLD_SECONDS, milliseconds=300)
+    with time_machine.travel(ran_out, tick=False):
+        form = {"cls": "A", "room": "9", "date": "2026-12-08", "hold_id": hold_id,
+                "booking_id": booking_id.group(1)}  # fmt: skip
+        pressed = browser.post("/book/claim/", form)
+    assert pressed.status_code == 409
+    assert "offered to the waiting list first" in pressed.content.decode()
+    assert booking_get(client=r, booking_id=booking_id.group(1)) is None
+
+
+def test_the_waiter_may_book_the_slot_a_hold_left_at_once(r: redis.Redis, buyer: Someone) -> None:
+    third = person_make(r, "third_party")
+    start = dt.datetime.now(tz=dt.UTC)
+    req = slot_request_parse(cls="A", room=9, dates=[day(8)])
+    assert booking_hold(
+        client=r, owner_id=str(buyer.id), request=req, hold_id=hold_new_id(room=9), now=start
+    ).ok
+    assert wait_join(client=r, owner_id=str(third.id), wait=Wait(9, "A", day(8)), now=start)
+    ran_out = start + dt.timedelta(seconds=settings.STRONGROOM_HOLD_SECONDS, milliseconds=300)
+    made = booking_claim(
+        client=r, owner_id=str(third.id), request=req, booking_id=booking_new_id(room=9),
+        now=ran_out,
+    )  # fmt: skip
+    assert made.ok and made.booking is not None
 
 
 def test_a_wait_whose_slot_is_still_partly_booked_keeps_no_free_hour_from_anyone(
