@@ -108,8 +108,9 @@ def wait_page(request: HttpRequest) -> HttpResponse:
         messages.warning(
             request,
             _(
-                "You are waiting for as many slots as one person may (%(most)d): leave one of "
-                "your waiting lists on My bookings to wait for this one."
+                "You have as many waiting-list entries as one person may (%(most)d), the "
+                "notices of slots that freed included: leave a waiting list or dismiss a "
+                "notice on My bookings to wait for this one."
             )
             % {"most": settings.STRONGROOM_WAITS_PER_BUYER},
         )

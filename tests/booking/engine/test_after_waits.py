@@ -417,6 +417,33 @@ def test_the_wait_pages_join_show_and_leave(
     assert waits_of(client=r, owner_id=str(second_buyer.id)) == []
 
 
+def test_the_wait_limit_says_that_notices_count_and_how_to_make_room(
+    r: redis.Redis,
+    buyer: Someone,
+    second_buyer: Someone,
+    client_for: Callable[[Someone], Client],
+    settings: object,
+) -> None:
+    settings.STRONGROOM_WAITS_PER_BUYER = 1  # type: ignore[attr-defined]
+    for room in (7, 8):
+        booking_claim(
+            client=r, owner_id=str(buyer.id), request=a_day(room=room),
+            booking_id=booking_new_id(room=room),
+        )  # fmt: skip
+    browser = client_for(second_buyer)
+    assert browser.post("/book/wait/", {"cls": "A", "room": "7", "date": "2026-12-05"}).status_code
+    second = browser.post(
+        "/book/wait/", {"cls": "A", "room": "8", "date": "2026-12-05"}, follow=True
+    ).content.decode()
+    assert "the notices of slots that freed included" in html_text(second)
+    assert "dismiss a notice on My bookings" in html_text(second)
+    assert len(waits_of(client=r, owner_id=str(second_buyer.id))) == 1
+
+
+def html_text(page: str) -> str:
+    return re.sub(r"\s+", " ", page)
+
+
 def test_hostile_input_on_the_wait_forms_is_refused_without_a_500(
     r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
 ) -> None:
