@@ -26,7 +26,7 @@ from django.views.decorators.http import require_GET, require_POST, require_safe
 
 from accounts.access import login_required, login_required_back
 from booking.domain.parser import InvalidRequest, SlotRequest
-from booking.domain.records import Booking
+from booking.domain.records import Booking, Hold
 from booking.domain.rules import (
     IdRefused,
     booking_id_from,
@@ -145,9 +145,14 @@ def _posted_choice_page(request: HttpRequest) -> str:
     return pick_answers.page_url(forms.choices_from(request.POST)[0])
 
 
-def _slots_posted(view: _SlotsView) -> Callable[[HttpRequest], HttpResponse]:
+def _slots_posted(
+    view: _SlotsView, *, holds: bool = False
+) -> Callable[[HttpRequest], HttpResponse]:
     """A signed-in POST that takes slots (hold, book): `view` gets the owner and the strictly
-    read request; bad input gets the booking page again with its messages (400)."""
+    read request; bad input gets the booking page again with its messages (400). `holds`: a
+    form that names the buyer's own live hold books what the hold keeps, even where the sales
+    window no longer reaches (staff moved it since: holds keep their dates whatever the
+    window)."""
 
     @require_POST
     @login_required_back(_posted_choice_page)  # signed out since: back to this very choice
@@ -155,6 +160,10 @@ def _slots_posted(view: _SlotsView) -> Callable[[HttpRequest], HttpResponse]:
     def checked(request: HttpRequest) -> HttpResponse:
         owner = signed_in_owner(request)
         choices, slot_request, problems = forms.posted_request(request.POST)
+        if slot_request is None and holds:
+            held = _own_hold(owner, request.POST.get("hold_id", ""))
+            if held is not None:
+                return view(request, owner, forms.choices_of(held.request), held.request)
         if slot_request is None:
             return _booked_already(request, owner) or pick_answers.refused(
                 request, choices, problems, status=400
@@ -162,6 +171,14 @@ def _slots_posted(view: _SlotsView) -> Callable[[HttpRequest], HttpResponse]:
         return view(request, owner, choices, slot_request)
 
     return checked
+
+
+def _own_hold(owner: str, hold_id: object) -> Hold | None:
+    """The buyer's live hold of this id, or None."""
+    if not isinstance(hold_id, str) or booking_id_room(hold_id) is None:
+        return None
+    held = hold_get(client=get_store(), hold_id=hold_id)
+    return held if held is not None and held.owner_id == owner else None
 
 
 def _booked_already(request: HttpRequest, owner: str) -> HttpResponse | None:
@@ -273,7 +290,7 @@ def hold_release(request: HttpRequest) -> HttpResponse:
     return HttpResponseRedirect(pick_answers.page_url(choices))
 
 
-@_slots_posted
+@functools.partial(_slots_posted, holds=True)
 def booking_submit(
     request: HttpRequest, owner: str, choices: forms.Choices, slot_request: SlotRequest
 ) -> HttpResponse:

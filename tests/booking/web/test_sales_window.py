@@ -5,6 +5,7 @@ staff on the dashboard (audited); the environment gives only its first value."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -124,6 +125,27 @@ def test_staff_change_the_window_on_the_dashboard(
     assert entry.actor == str(staff.id) and entry.detail.endswith("rolling 60 days: longer")
     chinese = html(staff_client.get("/staff/window/", HTTP_ACCEPT_LANGUAGE="zh-hans"))
     assert "销售窗口" in chinese
+
+
+def test_a_hold_placed_before_staff_narrowed_the_window_is_booked_from_its_confirm_page(
+    r: redis.Redis, client_for: Any, buyer: Any, rolling: None
+) -> None:
+    """Holds keep their dates whatever the window (the staff page says so): the Book button of
+    a hold's confirm page still books it after staff cut the window short of its day, where a
+    new choice of that day is refused."""
+    browser = client_for(buyer)
+    with time_machine.travel(EVENING, tick=False):
+        held = browser.post("/book/hold/", {"cls": "A", "room": "40", "date": "2027-02-25"})
+        assert held.status_code == 302 and "/book/confirm/" in held["Location"]
+        page = html(browser.get(held["Location"]))
+        form = {name: value for name, value in re.findall(r'name="(\w+)" value="([^"]*)"', page)}
+        window_set(client=r, actor_id="900", window=SalesWindow(days=20), reason="short")
+        booked = browser.post("/book/claim/", form)
+        assert booked.status_code == 302 and "/book/done/" in booked["Location"], html(booked)
+        assert f"/book/done/{form['booking_id']}/" == booked["Location"]
+        again = dict(form, booking_id=booking_new_id(room=40), hold_id="", room="41")
+        refused = browser.post("/book/claim/", again)
+        assert refused.status_code == 400 and "outside the season" in html(refused)
 
 
 def test_the_environments_window_is_built_once_and_again_after_a_change_of_its_settings(
