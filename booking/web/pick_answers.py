@@ -20,13 +20,13 @@ from django.utils.translation import get_language, ngettext
 from django.utils.translation import gettext as _
 
 from booking.domain.records import Slot
-from booking.domain.rules import season_end, season_start
 from booking.domain.site_time import hour_range, zone_name
 from booking.engine.bookings import booking_covering
 from booking.engine.claims import ClaimResult
 from booking.engine.holds import HoldResult
 from booking.web import forms, pick_alternatives, pick_page, pick_panel, taken_words
 from booking.web.owner import request_owner
+from booking.web.window import season_shown
 from strongroom.ahead import read_together
 from strongroom.clock import minute_up
 from strongroom.middleware import is_fragment
@@ -105,8 +105,7 @@ def page_context(
         "page_url": page_url(choices),
         "wait_url": reverse("booking:wait") + f"?{choices.query()}",
         "hold_minutes": max(1, settings.STRONGROOM_HOLD_SECONDS // 60),
-        "season_start": season_start(),
-        "season_end": season_end(),
+        **season_shown(),
     }
 
 

@@ -4,11 +4,12 @@ last day for the templates."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
-from booking.domain.rules import season_bounds
+from booking.domain.rules import season_bounds, site_today
 from booking.engine.window import window_refresh
 from strongroom.store import get_store
 
@@ -27,5 +28,12 @@ class SalesWindowMiddleware:
 
 def season(request: HttpRequest) -> dict[str, object]:
     """The days on sale now, for every template (the footer, the booking page)."""
+    return season_shown()
+
+
+def season_shown() -> dict[str, object]:
+    """The first and last day on sale, as the pages say them: a fixed window that began before
+    tomorrow is said from tomorrow, the first day anyone can book."""
     start, end = season_bounds()
-    return {"season_start": start, "season_end": end}
+    tomorrow = site_today() + dt.timedelta(days=1)
+    return {"season_start": max(start, tomorrow) if tomorrow <= end else start, "season_end": end}

@@ -148,6 +148,20 @@ def test_a_hold_placed_before_staff_narrowed_the_window_is_booked_from_its_confi
         assert refused.status_code == 400 and "outside the season" in html(refused)
 
 
+def test_a_fixed_window_that_began_in_the_past_is_said_from_tomorrow(
+    r: redis.Redis, client: Client, rolling: None
+) -> None:
+    """Staff set a window whose first days have passed: the pages say what can be booked,
+    from tomorrow, not days nobody can book any more."""
+    with time_machine.travel(EVENING, tick=False):
+        window_set(client=r, actor_id="900", window=SalesWindow(first=D(2027, 1, 20),
+                   last=D(2027, 2, 28)), reason="late")  # fmt: skip
+        page = html(client.get("/book/"))
+        assert "from Feb. 1, 2027 to Feb. 28, 2027" in page
+        assert "Season Feb. 1, 2027 to Feb. 28, 2027" in page
+        assert "Jan. 20, 2027" not in page
+
+
 def test_the_environments_window_is_built_once_and_again_after_a_change_of_its_settings(
     settings: Any,
 ) -> None:
