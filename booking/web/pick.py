@@ -243,11 +243,16 @@ def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
         if newer is not None:  # replaced by the buyer's own newer hold (Hold pressed twice)
             messages.info(request, _("Your newer hold replaced that one: here it is."))
             return HttpResponseRedirect(reverse("booking:confirm", args=[newer.id]))
-        messages.warning(request, _("That hold has ended: here is its choice again, as it is now."))
+        again = _("That hold has ended: here is its choice again, as it is now.")
         remembered = request.session.get(pick_answers.HOLD_CHOICE_SESSION_KEY)
         if isinstance(remembered, list) and len(remembered) == 2 and remembered[0] == hold_id:
+            messages.warning(request, again)
             return HttpResponseRedirect(f"{reverse('booking:pick')}?{remembered[1]}")
-        return HttpResponseRedirect(_ended_hold_page(client, owner, hold_id))
+        page, whole = _ended_hold_page(client, owner, hold_id)
+        # Another browser than the one that held (its choice is remembered there): the room.
+        ended = _("That hold has ended: here is its room, to choose again.")
+        messages.warning(request, again if whole else ended)
+        return HttpResponseRedirect(page)
     choices = forms.choices_of(held.request)
     setattr(request, SHOWN_HOLD, held.id)  # not in the priority banner too
     context = {
@@ -264,9 +269,10 @@ def hold_confirm(request: HttpRequest, hold_id: str) -> HttpResponse:
     return render(request, "booking/confirm.html", context)
 
 
-def _ended_hold_page(client: redis.Redis, owner: str, hold_id: str) -> str:
-    """Where an ended hold's link leads: the booking page with its choice when the hold was
-    the waiting list's (the buyer's notice still names it), else with its room."""
+def _ended_hold_page(client: redis.Redis, owner: str, hold_id: str) -> tuple[str, bool]:
+    """Where an ended hold's link leads, and whether with its whole choice: the booking page
+    with its choice when the hold was the waiting list's (the buyer's notice still names it),
+    else with its room."""
     for status in waits_of(client=client, owner_id=owner):
         if status.hold_id == hold_id:
             wait = status.wait
@@ -275,9 +281,10 @@ def _ended_hold_page(client: redis.Redis, owner: str, hold_id: str) -> str:
                 cls=wait.cls, room=wait.room, dates=(wait.date,), start=start, end=end,
                 boxes=(wait.box,) if wait.box else (),
             )  # fmt: skip
-            return pick_answers.page_url(choices)
+            return pick_answers.page_url(choices), True
     room = booking_id_room(hold_id)
-    return pick_answers.page_url(forms.Choices(room=room)) if room else reverse("booking:pick")
+    page = pick_answers.page_url(forms.Choices(room=room)) if room else reverse("booking:pick")
+    return page, False
 
 
 @require_POST

@@ -997,6 +997,14 @@ def test_hold_pressed_twice_leads_both_answers_to_the_hold_that_lives(
     for name, value in B_8_12.items():
         for one in value if isinstance(value, list) else [value]:
             assert f"{name}={one}" in back, (name, back)
+    # In another browser (which does not remember the choice) the link leads to the room, and
+    # says so rather than promising the choice.
+    elsewhere = client_for(buyer)  # a session of its own
+    assert elsewhere is not client
+    room_only = elsewhere.get(second)
+    assert room_only.status_code == 302 and "cls=" not in room_only["Location"]
+    said = html(elsewhere.get(room_only["Location"]))
+    assert "here is its room, to choose again" in said and "its choice again" not in said
 
 
 def test_after_a_desk_hand_over_and_a_missed_day_the_pages_say_so(
