@@ -162,7 +162,7 @@ def _slots_posted(
         choices, slot_request, problems = forms.posted_request(request.POST)
         if slot_request is None and holds:
             held = _own_hold(owner, request.POST.get("hold_id", ""))
-            if held is not None:
+            if held is not None and _names_hold(request.POST, held):
                 return view(request, owner, forms.choices_of(held.request), held.request)
         if slot_request is None:
             return _booked_already(request, owner) or pick_answers.refused(
@@ -171,6 +171,17 @@ def _slots_posted(
         return view(request, owner, choices, slot_request)
 
     return checked
+
+
+_CHOICE_FIELDS = ("cls", "room", "box", "start", "end", "date")
+
+
+def _names_hold(data: Any, held: Hold) -> bool:
+    """Whether a form's choice is the hold's own, field for field, as its confirm page sends it
+    (anything else sent is read, and refused, as any form is)."""
+    own = [(name, value) for name, value in forms.choices_of(held.request).params()]
+    sent = [(name, str(value)) for name in _CHOICE_FIELDS for value in data.getlist(name)]
+    return sorted(sent) == sorted(own)
 
 
 def _own_hold(owner: str, hold_id: object) -> Hold | None:

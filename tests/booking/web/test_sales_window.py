@@ -140,6 +140,10 @@ def test_a_hold_placed_before_staff_narrowed_the_window_is_booked_from_its_confi
         page = html(browser.get(held["Location"]))
         form = {name: value for name, value in re.findall(r'name="(\w+)" value="([^"]*)"', page)}
         window_set(client=r, actor_id="900", window=SalesWindow(days=20), reason="short")
+        # The hold keeps what it keeps: a form that names it with another choice is read as
+        # any form is (refused, nothing booked).
+        other = browser.post("/book/claim/", dict(form, room="41"))
+        assert other.status_code == 400 and "outside the season" in html(other)
         booked = browser.post("/book/claim/", form)
         assert booked.status_code == 302 and "/book/done/" in booked["Location"], html(booked)
         assert f"/book/done/{form['booking_id']}/" == booked["Location"]
