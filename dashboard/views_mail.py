@@ -40,13 +40,15 @@ def _about(mailbox: str, member: str) -> dict[str, str]:
     return {"booking_id": "", "person_id": first if first.isascii() and first.isdigit() else ""}
 
 
-def _with_references(client: redis.Redis, abouts: list[Any]) -> None:
+def _in_staff_words(client: redis.Redis, abouts: list[Any]) -> None:
     """Each booking's reference, the one people read out ('' for a booking no longer stored),
     and each person's name ('' for one no longer stored): a pipeline, none when no message is
     about a booking, and one read, none when none is about a person alone."""
     wanted = [about["booking_id"] for about in abouts if about["booking_id"]]
     references = references_of(client=client, booking_ids=wanted) if wanted else {}
-    people = [about["person_id"] for about in abouts if about["person_id"]]
+    people = [
+        about["person_id"] for about in abouts if about["person_id"] and not about["booking_id"]
+    ]
     names = names_of(client=client, ids=people) if people else {}
     for about in abouts:
         about["reference"] = references.get(about["booking_id"], "")
@@ -89,7 +91,7 @@ def mail_queue(request: HttpRequest) -> HttpResponse:
         }
         for d in dead
     ]
-    _with_references(client, [*(row["about"] for row in rows), *(d["about"] for d in letters)])
+    _in_staff_words(client, [*(row["about"] for row in rows), *(d["about"] for d in letters)])
     context = {"rows": rows, "dead": letters, "section": "mail", "shown": QUEUE_SHOWN}
     return render(request, "dashboard/mail.html", context)
 

@@ -34,11 +34,16 @@ def room_number(value: object) -> int | None:
 TYPED_ROOM_MAX = 16  # longer text is no room (and NFKC of a long text costs time)
 
 
+def typed_text(value: str, most: int) -> str:
+    """Numbers as a person types them into a form: a Chinese keyboard's full-width digits,
+    commas and dashes read as plain ones (NFKC); a text longer than `most` is left as it is,
+    for the parser to refuse (NFKC of a long text costs time)."""
+    return unicodedata.normalize("NFKC", value) if len(value) <= most else value
+
+
 def typed_room_text(value: str) -> str:
-    """A room as a person types it into a form (the kiosk, the staff desk): a Chinese
-    keyboard's full-width digits read as digits (NFKC); a text too long to be a room is left
-    as it is (NFKC of a long text costs time)."""
-    return unicodedata.normalize("NFKC", value) if len(value) <= TYPED_ROOM_MAX else value
+    """A room as a person types it into a form (the kiosk, the staff desk, a move)."""
+    return typed_text(value, TYPED_ROOM_MAX)
 
 
 def typed_room_number(value: object) -> int | None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
-import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -42,7 +41,7 @@ from booking.domain.rules import (
     season_start,
     site_today,
 )
-from booking.domain.values import typed_room_text
+from booking.domain.values import typed_room_text, typed_text
 from booking.engine import moves_rooms
 from booking.engine.audit import audit_write
 from booking.engine.bookings import booking_get
@@ -115,25 +114,23 @@ def move_form_values(booking: Booking, data: Mapping[str, Any] | None) -> dict[s
     }
 
 
+# Longer box text is no list of boxes (a move takes at most a room's 100).
+_BOXES_TYPED_MAX = 400
+
+
 def move_request_posted(*, booking: Booking, posted: Any) -> SlotRequest:
     """The slots a posted move form (a QueryDict) asks for (see `move_request`): the buyer's
     page and the staff page read it alike; nothing is cut to fit, too much is refused. The
     room and the boxes as a person types them: a Chinese keyboard's full-width digits, commas
     and dashes read as plain ones (NFKC)."""
-    boxes = str(posted.get("boxes", "") or "")
     return move_request(
         booking=booking,
         dates=posted.getlist("date"),
         hour_start=posted.get("hour_start"),
         hour_end=posted.get("hour_end"),
-        boxes=unicodedata.normalize("NFKC", boxes) if len(boxes) <= _BOXES_TYPED_MAX else boxes,
+        boxes=typed_text(str(posted.get("boxes", "") or ""), _BOXES_TYPED_MAX),
         room=typed_room_text(str(posted.get("room", "") or "")),
     )
-
-
-# Longer box text is no list of boxes: left as it is, for the parser to refuse (NFKC of a long
-# text costs time).
-_BOXES_TYPED_MAX = 400
 
 
 _BOX_RANGE = re.compile(r"\s*(\d{1,3})\s*[-–~～]\s*(\d{1,3})\s*")
