@@ -165,3 +165,30 @@ def hold_value_parse(value: str) -> tuple[int, str, str, list[int], int, int, li
         int(f["hend"] or 0),
         [int(b) for b in f["boxes"].split(",") if b],
     )
+
+
+def booking_taking(own: Sequence[Booking], *, cls: str, room: int, slot: Slot) -> Booking | None:
+    """The live booking of `own` (one buyer's) that takes `slot` of this class and room, or
+    None."""
+    for booking in own:
+        if booking.status == "cancelled" or booking.cls != cls or booking.room != room:
+            continue
+        if slot.date not in booking.dates:
+            continue
+        if slot.box is not None and slot.box not in booking.boxes:
+            continue
+        hours = booking.hours
+        if slot.hour is not None and hours and not hours[0] <= slot.hour < hours[1]:
+            continue
+        return booking
+    return None
+
+
+def slots_all_own(own: Sequence[Booking], *, cls: str, room: int, slots: Sequence[Slot]) -> bool:
+    """Whether every one of `slots` (taken ones, as a refusal or the booking page finds them)
+    is taken by a live booking of `own`, the buyer's own, and none is held by another buyer:
+    then what stands in the way is his booking, named as his, and nothing he can wait for."""
+    return bool(slots) and all(
+        not slot.held and booking_taking(own, cls=cls, room=room, slot=slot) is not None
+        for slot in slots
+    )

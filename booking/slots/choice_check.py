@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import redis
 
+from booking.domain.records import Slot
 from booking.domain.rules import HOURS_PER_DAY, calendar_day, hour_mask, room_count
 from booking.slots.layout import box_flags, box_mask, boxes_touched
 from booking.slots.room_read import RoomDays, rooms_read, slots_taken
@@ -116,6 +117,19 @@ def blocked_slots(days: RoomDays, wanted: Wanted) -> list[Blocked]:
                 for run in _runs_of(held, span):
                     found.append(Blocked(date, run, box, from_ms(hold.expires_ms)))
     return found
+
+
+def blocked_each(blocked: Sequence[Blocked]) -> tuple[Slot, ...] | None:
+    """Every slot of `blocked` (one per hour, per box), as a claim reports taken ones: a held
+    run's are held; None when a run is closed by staff (a closure is nobody's booking)."""
+    found: list[Slot] = []
+    for run in blocked:
+        if run.closed is not None:
+            return None
+        held = run.held_until is not None
+        hours: Sequence[int | None] = range(*run.hours) if run.hours else (None,)
+        found.extend(Slot(run.date, hour, run.box, held) for hour in hours)
+    return tuple(found)
 
 
 def _free_boxes(days: RoomDays, dates: Sequence[dt.date], mask: int) -> list[int]:

@@ -6,9 +6,10 @@ hold, the booking made)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import redis
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
@@ -19,11 +20,12 @@ from django.utils.safestring import SafeString
 from django.utils.translation import get_language, ngettext
 from django.utils.translation import gettext as _
 
-from booking.domain.records import Slot
+from booking.domain.records import Booking, Slot, slots_all_own
 from booking.domain.site_time import hour_range, zone_name
-from booking.engine.bookings import booking_covering
+from booking.engine.bookings import booking_covering, bookings_in_room_since
 from booking.engine.claims import ClaimResult
 from booking.engine.holds import HoldResult
+from booking.slots.choice_check import Blocked, blocked_each
 from booking.web import forms, pick_alternatives, pick_page, pick_panel, taken_words
 from booking.web.owner import request_owner
 from booking.web.window import season_shown
@@ -60,7 +62,10 @@ def page_context(
     panel: pick_panel.Panel | None = None,
     alternatives_now: bool = True,
     strictly_read: bool = False,
+    own_bookings: Sequence[Booking] | None = None,
 ) -> dict[str, Any]:
+    """The booking page's context. `own_bookings`: the buyer's bookings in the room, read
+    already by a refusal that is about them (else read here with the alternatives)."""
     client, owner = get_store(), request_owner(request)
     if panel is None:
         panel = pick_panel.panel_build(client=client, choices=choices, owner_id=owner)
@@ -78,15 +83,15 @@ def page_context(
             client=client, choices=choices, owner_id=owner
         )
     later = page_url(choices) if offer_alternatives and not alternatives_now else ""
-    # Slots the buyer booked themselves are named as theirs, not offered to wait for (read
-    # with the alternatives, never on a refused POST).
-    own = None
-    if offer_alternatives and alternatives_now and owner and choices.complete:
-        assert choices.room is not None and choices.cls is not None
-        own = booking_covering(
-            client=client, owner_id=owner, room=choices.room, cls=choices.cls,
-            dates=choices.dates, hours=choices.hours, boxes=choices.boxes,
-        )  # fmt: skip
+    # Slots the buyer booked themselves are named as theirs (read with the alternatives; on a
+    # refused POST only when the refusal is about them, docs/performance.md).
+    read_own = offer_alternatives and alternatives_now and owner and choices.complete
+    if own_bookings is None and read_own:
+        assert choices.room is not None and owner is not None
+        own_bookings = bookings_in_room_since(
+            client=client, owner_id=owner, room=choices.room, since=min(choices.dates)
+        )
+    own, own_whole = own_named(client, owner, choices, panel.blocked, own_bookings or ())
     return {
         "choices": choices,
         "problems": problems,
@@ -95,6 +100,7 @@ def page_context(
         "alternatives": alternatives,
         "alternatives_url": later,
         "own_booking": own,
+        "own_whole": own_whole,
         "stamp": panel.stamp,
         "taken_meanwhile": taken_meanwhile(request, panel),
         "refresh_seconds": settings.STRONGROOM_POLL_SECONDS,
@@ -107,6 +113,29 @@ def page_context(
         "hold_minutes": max(1, settings.STRONGROOM_HOLD_SECONDS // 60),
         **season_shown(),
     }
+
+
+def own_named(
+    client: redis.Redis,
+    owner: str | None,
+    choices: forms.Choices,
+    blocked: Sequence[Blocked],
+    own: Sequence[Booking],
+) -> tuple[Booking | None, bool]:
+    """The buyer's own booking the page names (one that takes a slot of the choice), and
+    whether everything that stands in the way of the choice is his own: then there is nothing
+    to wait for (the waiting list refuses his own slots), and the page says it is his."""
+    if owner is None or not own or not choices.complete:
+        return None, False
+    assert choices.room is not None and choices.cls is not None
+    covering = booking_covering(
+        client=client, owner_id=owner, room=choices.room, cls=choices.cls, dates=choices.dates,
+        hours=choices.hours, boxes=choices.boxes, own=own,
+    )  # fmt: skip
+    slots = blocked_each(blocked)
+    if covering is None or slots is None:
+        return covering, False
+    return covering, slots_all_own(own, cls=choices.cls, room=choices.room, slots=slots)
 
 
 def refused(

@@ -1,5 +1,6 @@
 """A buyer never waits for a slot they booked themselves: the waiting list says so and writes
-nothing, while the parts of a room the buyer did not book can still be waited for."""
+nothing, and the booking page does not offer it when all that stands in the way of a choice is
+their own booking; the parts of a room the buyer did not book can still be waited for."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ from django.test import Client
 
 from booking.domain.parser import slot_request_parse
 from booking.domain.rules import booking_new_id
+from booking.engine.bookings import booking_get
 from booking.engine.cancel import booking_cancel
 from booking.engine.claims import booking_claim
 from booking.engine.waits import Wait, wait_join, waits_of
 from tests.booking_support import NOW, day, snapshot
-from tests.conftest import Someone
+from tests.conftest import Someone, person_make
 
 
 @pytest.fixture(autouse=True)
@@ -102,10 +104,12 @@ def test_the_booking_page_names_the_buyers_own_booking(
 ) -> None:
     booking_id = _book(r, buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12,
                        boxes=[7])  # fmt: skip
+    stranger = person_make(r, "a_stranger")
+    _book(r, stranger, cls="C", room=9, dates=[day(5)], hour_start=12, hour_end=13, boxes=[8])
     query = f"cls=C&room=9&date={day(5).isoformat()}&start=11&end=13&box=7&box=8"
     mine = html.unescape(client_for(buyer).get(f"/book/?{query}").content.decode())
     assert 'id="choice-blocked"' in mine and 'id="own-booking"' in mine
-    # The waiting list stays offered: another part of a choice may be someone else's, and the
+    # The waiting list stays offered: another part of the choice is someone else's, and the
     # wait page refuses only the buyer's own slots.
     assert f"/book/done/{booking_id}/" in mine and 'id="blocked-wait"' in mine
     # Another buyer sees the same slots as taken, with the waiting list.
@@ -114,13 +118,17 @@ def test_the_booking_page_names_the_buyers_own_booking(
 
 
 def test_the_own_booking_line_is_in_chinese_too(
-    r: redis.Redis, client_for: Any, buyer: Someone
+    r: redis.Redis, client_for: Any, buyer: Someone, second_buyer: Someone
 ) -> None:
     _book(r, buyer, cls="A", room=7, dates=[day(5)])
+    _book(r, second_buyer, cls="A", room=7, dates=[day(6)])
     web = client_for(buyer)
+    days = f"date={day(5).isoformat()}&date={day(6).isoformat()}"
+    some = web.get(f"/book/?cls=A&room=7&{days}", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert "其中有您自己已订下的时段" in html.unescape(some.content.decode())
     page = web.get(f"/book/?cls=A&room=7&date={day(5).isoformat()}", HTTP_ACCEPT_LANGUAGE="zh-hans")
     text = html.unescape(page.content.decode())
-    assert "其中有您自己已订下的时段" in text and "查看您的订单" in text
+    assert "这是您自己订下的" in text and "查看您的订单" in text
 
 
 def test_the_wait_page_for_several_days_keeps_them_all_and_joins_the_sold_out_one(
@@ -140,3 +148,57 @@ def test_the_wait_page_for_several_days_keeps_them_all_and_joins_the_sold_out_on
     assert answer.status_code == 302
     (waiting,) = waits_of(client=r, owner_id=str(buyer.id))
     assert waiting.wait.date == day(1) and waiting.wait.hours == (17, 20)
+
+
+def _page_text(answer: Any) -> str:
+    return html.unescape(answer.content.decode())
+
+
+def test_the_page_offers_no_waiting_list_for_a_choice_all_ones_own(
+    r: redis.Redis, client_for: Any, buyer: Someone
+) -> None:
+    booking_id = _book(r, buyer, cls="B", room=8, dates=[day(5), day(6)], hour_start=9,
+                       hour_end=13)  # fmt: skip
+    booking = booking_get(client=r, booking_id=booking_id)
+    assert booking is not None
+    web = client_for(buyer)
+    query = f"cls=B&room=8&start=10&end=12&date={day(5).isoformat()}&date={day(6).isoformat()}"
+    page = _page_text(web.get(f"/book/?{query}"))
+    assert 'id="choice-blocked"' in page
+    assert f"You have booked this yourself: booking {booking.reference}." in page
+    assert f'href="/book/done/{booking_id}/"' in page
+    assert "Tell me when it frees" not in page and 'id="blocked-wait"' not in page
+    chinese = _page_text(web.get(f"/book/?{query}", HTTP_ACCEPT_LANGUAGE="zh-hans"))
+    assert f"这是您自己订下的：订单 {booking.reference}。" in chinese
+    assert "空出时通知我" not in chinese
+
+
+def test_the_page_still_offers_the_waiting_list_when_a_slot_is_a_strangers(
+    r: redis.Redis, client_for: Any, buyer: Someone,
+    second_buyer: Someone,
+) -> None:  # fmt: skip
+    _book(r, buyer, cls="A", room=7, dates=[day(5)])
+    _book(r, second_buyer, cls="A", room=7, dates=[day(6)])
+    _book(r, buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12, boxes=[7])
+    _book(r, second_buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12,
+          boxes=[8])  # fmt: skip
+    web = client_for(buyer)
+    for query in (
+        f"cls=A&room=7&date={day(5).isoformat()}&date={day(6).isoformat()}",
+        f"cls=C&room=9&start=10&end=12&box=7&box=8&date={day(5).isoformat()}",
+    ):
+        page = _page_text(web.get(f"/book/?{query}"))
+        assert "You have booked some of this yourself" in page, query
+        assert 'id="blocked-wait"' in page, query
+
+
+def test_no_waiting_list_when_the_rest_of_the_choice_is_free(
+    r: redis.Redis, client_for: Any, buyer: Someone
+) -> None:
+    """What stands in the way is his own booking alone (the rest is free): waiting for it would
+    be refused (his own) or pointless (free), so it is not offered."""
+    _book(r, buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12, boxes=[7])
+    query = f"cls=C&room=9&date={day(5).isoformat()}&start=11&end=13&box=7&box=8"
+    page = _page_text(client_for(buyer).get(f"/book/?{query}"))
+    assert 'id="choice-blocked"' in page and "You have booked this yourself" in page
+    assert 'id="blocked-wait"' not in page
