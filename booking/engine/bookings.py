@@ -181,14 +181,25 @@ def bookings_of(
     return bookings_listed(client=client, ids=text_list(ids))
 
 
+def _since_read(owner_id: str, since: dt.date) -> Command:
+    # The index's score is the booking's last day.
+    return command("ZRANGEBYSCORE", person_index(owner_id), day_number(since), "+inf")
+
+
+def bookings_in_room_since_read(
+    *, client: redis.Redis, owner_id: str, since: dt.date
+) -> list[Command]:
+    """What `bookings_in_room_since` reads first (the index), to send with other reads."""
+    return indexes_read_commands(client=client, reads=[_since_read(owner_id, since)])
+
+
 def bookings_in_room_since(
     *, client: redis.Redis, owner_id: str, room: int, since: dt.date
 ) -> list[Booking]:
     """The owner's bookings in `room` whose last day is `since` or later: the ids of their
     person index from that day on, then the records of those in this room (an id names its
     room; none read when there are none)."""
-    read = command("ZRANGEBYSCORE", person_index(owner_id), day_number(since), "+inf")
-    (ids,) = indexes_read(client=client, reads=[read])  # the index's score is the last day
+    (ids,) = indexes_read(client=client, reads=[_since_read(owner_id, since)])
     here = [i for i in text_list(ids) if booking_id_room(i) == room]
     return bookings_listed(client=client, ids=here)
 

@@ -22,7 +22,11 @@ from django.utils.translation import gettext as _
 
 from booking.domain.records import Booking, Slot, slots_all_own
 from booking.domain.site_time import hour_range, zone_name
-from booking.engine.bookings import booking_covering, bookings_in_room_since
+from booking.engine.bookings import (
+    booking_covering,
+    bookings_in_room_since,
+    bookings_in_room_since_read,
+)
 from booking.engine.claims import ClaimResult
 from booking.engine.holds import HoldResult
 from booking.slots.choice_check import Blocked, blocked_each
@@ -146,11 +150,13 @@ def refused(
     status: int,
     taken: tuple[Slot, ...] = (),
     strictly_read: bool = False,
+    own_bookings: Sequence[Booking] | None = None,
 ) -> HttpResponse:
     """The booking page again, the buyer's choices kept, with why it did not work. A slot
     taken meanwhile (409): the page reads the room only, and links to the nearest free
     alternatives (the booking page reads the neighbouring rooms when that link is followed).
-    An htmx request gets the panel alone, swapped in place of the page's."""
+    An htmx request gets the panel alone, swapped in place of the page's. `own_bookings`:
+    the buyer's, read by a refusal about them, for the page to name."""
     if status == 409:
         read_together(get_store(), pick_panel.panel_reads(choices))
     alternatives_now = status != 409
@@ -162,11 +168,14 @@ def refused(
         return page_context(
             request, choices, problems, taken=taken, panel=panel,
             alternatives_now=alternatives_now, strictly_read=strictly_read,
+            own_bookings=own_bookings,
         )  # fmt: skip
 
     kept = None
+    # A panel that names the buyer's own booking is his alone: never a kept one.
+    shared = own_bookings is None
     if pick_panel.KEPT_PANELS.active and panel.blocked and not alternatives_now and strictly_read:
-        kept = _refusal_panel(request, panel, problems, whole_context)
+        kept = _refusal_panel(request, panel, problems, whole_context) if shared else None
     # The page around a kept panel reads nothing else of the view's (its lead paragraph's
     # season comes from the context processor, as the footer's does).
     context = {"panel_html": kept} if kept is not None else whole_context()
@@ -225,6 +234,30 @@ def slots_taken(
     else:
         message = _("These slots are not free: choose from what the page shows as free.")
     return refused(request, choices, [message], status=409, taken=taken, strictly_read=True)
+
+
+def own_slots_taken(
+    request: HttpRequest, choices: forms.Choices, taken: tuple[Slot, ...]
+) -> HttpResponse | None:
+    """409 for a hold of slots the buyer booked himself (his hold form sent again): his
+    booking named and linked, as the booking page names it, not "someone was faster"; None
+    when a slot is another's. His bookings are read here, on this refusal alone, and only when
+    no slot is held (a hold is never his booking, and most refusals of a contended slot meet
+    one): the POST reads nothing more up front (docs/performance.md). His index rides with
+    the room's read the refusal makes anyway; his records are one round trip more, only when
+    he has a booking in this room."""
+    owner = request_owner(request)
+    room, cls = choices.room, choices.cls
+    if owner is None or room is None or not cls or not taken or any(s.held for s in taken):
+        return None
+    client, since = get_store(), min(slot.date for slot in taken)
+    index = bookings_in_room_since_read(client=client, owner_id=owner, since=since)
+    read_together(client, pick_panel.panel_reads(choices), index)
+    own = bookings_in_room_since(client=client, owner_id=owner, room=room, since=since)
+    if not slots_all_own(own, cls=cls, room=room, slots=taken):
+        return None
+    message = _("You have booked these slots yourself already: nothing more was held.")
+    return refused(request, choices, [message], status=409, strictly_read=True, own_bookings=own)
 
 
 def paced(request: HttpRequest, choices: forms.Choices, until: dt.datetime) -> HttpResponse:
@@ -294,7 +327,7 @@ def hold_answer(
         ) % {"time": until, "zone": zone_name()}
         return refused(request, choices, [message], status=409)
     if not result.ok:
-        return slots_taken(
+        return own_slots_taken(request, choices, result.taken) or slots_taken(
             request, choices, result.taken, shown_free=request.POST.get("seen") == "free"
         )
     request.session[HOLD_SESSION_KEY] = hold_id
