@@ -252,6 +252,13 @@ local function checked_request(cls, days_text, hstart_text, hend_text, boxes_tex
   return cls, days, hstart, hend, boxes
 end
 
+-- A hold ends on a whole minute, the first at or after `ms`: its holder is shown the minute it
+-- ends in (never later than it does) and everyone else the minute it is over by (never
+-- earlier), and only on a whole minute are those the same minute.
+local function minute_end(ms)
+  return math.ceil(ms / 60000) * 60000
+end
+
 -- A hold's value: "expiry ms|owner|cls|days|hstart|hend|boxes".
 local function parse_hold(value)
   local p = named(pipe_fields(value), HOLD_FIELDS)

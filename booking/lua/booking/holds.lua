@@ -251,7 +251,7 @@ local function hold(keys, args)
     redis.call('ZADD', streaks, began, owner)
     redis.call('PEXPIRE', streaks, 2 * ttl)
   end
-  local expiry = began + ttl
+  local expiry = minute_end(began + ttl)
   local stored = {expiry = expiry, owner = owner, cls = cls, days = a.days, hstart = hstart,
     hend = hend, boxes = a.boxes}
   local value = joined(stored, HOLD_FIELDS, '|')
@@ -263,9 +263,10 @@ local function hold(keys, args)
   end
   redis.call('ZADD', hold_days, unpack(members))
   -- Both keys live as long as their longest hold (they are always written together).
-  if redis.call('PTTL', holds) < ttl then
-    redis.call('PEXPIRE', holds, ttl)
-    redis.call('PEXPIRE', hold_days, ttl)
+  local keep = math.max(ttl, expiry - now)
+  if redis.call('PTTL', holds) < keep then
+    redis.call('PEXPIRE', holds, keep)
+    redis.call('PEXPIRE', hold_days, keep)
   end
   audit(stream, maxlen, 'hold', owner, id, room, cls, now)
   return {'ok', tostring(expiry)}

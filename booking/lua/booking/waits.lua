@@ -129,7 +129,7 @@ local function waits_release(waits, notices, holds, hold_days, outbox, cal_of, n
       expiry = priority_expiry
     end
     if i == 1 and hold_id ~= '' then
-      expiry = now + hold_ttl
+      expiry = minute_end(now + hold_ttl)
       priority_expiry, first = expiry, w
       hold_value = hold_id
       redis.call('HSET', holds, hold_id, joined({expiry = expiry,
@@ -137,9 +137,9 @@ local function waits_release(waits, notices, holds, hold_days, outbox, cal_of, n
         cls = w.cls, days = w.day, hstart = w.hstart, hend = w.hend,
         boxes = table.concat(wait_boxes(w), ',')}, HOLD_FIELDS, '|'))
       redis.call('ZADD', hold_days, day_score(w.cls, w.day), hold_id .. '/' .. w.day)
-      if redis.call('PTTL', holds) < hold_ttl then
-        redis.call('PEXPIRE', holds, hold_ttl)
-        redis.call('PEXPIRE', hold_days, hold_ttl)
+      if redis.call('PTTL', holds) < expiry - now then
+        redis.call('PEXPIRE', holds, expiry - now)
+        redis.call('PEXPIRE', hold_days, expiry - now)
       end
     end
     redis.call('HSET', notices, member, joined({told = now, hold_id = hold_value,

@@ -31,6 +31,12 @@ from tests.booking_support import day
 from tests.conftest import Someone, person_make
 
 
+def whole_minute_now() -> dt.datetime:
+    """Now, on the minute: a hold ends on a whole minute, so one placed now ends exactly its
+    time later (STRONGROOM_HOLD_SECONDS is whole minutes)."""
+    return dt.datetime.now(tz=dt.UTC).replace(second=0, microsecond=0)
+
+
 def booked(r: redis.Redis, someone: Someone, n: int = 5) -> Booking:
     """`someone`'s booking of room 7, class A, on season day `n` (made and checked)."""
     made = booking_claim(
@@ -222,7 +228,7 @@ def booked_room(r: redis.Redis, someone: Someone, room: int) -> ClaimResult:
 def test_an_expired_hold_tells_the_waiters_at_the_next_sweep(
     r: redis.Redis, buyer: Someone, second_buyer: Someone
 ) -> None:
-    start = dt.datetime.now(tz=dt.UTC)
+    start = whole_minute_now()  # a hold placed on a whole minute ends on one
     req = slot_request_parse(cls="B", room=9, dates=[day(8)], hour_start=8, hour_end=12)
     held = booking_hold(
         client=r, owner_id=str(buyer.id), request=req, hold_id=hold_new_id(room=9), now=start
@@ -245,7 +251,7 @@ def test_two_accounts_passing_a_slot_between_their_holds_cannot_keep_it_from_a_w
     came free for anyone else. A slot someone waits for is theirs first once a hold runs out:
     the other account is refused (nothing written) until the sweep offers it to the waiter."""
     third = person_make(r, "third_party")
-    start = dt.datetime.now(tz=dt.UTC)
+    start = whole_minute_now()  # a hold placed on a whole minute ends on one
     req = slot_request_parse(cls="C", room=9, dates=[day(8)], hour_start=8, hour_end=12,
                              boxes=[1, 2, 3])  # fmt: skip
 
@@ -283,7 +289,7 @@ def test_a_hold_that_ran_out_gives_its_slots_to_the_waiting_list_not_to_a_book_p
     running out, is the waiting list's first, as a hold of it is refused. Nothing is written;
     the waiter themself may book it, and once the sweep has offered it, it is held for them."""
     third = person_make(r, "third_party")
-    start = dt.datetime.now(tz=dt.UTC)
+    start = whole_minute_now()  # a hold placed on a whole minute ends on one
     req = slot_request_parse(cls="A", room=9, dates=[day(8)])
     hold_id = hold_new_id(room=9)
     assert booking_hold(
@@ -316,7 +322,7 @@ def test_the_confirm_page_s_book_button_after_the_hold_ran_out_says_why(
 ) -> None:
     """Without JavaScript the confirm page's Book button stays on screen after the hold ends:
     pressed then, with someone waiting, the buyer reads why (409) and nothing is booked."""
-    start = timezone.now()
+    start = whole_minute_now()  # a hold placed on a whole minute ends on one
     browser = client_for(buyer)
     with time_machine.travel(start, tick=False):
         held = browser.post("/book/hold/", {"cls": "A", "room": "9", "date": "2026-12-08"})
@@ -339,7 +345,7 @@ def test_the_confirm_page_s_book_button_after_the_hold_ran_out_says_why(
 
 def test_the_waiter_may_book_the_slot_a_hold_left_at_once(r: redis.Redis, buyer: Someone) -> None:
     third = person_make(r, "third_party")
-    start = dt.datetime.now(tz=dt.UTC)
+    start = whole_minute_now()  # a hold placed on a whole minute ends on one
     req = slot_request_parse(cls="A", room=9, dates=[day(8)])
     assert booking_hold(
         client=r, owner_id=str(buyer.id), request=req, hold_id=hold_new_id(room=9), now=start
@@ -360,7 +366,7 @@ def test_a_wait_whose_slot_is_still_partly_booked_keeps_no_free_hour_from_anyone
     free, so the hours 9-10 it covers are anyone's to hold meanwhile (a wide wait would
     otherwise freeze every free hour of a room's day)."""
     third = person_make(r, "third_party")
-    start = dt.datetime.now(tz=dt.UTC)
+    start = whole_minute_now()  # a hold placed on a whole minute ends on one
     late = slot_request_parse(cls="B", room=9, dates=[day(8)], hour_start=15, hour_end=16)
     assert booking_claim(
         client=r, owner_id=str(buyer.id), request=late, booking_id=booking_new_id(room=9)

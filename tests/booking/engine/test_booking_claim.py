@@ -189,13 +189,30 @@ def test_a_retried_hold_is_the_same_hold(r: redis.Redis) -> None:
     assert first == again and r.hlen(RoomKeys(7).holds) == 1
 
 
+def test_a_hold_ends_on_the_whole_minute_after_its_time(r: redis.Redis) -> None:
+    """Placed at 10:00:30 for ten minutes, a hold ends at 10:11:00, not 10:10:30: its holder
+    (told the minute it ends in) and everyone else (told the minute it is over by) read the
+    same 10:11, and the room's holds keys live until then."""
+    placed = NOW + dt.timedelta(seconds=30)
+    held = booking_hold(
+        client=r, owner_id=BUYER, request=request(), hold_id=hold_new_id(room=7),
+        ttl_seconds=600, now=placed,
+    )  # fmt: skip
+    assert held.ok and held.hold is not None
+    assert held.hold.expires_at == NOW + dt.timedelta(minutes=11)
+    assert 600_000 < r.pttl(RoomKeys(7).holds) <= 630_000
+
+
 def test_an_abandoned_hold_frees_itself_when_it_expires(r: redis.Redis) -> None:
     hold_id = hold_new_id(room=7)
-    assert booking_hold(
+    held = booking_hold(
         client=r, owner_id=BUYER, request=request(), hold_id=hold_id, ttl_seconds=30, now=NOW
-    ).ok
+    )
+    # A hold ends on a whole minute: placed on one, a 30 s hold ends on the next.
+    end = NOW + dt.timedelta(seconds=60)
+    assert held.ok and held.hold is not None and held.hold.expires_at == end
     assert not claim(r, request(), owner=SECOND_BUYER).ok
-    later = NOW + dt.timedelta(seconds=31)
+    later = end + dt.timedelta(seconds=1)
     assert bookings.hold_get(client=r, hold_id=hold_id, now=later) is None
     result = booking_claim(
         client=r,
@@ -205,7 +222,7 @@ def test_an_abandoned_hold_frees_itself_when_it_expires(r: redis.Redis) -> None:
         now=later,
     )
     assert result.ok
-    assert 0 < r.pttl(RoomKeys(7).holds) <= 30_000 or not r.exists(RoomKeys(7).holds)
+    assert 0 < r.pttl(RoomKeys(7).holds) <= 60_000 or not r.exists(RoomKeys(7).holds)
 
 
 def test_the_server_drops_the_holds_key_when_the_last_hold_expires(r: redis.Redis) -> None:
@@ -217,6 +234,8 @@ def test_the_server_drops_the_holds_key_when_the_last_hold_expires(r: redis.Redi
         request=request(),
         hold_id=hold_new_id(room=7),
         ttl_seconds=1,
+        # A second before a whole minute: the hold ends on it, a second from now.
+        now=dt.datetime.now(tz=dt.UTC).replace(second=59, microsecond=0),
     )
     assert r.exists(RoomKeys(7).holds)
     time.sleep(1.1)
