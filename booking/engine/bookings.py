@@ -125,6 +125,11 @@ class BookingPage:
         return self.offset + self.limit < self.total
 
 
+# A page reads the records of up to this many upcoming bookings, so that the live ones come
+# first across pages (the index orders by last day and cannot tell a cancelled one).
+UPCOMING_SORTED_MAX = 500
+
+
 def bookings_page_read(
     *, owner_id: str, today: dt.date, limit: int = 20, offset: int = 0
 ) -> list[Command]:
@@ -134,7 +139,10 @@ def bookings_page_read(
     return [
         command("ZCARD", key),
         command("ZCOUNT", key, day, "+inf"),
-        command("ZRANGEBYSCORE", key, day, "+inf", "LIMIT", offset, limit),
+        # Every upcoming one (up to UPCOMING_SORTED_MAX), or the page's share of them.
+        command(
+            "ZRANGEBYSCORE", key, day, "+inf", "LIMIT", 0, max(UPCOMING_SORTED_MAX, offset + limit)
+        ),
         # The page's earlier part starts at offset - upcoming, unknown yet: read up to its end.
         command("ZREVRANGEBYSCORE", key, f"({day}", "-inf", "LIMIT", 0, offset + limit),
     ]
@@ -149,17 +157,29 @@ def bookings_page(
     offset: int = 0,
 ) -> BookingPage:
     """A page of a person's bookings, every one reachable: upcoming (last day from `today` on)
-    by last day, then the earlier ones newest first. Two round trips: the index (counts and
-    both ranges in one pipeline; see `indexes_read_commands`), then the records."""
+    by last day, the live ones before the cancelled ones, then the earlier ones newest first.
+    Two round trips: the index (counts and both ranges in one pipeline; see
+    `indexes_read_commands`), then the records: of every upcoming one, so that a cancelled
+    booking never pushes a live one off the first pages (beyond UPCOMING_SORTED_MAX upcoming,
+    in the index's order and only the page's)."""
     limit, offset = max(1, limit), max(0, offset)
     reads = bookings_page_read(owner_id=owner_id, today=today, limit=limit, offset=offset)
     total, upcoming, soon, earlier = indexes_read(client=client, reads=reads)
-    ids = text_list(soon)[:limit]
+    soon_ids = text_list(soon)
+    sorted_all = int(upcoming) <= UPCOMING_SORTED_MAX
+    if not sorted_all:
+        soon_ids = soon_ids[offset : offset + limit]
+    shown_soon = min(limit, max(0, int(upcoming) - offset))
     first_earlier = max(0, offset - int(upcoming))
-    ids += text_list(earlier)[first_earlier : first_earlier + limit - len(ids)]
-    return BookingPage(
-        bookings_listed(client=client, ids=ids), int(total), int(upcoming), offset, limit
-    )
+    earlier_ids = text_list(earlier)[first_earlier : first_earlier + limit - shown_soon]
+    listed = bookings_listed(client=client, ids=soon_ids + earlier_ids)
+    coming = [b for b in listed if b.dates and b.dates[-1] >= today]
+    past = [b for b in listed if not (b.dates and b.dates[-1] >= today)]
+    if sorted_all:
+        # Stable: the index's order (by last day) within the live ones and the cancelled ones.
+        coming.sort(key=lambda b: b.status == "cancelled")
+        coming = coming[offset : offset + limit]
+    return BookingPage((coming + past)[:limit], int(total), int(upcoming), offset, limit)
 
 
 def bookings_of_read(

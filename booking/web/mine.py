@@ -76,9 +76,9 @@ def booking_settle_page(request: HttpRequest, booking_id: str) -> HttpResponse:
 @require_safe
 @login_required
 def bookings_mine(request: HttpRequest) -> HttpResponse:
-    """My bookings, MINE_PAGE_SIZE a page (?page=2...): upcoming first (the soonest to end
-    first across pages; on a page, by the next pickup), then the earlier ones (newest first);
-    every booking is on some page."""
+    """My bookings, MINE_PAGE_SIZE a page (?page=2...): upcoming first, the live ones before
+    the cancelled ones (the soonest to end first across pages; on a page, by the next pickup),
+    then the earlier ones (newest first); every booking is on some page."""
     owner = signed_in_owner(request)
     today = site_today()
     raw = request.GET.get("page", "1")
