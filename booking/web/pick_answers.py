@@ -105,6 +105,8 @@ def page_context(
         "alternatives_url": later,
         "own_booking": own,
         "own_whole": own_whole,
+        # A closed slot cannot be waited for (the waiting list refuses it): not offered.
+        "closed_any": any(b.closed for b in panel.blocked),
         "stamp": panel.stamp,
         "taken_meanwhile": taken_meanwhile(request, panel),
         "refresh_seconds": settings.STRONGROOM_POLL_SECONDS,

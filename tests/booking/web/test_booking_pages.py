@@ -137,6 +137,11 @@ def test_a_choice_staff_closed_says_so_before_any_hold_and_the_map_counts_it(
     blocked = re.search(r'id="choice-blocked">(.*?)</div>', page, re.S)
     assert blocked and line in blocked.group(1), page
     assert 'action="/book/hold/' not in page  # no Hold button for what cannot be held
+    # Nor the waiting list, which refuses a closed slot; nor after a hold sent all the same.
+    assert "Tell me when it frees" not in page
+    held = client_for(buyer).post("/book/hold/", choice)
+    assert held.status_code == 409 and "Closed: repairs" in held.content.decode()
+    assert "Tell me when it frees" not in held.content.decode()
     cls = choice["cls"]
     query = {
         "cls": cls,
