@@ -138,6 +138,27 @@ def first_bookable_day(now: dt.datetime | None = None) -> int:
     return calendar_day(site_today(now) + dt.timedelta(days=1))
 
 
+def day_starts_within(within_ms: int, now: dt.datetime | None = None) -> str:
+    """The starts (epoch ms, comma-separated) of the first bookable day and of each day after
+    it that begins less than `within_ms` after `now`: the booking functions end a hold no
+    later than the start of its first day (from that midnight the day can no longer be
+    booked), and only a day that begins before a hold of `within_ms` could end needs one. Each
+    day's own start, so a zone whose days are 23 or 25 hours long is right too."""
+    at = now or timezone.now()
+    ends = at + dt.timedelta(milliseconds=within_ms)
+    day, starts = site_today(at) + dt.timedelta(days=1), []
+    while (start := dt.datetime.combine(day, dt.time(), tzinfo=site_zone())) < ends:
+        starts.append(str(int(start.timestamp() * 1000)))
+        day += dt.timedelta(days=1)
+    return ",".join(starts)
+
+
+def priority_day_starts(now: dt.datetime | None = None) -> str:
+    """ARGV day_starts of a function that may place the waiting list's priority hold: the
+    starts of the days such a hold may reach, whose ends it is capped at."""
+    return day_starts_within(settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000, now)
+
+
 def in_season(date: dt.date, now: dt.datetime | None = None) -> bool:
     start, end = season_bounds(now)
     return start <= date <= end

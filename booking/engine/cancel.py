@@ -24,6 +24,7 @@ from booking.domain.rules import (
     first_bookable_day,
     hold_new_id,
     local_now,
+    priority_day_starts,
     reason_clean,
     request_id_new,
     request_id_valid,
@@ -41,7 +42,7 @@ CANCEL = FunctionSpec(
     ("record", "registry", "audit", "stats", "outbox", "waits", "wait_notices",
      "holds", "hold_days", "edition", "closures"),
     ("actor", "is_staff", "today", "reason", "now_ms", "audit_maxlen", "request_id", "first_day",
-     "priority_hold_id", "priority_hold_ms"),
+     "priority_hold_id", "priority_hold_ms", "day_starts"),
     replies=("cancelled record", "already_cancelled", "not_found", "forbidden", "collected",
              "started", "stale", "moved", "invalid what"),
 )  # fmt: skip
@@ -155,6 +156,7 @@ def _cancel_here(
                 "first_day": first_bookable_day(now),
                 "priority_hold_id": hold_new_id(room=room),
                 "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
+                "day_starts": priority_day_starts(now),
             },
             # The record's bitmaps, one per calendar month of its days (the function checks
             # that the record still names them).

@@ -25,6 +25,7 @@ from booking.domain.rules import (
     booking_id_room,
     check_id,
     check_owner_id,
+    day_starts_within,
     first_bookable_day,
     format_room,
 )
@@ -41,7 +42,7 @@ HOLD = FunctionSpec(
     "HOLD",
     ("holds", "audit", "hold_days", "hold_streaks", "gone", "closures", "edition", "waits"),
     ("owner", "cls", "days", "hstart", "hend", "boxes", "hold_id", "now_ms", "ttl_ms",
-     "audit_maxlen", "room", "months", "pace_limit", "pace_window_ms", "first_day"),
+     "audit_maxlen", "room", "months", "pace_limit", "pace_window_ms", "first_day", "day_starts"),
     replies=("ok expiry", "taken *slots", "cooling until", "paced until", "id_in_use", "gone",
              "closed reason", "waited", "invalid what"),
     key_tails=("inventories", "pace"),
@@ -133,6 +134,7 @@ def booking_hold(
         "room": format_room(request.room),
         "months": months,
         "first_day": first_bookable_day(now),
+        "day_starts": day_starts_within(ttl * 1000, now),
         "pace_limit": settings.STRONGROOM_BOOKINGS_PER_HOUR if paced and inline else 0,
         "pace_window_ms": PACE_WINDOW_MS if paced and inline else 0,
     }

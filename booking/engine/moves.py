@@ -35,6 +35,7 @@ from booking.domain.rules import (
     format_room,
     hold_new_id,
     local_now,
+    priority_day_starts,
     request_id_new,
     request_id_valid,
     season_end,
@@ -63,7 +64,8 @@ MOVE = FunctionSpec(
      "outbox", "waits", "wait_notices", "unindexed", "closures", "edition"),
     ("actor", "is_staff", "today", "cls", "days", "hstart", "hend", "boxes", "dates",
      "months", "code_mac", "code_n", "move_id", "now_ms", "audit_maxlen", "room",
-     "person_score", "date_scores", "first_day", "priority_hold_id", "priority_hold_ms"),
+     "person_score", "date_scores", "first_day", "priority_hold_id", "priority_hold_ms",
+     "day_starts"),
     replies=("moved record", "taken *slots", "not_found", "forbidden", "cancelled", "moved_away",
              "collected", "started", "unchanged", "code_clash", "closed reason", "invalid what"),
     key_tails=("inventories", "person_index", "date_index"),
@@ -259,6 +261,7 @@ def booking_move(
         "first_day": first_bookable_day(now),
         "priority_hold_id": hold_new_id(room=room),
         "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
+        "day_starts": priority_day_starts(now),
     }
     first = int(code_n) + 1 if code_n and code_n.lstrip("-").isdigit() else 0
     try:

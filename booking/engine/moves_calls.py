@@ -22,7 +22,7 @@ MOVE_OUT = FunctionSpec(
     ("record", "registry", "codes", "ledger", "audit", "stats", "waits", "wait_notices",
      "holds", "hold_days", "outbox", "edition", "gone", "closures"),
     ("actor", "is_staff", "today", "move_id", "to_id", "now_ms", "audit_maxlen", "room",
-     "first_day", "priority_hold_id", "priority_hold_ms", "cls", "days_n"),
+     "first_day", "priority_hold_id", "priority_hold_ms", "cls", "days_n", "day_starts"),
     replies=("moved record", "aborted", "not_found", "forbidden", "cancelled", "moved_away",
              "collected", "started", "other_class", "stale", "gone", "invalid what"),
     key_tails=("inventories",),

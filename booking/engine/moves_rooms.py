@@ -31,6 +31,7 @@ from booking.domain.rules import (
     format_room,
     hold_new_id,
     local_now,
+    priority_day_starts,
     room_count,
 )
 from booking.engine.indexes import indexes_after_claim
@@ -92,6 +93,7 @@ def move_rooms(
         "first_day": first_day,
         "priority_hold_id": hold_new_id(room=old_room),
         "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
+        "day_starts": priority_day_starts(now),
         "cls": request.cls,
         "days_n": len(request.dates),
     }

@@ -19,6 +19,7 @@ from booking.domain.rules import (
     first_bookable_day,
     format_room,
     hold_new_id,
+    priority_day_starts,
     room_count,
     site_today,
 )
@@ -47,7 +48,7 @@ OWNER_FORGET = FunctionSpec(
     ("registry", "audit", "stats", "waits", "wait_notices", "holds", "outbox", "hold_days",
      "edition", "closures"),
     ("owner", "now_ms", "audit_maxlen", "n", "room", "first_day", "priority_hold_id",
-     "priority_hold_ms", "mail_lang", "mail_name", "mail_address", "actor"),
+     "priority_hold_ms", "mail_lang", "mail_name", "mail_address", "actor", "day_starts"),
     replies=("ok cancelled kept", "stale", "invalid what"),
     key_tails=("records", "inventories"),
 )  # fmt: skip
@@ -218,6 +219,7 @@ def _room_forget(
                 "first_day": first_bookable_day(now),
                 "priority_hold_id": hold_new_id(room=room),
                 "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
+                "day_starts": priority_day_starts(now),
                 "mail_lang": mail_to.language if mail_to else "",
                 "mail_name": quote(mail_to.username) if mail_to else "",
                 "mail_address": address_arg(mail_to.email) if mail_to else "",

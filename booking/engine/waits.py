@@ -73,7 +73,7 @@ WAITS_CHECK = FunctionSpec(
         "edition",
         "closures",
     ),
-    ("now_ms", "first_day", "priority_hold_id", "priority_hold_ms", "room", "months"),
+    ("now_ms", "first_day", "priority_hold_id", "priority_hold_ms", "room", "months", "day_starts"),
     reply=("told", "left"),
 )
 # more_keys of WAITS_CHECK: the inventories of the months ARGV months names, class A's first,

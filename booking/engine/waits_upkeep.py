@@ -18,6 +18,7 @@ from booking.domain.rules import (
     first_bookable_day,
     format_room,
     hold_new_id,
+    priority_day_starts,
     room_count,
     season_days,
     site_today,
@@ -37,7 +38,7 @@ def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
     if not rooms:
         return 0
     at = to_ms(now or dt.datetime.now(tz=dt.UTC))
-    first = first_bookable_day(now)
+    first, starts = first_bookable_day(now), priority_day_starts(now)
     pipe = client.pipeline(transaction=False)
     numbers = [int(r) for r in rooms if r.isdigit()]
     # The months of the days still on sale: a wait for a day outside them stays as it is.
@@ -60,6 +61,7 @@ def waits_sweep(*, client: redis.Redis, now: dt.datetime | None = None) -> int:
                 "first_day": first,
                 "priority_hold_id": hold_new_id(room=room),
                 "priority_hold_ms": settings.STRONGROOM_WAIT_HOLD_SECONDS * 1000,
+                "day_starts": starts,
                 "room": format_room(room),
                 "months": months_arg(months),
             },

@@ -3,7 +3,7 @@
 local CANCEL_KEYS = {'record', 'registry', 'audit', 'stats', 'outbox', 'waits',
   'wait_notices', 'holds', 'hold_days', 'edition', 'closures'}
 local CANCEL_ARGS = {'actor', 'is_staff', 'today', 'reason', 'now_ms', 'audit_maxlen',
-  'request_id', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
+  'request_id', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'day_starts'}
 local CANCEL_REPLIES = {'cancelled record', 'already_cancelled', 'not_found', 'forbidden',
   'collected', 'started', 'stale', 'moved', 'invalid what'}
 
@@ -42,7 +42,8 @@ end
 -- KEYS: record, registry, audit, stats, outbox, waits, wait-notices, holds, hold days, edition,
 --       closures, then the bitmaps the record names (its 'inv', in that order)
 -- ARGV: actor, is staff (1|0), today ISO, reason, now ms, audit maxlen, request id,
---       first bookable day, priority hold id (of this room), priority hold ms
+--       first bookable day, priority hold id (of this room), priority hold ms, the starts of
+--       the days a priority hold may reach (hold_end)
 -- Returns {'cancelled', <record>} | {outcome} with outcome not_found, forbidden,
 --   already_cancelled, collected, started, stale, moved (the record points where the booking
 --   went: cancel it there)
@@ -100,7 +101,7 @@ local function cancel(keys, args)
   redis.call('XADD', outbox, '*', 'm', outbox_entry(OUTBOX_CANCEL, {booking_id = r[11]}))
   waits_clear_stale(waits, notices, first_day)
   waits_release(waits, notices, holds, k.hold_days, outbox, {[r[6]] = cal}, now, hold_id,
-    hold_ttl, r[12], k.closures)
+    hold_ttl, r[12], k.closures, first_day, split(a.day_starts))
   return {'cancelled', redis.call('HGETALL', record)}
 end
 

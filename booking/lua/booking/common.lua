@@ -259,6 +259,20 @@ local function minute_end(ms)
   return math.ceil(ms / 60000) * 60000
 end
 
+-- When a hold of `ttl` ms from `from` on calendar day `day` (its first) ends: on a whole
+-- minute, and never after that day begins, since from its midnight it can no longer be booked
+-- (a hold running on past it was shown, "Book" refused). `starts`: ARGV day_starts split, the
+-- starts (ms) of the first bookable day (`first_day`) and of the next ones that begin before
+-- such a hold could end; a day not among them begins later. A midnight is a whole minute.
+local function hold_end(from, ttl, day, first_day, starts)
+  local ends = minute_end(from + ttl)
+  local start = tonumber(starts[day - first_day + 1] or '')
+  if start and start < ends then
+    return start
+  end
+  return ends
+end
+
 -- A hold's value: "expiry ms|owner|cls|days|hstart|hend|boxes".
 local function parse_hold(value)
   local p = named(pipe_fields(value), HOLD_FIELDS)

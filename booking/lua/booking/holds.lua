@@ -4,7 +4,8 @@
 local HOLD_KEYS = {'holds', 'audit', 'hold_days', 'hold_streaks', 'gone', 'closures',
   'edition', 'waits'}
 local HOLD_ARGS = {'owner', 'cls', 'days', 'hstart', 'hend', 'boxes', 'hold_id', 'now_ms',
-  'ttl_ms', 'audit_maxlen', 'room', 'months', 'pace_limit', 'pace_window_ms', 'first_day'}
+  'ttl_ms', 'audit_maxlen', 'room', 'months', 'pace_limit', 'pace_window_ms', 'first_day',
+  'day_starts'}
 local HOLD_REPLIES = {'ok expiry', 'taken *slots', 'cooling until', 'paced until', 'id_in_use',
   'gone', 'closed reason', 'waited', 'invalid what'}
 -- After the named KEYS: the inventory of each month of the request, then the buyer's pace
@@ -168,7 +169,7 @@ end
 --       months (of the inventory keys, same order), the buyer's hourly booking allowance and
 --       its window (0 and 0: not checked here); with an allowance, the KEYS end with the
 --       buyer's pace (one server only: on a cluster the caller reads it first, in the buyer's
---       own slot)
+--       own slot), first bookable day, the starts of the days a hold may reach (hold_end)
 -- Returns {'ok', expiry ms} | {'taken', ...} | {'cooling', until ms} | {'id_in_use'} |
 --   {'paced', ms when the buyer may book again} | {'gone'} | {'waited'} (another buyer waits
 --   for a slot of it: theirs first) | {'invalid', what}
@@ -251,7 +252,8 @@ local function hold(keys, args)
     redis.call('ZADD', streaks, began, owner)
     redis.call('PEXPIRE', streaks, 2 * ttl)
   end
-  local expiry = minute_end(began + ttl)
+  local expiry = hold_end(began, ttl, math.min(unpack(days)), tonumber(a.first_day),
+    split(a.day_starts))
   local stored = {expiry = expiry, owner = owner, cls = cls, days = a.days, hstart = hstart,
     hend = hend, boxes = a.boxes}
   local value = joined(stored, HOLD_FIELDS, '|')

@@ -6,7 +6,8 @@ local MOVE_KEYS = {'record', 'registry', 'codes', 'holds', 'hold_days', 'audit',
   'stats', 'outbox', 'waits', 'wait_notices', 'unindexed', 'closures', 'edition'}
 local MOVE_ARGS = {'actor', 'is_staff', 'today', 'cls', 'days', 'hstart', 'hend', 'boxes',
   'dates', 'months', 'code_mac', 'code_n', 'move_id', 'now_ms', 'audit_maxlen', 'room',
-  'person_score', 'date_scores', 'first_day', 'priority_hold_id', 'priority_hold_ms'}
+  'person_score', 'date_scores', 'first_day', 'priority_hold_id', 'priority_hold_ms',
+  'day_starts'}
 local MOVE_REPLIES = {'moved record', 'taken *slots', 'not_found', 'forbidden', 'cancelled',
   'moved_away', 'collected', 'started', 'unchanged', 'code_clash', 'closed reason',
   'invalid what'}
@@ -72,7 +73,8 @@ end
 -- ARGV: actor, is staff (1|0), today ISO, cls, days, hstart, hend, boxes, dates ISO csv,
 --       months (of the bitmaps), new code mac, new code number, move id (client-made), now ms,
 --       audit maxlen, room, person score, date scores csv, first bookable day,
---       priority hold id, priority hold ms
+--       priority hold id, priority hold ms, the starts of the days a priority hold may reach
+--       (hold_end)
 -- Returns {'moved', <record>} | {'taken', 'day:box:mask:held', ...} | {outcome} for
 --   not_found, forbidden, cancelled, collected, started, unchanged, code_clash
 --   | {'invalid', what}
@@ -204,7 +206,7 @@ local function move(keys, args)
     outbox_entry(OUTBOX_MOVED, {booking_id = id, sequence = seq}))
   waits_clear_stale(k.waits, k.wait_notices, first_day)
   waits_release(k.waits, k.wait_notices, k.holds, k.hold_days, k.outbox, {[cls] = cal}, now,
-    a.priority_hold_id or '', hold_ttl, a.room, k.closures)
+    a.priority_hold_id or '', hold_ttl, a.room, k.closures, first_day, split(a.day_starts))
   return {'moved', redis.call('HGETALL', record)}
 end
 

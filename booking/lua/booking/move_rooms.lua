@@ -22,7 +22,8 @@ local MOVE_OUT_KEYS = {'record', 'registry', 'codes', 'ledger', 'audit', 'stats'
   'waits', 'wait_notices', 'holds', 'hold_days', 'outbox', 'edition', 'gone', 'closures'}
 local MOVE_OUT_KEY_TAILS = {'inventories'}
 local MOVE_OUT_ARGS = {'actor', 'is_staff', 'today', 'move_id', 'to_id', 'now_ms',
-  'audit_maxlen', 'room', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'cls', 'days_n'}
+  'audit_maxlen', 'room', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'cls', 'days_n',
+  'day_starts'}
 local MOVE_COMMIT_KEYS = {'record', 'codes', 'ledger', 'stats', 'audit', 'outbox', 'moves',
   'unindexed', 'edition'}
 local MOVE_COMMIT_ARGS = {'move_id', 'from_fields', 'now_ms', 'audit_maxlen', 'room',
@@ -168,7 +169,8 @@ local function move_out(keys, args)
   audit(k.audit, a.audit_maxlen, 'move', a.actor, r[12], a.room, 'to ' .. a.to_id, now)
   waits_clear_stale(k.waits, k.wait_notices, tonumber(a.first_day))
   waits_release(k.waits, k.wait_notices, k.holds, k.hold_days, k.outbox, {[r[5]] = cal},
-    now, a.priority_hold_id or '', hold_ttl, a.room, k.closures)
+    now, a.priority_hold_id or '', hold_ttl, a.room, k.closures, tonumber(a.first_day),
+    split(a.day_starts))
   return {'moved', redis.call('HGETALL', k.record)}
 end
 

@@ -4,7 +4,8 @@
 local OWNER_FORGET_KEYS = {'registry', 'audit', 'stats', 'waits', 'wait_notices', 'holds',
   'outbox', 'hold_days', 'edition', 'closures'}
 local OWNER_FORGET_ARGS = {'owner', 'now_ms', 'audit_maxlen', 'n', 'room', 'first_day',
-  'priority_hold_id', 'priority_hold_ms', 'mail_lang', 'mail_name', 'mail_address', 'actor'}
+  'priority_hold_id', 'priority_hold_ms', 'mail_lang', 'mail_name', 'mail_address', 'actor',
+  'day_starts'}
 local OWNER_FORGET_REPLIES = {'ok cancelled kept', 'stale', 'invalid what'}
 local OWNER_FORGET_KEY_TAILS = {'records', 'inventories'}
 
@@ -19,7 +20,8 @@ local OWNER_FORGET_KEY_TAILS = {'records', 'inventories'}
 --       priority hold ms, then the buyer's confirmed address (language, name, address; an
 --       empty address: none), to which each booking cancelled here is told, in this call, then
 --       who deleted the account (the owner, or the staff member who did: the cancellations are
---       audited under their id, and the mail says that staff closed the account)
+--       audited under their id, and the mail says that staff closed the account), then the
+--       starts of the days a priority hold may reach (hold_end)
 -- Returns {'ok', cancelled, kept} | {'stale'}
 local function owner_forget(keys, args)
   local k, a = named(keys, OWNER_FORGET_KEYS), named(args, OWNER_FORGET_ARGS)
@@ -105,7 +107,7 @@ local function owner_forget(keys, args)
     end
   end
   waits_release(waits, notices, holds, k.hold_days, outbox, cal_of, now, a.priority_hold_id,
-    hold_ttl, room, k.closures)
+    hold_ttl, room, k.closures, first_day, split(a.day_starts))
   return {'ok', cancelled, #rows - cancelled}
 end
 

@@ -20,7 +20,7 @@ local PRIORITY_CLOCK_MARGIN_MS = 5000
 local WAITS_CHECK_KEYS = {'waits', 'wait_notices', 'holds', 'outbox', 'hold_days', 'edition',
   'closures'}
 local WAITS_CHECK_ARGS = {'now_ms', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'room',
-  'months'}
+  'months', 'day_starts'}
 local WAITS_CHECK_REPLY = {'told', 'left'}
 
 -- --- The waiting list --------------------------------------------------------------------------
@@ -104,9 +104,11 @@ end
 -- Tell the waiters whose slot is free now (see above). cal_of: class -> the months of its
 -- bitmaps at hand (calendar_of; waits of other classes and other months are left alone).
 -- hold_id: a client-made hold id of this room for the first waiter ('' for none); closures:
--- the room's closures key (a closed slot is not offered). Returns the number told.
+-- the room's closures key (a closed slot is not offered); first_day, day_starts: the first
+-- bookable day and the starts of the days a priority hold may reach (hold_end, its cap).
+-- Returns the number told.
 local function waits_release(waits, notices, holds, hold_days, outbox, cal_of, now, hold_id,
-    hold_ttl, room, closures)
+    hold_ttl, room, closures, first_day, day_starts)
   -- Which slots are free is decided before the priority hold is placed: the waiters after the
   -- first are told too (without the hold), not kept waiting by it.
   local free = {}
@@ -129,7 +131,7 @@ local function waits_release(waits, notices, holds, hold_days, outbox, cal_of, n
       expiry = priority_expiry
     end
     if i == 1 and hold_id ~= '' then
-      expiry = minute_end(now + hold_ttl)
+      expiry = hold_end(now, hold_ttl, w.day, first_day, day_starts)
       priority_expiry, first = expiry, w
       hold_value = hold_id
       redis.call('HSET', holds, hold_id, joined({expiry = expiry,
@@ -326,7 +328,8 @@ end
 -- what the day's end made useless.
 -- KEYS: waits, wait-notices, holds, outbox, hold days, edition, then the inventories of the
 --       months ARGV months names: class A's, then B's, then C's
--- ARGV: now ms, first bookable day, priority hold id, priority hold ms, room, months
+-- ARGV: now ms, first bookable day, priority hold id, priority hold ms, room, months, the
+--       starts of the days a priority hold may reach (hold_end)
 -- Returns {told, waits and notices left}
 local function waits_check(keys, args)
   local k, a = named(keys, WAITS_CHECK_KEYS), named(args, WAITS_CHECK_ARGS)
@@ -350,7 +353,7 @@ local function waits_check(keys, args)
   end
   local cleared = waits_clear_stale(waits, notices, first_day)
   local told = waits_release(waits, notices, holds, k.hold_days, outbox, cal_of, now,
-    a.priority_hold_id, hold_ttl, a.room, k.closures)
+    a.priority_hold_id, hold_ttl, a.room, k.closures, first_day, split(a.day_starts))
   if cleared + told > 0 then
     edition_bump(k.edition)  -- after the writes: only a sweep that changed the room bumps
   end
