@@ -13,8 +13,9 @@ from django.conf import settings
 
 from accounts.extensions import IdentityRead
 from booking.domain.formats import PRIORITY_PENDING, hold_value_split
-from booking.domain.keys import RoomKeys
+from booking.domain.keys import RoomKeys, pace_of
 from booking.domain.rules import booking_id_room, format_room
+from booking.engine.pace import PACE_WINDOW_MS, pace_spent_until
 from strongroom import keyspace as ks
 from strongroom.ahead import Command, command
 from strongroom.calls import FunctionSpec
@@ -71,8 +72,12 @@ def priority_grant(
     recognises its own earlier success: the mail sender and the buyer's "Book it" may both ask,
     and a retry after a crash between the steps finishes the work.
 
-    Returns 'granted' (theirs now, or before), 'released' (over the cap: everyone's now) or
-    'gone' (it ended, was booked or given back, or is not theirs)."""
+    A buyer at the hourly booking limit is not given it either (they could not book it, and
+    everyone else would find it held until it ran out): it is given back, as over the cap.
+
+    Returns 'granted' (theirs now, or before), 'released' (over the cap: everyone's now),
+    'paced' (at the booking limit: everyone's now) or 'gone' (it ended, was booked or given
+    back, or is not theirs)."""
     room = booking_id_room(hold_id)
     if room is None:
         return "gone"
@@ -83,7 +88,10 @@ def priority_grant(
     pipe = client.pipeline(transaction=False)
     pipe.hget(keys.holds, hold_id)
     pipe.zrange(grants, 0, -1, withscores=True)
-    value, noted = pipe.execute()
+    # The buyer's bookings of the last hour ride along (their own slot: on a cluster not the
+    # grant's, so no one call can read both); only at the limit is more read (pace_spent_until).
+    pipe.zcount(pace_of(str(person_id)), f"({now_ms - PACE_WINDOW_MS}", "+inf")
+    value, noted, booked = pipe.execute()
     hold = hold_value_split(text(value)) if value else None
     expiry = int(float(hold["expiry"])) if hold else 0
     if hold is None or expiry <= now_ms or hold["owner"] != priority_pending(person_id):
@@ -93,6 +101,15 @@ def priority_grant(
     # Grants of holds that ended or were booked no longer count (dropped here, not only when
     # the buyer next opens a page).
     priority_live(client=client, person_id=person_id, reply=noted, now=at)
+    if int(booked) >= settings.STRONGROOM_BOOKINGS_PER_HOUR and pace_spent_until(
+        client=client, owner_id=str(person_id), now_ms=now_ms
+    ):
+        # Given back before any grant is taken: the slot is everyone's at once, the other
+        # waiters' notices say so, and this buyer's mail tells them it freed (not "held").
+        settled = priority_settle(
+            client=client, person_id=person_id, hold_id=hold_id, kept=False, now_ms=now_ms
+        )
+        return "paced" if settled == "released" else settled
     kept = priority_take(
         client=client, person_id=person_id, hold_id=hold_id, expires_ms=expiry, now_ms=now_ms
     )

@@ -50,7 +50,17 @@ def priority_granted(
 ) -> bool:
     """The buyer's "Book it" on a priority hold not granted yet (no mail sender came to it):
     granted now if they may have one more; False (and a message) when it went to everyone."""
-    if priority_grant(client=client, person_id=int(owner), hold_id=hold_id) != "released":
+    granted = priority_grant(client=client, person_id=int(owner), hold_id=hold_id)
+    if granted == "paced":
+        messages.warning(
+            request,
+            _(
+                "You have made as many bookings in the last hour as one account may: the slot "
+                "you waited for is not held for you, and is open to everyone now."
+            ),
+        )
+        return False
+    if granted != "released":
         return True
     messages.warning(
         request,
