@@ -22,6 +22,8 @@ from booking.engine.bookings import hold_get
 from booking.engine.cancel import booking_cancel
 from booking.engine.claims import booking_claim
 from booking.engine.holds import booking_hold
+from booking.engine.moves import booking_move
+from booking.engine.owners import owner_forget
 from booking.engine.waits import Wait, wait_join, waits_of
 from booking.engine.waits_upkeep import waits_sweep
 from strongroom.clock import to_ms
@@ -164,3 +166,24 @@ def test_the_day_starts_a_hold_may_reach_follow_the_zone(
     settings.TIME_ZONE = zone
     assert day_starts_within(24 * 3600 * 1000, at) == ",".join(str(to_ms(s)) for s in starts)
     assert day_starts_within(10 * 60 * 1000, at - dt.timedelta(hours=1)) == ""
+
+
+@pytest.mark.parametrize("freed_by", ["move", "move_rooms", "deletion"])
+def test_a_priority_hold_freed_by_a_move_or_a_deletion_at_2345_ends_at_midnight(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone, freed_by: str
+) -> None:
+    """The other functions that free a slot and offer it (a move within the room or to
+    another, an account deleted) cap the priority hold the same way."""
+    booking_id = _booked_then_waited(r, buyer, second_buyer)
+    if freed_by == "deletion":
+        owner_forget(client=r, owner_id=str(buyer.id), now=EVENING)
+    else:
+        room = 96 if freed_by == "move" else 97
+        moved = booking_move(
+            client=r, booking_id=booking_id,
+            request=slot_request_parse(cls="A", room=room, dates=[day(6)], now=EVENING),
+            actor_id=str(buyer.id), actor_is_staff=False, now=EVENING,
+        )  # fmt: skip
+        assert moved.ok, moved
+    (told,) = waits_of(client=r, owner_id=str(second_buyer.id), now=EVENING)
+    assert told.mine and told.priority_until == MIDNIGHT
