@@ -54,6 +54,15 @@ def _desk_query(data: Mapping[str, str]) -> tuple[dt.date, int, int, list[str]]:
     return day, first, last, problems
 
 
+def _posted_day(text: str) -> dt.date | None:
+    """The desk's day a hand-over form was on (YYYY-MM-DD, whole); None (today) if unreadable:
+    the function refuses a day that is not due now."""
+    try:
+        return dt.date.fromisoformat(text) if len(text) == 10 else None
+    except ValueError:
+        return None
+
+
 @require_safe
 @staff_required
 def desk(request: HttpRequest) -> HttpResponse:
@@ -82,8 +91,9 @@ def desk(request: HttpRequest) -> HttpResponse:
 @require_POST
 @staff_required
 def desk_handover(request: HttpRequest) -> HttpResponse:
-    """Hand a booking over without its code (today only); back to the desk as it was. A note
-    longer than the form allows is refused (nothing handed over), never cut short."""
+    """Hand a booking over without its code (the desk's day: today, or yesterday while its
+    grace runs); back to the desk as it was. A note longer than the form allows is refused
+    (nothing handed over), never cut short."""
     note = " ".join(request.POST.get("note", "").split())
     if len(note) > HANDOVER_NOTE_MAX:
         messages.error(
@@ -98,6 +108,7 @@ def desk_handover(request: HttpRequest) -> HttpResponse:
             actor_id=str(signed_in_person(request).id),
             note=note,
             request_id=request.POST.get("request_id") or None,
+            day=_posted_day(request.POST.get("day", "")),
         )
         (messages.success if result.ok else messages.error)(request, str(result.message))
     back = {k: request.POST.get(k, "")[:10] for k in ("day", "from", "to")}

@@ -22,7 +22,7 @@ from booking.domain.rules import (
     request_id_valid,
 )
 from booking.engine.bookings import bookings_between
-from booking.engine.pickup import pickup_window
+from booking.engine.pickup import pickup_still_open, pickup_window
 from strongroom.calls import FunctionSpec
 from strongroom.clock import to_ms
 from strongroom.durable import durable_fcall
@@ -31,7 +31,8 @@ HANDOVER = FunctionSpec(
     "booking_handover",
     "HANDOVER",
     ("record", "audit", "stats", "edition"),
-    ("actor", "today", "note", "now_ms", "audit_maxlen", "room", "request_id"),
+    ("actor", "today", "note", "now_ms", "audit_maxlen", "room", "request_id", "day",
+     "yesterday", "minute", "grace_minutes"),
     replies=("handed record", "already_collected record", "not_found", "not_today record",
              "invalid what"),
 )  # fmt: skip
@@ -47,6 +48,11 @@ class DeskRow:
     # now is a late one, and the booking is not "still to come".
     hours_over: bool = False
     ends_at: str = ""  # when its code stops opening that day ("12:15"; "" for class A)
+    # The day's pickup window has not ended (the grace after midnight included): still to
+    # come, not "never collected", even on the desk of a day gone by.
+    open: bool = True
+    # Staff may hand it over now: not collected, and today's, or its window still open.
+    handable: bool = False
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,8 @@ class Desk:
     day: dt.date
     rooms: tuple[int, int]
     rows: list[DeskRow]
+    # Its counts can still change by a pickup or a hand-over: today's, or a grace runs on.
+    live: bool = False
 
     @property
     def due(self) -> int:
@@ -70,8 +78,13 @@ class Desk:
 
     @property
     def left(self) -> int:
-        """Not collected and still within (or before) their pickup hours."""
-        return self.due - self.collected - self.late
+        """Not collected and still within (or before) their pickup window."""
+        return sum(1 for row in self.rows if not row.collected and row.open)
+
+    @property
+    def missed(self) -> int:
+        """Not collected, and the window of a day gone by has ended: never collected."""
+        return self.due - self.collected - self.late - self.left
 
 
 def _row(booking: Booking, day: dt.date, now: dt.datetime) -> DeskRow:
@@ -79,9 +92,14 @@ def _row(booking: Booking, day: dt.date, now: dt.datetime) -> DeskRow:
     ends_at = ""
     if window is not None and window[1] < 24 * 60:
         ends_at = f"{window[1] // 60:02d}:{window[1] % 60:02d}"
-    minute = now.hour * 60 + now.minute
-    over = window is not None and day == now.date() and minute >= window[1]
-    return DeskRow(booking, day in booking.collected_dates, over, ends_at)
+    today = now.date()
+    still_open = pickup_still_open(booking, now=now, day=day)
+    collected = day in booking.collected_dates
+    # Today's may be handed over late; a day gone by only while its grace runs on (the
+    # function booking_handover judges the same).
+    handable = not collected and (day == today or (day < today and still_open))
+    over = day == today and not still_open
+    return DeskRow(booking, collected, over, ends_at, still_open, handable)
 
 
 def desk_read(
@@ -105,7 +123,8 @@ def desk_read(
         and day in b.dates
     ]
     rows.sort(key=lambda row: (row.booking.room, row.booking.hours or (0, 0), row.booking.id))
-    return Desk(day, (first_room, last_room), rows)
+    live = day == moment.date() or any(row.handable for row in rows)
+    return Desk(day, (first_room, last_room), rows, live)
 
 
 @dataclass(frozen=True)
@@ -136,13 +155,18 @@ def booking_handover(
     note: str = "",
     now: dt.datetime | None = None,
     request_id: str | None = None,
+    day: dt.date | None = None,
 ) -> HandoverResult:
     """Staff hand today's treasure over without the code; the staff member, the time and the
-    note go into the room's audit, and the code stops opening."""
+    note go into the room's audit, and the code stops opening. `day` (default today) may be
+    yesterday while that day's pickup window is still open (the grace after 24:00): the
+    function checks it, as the kiosk does, in the same step as the write."""
     room = booking_id_room(booking_id)
     if room is None or not actor_id:
         return HandoverResult(False, "not_found", HANDOVER_MESSAGES["not_found"])
     keys = RoomKeys(room)
+    moment = local_now(now)
+    today = moment.date()
     call = HANDOVER.call(
         keys={
             "record": keys.record(booking_id),
@@ -152,12 +176,16 @@ def booking_handover(
         },
         args={
             "actor": actor_id,
-            "today": local_now(now).date().isoformat(),
+            "today": today.isoformat(),
             "note": reason_clean(note),
-            "now_ms": to_ms(now or dt.datetime.now(tz=dt.UTC)),
+            "now_ms": to_ms(moment),
             "audit_maxlen": settings.STRONGROOM_AUDIT_MAXLEN,
             "room": format_room(room),
             "request_id": request_id if request_id_valid(request_id) else request_id_new(),
+            "day": (day or today).isoformat(),
+            "yesterday": (today - dt.timedelta(days=1)).isoformat(),
+            "minute": moment.hour * 60 + moment.minute,
+            "grace_minutes": settings.STRONGROOM_PICKUP_GRACE_MINUTES,
         },
     )
     answer = HANDOVER.answer_of(durable_fcall(client, HANDOVER.name, *call, first=True))
@@ -167,8 +195,10 @@ def booking_handover(
     record = answer.get("record")
     booking = booking_from_hash(flat_to_dict(record)) if record else None
     message = HANDOVER_MESSAGES[outcome]
-    if outcome == "handed" and booking is not None:
-        moment = local_now(now)
-        if _row(booking, moment.date(), moment).hours_over:
-            message = HANDOVER_MESSAGES["handed_late"]
+    if (
+        outcome == "handed"
+        and booking is not None
+        and _row(booking, day or today, moment).hours_over
+    ):
+        message = HANDOVER_MESSAGES["handed_late"]
     return HandoverResult(outcome == "handed", outcome, message, booking)

@@ -166,14 +166,36 @@ def pickup_window(booking: Booking) -> tuple[int, int] | None:
     return booking.hours[0] * 60, booking.hours[1] * 60 + grace
 
 
+def pickup_still_open(
+    booking: Booking, *, now: dt.datetime | None = None, day: dt.date | None = None
+) -> bool:
+    """Whether the pickup window of `day` (default: the booking's last day) has not ended at
+    `now`: open, or still to come. Class A's ends at the next midnight; B and C's at the end
+    of the last booked hour and the grace, which runs on into the next day after 24:00 (the
+    kiosk opens then: booking_pickup's "yesterday"). Counted in whole minutes of the site's
+    clock, as the kiosk's function counts them."""
+    moment = local_now(now)
+    booked = booking.dates[-1] if day is None else day
+    window = pickup_window(booking)
+    end = 24 * 60 if window is None else window[1]
+    minute = (moment.date() - booked).days * 24 * 60 + moment.hour * 60 + moment.minute
+    return minute < end
+
+
+def pickup_first_open_day(now: dt.datetime | None = None) -> dt.date:
+    """The earliest booked day whose pickup may still be open at `now`: yesterday while a grace
+    after midnight may still run (see `pickup_still_open`), else today."""
+    grace = dt.timedelta(minutes=settings.STRONGROOM_PICKUP_GRACE_MINUTES)
+    return (local_now(now) - grace).date()
+
+
 def _come_on(booking: Booking | None, moment: dt.datetime) -> dt.date | None:
     """The next booked day not yet collected (today for a wrong hour, unless today's hours and
     their grace are over); None if all have passed."""
     if booking is None:
         return None
-    today, minute = moment.date(), moment.hour * 60 + moment.minute
-    window = pickup_window(booking)
-    over_today = window is not None and minute >= window[1]
+    today = moment.date()
+    over_today = not pickup_still_open(booking, now=moment, day=today)
     ahead = [
         d
         for d in booking.dates

@@ -18,9 +18,10 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from accounts.access import login_required
 from booking.domain.codes import code_display
 from booking.domain.records import Booking
-from booking.domain.rules import request_id_new, site_today
+from booking.domain.rules import local_now, request_id_new
 from booking.engine.bookings import bookings_page
 from booking.engine.cancel import booking_cancel, cancel_refusal
+from booking.engine.pickup import pickup_first_open_day, pickup_still_open
 from booking.engine.unsure import booking_settle
 from booking.engine.waits import waits_of
 from booking.web.owner import own_booking, signed_in_owner
@@ -29,16 +30,17 @@ from strongroom.store import get_store
 MINE_PAGE_SIZE = 20
 
 
-def _shown(booking: Booking, today: dt.date) -> dict[str, Any]:
+def _shown(booking: Booking, now: dt.datetime) -> dict[str, Any]:
+    # Due until its last pickup window ends, not its last day: after 24:00 the grace runs on
+    # into the next day, and the code still opens the safe then.
+    due = booking.status == "confirmed" and pickup_still_open(booking, now=now)
     return {
         "booking": booking,
         "code": "" if booking.unsure or booking.handed else code_display(booking.pickup_code()),
         # Over, and none of its days collected (one partly collected lists its days).
-        "missed": booking.status == "confirmed"
-        and booking.dates[-1] < today
-        and not booking.collected_dates,
-        "upcoming": booking.status == "confirmed" and booking.dates[-1] >= today,
-        "cancellable": booking.status == "confirmed" and booking.dates[0] > today,
+        "missed": booking.status == "confirmed" and not due and not booking.collected_dates,
+        "upcoming": due,
+        "cancellable": booking.status == "confirmed" and booking.dates[0] > now.date(),
         "created_local": timezone.localtime(booking.created_at),
     }
 
@@ -49,7 +51,7 @@ def booking_done(request: HttpRequest, booking_id: str) -> HttpResponse:
     """The confirmation: the booking and its pickup code, large, with the pickup rules."""
     booking = own_booking(request, booking_id)
     context = {
-        **_shown(booking, site_today()),
+        **_shown(booking, local_now()),
         "grace": settings.STRONGROOM_PICKUP_GRACE_MINUTES,
         "delay_ceiling": settings.STRONGROOM_PICKUP_DELAY_CEILING_SECONDS,
     }
@@ -80,18 +82,20 @@ def bookings_mine(request: HttpRequest) -> HttpResponse:
     the cancelled ones (the soonest to end first across pages; on a page, by the next pickup),
     then the earlier ones (newest first); every booking is on some page."""
     owner = signed_in_owner(request)
-    today = site_today()
+    now = local_now()
+    today = now.date()
     raw = request.GET.get("page", "1")
     number = int(raw) if raw.isascii() and raw.isdigit() and 0 < len(raw) < 6 else 1
     number = max(1, number)
     found = bookings_page(
         client=get_store(),
         owner_id=owner,
-        today=today,
+        # From the last day whose pickup may still be open (yesterday's, in the grace).
+        today=pickup_first_open_day(now),
         limit=MINE_PAGE_SIZE,
         offset=(number - 1) * MINE_PAGE_SIZE,
     )
-    rows = [_shown(b, today) for b in found.bookings]
+    rows = [_shown(b, now) for b in found.bookings]
     # The page's upcoming bookings by their next pickup (the index orders them by last day).
     upcoming = sorted(
         (r for r in rows if r["upcoming"]), key=lambda r: r["booking"].soonest_key(today)
@@ -118,7 +122,7 @@ def booking_cancel_page(request: HttpRequest, booking_id: str) -> HttpResponse:
     """GET: are you sure? POST: cancel (the engine refuses on or after the first day)."""
     booking = own_booking(request, booking_id)
     if request.method != "POST":  # GET, HEAD: nothing is cancelled
-        shown = _shown(booking, site_today())
+        shown = _shown(booking, local_now())
         context = {
             **shown,
             "request_id": request_id_new(),

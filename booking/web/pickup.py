@@ -14,7 +14,7 @@ from django.views.decorators.http import require_http_methods
 from accounts.access import request_client
 from booking.domain.records import Booking
 from booking.domain.rules import local_now, request_id_new
-from booking.engine.pickup import booking_pickup, pickup_window
+from booking.engine.pickup import booking_pickup, pickup_still_open, pickup_window
 from strongroom.store import get_store
 
 # The answers to a right code at the wrong time, which say when to come.
@@ -36,7 +36,7 @@ def _come_back(booking: Booking, come_on: dt.date | None, now: dt.datetime) -> d
         return said
     start, end = window
     said.update(come_start=_clock(start), come_end=_clock(end))
-    today_over = now.hour * 60 + now.minute >= end
+    today_over = not pickup_still_open(booking, now=now, day=now.date())
     if today_over and now.date() in booking.dates and now.date() not in booking.collected_dates:
         said["missed_at"] = _clock(end)
     return said

@@ -6,11 +6,18 @@ local PICKUP_KEYS = {'codes', 'record', 'audit', 'stats', 'edition'}
 local PICKUP_ARGS = {'code_mac', 'booking_id', 'now_ms', 'today', 'minute', 'grace_minutes',
   'attempt_id', 'audit_maxlen', 'room', 'yesterday'}
 local HANDOVER_KEYS = {'record', 'audit', 'stats', 'edition'}
-local HANDOVER_ARGS = {'actor', 'today', 'note', 'now_ms', 'audit_maxlen', 'room', 'request_id'}
+local HANDOVER_ARGS = {'actor', 'today', 'note', 'now_ms', 'audit_maxlen', 'room', 'request_id',
+  'day', 'yesterday', 'minute', 'grace_minutes'}
 local HANDOVER_REPLIES = {'handed record', 'already_collected record', 'not_found',
   'not_today record', 'invalid what'}
 local PICKUP_REPLIES = {'collected record', 'already_collected record', 'cancelled record',
   'wrong_day record', 'wrong_hour record', 'wrong_code', 'retry booking_id', 'invalid what'}
+
+-- Whether yesterday's pickup window still runs at `minute` of today: only B/C hours that end
+-- at 24:00 reach past midnight, by the grace (booking.engine.pickup.pickup_still_open).
+local function grace_runs(cls, hend, grace, minute)
+  return cls ~= 'A' and minute < (tonumber(hend) or 0) * 60 + grace - 1440
+end
 
 -- Pickup: open the safe with room + code, once per booked day, within the booked hours.
 -- KEYS: codes, record (of ARGV booking id; any key of the room if none), audit, stats, edition
@@ -57,7 +64,7 @@ local function pickup(keys, args)
   local day
   if booked[today] and (r[4] == 'A' or (minute >= first and minute < last)) then
     day = today
-  elseif r[4] ~= 'A' and booked[yesterday] and minute < last - 1440 then
+  elseif booked[yesterday] and grace_runs(r[4], r[6], grace, minute) then
     day = yesterday
   elseif booked[today] then
     day = done[today] and today or nil
@@ -94,43 +101,47 @@ local function pickup(keys, args)
   return {'collected', redis.call('HGETALL', record)}
 end
 
--- Hand over at the desk: staff mark today's pickup of a confirmed booking collected without the
--- code (a buyer who lost it shows identification). The code stops opening (it may be in other
+-- Hand over at the desk: staff mark today's pickup of a confirmed booking (or yesterday's, while
+-- its grace runs on past midnight, as the kiosk would open it) collected without the code (a buyer who lost it shows identification). The code stops opening (it may be in other
 -- hands): it stays known, so the kiosk answers it "already collected" (booking_pickup reads
 -- handed_at) rather than counting it as a wrong guess; the booking's later days, if any, are
 -- handed over at the desk too.
 -- KEYS: record, audit, stats, edition (the code stays known: the owner's code answers
 --       'already collected' at the kiosk)
 -- ARGV: actor (staff id), today ISO, note, now ms, audit maxlen, room, request id (client-made:
---       a repeat answers 'handed' again)
+--       a repeat answers 'handed' again), day ISO (the day handed over: today, or yesterday
+--       while its grace runs), yesterday ISO, minute of day, grace minutes
 -- Returns {'handed', <record>} | {'already_collected', <record>} | {'not_found'}
 --       | {'not_today', <record>} | {'invalid', what}
 local function handover(keys, args)
   local k, a = named(keys, HANDOVER_KEYS), named(args, HANDOVER_ARGS)
-  local now = tonumber(a.now_ms)
-  if not now or a.actor == '' or a.request_id == '' or not k.stats then
+  local now, minute, grace = tonumber(a.now_ms), tonumber(a.minute), tonumber(a.grace_minutes)
+  if not now or not minute or not grace or a.actor == '' or a.request_id == '' or a.day == ''
+    or not k.stats then
     return {'invalid', 'call'}
   end
   if redis.call('EXISTS', k.record) == 0 then
     return {'not_found'}
   end
   local r = redis.call('HMGET', k.record, 'status', 'dates', 'collected', 'cls', 'months',
-    'handed_request', 'id')
+    'handed_request', 'id', 'hend')
   if r[6] == a.request_id then
     return {'handed', redis.call('HGETALL', k.record)}
   end
-  local dates, collected = split(r[2]), split(r[3])
-  if r[1] ~= 'confirmed' or as_set(collected)[a.today] then
+  local day, dates, collected = a.day, split(r[2]), split(r[3])
+  if r[1] ~= 'confirmed' or as_set(collected)[day] then
     if r[1] == 'confirmed' or r[1] == 'collected' then
       return {'already_collected', redis.call('HGETALL', k.record)}
     end
     return {'not_found'}
   end
-  if not as_set(dates)[a.today] then
+  local now_due = day == a.today
+    or (day == a.yesterday and grace_runs(r[4], r[8], grace, minute))
+  if not as_set(dates)[day] or not now_due then
     return {'not_today', redis.call('HGETALL', k.record)}
   end
   edition_bump(k.edition)
-  collected[#collected + 1] = a.today
+  collected[#collected + 1] = day
   table.sort(collected)
   local fields = {'collected', table.concat(collected, ','), 'collected_at', a.now_ms,
     'handed_by', a.actor, 'handed_at', a.now_ms, 'handed_note', a.note,
@@ -146,7 +157,7 @@ local function handover(keys, args)
     stats_write(k.stats, change)
   end
   redis.call('HSET', k.record, unpack(fields))
-  audit(k.audit, a.audit_maxlen, 'handover', a.actor, r[7], a.room, a.today .. ' ' .. a.note, now)
+  audit(k.audit, a.audit_maxlen, 'handover', a.actor, r[7], a.room, day .. ' ' .. a.note, now)
   return {'handed', redis.call('HGETALL', k.record)}
 end
 
