@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 
 from accounts.clients import client_address
 from accounts.people import AnonymousPerson, Person
-from strongroom.context_processors import back_address, page_address
+from strongroom.context_processors import back_address, form_page_name, page_address
 
 
 def request_client(request: HttpRequest) -> str:
@@ -72,6 +72,8 @@ def login_required_back(back: Callable[[HttpRequest], str]) -> Callable[[View], 
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             if not request.user.is_authenticated:
                 return login_redirect(request, back=back(request))
+            # The same page is where the answer's language switch comes back to.
+            form_page_name(request, back)
             return view(request, *args, **kwargs)
 
         return cast(View, wrapper)
