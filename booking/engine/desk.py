@@ -143,7 +143,14 @@ HANDOVER_MESSAGES = {
     ),
     "already_collected": _("Today's pickup of this booking is done already."),
     "not_found": _("There is no confirmed booking with this id."),
-    "not_today": _("This booking is not due today: only today's pickups are handed over."),
+    "handed_grace": _(
+        "Handed over within its pickup grace after midnight: the booking is collected for its "
+        "day and its code no longer opens."
+    ),
+    "not_today": _(
+        "This booking is not due now: only today's pickups, and yesterday's while their grace "
+        "after midnight runs, are handed over."
+    ),
 }
 
 
@@ -201,4 +208,6 @@ def booking_handover(
         and _row(booking, day or today, moment).hours_over
     ):
         message = HANDOVER_MESSAGES["handed_late"]
+    elif outcome == "handed" and day is not None and day < today:
+        message = HANDOVER_MESSAGES["handed_grace"]
     return HandoverResult(outcome == "handed", outcome, message, booking)

@@ -111,7 +111,8 @@ def test_the_desk_of_the_day_counts_them_still_to_come_and_hands_them_over_in_th
         answer = client.post("/staff/desk/handover/", data)
         assert answer.status_code == 302 and answer["Location"] == "/staff/desk/?day=2026-12-03"
         after = html(client.get(answer["Location"]))
-        assert "Handed over" in after and "<strong>1</strong> collected" in after
+        assert "Handed over within its pickup grace after midnight" in after
+        assert "<strong>1</strong> collected" in after
         handed = booking_get(client=r, booking_id=late[0].id)
         assert handed is not None and handed.status == "collected"
         assert handed.collected_dates == (dt.date(2026, 12, 3),)
@@ -126,7 +127,7 @@ def test_the_desk_of_the_day_counts_them_still_to_come_and_hands_them_over_in_th
         data = {"booking_id": late[1].id, "request_id": "desk-grace-request-02",
                 "day": "2026-12-03"}  # fmt: skip
         refused = html(client.post("/staff/desk/handover/", data, follow=True))
-        assert "This booking is not due today" in refused
+        assert "This booking is not due now: only today&#x27;s pickups, and yesterday" in refused
         kept = booking_get(client=r, booking_id=late[1].id)
         assert kept is not None and kept.status == "confirmed" and not kept.collected_dates
 
@@ -143,3 +144,20 @@ def test_a_forged_hand_over_day_is_refused_not_a_500(
             assert answer.status_code == 302
         kept = booking_get(client=r, booking_id=late[1].id)
         assert kept is not None and kept.status == "confirmed" and not kept.collected_dates
+
+
+def test_the_desk_s_answers_in_the_grace_speak_chinese(
+    late: list[Booking], staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    client = client_for(staff)
+    client.cookies["django_language"] = "zh-hans"
+    with time_machine.travel(IN_THE_GRACE, tick=False):
+        data = {"booking_id": late[0].id, "request_id": "desk-grace-request-zh",
+                "day": "2026-12-03"}  # fmt: skip
+        page = html(client.post("/staff/desk/handover/", data, follow=True))
+        assert "已在午夜后的取件宽限时间内人工交付" in page
+    with time_machine.travel(AFTER_THE_GRACE, tick=False):
+        data = {"booking_id": late[1].id, "request_id": "desk-grace-request-z2",
+                "day": "2026-12-03"}  # fmt: skip
+        page = html(client.post("/staff/desk/handover/", data, follow=True))
+        assert "此预订现在不可取件" in page
