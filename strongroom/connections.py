@@ -59,7 +59,9 @@ class CountingConnection(_CountingMixin, redis.Connection):
 
 
 class CountingUnixConnection(_CountingMixin, redis.UnixDomainSocketConnection):
-    pass
+    # redis-py 8.1 reads `port` when connecting times out, which a Unix socket connection
+    # lacks: the AttributeError made a 500 of a stalled store's full accept queue.
+    port: int | None = None
 
 
 class CountingSSLConnection(_CountingMixin, redis.SSLConnection):

@@ -4,13 +4,19 @@ from being handed out, as redis-py's own check does."""
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 import redis
 
 from strongroom.connections import COUNTING, CountingUnixConnection, _parser_buffered
 from strongroom.store import connect
+
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.store
 
@@ -86,3 +92,47 @@ def test_input_decrypted_above_the_socket_counts_as_unread(r: redis.Redis) -> No
         assert not _parser_buffered(connection)
     finally:
         pool.release(connection)
+
+
+# Run as the site's gevent workers run: gevent's connect waits for a full accept queue (until its
+# timeout), where a plain non-blocking one is refused at once.
+_CONNECT_UNDER_GEVENT = """
+import sys
+from gevent import monkey
+monkey.patch_all()
+from strongroom.connections import CountingUnixConnection
+try:
+    CountingUnixConnection(path=sys.argv[1], socket_connect_timeout=0.2).connect()
+except Exception as error:
+    print(type(error).__name__)
+"""
+
+
+def test_connecting_to_a_socket_that_accepts_nothing_times_out_as_unavailable(
+    tmp_path: Path,
+) -> None:
+    # A stalled server's accept queue fills up under load: connecting then times out. redis-py
+    # 8.1 reads the connection's `port` on that path, which a Unix socket connection lacked, and
+    # the AttributeError was a 500 instead of the 503 page.
+    path = str(tmp_path / "stalled.sock")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(path)
+        listener.listen(0)  # never accepts, as a stopped server
+        waiting = []
+        try:
+            while True:  # fill its accept queue
+                queued = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                queued.setblocking(False)
+                waiting.append(queued)
+                queued.connect(path)
+        except BlockingIOError:
+            pass
+        try:
+            found = subprocess.run(
+                [sys.executable, "-c", _CONNECT_UNDER_GEVENT, path],
+                cwd=ROOT, capture_output=True, text=True, timeout=60, check=True,
+            )  # fmt: skip
+        finally:
+            for queued in waiting:
+                queued.close()
+    assert found.stdout.strip() == "TimeoutError", found.stdout + found.stderr
