@@ -1,14 +1,18 @@
 """The store's connection classes: each counts the round trips it sends (`RoundTrips`, read
-by `strongroom.store.round_trips`), and answers the pool's "anything unread?" check, asked of
-every connection it hands out, with one plain poll(2)."""
+by `strongroom.store.round_trips`), answers the pool's "anything unread?" check, asked of
+every connection it hands out, with one plain poll(2), and tells its pool's StallGate
+(`strongroom.stall`) whether the store answered or timed out."""
 
 from __future__ import annotations
 
 import select
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
+
+if TYPE_CHECKING:
+    from strongroom.stall import StallGate
 
 
 class RoundTrips:
@@ -26,6 +30,33 @@ def _plain_poll() -> Any:
 
 
 class _CountingMixin:
+    # Set by a GatedConnectionPool on the connections it makes (None: a cluster node's).
+    stall_gate: StallGate | None = None
+
+    def connect_check_health(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            super().connect_check_health(*args, **kwargs)  # type: ignore[misc]
+        except redis.TimeoutError:  # connecting to a stopped server times out too
+            if self.stall_gate is not None:
+                self.stall_gate.timed_out()
+            raise
+
+    def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        gate = self.stall_gate
+        try:
+            reply = super().read_response(*args, **kwargs)  # type: ignore[misc]
+        except redis.TimeoutError:
+            if gate is not None:
+                gate.timed_out()
+            raise
+        except redis.ResponseError:  # an error reply is an answer
+            if gate is not None:
+                gate.answered()
+            raise
+        if gate is not None:
+            gate.answered()
+        return reply
+
     def send_packed_command(self, command: Any, check_health: bool = True) -> None:
         RoundTrips.count += 1
         super().send_packed_command(command, check_health)  # type: ignore[misc]

@@ -42,10 +42,12 @@ from strongroom.connections import (
     RoundTrips,
 )
 from strongroom.lua_sources import function_sources, library_text
+from strongroom.stall import GatedConnectionPool
 
 # How long a command may wait for an answer: a stalled store (SIGSTOP, a stuck disk) gets the
 # 503 page within about this long instead of holding the worker (`strongroom.durable`'s
-# WAITAOF timeout stays below it).
+# WAITAOF timeout stays below it). Once one command has timed out, the requests after it wait
+# only for one shared probe (`strongroom.stall`), not for a timeout each.
 COMMAND_TIMEOUT_S = 1.5
 
 # Errors that mean "the store is not there right now", as opposed to a bug: on a cluster also
@@ -99,7 +101,9 @@ def connect(url: str) -> redis.Redis:
     redis+cluster:// and rediss+cluster:// URLs)."""
     if is_cluster_url(url):
         return _connect_cluster(url)
-    pool = redis.ConnectionPool.from_url(
+    # Gated: once a command times out, one probe asks the store for every request
+    # (strongroom/stall.py), rather than each request waiting out a timeout of its own.
+    pool = GatedConnectionPool.from_url(
         url,
         decode_responses=True,
         socket_timeout=COMMAND_TIMEOUT_S,
