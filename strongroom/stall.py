@@ -7,8 +7,9 @@ waited its own 1.5 s, and again for each later command it sent (measured: signed
 hands out no connection until the store has answered something again: one probe (a PING on a
 fresh connection with a short timeout) asks for everyone, the requests that arrive meanwhile
 wait at most for its answer, and when none comes they fail at once with `StoreSeemsStalled`
-(a TimeoutError: every caller already reads it as the store not answering, the 503 page).
-Any answer, the probe's or a late one to a command sent before, ends the stall at once.
+(a TimeoutError: every caller already reads it as the store not answering, the 503 page), as
+do those arriving within PROBE_TIMEOUT_S after it; the next request after that probes again.
+Any answer, a probe's or a late one to a command sent before, ends the stall at once.
 
 A hiccup shorter than the command timeout (a slow fsync of a few hundred milliseconds) times
 nothing out, so it never starts this: the requests just wait for it. One pool, one gate: the
@@ -19,6 +20,7 @@ reads, and none of this).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -43,6 +45,10 @@ class StallGate:
         self.stalled = False
         self._probing = False
         self._probes_done = 0
+        # Until when an unanswered probe's verdict stands: a request that was just refused
+        # and asks again on its way to the 503 page (its session, the sales window) is refused
+        # at once, not after a probe of its own.
+        self._refused_until = 0.0
         self.probes_sent = 0  # read by the tests: probes, not each request, ask a stalled store
 
     def timed_out(self) -> None:
@@ -58,7 +64,8 @@ class StallGate:
 
     def admit(self) -> None:
         """Return when a command may be sent; raise StoreSeemsStalled when the store seems
-        stalled and the probe under way (or one started here) got no answer."""
+        stalled and the probe under way, the last one (within PROBE_TIMEOUT_S) or one started
+        here got no answer."""
         if not self.stalled:
             return
         with self._changed:
@@ -73,6 +80,8 @@ class StallGate:
                 if self.stalled:
                     raise StoreSeemsStalled("the store seems stalled: the probe got no answer")
                 return
+            if time.monotonic() < self._refused_until:
+                raise StoreSeemsStalled("the store seems stalled: the last probe got no answer")
             self._probing = True
             self.probes_sent += 1
         try:
@@ -83,6 +92,8 @@ class StallGate:
             with self._changed:
                 self._probing = False
                 self._probes_done += 1
+                if self.stalled:
+                    self._refused_until = time.monotonic() + PROBE_TIMEOUT_S
                 self._changed.notify_all()
         if self.stalled:
             raise StoreSeemsStalled("the store seems stalled: a probe got no answer")
