@@ -1,15 +1,18 @@
 """A store that seems stalled is asked once for all, not once per request.
 
 A stalled server (SIGSTOP, a disk that stops fsyncing) keeps its socket open and answers
-nothing: every command waits out its whole timeout. Under load each request of a worker then
-waited its own 1.5 s, and again for each later command it sent (measured: signed-in pages 3 s,
-4.5 s behind a queue for a turn). Here, once one command of the process has timed out, the pool
+nothing: every command waits out its whole timeout. Each request of a worker then waited its
+own 1.5 s, and again for each later command it sent (measured under load: signed-in pages 3 s,
+two timeouts; up to 4.5 s with 200 clients). Here, once one command has timed out, the pool
 hands out no connection until the store has answered something again: one probe (a PING on a
 fresh connection with a short timeout) asks for everyone, the requests that arrive meanwhile
 wait at most for its answer, and when none comes they fail at once with `StoreSeemsStalled`
-(a TimeoutError: every caller already reads it as the store not answering, the 503 page), as
-do those arriving within PROBE_TIMEOUT_S after it; the next request after that probes again.
-Any answer, a probe's or a late one to a command sent before, ends the stall at once.
+(a TimeoutError: every caller already reads it as the store not answering, the 503 page). The
+next request after that probes again, so the first one after the stall finds the store. Any
+answer, a probe's or a late one to a command sent before, ends the stall at once. (A request
+that asks twice on its way to the 503 page, the sales window then its session for the page's
+header, may wait for two probes: holding an unanswered probe's verdict for everyone for a
+while spared it the second, but kept answering 503 for that while after the store was back.)
 
 A hiccup shorter than the command timeout (a slow fsync of a few hundred milliseconds) times
 nothing out, so it never starts this: the requests just wait for it. One pool, one gate: the
@@ -20,7 +23,6 @@ reads, and none of this).
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -45,10 +47,6 @@ class StallGate:
         self.stalled = False
         self._probing = False
         self._probes_done = 0
-        # Until when an unanswered probe's verdict stands: a request that was just refused
-        # and asks again on its way to the 503 page (its session, the sales window) is refused
-        # at once, not after a probe of its own.
-        self._refused_until = 0.0
         self.probes_sent = 0  # read by the tests: probes, not each request, ask a stalled store
 
     def timed_out(self) -> None:
@@ -64,8 +62,7 @@ class StallGate:
 
     def admit(self) -> None:
         """Return when a command may be sent; raise StoreSeemsStalled when the store seems
-        stalled and the probe under way, the last one (within PROBE_TIMEOUT_S) or one started
-        here got no answer."""
+        stalled and the probe under way (or one started here) got no answer."""
         if not self.stalled:
             return
         with self._changed:
@@ -73,6 +70,7 @@ class StallGate:
                 return
             if self._probing:  # wait for the probe under way, not for a timeout of our own
                 done = self._probes_done
+                # A probe may spend PROBE_TIMEOUT_S connecting and as long reading.
                 self._changed.wait_for(
                     lambda: not self.stalled or self._probes_done != done,
                     timeout=2 * PROBE_TIMEOUT_S,
@@ -80,20 +78,16 @@ class StallGate:
                 if self.stalled:
                     raise StoreSeemsStalled("the store seems stalled: the probe got no answer")
                 return
-            if time.monotonic() < self._refused_until:
-                raise StoreSeemsStalled("the store seems stalled: the last probe got no answer")
             self._probing = True
             self.probes_sent += 1
         try:
             self._probe()  # an answer calls answered() on the way
-        except redis.RedisError:
+        except (redis.RedisError, OSError):
             pass  # no answer (or no server): still stalled, as far as we can tell
         finally:
             with self._changed:
                 self._probing = False
                 self._probes_done += 1
-                if self.stalled:
-                    self._refused_until = time.monotonic() + PROBE_TIMEOUT_S
                 self._changed.notify_all()
         if self.stalled:
             raise StoreSeemsStalled("the store seems stalled: a probe got no answer")
