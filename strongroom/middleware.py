@@ -12,6 +12,7 @@ from django.shortcuts import render
 
 from strongroom.durable import NotDurable, WritesPaused
 from strongroom.methods import view_methods
+from strongroom.sessions import SessionStore
 from strongroom.startup import StoreNotReady
 from strongroom.store import UNAVAILABLE, StoreUnavailable, recover
 
@@ -82,6 +83,9 @@ def store_failure_response(request: HttpRequest, error: BaseException) -> HttpRe
         return store_unavailable_response(request)
     if not isinstance(error, (*UNAVAILABLE, StoreUnavailable, NotDurable)):
         return None
+    session = getattr(request, "session", None)
+    if isinstance(error, UNAVAILABLE) and isinstance(session, SessionStore):
+        session.unanswered(error)  # the page's header reads no session from a silent store
     if isinstance(error, WritesPaused):  # nothing was sent, and the store is there: no recover()
         if request.method == "POST":
             return not_confirmed_response(request, paused=True)

@@ -97,6 +97,12 @@ class SessionStore(SessionBase):
     # timeout a second time.
     _unanswered: BaseException | None = None
 
+    def unanswered(self, error: BaseException) -> None:
+        """The store did not answer this request: a session not read yet is not asked for
+        either (the 503 page's header would ask a stalled store once more, and wait again)."""
+        if not hasattr(self, "_session_cache"):
+            self._unanswered = error
+
     def load(self) -> dict[str, Any]:
         if not self.session_key:
             self._session_key = None

@@ -9,10 +9,10 @@ fresh connection with a short timeout) asks for everyone, the requests that arri
 wait at most for its answer, and when none comes they fail at once with `StoreSeemsStalled`
 (a TimeoutError: every caller already reads it as the store not answering, the 503 page). The
 next request after that probes again, so the first one after the stall finds the store. Any
-answer, a probe's or a late one to a command sent before, ends the stall at once. (A request
-that asks twice on its way to the 503 page, the sales window then its session for the page's
-header, may wait for two probes: holding an unanswered probe's verdict for everyone for a
-while spared it the second, but kept answering 503 for that while after the store was back.)
+answer, a probe's or a late one to a command sent before, ends the stall at once. (Holding
+an unanswered probe's verdict for everyone for a while kept answering 503 for that while after
+the store was back; a request refused once asks nothing more on its way to the 503 page
+instead: `strongroom.middleware.store_failure_response`.)
 
 A hiccup shorter than the command timeout (a slow fsync of a few hundred milliseconds) times
 nothing out, so it never starts this: the requests just wait for it. One pool, one gate: the
