@@ -47,6 +47,17 @@ def claim(client: redis.Redis, req: SlotRequest, owner: str = BUYER, **extra: An
     )  # fmt: skip
 
 
+def booked_id(client: redis.Redis, owner: Any, **fields: Any) -> str:
+    """The id of a booking `owner` (a person: anything with an `id`) made of the request
+    `fields` (as the form names them, dates as dates), at the clock's now."""
+    made = booking_claim(
+        client=client, owner_id=str(owner.id),
+        request=slot_request_parse(**fields), booking_id=booking_new_id(room=fields["room"]),
+    )  # fmt: skip
+    assert made.ok and made.booking is not None, made
+    return made.booking.id
+
+
 def product_keys(client: redis.Redis) -> list[str]:
     return sorted(client.scan_iter(match="sr:*", count=1000))
 

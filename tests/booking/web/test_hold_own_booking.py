@@ -15,11 +15,8 @@ import time_machine
 from django.conf import settings
 from django.test import Client
 
-from booking.domain.parser import slot_request_parse
-from booking.domain.rules import booking_new_id
 from booking.engine.bookings import booking_get
-from booking.engine.claims import booking_claim
-from tests.booking_support import NOW, day, snapshot
+from tests.booking_support import NOW, booked_id, day, snapshot
 from tests.conftest import Someone, person_make, signed_in_session
 
 
@@ -27,17 +24,6 @@ from tests.conftest import Someone, person_make, signed_in_session
 def frozen() -> Iterator[None]:
     with time_machine.travel(NOW, tick=False):
         yield
-
-
-def _book(r: redis.Redis, someone: Someone, **request: Any) -> str:
-    made = booking_claim(
-        client=r,
-        owner_id=str(someone.id),
-        request=slot_request_parse(**request),
-        booking_id=booking_new_id(room=request["room"]),
-    )
-    assert made.ok and made.booking is not None
-    return made.booking.id
 
 
 def _text(answer: Any) -> str:
@@ -90,8 +76,8 @@ def test_a_hold_form_for_slots_partly_anothers_is_still_someone_faster(
     buyer: Someone,
     second_buyer: Someone,
 ) -> None:
-    _book(r, buyer, cls="B", room=8, dates=[day(5)], hour_start=10, hour_end=11)
-    _book(r, second_buyer, cls="B", room=8, dates=[day(5)], hour_start=11, hour_end=12)
+    booked_id(r, buyer, cls="B", room=8, dates=[day(5)], hour_start=10, hour_end=11)
+    booked_id(r, second_buyer, cls="B", room=8, dates=[day(5)], hour_start=11, hour_end=12)
     form = {**HOLD_FORMS["B"], "seen": "free"}
     answer = client_for(buyer).post("/book/hold/", form)
     page = _text(answer)
@@ -103,7 +89,7 @@ def test_a_hold_form_for_slots_partly_anothers_is_still_someone_faster(
 def test_the_own_booking_answer_speaks_chinese(
     r: redis.Redis, client_for: Callable[[Someone], Client], buyer: Someone
 ) -> None:
-    booking_id = _book(r, buyer, cls="A", room=7, dates=[day(5)])
+    booking_id = booked_id(r, buyer, cls="A", room=7, dates=[day(5)])
     booking = booking_get(client=r, booking_id=booking_id)
     assert booking is not None
     answer = client_for(buyer).post(
@@ -119,7 +105,7 @@ def test_the_own_booking_answer_speaks_chinese(
 def test_the_htmx_answer_names_the_booking_in_the_panel(
     r: redis.Redis, client_for: Callable[[Someone], Client], buyer: Someone
 ) -> None:
-    booking_id = _book(r, buyer, cls="A", room=7, dates=[day(5)])
+    booking_id = booked_id(r, buyer, cls="A", room=7, dates=[day(5)])
     answer = client_for(buyer).post(
         "/book/hold/", {**HOLD_FORMS["A"], "seen": "free"}, HTTP_HX_REQUEST="true"
     )
@@ -131,7 +117,7 @@ def test_the_htmx_answer_names_the_booking_in_the_panel(
 def test_on_one_server_too(one_server: redis.Redis) -> None:
     """`make run`'s store: the claim function writes the buyer's index itself."""
     someone = person_make(one_server, "one_server_buyer")
-    booking_id = _book(one_server, someone, cls="B", room=8, dates=[day(5)], hour_start=10,
+    booking_id = booked_id(one_server, someone, cls="B", room=8, dates=[day(5)], hour_start=10,
                        hour_end=12)  # fmt: skip
     web = Client()
     web.cookies[settings.SESSION_COOKIE_NAME] = signed_in_session(one_server, someone)

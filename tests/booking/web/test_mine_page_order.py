@@ -10,14 +10,11 @@ import redis
 import time_machine
 from django.test import Client
 
-from booking.domain.parser import slot_request_parse
 from booking.domain.records import Booking
-from booking.domain.rules import booking_new_id
-from booking.engine.bookings import bookings_page
+from booking.engine.bookings import booking_get, bookings_page
 from booking.engine.cancel import booking_cancel
-from booking.engine.claims import booking_claim
 from booking.web.mine import MINE_PAGE_SIZE
-from tests.booking_support import NOW, day
+from tests.booking_support import NOW, booked_id, day
 from tests.conftest import Someone
 
 
@@ -28,14 +25,11 @@ def frozen() -> Iterator[None]:
 
 
 def _book(r: redis.Redis, someone: Someone, room: int, n: int) -> Booking:
-    made = booking_claim(
-        client=r,
-        owner_id=str(someone.id),
-        request=slot_request_parse(cls="A", room=room, dates=[day(n)]),
-        booking_id=booking_new_id(room=room),
+    booking = booking_get(
+        client=r, booking_id=booked_id(r, someone, cls="A", room=room, dates=[day(n)])
     )
-    assert made.ok and made.booking is not None
-    return made.booking
+    assert booking is not None
+    return booking
 
 
 def _cancelled_then_one(r: redis.Redis, buyer: Someone) -> Booking:

@@ -13,13 +13,10 @@ import redis
 import time_machine
 from django.test import Client
 
-from booking.domain.parser import slot_request_parse
-from booking.domain.rules import booking_new_id
 from booking.engine.bookings import booking_get
 from booking.engine.cancel import booking_cancel
-from booking.engine.claims import booking_claim
 from booking.engine.waits import Wait, wait_join, waits_of
-from tests.booking_support import NOW, day, snapshot
+from tests.booking_support import NOW, booked_id, day, snapshot
 from tests.conftest import Someone, person_make
 
 
@@ -29,21 +26,10 @@ def frozen() -> Iterator[None]:
         yield
 
 
-def _book(r: redis.Redis, someone: Someone, **request: Any) -> str:
-    made = booking_claim(
-        client=r,
-        owner_id=str(someone.id),
-        request=slot_request_parse(**request),
-        booking_id=booking_new_id(room=request["room"]),
-    )
-    assert made.ok and made.booking is not None
-    return made.booking.id
-
-
 def test_own_slots_are_refused_and_nothing_is_written(r: redis.Redis, buyer: Someone) -> None:
-    _book(r, buyer, cls="A", room=7, dates=[day(5)])
-    _book(r, buyer, cls="B", room=8, dates=[day(5)], hour_start=10, hour_end=12)
-    _book(r, buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12, boxes=[7, 8])
+    booked_id(r, buyer, cls="A", room=7, dates=[day(5)])
+    booked_id(r, buyer, cls="B", room=8, dates=[day(5)], hour_start=10, hour_end=12)
+    booked_id(r, buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12, boxes=[7, 8])
     owner = str(buyer.id)
     before = snapshot(r)
     for wait in (
@@ -60,12 +46,14 @@ def test_own_slots_are_refused_and_nothing_is_written(r: redis.Redis, buyer: Som
 def test_what_the_buyer_did_not_book_can_still_be_waited_for(
     r: redis.Redis, buyer: Someone, second_buyer: Someone
 ) -> None:
-    _book(r, buyer, cls="B", room=8, dates=[day(5)], hour_start=10, hour_end=12)
-    _book(r, buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12, boxes=[7])
+    booked_id(r, buyer, cls="B", room=8, dates=[day(5)], hour_start=10, hour_end=12)
+    booked_id(r, buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12, boxes=[7])
     # Someone else's slots beside the buyer's own: these the buyer may wait for.
-    _book(r, second_buyer, cls="B", room=8, dates=[day(5)], hour_start=12, hour_end=14)
-    _book(r, second_buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12, boxes=[8])
-    _book(r, second_buyer, cls="A", room=7, dates=[day(6)])
+    booked_id(r, second_buyer, cls="B", room=8, dates=[day(5)], hour_start=12, hour_end=14)
+    booked_id(
+        r, second_buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12, boxes=[8]
+    )
+    booked_id(r, second_buyer, cls="A", room=7, dates=[day(6)])
     owner = str(buyer.id)
     assert wait_join(client=r, owner_id=owner, wait=Wait(8, "B", day(5), (12, 14))) == "ok"
     assert wait_join(client=r, owner_id=owner, wait=Wait(9, "C", day(5), (10, 12), 8)) == "ok"
@@ -76,19 +64,19 @@ def test_what_the_buyer_did_not_book_can_still_be_waited_for(
 def test_a_cancelled_booking_no_longer_counts_as_the_buyers(
     r: redis.Redis, buyer: Someone, second_buyer: Someone
 ) -> None:
-    mine = _book(r, buyer, cls="A", room=7, dates=[day(5)])
+    mine = booked_id(r, buyer, cls="A", room=7, dates=[day(5)])
     cancelled = booking_cancel(
         client=r, booking_id=mine, actor_id=str(buyer.id), actor_is_staff=False
     )
     assert cancelled.ok
-    _book(r, second_buyer, cls="A", room=7, dates=[day(5)])
+    booked_id(r, second_buyer, cls="A", room=7, dates=[day(5)])
     assert wait_join(client=r, owner_id=str(buyer.id), wait=Wait(7, "A", day(5))) == "ok"
 
 
 def test_the_page_says_the_slot_is_the_buyers_own(
     r: redis.Redis, client_for: Any, buyer: Someone
 ) -> None:
-    _book(r, buyer, cls="A", room=7, dates=[day(5)])
+    booked_id(r, buyer, cls="A", room=7, dates=[day(5)])
     web: Client = client_for(buyer)
     web.get("/book/")
     before = snapshot(r)
@@ -102,10 +90,10 @@ def test_the_page_says_the_slot_is_the_buyers_own(
 def test_the_booking_page_names_the_buyers_own_booking(
     r: redis.Redis, client_for: Any, buyer: Someone, second_buyer: Someone
 ) -> None:
-    booking_id = _book(r, buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12,
+    booking_id = booked_id(r, buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12,
                        boxes=[7])  # fmt: skip
     stranger = person_make(r, "a_stranger")
-    _book(r, stranger, cls="C", room=9, dates=[day(5)], hour_start=12, hour_end=13, boxes=[8])
+    booked_id(r, stranger, cls="C", room=9, dates=[day(5)], hour_start=12, hour_end=13, boxes=[8])
     query = f"cls=C&room=9&date={day(5).isoformat()}&start=11&end=13&box=7&box=8"
     mine = html.unescape(client_for(buyer).get(f"/book/?{query}").content.decode())
     assert 'id="choice-blocked"' in mine and 'id="own-booking"' in mine
@@ -120,8 +108,8 @@ def test_the_booking_page_names_the_buyers_own_booking(
 def test_the_own_booking_line_is_in_chinese_too(
     r: redis.Redis, client_for: Any, buyer: Someone, second_buyer: Someone
 ) -> None:
-    _book(r, buyer, cls="A", room=7, dates=[day(5)])
-    _book(r, second_buyer, cls="A", room=7, dates=[day(6)])
+    booked_id(r, buyer, cls="A", room=7, dates=[day(5)])
+    booked_id(r, second_buyer, cls="A", room=7, dates=[day(6)])
     web = client_for(buyer)
     days = f"date={day(5).isoformat()}&date={day(6).isoformat()}"
     some = web.get(f"/book/?cls=A&room=7&{days}", HTTP_ACCEPT_LANGUAGE="zh-hans")
@@ -136,7 +124,7 @@ def test_the_wait_page_for_several_days_keeps_them_all_and_joins_the_sold_out_on
 ) -> None:
     """A choice of two days, one sold out: the form offers both (a single-choice list kept
     only the last, the free one, and the buyer was told it was free and waited for nothing)."""
-    _book(r, second_buyer, cls="B", room=30, dates=[day(1)], hour_start=18, hour_end=20)
+    booked_id(r, second_buyer, cls="B", room=30, dates=[day(1)], hour_start=18, hour_end=20)
     web: Client = client_for(buyer)
     query = f"cls=B&room=30&start=17&end=20&date={day(1).isoformat()}&date={day(2).isoformat()}"
     form = web.get(f"/book/wait/?{query}").content.decode()
@@ -157,7 +145,7 @@ def _page_text(answer: Any) -> str:
 def test_the_page_offers_no_waiting_list_for_a_choice_all_ones_own(
     r: redis.Redis, client_for: Any, buyer: Someone
 ) -> None:
-    booking_id = _book(r, buyer, cls="B", room=8, dates=[day(5), day(6)], hour_start=9,
+    booking_id = booked_id(r, buyer, cls="B", room=8, dates=[day(5), day(6)], hour_start=9,
                        hour_end=13)  # fmt: skip
     booking = booking_get(client=r, booking_id=booking_id)
     assert booking is not None
@@ -177,10 +165,10 @@ def test_the_page_still_offers_the_waiting_list_when_a_slot_is_a_strangers(
     r: redis.Redis, client_for: Any, buyer: Someone,
     second_buyer: Someone,
 ) -> None:  # fmt: skip
-    _book(r, buyer, cls="A", room=7, dates=[day(5)])
-    _book(r, second_buyer, cls="A", room=7, dates=[day(6)])
-    _book(r, buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12, boxes=[7])
-    _book(r, second_buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12,
+    booked_id(r, buyer, cls="A", room=7, dates=[day(5)])
+    booked_id(r, second_buyer, cls="A", room=7, dates=[day(6)])
+    booked_id(r, buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12, boxes=[7])
+    booked_id(r, second_buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12,
           boxes=[8])  # fmt: skip
     web = client_for(buyer)
     for query in (
@@ -197,7 +185,7 @@ def test_no_waiting_list_when_the_rest_of_the_choice_is_free(
 ) -> None:
     """What stands in the way is his own booking alone (the rest is free): waiting for it would
     be refused (his own) or pointless (free), so it is not offered."""
-    _book(r, buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12, boxes=[7])
+    booked_id(r, buyer, cls="C", room=9, dates=[day(5)], hour_start=10, hour_end=12, boxes=[7])
     query = f"cls=C&room=9&date={day(5).isoformat()}&start=11&end=13&box=7&box=8"
     page = _page_text(client_for(buyer).get(f"/book/?{query}"))
     assert 'id="choice-blocked"' in page and "You have booked this yourself" in page

@@ -16,14 +16,11 @@ import redis
 import time_machine
 from django.test import Client
 
-from booking.domain.parser import slot_request_parse
-from booking.domain.rules import booking_new_id
 from booking.engine.cancel import booking_cancel
-from booking.engine.claims import booking_claim
 from booking.engine.priority import priority_grant
 from booking.engine.waits import Wait, wait_join, waits_of
 from strongroom.outbox_delivery import outbox_send
-from tests.booking_support import NOW, day
+from tests.booking_support import NOW, booked_id, day
 from tests.conftest import Someone, person_make
 from tests.mail_support import mail_part, mail_to_files, with_address
 
@@ -37,20 +34,26 @@ def frozen() -> Iterator[None]:
         yield
 
 
+@pytest.fixture
+def later(r: redis.Redis) -> Someone:
+    """The second in line."""
+    return person_make(r, "later_waiter")
+
+
+def _cancelled_with_waiters(r: redis.Redis, owner: Someone, *waiters: Someone) -> None:
+    """`waiters`, in that order, wait for room 61's day 5, which `owner` booked and cancels."""
+    booking_id = booked_id(r, owner, cls="A", room=61, dates=[day(5)])
+    for waiter in waiters:
+        assert wait_join(client=r, owner_id=str(waiter.id), wait=Wait(61, "A", day(5))) == "ok"
+    assert booking_cancel(
+        client=r, booking_id=booking_id, actor_id=str(owner.id), actor_is_staff=False
+    ).ok
+
+
 def _freed_for(r: redis.Redis, owner: Someone, first: Someone, later: Someone) -> str:
     """`first`, then `later`, wait for room 61's day 5, which `owner` booked and now cancels:
     `first`'s priority hold (granted, as the mail sender grants it)."""
-    made = booking_claim(
-        client=r, owner_id=str(owner.id),
-        request=slot_request_parse(cls="A", room=61, dates=[day(5)]),
-        booking_id=booking_new_id(room=61),
-    )  # fmt: skip
-    assert made.ok and made.booking is not None
-    for waiter in (first, later):
-        assert wait_join(client=r, owner_id=str(waiter.id), wait=Wait(61, "A", day(5))) == "ok"
-    assert booking_cancel(
-        client=r, booking_id=made.booking.id, actor_id=str(owner.id), actor_is_staff=False
-    ).ok
+    _cancelled_with_waiters(r, owner, first, later)
     (status,) = waits_of(client=r, owner_id=str(first.id))
     assert status.mine and status.hold_id and status.priority_until is not None
     assert status.priority_until.second == 0  # the end is on a whole minute
@@ -67,8 +70,8 @@ def test_the_holder_and_everyone_else_read_one_end(
     client_for: Callable[[Someone], Client],
     buyer: Someone,
     second_buyer: Someone,
+    later: Someone,
 ) -> None:
-    later = person_make(r, "later_waiter")
     _freed_for(r, buyer, second_buyer, later)
     holder, other = client_for(second_buyer), client_for(later)
     mine = _page(holder, "/book/mine/")
@@ -87,8 +90,8 @@ def test_one_end_in_chinese_too(
     client_for: Callable[[Someone], Client],
     buyer: Someone,
     second_buyer: Someone,
+    later: Someone,
 ) -> None:
-    later = person_make(r, "later_waiter")
     _freed_for(r, buyer, second_buyer, later)
     mine = _page(client_for(second_buyer), "/book/mine/", "zh-hans")
     theirs = _page(client_for(later), "/book/mine/", "zh-hans")
@@ -107,17 +110,7 @@ def test_the_mails_of_a_freed_slot_say_the_same_end(
     later = person_make(r, "later_waiter")
     with_address(r, second_buyer, "bo@example.test")
     with_address(r, later, "later@example.test", language="zh-hans")
-    made = booking_claim(
-        client=r, owner_id=str(buyer.id),
-        request=slot_request_parse(cls="A", room=61, dates=[day(5)]),
-        booking_id=booking_new_id(room=61),
-    )  # fmt: skip
-    assert made.ok and made.booking is not None
-    for waiter in (second_buyer, later):
-        assert wait_join(client=r, owner_id=str(waiter.id), wait=Wait(61, "A", day(5))) == "ok"
-    assert booking_cancel(
-        client=r, booking_id=made.booking.id, actor_id=str(buyer.id), actor_is_staff=False
-    ).ok
+    _cancelled_with_waiters(r, buyer, second_buyer, later)
     outbox_send(client=r)
     bodies = {}
     for path in sent.glob("*.eml"):
