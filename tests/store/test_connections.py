@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -108,13 +109,16 @@ except Exception as error:
 """
 
 
-def test_connecting_to_a_socket_that_accepts_nothing_times_out_as_unavailable(
-    tmp_path: Path,
-) -> None:
+def test_connecting_to_a_socket_that_accepts_nothing_times_out_as_unavailable() -> None:
     # A stalled server's accept queue fills up under load: connecting then times out. redis-py
     # 8.1 reads the connection's `port` on that path, which a Unix socket connection lacked, and
     # the AttributeError was a 500 instead of the 503 page.
-    path = str(tmp_path / "stalled.sock")
+    # A Unix socket path has about 100 bytes at most: not under the test run's own tmp dirs.
+    with tempfile.TemporaryDirectory(prefix="sr-", dir="/tmp") as short:
+        _connect_to_a_full_queue(str(Path(short) / "stalled.sock"))
+
+
+def _connect_to_a_full_queue(path: str) -> None:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
         listener.bind(path)
         listener.listen(0)  # never accepts, as a stopped server
