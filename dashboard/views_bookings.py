@@ -3,6 +3,7 @@ booking and its cancellation."""
 
 from __future__ import annotations
 
+import redis
 from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -140,7 +141,9 @@ def booking_detail(request: HttpRequest, booking_id: str) -> HttpResponse:
     if booking_id_room(booking_id) is None:
         found = booking_id_by_reference(client=get_store(), reference=booking_id[:40])
         if found is not None:
-            return HttpResponseRedirect(reverse("dashboard:booking", args=[found]))
+            return HttpResponseRedirect(
+                reverse("dashboard:booking", args=[_current_id(get_store(), found)])
+            )
     return _booking_page(request, booking_id, CancelForm())
 
 
@@ -152,6 +155,8 @@ def booking_find(request: HttpRequest) -> HttpResponse:
     typed = request.GET.get("ref", "")
     client = get_store()
     booking_id = booking_id_by_reference(client=client, reference=typed[:40])
+    if booking_id is not None:
+        booking_id = _current_id(client, booking_id)
     pasted = typed.strip()
     if booking_id is None and booking_id_room(pasted) is not None:
         found = booking_get(client=client, booking_id=pasted)
@@ -162,6 +167,14 @@ def booking_find(request: HttpRequest) -> HttpResponse:
         )
         return HttpResponseRedirect(reverse("dashboard:bookings"))
     return HttpResponseRedirect(reverse("dashboard:booking", args=[booking_id]))
+
+
+def _current_id(client: redis.Redis, booking_id: str) -> str:
+    """The id a booking has now: a reference names the room it was made in, and a booking
+    moved to another room lives on under a new id there (its old address would only send
+    staff on)."""
+    booking = booking_get(client=client, booking_id=booking_id)
+    return booking.id if booking is not None else booking_id
 
 
 def _booking_page(

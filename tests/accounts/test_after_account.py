@@ -24,7 +24,7 @@ from booking.domain.parser import slot_request_parse
 from booking.domain.records import Booking
 from booking.domain.references import reference_parse, reference_room
 from booking.domain.rules import booking_new_id
-from booking.engine.bookings import booking_get
+from booking.engine.bookings import booking_get, bookings_of
 from booking.engine.cancel import booking_cancel
 from booking.engine.claims import booking_claim
 from strongroom import keyspace as ks
@@ -335,6 +335,27 @@ def test_staff_find_a_booking_by_the_reference_a_buyer_reads_out(
         missing = browser.get("/staff/bookings/find/", {"ref": typed})
         assert missing.status_code == 302 and missing["Location"] == "/staff/bookings/"
     assert client_for(buyer).get("/staff/bookings/find/", {"ref": spoken}).status_code == 403
+
+
+def test_staff_find_a_booking_moved_to_another_room_at_its_new_address(
+    r: redis.Redis,
+    buyer: Someone,
+    staff: Someone,
+    client_for: Callable[[Someone], Client],
+) -> None:
+    """A reference names the room a booking was made in; moved to another room, the booking
+    lives on under a new id there, and finding it leads straight to that one."""
+    booking = book(r, buyer, room=42)
+    browser = client_for(staff)
+    moved = browser.post(
+        f"/staff/bookings/{booking.id}/move/", {"date": day(5).isoformat(), "room": "43"}
+    )
+    assert moved.status_code == 302, moved.content.decode()[:500]
+    (now,) = [b for b in bookings_of(client=r, owner_id=str(buyer.id)) if b.status != "moved"]
+    assert now.room == 43 and now.reference == booking.reference
+    for address in (f"/staff/bookings/{booking.reference}/", "/staff/bookings/find/"):
+        found = browser.get(address, {"ref": booking.reference})
+        assert found.status_code == 302 and found["Location"] == f"/staff/bookings/{now.id}/"
 
 
 @pytest.mark.parametrize(
