@@ -21,7 +21,7 @@ from booking.domain.rules import booking_new_id, day_starts_within, hold_new_id
 from booking.engine.bookings import hold_get
 from booking.engine.cancel import booking_cancel
 from booking.engine.claims import booking_claim
-from booking.engine.holds import booking_hold
+from booking.engine.holds import HoldResult, booking_hold
 from booking.engine.moves import booking_move
 from booking.engine.owners import owner_forget
 from booking.engine.waits import Wait, wait_join, waits_of
@@ -107,21 +107,23 @@ def test_a_hold_placed_at_2355_ends_at_midnight_on_the_confirm_page(
         assert hold_get(client=r, hold_id=held.id) is None
 
 
+def _class_a_hold(
+    r: redis.Redis, someone: Someone, room: int, dates: list[dt.date], at: dt.datetime
+) -> HoldResult:
+    return booking_hold(
+        client=r, owner_id=str(someone.id),
+        request=slot_request_parse(cls="A", room=room, dates=dates, now=at),
+        hold_id=hold_new_id(room=room), now=at,
+    )  # fmt: skip
+
+
 def test_a_hold_for_a_later_day_keeps_its_whole_time(r: redis.Redis, buyer: Someone) -> None:
     at = MIDNIGHT - dt.timedelta(minutes=5)
-    placed = booking_hold(
-        client=r, owner_id=str(buyer.id),
-        request=slot_request_parse(cls="A", room=96, dates=[day(6)], now=at),
-        hold_id=hold_new_id(room=96), now=at,
-    )  # fmt: skip
+    placed = _class_a_hold(r, buyer, 96, [day(6)], at)
     assert placed.ok and placed.hold is not None
     assert placed.hold.expires_at == MIDNIGHT + dt.timedelta(minutes=5)
     # A hold of days 5 and 6 begins on day 5: it ends when day 5 does.
-    both = booking_hold(
-        client=r, owner_id=str(buyer.id),
-        request=slot_request_parse(cls="A", room=97, dates=[day(5), day(6)], now=at),
-        hold_id=hold_new_id(room=97), now=at,
-    )  # fmt: skip
+    both = _class_a_hold(r, buyer, 97, [day(5), day(6)], at)
     assert both.ok and both.hold is not None and both.hold.expires_at == MIDNIGHT
 
 
@@ -131,11 +133,7 @@ def test_a_priority_hold_the_sweep_places_before_midnight_ends_at_midnight(
     """A hold placed at 23:35 runs out at 23:45; the sweep offers its slot to the waiter: until
     00:00, not 00:47."""
     placed_at = MIDNIGHT - dt.timedelta(minutes=25)
-    held = booking_hold(
-        client=r, owner_id=str(buyer.id),
-        request=slot_request_parse(cls="A", room=96, dates=[day(5)], now=placed_at),
-        hold_id=hold_new_id(room=96), now=placed_at,
-    )  # fmt: skip
+    held = _class_a_hold(r, buyer, 96, [day(5)], placed_at)
     assert held.ok and held.hold is not None
     assert held.hold.expires_at == placed_at + dt.timedelta(minutes=10)
     assert wait_join(
