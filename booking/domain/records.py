@@ -167,19 +167,27 @@ def hold_value_parse(value: str) -> tuple[int, str, str, list[int], int, int, li
     )
 
 
-def booking_taking(own: Sequence[Booking], *, cls: str, room: int, slot: Slot) -> Booking | None:
-    """The live booking of `own` (one buyer's) that takes `slot` of this class and room, or
-    None."""
+def booking_taking(
+    own: Sequence[Booking],
+    *,
+    cls: str,
+    room: int,
+    dates: Sequence[dt.date],
+    hours: tuple[int, int] | None = None,
+    boxes: Sequence[int] = (),
+) -> Booking | None:
+    """The live booking of `own` (one buyer's) that takes any of these slots (the room and
+    class, any of `dates`, for B and C any of `hours`, for C any of `boxes`), or None."""
     for booking in own:
-        if booking.status == "cancelled" or booking.cls != cls or booking.room != room:
+        live = booking.status != "cancelled"
+        same = booking.room == room and booking.cls == cls
+        if not (live and same and set(dates) & set(booking.dates)):
             continue
-        if slot.date not in booking.dates:
+        if boxes and not set(boxes) & set(booking.boxes):
             continue
-        if slot.box is not None and slot.box not in booking.boxes:
-            continue
-        hours = booking.hours
-        if slot.hour is not None and hours and not hours[0] <= slot.hour < hours[1]:
-            continue
+        theirs = booking.hours
+        if hours and theirs and not (hours[0] < theirs[1] and theirs[0] < hours[1]):
+            continue  # other hours of the day
         return booking
     return None
 
@@ -189,6 +197,15 @@ def slots_all_own(own: Sequence[Booking], *, cls: str, room: int, slots: Sequenc
     is taken by a live booking of `own`, the buyer's own, and none is held by another buyer:
     then what stands in the way is his booking, named as his, and nothing he can wait for."""
     return bool(slots) and all(
-        not slot.held and booking_taking(own, cls=cls, room=room, slot=slot) is not None
+        not slot.held
+        and booking_taking(
+            own,
+            cls=cls,
+            room=room,
+            dates=[slot.date],
+            hours=None if slot.hour is None else (slot.hour, slot.hour + 1),
+            boxes=() if slot.box is None else [slot.box],
+        )
+        is not None
         for slot in slots
     )

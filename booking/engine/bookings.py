@@ -21,7 +21,13 @@ from booking.domain.keys import (
     person_index,
 )
 from booking.domain.parser import SlotRequest
-from booking.domain.records import Booking, Hold, booking_from_hash, hold_value_parse
+from booking.domain.records import (
+    Booking,
+    Hold,
+    booking_from_hash,
+    booking_taking,
+    hold_value_parse,
+)
 from booking.domain.rules import (
     CLASS_DIGIT,
     CLASSES,
@@ -244,18 +250,7 @@ def booking_covering(
         return None
     if own is None:
         own = bookings_in_room_since(client=client, owner_id=owner_id, room=room, since=min(dates))
-    for booking in own:
-        live = booking.status != "cancelled"
-        same = booking.room == room and booking.cls == cls
-        if not (live and same and set(dates) & set(booking.dates)):
-            continue
-        if boxes and not set(boxes) & set(booking.boxes):
-            continue
-        theirs = booking.hours
-        if hours and theirs and not (hours[0] < theirs[1] and theirs[0] < hours[1]):
-            continue  # other hours of the day
-        return booking
-    return None
+    return booking_taking(own, cls=cls, room=room, dates=dates, hours=hours, boxes=boxes)
 
 
 def bookings_between(

@@ -102,7 +102,8 @@ local function pickup(keys, args)
 end
 
 -- Hand over at the desk: staff mark today's pickup of a confirmed booking (or yesterday's, while
--- its grace runs on past midnight, as the kiosk would open it) collected without the code (a buyer who lost it shows identification). The code stops opening (it may be in other
+-- its grace runs on past midnight, as the kiosk would open it) collected without the code (a
+-- buyer who lost it shows identification). The code stops opening (it may be in other
 -- hands): it stays known, so the kiosk answers it "already collected" (booking_pickup reads
 -- handed_at) rather than counting it as a wrong guess; the booking's later days, if any, are
 -- handed over at the desk too.
