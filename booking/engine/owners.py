@@ -30,6 +30,7 @@ from booking.engine.indexes import (
     indexes_read,
     indexes_read_commands,
 )
+from booking.engine.pickup import pickup_first_open_day, pickup_still_open
 from booking.engine.waits import waits_of, waits_of_read
 from strongroom import keyspace as ks
 from strongroom.addresses import address_arg
@@ -63,7 +64,8 @@ def bookings_upcoming_read(
     limit: int = ACCOUNT_UPCOMING,
 ) -> list[Command]:  # fmt: skip
     """What `bookings_upcoming` reads first (its index)."""
-    reads = bookings_page_read(owner_id=owner_id, today=site_today(now), limit=2 * limit)
+    first = pickup_first_open_day(now)
+    reads = bookings_page_read(owner_id=owner_id, today=first, limit=2 * limit)
     return indexes_read_commands(client=client, reads=reads)
 
 
@@ -74,14 +76,15 @@ def bookings_upcoming(
     now: dt.datetime | None = None,
     limit: int = ACCOUNT_UPCOMING,
 ) -> list[Booking]:
-    """At most `limit` confirmed bookings whose last day is today or later: the `limit` that end
+    """At most `limit` confirmed bookings whose pickup is not over (`pickup_still_open`: their
+    last day is to come, or today's hours or the grace after midnight still run): those that end
     soonest (the index's order), shown by their next pickup (`Booking.soonest_key`; a booking
     of a near and a far day that ends after them is not among them). The index from today on
     (twice `limit` ids, as cancelled ones stay in it), then the first `limit` records; the next
     `limit` (one more round trip) only when some of those were cancelled. Two round trips,
     three at most, whatever the number of bookings."""
     today = site_today(now)
-    reads = bookings_page_read(owner_id=owner_id, today=today, limit=2 * limit)
+    reads = bookings_page_read(owner_id=owner_id, today=pickup_first_open_day(now), limit=2 * limit)
     _total, _upcoming, soon, _earlier = indexes_read(client=client, reads=reads)
     ids = text_list(soon)[: 2 * limit]
     upcoming: list[Booking] = []
@@ -89,7 +92,7 @@ def bookings_upcoming(
         if not chunk or len(upcoming) >= limit:
             break
         found = bookings_by_id(client=client, ids=chunk)
-        upcoming += [b for b in found if b.status == "confirmed" and b.dates[-1] >= today]
+        upcoming += [b for b in found if b.status == "confirmed" and pickup_still_open(b, now=now)]
     return sorted(upcoming, key=lambda b: b.soonest_key(today))[:limit]
 
 

@@ -161,3 +161,15 @@ def test_the_desk_s_answers_in_the_grace_speak_chinese(
                 "day": "2026-12-03"}  # fmt: skip
         page = html(client.post("/staff/desk/handover/", data, follow=True))
         assert "此预订现在不可取件" in page
+
+
+def test_the_account_page_lists_them_as_upcoming_while_the_grace_runs(
+    late: list[Booking], buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    client = client_for(buyer)
+    with time_machine.travel(IN_THE_GRACE, tick=False):
+        page = html(client.get("/accounts/me/"))
+        assert all(f"/book/done/{b.id}/" in page for b in late)
+    with time_machine.travel(AFTER_THE_GRACE, tick=False):
+        page = html(client.get("/accounts/me/"))
+        assert not any(f"/book/done/{b.id}/" in page for b in late)
