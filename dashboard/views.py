@@ -267,7 +267,7 @@ def sales_window_set(request: HttpRequest) -> HttpResponse:
         messages.error(request, _("The window was not changed."))
         return _window_page(request, form, status=400)
     token = request.POST.get("request_id", "")
-    window_set(
+    saved = window_set(
         client=get_store(),
         actor_id=str(signed_in_person(request).id),
         window=form.sales_window(),
@@ -275,7 +275,10 @@ def sales_window_set(request: HttpRequest) -> HttpResponse:
         # The form's own id: pressed twice (or retried), one save and one audit entry.
         request_id=token if request_id_valid(token) else "",
     )
-    messages.success(request, _("The sales window is changed."))
+    if saved.changed:
+        messages.success(request, _("The sales window is changed."))
+    else:
+        messages.info(request, _("Nothing changed: that is the sales window in force."))
     return HttpResponseRedirect(reverse("dashboard:window"))
 
 

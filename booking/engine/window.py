@@ -4,6 +4,7 @@ change it (audited). The window itself and its bounds: booking.domain.window."""
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 
 import redis
 from django.conf import settings
@@ -29,9 +30,18 @@ WINDOW_SET = FunctionSpec(
     "WINDOW_SET",
     ("window", "audit"),
     ("days", "first", "last", "unset", "after", "actor", "now_ms", "audit_maxlen", "request_id"),
-    replies=("set before", "invalid what"),
+    replies=("set before", "same before", "invalid what"),
 )
 _BEFORE_WORDS_MAX = len("fixed 2026-12-01..2026-12-31 -> ")
+
+
+@dataclass(frozen=True)
+class WindowSaved:
+    """What a save found: the words of the window in force before it (`before`), and whether it
+    changed the window (False: the window asked for was that one, and nothing was written)."""
+
+    before: str
+    changed: bool
 
 
 def window_read(*, client: redis.Redis) -> SalesWindow | None:
@@ -67,10 +77,11 @@ def window_set(
     reason: str = "",
     request_id: str = "",
     now: dt.datetime | None = None,
-) -> str:
+) -> WindowSaved:
     """Store a new window and its audit entry in one call (booking_window_set), the entry
     naming the window the store held until then (returned, in the audit's words); the same
-    `request_id` (the form's) sent again writes nothing and returns the same words. This process
+    `request_id` (the form's) sent again writes nothing and returns the same answer. The window
+    in force asked for again writes nothing, no audit entry either (`changed` False). This process
     uses the new one at once, the others within STRONGROOM_WINDOW_REFRESH_SECONDS. Nothing else
     changes: sold slots, holds and waits are addressed by calendar date."""
     after = window_describe(window)
@@ -91,7 +102,7 @@ def window_set(
         },
     )
     answer = WINDOW_SET.answer_of(fcall(client, WINDOW_SET.name, call_keys, call_args))
-    if answer["status"] != "set":
+    if answer["status"] == "invalid":
         raise ValueError(f"booking_window_set refused the call: {answer['what']}")
     window_remember(window)
-    return str(answer["before"])
+    return WindowSaved(before=str(answer["before"]), changed=answer["status"] == "set")

@@ -55,7 +55,8 @@ def test_the_audit_names_the_window_the_store_held_not_a_workers_old_copy(
     assert done.status_code == 302
     latest = staff_audit_entries(client=r, kind="sales_window")[0]
     assert latest.detail == "rolling 20 days -> rolling 31 days"
-    assert window_set(client=r, actor_id="900", window=SalesWindow(days=40)) == "rolling 31 days"
+    saved = window_set(client=r, actor_id="900", window=SalesWindow(days=40))
+    assert saved.before == "rolling 31 days" and saved.changed
 
 
 def test_a_fixed_window_that_ends_before_tomorrow_is_refused(
@@ -104,4 +105,27 @@ def test_a_save_pressed_twice_is_saved_and_audited_once(
     again = window_set(
         client=r, actor_id="1", window=SalesWindow(days=31), request_id=token.group(1)
     )
-    assert again == "rolling 20 days"  # the same answer as the first time, nothing written
+    assert again.before == "rolling 20 days"  # the same answer as the first time, nothing written
+    assert again.changed
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_saving_the_window_in_force_changes_nothing_and_says_so(
+    r: redis.Redis, staff: Someone, client_for: Callable[[Someone], Client], language: str
+) -> None:
+    """The environment's window (31 days, none stored yet) saved as it is, then a stored fixed
+    window saved as it is: no audit entry, nothing stored, "nothing changed" in the reader's
+    language."""
+    client = client_for(staff)
+    client.cookies["django_language"] = language
+    done = client.post("/staff/window/set/", {"mode": "rolling", "days": "31"}, follow=True)
+    said = "未作更改：这就是当前生效的销售窗口。" if language == "zh-hans" else "Nothing changed"
+    page = done.content.decode()
+    assert said in page and "The sales window is changed." not in page
+    assert window_read(client=r) is None and not staff_audit_entries(client=r, kind="sales_window")
+    fixed = {"mode": "fixed", "first": "2027-06-01", "last": "2027-06-30"}
+    client.post("/staff/window/set/", fixed)
+    again = client.post("/staff/window/set/", fixed, follow=True).content.decode()
+    assert said in again
+    details = [e.detail for e in staff_audit_entries(client=r, kind="sales_window")]
+    assert details == ["rolling 31 days -> fixed 2027-06-01..2027-06-30"]
