@@ -41,6 +41,7 @@ from strongroom.keyspace import (
     PERSON_NAMES,
 )
 from strongroom.libraries import fcall
+from strongroom.offload import off_loop
 from strongroom.outbox import mail_queue, mail_queue_once
 
 _SIGNUP_ATTEMPTS = 100
@@ -96,7 +97,7 @@ def person_create(
     return person_register(
         client=client,
         username=username,
-        password_hash=make_password(password),
+        password_hash=off_loop(make_password, password),
         is_staff=is_staff,
     )
 
@@ -165,7 +166,7 @@ def password_set(*, client: redis.Redis, person_id: int, password: str) -> str:
     if username is None:
         raise PersonNotFound(person_id)
     password_validate(password, username=username)
-    encoded = make_password(password)
+    encoded = off_loop(make_password, password)
     pipe = client.pipeline(transaction=False)
     pipe.hset(key, "password", encoded)
     if email and verified == "1":  # "your password was changed", to the confirmed address
