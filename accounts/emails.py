@@ -141,7 +141,9 @@ def email_set(
     address = email_normalise(email) if email.strip() else ""
     key = PERSON.key(person_id=person_id)
     current, verified = text_values(client.hmget(key, "email", "email_verified"))
-    unchanged = address == (current or "") and (not address or verified == "1")
+    # The same address saved again sends nothing, confirmed or not ("Send the confirmation
+    # link again" does, through its own gate).
+    unchanged = address == (current or "")
     nonce = secrets.token_hex(6)
     outcome = (
         "saved"
@@ -166,6 +168,11 @@ def email_set(
     if len(pipe):
         pipe.execute()
     return outcome
+
+
+def email_current(*, client: redis.Redis, person_id: int) -> str:
+    """The person's address as stored (confirmed or not; '' for none)."""
+    return text_values(client.hmget(PERSON.key(person_id=person_id), "email"))[0] or ""
 
 
 def _verify_mail_gate(client: redis.Redis, person_id: int, address: str, *, attempt: str) -> str:

@@ -144,10 +144,20 @@ class LoginForm(forms.Form):
 
 
 class EmailForm(forms.Form):
-    """The account page's address and the language of mail."""
+    """The account page's address and the language of mail; the current password, asked for
+    only when the address changes (a session left open is not enough to take the address that
+    resets the password)."""
 
     email = _email_field()
     language = forms.ChoiceField(label=_("Language of emails"), choices=settings.LANGUAGES)
+    current_password = forms.CharField(
+        label=_("Current password"),
+        required=False,
+        strip=False,
+        max_length=PASSWORD_MAX_LENGTH,
+        help_text=_("Needed only to change or remove the address."),
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
 
     def clean_email(self) -> str:
         return _clean_email(self.cleaned_data.get("email", ""))

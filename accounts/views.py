@@ -36,6 +36,7 @@ from accounts.forms import (
 from accounts.gates import locked_message, retry_after, signup_gate
 from accounts.selectors import person_with_password
 from accounts.sessions import request_sign_in, request_sign_out
+from accounts.views_password import password_confirmed
 from strongroom.ahead import reads_ahead
 from strongroom.clock import minutes_until
 from strongroom.context_processors import BACK_MOST
@@ -197,13 +198,32 @@ def profile(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@sensitive_post_parameters("current_password")
 @require_POST
 def email_change(request: HttpRequest) -> HttpResponse:
-    """Save the address (a new one gets a confirmation link) and the language of mail."""
+    """Save the address (a new one gets a confirmation link) and the language of mail. A change
+    of the address (a new one, or none) asks for the current password, checked under the login
+    throttle as a password change's is: the address is where a forgotten password is reset."""
     form = EmailForm(request.POST)
     if not form.is_valid():
         return profile_page(request, email_form=form, status=400)
     client, person = get_store(), signed_in_person(request)
+    if form.cleaned_data["email"] != emails.email_current(client=client, person_id=person.id):
+        if not form.cleaned_data["current_password"]:
+            form.add_error(
+                "current_password", _("Enter your current password to change the address.")
+            )
+            return profile_page(request, email_form=form, status=400)
+        confirmed, status, locked_until = password_confirmed(
+            request,
+            form,
+            "current_password",
+            person=person,
+            wrong=_("Your current password is wrong."),
+        )
+        if confirmed is None:
+            page = profile_page(request, email_form=form, status=status)
+            return retry_after(page, until_ms=locked_until)
     outcome = emails.email_set(
         client=client,
         person_id=person.id,

@@ -38,7 +38,7 @@ from accounts.sessions import request_sign_in, request_sign_out
 from strongroom.store import get_store
 
 
-def _password_confirmed(
+def password_confirmed(
     request: HttpRequest, form: forms.Form, field: str, *, person: Person, wrong: str
 ) -> tuple[Person | None, int, int]:
     """The signed-in person's password (`field` of `form`) checked under the login throttle:
@@ -90,7 +90,7 @@ def password_change(request: HttpRequest) -> HttpResponse:
     form = PasswordChangeForm(request.POST or None, person=person)
     status, locked_until = 200, 0
     if request.method == "POST" and form.is_valid():
-        confirmed, status, locked_until = _password_confirmed(
+        confirmed, status, locked_until = password_confirmed(
             request, form, "old_password", person=person, wrong=_("Your current password is wrong.")
         )
         if confirmed is not None:
@@ -113,7 +113,7 @@ def delete(request: HttpRequest) -> HttpResponse:
     form = DeleteAccountForm(request.POST)
     status, locked_until = 400, 0
     if form.is_valid():
-        confirmed, status, locked_until = _password_confirmed(
+        confirmed, status, locked_until = password_confirmed(
             request, form, "password", person=person, wrong=_("Your password is wrong.")
         )
         if confirmed is not None:

@@ -148,7 +148,10 @@ def site_pages(
         shopper, "/book/claim/", {**B_14_16, "booking_id": booking_new_id(room=7)}, 429
     )
     shopper.post("/accounts/me/calendar/", {"action": "new"})
-    shopper.post("/accounts/me/email/", {"email": "b@example.test", "language": "en"})
+    shopper.post(
+        "/accounts/me/email/",
+        {"email": "b@example.test", "language": "en", "current_password": buyer.password},
+    )
     found["buyer account, address and calendar"] = rendered(shopper, "/accounts/me/")
     found["buyer account, wrong password"] = rendered(
         shopper, "/accounts/me/delete/", data={"password": "no"}

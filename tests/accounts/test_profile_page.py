@@ -159,7 +159,7 @@ def test_the_written_email_fields_are_what_django_renders_for_the_form(
         form = EmailForm(initial={"email": email, "language": mail_language})
         django = "".join(
             render_to_string("accounts/_field.html", {"field": form[name]})
-            for name in ("email", "language")
+            for name in ("email", "language", "current_password")
         )
         written = render_to_string(
             "accounts/_email_fields.html",

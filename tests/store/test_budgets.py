@@ -382,7 +382,12 @@ def test_site_pages_stay_within_their_round_trip_budgets(site: Site, r: redis.Re
         "account email POST",
         count(
             lambda: site.buyer.post(
-                "/accounts/me/email/", {"email": "b@example.test", "language": "en"}
+                "/accounts/me/email/",
+                {
+                    "email": "b@example.test",
+                    "language": "en",
+                    "current_password": site.buyer_person.password,
+                },
             ),
             expect=302,
         ),

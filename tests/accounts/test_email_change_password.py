@@ -1,0 +1,104 @@
+"""Changing the account's address asks for the current password: a session left open (a shared
+computer, a stolen cookie) is not enough to move the address that resets the password, and with
+it the account. The language of mail alone, or the same address saved again, asks for nothing
+and sends nothing."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+import redis
+from django.test import Client
+
+from accounts import emails
+from strongroom import keyspace as ks
+from strongroom.outbox import outbox_pending
+from tests.conftest import Someone
+
+
+def confirmed(r: redis.Redis, someone: Someone, address: str) -> None:
+    emails.email_set(client=r, person_id=someone.id, email=address)
+    token = emails.verify_token_make(person_id=someone.id, email=address)
+    assert emails.email_verify(client=r, token=token) is not None
+    r.delete(ks.MAIL_OUTBOX.key())
+
+
+def address_of(r: redis.Redis, someone: Someone) -> tuple[str | None, str | None]:
+    email, verified = r.hmget(ks.PERSON.key(person_id=someone.id), "email", "email_verified")
+    return email, verified
+
+
+def mail_kinds(r: redis.Redis) -> list[str]:
+    return [p.kind for p in outbox_pending(client=r)]
+
+
+def test_an_open_session_without_the_password_cannot_change_the_address(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    confirmed(r, buyer, "owner@example.test")
+    session = client_for(buyer)
+    for sent in (
+        {"email": "attacker@evil.example", "language": "en"},
+        {"email": "attacker@evil.example", "language": "en", "current_password": "guess-1234"},
+        {"email": "", "language": "en"},
+    ):
+        answer = session.post("/accounts/me/email/", sent)
+        page = answer.content.decode()
+        assert answer.status_code == 400
+        assert (
+            "Enter your current password to change the address." in page
+            or "Your current password is wrong." in page
+        )
+        assert re.search(r'<input[^>]*name="current_password"[^>]*autofocus', page)
+        assert address_of(r, buyer) == ("owner@example.test", "1")
+        assert mail_kinds(r) == []
+    moved = session.post(
+        "/accounts/me/email/",
+        {"email": "new@example.test", "language": "en", "current_password": buyer.password},
+    )
+    assert moved.status_code == 302
+    assert address_of(r, buyer) == ("new@example.test", "0")
+    assert sorted(mail_kinds(r)) == ["email_changed", "verify"]
+
+
+def test_the_language_alone_and_the_same_address_again_ask_nothing_and_send_nothing(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    session = client_for(buyer)
+    first = {"email": "anna@example.test", "language": "en", "current_password": buyer.password}
+    assert session.post("/accounts/me/email/", first).status_code == 302
+    assert mail_kinds(r) == ["verify"]
+    # Not confirmed yet: saving the form again (another language) sends no second link.
+    again = session.post(
+        "/accounts/me/email/", {"email": "anna@example.test", "language": "zh-hans"}
+    )
+    assert again.status_code == 302
+    assert mail_kinds(r) == ["verify"]
+    assert r.hget(ks.PERSON.key(person_id=buyer.id), "lang") == "zh-hans"
+
+
+def test_wrong_passwords_for_the_address_meet_the_login_throttle(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    confirmed(r, buyer, "owner@example.test")
+    session = client_for(buyer)
+    wrong = {"email": "attacker@evil.example", "language": "en", "current_password": "nope-nope"}
+    statuses = [session.post("/accounts/me/email/", wrong).status_code for _ in range(8)]
+    assert statuses[0] == 400 and statuses[-1] == 429
+    locked = session.post("/accounts/me/email/", wrong)
+    assert locked.status_code == 429 and int(locked["Retry-After"]) > 0
+    assert address_of(r, buyer) == ("owner@example.test", "1")
+
+
+@pytest.mark.parametrize("language", ["zh-hans"])
+def test_the_refusal_speaks_chinese(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client], language: str
+) -> None:
+    session = client_for(buyer)
+    session.cookies["django_language"] = language
+    page = session.post("/accounts/me/email/", {"email": "x@example.test", "language": "en"})
+    assert page.status_code == 400
+    text = page.content.decode()
+    assert "请输入当前密码以更改地址。" in text and "仅在更改或删除地址时需要。" in text
