@@ -34,6 +34,7 @@ from strongroom.outbox import mail_queue
 EMAIL_MAX_LENGTH = 254
 VERIFY_SALT = "strongroom.accounts.verify-email"
 VERIFY_MAX_AGE_S = 3 * 24 * 3600
+_TOOK_ITS_PLACE = 2  # accounts_email_confirm: a waiting address took the confirmed one's place
 # Mail someone asked for, bounded whatever was sent before (so that nobody can make the site
 # flood an inbox). Confirmation links from address changes and sign-ups: per person and to one
 # address from every account, in any hour. "Send the link again" and reset links: one per person
@@ -133,46 +134,51 @@ def email_set(
     next_url: str = "",
     language: str = "",
 ) -> str:
-    """Store a new (unverified) address and queue its verification mail, or clear it when
-    empty; `language` (already checked) is saved in the same write. Returns "sent" (a mail is
-    queued), "saved" (nothing to confirm) or "later" (the address is saved, but this person or
-    this address had as many confirmation mails this hour as they may: none is queued).
-    Two round trips (a read, a write pipeline), three when a mail is asked for."""
+    """Store a new address and queue its confirmation mail, or clear it when empty; `language`
+    (checked) is saved in the same write. A new address beside a confirmed one waits
+    (`email_pending`), the confirmed one in use and told, until its link is opened. Returns
+    "sent" / "waiting" (a link is queued; "waiting": beside the confirmed one), "saved" (nothing
+    to confirm, or this address was saved already: "Send the link again" sends it), or "later" /
+    "waiting_later" (saved, but the person or the address had as many links this hour as they
+    may). Two round trips (a read, a write pipeline), three when a mail is asked for."""
     address = email_normalise(email) if email.strip() else ""
     key = PERSON.key(person_id=person_id)
-    current, verified = text_values(client.hmget(key, "email", "email_verified"))
-    # The same address saved again sends nothing, confirmed or not ("Send the confirmation
-    # link again" does, through its own gate).
-    unchanged = address == (current or "")
+    read = text_values(client.hmget(key, "email", "email_verified", "email_pending"))
+    current, pending = read[0] or "", read[2] or ""
+    confirmed = bool(current) and read[1] == "1"
+    waits = confirmed and bool(address) and address != current
+    fresh = address not in (current, pending if waits else current)
     nonce = secrets.token_hex(6)
-    outcome = (
-        "saved"
-        if unchanged or not address
-        else _verify_mail_gate(client, person_id, address, attempt=nonce)
-    )
+    asked = fresh and bool(address)
+    gate = _verify_mail_gate(client, person_id, address, attempt=nonce) if asked else "saved"
     pipe = client.pipeline(transaction=False)
     if language:
         pipe.hset(key, "lang", language)
-    if not unchanged:
+    if pending and not (waits and address == pending):  # back to the one in use, or another
+        pipe.hdel(key, "email_pending")
+    if waits and fresh:
+        pipe.hset(key, "email_pending", address)
+        told = (person_id, secrets.token_hex(6), address_arg(current), address_arg(address))
+        mail_queue(pipe, kind="email_change_asked", args=told)
+    elif fresh:
         pipe.hset(key, mapping={"email": address, "email_verified": "0"})
-        if current and current != address:
+        if current:
             # The old address leaves the index only if it still points here (also a claim
             # whose confirmation was cut off before the flag); a confirmed one is told.
             _index_forget(pipe, person_id=person_id, email=current)
-        if current and verified == "1":
+        if confirmed:
             notice = (person_id, secrets.token_hex(6), address_arg(current))
             mail_queue(pipe, kind="email_changed", args=notice)
-        if outcome == "sent":
-            args = (person_id, nonce, _next_arg(next_url), address_arg(address))
-            mail_queue(pipe, kind="verify", args=args)
+    if gate == "sent":
+        args = (person_id, nonce, _next_arg(next_url), address_arg(address))
+        mail_queue(pipe, kind="verify", args=args)
     if len(pipe):
         pipe.execute()
-    return outcome
-
-
-def email_current(*, client: redis.Redis, person_id: int) -> str:
-    """The person's address as stored (confirmed or not; '' for none)."""
-    return text_values(client.hmget(PERSON.key(person_id=person_id), "email"))[0] or ""
+    if not asked:
+        return "saved"
+    if waits:
+        return "waiting" if gate == "sent" else "waiting_later"
+    return gate
 
 
 def _verify_mail_gate(client: redis.Redis, person_id: int, address: str, *, attempt: str) -> str:
@@ -222,11 +228,13 @@ class Resent:
 
 
 def email_resend(*, client: redis.Redis, person_id: int, client_id: str = "") -> Resent:
-    """Queue the verification mail again for an address not verified yet, through the gate."""
-    email, verified = text_values(
-        client.hmget(PERSON.key(person_id=person_id), "email", "email_verified")
+    """Queue the verification mail again for an address not verified yet (the waiting one, or
+    the one in use), through the gate."""
+    current, verified, pending = text_values(
+        client.hmget(PERSON.key(person_id=person_id), "email", "email_verified", "email_pending")
     )
-    if not email or verified == "1":
+    email = pending or current
+    if not email or (email == current and verified == "1"):
         return Resent("nothing")
     nonce = secrets.token_hex(6)
     opens = mail_gate_opens(
@@ -272,14 +280,16 @@ def verify_token_read(token: str) -> tuple[int, str, str] | None:
 
 def email_verify(*, client: redis.Redis, token: str) -> Verified | None:
     """Mark the address of a valid, unexpired token verified; None when the token is bad, old,
-    or names an address the person no longer has. An address is one account's: one confirmed
-    by another account first stays theirs (`taken`, nothing written)."""
+    or names an address the person no longer has (nor waits for). An address is one account's:
+    one confirmed by another account first stays theirs (`taken`, nothing written). A waiting
+    address takes the confirmed one's place, which leaves the index and is told."""
     read = verify_token_read(token)
     if read is None:
         return None
     person_id, email, next_url = read
     key = PERSON.key(person_id=person_id)
-    if client.hget(key, "email") != email:
+    current, pending = text_values(client.hmget(key, "email", "email_pending"))
+    if email not in (current, pending):
         return None
     # The index first, in one checked step (another account may confirm it at the same moment),
     # then the flag, set only if the person still has this address (the index and the person sit
@@ -290,10 +300,17 @@ def email_verify(*, client: redis.Redis, token: str) -> Verified | None:
     if fcall(client, EMAIL_CLAIM.name, keys, args) == "taken":
         return Verified(person_id, next_url, taken=True)
     keys, args = EMAIL_CONFIRM.call(keys={"person": key}, args={"email": email})
-    if not fcall(client, EMAIL_CONFIRM.name, keys, args):
+    done = int(fcall(client, EMAIL_CONFIRM.name, keys, args))
+    if not done:
         keys, args = EMAIL_FORGET.call(keys=index, args={"email": email, "person_id": person_id})
         fcall(client, EMAIL_FORGET.name, keys, args)
         return None
+    if done == _TOOK_ITS_PLACE and current and current != email:
+        pipe = client.pipeline(transaction=False)
+        _index_forget(pipe, person_id=person_id, email=current)
+        notice = (person_id, secrets.token_hex(6), address_arg(current))
+        mail_queue(pipe, kind="email_changed", args=notice)
+        pipe.execute()
     for hook in EMAIL_VERIFIED:  # e.g. the receipts that found no confirmed address
         hook(client=client, person_id=person_id)
     return Verified(person_id, next_url)

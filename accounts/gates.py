@@ -10,12 +10,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis
+from django import forms
 from django.conf import settings
 from django.contrib.auth.hashers import check_password, make_password
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.utils.translation import ngettext
 
 from accounts.calls import LOGIN_GATE, LOGIN_PASSED, SIGNUP_GATE
+from accounts.clients import client_address
+from accounts.devices import device_check
 from accounts.names import name_key
 from accounts.people import Person
 from accounts.selectors import person_with_password
@@ -24,6 +27,7 @@ from strongroom.clock import minutes_until, now_ms
 from strongroom.keyspace import PERSON_BY_NAME
 from strongroom.libraries import fcall, fcalls, pipeline_functions
 from strongroom.offload import off_loop
+from strongroom.store import get_store
 
 _NO_PERSON_ID = 0  # ids start at 1
 # A client with this many failures of a name in the window, or fewer, is not held to the
@@ -262,3 +266,25 @@ def retry_after(response: HttpResponse, *, until_ms: int) -> HttpResponse:
     if response.status_code == 429 and until_ms:
         response["Retry-After"] = str(max(1, math.ceil((until_ms - now_ms()) / 1000)))
     return response
+
+
+def password_confirmed(
+    request: HttpRequest, form: forms.Form, field: str, *, person: Person, wrong: str
+) -> tuple[Person | None, int, int]:
+    """The signed-in person's password (`field` of `form`) checked under the login throttle:
+    the person, or None with the refusal (`wrong`, or the lock) added to the form; the status
+    to answer with and the lock's end (epoch ms, 0 for none)."""
+    outcome = password_check(
+        client=get_store(),
+        username=person.username,
+        password=form.cleaned_data[field],
+        client_id=client_address(request),
+        device=device_check(request),
+    )
+    if outcome.person is not None and outcome.person.id == person.id:
+        return outcome.person, 200, 0
+    if outcome.locked:
+        form.add_error(field, password_locked_message(outcome))
+        return None, 429, outcome.locked_until_ms
+    form.add_error(field, wrong)
+    return None, 400, 0

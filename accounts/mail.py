@@ -83,18 +83,23 @@ def _fixed_address(args: list[str], at: int) -> str | None:
 
 def verify_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: person id, nonce, next path (percent-encoded), address. Goes to the address it was
-    queued for (the one its gate counted), only while it is still the person's unverified one."""
+    queued for (the one its gate counted), only while it still waits to be confirmed: the
+    person's new address waiting beside a confirmed one, or their unconfirmed one."""
     person_id, next_url = int(args[0]), unquote(args[2]) if len(args) > 2 else ""
-    username, email, verified, lang = text_values(
-        client.hmget(PERSON.key(person_id=person_id), "username", "email", "email_verified", "lang")
-    )
+    username, email, verified, pending, lang = text_values(
+        client.hmget(
+            PERSON.key(person_id=person_id),
+            "username", "email", "email_verified", "email_pending", "lang",
+        )
+    )  # fmt: skip
+    waiting = pending or (email if verified != "1" else None)
     fixed = _fixed_address(args, 3)
-    if username is None or not email or verified == "1" or (fixed is not None and fixed != email):
+    if username is None or not waiting or (fixed is not None and fixed != waiting):
         if fixed is not None and len(args) > 1:  # unsent: its count goes back
             verify_gate_give_back(client, person_id=person_id, address=fixed, attempt_id=args[1])
         return None
-    target = MailTarget(person_id, username, email, lang or "en")
-    token = verify_token_make(person_id=person_id, email=email, next_url=next_url)
+    target = MailTarget(person_id, username, waiting, lang or "en")
+    token = verify_token_make(person_id=person_id, email=waiting, next_url=next_url)
     with translation.override(target.language):
         return message_build(
             target=target,
@@ -163,6 +168,26 @@ def email_changed_render(client: redis.Redis, args: list[str]) -> EmailMessage |
         )
 
 
+def email_change_asked_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
+    """args: person id, nonce, the confirmed address, the new one. "A new address was asked
+    for", to the confirmed address, while the new one still waits to be confirmed."""
+    person_id = int(args[0])
+    kept, asked = _fixed_address(args, 2), _fixed_address(args, 3)
+    username, email, pending, lang = text_values(
+        client.hmget(PERSON.key(person_id=person_id), "username", "email", "email_pending", "lang")
+    )
+    if username is None or not kept or email != kept or not asked or pending != asked:
+        return None
+    target = MailTarget(person_id, username, kept, lang or "en")
+    with translation.override(target.language):
+        return message_build(
+            target=target,
+            subject=gettext("A new email address was asked for your Strongroom account"),
+            template="mail/email_change_asked.txt",
+            context={"asked": asked, "forgot": site_url(reverse("accounts:reset_request"))},
+        )
+
+
 def account_deleted_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
     """args: person id, name, language, address (queued before the person was forgotten):
     "your account is deleted", to the address the account had confirmed."""
@@ -186,5 +211,6 @@ MAIL_KINDS = (
     MailKind("reset", reset_render),
     MailKind("password_changed", password_changed_render),
     MailKind("email_changed", email_changed_render),
+    MailKind("email_change_asked", email_change_asked_render),
     MailKind("account_deleted", account_deleted_render),
 )

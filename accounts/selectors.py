@@ -246,6 +246,9 @@ class Account:
     username: str
     email: str
     email_verified: bool
+    # A new address asked for while `email` is confirmed: it takes over once its link is opened,
+    # and until then the confirmed one gets the mail and resets the password.
+    email_pending: str
     language: str
     calendar_token: str
     logins: int
@@ -254,7 +257,8 @@ class Account:
 
 
 _ACCOUNT_FIELDS = (
-    "username", "email", "email_verified", "lang", "cal_token", "logins", "last_login", "joined",
+    "username", "email", "email_verified", "email_pending", "lang", "cal_token", "logins",
+    "last_login", "joined",
 )  # fmt: skip
 
 
@@ -266,7 +270,7 @@ def account_read(*, person_id: int) -> list[Command]:
 def account_get(*, client: redis.Redis, person_id: int) -> Account | None:
     """One's own account (one HMGET, unless read ahead), or None."""
     (reply,) = pipeline_replies(client, account_read(person_id=person_id))
-    username, email, verified, lang, token, logins, last, joined = text_values(reply)
+    username, email, verified, pending, lang, token, logins, last, joined = text_values(reply)
     if username is None:
         return None
     return Account(
@@ -274,6 +278,7 @@ def account_get(*, client: redis.Redis, person_id: int) -> Account | None:
         username=username,
         email=email or "",
         email_verified=bool(email) and verified == "1",
+        email_pending=pending or "",
         language=lang or "",
         calendar_token=token or "",
         logins=int(logins or 0),
@@ -317,3 +322,8 @@ def person_id_by_email(*, client: redis.Redis, email: str) -> int | None:
     """The person whose verified address this is, or None."""
     value = client.hget(PERSON_BY_EMAIL.key(), email.strip().lower())
     return int(value) if value is not None else None
+
+
+def email_current(*, client: redis.Redis, person_id: int) -> str:
+    """The person's address as stored (confirmed or not; '' for none)."""
+    return text_values(client.hmget(PERSON.key(person_id=person_id), "email"))[0] or ""

@@ -158,7 +158,9 @@ def skeletons_fill(*, client: redis.Redis) -> int:
 
 
 def password_set(*, client: redis.Redis, person_id: int, password: str) -> str:
-    """Validate and store a new password; returns the new hash (for the session check)."""
+    """Validate and store a new password; returns the new hash (for the session check). A new
+    address still waiting to be confirmed is dropped with the old password (its link stops
+    working): the confirmed address's owner, told of it, cancels it this way."""
     key = PERSON.key(person_id=person_id)
     username, email, verified = text_values(
         client.hmget(key, "username", "email", "email_verified")
@@ -169,6 +171,7 @@ def password_set(*, client: redis.Redis, person_id: int, password: str) -> str:
     encoded = off_loop(make_password, password)
     pipe = client.pipeline(transaction=False)
     pipe.hset(key, "password", encoded)
+    pipe.hdel(key, "email_pending")
     if email and verified == "1":  # "your password was changed", to the confirmed address
         notice = (person_id, secrets.token_hex(6), address_arg(email))
         mail_queue(pipe, kind="password_changed", args=notice)

@@ -33,10 +33,9 @@ from accounts.forms import (
     SignupForm,
     focus_first_error,
 )
-from accounts.gates import locked_message, retry_after, signup_gate
-from accounts.selectors import person_with_password
+from accounts.gates import locked_message, password_confirmed, retry_after, signup_gate
+from accounts.selectors import email_current, person_with_password
 from accounts.sessions import request_sign_in, request_sign_out
-from accounts.views_password import password_confirmed
 from strongroom.ahead import reads_ahead
 from strongroom.clock import minutes_until
 from strongroom.context_processors import BACK_MOST
@@ -208,7 +207,7 @@ def email_change(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return profile_page(request, email_form=form, status=400)
     client, person = get_store(), signed_in_person(request)
-    if form.cleaned_data["email"] != emails.email_current(client=client, person_id=person.id):
+    if form.cleaned_data["email"] != email_current(client=client, person_id=person.id):
         if not form.cleaned_data["current_password"]:
             form.add_error(
                 "current_password", _("Enter your current password to change the address.")
@@ -239,6 +238,19 @@ def _say_email_outcome(request: HttpRequest, outcome: str, email: str) -> None:
     if outcome == "sent":
         message = _("We sent a link to %(email)s: open it to confirm your address.")
         messages.info(request, message % {"email": email})
+    elif outcome == "waiting":
+        message = _(
+            "We sent a link to %(email)s: your address changes when you open it. Until then, "
+            "mail and password resets go to the address in use."
+        )
+        messages.info(request, message % {"email": email})
+    elif outcome == "waiting_later":
+        message = _(
+            "The new address waits, but it had as many confirmation mails this hour as we send: "
+            "ask for the link again from your account later. Until then, mail goes to the "
+            "address in use."
+        )
+        messages.warning(request, message)
     elif outcome == "later":
         message = _(
             "Your address is saved, but it had as many confirmation mails this hour as we send: "

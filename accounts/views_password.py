@@ -4,7 +4,6 @@ the account deleted with it. The current password is checked under the login thr
 from __future__ import annotations
 
 import redis
-from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
@@ -18,7 +17,7 @@ from accounts import emails, services
 from accounts.access import login_required, signed_in_person
 from accounts.account_page import profile_page
 from accounts.clients import client_address
-from accounts.devices import device_check, device_remember
+from accounts.devices import device_remember
 from accounts.forms import (
     DeleteAccountForm,
     PasswordChangeForm,
@@ -26,38 +25,11 @@ from accounts.forms import (
     SetPasswordForm,
     focus_first_error,
 )
-from accounts.gates import (
-    pair_cleared,
-    password_check,
-    password_locked_message,
-    retry_after,
-)
+from accounts.gates import pair_cleared, password_confirmed, retry_after
 from accounts.people import Person
 from accounts.selectors import person_with_password
 from accounts.sessions import request_sign_in, request_sign_out
 from strongroom.store import get_store
-
-
-def password_confirmed(
-    request: HttpRequest, form: forms.Form, field: str, *, person: Person, wrong: str
-) -> tuple[Person | None, int, int]:
-    """The signed-in person's password (`field` of `form`) checked under the login throttle:
-    the person, or None with the refusal (`wrong`, or the lock) added to the form; the status
-    to answer with and the lock's end (epoch ms, 0 for none)."""
-    outcome = password_check(
-        client=get_store(),
-        username=person.username,
-        password=form.cleaned_data[field],
-        client_id=client_address(request),
-        device=device_check(request),
-    )
-    if outcome.person is not None and outcome.person.id == person.id:
-        return outcome.person, 200, 0
-    if outcome.locked:
-        form.add_error(field, password_locked_message(outcome))
-        return None, 429, outcome.locked_until_ms
-    form.add_error(field, wrong)
-    return None, 400, 0
 
 
 def _password_saved(

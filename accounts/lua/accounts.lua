@@ -282,13 +282,20 @@ end
 
 -- The person's flag, once their address is claimed in the index (another slot on a cluster):
 -- set only while the person still has the address the link was for. An address changed
--- between the link's check and this call is not confirmed by it. Returns 1 (set, or set
--- already) | 0 (the person has another address, or is gone: nothing is written).
+-- between the link's check and this call is not confirmed by it. A new address waiting while a
+-- confirmed one stays in use (`email_pending`) takes its place here. Returns 1 (set, or set
+-- already) | 2 (the waiting address took the confirmed one's place) | 0 (the person has
+-- another address, or is gone: nothing is written).
 local function email_confirm(keys, args)
   local k, a = named(keys, EMAIL_CONFIRM_KEYS), named(args, EMAIL_CONFIRM_ARGS)
-  if redis.call('HGET', k.person, 'email') ~= a.email then return 0 end
-  redis.call('HSET', k.person, 'email_verified', '1')
-  return 1
+  if redis.call('HGET', k.person, 'email') == a.email then
+    redis.call('HSET', k.person, 'email_verified', '1')
+    return 1
+  end
+  if redis.call('HGET', k.person, 'email_pending') ~= a.email then return 0 end
+  redis.call('HSET', k.person, 'email', a.email, 'email_verified', '1')
+  redis.call('HDEL', k.person, 'email_pending')
+  return 2
 end
 
 -- A look-alike entry (a name claimed under an older skeleton may share another name's).

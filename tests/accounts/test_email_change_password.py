@@ -12,8 +12,10 @@ import pytest
 import redis
 from django.test import Client
 
-from accounts import emails
+from accounts import emails, services
+from accounts.selectors import mail_target, person_id_by_email
 from strongroom import keyspace as ks
+from strongroom.decoders import text_or_none, text_values
 from strongroom.outbox import outbox_pending
 from tests.conftest import Someone
 
@@ -26,7 +28,9 @@ def confirmed(r: redis.Redis, someone: Someone, address: str) -> None:
 
 
 def address_of(r: redis.Redis, someone: Someone) -> tuple[str | None, str | None]:
-    email, verified = r.hmget(ks.PERSON.key(person_id=someone.id), "email", "email_verified")
+    email, verified = text_values(
+        r.hmget(ks.PERSON.key(person_id=someone.id), "email", "email_verified")
+    )
     return email, verified
 
 
@@ -59,8 +63,9 @@ def test_an_open_session_without_the_password_cannot_change_the_address(
         {"email": "new@example.test", "language": "en", "current_password": buyer.password},
     )
     assert moved.status_code == 302
-    assert address_of(r, buyer) == ("new@example.test", "0")
-    assert sorted(mail_kinds(r)) == ["email_changed", "verify"]
+    # The confirmed address stays in use until the new one's link is opened.
+    assert address_of(r, buyer) == ("owner@example.test", "1")
+    assert sorted(mail_kinds(r)) == ["email_change_asked", "verify"]
 
 
 def test_the_language_alone_and_the_same_address_again_ask_nothing_and_send_nothing(
@@ -102,3 +107,65 @@ def test_the_refusal_speaks_chinese(
     assert page.status_code == 400
     text = page.content.decode()
     assert "请输入当前密码以更改地址。" in text and "仅在更改或删除地址时需要。" in text
+
+
+def pending_of(r: redis.Redis, someone: Someone) -> str | None:
+    return text_or_none(r.hget(ks.PERSON.key(person_id=someone.id), "email_pending"))
+
+
+def link_for(someone: Someone, address: str) -> str:
+    return f"/accounts/verify/{emails.verify_token_make(person_id=someone.id, email=address)}/"
+
+
+def test_a_new_address_waits_while_the_confirmed_one_stays_in_use_until_its_link_is_opened(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    confirmed(r, buyer, "owner@example.test")
+    session = client_for(buyer)
+    change = {"email": "typo@example.test", "language": "en", "current_password": buyer.password}
+    answer = session.post("/accounts/me/email/", change, follow=True)
+    page = answer.content.decode()
+    assert "your address changes when you open it" in page
+    assert "New address, waiting for its link to be opened:" in page
+    assert "owner@example.test" in page and "typo@example.test" in page
+    assert address_of(r, buyer) == ("owner@example.test", "1")
+    assert pending_of(r, buyer) == "typo@example.test"
+    # Mail and resets still go to the confirmed address.
+    target = mail_target(client=r, person_id=buyer.id)
+    assert target is not None and target.email == "owner@example.test"
+    r.delete(ks.MAIL_OUTBOX.key())
+    Client().post("/accounts/password/forgot/", {"login": "owner@example.test"})
+    assert mail_kinds(r) == ["reset"]
+    # "Send the link again" sends it to the waiting address.
+    r.delete(ks.MAIL_OUTBOX.key())
+    session.post("/accounts/me/email/again/")
+    assert [p.member.rsplit("|", 1)[1] for p in outbox_pending(client=r)] == ["typo@example.test"]
+    # Its link opened: it takes the confirmed one's place, which is told and let go.
+    r.delete(ks.MAIL_OUTBOX.key())
+    assert Client().post(link_for(buyer, "typo@example.test")).status_code in (200, 302)
+    assert address_of(r, buyer) == ("typo@example.test", "1") and pending_of(r, buyer) is None
+    assert mail_kinds(r) == ["email_changed"]
+    assert person_id_by_email(client=r, email="owner@example.test") is None
+    assert person_id_by_email(client=r, email="typo@example.test") == buyer.id
+
+
+def test_going_back_or_a_new_password_cancels_the_waiting_address(
+    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    confirmed(r, buyer, "owner@example.test")
+    session = client_for(buyer)
+    for asked in ("typo@example.test", "owner@example.test"):
+        sent = {"email": asked, "language": "en", "current_password": buyer.password}
+        assert session.post("/accounts/me/email/", sent).status_code == 302
+    assert pending_of(r, buyer) is None
+    Client().post(link_for(buyer, "typo@example.test"))
+    assert address_of(r, buyer) == ("owner@example.test", "1")
+    # Asked again, then the owner (told by mail) chooses a new password: the link stops working.
+    sent = {"email": "thief@evil.example", "language": "en", "current_password": buyer.password}
+    session.post("/accounts/me/email/", sent)
+    assert pending_of(r, buyer) == "thief@evil.example"
+    services.password_set(client=r, person_id=buyer.id, password="a-fresh-Secret-42")
+    assert pending_of(r, buyer) is None
+    Client().post(link_for(buyer, "thief@evil.example"))
+    assert address_of(r, buyer) == ("owner@example.test", "1")
+    assert person_id_by_email(client=r, email="thief@evil.example") is None

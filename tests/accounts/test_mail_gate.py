@@ -71,7 +71,10 @@ def test_twenty_send_again_give_at_most_the_gates_number(
     r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
 ) -> None:
     browser = client_for(buyer)
-    browser.post("/accounts/me/email/", {"email": "anna@example.test", "language": "en", "current_password": buyer.password})
+    browser.post(
+        "/accounts/me/email/",
+        {"email": "anna@example.test", "language": "en", "current_password": buyer.password},
+    )
     r.delete(ks.MAIL_OUTBOX.key())
     answers = [browser.post("/accounts/me/email/again/", follow=True) for _ in range(20)]
     assert len(queued(r, "verify")) == emails.ASKED_PER_PERSON == 1
@@ -94,7 +97,10 @@ def test_alternating_addresses_cannot_exceed_the_gate(
     browser = client_for(buyer)
     for n in range(20):
         address = "target@example.org" if n % 2 else "other@example.org"
-        browser.post("/accounts/me/email/", {"email": address, "language": "en", "current_password": buyer.password})
+        browser.post(
+            "/accounts/me/email/",
+            {"email": address, "language": "en", "current_password": buyer.password},
+        )
         browser.post("/accounts/me/email/again/")
     members = queued(r, "verify")
     to = Counter(member.rsplit("|", 1)[1] for member in members)
@@ -110,7 +116,10 @@ def test_a_link_goes_to_the_address_its_gate_counted_or_nowhere(
     """The address is fixed in the entry when it is queued: an address changed before the
     sender ran does not receive the older entry's link."""
     browser = client_for(buyer)
-    browser.post("/accounts/me/email/", {"email": "first@example.org", "language": "en", "current_password": buyer.password})
+    browser.post(
+        "/accounts/me/email/",
+        {"email": "first@example.org", "language": "en", "current_password": buyer.password},
+    )
     services.language_set(client=r, person_id=buyer.id, language="en")
     r.hset(ks.PERSON.key(person_id=buyer.id), "email", "second@example.org")
     report = outbox_send(client=r)

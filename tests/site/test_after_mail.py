@@ -575,7 +575,10 @@ def test_resending_the_confirmation_link_queues_one_message_per_ten_minutes(
     r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
 ) -> None:
     browser = client_for(buyer)
-    browser.post("/accounts/me/email/", {"email": "anna@example.test", "language": "en", "current_password": buyer.password})
+    browser.post(
+        "/accounts/me/email/",
+        {"email": "anna@example.test", "language": "en", "current_password": buyer.password},
+    )
     for _ in range(5):
         assert browser.post("/accounts/me/email/again/").status_code == 302
     kinds = [p.kind for p in outbox_pending(client=r)]
@@ -592,7 +595,10 @@ def test_changing_the_address_back_and_forth_cannot_flood_an_inbox(
     browser = client_for(buyer)
     for n in range(20):
         address = "target@example.org" if n % 2 else "other@example.org"
-        response = browser.post("/accounts/me/email/", {"email": address, "language": "en", "current_password": buyer.password})
+        response = browser.post(
+            "/accounts/me/email/",
+            {"email": address, "language": "en", "current_password": buyer.password},
+        )
         assert response.status_code == 302
     assert [p.kind for p in outbox_pending(client=r)] == ["verify"] * emails.VERIFY_MAILS_PER_PERSON
     page = browser.get("/accounts/me/", follow=True).content.decode()

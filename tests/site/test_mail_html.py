@@ -56,8 +56,9 @@ def calendar_of(message: EmailMessage) -> tuple[str, str]:
 
 
 def every_mail(r: redis.Redis, buyer: Someone, language: str) -> None:
-    """A receipt, a cancellation, a reset link, "your password was changed", then "your
-    email address was changed" (to the old address) and a confirmation link, as sent."""
+    """A receipt, a cancellation, a reset link, "your password was changed", then "a new
+    address was asked for" (to the confirmed address) with the new one's confirmation link, and
+    once it is opened, "your email address was changed" (to the old address), as sent."""
     with_address(r, buyer, "anna@example.test", language=language)
     booking = book(r, buyer)
     outbox_send(client=r)
@@ -69,6 +70,9 @@ def every_mail(r: redis.Redis, buyer: Someone, language: str) -> None:
     outbox_send(client=r)
     emails.email_set(client=r, person_id=buyer.id, email="anna.new@example.test")
     outbox_send(client=r)
+    token = emails.verify_token_make(person_id=buyer.id, email="anna.new@example.test")
+    assert emails.email_verify(client=r, token=token) is not None
+    outbox_send(client=r)
 
 
 @pytest.mark.parametrize("language", ["en", "zh-hans"])
@@ -77,7 +81,7 @@ def test_every_mail_has_a_text_and_a_valid_html_part_in_the_readers_language(
 ) -> None:
     every_mail(r, buyer, language)
     messages = parsed(mail_dir)
-    assert len(messages) == 6
+    assert len(messages) == 7
     pages = {}
     for number, message in enumerate(messages):
         text, html = parts(message)
@@ -137,7 +141,10 @@ def test_a_password_change_and_an_address_change_are_told_where_the_owner_reads(
     every_mail(r, buyer, "en")
     told = {str(m["Subject"]): str(m["To"]) for m in parsed(mail_dir)}
     assert told["Your Strongroom password was changed"] == "anna@example.test"
-    # The old address hears of the change; the new one gets its confirmation link.
+    # The confirmed address hears of the change asked for, and of the change once the new one
+    # (which gets its confirmation link) is confirmed.
+    asked = "A new email address was asked for your Strongroom account"
+    assert told[asked] == "anna@example.test"
     assert told["Your Strongroom email address was changed"] == "anna@example.test"
     assert told["Confirm your email address for Strongroom"] == "anna.new@example.test"
 

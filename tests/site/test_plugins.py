@@ -29,7 +29,7 @@ def test_every_point_holds_what_the_apps_declare() -> None:
     kinds = {k.kind for k in outbox.RENDERERS}
     assert kinds == {
         "confirm", "cancel", "freed", "moved", "remind", "verify", "reset", "password_changed",
-        "email_changed", "cancel_to", "account_deleted",
+        "email_changed", "email_change_asked", "cancel_to", "account_deleted",
     }  # fmt: skip
     assert {"claim", "cancel", "book_add"} <= set(audit.audit_kinds())
     assert "claim" in audit.audit_kinds("booking") and "claim" not in audit.audit_kinds("staff")
