@@ -22,6 +22,7 @@ _MISSES_DETAIL = re.compile(
     r"(?P<count>\d+) wrong codes from (?P<client>\S+) within (?P<minutes>\d+) min"
 )
 # booking.engine.indexes_repair's account of a repair after a failover
+_MOVE_DETAIL = re.compile(r"(?P<way>from|to) (?P<id>\S+)")
 _REPAIR_DETAIL = re.compile(r"bookings=(?P<bookings>\d+) drained=(?P<drained>\d+)")
 _REPAIR_WAITS = re.compile(r"waits=(?P<waits>\d+)")
 # booking.engine.window: "rolling 20 days -> fixed 2027-06-01..2027-06-30: a reason"
@@ -82,6 +83,10 @@ def detail_label(kind: str, detail: str) -> Any:
         )
     if kind == "sales_window":
         return _window_detail(detail)
+    moved = _MOVE_DETAIL.fullmatch(detail) if kind == "move" else None
+    if moved is not None:  # the booking's id in its other room
+        said = _("from %(id)s") if moved["way"] == "from" else _("to %(id)s")
+        return said % {"id": moved["id"]}
     if kind == "failover_repair":
         return "; ".join(str(_repair_part(part)) for part in detail.split("; "))
     flush = _FLUSH_DETAIL.fullmatch(detail) if kind in ("flush", "season_flush") else None
