@@ -241,6 +241,8 @@ def test_the_map_speaks_chinese(r: redis.Redis) -> None:
     html = page(client, "?cls=C&date=2026-12-12&start=8&end=10")
     assert "300 个房间有空" in html or "300" in html
     assert "上海时间" in html
+    # Each room named as every other page names it.
+    assert ">001 号房间<" in html and ">房间 001<" not in html
 
 
 @pytest.mark.parametrize(
