@@ -85,8 +85,8 @@ def detail_label(kind: str, detail: str) -> Any:
         return _window_detail(detail)
     moved = _MOVE_DETAIL.fullmatch(detail) if kind == "move" else None
     if moved is not None:  # the booking's id in its other room
-        said = _("from %(id)s") if moved["way"] == "from" else _("to %(id)s")
-        return said % {"id": moved["id"]}
+        words = _("from %(id)s") if moved["way"] == "from" else _("to %(id)s")
+        return words % {"id": moved["id"]}
     if kind == "failover_repair":
         return "; ".join(str(_repair_part(part)) for part in detail.split("; "))
     flush = _FLUSH_DETAIL.fullmatch(detail) if kind in ("flush", "season_flush") else None
