@@ -25,7 +25,7 @@ from accounts.calls import MAIL_GATE as MAIL_GATE_CALL
 from accounts.extensions import EMAIL_VERIFIED
 from accounts.selectors import mail_target, person_find, person_id_by_email
 from accounts.throttle import mail_gate_keys
-from strongroom.addresses import address_arg, address_sendable
+from strongroom.addresses import address_arg, address_one_form, address_sendable
 from strongroom.decoders import text_values
 from strongroom.keyspace import PERSON, PERSON_BY_EMAIL
 from strongroom.libraries import fcall
@@ -106,7 +106,8 @@ def mail_gate_opens(
 
 
 def email_normalise(value: str) -> str:
-    """A checked address, lower-cased (raises ValidationError with a clear message)."""
+    """A checked address in one form (`address_one_form`: lower case, the domain in Unicode);
+    raises ValidationError with a clear message."""
     address = value.strip()
     if len(address) > EMAIL_MAX_LENGTH:
         raise ValidationError(_("An email address is at most 254 characters."), code="long")
@@ -118,7 +119,7 @@ def email_normalise(value: str) -> str:
         raise ValidationError(
             _("Enter an email address that mail can be sent to."), code="unsendable"
         )
-    return address.lower()
+    return address_one_form(address)
 
 
 def _next_arg(next_url: str) -> str:

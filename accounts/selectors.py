@@ -14,6 +14,7 @@ from redis.client import Pipeline
 from accounts.calls import RECENT_LOGINS, TOP_LOGINS
 from accounts.names import name_key
 from accounts.people import Person
+from strongroom.addresses import address_one_form
 from strongroom.ahead import Command, command, pipeline_replies
 from strongroom.clock import from_ms
 from strongroom.decoders import text_values
@@ -319,8 +320,13 @@ def mail_target_from(person_id: int, reply: Sequence[bytes | str | None]) -> Mai
 
 
 def person_id_by_email(*, client: redis.Redis, email: str) -> int | None:
-    """The person whose verified address this is, or None."""
-    value = client.hget(PERSON_BY_EMAIL.key(), email.strip().lower())
+    """The person whose verified address this is (written any way: `address_one_form`), or
+    None."""
+    try:
+        address = address_one_form(email.strip())
+    except UnicodeError:  # a domain that is no IDNA: no address of anyone's
+        return None
+    value = client.hget(PERSON_BY_EMAIL.key(), address)
     return int(value) if value is not None else None
 
 

@@ -22,6 +22,14 @@ def address_sendable(address: str) -> bool:
     return all(0 < len(label) <= 63 for label in encoded.split("."))
 
 
+def address_one_form(address: str) -> str:
+    """A sendable address (`address_sendable`) in one form for every way of writing it: lower
+    case, and its domain in Unicode (`u@xn--exmple-cua.com` is `u@exämple.com`), so that one
+    mailbox is one entry of the address index however it was typed."""
+    local, _, domain = address.lower().rpartition("@")
+    return f"{local}@{domain.encode('idna').decode('idna')}"
+
+
 def address_arg(address: str) -> str:
     """An address as an outbox argument (percent-encoded: it may hold a "|")."""
     return quote(address, safe="@.+-_")

@@ -169,3 +169,19 @@ def test_going_back_or_a_new_password_cancels_the_waiting_address(
     Client().post(link_for(buyer, "thief@evil.example"))
     assert address_of(r, buyer) == ("owner@example.test", "1")
     assert person_id_by_email(client=r, email="thief@evil.example") is None
+
+
+def test_one_mailbox_written_two_ways_is_one_address(
+    r: redis.Redis, buyer: Someone, second_buyer: Someone
+) -> None:
+    """`u@exämple.com` and `U@XN--EXMPLE-CUA.COM` are one mailbox: the second account to confirm
+    it finds it taken, and a reset asked for either way finds its owner."""
+    confirmed(r, buyer, "u@exämple.com")
+    emails.email_set(client=r, person_id=second_buyer.id, email="U@XN--EXMPLE-CUA.COM")
+    assert r.hget(ks.PERSON.key(person_id=second_buyer.id), "email") == "u@exämple.com"
+    token = emails.verify_token_make(person_id=second_buyer.id, email="u@exämple.com")
+    verified = emails.email_verify(client=r, token=token)
+    assert verified is not None and verified.taken
+    for written in ("u@exämple.com", "U@XN--EXMPLE-CUA.COM", " u@EXÄMPLE.com "):
+        assert person_id_by_email(client=r, email=written) == buyer.id
+    assert person_id_by_email(client=r, email="u@xn--zz.example") is None
