@@ -11,7 +11,7 @@ from django.core.mail import EmailMessage, EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import translation
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from accounts.emails import reset_token_make, verify_gate_give_back, verify_token_make
 from accounts.selectors import MailTarget
@@ -74,6 +74,16 @@ def html_body(*, subject: str, text: str) -> str:
             "site": site_url("/"),
         },
     )
+
+
+def _notice(target: MailTarget, subject: str, template: str, **context: object) -> EmailMessage:
+    """A notice about the account to `target`, in their language (`subject`: its English words,
+    translated here), with the link to choose a new password."""
+    with translation.override(target.language):
+        context["forgot"] = site_url(reverse("accounts:reset_request"))
+        return message_build(
+            target=target, subject=gettext(subject), template=template, context=context
+        )
 
 
 def _fixed_address(args: list[str], at: int) -> str | None:
@@ -140,13 +150,8 @@ def password_changed_render(client: redis.Redis, args: list[str]) -> EmailMessag
     target = mail_target(client=client, person_id=int(args[0]))
     if target is None or _fixed_address(args, 2) not in (None, target.email):
         return None
-    with translation.override(target.language):
-        return message_build(
-            target=target,
-            subject=gettext("Your Strongroom password was changed"),
-            template="mail/password_changed.txt",
-            context={"forgot": site_url(reverse("accounts:reset_request"))},
-        )
+    subject = gettext_noop("Your Strongroom password was changed")
+    return _notice(target, subject, "mail/password_changed.txt")
 
 
 def email_changed_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
@@ -159,13 +164,9 @@ def email_changed_render(client: redis.Redis, args: list[str]) -> EmailMessage |
     if username is None or not old or email == old:
         return None
     target = MailTarget(person_id, username, old, lang or "en")
-    with translation.override(target.language):
-        return message_build(
-            target=target,
-            subject=gettext("Your Strongroom email address was changed"),
-            template="mail/email_changed.txt",
-            context={"forgot": site_url(reverse("accounts:reset_request"))},
-        )
+    return _notice(
+        target, gettext_noop("Your Strongroom email address was changed"), "mail/email_changed.txt"
+    )
 
 
 def email_change_asked_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
@@ -179,13 +180,8 @@ def email_change_asked_render(client: redis.Redis, args: list[str]) -> EmailMess
     if username is None or not kept or email != kept or not asked or pending != asked:
         return None
     target = MailTarget(person_id, username, kept, lang or "en")
-    with translation.override(target.language):
-        return message_build(
-            target=target,
-            subject=gettext("A new email address was asked for your Strongroom account"),
-            template="mail/email_change_asked.txt",
-            context={"asked": asked, "forgot": site_url(reverse("accounts:reset_request"))},
-        )
+    subject = gettext_noop("A new email address was asked for your Strongroom account")
+    return _notice(target, subject, "mail/email_change_asked.txt", asked=asked)
 
 
 def account_deleted_render(client: redis.Redis, args: list[str]) -> EmailMessage | None:
