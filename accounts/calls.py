@@ -48,6 +48,7 @@ EMAIL_CLAIM = FunctionSpec(
     "accounts_email_claim", "EMAIL_CLAIM", ("by_email",), ("email", "person_id")
 )
 EMAIL_CONFIRM = FunctionSpec("accounts_email_confirm", "EMAIL_CONFIRM", ("person",), ("email",))
+EMAIL_SET = FunctionSpec("accounts_email_set", "EMAIL_SET", ("person",), ("email", "language"))
 SKELETON_FORGET = FunctionSpec(
     "accounts_skeleton_forget", "SKELETON_FORGET", ("by_skeleton",), ("skeleton", "person_id")
 )
@@ -64,6 +65,6 @@ VISITS_ADD = FunctionSpec(
 )
 SPECS = (
     PERSON_CREATE, NAME_CLAIM, PERSON_DISCARD, LOGIN_GATE, LOGIN_PASSED, SIGNUP_GATE,
-    RECENT_LOGINS, TOP_LOGINS, STAFF_SET, EMAIL_CLAIM, EMAIL_CONFIRM, EMAIL_FORGET,
+    RECENT_LOGINS, TOP_LOGINS, STAFF_SET, EMAIL_CLAIM, EMAIL_CONFIRM, EMAIL_SET, EMAIL_FORGET,
     SKELETON_FORGET, MAIL_GATE, VISITS_ADD,
 )  # fmt: skip

@@ -20,7 +20,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.utils.translation import gettext_lazy as _
 
-from accounts.calls import EMAIL_CLAIM, EMAIL_CONFIRM, EMAIL_FORGET
+from accounts.calls import EMAIL_CLAIM, EMAIL_CONFIRM, EMAIL_FORGET, EMAIL_SET
 from accounts.calls import MAIL_GATE as MAIL_GATE_CALL
 from accounts.extensions import EMAIL_VERIFIED
 from accounts.selectors import mail_target, person_find, person_id_by_email
@@ -141,43 +141,33 @@ def email_set(
     "sent" / "waiting" (a link is queued; "waiting": beside the confirmed one), "saved" (nothing
     to confirm, or this address was saved already: "Send the link again" sends it), or "later" /
     "waiting_later" (saved, but the person or the address had as many links this hour as they
-    may). Two round trips (a read, a write pipeline), three when a mail is asked for."""
+    may). One call decides and writes the address (two forms at once change it once), then a
+    pipeline of mail: three round trips when a link is asked for, one when nothing changed."""
     address = email_normalise(email) if email.strip() else ""
-    key = PERSON.key(person_id=person_id)
-    read = text_values(client.hmget(key, "email", "email_verified", "email_pending"))
-    current, pending = read[0] or "", read[2] or ""
-    confirmed = bool(current) and read[1] == "1"
-    waits = confirmed and bool(address) and address != current
-    fresh = address not in (current, pending if waits else current)
+    person = {"person": PERSON.key(person_id=person_id)}
+    keys, args = EMAIL_SET.call(keys=person, args={"email": address, "language": language})
+    status, current, was = text_values(fcall(client, EMAIL_SET.name, keys, args))
+    if status in ("same", "gone") or current is None:
+        return "saved"
     nonce = secrets.token_hex(6)
-    asked = fresh and bool(address)
-    gate = _verify_mail_gate(client, person_id, address, attempt=nonce) if asked else "saved"
+    gate = _verify_mail_gate(client, person_id, address, attempt=nonce) if address else "saved"
     pipe = client.pipeline(transaction=False)
-    if language:
-        pipe.hset(key, "lang", language)
-    if pending and not (waits and address == pending):  # back to the one in use, or another
-        pipe.hdel(key, "email_pending")
-    if waits and fresh:
-        pipe.hset(key, "email_pending", address)
+    if status == "waiting":
         told = (person_id, secrets.token_hex(6), address_arg(current), address_arg(address))
         mail_queue(pipe, kind="email_change_asked", args=told)
-    elif fresh:
-        pipe.hset(key, mapping={"email": address, "email_verified": "0"})
-        if current:
-            # The old address leaves the index only if it still points here (also a claim
-            # whose confirmation was cut off before the flag); a confirmed one is told.
-            _index_forget(pipe, person_id=person_id, email=current)
-        if confirmed:
+    elif current:
+        # The old address leaves the index only if it still points here (also a claim whose
+        # confirmation was cut off before the flag); a confirmed one is told.
+        _index_forget(pipe, person_id=person_id, email=current)
+        if was == "1":
             notice = (person_id, secrets.token_hex(6), address_arg(current))
             mail_queue(pipe, kind="email_changed", args=notice)
     if gate == "sent":
-        args = (person_id, nonce, _next_arg(next_url), address_arg(address))
-        mail_queue(pipe, kind="verify", args=args)
+        link = (person_id, nonce, _next_arg(next_url), address_arg(address))
+        mail_queue(pipe, kind="verify", args=link)
     if len(pipe):
         pipe.execute()
-    if not asked:
-        return "saved"
-    if waits:
+    if status == "waiting":
         return "waiting" if gate == "sent" else "waiting_later"
     return gate
 

@@ -27,6 +27,8 @@ local EMAIL_CLAIM_KEYS = {'by_email'}
 local EMAIL_CLAIM_ARGS = {'email', 'person_id'}
 local EMAIL_CONFIRM_KEYS = {'person'}
 local EMAIL_CONFIRM_ARGS = {'email'}
+local EMAIL_SET_KEYS = {'person'}
+local EMAIL_SET_ARGS = {'email', 'language'}
 local EMAIL_FORGET_KEYS = {'by_email'}
 local EMAIL_FORGET_ARGS = {'email', 'person_id'}
 local SKELETON_FORGET_KEYS = {'by_skeleton'}
@@ -298,6 +300,36 @@ local function email_confirm(keys, args)
   return 2
 end
 
+-- A person's new address (checked, in its one form), or none, decided and written in one step:
+-- two forms sent at once change it once, and only the one that changed it sends mail. The
+-- address in use, or the one waiting already, changes nothing ('same'; going back to the address
+-- in use drops a waiting one); a new one beside a confirmed address waits in `email_pending`
+-- ('waiting'); else it replaces the address, unconfirmed ('set'), or clears it ('cleared'). The
+-- language (when given) is saved whatever the address. Returns {status, the address before, '1'
+-- when it was confirmed else '0'} | {'gone', '', '0'} (no such person: nothing is written).
+local function email_set(keys, args)
+  local k, a = named(keys, EMAIL_SET_KEYS), named(args, EMAIL_SET_ARGS)
+  if redis.call('EXISTS', k.person) == 0 then return {'gone', '', '0'} end
+  if a.language ~= '' then redis.call('HSET', k.person, 'lang', a.language) end
+  local current = redis.call('HGET', k.person, 'email') or ''
+  local confirmed = current ~= '' and redis.call('HGET', k.person, 'email_verified') == '1'
+  local was = confirmed and '1' or '0'
+  if a.email == current then
+    redis.call('HDEL', k.person, 'email_pending')
+    return {'same', current, was}
+  end
+  if confirmed and a.email ~= '' then
+    if redis.call('HGET', k.person, 'email_pending') == a.email then
+      return {'same', current, was}
+    end
+    redis.call('HSET', k.person, 'email_pending', a.email)
+    return {'waiting', current, was}
+  end
+  redis.call('HSET', k.person, 'email', a.email, 'email_verified', '0')
+  redis.call('HDEL', k.person, 'email_pending')
+  return {a.email == '' and 'cleared' or 'set', current, was}
+end
+
 -- A look-alike entry (a name claimed under an older skeleton may share another name's).
 local function skeleton_forget(keys, args)
   local k, a = named(keys, SKELETON_FORGET_KEYS), named(args, SKELETON_FORGET_ARGS)
@@ -310,6 +342,7 @@ redis.register_function{function_name='accounts_person_discard', callback=person
 redis.register_function{function_name='accounts_email_claim', callback=email_claim}
 redis.register_function{function_name='accounts_email_forget', callback=email_forget}
 redis.register_function{function_name='accounts_email_confirm', callback=email_confirm}
+redis.register_function{function_name='accounts_email_set', callback=email_set}
 redis.register_function{function_name='accounts_skeleton_forget', callback=skeleton_forget}
 redis.register_function{function_name='accounts_staff_set', callback=staff_set}
 redis.register_function{function_name='accounts_login_gate', callback=login_gate}

@@ -6,7 +6,9 @@ and sends nothing."""
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import redis
@@ -185,3 +187,30 @@ def test_one_mailbox_written_two_ways_is_one_address(
     for written in ("u@exämple.com", "U@XN--EXMPLE-CUA.COM", " u@EXÄMPLE.com "):
         assert person_id_by_email(client=r, email=written) == buyer.id
     assert person_id_by_email(client=r, email="u@xn--zz.example") is None
+
+
+@pytest.mark.parametrize("confirmed_first", [True, False])
+def test_the_same_change_sent_five_times_at_once_is_made_and_mailed_once(
+    r: redis.Redis, buyer: Someone, confirmed_first: bool
+) -> None:
+    """Five identical forms at once (a script, a flaky network's retries): one call decides
+    and writes the address, so one of them changes it and only that one sends mail."""
+    if confirmed_first:
+        confirmed(r, buyer, "owner@example.test")
+    start = threading.Barrier(5)
+
+    def change() -> str:
+        start.wait()
+        return emails.email_set(client=r, person_id=buyer.id, email="new@example.test")
+
+    with ThreadPoolExecutor(5) as pool:
+        outcomes = sorted(pool.map(lambda _: change(), range(5)))
+    made = "waiting" if confirmed_first else "sent"
+    assert outcomes == sorted([made] + ["saved"] * 4)
+    expected = ["email_change_asked", "verify"] if confirmed_first else ["verify"]
+    assert sorted(mail_kinds(r)) == expected
+
+
+def test_no_address_is_written_for_a_person_who_is_gone(r: redis.Redis) -> None:
+    assert emails.email_set(client=r, person_id=987654, email="ghost@example.test") == "saved"
+    assert not r.exists(ks.PERSON.key(person_id=987654)) and mail_kinds(r) == []
