@@ -1,5 +1,5 @@
-"""One call spec per Redis Function of accounts/lua/accounts.lua (see strongroom.calls).
-accounts.lua declares the same names (its `*_KEYS` and `*_ARGS`); tests/store/test_function_calls.py
+"""One call spec per Redis Function of accounts/lua/accounts/ (see strongroom.calls).
+The Lua declares the same names (its `*_KEYS` and `*_ARGS`); tests/store/test_function_calls.py
 reads them from the Lua and checks that they agree with this module."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The catalog Lua and accounts.lua declare each function's KEYS and ARGV names, and
+"""The catalog Lua and the accounts Lua declare each function's KEYS and ARGV names, and
 catalog/calls.py and accounts/calls.py declare the same ones for Python (booking has its own
 test, tests/booking/domain/test_booking_calls.py); these tests read the Lua's declarations and
 check that the two sides agree, and that a drift would be caught."""
@@ -17,7 +17,7 @@ from tests.lua_support import registered_functions, spec_mismatches
 
 LIBRARIES = {
     "catalog/lua/catalog": catalog_calls.SPECS,
-    "accounts/lua/accounts.lua": accounts_calls.SPECS,
+    "accounts/lua/accounts": accounts_calls.SPECS,
     "strongroom/lua/mail.lua": outbox.SPECS,
 }
 FUNCTIONS = [(path, spec) for path, specs in LIBRARIES.items() for spec in specs]
