@@ -21,8 +21,9 @@ _FLUSH_DETAIL = re.compile(r"(?P<reason>.*?) ?\((?P<keys>\d+) keys, (?P<bookings
 _MISSES_DETAIL = re.compile(
     r"(?P<count>\d+) wrong codes from (?P<client>\S+) within (?P<minutes>\d+) min"
 )
-# booking.engine.indexes_repair's account of a repair after a failover
+# booking/lua/booking/move_rooms.lua: a move's entry names the booking's id in its other room
 _MOVE_DETAIL = re.compile(r"(?P<way>from|to) (?P<id>\S+)")
+# booking.engine.indexes_repair's account of a repair after a failover
 _REPAIR_DETAIL = re.compile(r"bookings=(?P<bookings>\d+) drained=(?P<drained>\d+)")
 _REPAIR_WAITS = re.compile(r"waits=(?P<waits>\d+)")
 # booking.engine.window: "rolling 20 days -> fixed 2027-06-01..2027-06-30: a reason"

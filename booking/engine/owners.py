@@ -64,9 +64,13 @@ def bookings_upcoming_read(
     limit: int = ACCOUNT_UPCOMING,
 ) -> list[Command]:  # fmt: skip
     """What `bookings_upcoming` reads first (its index)."""
-    first = pickup_first_open_day(now)
-    reads = bookings_page_read(owner_id=owner_id, today=first, limit=2 * limit)
-    return indexes_read_commands(client=client, reads=reads)
+    return indexes_read_commands(client=client, reads=_upcoming_index(owner_id, now, limit))
+
+
+def _upcoming_index(owner_id: str, now: dt.datetime | None, limit: int) -> list[Command]:
+    # From the earliest day whose pickup may still be open (yesterday during the grace after
+    # midnight), twice `limit` ids: cancelled ones stay in the index.
+    return bookings_page_read(owner_id=owner_id, today=pickup_first_open_day(now), limit=2 * limit)
 
 
 def bookings_upcoming(
@@ -84,7 +88,7 @@ def bookings_upcoming(
     `limit` (one more round trip) only when some of those were cancelled. Two round trips,
     three at most, whatever the number of bookings."""
     today = site_today(now)
-    reads = bookings_page_read(owner_id=owner_id, today=pickup_first_open_day(now), limit=2 * limit)
+    reads = _upcoming_index(owner_id, now, limit)
     _total, _upcoming, soon, _earlier = indexes_read(client=client, reads=reads)
     ids = text_list(soon)[: 2 * limit]
     upcoming: list[Booking] = []
