@@ -98,3 +98,24 @@ def test_the_occupancy_maps_links_are_tall_enough_to_tap_on_a_phone(
             "links => links.map(a => a.getBoundingClientRect().height)"
         )
         assert heights and min(heights) >= 24, (url, links, min(heights))
+
+
+def test_on_a_phone_the_staff_menu_is_one_row_and_an_empty_tables_words_stay_in_view(
+    page: Page, staff: Someone
+) -> None:
+    page.set_viewport_size({"width": 390, "height": 844})
+    browser_sign_in(page, staff)
+    page.goto("/staff/mail/")
+    links = page.locator("nav.dash-nav li a").evaluate_all(
+        "links => links.map(a => a.getBoundingClientRect())"
+    )
+    # Every page of the dashboard in the menu, all on one row (it scrolls sideways), each link
+    # as tall as the header's: the page's title starts in the upper third of the screen.
+    assert len(links) == 11
+    assert len({round(box["top"]) for box in links}) == 1, links
+    assert min(box["height"] for box in links) >= 44
+    title = page.locator("main h1").bounding_box()
+    assert title is not None and title["y"] < 844 / 3, title
+    # "Nothing is waiting" spans a table wider than the screen: its words wrap inside the view.
+    empty = page.locator(".table-empty > span").first.bounding_box()
+    assert empty is not None and empty["x"] + empty["width"] <= 390, empty
