@@ -10,6 +10,7 @@ import logging
 import re
 from typing import Any
 
+from django.http.multipartparser import MultiPartParserError
 from gunicorn.glogging import Logger  # type: ignore[import-untyped]
 
 REDACTED = "[redacted]"
@@ -47,10 +48,19 @@ class RedactingFilter(logging.Filter):
 class ExpectedAnswersFilter(logging.Filter):
     """On Django's request log: leaves out its warning for a 409. That is the answer to a buyer
     whose slot another took a moment before (7 of 8 answers when 8 race for one): the page
-    says so, and each line cost the worker 65-90 us. Every other 4xx is still written."""
+    says so, and each line cost the worker 65-90 us. Every other 4xx is still written; a body
+    that cannot be parsed (a multipart form without a boundary, or with a broken one) keeps its
+    one line without Django's traceback: anyone can send one, and its 400 says so."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return getattr(record, "status_code", None) != 409
+        status = getattr(record, "status_code", None)
+        if (
+            status == 400
+            and record.exc_info
+            and isinstance(record.exc_info[1], MultiPartParserError)
+        ):
+            record.exc_info, record.exc_text = None, None
+        return status != 409
 
 
 class AccessLogger(Logger):

@@ -135,3 +135,22 @@ def test_the_served_sites_access_log_holds_no_secret(tmp_path: Path) -> None:
     text = log.read_text(errors="replace")
     assert "GET /book/calendar/[redacted].ics" in text, text
     assert not any(secret in text for secret in SECRETS), text
+
+
+@pytest.mark.parametrize(
+    "content_type", ["multipart/form-data", "multipart/form-data; boundary=" + "b" * 300]
+)
+def test_a_body_that_cannot_be_parsed_gets_400_and_one_log_line_without_a_traceback(
+    r: redis.Redis,
+    client_for: Callable[[Any], Client],
+    buyer: Any,
+    site_log: io.StringIO,
+    content_type: str,
+) -> None:
+    """Django's multipart parser refuses a form without a boundary (or with one over 201
+    characters): the visitor gets the site's 400 page, the log one line and no traceback."""
+    answer = client_for(buyer).post("/book/hold/", "cls=A", content_type=content_type)
+    assert answer.status_code == 400 and "nothing was changed" in answer.content.decode()
+    text = site_log.getvalue()
+    assert "Bad request (Unable to parse request body): /book/hold/" in text, text
+    assert "Traceback" not in text and "MultiPartParserError" not in text, text
