@@ -30,7 +30,8 @@ def _plain_poll() -> Any:
 
 
 class _CountingMixin:
-    # Set by a GatedConnectionPool on the connections it makes (None: a cluster node's).
+    # Set by a GatedConnectionPool on the connections it makes (None: a connection made
+    # outside one, as the tests' own clients).
     stall_gate: StallGate | None = None
 
     def connect_check_health(self, *args: Any, **kwargs: Any) -> None:

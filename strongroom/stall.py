@@ -16,8 +16,12 @@ instead: `strongroom.middleware.store_failure_response`.)
 
 A hiccup shorter than the command timeout (a slow fsync of a few hundred milliseconds) times
 nothing out, so it never starts this: the requests just wait for it. One pool, one gate: the
-single-server client's (a cluster client's nodes have redis-py's own retries and topology
-reads, and none of this).
+single-server client's, and on a cluster each node's. There a command to a stopped primary
+waited 4.5 s for its error (three timeouts: redis-py's cluster client tries again, reading the
+topology between tries) and a page touching that primary twice twice as long; with the node's
+gate, 0.5 s at the median and 2.0 s at most, while the other primaries answer as before (30
+clients, one primary of three stopped for 10 s: 481 commands to it instead of 90, 909 to the
+others instead of 186).
 """
 
 from __future__ import annotations

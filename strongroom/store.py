@@ -153,6 +153,10 @@ def _connect_cluster(url: str, *, replica_reads: bool = False) -> redis.Redis:
             url=seed,
             startup_nodes=[ClusterNode(other, other_port) for other, other_port in others],
             connection_class=CountingSSLConnection if parsed.tls else CountingConnection,
+            # Each node's pool has its own stall gate (strongroom/stall.py): once a command to a
+            # stopped primary has timed out, the others to it fail after one probe, not after
+            # a timeout each, three times over with redis-py's retries.
+            connection_pool_class=GatedConnectionPool,
             decode_responses=True,
             socket_timeout=COMMAND_TIMEOUT_S,
             socket_connect_timeout=COMMAND_TIMEOUT_S,
