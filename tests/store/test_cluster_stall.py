@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from strongroom import embedded_cluster
 from strongroom.embedded_cluster import LocalCluster
 from strongroom.stall import StallGate, StoreSeemsStalled
 from strongroom.store import connect
+from tests.store.test_store_stall_probe import errors_of_askers
 
 ASKERS = 8
 # Each command is tried three times by the cluster client (strongroom.store: retries=2).
@@ -52,28 +52,6 @@ def _gate(client: redis.Redis, key: str) -> StallGate:
     return gate
 
 
-def _askers(client: redis.Redis, key: str, count: int) -> list[BaseException | None]:
-    """What `count` threads reading `key` at the same moment got (None: an answer)."""
-    found: list[BaseException | None] = []
-    start = threading.Barrier(count)
-
-    def ask() -> None:
-        start.wait()
-        try:
-            client.get(key)
-        except redis.RedisError as error:
-            found.append(error)
-        else:
-            found.append(None)
-
-    threads = [threading.Thread(target=ask) for _ in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return found
-
-
 def test_a_stopped_primary_is_probed_once_for_everyone_and_the_others_answer(
     cluster: LocalCluster,
 ) -> None:
@@ -95,7 +73,7 @@ def test_a_stopped_primary_is_probed_once_for_everyone_and_the_others_answer(
         # The next ones, all at once: refused by the gate, none sent to wait on its own; the
         # probes they share are fewer than the tries they would each have sent.
         probes = gate.probes_sent
-        errors = _askers(client, there, ASKERS)
+        errors = errors_of_askers(client, ASKERS, there)
         assert len(errors) == ASKERS
         assert all(isinstance(error, StoreSeemsStalled) for error in errors), errors
         assert gate.probes_sent - probes < ASKERS * TRIES

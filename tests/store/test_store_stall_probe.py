@@ -55,15 +55,17 @@ def gate_of(client: redis.Redis) -> StallGate:
     return gate
 
 
-def errors_of_askers(client: redis.Redis, count: int) -> list[BaseException | None]:
-    """What `count` threads asking the store at the same moment got (None: an answer)."""
+def errors_of_askers(
+    client: redis.Redis, count: int, key: str = "sr:test:stall"
+) -> list[BaseException | None]:
+    """What `count` threads reading `key` at the same moment got (None: an answer)."""
     found: list[BaseException | None] = []
     start = threading.Barrier(count)
 
     def ask() -> None:
         start.wait()
         try:
-            client.get("sr:test:stall")
+            client.get(key)
         except redis.RedisError as error:
             found.append(error)
         else:
