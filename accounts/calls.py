@@ -25,10 +25,13 @@ LOGIN_GATE = FunctionSpec(
     ("pair", "pair_lock", "trusted", "address", "address_lock", "name", "name_pace"),
     ("now_ms", "window_ms", "pair_limit", "lock_ms", "address_limit", "name_limit", "slow_ms",
      "attempt_id", "pace_free", "known_device"),
-    reply=("verdict", "ends", "lock"),
+    reply=("verdict", "ends", "lock", "known"),
 )  # fmt: skip
 LOGIN_PASSED = FunctionSpec(
     "accounts_login_passed", "LOGIN_PASSED", LOGIN_GATE.keys, ("attempt_id", "trust_ms")
+)
+LOGIN_DROPPED = FunctionSpec(
+    "accounts_login_dropped", "LOGIN_DROPPED", LOGIN_GATE.keys, ("attempt_id",)
 )
 SIGNUP_GATE = FunctionSpec(
     "accounts_signup_gate",
@@ -64,7 +67,8 @@ VISITS_ADD = FunctionSpec(
     "accounts_visits_add", "VISITS_ADD", ("applied",), ("flush_id", "now_ms", "keep_s")
 )
 SPECS = (
-    PERSON_CREATE, NAME_CLAIM, PERSON_DISCARD, LOGIN_GATE, LOGIN_PASSED, SIGNUP_GATE,
+    PERSON_CREATE, NAME_CLAIM, PERSON_DISCARD, LOGIN_GATE, LOGIN_PASSED, LOGIN_DROPPED,
+    SIGNUP_GATE,
     RECENT_LOGINS, TOP_LOGINS, STAFF_SET, EMAIL_CLAIM, EMAIL_CONFIRM, EMAIL_SET, EMAIL_FORGET,
     SKELETON_FORGET, MAIL_GATE, VISITS_ADD,
 )  # fmt: skip

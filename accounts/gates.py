@@ -12,11 +12,12 @@ from dataclasses import dataclass
 import redis
 from django import forms
 from django.conf import settings
-from django.contrib.auth.hashers import check_password, make_password
+from django.contrib.auth.hashers import check_password
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from accounts.calls import LOGIN_GATE, LOGIN_PASSED, SIGNUP_GATE
+from accounts.calls import LOGIN_DROPPED, LOGIN_GATE, LOGIN_PASSED, SIGNUP_GATE
 from accounts.clients import client_address
 from accounts.devices import device_check
 from accounts.names import name_key
@@ -26,7 +27,7 @@ from accounts.throttle import ThrottlePair, signup_key
 from strongroom.clock import minutes_until, now_ms
 from strongroom.keyspace import PERSON_BY_NAME
 from strongroom.libraries import fcall, fcalls, pipeline_functions
-from strongroom.offload import off_loop
+from strongroom.offload import Busy, off_loop
 from strongroom.store import get_store
 
 _NO_PERSON_ID = 0  # ids start at 1
@@ -37,6 +38,17 @@ PACE_FREE_FAILURES = 2
 DeviceCheck = Callable[[int, str], bool]
 
 
+@dataclass(frozen=True)
+class GateVerdict:
+    """What the login gate said of one attempt (see `login_gate`)."""
+
+    go: bool  # the password may be checked
+    ends: int  # the end of the lock that refused it, or the one a wrong password now meets
+    person_id: int | None  # the name's person (None: no such name)
+    lock: str  # whose lock refused it: "address", "name" or "" (the pair's)
+    known: bool  # a pair or browser where the name's person logged in: the limits skipped
+
+
 def login_gate(
     *,
     client: redis.Redis,
@@ -45,15 +57,16 @@ def login_gate(
     at_ms: int,
     username: str,
     known_device: bool = False,
-) -> tuple[bool, int, int | None, str]:
+) -> GateVerdict:
     """Let one login attempt through the throttle, counting it as a failure until it succeeds;
     the name's person id is looked up in the same round trip.
 
     Returns whether the password may be checked, the end of the pair's lock (epoch ms, 0 for
-    none: the lock that refused it, or the one a wrong password now meets), the person id and
+    none: the lock that refused it, or the one a wrong password now meets), the person id,
     whose lock refused it: "address" (the client's own, whatever name it tries), "name" (the
-    name's pace, guessed from many clients) or "" (the pair's). A `known_device` (a browser
-    where the name's person logged in) is held to neither the client's lock nor the pace.
+    name's pace, guessed from many clients) or "" (the pair's), and whether the pair or the
+    browser is known. A `known_device` (a browser where the name's person logged in) is held
+    to neither the client's lock nor the pace.
     One atomic call checks every limit and counts: parallel attempts cannot outrun it.
     """
     keys, gate_args = LOGIN_GATE.call(
@@ -79,8 +92,13 @@ def login_gate(
         ),
     )
     verdict = LOGIN_GATE.reply_of(gate)
-    found = int(person_id) if person_id is not None else None
-    return verdict["verdict"] == "go", int(verdict["ends"]), found, str(verdict["lock"] or "")
+    return GateVerdict(
+        go=verdict["verdict"] == "go",
+        ends=int(verdict["ends"]),
+        person_id=int(person_id) if person_id is not None else None,
+        lock=str(verdict["lock"] or ""),
+        known=verdict["known"] == "1",
+    )
 
 
 def login_passed(*, client: redis.Redis, pair: ThrottlePair, attempt: str) -> None:
@@ -90,6 +108,12 @@ def login_passed(*, client: redis.Redis, pair: ThrottlePair, attempt: str) -> No
         keys=pair.gate_keys, args={"attempt_id": attempt, "trust_ms": trust_ms}
     )
     fcall(client, LOGIN_PASSED.name, keys, args)
+
+
+def login_dropped(*, client: redis.Redis, pair: ThrottlePair, attempt: str) -> None:
+    """The attempt was not checked after all (the open lane was full): uncount it."""
+    keys, args = LOGIN_DROPPED.call(keys=pair.gate_keys, args={"attempt_id": attempt})
+    fcall(client, LOGIN_DROPPED.name, keys, args)
 
 
 def pair_cleared(*, client: redis.Redis, username: str, client_id: str) -> None:
@@ -158,6 +182,7 @@ class LoginOutcome:
     locked_until_ms: int = 0
     address_locked: bool = False  # the lock is the client's, for any name it tries
     name_paced: bool = False  # the name's pace: it is guessed from many clients
+    busy: bool = False  # not checked: too many passwords to check at once (nothing counted)
 
     @property
     def locked(self) -> bool:
@@ -183,32 +208,39 @@ def password_check(
     at = now_ms() if at_ms is None else at_ms
     attempt = uuid.uuid4().hex
 
-    def gate(known_device: bool = False) -> tuple[bool, int, int | None, str]:
+    def gate(known_device: bool = False) -> GateVerdict:
         return login_gate(
             client=client, pair=pair, attempt=attempt, at_ms=at, username=username,
             known_device=known_device,
         )  # fmt: skip
 
-    may_check, locked_until, person_id, lock = gate()
-    if not may_check and lock and device is not None:
-        found = person_with_password(client=client, person_id=person_id or _NO_PERSON_ID)
-        known = device(person_id or _NO_PERSON_ID, found[1] if found is not None else "")
+    verdict = gate()
+    if not verdict.go and verdict.lock and device is not None:
+        found = person_with_password(client=client, person_id=verdict.person_id or _NO_PERSON_ID)
+        known = device(verdict.person_id or _NO_PERSON_ID, found[1] if found is not None else "")
         if known and found is not None:
-            may_check, locked_until, person_id, lock = gate(known_device=True)
-    if not may_check:
+            verdict = gate(known_device=True)
+    if not verdict.go:
         return LoginOutcome(
-            locked_until_ms=locked_until,
-            address_locked=lock == "address",
-            name_paced=lock == "name",
+            locked_until_ms=verdict.ends,
+            address_locked=verdict.lock == "address",
+            name_paced=verdict.lock == "name",
         )
     # An unknown name still reads a person (id 0 is never handed out): the same round trips.
-    found = person_with_password(client=client, person_id=person_id or _NO_PERSON_ID)
-    if person_id is None or found is None:
-        off_loop(make_password, password)  # the same work as a real check: no timing hint
-        return LoginOutcome(locked_until_ms=locked_until)
+    # It is not hashed: the sign-up form says whether a name is taken, so a hash would hide
+    # nothing, and it let anyone make the site hash at will (a new name each time).
+    found = person_with_password(client=client, person_id=verdict.person_id or _NO_PERSON_ID)
+    if verdict.person_id is None or found is None:
+        return LoginOutcome(locked_until_ms=verdict.ends)
     person, encoded = found
-    if not off_loop(check_password, password, encoded):
-        return LoginOutcome(locked_until_ms=locked_until)
+    try:
+        # Strangers' guesses share the open lane; a known pair or browser has its own thread.
+        right = off_loop(check_password, password, encoded, open_lane=not verdict.known)
+    except Busy:
+        login_dropped(client=client, pair=pair, attempt=attempt)
+        return LoginOutcome(busy=True)
+    if not right:
+        return LoginOutcome(locked_until_ms=verdict.ends)
     login_passed(client=client, pair=pair, attempt=attempt)
     return LoginOutcome(person=person, password_hash=encoded)
 
@@ -247,6 +279,18 @@ def locked_message(outcome: LoginOutcome) -> str:
     return text % {"minutes": minutes}
 
 
+# When a client told "too many passwords to check at once" may try again.
+BUSY_RETRY_S = 5
+
+
+def busy_message() -> str:
+    """What a password not checked says: the open lane was full (strongroom/offload.py)."""
+    return _(
+        "Too many passwords are being checked at this moment, so yours was not checked and "
+        "nothing was counted. Please try again in a few seconds."
+    )
+
+
 def password_locked_message(outcome: LoginOutcome) -> str:
     """What a locked password check of a signed-in person says (changing the password,
     deleting the account): about the password typed here, not about logins."""
@@ -262,8 +306,8 @@ def password_locked_message(outcome: LoginOutcome) -> str:
 
 
 def retry_after(response: HttpResponse, *, until_ms: int) -> HttpResponse:
-    """A 429 says when to come back (Retry-After, in seconds; `until_ms` epoch ms)."""
-    if response.status_code == 429 and until_ms:
+    """A 429 or 503 says when to come back (Retry-After, in seconds; `until_ms` epoch ms)."""
+    if response.status_code in (429, 503) and until_ms:
         response["Retry-After"] = str(max(1, math.ceil((until_ms - now_ms()) / 1000)))
     return response
 
@@ -283,6 +327,9 @@ def password_confirmed(
     )
     if outcome.person is not None and outcome.person.id == person.id:
         return outcome.person, 200, 0
+    if outcome.busy:
+        form.add_error(field, busy_message())
+        return None, 503, now_ms() + BUSY_RETRY_S * 1000
     if outcome.locked:
         form.add_error(field, password_locked_message(outcome))
         return None, 429, outcome.locked_until_ms

@@ -86,9 +86,16 @@ class PersonNotFound(Exception):
 
 
 def person_create(
-    *, client: redis.Redis, username: str, password: str, is_staff: bool = False
+    *,
+    client: redis.Redis,
+    username: str,
+    password: str,
+    is_staff: bool = False,
+    open_lane: bool = False,
 ) -> Person:
-    """Validate, hash and store a new person; raises ValidationError (NameTaken if taken).
+    """Validate, hash and store a new person; raises ValidationError (NameTaken if taken), or
+    with `open_lane` (a sign-up: anyone may send one) strongroom.offload.Busy when too many
+    passwords are being hashed at once.
 
     Nothing is written unless every check passes.
     """
@@ -97,7 +104,7 @@ def person_create(
     return person_register(
         client=client,
         username=username,
-        password_hash=off_loop(make_password, password),
+        password_hash=off_loop(make_password, password, open_lane=open_lane),
         is_staff=is_staff,
     )
 
@@ -301,7 +308,8 @@ def login_attempt(
 ) -> LoginOutcome:
     """Check a name and password under the throttle; record the login or the failure.
 
-    An unknown name and a wrong password look and cost the same (a hash is computed either way).
+    An unknown name and a wrong password read the same (an unknown name is not hashed: the
+    sign-up form tells anyone whether a name is taken).
     """
     at = now_ms()
     outcome = password_check(

@@ -33,13 +33,21 @@ from accounts.forms import (
     SignupForm,
     focus_first_error,
 )
-from accounts.gates import locked_message, password_confirmed, retry_after, signup_gate
+from accounts.gates import (
+    BUSY_RETRY_S,
+    busy_message,
+    locked_message,
+    password_confirmed,
+    retry_after,
+    signup_gate,
+)
 from accounts.selectors import email_current, person_with_password
 from accounts.sessions import request_sign_in, request_sign_out
 from strongroom.ahead import reads_ahead
-from strongroom.clock import minutes_until
+from strongroom.clock import minutes_until, now_ms
 from strongroom.context_processors import BACK_MOST
 from strongroom.methods import takes_get
+from strongroom.offload import Busy
 from strongroom.store import get_store
 
 
@@ -107,16 +115,22 @@ def _signed_up(
 ) -> HttpResponse:
     """Create the account of a valid sign-up form and sign it in (the redirect), or show the
     form again with the name's refusal (taken at the same moment by someone else)."""
+    context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
     try:
         person = services.person_create(
             client=client,
             username=form.cleaned_data["username"],
             password=form.cleaned_data["password1"],
+            open_lane=True,
         )
+    except Busy:
+        form.add_error(None, busy_message())
+        focus_first_error(form)
+        response = render(request, "accounts/signup.html", context, status=503)
+        return retry_after(response, until_ms=now_ms() + BUSY_RETRY_S * 1000)
     except ValidationError as error:
         form.add_error("username", error)
         focus_first_error(form)
-        context = {"form": form, "next": next_url, "next_q": quote(next_url, safe="/")}
         return render(request, "accounts/signup.html", context, status=400)
     found = person_with_password(client=client, person_id=person.id)
     onward = HttpResponseRedirect(next_url)
@@ -163,7 +177,10 @@ def login(request: HttpRequest) -> HttpResponse:
                 password_hash=outcome.password_hash,
             )
             return onward
-        if outcome.locked:
+        if outcome.busy:
+            form.add_error(None, busy_message())
+            status, locked_until = 503, now_ms() + BUSY_RETRY_S * 1000
+        elif outcome.locked:
             form.add_error(None, locked_message(outcome))
             status, locked_until = 429, outcome.locked_until_ms
         else:

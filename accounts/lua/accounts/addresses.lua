@@ -91,6 +91,7 @@ redis.register_function{function_name='accounts_skeleton_forget', callback=skele
 redis.register_function{function_name='accounts_staff_set', callback=staff_set}
 redis.register_function{function_name='accounts_login_gate', callback=login_gate}
 redis.register_function{function_name='accounts_login_passed', callback=login_passed}
+redis.register_function{function_name='accounts_login_dropped', callback=login_dropped}
 -- A mail someone asked for (a reset link, a confirmation link): at most `limit` per window for
 -- the person, for the address it goes to and for the asking client (a limit of 0: not
 -- counted). Every gate is checked before any is counted, so a refused mail uses up nothing.

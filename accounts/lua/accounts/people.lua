@@ -15,6 +15,8 @@ local LOGIN_GATE_ARGS = {'now_ms', 'window_ms', 'pair_limit', 'lock_ms', 'addres
   'name_limit', 'slow_ms', 'attempt_id', 'pace_free', 'known_device'}
 local LOGIN_PASSED_KEYS = LOGIN_GATE_KEYS
 local LOGIN_PASSED_ARGS = {'attempt_id', 'trust_ms'}
+local LOGIN_DROPPED_KEYS = LOGIN_GATE_KEYS
+local LOGIN_DROPPED_ARGS = {'attempt_id'}
 local SIGNUP_GATE_KEYS = {'attempts'}
 local SIGNUP_GATE_ARGS = {'now_ms', 'window_ms', 'limit', 'attempt_id'}
 local RECENT_LOGINS_KEYS = {'recent', 'names'}
@@ -98,9 +100,10 @@ end
 --       5 address lock, 6 name failures zset, 7 name pace (all under one hash tag)
 -- ARGV: now_ms, window_ms, pair limit, lock_ms, address limit, name limit, slow_ms, attempt id,
 --       pace_free, known_device (0|1)
--- Returns {"go", lock end or 0 (this attempt locked the pair)} | {"locked", lock end} (the
--- pair's lock) | {"locked", lock end, "address"} (the client's, whatever the name) |
--- {"locked", pace end, "name"} (the name's pace).
+-- Returns {"go", lock end or 0 (this attempt locked the pair), "", known: "1" for a pair or a
+-- browser that skips the limits below, else "0"} | {"locked", lock end} (the pair's lock) |
+-- {"locked", lock end, "address"} (the client's, whatever the name) | {"locked", pace end,
+-- "name"} (the name's pace).
 -- A pair (name, client) that logged in within the trust period, and a browser that shows a
 -- live known-device cookie of the name's person (known_device), skip the address lock and the
 -- name's pace: others' guesses never keep a person out of their usual connection or device.
@@ -122,10 +125,11 @@ local function login_gate(keys, args)
       and pace_free) or attempt == nil then
     return redis.error_reply("ERR accounts_login_gate: malformed call")
   end
-  if redis.call('ZSCORE', pair, attempt) then
-    return {'go', 0}  -- a retried call: this attempt was let through already
-  end
   local is_known = redis.call('EXISTS', trusted) == 1 or a.known_device == '1'
+  local known = is_known and '1' or '0'
+  if redis.call('ZSCORE', pair, attempt) then
+    return {'go', 0, '', known}  -- a retried call: this attempt was let through already
+  end
   local since = '(' .. tostring(now - window)
   local ends = tonumber(redis.call('GET', pair_lock) or '0')
   if ends > now then return {'locked', ends} end
@@ -165,7 +169,7 @@ local function login_gate(keys, args)
       and tonumber(redis.call('GET', address_lock) or '0') <= now then
     redis.call('SET', address_lock, tostring(now + lock_ms), 'PX', lock_ms)
   end
-  return {'go', locked_until}
+  return {'go', locked_until, '', known}
 end
 
 -- The attempt let through by the gate was a success: take it back from every count, lift the
@@ -181,6 +185,21 @@ local function login_passed(keys, args)
   redis.call('ZREM', k.address, a.attempt_id)
   redis.call('ZREM', k.name, a.attempt_id)
   redis.call('SET', k.trusted, '1', 'PX', trust_ms)
+  return 1
+end
+
+-- The attempt let through by the gate was not checked after all (the site was too busy to
+-- hash it): take it back from every count, trusting nothing. A lock it started stays, as it
+-- would after a wrong password.
+-- KEYS: the gate's keys 1..7; ARGV: attempt id
+local function login_dropped(keys, args)
+  local k, a = named(keys, LOGIN_DROPPED_KEYS), named(args, LOGIN_DROPPED_ARGS)
+  if not a.attempt_id then
+    return redis.error_reply("ERR accounts_login_dropped: malformed call")
+  end
+  for _, key in ipairs({k.pair, k.address, k.name}) do
+    redis.call('ZREM', key, a.attempt_id)
+  end
   return 1
 end
 
