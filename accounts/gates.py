@@ -235,7 +235,9 @@ def password_check(
     person, encoded = found
     try:
         # Strangers' guesses share the open lane; a known pair or browser has its own thread.
-        right = off_loop(check_password, password, encoded, open_lane=not verdict.known)
+        right = off_loop(
+            check_password, password, encoded, open_lane=not verdict.known, share=pair.name_digest
+        )
     except Busy:
         login_dropped(client=client, pair=pair, attempt=attempt)
         return LoginOutcome(busy=True)

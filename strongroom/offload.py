@@ -13,9 +13,9 @@ work runs where it is called.
 
 Work that anyone can ask for (a stranger's password to check, a sign-up's to hash) goes to the
 open lane: a thread of its own, with at most `OPEN_LANE_LIMIT` pieces of work waiting or running
-in the worker. More is refused at once (`Busy`: the caller says "try again in a few seconds")
-rather than queued: with one queue, 160 connections sending wrong passwords kept a buyer's
-right one waiting 142 s. Work for someone the site knows (a login from a connection or browser
+in the worker, and at most `OPEN_LANE_SHARE` of one share (a login's name). More is refused at
+once (`Busy`: the caller says "try again in a few seconds") rather than queued: with one queue,
+160 connections sending wrong passwords kept a buyer's right one waiting 142 s. Work for someone the site knows (a login from a connection or browser
 where the name's person logged in before, a new password of a signed-in person) has the other
 thread, and never waits behind the open lane's.
 """
@@ -31,9 +31,13 @@ OFFLOAD_THREADS = 1  # per worker process and lane: at most this many hashes of 
 # The open lane's work waiting or running at once, per worker: at 0.36 s a hash, the last
 # one admitted waits about 2 s.
 OPEN_LANE_LIMIT = 6
+# Of those, at most this many for one `share` (a login's name): guesses at a few names fill
+# only their own part of the lane, and everyone else's passwords are still checked.
+OPEN_LANE_SHARE = 1
 
 _pools: dict[bool, Any] = {}  # the worker's gevent thread pools by lane, made at first use
 _open_in_use = 0  # the open lane's work admitted and not finished, in this process
+_shares: dict[str, int] = {}  # of that work, how much is each share's
 
 
 class Busy(Exception):
@@ -49,15 +53,20 @@ def _patched() -> bool:
     return bool(monkey.is_module_patched("threading"))
 
 
-def off_loop(work: Callable[..., _Result], *args: Any, open_lane: bool = False) -> _Result:
+def off_loop(
+    work: Callable[..., _Result], *args: Any, open_lane: bool = False, share: str = ""
+) -> _Result:
     """`work(*args)`, run off the event loop in a gevent worker (the calling request waits, the
     worker's other requests do not), or right here elsewhere. Exceptions reach the caller.
-    `open_lane`: work anyone can ask for, refused with `Busy` when the lane is full."""
+    `open_lane`: work anyone can ask for, refused with `Busy` when the lane is full, or when
+    `share` (if given) has its part of it already."""
     global _open_in_use
     if open_lane:
-        if _open_in_use >= OPEN_LANE_LIMIT:
+        if _open_in_use >= OPEN_LANE_LIMIT or _shares.get(share, 0) >= OPEN_LANE_SHARE:
             raise Busy
         _open_in_use += 1
+        if share:
+            _shares[share] = _shares.get(share, 0) + 1
     try:
         if not _patched():
             return work(*args)
@@ -71,3 +80,7 @@ def off_loop(work: Callable[..., _Result], *args: Any, open_lane: bool = False) 
     finally:
         if open_lane:
             _open_in_use -= 1
+            if share:
+                _shares[share] -= 1
+                if not _shares[share]:
+                    del _shares[share]

@@ -32,9 +32,9 @@ def hashes(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     seen: list[bool] = []
     real = gates.off_loop
 
-    def counted(work: Any, *args: Any, open_lane: bool = False) -> Any:
+    def counted(work: Any, *args: Any, open_lane: bool = False, share: str = "") -> Any:
         seen.append(open_lane)
-        return real(work, *args, open_lane=open_lane)
+        return real(work, *args, open_lane=open_lane, share=share)
 
     monkeypatch.setattr(gates, "off_loop", counted)
     return seen

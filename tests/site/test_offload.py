@@ -9,11 +9,14 @@ import ast
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from django.contrib.auth.hashers import check_password, make_password
 
-from strongroom.offload import off_loop
+from strongroom import offload
+from strongroom.offload import Busy, off_loop
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,3 +81,28 @@ def test_every_password_hash_of_the_accounts_goes_off_the_loop() -> None:
             if node.func.id in {"check_password", "make_password"}:
                 direct.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not direct, direct
+
+
+def test_the_open_lane_refuses_work_beyond_its_limit_and_beyond_one_shares_part() -> None:
+    """Work held open (here: nested calls, each waiting for the next) counts against the lane
+    until it ends; a refusal runs nothing and leaves nothing counted."""
+
+    def held(depth: int, share: Callable[[int], str]) -> str:
+        if depth == 0:
+            return "done"
+        return off_loop(held, depth - 1, share, open_lane=True, share=share(depth))
+
+    def one_name(_: int) -> str:
+        return "bo"
+
+    def many_names(depth: int) -> str:
+        return f"name-{depth}"
+
+    with pytest.raises(Busy):
+        held(offload.OPEN_LANE_SHARE + 1, one_name)
+    assert held(offload.OPEN_LANE_SHARE, one_name) == "done"
+    with pytest.raises(Busy):
+        held(offload.OPEN_LANE_LIMIT + 1, many_names)
+    assert held(offload.OPEN_LANE_LIMIT, many_names) == "done"
+    # The trusted lane has no such limit.
+    assert off_loop(held, 0, one_name) == "done"
