@@ -15,9 +15,10 @@ Work that anyone can ask for (a stranger's password to check, a sign-up's to has
 open lane: a thread of its own, with at most `OPEN_LANE_LIMIT` pieces of work waiting or running
 in the worker, and at most `OPEN_LANE_SHARE` of one share (a login's name). More is refused at
 once (`Busy`: the caller says "try again in a few seconds") rather than queued: with one queue,
-160 connections sending wrong passwords kept a buyer's right one waiting 142 s. Work for someone the site knows (a login from a connection or browser
-where the name's person logged in before, a new password of a signed-in person) has the other
-thread, and never waits behind the open lane's.
+160 connections sending wrong passwords kept a buyer's right one waiting 142 s. Work for
+someone the site knows (a login from a connection or browser where the name's person logged in
+before, a new password of a signed-in person) has the other thread, and never waits behind the
+open lane's.
 """
 
 from __future__ import annotations
