@@ -43,7 +43,13 @@ RECENT_LOGINS = FunctionSpec(
     "accounts_recent_logins", "RECENT_LOGINS", ("recent", "names"), ("count",)
 )
 TOP_LOGINS = FunctionSpec("accounts_top_logins", "TOP_LOGINS", ("leaderboard", "names"), ("count",))
-STAFF_SET = FunctionSpec("accounts_staff_set", "STAFF_SET", ("person",), ("is_staff",))
+STAFF_SET = FunctionSpec(
+    "accounts_staff_set",
+    "STAFF_SET",
+    ("person",),
+    ("is_staff",),
+    replies=("changed username", "same username", "gone"),
+)
 EMAIL_FORGET = FunctionSpec(
     "accounts_email_forget", "EMAIL_FORGET", ("by_email",), ("email", "person_id")
 )

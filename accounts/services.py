@@ -3,8 +3,10 @@ accounts/gates.py)."""
 
 from __future__ import annotations
 
+import functools
 import secrets
 import uuid
+from dataclasses import dataclass
 from urllib.parse import quote
 
 import redis
@@ -186,17 +188,29 @@ def password_set(*, client: redis.Redis, person_id: int, password: str) -> str:
     return encoded
 
 
-def staff_set(*, client: redis.Redis, person_id: int, is_staff: bool) -> Person:
+@dataclass(frozen=True)
+class StaffChange:
+    """What `staff_set` did: the person as they now are, and whether their flag changed (False:
+    they already were what was asked, and nothing was written)."""
+
+    person: Person
+    changed: bool
+
+
+def staff_set(*, client: redis.Redis, person_id: int, is_staff: bool) -> StaffChange:
     """Grant or revoke staff; raises PersonNotFound for an unknown id."""
-    # One function checks that the person exists and sets the flag (one round trip, durable:
-    # a revocation that was confirmed stays revoked).
-    keys, args = STAFF_SET.call(
-        keys={"person": PERSON.key(person_id=person_id)}, args={"is_staff": int(is_staff)}
+    # One function checks that the person exists, compares and sets the flag (one round trip,
+    # durable: a revocation that was confirmed stays revoked); it alone says whether this call
+    # changed it, so that two presses at once are audited once.
+    answer = STAFF_SET.send(
+        functools.partial(durable_fcall, client),
+        keys={"person": PERSON.key(person_id=person_id)},
+        args={"is_staff": int(is_staff)},
     )
-    username = durable_fcall(client, STAFF_SET.name, keys, args)
-    if username is None:
+    if answer["status"] == "gone":
         raise PersonNotFound(person_id)
-    return Person(id=person_id, username=username, is_staff=is_staff)
+    person = Person(id=person_id, username=text(answer["username"]), is_staff=is_staff)
+    return StaffChange(person=person, changed=answer["status"] == "changed")
 
 
 def login_record(

@@ -12,7 +12,7 @@ import redis
 
 from accounts.people import Person
 from accounts.selectors import person_get
-from accounts.services import PersonNotFound, account_delete, staff_set
+from accounts.services import PersonNotFound, StaffChange, account_delete, staff_set
 from booking.services import FlushResult, inventory_flush
 from dashboard.season import season_name
 from strongroom.audit import staff_audit_record
@@ -40,20 +40,23 @@ class WrongSeasonName(Exception):
 
 def staff_grant_set(
     *, client: redis.Redis, actor: Person, person_id: int, is_staff: bool
-) -> Person:
-    """Grant or revoke staff for a person and audit it; raises accounts' PersonNotFound for an
-    unknown id and SelfRevokeRefused when staff would lock themselves out."""
+) -> StaffChange:
+    """Grant or revoke staff for a person and audit it when it changed anything (granting to
+    staff, or revoking from someone who is not, writes nothing); raises accounts'
+    PersonNotFound for an unknown id and SelfRevokeRefused when staff would lock themselves
+    out."""
     if not is_staff and person_id == actor.id:
         raise SelfRevokeRefused
-    person = staff_set(client=client, person_id=person_id, is_staff=is_staff)
-    staff_audit_record(
-        client=client,
-        kind="staff_grant" if is_staff else "staff_revoke",
-        actor_id=str(actor.id),
-        subject=str(person_id),
-        detail=person.username,
-    )
-    return person
+    change = staff_set(client=client, person_id=person_id, is_staff=is_staff)
+    if change.changed:  # said by the call that wrote it: two presses at once are audited once
+        staff_audit_record(
+            client=client,
+            kind="staff_grant" if is_staff else "staff_revoke",
+            actor_id=str(actor.id),
+            subject=str(person_id),
+            detail=change.person.username,
+        )
+    return change
 
 
 def person_delete_check(*, actor: Person, person: Person) -> None:

@@ -72,7 +72,7 @@ def person_staff_set(request: HttpRequest, person_id: int) -> HttpResponse:
         return HttpResponseRedirect(reverse("dashboard:person", args=[person_id]))
     grant = form.cleaned_data["is_staff"] == "1"
     try:
-        person = staff_grant_set(
+        change = staff_grant_set(
             client=get_store(), actor=signed_in_person(request), person_id=person_id, is_staff=grant
         )
     except PersonNotFound:
@@ -82,10 +82,17 @@ def person_staff_set(request: HttpRequest, person_id: int) -> HttpResponse:
             request, _("You cannot revoke your own staff rights; ask another staff member.")
         )
         return HttpResponseRedirect(reverse("dashboard:person", args=[person_id]))
-    if grant:
-        messages.success(request, _("%(name)s is now staff.") % {"name": person.username})
+    name = {"name": change.person.username}
+    if not change.changed:  # nothing written, nothing audited
+        if grant:
+            said = _("Nothing changed: %(name)s is already staff.")
+        else:
+            said = _("Nothing changed: %(name)s is not staff.")
+        messages.info(request, said % name)
+    elif grant:
+        messages.success(request, _("%(name)s is now staff.") % name)
     else:
-        messages.success(request, _("%(name)s is no longer staff.") % {"name": person.username})
+        messages.success(request, _("%(name)s is no longer staff.") % name)
     return HttpResponseRedirect(reverse("dashboard:person", args=[person_id]))
 
 

@@ -217,6 +217,7 @@ def test_demo_is_idempotent_and_prints_the_same_credentials(
 
 def test_staff_set_is_one_durable_round_trip(r, buyer):
     with round_trips() as trips:
-        person = staff_set(client=r, person_id=buyer.id, is_staff=True)
+        change = staff_set(client=r, person_id=buyer.id, is_staff=True)
+    person = change.person
     assert trips.count == 1 and person.is_staff and person.username == buyer.username
     assert r.hget(PERSON.key(person_id=buyer.id), "is_staff") == "1"

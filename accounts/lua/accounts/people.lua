@@ -25,6 +25,7 @@ local TOP_LOGINS_KEYS = {'leaderboard', 'names'}
 local TOP_LOGINS_ARGS = {'count'}
 local STAFF_SET_KEYS = {'person'}
 local STAFF_SET_ARGS = {'is_staff'}
+local STAFF_SET_REPLIES = {'changed username', 'same username', 'gone'}
 local EMAIL_CLAIM_KEYS = {'by_email'}
 local EMAIL_CLAIM_ARGS = {'email', 'person_id'}
 local EMAIL_CONFIRM_KEYS = {'person'}
@@ -266,12 +267,16 @@ local function top_logins(keys, args)
 end
 
 -- Grant or revoke staff on an existing person only (never creating a stray hash).
--- KEYS: person hash; ARGV: is_staff (0|1). Returns the username, or false for no such person.
--- Setting a flag to a value is idempotent: a repeated call changes nothing more.
+-- KEYS: person hash; ARGV: is_staff (0|1). Returns {'changed', username} (the flag is set) |
+-- {'same', username} (they already were what was asked: nothing is written) | {'gone'} (no such
+-- person). Decided where it is written: of two presses at once, one answers 'changed' and only
+-- its caller writes the staff audit entry.
 local function staff_set(keys, args)
   local k, a = named(keys, STAFF_SET_KEYS), named(args, STAFF_SET_ARGS)
-  local username = redis.call('HGET', k.person, 'username')
-  if not username then return false end
+  local r = redis.call('HMGET', k.person, 'username', 'is_staff')
+  local username, was = r[1], r[2] == '1'
+  if not username then return {'gone'} end
+  if was == (a.is_staff == '1') then return {'same', username} end
   redis.call('HSET', k.person, 'is_staff', a.is_staff)
-  return username
+  return {'changed', username}
 end

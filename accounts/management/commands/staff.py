@@ -26,6 +26,6 @@ class Command(BaseCommand):
         if person is None:
             raise CommandError(f"No person is called {options['username']!r}.")
         if options["grant"] or options["revoke"]:
-            person = staff_set(client=client, person_id=person.id, is_staff=options["grant"])
+            person = staff_set(client=client, person_id=person.id, is_staff=options["grant"]).person
         status = "staff" if person.is_staff else "not staff"
         self.stdout.write(f"{person.username} (id {person.id}) is {status}.")
