@@ -20,6 +20,7 @@ from booking.domain.values import typed_room_text
 from booking.selectors import booking_get, move_form_values
 from booking.services import booking_book_for, booking_move, move_request_posted, receipt_resend
 from dashboard.pages import not_found, person_context, render_page
+from strongroom.middleware import form_action
 from strongroom.store import get_store
 
 
@@ -87,6 +88,7 @@ def booking_receipt_staff(request: HttpRequest, booking_id: str) -> HttpResponse
     return HttpResponseRedirect(reverse("dashboard:booking", args=[sent.booking.id]))
 
 
+@form_action("booking")
 @require_POST
 @staff_required
 def person_book_staff(request: HttpRequest, person_id: int) -> HttpResponse:

@@ -32,6 +32,7 @@ from dashboard.selectors import (
     bookings_filtered,
     names_of,
 )
+from strongroom.middleware import form_action
 from strongroom.store import get_store
 
 # --- bookings ----------------------------------------------------------------------------------
@@ -199,6 +200,7 @@ def _booking_page(
     return render_page(request, "booking_detail.html", context, status=status)
 
 
+@form_action("cancel")
 @require_POST
 @staff_required
 def booking_cancel_staff(request: HttpRequest, booking_id: str) -> HttpResponse:

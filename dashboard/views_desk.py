@@ -22,6 +22,7 @@ from booking.selectors import desk_read
 from booking.services import booking_handover
 from dashboard.pages import render_page
 from dashboard.selectors import names_of
+from strongroom.middleware import form_action
 from strongroom.store import get_store
 
 HANDOVER_NOTE_MAX = 200  # the desk form's maxlength (templates/dashboard/desk.html)
@@ -88,6 +89,7 @@ def desk(request: HttpRequest) -> HttpResponse:
     return render_page(request, "desk.html", context)
 
 
+@form_action("pickup")
 @require_POST
 @staff_required
 def desk_handover(request: HttpRequest) -> HttpResponse:

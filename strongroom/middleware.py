@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from django import forms
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import render
+from django.urls import Resolver404, resolve
 
 from strongroom.durable import NotDurable, WritesPaused
 from strongroom.methods import view_methods
@@ -54,6 +55,41 @@ def store_unavailable_response(request: HttpRequest) -> HttpResponse:
     return response
 
 
+# What a form does, in the words of the page offering it again when the store did not answer:
+# a booking (a hold or a claim), a cancellation, a pickup at a safe; any other form is "".
+FormAction = Literal["booking", "cancel", "pickup"]
+_View = TypeVar("_View", bound=Callable[..., Any])
+
+
+def form_action(action: FormAction) -> Callable[[_View], _View]:
+    """Mark a view by what its form does (`@form_action("cancel")`), for the words of the page
+    of a press the store did not answer; the view itself is returned, not wrapped."""
+
+    def mark(view: _View) -> _View:
+        view.form_action = action  # type: ignore[attr-defined]
+        return view
+
+    return mark
+
+
+def form_action_of(request: HttpRequest) -> str:
+    """What the form sent in `request` does ("" when its view says nothing): its view is the
+    one Django resolved, or, for an error before that (in a middleware), the one of its path."""
+    match = getattr(request, "resolver_match", None)
+    if match is None:
+        try:
+            match = resolve(request.path_info)
+        except Resolver404:
+            return ""
+    view: Any = match.func
+    while view is not None:
+        action = getattr(view, "form_action", None)
+        if action is not None:
+            return str(action)
+        view = getattr(view, "__wrapped__", None)
+    return ""
+
+
 def not_confirmed_response(
     request: HttpRequest, *, store_lost: bool = False, paused: bool = False
 ) -> HttpResponse:
@@ -61,14 +97,19 @@ def not_confirmed_response(
     time (no replica answered, a slow disk), or the store stopped answering while it was sent
     (`store_lost`); or known not done: the part of the store it was for had no replica to
     confirm it on (`paused`, nothing sent). The same form, to be pressed again: its client-made
-    id makes that safe."""
+    id makes that safe. Its words say what the form does (`form_action`)."""
     fields = [
         (name, value)
         for name, values in request.POST.lists()
         if not is_secret_field(name)
         for value in values
     ]
-    context = {"fields": fields, "store_lost": store_lost, "paused": paused}
+    context = {
+        "fields": fields,
+        "store_lost": store_lost,
+        "paused": paused,
+        "action": form_action_of(request),
+    }
     response = render(request, "not_confirmed.html", context, status=503)
     response["Retry-After"] = "60" if paused else "5" if store_lost else "2"
     return response

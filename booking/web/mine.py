@@ -25,6 +25,7 @@ from booking.engine.pickup import pickup_first_open_day, pickup_still_open
 from booking.engine.unsure import booking_settle
 from booking.engine.waits import waits_of
 from booking.web.owner import own_booking, signed_in_owner
+from strongroom.middleware import form_action
 from strongroom.store import get_store
 
 MINE_PAGE_SIZE = 20
@@ -58,6 +59,7 @@ def booking_done(request: HttpRequest, booking_id: str) -> HttpResponse:
     return render(request, "booking/done.html", context)
 
 
+@form_action("booking")
 @require_POST
 @login_required
 def booking_settle_page(request: HttpRequest, booking_id: str) -> HttpResponse:
@@ -116,6 +118,7 @@ def bookings_mine(request: HttpRequest) -> HttpResponse:
     return render(request, "booking/mine.html", context)
 
 
+@form_action("cancel")
 @require_http_methods(["GET", "HEAD", "POST"])
 @login_required
 def booking_cancel_page(request: HttpRequest, booking_id: str) -> HttpResponse:

@@ -45,7 +45,7 @@ from booking.web.owner import request_owner, signed_in_owner
 from booking.web.pick_answers import HOLD_BOOKED_SESSION_KEY, HOLD_SESSION_KEY
 from strongroom.ahead import Command, reads_ahead
 from strongroom.compression import compressible
-from strongroom.middleware import REFRESH_HEADER
+from strongroom.middleware import REFRESH_HEADER, form_action
 from strongroom.store import get_store
 
 
@@ -214,6 +214,7 @@ def _release_hold(request: HttpRequest, owner: str, hold_id: object) -> None:
         del request.session[HOLD_SESSION_KEY]
 
 
+@form_action("booking")
 @_slots_posted
 def hold_place(
     request: HttpRequest, owner: str, choices: forms.Choices, slot_request: SlotRequest
@@ -308,6 +309,7 @@ def hold_release(request: HttpRequest) -> HttpResponse:
     return HttpResponseRedirect(pick_answers.page_url(choices))
 
 
+@form_action("booking")
 @functools.partial(_slots_posted, holds=True)
 def booking_submit(
     request: HttpRequest, owner: str, choices: forms.Choices, slot_request: SlotRequest

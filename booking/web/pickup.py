@@ -15,6 +15,7 @@ from accounts.access import request_client
 from booking.domain.records import Booking
 from booking.domain.rules import local_now, request_id_new
 from booking.engine.pickup import booking_pickup, pickup_still_open, pickup_window
+from strongroom.middleware import form_action
 from strongroom.store import get_store
 
 # The answers to a right code at the wrong time, which say when to come.
@@ -42,6 +43,7 @@ def _come_back(booking: Booking, come_on: dt.date | None, now: dt.datetime) -> d
     return said
 
 
+@form_action("pickup")
 @require_http_methods(["GET", "HEAD", "POST"])
 def pickup_kiosk(request: HttpRequest) -> HttpResponse:
     """The kiosk at the safe: room + code opens the safe, or says why not."""
