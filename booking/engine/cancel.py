@@ -44,7 +44,7 @@ CANCEL = FunctionSpec(
     ("actor", "is_staff", "today", "reason", "now_ms", "audit_maxlen", "request_id", "first_day",
      "priority_hold_id", "priority_hold_ms", "day_starts"),
     replies=("cancelled record", "already_cancelled", "not_found", "forbidden", "collected",
-             "started", "stale", "moved", "invalid what"),
+             "started", "partly_collected", "stale", "moved", "invalid what"),
 )  # fmt: skip
 
 
@@ -63,6 +63,7 @@ _CANCEL_MESSAGES = {
     "forbidden": _("You can only cancel your own bookings."),
     "collected": _("This booking has been collected and can no longer be cancelled."),
     "started": _("Bookings can be cancelled only before their first day; ask the staff."),
+    "partly_collected": _("Some of its days are collected already: it can no longer be cancelled."),
     "moved": _("This booking has moved to another room; nothing was cancelled."),
     "stale": _("The booking changed while it was being cancelled: please try again."),
 }

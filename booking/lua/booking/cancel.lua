@@ -5,7 +5,7 @@ local CANCEL_KEYS = {'record', 'registry', 'audit', 'stats', 'outbox', 'waits',
 local CANCEL_ARGS = {'actor', 'is_staff', 'today', 'reason', 'now_ms', 'audit_maxlen',
   'request_id', 'first_day', 'priority_hold_id', 'priority_hold_ms', 'day_starts'}
 local CANCEL_REPLIES = {'cancelled record', 'already_cancelled', 'not_found', 'forbidden',
-  'collected', 'started', 'stale', 'moved', 'invalid what'}
+  'collected', 'started', 'partly_collected', 'stale', 'moved', 'invalid what'}
 
 -- A record's months (calendar_of) when `inventories` (the keys the caller passed) are exactly
 -- the bitmaps the record names; nil when the record names others (the caller read it stale).
@@ -45,8 +45,9 @@ end
 --       first bookable day, priority hold id (of this room), priority hold ms, the starts of
 --       the days a priority hold may reach (hold_end)
 -- Returns {'cancelled', <record>} | {outcome} with outcome not_found, forbidden,
---   already_cancelled, collected, started, stale, moved (the record points where the booking
---   went: cancel it there)
+--   already_cancelled, collected (every day), started (the owner, on or after the first day,
+--   whatever is collected), partly_collected (staff: some days), stale, moved (the record
+--   points where the booking went: cancel it there)
 -- The request id (made by the caller) is kept in the record: a retry of the very call that
 -- cancelled answers 'cancelled' again, any other call 'already_cancelled'.
 local function cancel(keys, args)
@@ -70,7 +71,7 @@ local function cancel(keys, args)
     end
     return {'already_cancelled'}
   end
-  if status == 'collected' or (collected and collected ~= '') then
+  if status == 'collected' then
     return {'collected'}
   end
   if status == 'moved' then
@@ -79,8 +80,13 @@ local function cancel(keys, args)
   if status ~= 'confirmed' then
     return {'not_found'}  -- a move's new slots not yet its own ('pending')
   end
+  -- The owner hears why before anything about collection: a day is collected only on or after
+  -- the first, so a booking of which some days are collected has started.
   if not is_staff and today >= split(dates)[1] then
     return {'started'}
+  end
+  if collected and collected ~= '' then
+    return {'partly_collected'}  -- staff: some days collected, the others not yet
   end
   local cal = record_calendar({unpack(keys, #CANCEL_KEYS + 1)}, r[5], r[14])
   if not cal then
