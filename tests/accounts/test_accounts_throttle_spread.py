@@ -89,11 +89,15 @@ def test_thirty_parallel_wrong_passwords_are_checked_at_most_five_times(
     statuses = together(
         PARALLEL, lambda i: post_form(proxied_site, "/accounts/login/", form, address="192.0.2.7")
     )
-    # 400: checked and wrong. 429: refused, except the one check that reached the limit.
-    assert statuses.count(400) + statuses.count(429) == PARALLEL, statuses
+    # 400: checked and wrong. 429: refused, except the one check that reached the limit. 503:
+    # not checked and not counted, the name having its part of the open lane already
+    # (strongroom/offload.py).
+    assert statuses.count(400) + statuses.count(429) + statuses.count(503) == PARALLEL, statuses
     assert statuses.count(400) <= 4, statuses
     right = {"username": target.username, "password": target.password}
-    assert post_form(proxied_site, "/accounts/login/", right, address="192.0.2.7") == 429
+    locked = 429 in statuses  # the fifth failure counted locks the pair
+    again = post_form(proxied_site, "/accounts/login/", right, address="192.0.2.7")
+    assert again == (429 if locked else 302), statuses
     assert post_form(proxied_site, "/accounts/login/", right, address="192.0.2.8") == 302
 
 
