@@ -115,6 +115,12 @@ def not_confirmed_response(
     return response
 
 
+def is_store_failure(error: BaseException | None) -> bool:
+    """Whether `error` is one the 503 page answers: the store did not answer, could not
+    confirm a write, or is not served."""
+    return isinstance(error, (*UNAVAILABLE, StoreUnavailable, NotDurable, StoreNotReady))
+
+
 def store_failure_response(request: HttpRequest, error: BaseException) -> HttpResponse | None:
     """The answer to a store outage (None for any other error). A form sent when the store
     stopped answering may have been done or not: it is offered again, as one the store could
@@ -122,7 +128,7 @@ def store_failure_response(request: HttpRequest, error: BaseException) -> HttpRe
     if isinstance(error, StoreNotReady):  # a worker that started in an outage found it unfit
         logger.error("the store is not served: %s", error)
         return store_unavailable_response(request)
-    if not isinstance(error, (*UNAVAILABLE, StoreUnavailable, NotDurable)):
+    if not is_store_failure(error):
         return None
     session = getattr(request, "session", None)
     if isinstance(error, UNAVAILABLE) and isinstance(session, SessionStore):

@@ -3,6 +3,7 @@ the answer to the outage does not wait out the store's timeout a second time."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from django.test import Client
 from strongroom import embedded
 from strongroom.sessions import SessionStore
 from tests.conftest import ON_CLUSTER, Someone
+from tests.site.test_log_redaction import site_log  # noqa: F401 (a fixture)
 
 
 @pytest.mark.skipif(ON_CLUSTER, reason="stalls the one server of the single-server store")
@@ -48,3 +50,29 @@ def test_a_stalled_store_is_asked_for_the_session_once_per_request(
     assert answer.status_code == 503
     assert len(asked) == 1, asked
     assert client.get("/accounts/me/").status_code == 200  # the next request asks again
+
+
+@pytest.mark.skipif(ON_CLUSTER, reason="stalls the one server of the single-server store")
+def test_a_page_of_a_stalled_store_writes_one_log_line_and_no_traceback(
+    store_dir: Path,
+    r: redis.Redis,
+    buyer: Someone,
+    client_for: Callable[[Someone], Client],
+    site_log: io.StringIO,  # noqa: F811 (the fixture imported above)
+) -> None:
+    """The outage is raised in a middleware (the session read ahead), where Django logs the
+    handled answer with the error's traceback: each request of an outage wrote two chained."""
+    pid = embedded.server_pid(store_dir)
+    assert pid is not None
+    client = client_for(buyer)
+    client.raise_request_exception = False
+    assert client.get("/accounts/me/").status_code == 200
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        answer = client.get("/accounts/me/")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert answer.status_code == 503
+    text = site_log.getvalue()
+    assert "Service Unavailable: /accounts/me/ (TimeoutError)" in text, text
+    assert "Traceback" not in text, text
