@@ -32,6 +32,7 @@ RECORD_FIELDS = (
 )  # fmt: skip
 RECORD_LATER_FIELDS = (
     "cancelled_at", "cancelled_by", "cancel_reason", "cancel_request", "pickup_attempt",
+    "collected_at",
     "code_sealed", "seq", "move_request", "moved_at", "moved_by", "uid_dates", "uid_id",
     "moved_to", "moved_from", "move_abort", "handed_by", "handed_at", "handed_note",
     "handed_request", "unsure",

@@ -43,6 +43,7 @@ class Booking:
     created_at: dt.datetime
     status: str
     collected_dates: tuple[dt.date, ...] = ()
+    collected_at: dt.datetime | None = None  # when its safe last opened for it
     cancelled_at: dt.datetime | None = None
     cancelled_by: str = ""
     cancel_reason: str = ""
@@ -115,6 +116,7 @@ def booking_from_hash(data: dict[str, str]) -> Booking | None:
         created_at=from_ms(data["created"]) or dt.datetime.fromtimestamp(0, tz=dt.UTC),
         status=data["status"],
         collected_dates=_dates(data.get("collected", "")),
+        collected_at=from_ms(data.get("collected_at")),
         cancelled_at=from_ms(data.get("cancelled_at")),
         cancelled_by=data.get("cancelled_by", ""),
         cancel_reason=data.get("cancel_reason", ""),

@@ -20,6 +20,9 @@ from strongroom.store import get_store
 
 # The answers to a right code at the wrong time, which say when to come.
 _NOT_NOW = ("wrong_day", "wrong_hour", "already_collected")
+# A safe opened this recently for the code just typed may have opened for this very person: a
+# press whose answer they never saw (the store slow to confirm), or another tab.
+JUST_OPENED = dt.timedelta(minutes=10)
 
 
 def _clock(minutes: int) -> str:
@@ -41,6 +44,20 @@ def _come_back(booking: Booking, come_on: dt.date | None, now: dt.datetime) -> d
     if today_over and now.date() in booking.dates and now.date() not in booking.collected_dates:
         said["missed_at"] = _clock(end)
     return said
+
+
+def _opened(booking: Booking, now: dt.datetime) -> dict[str, Any]:
+    """When the safe last opened for an "already collected" code: the day (None: today), the
+    time, and whether that was just now (it may have been the press of whoever typed it)."""
+    at = booking.collected_at
+    if at is None or booking.handed:  # handed over at the desk: its own message says so
+        return {}
+    local = at.astimezone(now.tzinfo)
+    return {
+        "opened_time": formats.time_format(local, "H:i:s"),
+        "opened_day": None if local.date() == now.date() else local.date(),
+        "opened_just_now": dt.timedelta(0) <= now - local <= JUST_OPENED,
+    }
 
 
 @form_action("pickup")
@@ -70,6 +87,8 @@ def pickup_kiosk(request: HttpRequest) -> HttpResponse:
             # When to come back, and nothing else of the booking: whoever typed the code may
             # not be its owner.
             context.update(_come_back(result.booking, result.come_on, now))
+        if result.booking is not None and result.outcome == "already_collected":
+            context.update(_opened(result.booking, now))
         if result.retry_after:
             response = render(request, "booking/pickup.html", context, status=429)
             response["Retry-After"] = str(result.retry_after)

@@ -1118,3 +1118,26 @@ def test_the_kiosk_says_a_handed_over_code_was_collected_and_refuses_a_non_code_
         page = html(answer)
         assert answer.status_code == 200 and "That is not a pickup code" in page
     assert snapshot(r) == before  # nothing counted
+
+
+def test_a_code_typed_again_after_its_safe_opened_says_when_it_opened(
+    r: redis.Redis, client: Client
+) -> None:
+    """A new press (a new attempt) with a code whose safe opened: when, and, within minutes,
+    that it may have been this person's own press whose answer never came (a slow store)."""
+    booking = claim(r, request("B", dates=(8,), hour_start=8, hour_end=12)).booking
+    assert booking is not None
+    form = {"room": "7", "code": booking.pickup_code()}
+    opened_at = dt.datetime(2026, 12, 8, 9, 30, 5, tzinfo=SHANGHAI)
+    with time_machine.travel(opened_at, tick=False):
+        assert "pickup-result--open" in html(client.post("/book/pickup/", form))
+    with time_machine.travel(opened_at + dt.timedelta(minutes=2), tick=False):
+        soon = html(client.post("/book/pickup/", form))
+        chinese = html(client.post("/book/pickup/", form, HTTP_ACCEPT_LANGUAGE="zh-hans"))
+    assert "already been collected" in soon
+    assert "opened with this code today at 09:30:05 (Shanghai time)." in soon
+    assert "that press opened it" in soon
+    assert "保险箱已于今天 09:30:05（上海时间）用此取件码打开过。" in chinese
+    with time_machine.travel(opened_at + dt.timedelta(hours=1), tick=False):
+        later = html(client.post("/book/pickup/", form))
+    assert "today at 09:30:05" in later and "that press opened it" not in later
