@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy, ngettext
 from catalog import rules
 from catalog.rules import InvalidBook
 from catalog.selectors import SORTS, Query
+from strongroom.typed import NumberField
 
 # A query value longer than this is refused outright (20 tags of 40 characters fit easily).
 MAX_PARAM_LENGTH = 1000
@@ -180,7 +181,7 @@ class BookForm(forms.Form):
         max_length=rules.MAX_AUTHOR,
         help_text=gettext_lazy("Several authors: separate them with commas."),
     )
-    year = forms.IntegerField(
+    year = NumberField(
         label=gettext_lazy("Year"), min_value=rules.MIN_YEAR, max_value=rules.MAX_YEAR
     )
     description = forms.CharField(
@@ -214,12 +215,6 @@ class BookForm(forms.Form):
         if rules.has_hidden_chars(value):
             raise forms.ValidationError(rules.DESCRIPTION_HIDDEN)
         return value
-
-    def clean_year(self) -> int:
-        raw = str(self.data.get(self.add_prefix("year"), "")).strip()
-        if not re.fullmatch(r"-?[0-9]+", raw):
-            raise forms.ValidationError(_("Type the year with the digits 0-9."))
-        return int(self.cleaned_data["year"])
 
     def clean_tags(self) -> list[str]:
         try:

@@ -10,6 +10,7 @@ from django import forms
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
+from booking.domain.refusals import room_refusal
 from booking.domain.rules import CLASSES, STATUSES, season_end, season_start, site_today
 from booking.domain.window import MAX_DAYS, SalesWindow
 from booking.selectors import MAX_CLOSURE_DAYS, Closure, rooms_parse
@@ -17,6 +18,7 @@ from dashboard.audit_words import kind_label
 from dashboard.season import season_name
 from dashboard.selectors import BookingFilter
 from strongroom.audit import audit_kinds
+from strongroom.typed import NumberField, has_foreign_digits
 
 
 def _choice_field(form: forms.Form, name: str) -> forms.ChoiceField:
@@ -99,11 +101,11 @@ class BookingFilterForm(forms.Form):
         label=_("To"), required=False, widget=_DayInput(), help_text=_("Empty: no end.")
     )
     cls = forms.ChoiceField(label=_("Class"), required=False, choices=())
-    room = forms.IntegerField(label=_("Room"), required=False, min_value=1)
+    room = NumberField(label=_("Room"), required=False, min_value=1, refused=room_refusal)
     status = forms.ChoiceField(label=_("Status"), required=False, choices=())
     person = forms.CharField(label=_("Person"), required=False, max_length=NAME_MAX)
-    hour = forms.IntegerField(label=_("Hour"), required=False, min_value=0, max_value=23)
-    box = forms.IntegerField(label=_("Box"), required=False, min_value=1, max_value=100)
+    hour = NumberField(label=_("Hour"), required=False, min_value=0, max_value=23)
+    box = NumberField(label=_("Box"), required=False, min_value=1, max_value=100)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -186,10 +188,9 @@ class MapForm(forms.Form):
 
     date = forms.DateField(label=_("Date"), required=False, widget=_DayInput())
     cls = forms.ChoiceField(label=_("Class"), required=False, choices=())
-    floor = forms.IntegerField(label=_("Floor"), required=False, min_value=1, max_value=999)
-    hour_start = forms.IntegerField(label=_("From hour"), required=False, min_value=0, max_value=23)
-    hour_end = forms.IntegerField(label=_("To hour"), required=False, min_value=1,
-                                  max_value=24)  # fmt: skip
+    floor = NumberField(label=_("Floor"), required=False, min_value=1, max_value=999)
+    hour_start = NumberField(label=_("From hour"), required=False, min_value=0, max_value=23)
+    hour_end = NumberField(label=_("To hour"), required=False, min_value=1, max_value=24)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -266,7 +267,7 @@ class SalesWindowForm(forms.Form):
         choices=[("rolling", _("rolling: from tomorrow")), ("fixed", _("fixed days"))],
         widget=forms.RadioSelect,
     )
-    days = forms.IntegerField(label=_("Days ahead (rolling)"), required=False, min_value=1,
+    days = NumberField(label=_("Days ahead (rolling)"), required=False, min_value=1,
                               max_value=MAX_DAYS)  # fmt: skip
     first = forms.DateField(label=_("First day (fixed)"), required=False,
                             widget=forms.DateInput(attrs={"type": "date"}))  # fmt: skip
@@ -350,9 +351,9 @@ class ClosureForm(forms.Form):
     )
     first = forms.DateField(label=_("First day"), widget=forms.DateInput(attrs={"type": "date"}))
     last = forms.DateField(label=_("Last day"), widget=forms.DateInput(attrs={"type": "date"}))
-    hour_start = forms.IntegerField(label=_("From hour (empty: whole days)"), required=False,
+    hour_start = NumberField(label=_("From hour (empty: whole days)"), required=False,
                                     min_value=0, max_value=23)  # fmt: skip
-    hour_end = forms.IntegerField(label=_("To hour"), required=False, min_value=1, max_value=24)
+    hour_end = NumberField(label=_("To hour"), required=False, min_value=1, max_value=24)
     reason = forms.CharField(
         label=_("Reason"), max_length=REASON_MAX, widget=forms.Textarea(attrs={"rows": 2}),
         error_messages={"required": _("Give a reason: buyers and the audit log see it.")},
@@ -365,6 +366,8 @@ class ClosureForm(forms.Form):
         return text
 
     def clean_rooms(self) -> tuple[int, ...]:
+        if has_foreign_digits(self.cleaned_data["rooms"]):  # full-width...: numbers are 0-9
+            raise forms.ValidationError(room_refusal(self.cleaned_data["rooms"].strip()))
         rooms = rooms_parse(self.cleaned_data["rooms"])
         if rooms is None:
             raise forms.ValidationError(

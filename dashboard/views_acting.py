@@ -16,7 +16,6 @@ from accounts.selectors import account_get
 from booking.domain.parser import InvalidRequest, slot_request_parse
 from booking.domain.records import Slot
 from booking.domain.rules import request_id_new, request_id_valid
-from booking.domain.values import typed_room_text
 from booking.selectors import booking_get, move_form_values
 from booking.services import booking_book_for, booking_move, move_request_posted, receipt_resend
 from dashboard.pages import not_found, person_context, render_page
@@ -112,7 +111,7 @@ def person_book_staff(request: HttpRequest, person_id: int) -> HttpResponse:
     try:
         wanted = slot_request_parse(
             cls=data.get("cls", ""),
-            room=typed_room_text(data.get("room", "")),  # full-width digits too, as at the kiosk
+            room=data.get("room", ""),
             dates=[d for d in data.getlist("date") if d.strip()],
             hour_start=data.get("hour_start") or None,
             hour_end=data.get("hour_end") or None,

@@ -12,7 +12,8 @@ from booking.domain.records import Booking
 from booking.domain.rules import format_room, room_count
 from strongroom.clock import from_ms
 
-_ROOMS_RE = re.compile(r"\s*(\d{1,3})\s*(?:-\s*(\d{1,3})\s*)?")
+# [0-9], not \d: \d is any script's digits (full-width, Arabic-Indic), and int() reads them all.
+_ROOMS_RE = re.compile(r"\s*([0-9]{1,3})\s*(?:-\s*([0-9]{1,3})\s*)?")
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 
-from booking.domain.refusals import LONGEST_VALUE, refusal, shown_value
+from booking.domain.refusals import LONGEST_VALUE, refusal, room_refusal, shown_value
 from booking.domain.rules import (
     BOXES_PER_ROOM,
     CLASSES,
@@ -176,12 +176,14 @@ class _Reading:
         if number is not None:
             return number
         if self.lenient:
-            if not _blank(value):
+            if not _blank(value) and whole_number(value) is None:
+                self.errors.append(room_refusal(value))  # as the strict reading says it
+            elif not _blank(value):
                 self.refuse("unknown_room", value=shown_value(value), last=last)
         elif _blank(value):
             self.refuse("room_blank", last=last)
         elif (given := whole_number(value)) is None:
-            self.refuse("room_not_number", last=last, value=shown_value(value))
+            self.errors.append(room_refusal(value))
         else:
             self.refuse("room_missing", room=given, last=last)
         return None

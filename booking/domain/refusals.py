@@ -1,19 +1,21 @@
 """What the booking parser says of a value it cannot use: one message per problem, translated
-when shown (not when made), and a bad value echoed by its first characters only."""
+when shown (not when made), and a bad value echoed by its first characters only
+(`strongroom.typed.shown_value`)."""
 
 from __future__ import annotations
 
 import datetime as dt
-import re
 from typing import Any
 
 from django.utils import formats
 from django.utils.functional import lazy
 from django.utils.translation import gettext_lazy as _
 
-_SHOWN = 24  # at most this many characters of a bad value are echoed in a message
-# Controls (C0, DEL, C1) and the marks that change the direction of text (Unicode's bidi class).
-_HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+from booking.domain.rules import format_room, room_count
+from strongroom.typed import number_refusal, shown_value
+
+__all__ = ["LONGEST_VALUE", "MESSAGES", "refusal", "room_refusal", "shown_value"]
+
 LONGEST_VALUE = 40  # a longer value of any field is refused unread, never cut to fit
 # One message per problem, translated when shown.
 MESSAGES = {
@@ -27,7 +29,6 @@ MESSAGES = {
     "room_blank": _("Choose a room: 001 to %(last)s."),
     "unknown_class": _("There is no class “%(value)s”: choose A, B or C."),
     "unknown_room": _("There is no room “%(value)s”: rooms are 001 to %(last)s."),
-    "room_not_number": _("The room must be a number from 001 to %(last)s (not “%(value)s”)."),
     "room_missing": _("Room %(room)s does not exist: rooms are 001 to %(last)s."),
     "no_date": _("Choose at least one date."),
     "many_dates": _("At most %(count)s dates per booking."),
@@ -76,10 +77,8 @@ def refusal(key: str, **params: Any) -> Any:
     return _interpolate_lazy(key, params) if params else MESSAGES[key]
 
 
-def shown_value(value: object) -> str:
-    """A bad value as echoed in a message: its first characters only, a control or direction
-    character among them named by its code point ("5\\u0000"), so that an echo can neither hide
-    a character nor turn the sentence around it right to left."""
-    text = str(value)
-    text = text if len(text) <= _SHOWN else text[:_SHOWN] + "…"
-    return _HIDDEN.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+def room_refusal(value: object) -> Any:
+    """A room that is not a number of the digits 0-9 (full-width or Arabic-Indic digits, "7a"):
+    the site's one message for such a number (`strongroom.typed.number_refusal`)."""
+    last = format_room(room_count())
+    return number_refusal(field=_("The room"), low=format_room(1), high=last, value=value)

@@ -10,18 +10,21 @@ from booking.domain.rules import (
     HOURS_PER_DAY,
     room_count,
 )
+from strongroom.typed import is_number
 
 _DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _HOUR_RE = re.compile(r"([0-9]{1,2})(?::([0-9]{2}))?")
-_NUMBER_RE = re.compile(r"[0-9]{1,4}")
+_NUMBER_MAX = 4  # digits of the largest number a booking value takes (room 0300, box 100)
 
 
 def whole_number(value: object) -> int | None:
-    """An int, or text of one to four digits (spaces around allowed); None otherwise."""
+    """An int, or text of one to four digits 0-9 (spaces around allowed; the site's one rule for
+    a number, `strongroom.typed.is_number`); None otherwise."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, str) and _NUMBER_RE.fullmatch(value.strip(" ")):
-        return int(value.strip(" "))
+    text = value.strip(" ") if isinstance(value, str) else ""
+    if is_number(text) and not text.startswith("-") and len(text) <= _NUMBER_MAX:
+        return int(text)
     return None
 
 

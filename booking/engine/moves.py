@@ -42,7 +42,6 @@ from booking.domain.rules import (
     season_start,
     site_today,
 )
-from booking.domain.values import typed_room_text, typed_text
 from booking.engine import moves_rooms
 from booking.engine.audit import audit_write
 from booking.engine.bookings import booking_get
@@ -116,26 +115,23 @@ def move_form_values(booking: Booking, data: Mapping[str, Any] | None) -> dict[s
     }
 
 
-# Longer box text is no list of boxes (a move takes at most a room's 100).
-_BOXES_TYPED_MAX = 400
-
-
 def move_request_posted(*, booking: Booking, posted: Any) -> SlotRequest:
     """The slots a posted move form (a QueryDict) asks for (see `move_request`): the buyer's
-    page and the staff page read it alike; nothing is cut to fit, too much is refused. The
-    room and the boxes as a person types them: a Chinese keyboard's full-width digits, commas
-    and dashes read as plain ones (NFKC)."""
+    page and the staff page read it alike; nothing is cut to fit, too much is refused. Numbers
+    are the digits 0-9 only, as on every form (full-width digits are refused, as the booking
+    form refuses them); a Chinese keyboard's comma and dash between boxes are read."""
     return move_request(
         booking=booking,
         dates=posted.getlist("date"),
         hour_start=posted.get("hour_start"),
         hour_end=posted.get("hour_end"),
-        boxes=typed_text(str(posted.get("boxes", "") or ""), _BOXES_TYPED_MAX),
-        room=typed_room_text(str(posted.get("room", "") or "")),
+        boxes=str(posted.get("boxes", "") or ""),
+        room=str(posted.get("room", "") or ""),
     )
 
 
-_BOX_RANGE = re.compile(r"\s*(\d{1,3})\s*[-–~～]\s*(\d{1,3})\s*")
+# [0-9], not \d: \d is any script's digits, and int() reads them all.
+_BOX_RANGE = re.compile(r"\s*([0-9]{1,3})\s*[-–~～－]\s*([0-9]{1,3})\s*")
 
 
 def _boxes_typed(text: str) -> list[str]:

@@ -102,20 +102,22 @@ def test_the_move_form_bounds_its_days_links_the_map_and_takes_box_ranges(
     assert booking_get(client=r, booking_id=mine.id).boxes == (6, 7, 8)  # type: ignore[union-attr]
 
 
-def test_a_move_typed_with_a_chinese_keyboard_reads_its_room_and_boxes(
+def test_a_move_typed_with_a_chinese_keyboard_reads_its_comma_and_dash_not_its_digits(
     r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client]
 ) -> None:
-    """Full-width digits, comma and dash (a Chinese keyboard in full-width mode) in the room
-    and the boxes read as the plain ones, as at the kiosk and the staff desk."""
+    """A full-width comma and dash (a Chinese keyboard) between boxes read as the plain ones;
+    full-width digits are no number, as on every form (tests/site/test_typed_numbers.py)."""
     found = claim(r, request("C", hour_start=8, hour_end=10, boxes=[1]), owner=str(buyer.id))
     mine = found.booking
     assert mine is not None
     client = client_for(buyer)
     form = html(client.get(f"/book/mine/{mine.id}/move/"))
     data = {"move_id": hidden(form, "move_id"), "date": ["2026-12-05"], "hour_start": "8",
-            "hour_end": "10", "room": "\uff10\uff10\uff19",
-            "boxes": "\uff14\uff0c\uff16\uff0d\uff18"}  # fmt: skip
-    answer = client.post(f"/book/mine/{mine.id}/move/", data)
+            "hour_end": "10", "room": "\uff10\uff10\uff19", "boxes": "4\uff0c6\uff0d8"}  # fmt: skip
+    refused = client.post(f"/book/mine/{mine.id}/move/", data)
+    assert refused.status_code == 400
+    assert "The room must be a number from 001 to 300" in html(refused)
+    answer = client.post(f"/book/mine/{mine.id}/move/", {**data, "room": "009"})
     assert answer.status_code == 302, html(answer)[:2000]
     moved = booking_get(client=r, booking_id=answer["Location"].split("/")[-2])
     assert moved is not None and moved.room == 9 and moved.boxes == (4, 6, 7, 8)
