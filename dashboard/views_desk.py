@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST, require_safe
 from accounts.access import signed_in_person, staff_required
 from booking.domain.refusals import shown_value
 from booking.domain.rules import local_now, request_id_new, room_count
-from booking.domain.values import typed_room_number
+from booking.domain.values import room_number
 from booking.selectors import desk_read
 from booking.services import booking_handover
 from dashboard.pages import render_page
@@ -46,7 +46,7 @@ def _desk_query(data: Mapping[str, str]) -> tuple[dt.date, int, int, list[str]]:
     rooms = []
     for name, default in (("from", 1), ("to", room_count())):
         raw = str(data.get(name, "") or "")
-        number = typed_room_number(raw) if raw else default
+        number = room_number(raw) if raw else default  # the digits 0-9, as on every form
         if number is None:
             problems.append(f"“{shown_value(raw)}”")
             number = default

@@ -1,9 +1,9 @@
 """One booking value at a time, read the same way by the parser's strict and lenient modes
-(and by the pages that take a room or a number from the URL): None when it cannot be used."""
+(and by the pages that take a room or a number from a form or the URL: the kiosk, the staff
+desk): None when it cannot be used. Numbers are the digits 0-9 only (`strongroom.typed`)."""
 
 import datetime as dt
 import re
-import unicodedata
 
 from booking.domain.rules import (
     BOXES_PER_ROOM,
@@ -32,26 +32,6 @@ def room_number(value: object) -> int | None:
     """The number of an existing room (7, "7", "007"), or None."""
     number = whole_number(value)
     return number if number is not None and 1 <= number <= room_count() else None
-
-
-TYPED_ROOM_MAX = 16  # longer text is no room (and NFKC of a long text costs time)
-
-
-def typed_text(value: str, most: int) -> str:
-    """Numbers as a person types them into a form: a Chinese keyboard's full-width digits,
-    commas and dashes read as plain ones (NFKC); a text longer than `most` is left as it is,
-    for the parser to refuse (NFKC of a long text costs time)."""
-    return unicodedata.normalize("NFKC", value) if len(value) <= most else value
-
-
-def typed_room_text(value: str) -> str:
-    """A room as a person types it into a form (the kiosk, the staff desk, a move)."""
-    return typed_text(value, TYPED_ROOM_MAX)
-
-
-def typed_room_number(value: object) -> int | None:
-    """The number of an existing room typed into a form (`typed_room_text`), or None."""
-    return room_number(typed_room_text(value) if isinstance(value, str) else value)
 
 
 def box_number(value: object) -> int | None:

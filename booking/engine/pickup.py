@@ -16,9 +16,9 @@ from django.utils.translation import gettext_lazy as _
 from booking.domain.codes import code_mac, code_normalise
 from booking.domain.keys import RoomKeys, pickup_client_failures
 from booking.domain.records import Booking, booking_from_hash, flat_to_dict
-from booking.domain.refusals import shown_value
+from booking.domain.refusals import room_refusal, shown_value
 from booking.domain.rules import format_room, local_now, request_id_new, request_id_valid
-from booking.domain.values import typed_room_number
+from booking.domain.values import room_number, whole_number
 from booking.engine.audit import audit_write
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
@@ -99,10 +99,13 @@ def booking_pickup(
     attempt harmless: the person who just collected sees "collected" again and a wrong code is
     counted once; without one, each call makes its own (redis-py retries stay safe)."""
     attempt = attempt_id if attempt_id and request_id_valid(attempt_id) else request_id_new()
-    # Typed at the kiosk: a Chinese keyboard's full-width digits are digits (the code is read
-    # the same way, by code_normalise).
-    number = typed_room_number(room)
+    # The room is a number as on every form, the digits 0-9 only (a full-width one is said to be
+    # no number, as the booking form says it); the code's letters and digits are read whatever
+    # the keyboard, by code_normalise.
+    number = room_number(room)
     typed = code if isinstance(code, str) and len(code) <= 64 else ""
+    if number is None and isinstance(room, str) and whole_number(room) is None and room.strip():
+        return PickupResult(False, "no_room", room_refusal(room.strip()))
     if number is None and isinstance(room, str) and room.strip():
         message = _("There is no room %(room)s here: rooms are numbered 001 to %(last)s.") % {
             "room": shown_value(room.strip()),

@@ -76,7 +76,7 @@ def test_a_move_takes_every_box_typed(
 def test_the_kiosk_does_not_read_a_room_out_of_a_longer_text(r: redis.Redis) -> None:
     answer = Client().post("/book/pickup/", {"room": "00000010junk", "code": "ABCDE-FGHJK"})
     page = answer.content.decode()
-    assert "There is no room 00000010junk here" in page
+    assert "The room must be a number from 001 to 300 (not “00000010junk”)." in page
 
 
 def test_the_desk_refuses_a_day_with_more_after_it(

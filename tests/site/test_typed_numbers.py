@@ -5,6 +5,7 @@ form's other refusals are, and nothing is written."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -187,3 +188,25 @@ def test_staff_lists_refuse_numbers_of_other_digits_in_their_queries(
     mapped = page(client.get("/staff/occupancy/", {"date": "2026-12-03", "cls": "A",
                                                   "floor": ARABIC_INDIC_2}))  # fmt: skip
     assert f"Floor must be a number from 1 to 999 (not “{ARABIC_INDIC_2}”)." in mapped
+
+
+def test_the_kiosk_refuses_a_room_of_other_digits_and_counts_nothing(
+    r: redis.Redis, buyer: Someone
+) -> None:
+    mine = booked(r, buyer)
+    code = mine.pickup_code()
+    before = snapshot(r)
+    with time_machine.travel(dt.datetime(2026, 12, 3, 9, 0, tzinfo=NOW.tzinfo), tick=False):
+        for room in ("\uff10\uff10\uff17", "\u0660\u0660\u0667"):
+            refused = Client().post("/book/pickup/", {"room": room, "code": code})
+            assert ROOM_REFUSAL.format(room) in page(refused), room
+    assert snapshot(r) == before  # not opened, and no wrong code counted
+
+
+def test_the_desk_reads_no_room_of_other_digits(
+    staff: Someone, client_for: Callable[[Someone], Client]
+) -> None:
+    client = client_for(staff)
+    for room in (FULL_WIDTH_2, ARABIC_INDIC_2):
+        desk = page(client.get("/staff/desk/", {"from": room}))
+        assert f"Could not read “{room}”" in desk and 'value="001"' in desk, room

@@ -808,21 +808,25 @@ def test_pickup_opens_once_then_says_why_not(r: redis.Redis, client: Client) -> 
     assert "pickup-result--open" in opened and ">Open<" in opened
     assert "already been collected" in again and "pickup-result--refused" in again
     assert "does not open a safe" in wrong
-    assert hostile.status_code == 200 and "There is no room {7}* here" in html(hostile)
+    assert hostile.status_code == 200
+    assert "The room must be a number from 001 to 300 (not “{7}*”)." in html(hostile)
     with time_machine.travel(at.replace(hour=16), tick=False):
         late = html(client.post("/book/pickup/", {"room": "7", "code": code}))
     assert "not for this hour" in late or "already been collected" in late
 
 
-def test_a_full_width_room_and_code_open_the_safe(r: redis.Redis, client: Client) -> None:
-    """Typed with a Chinese keyboard in full-width mode: letters, digits and the dash."""
+def test_a_full_width_code_opens_the_safe_beside_a_room_of_plain_digits(
+    r: redis.Redis, client: Client
+) -> None:
+    """A code typed with a Chinese keyboard in full-width mode (letters, digits and the dash)
+    is read; the room is a number, the digits 0-9 only (tests/site/test_typed_numbers.py)."""
     booking = claim(r, request("A", dates=(8,))).booking
     assert booking is not None
     code = booking.pickup_code()
     wide = "".join(chr(ord(c) + 0xFEE0) for c in code)
     with time_machine.travel(dt.datetime(2026, 12, 8, 9, 0, tzinfo=SHANGHAI), tick=False):
         page = html(client.post("/book/pickup/", {
-            "room": "\uff10\uff10\uff17", "code": f"{wide[:5]}\uff0d{wide[5:]}",
+            "room": "007", "code": f"{wide[:5]}\uff0d{wide[5:]}",
         }))  # fmt: skip
     assert "pickup-result--open" in page
 
@@ -889,9 +893,11 @@ def test_pickup_on_the_wrong_day_cancelled_and_after_many_wrong_codes(
 
 
 def test_the_kiosk_names_a_room_that_does_not_exist(r: redis.Redis, client: Client) -> None:
-    for room in ("999", "0", "abc"):
+    for room in ("999", "0"):
         answer = html(client.post("/book/pickup/", {"room": room, "code": "AAAAA-BBBBB"}))
         assert f"There is no room {room} here" in answer and "001 to 300" in answer
+    answer = html(client.post("/book/pickup/", {"room": "abc", "code": "AAAAA-BBBBB"}))
+    assert "The room must be a number from 001 to 300 (not “abc”)." in answer
     assert not r.keys("*pickup*")  # not counted as a wrong code anywhere
 
 
