@@ -148,6 +148,24 @@ def store_failure_response(request: HttpRequest, error: BaseException) -> HttpRe
     return store_unavailable_response(request)
 
 
+class HeadWithoutBodyMiddleware:
+    """Outermost: a HEAD gets the headers a GET would (its Content-Length too) and no body (RFC
+    9110). Django renders the page either way; gunicorn dropped the body itself, writing a
+    warning line for each HEAD."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if request.method == "HEAD":
+            if response.streaming:
+                response.streaming_content = []
+            else:
+                response.content = b""
+        return response
+
+
 class StoreGuardMiddleware:
     """Outermost: turns store outages raised by views into the 503 page.
 

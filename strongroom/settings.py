@@ -127,6 +127,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "strongroom.middleware.HeadWithoutBodyMiddleware",
     "strongroom.middleware.StoreGuardMiddleware",
     # Outside every middleware that writes a body: it compresses the finished answer, and only
     # the answers of views marked @compressible (strongroom/compression.py).

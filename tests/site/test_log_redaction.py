@@ -107,9 +107,10 @@ def test_the_access_logs_atoms_are_redacted() -> None:
     assert atoms["r"] == "GET /book/calendar/[redacted].ics HTTP/1.1"
 
 
-def test_the_served_sites_access_log_holds_no_secret(tmp_path: Path) -> None:
-    """gunicorn as `make run` starts it (access log on stdout): the request lines of links that
-    carry a secret are written without it."""
+@contextlib.contextmanager
+def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """gunicorn as `make run` starts it (access log on stdout), one worker: its address and the
+    file its output goes to (read it after the block)."""
     env = site_env(str(django_settings.REDIS_URL), tmp_path / "site")
     port = free_port()
     log = tmp_path / "access.log"
@@ -126,15 +127,38 @@ def test_the_served_sites_access_log_holds_no_secret(tmp_path: Path) -> None:
                 break
             except OSError:
                 time.sleep(0.2)
-        for path in SECRET_PATHS:
-            with contextlib.suppress(OSError):  # 4xx: only the log matters
-                urllib.request.urlopen(base + path, timeout=10).close()
+        yield base, log
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_the_served_sites_access_log_holds_no_secret(tmp_path: Path) -> None:
+    """The request lines of links that carry a secret are written without it."""
+    with served(tmp_path) as (base, log):
+        for path in SECRET_PATHS:
+            with contextlib.suppress(OSError):  # 4xx: only the log matters
+                urllib.request.urlopen(base + path, timeout=10).close()
     text = log.read_text(errors="replace")
     assert "GET /book/calendar/[redacted].ics" in text, text
     assert not any(secret in text for secret in SECRETS), text
+
+
+def test_a_head_request_gets_the_pages_headers_and_no_body_nor_a_log_warning(
+    tmp_path: Path,
+) -> None:
+    """Django renders a page for HEAD as for GET; the site leaves the body out itself (RFC 9110),
+    where gunicorn dropped it with a warning line for each request."""
+    with served(tmp_path) as (base, log):
+        for path in ("/catalog/", "/book/pickup/", "/"):
+            with urllib.request.urlopen(base + path, timeout=10) as page:
+                length = len(page.read())
+            head = urllib.request.Request(base + path, method="HEAD")
+            with urllib.request.urlopen(head, timeout=10) as answer:
+                assert answer.status == 200 and answer.read() == b""
+                assert answer.headers["Content-Length"] == str(length), path
+    text = log.read_text(errors="replace")
+    assert "HEAD /catalog/" in text and "no-body response" not in text, text
 
 
 @pytest.mark.parametrize(
