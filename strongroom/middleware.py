@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Literal, TypeVar
 
 from django import forms
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import Resolver404, resolve
 
@@ -159,7 +159,7 @@ class HeadWithoutBodyMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
         if request.method == "HEAD":
-            if response.streaming:
+            if isinstance(response, StreamingHttpResponse):
                 response.streaming_content = []
             else:
                 response.content = b""

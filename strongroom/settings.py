@@ -31,6 +31,10 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off (or set DEBUG=1).")
     SECRET_KEY = "strongroom-development-only-key-do-not-use-in-production"  # noqa: S105
+# A store remembers a fingerprint of the key it was served with (strongroom/startup.py): a
+# start with another key is refused, as every pickup code would change, unless this says the
+# change is meant.
+STRONGROOM_ACCEPT_NEW_SECRET_KEY = env_bool("STRONGROOM_ACCEPT_NEW_SECRET_KEY", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 

@@ -1,5 +1,5 @@
-"""The site's own keys: sessions, the store's layout and demo marks, the cluster's last
-known primaries and the repair lease after a failover."""
+"""The site's own keys: sessions, the store's layout, signing key and demo marks, the
+cluster's last known primaries and the repair lease after a failover."""
 
 from __future__ import annotations
 
@@ -28,6 +28,21 @@ STORE_LAYOUT = declare(
     why=noop(
         "a site refuses to serve a store still in an older layout and names the command that "
         "moves it (`manage.py upgradestore`); set at the first start on an empty store"
+    ),
+)
+SIGNING_KEY = declare(
+    "signing-key",
+    "{site}:signing-key",
+    type="string",
+    holds=noop(
+        "a fingerprint of the SECRET_KEY the site runs with (a keyed hash of a fixed text, "
+        "which tells nothing of the key); set at the first start"
+    ),
+    app="strongroom",
+    why=noop(
+        "the pickup codes, calendar addresses, sessions and links derive from SECRET_KEY: a "
+        "site started with another key would change every code without a word, so it refuses "
+        "to serve (STRONGROOM_ACCEPT_NEW_SECRET_KEY=1 takes a new key on purpose)"
     ),
 )
 DEMO_LOADED = declare(
