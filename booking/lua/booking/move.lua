@@ -31,10 +31,12 @@ local function move_refusal(r, actor, is_staff, today)
   if r[2] ~= 'confirmed' and r[2] ~= 'collected' then
     return {'not_found'}  -- a move's new slots not yet its own ('pending'): nobody's to move
   end
-  if r[2] == 'collected' or (r[3] and r[3] ~= '') then
+  if r[2] == 'collected' then
     return {'collected'}
   end
-  if today >= split(r[4])[1] then
+  -- A day collected is a day come: the booking has started (not "collected": its later days
+  -- are not), as a cancel says.
+  if (r[3] and r[3] ~= '') or today >= split(r[4])[1] then
     return {'started'}
   end
   return nil

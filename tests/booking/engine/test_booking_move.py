@@ -456,3 +456,18 @@ def test_a_move_cut_off_half_way_is_finished_or_undone_by_the_recovery(
         assert now_is.room == 12 and now_is.reference == mine.reference
         assert all_slots(r, 7) == {} and all_slots(r, 12) == {2: {14, 15}}
     assert moves.moves_recover(client=r, rooms=[12], now=later) == 0
+
+
+def test_a_booking_with_a_day_collected_has_started_not_been_collected(r: redis.Redis) -> None:
+    """A stale move form of a two-day booking collected on its first day: "only before its
+    first day" (its second day is not collected); "has been collected" is for every day."""
+    mine = booked(r, "A", dates=(3, 4))
+    first_day = dt.datetime(2026, 12, 3, 9, 0, tzinfo=SHANGHAI)
+    assert booking_pickup(client=r, room=mine.room, code=mine.pickup_code(), now=first_day).ok
+    for is_staff in (False, True):
+        late = booking_move(
+            client=r, booking_id=mine.id, request=request("A", dates=(6, 7)),
+            actor_id=BUYER, actor_is_staff=is_staff, now=first_day,
+        )  # fmt: skip
+        assert (late.ok, late.outcome) == (False, "started")
+        assert "only before its first day" in str(late.message)
