@@ -22,7 +22,8 @@ PERSON_DISCARD = FunctionSpec("accounts_person_discard", "PERSON_DISCARD", ("per
 LOGIN_GATE = FunctionSpec(
     "accounts_login_gate",
     "LOGIN_GATE",
-    ("pair", "pair_lock", "trusted", "address", "address_lock", "name", "name_pace"),
+    ("pair", "pair_lock", "trusted", "address", "address_lock", "name", "name_pace",
+     "name_turns"),
     ("now_ms", "window_ms", "pair_limit", "lock_ms", "address_limit", "name_limit", "slow_ms",
      "attempt_id", "pace_free", "known_device"),
     reply=("verdict", "ends", "lock", "known"),

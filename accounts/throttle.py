@@ -14,6 +14,7 @@ from strongroom.keyspace import (
     LOGIN_LOCK,
     LOGIN_NAME_FAILURES,
     LOGIN_NAME_PACE,
+    LOGIN_NAME_TURNS,
     LOGIN_TRUSTED,
     MAIL_GATE,
     SIGNUP_ATTEMPTS,
@@ -62,6 +63,7 @@ class ThrottlePair:
             "address_lock": LOGIN_CLIENT_LOCK.key(client=self.client_digest),
             "name": LOGIN_NAME_FAILURES.key(name=self.name_digest),
             "name_pace": LOGIN_NAME_PACE.key(name=self.name_digest),
+            "name_turns": LOGIN_NAME_TURNS.key(name=self.name_digest),
         }
 
 

@@ -152,6 +152,20 @@ LOGIN_NAME_PACE = declare(
     ),
     app="accounts",
 )
+LOGIN_NAME_TURNS = declare(
+    "login-name-turns",
+    "{throttle}:login:name-turns:<name>",
+    type="zset",
+    holds=noop(
+        "the turns at the name's pace kept for (username, client) pairs told to come back: "
+        "the pair's failures key, scored by the epoch ms its turn comes"
+    ),
+    app="accounts",
+    why=noop(
+        "a pair told to come back gets that turn, one each, in the order they were told: "
+        "strangers polling the moment a turn opens took every turn before its owner came back"
+    ),
+)
 SIGNUP_ATTEMPTS = declare(
     "signup-attempts",
     "{throttle}:signup:<client>",

@@ -103,7 +103,9 @@ def test_the_paced_page_says_the_same_whether_the_name_exists_or_has_mail(
         for n in range(4):
             [status(name, f"g{g}", f"203.0.113.{n + 1}") for g in range(4)]
         page = attempt(name, "some-pass-1", "203.0.113.1")
-    assert page.status_code == 429 and PACED in page.content.decode()
+    # Its turn comes after the one kept for the fourth address (told to come back first).
+    assert page.status_code == 429
+    assert PACED.replace("in 1 minute", "in 2 minutes") in page.content.decode()
 
 
 def _calls(r: redis.Redis) -> dict[str, int]:
@@ -162,3 +164,30 @@ def test_a_browser_where_the_person_logged_in_is_not_held_to_the_names_pace(
         for _ in range(3):
             assert attempt("bo", "typo", "198.51.100.10", laptop).status_code == 400
         assert attempt("bo", "bo-new-pass-2", "198.51.100.10", laptop).status_code == 429
+
+
+def test_a_connection_told_to_come_back_finds_its_turn_kept_from_strangers_polling(
+    r: redis.Redis,
+) -> None:
+    """The owner, paced after three mistypes of their own, comes back when told: the turn is
+    theirs, though strangers at the name poll every few seconds from addresses of their own
+    (each of which gets one turn, in the order they were told)."""
+    person_create(client=r, username="bo", password="bo-real-pass-1")
+    strangers = [f"203.0.113.{n + 1}" for n in range(4)]
+    with time_machine.travel(T0, tick=False) as clock:
+        for address in strangers:  # the name under attack: each stranger paced
+            [status("bo", f"g{g}", address) for g in range(4)]
+        for g in range(3):  # the owner mistypes three times from a new address
+            status("bo", f"bo-real-pass-{g + 2}", "198.51.100.9")
+        told = attempt("bo", "bo-real-pass-1", "198.51.100.9")
+        assert told.status_code == 429
+        wait = int(told["Retry-After"])
+        # The strangers poll every 5 s until then: never the owner's turn, at most their own.
+        let_in = 0
+        for _ in range(wait // 5):
+            clock.shift(dt.timedelta(seconds=5))
+            let_in += sum(status("bo", "g-poll", address) != 429 for address in strangers)
+        clock.shift(dt.timedelta(seconds=wait % 5 + 1))
+        came_back = attempt("bo", "bo-real-pass-1", "198.51.100.9")
+    assert came_back.status_code == 302, came_back.content.decode()
+    assert let_in <= len(strangers)

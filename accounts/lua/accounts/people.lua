@@ -10,7 +10,7 @@ local NAME_CLAIM_ARGS = {'name_key', 'id', 'username', 'skeleton'}
 local PERSON_DISCARD_KEYS = {'person'}
 local PERSON_DISCARD_ARGS = {'token'}
 local LOGIN_GATE_KEYS = {'pair', 'pair_lock', 'trusted', 'address', 'address_lock', 'name',
-  'name_pace'}
+  'name_pace', 'name_turns'}
 local LOGIN_GATE_ARGS = {'now_ms', 'window_ms', 'pair_limit', 'lock_ms', 'address_limit',
   'name_limit', 'slow_ms', 'attempt_id', 'pace_free', 'known_device'}
 local LOGIN_PASSED_KEYS = LOGIN_GATE_KEYS
@@ -98,7 +98,8 @@ end
 -- counts this attempt as a failure at once (a success takes it back), so parallel attempts can
 -- never be checked more often than the limits allow.
 -- KEYS: 1 pair failures zset, 2 pair lock, 3 pair trusted, 4 address failures zset,
---       5 address lock, 6 name failures zset, 7 name pace (all under one hash tag)
+--       5 address lock, 6 name failures zset, 7 name pace, 8 name turns (all under one hash
+--       tag)
 -- ARGV: now_ms, window_ms, pair limit, lock_ms, address limit, name limit, slow_ms, attempt id,
 --       pace_free, known_device (0|1)
 -- Returns {"go", lock end or 0 (this attempt locked the pair), "", known: "1" for a pair or a
@@ -112,6 +113,29 @@ end
 -- more than `pace_free` failures of it themselves may try it once per slow_ms between them all
 -- (the name's pace); a pair with `pace_free` failures or fewer (a person who mistyped once or
 -- twice) is not paced. Each address still has its own lock after `pair limit` failures.
+-- A paced pair refused is given a turn of its own (name_turns: after the pace and after every
+-- turn given before, one slow_ms apart), which no other pair may take: whoever was told to
+-- come back then finds it free, however many poll meanwhile. A turn not taken within slow_ms
+-- of its time is given up.
+-- A paced pair's turn at the name's pace (see login_gate): nil when it may try now (its own
+-- turn has come, or no turn is kept and the pace is over), else when its turn comes.
+local function name_turn(turns, pair, pace_ends, now, slow_ms)
+  redis.call('ZREMRANGEBYSCORE', turns, '-inf', '(' .. tostring(now - slow_ms))
+  local mine = tonumber(redis.call('ZSCORE', turns, pair))
+  if mine then
+    if mine > now then return mine end
+    redis.call('ZREM', turns, pair)
+    return nil
+  end
+  local last = redis.call('ZRANGE', turns, -1, -1, 'WITHSCORES')
+  if pace_ends <= now and #last == 0 then return nil end
+  local at = math.max(pace_ends, now)
+  if #last > 0 then at = math.max(at, tonumber(last[2]) + slow_ms) end
+  redis.call('ZADD', turns, at, pair)
+  redis.call('PEXPIRE', turns, at - now + 2 * slow_ms)
+  return at
+end
+
 local function login_gate(keys, args)
   local k, a = named(keys, LOGIN_GATE_KEYS), named(args, LOGIN_GATE_ARGS)
   local pair, pair_lock, trusted, address, address_lock, name =
@@ -140,8 +164,11 @@ local function login_gate(keys, args)
   if not is_known then
     ends = tonumber(redis.call('GET', address_lock) or '0')
     if ends > now then return {'locked', ends, 'address'} end
-    ends = tonumber(redis.call('GET', k.name_pace) or '0')
-    if paced and ends > now then return {'locked', ends, 'name'} end
+    if paced then
+      local turn = name_turn(k.name_turns, pair, tonumber(redis.call('GET', k.name_pace) or '0'),
+        now, slow_ms)
+      if turn then return {'locked', turn, 'name'} end
+    end
   end
   if pair_count >= pair_limit then
     ends = now + lock_ms
