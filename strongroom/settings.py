@@ -31,9 +31,7 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off (or set DEBUG=1).")
     SECRET_KEY = "strongroom-development-only-key-do-not-use-in-production"  # noqa: S105
-# A store remembers a fingerprint of the key it was served with (strongroom/startup.py): a
-# start with another key is refused, as every pickup code would change, unless this says the
-# change is meant.
+# A start with a key other than the store's is refused unless meant (strongroom/startup.py).
 STRONGROOM_ACCEPT_NEW_SECRET_KEY = env_bool("STRONGROOM_ACCEPT_NEW_SECRET_KEY", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -47,21 +45,18 @@ STRONGROOM_KEY_PREFIX = env_str("STRONGROOM_KEY_PREFIX", "sr")
 if not STRONGROOM_KEY_PREFIX.isalnum():
     raise ImproperlyConfigured("STRONGROOM_KEY_PREFIX must be letters and digits only.")
 # When a booking counts as confirmed. "aof": WAITAOF says it is on the primary's disk;
-# "aof+replica": on the primary's disk and on at least one replica's (survives losing the
-# primary with its disk, or a failover); "none": trust the server's own fsync policy. Unset:
-# "aof+replica" on a cluster with replicas, else "aof" (strongroom.durable.durability).
+# "aof+replica": and on a replica's (survives losing the primary); "none": the server's own
+# fsync. Unset: "aof+replica" on a cluster with replicas, else "aof" (strongroom.durable).
 STRONGROOM_DURABILITY = env_choice("STRONGROOM_DURABILITY", "", ("", "aof", "aof+replica", "none"))
-# On a cluster with replicas: the catalog's pages read books from replicas too (round robin over
-# each shard's replicas; a just-saved edit may take a few milliseconds to show there).
+# On a cluster with replicas: catalog pages read books from replicas too (an edit shows late).
 STRONGROOM_CATALOG_REPLICA_READS = env_bool("STRONGROOM_CATALOG_REPLICA_READS", False)
 # The embedded server's fsync policy: "always" answers a write only once it is on disk.
 STRONGROOM_EMBEDDED_APPENDFSYNC = env_choice(
     "STRONGROOM_EMBEDDED_APPENDFSYNC", "always", ("always", "everysec")
 )
 
-# Demo data (a staff member with a printed password, buyers, bookings, books): "auto" loads it
-# on the first run of an empty embedded store only, "1" on the first run of any empty store,
-# "0" never. Later runs never load it again.
+# Demo data (staff with a printed password, buyers, bookings, books): "auto" on the first run
+# of an empty embedded store only, "1" of any empty store, "0" never; never loaded again.
 STRONGROOM_DEMO = env_choice("STRONGROOM_DEMO", "auto", ("auto", "1", "0"))
 
 # --- The domain ------------------------------------------------------------------------------
