@@ -20,14 +20,26 @@ from tests.conftest import ON_CLUSTER, Someone
 from tests.site.test_log_redaction import site_log  # noqa: F401 (a fixture)
 
 
+def account_page_while_stopped(pid: int, client: Client) -> Any:
+    """The account page, asked while the store's process is stopped (SIGSTOP)."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        return client.get("/accounts/me/")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
 @pytest.mark.skipif(ON_CLUSTER, reason="stalls the one server of the single-server store")
-def test_a_stalled_store_is_asked_for_the_session_once_per_request(
+def test_a_stalled_store_is_asked_for_the_session_once_per_request_and_logged_in_one_line(
     store_dir: Path,
     r: redis.Redis,
     buyer: Someone,
     client_for: Callable[[Someone], Client],
     monkeypatch: pytest.MonkeyPatch,
+    site_log: io.StringIO,  # noqa: F811 (the fixture imported above)
 ) -> None:
+    """The outage is raised in a middleware (the session read ahead), where Django logs the
+    handled answer with the error's traceback: each request of an outage wrote two chained."""
     pid = embedded.server_pid(store_dir)
     assert pid is not None
     asked: list[str] = []
@@ -42,37 +54,9 @@ def test_a_stalled_store_is_asked_for_the_session_once_per_request(
     client.raise_request_exception = False
     assert client.get("/accounts/me/").status_code == 200
     asked.clear()
-    os.kill(pid, signal.SIGSTOP)
-    try:
-        answer = client.get("/accounts/me/")
-    finally:
-        os.kill(pid, signal.SIGCONT)
-    assert answer.status_code == 503
+    assert account_page_while_stopped(pid, client).status_code == 503
     assert len(asked) == 1, asked
-    assert client.get("/accounts/me/").status_code == 200  # the next request asks again
-
-
-@pytest.mark.skipif(ON_CLUSTER, reason="stalls the one server of the single-server store")
-def test_a_page_of_a_stalled_store_writes_one_log_line_and_no_traceback(
-    store_dir: Path,
-    r: redis.Redis,
-    buyer: Someone,
-    client_for: Callable[[Someone], Client],
-    site_log: io.StringIO,  # noqa: F811 (the fixture imported above)
-) -> None:
-    """The outage is raised in a middleware (the session read ahead), where Django logs the
-    handled answer with the error's traceback: each request of an outage wrote two chained."""
-    pid = embedded.server_pid(store_dir)
-    assert pid is not None
-    client = client_for(buyer)
-    client.raise_request_exception = False
-    assert client.get("/accounts/me/").status_code == 200
-    os.kill(pid, signal.SIGSTOP)
-    try:
-        answer = client.get("/accounts/me/")
-    finally:
-        os.kill(pid, signal.SIGCONT)
-    assert answer.status_code == 503
     text = site_log.getvalue()
     assert "Service Unavailable: /accounts/me/ (TimeoutError)" in text, text
     assert "Traceback" not in text, text
+    assert client.get("/accounts/me/").status_code == 200  # the next request asks again

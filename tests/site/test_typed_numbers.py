@@ -78,31 +78,30 @@ def test_the_claim_the_waiting_list_and_the_pickers_say_it_alike(
         assert ROOM_REFUSAL.format(ARABIC_INDIC_2) in page(picked), path
 
 
-@pytest.mark.parametrize("room", [FULL_WIDTH_2, ARABIC_INDIC_2, "\uff10\uff10\uff12"])
-def test_the_move_form_refuses_a_room_of_other_digits_and_moves_nothing(
-    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client], room: str
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("room", FULL_WIDTH_2), ("room", ARABIC_INDIC_2), ("room", "\uff10\uff10\uff12"),
+        ("boxes", "\uff14"), ("boxes", "\u0664"), ("boxes", "\u0664-\u0666"),
+        ("boxes", "\uff14\uff0d\uff16"),
+    ],
+)  # fmt: skip
+def test_the_move_form_refuses_a_room_or_boxes_of_other_digits_and_moves_nothing(
+    r: redis.Redis,
+    buyer: Someone,
+    client_for: Callable[[Someone], Client],
+    field: str,
+    value: str,
 ) -> None:
     mine = booked(r, buyer)
     client = client_for(buyer)
-    data = move_form(client, mine) | {"room": room}
+    data = move_form(client, mine) | {field: value}
     before = snapshot(r)
     refused = client.post(f"/book/mine/{mine.id}/move/", data)
-    assert refused.status_code == 400 and ROOM_REFUSAL.format(room) in page(refused)
+    said = ROOM_REFUSAL.format(value) if field == "room" else "is not a box number (1 to 100)."
+    assert refused.status_code == 400 and said in page(refused)
     assert snapshot(r) == before
     assert booking_get(client=r, booking_id=mine.id) == mine
-
-
-@pytest.mark.parametrize("boxes", ["\uff14", "\u0664", "\u0664-\u0666", "\uff14\uff0d\uff16"])
-def test_the_move_form_refuses_boxes_of_other_digits_and_moves_nothing(
-    r: redis.Redis, buyer: Someone, client_for: Callable[[Someone], Client], boxes: str
-) -> None:
-    mine = booked(r, buyer)
-    client = client_for(buyer)
-    data = move_form(client, mine) | {"boxes": boxes}
-    before = snapshot(r)
-    refused = client.post(f"/book/mine/{mine.id}/move/", data)
-    assert refused.status_code == 400 and "is not a box number (1 to 100)." in page(refused)
-    assert snapshot(r) == before
 
 
 def test_the_refusal_speaks_chinese(
