@@ -233,10 +233,12 @@ def password_check(
     if verdict.person_id is None or found is None:
         return LoginOutcome(locked_until_ms=verdict.ends)
     person, encoded = found
+    # Strangers' guesses share the open lane; a known pair or browser has its own thread (the
+    # browser's note is read here too, from any address: no store read, the hash is at hand).
+    known = verdict.known or (device is not None and device(person.id, encoded))
     try:
-        # Strangers' guesses share the open lane; a known pair or browser has its own thread.
         right = off_loop(
-            check_password, password, encoded, open_lane=not verdict.known, share=pair.name_digest
+            check_password, password, encoded, open_lane=not known, share=pair.name_digest
         )
     except Busy:
         login_dropped(client=client, pair=pair, attempt=attempt)

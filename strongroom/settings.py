@@ -31,8 +31,6 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off (or set DEBUG=1).")
     SECRET_KEY = "strongroom-development-only-key-do-not-use-in-production"  # noqa: S105
-# A start with a key other than the store's is refused unless meant (strongroom/startup.py).
-STRONGROOM_ACCEPT_NEW_SECRET_KEY = env_bool("STRONGROOM_ACCEPT_NEW_SECRET_KEY", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import logging
 from collections.abc import Callable
 
 import redis
@@ -15,8 +14,6 @@ from django.conf import settings
 
 from strongroom.keyspace import SIGNING_KEY
 from strongroom.plugins import Point
-
-logger = logging.getLogger(__name__)
 
 STARTUP_CHECKS: Point[Callable[[redis.Redis], None]] = Point("startup checks")
 
@@ -34,25 +31,17 @@ def signing_key_check(client: redis.Redis) -> None:
     """Refuse a SECRET_KEY other than the one the store was first served with: the pickup codes
     (booking.domain.codes), calendar addresses, sessions and mailed links derive from it, and a
     start with another key (a typo, a key made afresh each start) changed every code without a
-    word; the issued ones then opened nothing. STRONGROOM_ACCEPT_NEW_SECRET_KEY=1 takes the new
-    key and remembers it."""
+    word: the issued ones opened nothing, and the new ones the pages showed did not either (the
+    room's code index is keyed by the old key)."""
     mine = signing_key_fingerprint(settings.SECRET_KEY)
     known = client.set(SIGNING_KEY.key(), mine, nx=True, get=True)
     if known is None or known == mine:
         return
-    if settings.STRONGROOM_ACCEPT_NEW_SECRET_KEY:
-        client.set(SIGNING_KEY.key(), mine)
-        logger.warning(
-            "SECRET_KEY changed (STRONGROOM_ACCEPT_NEW_SECRET_KEY=1): every pickup code, "
-            "calendar address and session made with the old key no longer works"
-        )
-        return
     raise StoreNotReady(
         "This store was served with another SECRET_KEY. The pickup codes of its bookings, the "
-        "calendar addresses and the sessions derive from that key: with this one, every code "
-        "already given to a buyer would open nothing. Start with the key it was served with; "
-        "to change the key on purpose (every pickup code changes: tell the buyers), start once "
-        "with STRONGROOM_ACCEPT_NEW_SECRET_KEY=1."
+        "calendar addresses and the sessions derive from that key: with this one, no code "
+        "given to a buyer would open its safe. Start with the key it was served with (for "
+        "`make run`: var/secret-key), or serve an empty store with the new key."
     )
 
 

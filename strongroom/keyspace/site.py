@@ -42,7 +42,7 @@ SIGNING_KEY = declare(
     why=noop(
         "the pickup codes, calendar addresses, sessions and links derive from SECRET_KEY: a "
         "site started with another key would change every code without a word, so it refuses "
-        "to serve (STRONGROOM_ACCEPT_NEW_SECRET_KEY=1 takes a new key on purpose)"
+        "to serve"
     ),
 )
 DEMO_LOADED = declare(

@@ -106,3 +106,19 @@ def test_a_sign_up_when_the_open_lane_is_full_is_refused_and_makes_no_account(
         "/accounts/signup/", form, REMOTE_ADDR="192.0.2.45", HTTP_ACCEPT_LANGUAGE="zh-hans"
     )
     assert "此刻正在核对的密码太多" in chinese.content.decode()
+
+
+def test_a_browser_where_the_person_logged_in_is_checked_from_a_new_address_when_full(
+    r: redis.Redis, monkeypatch: pytest.MonkeyPatch, hashes: list[bool]
+) -> None:
+    """The browser's known-device note (set at the login) counts as much as the pair: a phone
+    that moved to another network is not a stranger."""
+    person_create(client=r, username="bo", password="bo-real-pass-1")
+    browser = Client()
+    assert log_in("bo", "bo-real-pass-1", "198.51.100.4", browser).status_code == 302
+    browser.post("/accounts/logout/")
+    monkeypatch.setattr(offload, "OPEN_LANE_LIMIT", 0)
+    elsewhere = log_in("bo", "bo-real-pass-1", "203.0.113.77", browser)
+    assert elsewhere.status_code == 302
+    assert hashes == [True, False]
+    assert log_in("bo", "bo-real-pass-1", "203.0.113.78").status_code == 503  # no note: full

@@ -233,3 +233,25 @@ def test_make_run_killed_with_9_leaves_no_site_serving_and_runs_again(tmp_path: 
     assert refused.returncode != 0 and f"127.0.0.1:{port} is in use" in refused.stderr
     assert servers_on(data) == store_pids and answers(base)
     stop_group(again, signal.SIGTERM)
+
+
+def test_a_start_with_another_secret_key_is_refused_and_leaves_no_store_running(
+    tmp_path: Path,
+) -> None:
+    """The store remembers the key it was first served with (strongroom/startup.py): `serve`
+    with another says why and stops the embedded store it started (it ran on, serving nobody)."""
+    data_dir, log = tmp_path / "var", tmp_path / "serve.log"
+    first, _ = make_run(data_dir, log, SECRET_KEY="first-key-" + "x" * 40, STRONGROOM_DEMO="0")
+    os.killpg(first.pid, signal.SIGTERM)
+    first.wait(timeout=60)
+    assert wait_for(lambda: not servers_on(data_dir), timeout=30)
+    env = {**os.environ, "STRONGROOM_DATA_DIR": str(data_dir), "DEBUG": "0"}
+    env.pop("REDIS_URL", None)
+    env.update(SECRET_KEY="second-key-" + "x" * 40, STRONGROOM_STATIC_DIR=str(SHARED_STATIC))
+    refused = subprocess.run(
+        [sys.executable, "manage.py", "serve", "--no-demo", "--bind", f"127.0.0.1:{free_port()}"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode != 0
+    assert "This store was served with another SECRET_KEY." in refused.stderr, refused.stderr
+    assert servers_on(data_dir) == []

@@ -102,6 +102,8 @@ class Command(BaseCommand):
         try:
             startup_checks(client)
         except StoreNotReady as refused:
+            if is_embedded() and not options["keep_store"]:
+                embedded.stop(settings.STRONGROOM_DATA_DIR)  # it would run on, serving nobody
             raise CommandError(str(refused)) from refused
         if not settings.DEBUG:
             static_collect(dict(os.environ))  # skipped when the collected files are current
