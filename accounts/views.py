@@ -124,7 +124,13 @@ def _signed_up(
             open_lane=True,
         )
     except Busy:
-        form.add_error(None, busy_message())
+        form.add_error(
+            None,
+            _(
+                "Too many passwords are being hashed at this moment, so your account was not "
+                "made yet. Please try again in a few seconds."
+            ),
+        )
         focus_first_error(form)
         response = render(request, "accounts/signup.html", context, status=503)
         return retry_after(response, until_ms=now_ms() + BUSY_RETRY_S * 1000)
