@@ -287,6 +287,11 @@ def locked_message(outcome: LoginOutcome) -> str:
 BUSY_RETRY_S = 5
 
 
+def busy_until_ms() -> int:
+    """The end (epoch ms) a refusal for a full open lane gives its Retry-After."""
+    return now_ms() + BUSY_RETRY_S * 1000
+
+
 def busy_message() -> str:
     """What a password not checked says: the open lane was full (strongroom/offload.py)."""
     return _(
@@ -333,7 +338,7 @@ def password_confirmed(
         return outcome.person, 200, 0
     if outcome.busy:
         form.add_error(field, busy_message())
-        return None, 503, now_ms() + BUSY_RETRY_S * 1000
+        return None, 503, busy_until_ms()
     if outcome.locked:
         form.add_error(field, password_locked_message(outcome))
         return None, 429, outcome.locked_until_ms

@@ -34,8 +34,8 @@ from accounts.forms import (
     focus_first_error,
 )
 from accounts.gates import (
-    BUSY_RETRY_S,
     busy_message,
+    busy_until_ms,
     locked_message,
     password_confirmed,
     retry_after,
@@ -44,7 +44,7 @@ from accounts.gates import (
 from accounts.selectors import email_current, person_with_password
 from accounts.sessions import request_sign_in, request_sign_out
 from strongroom.ahead import reads_ahead
-from strongroom.clock import minutes_until, now_ms
+from strongroom.clock import minutes_until
 from strongroom.context_processors import BACK_MOST
 from strongroom.methods import takes_get
 from strongroom.offload import Busy
@@ -133,7 +133,7 @@ def _signed_up(
         )
         focus_first_error(form)
         response = render(request, "accounts/signup.html", context, status=503)
-        return retry_after(response, until_ms=now_ms() + BUSY_RETRY_S * 1000)
+        return retry_after(response, until_ms=busy_until_ms())
     except ValidationError as error:
         form.add_error("username", error)
         focus_first_error(form)
@@ -185,7 +185,7 @@ def login(request: HttpRequest) -> HttpResponse:
             return onward
         if outcome.busy:
             form.add_error(None, busy_message())
-            status, locked_until = 503, now_ms() + BUSY_RETRY_S * 1000
+            status, locked_until = 503, busy_until_ms()
         elif outcome.locked:
             form.add_error(None, locked_message(outcome))
             status, locked_until = 429, outcome.locked_until_ms
