@@ -22,7 +22,13 @@ def with_zone(text: str) -> str:
 def clock(moment: dt.datetime) -> str:
     """An end (held until, may again from) as HH:MM on the site's clock, with the zone:
     "14:05 Shanghai time"; rounded up to the minute, never shown earlier than it is."""
-    return with_zone(local_now(minute_up(moment)).strftime("%H:%M"))
+    return with_zone(clock_bare(moment))
+
+
+def clock_bare(moment: dt.datetime) -> str:
+    """`clock` without the zone, for a place that names it once for all its times (a
+    calendar's cells: a phone's cell is too narrow to repeat it)."""
+    return local_now(minute_up(moment)).strftime("%H:%M")
 
 
 def hour_range(start: int, end: int) -> str:

@@ -27,13 +27,14 @@ from booking.domain.rules import (
     season_months,
     site_today,
 )
-from booking.domain.site_time import clock, with_zone
+from booking.domain.site_time import clock_bare
 from booking.slots.panel_state import (
     CalendarDay,
     HourRun,
 )
 from booking.web.forms import Choices
 from booking.web.pieces import pieces
+from strongroom.zone import zone_name
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ class Day:
                 return _("Sold out for %(hours)s") % {"hours": f"{start:02d}:00–{end:02d}:00"}
             return _("Sold out for these boxes")
         if self.state == "held" and self.held_until is not None:
-            return _("Held until %(time)s") % {"time": clock(self.held_until)}
+            return _("Held until %(time)s") % {"time": clock_bare(self.held_until)}
         if self.state == "partly":
             return _("Partly booked")
         if self.state == "not_bookable":
@@ -81,7 +82,8 @@ class Day:
 
 def runs_described(runs: Sequence[HourRun]) -> str:
     """A day's chosen hours that are not all alike, run by run: "10:00-12:00 taken,
-    12:00-14:00 free" (times on the site's clock, the zone named once)."""
+    12:00-14:00 free" (times on the site's clock; the calendar names the zone once, under
+    its cells: `Month.timed`)."""
     words = []
     for run in runs:
         span = f"{run.start:02d}:00–{run.end:02d}:00"
@@ -92,7 +94,7 @@ def runs_described(runs: Sequence[HourRun]) -> str:
             words.append(_("%(hours)s held until %(time)s") % {"hours": span, "time": until})
         else:
             words.append(_("%(hours)s free") % {"hours": span})
-    return with_zone(pgettext("between list items", ", ").join(words))
+    return pgettext("between list items", ", ").join(words)
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,16 @@ class Month:
     def rows(self) -> list[SafeString]:
         """Each week's seven cells as HTML (booking/_day_cell.html)."""
         return [pieces("booking/_day_cell.html", "day", week) for week in self.weeks]
+
+    @property
+    def timed(self) -> bool:
+        """Whether a cell's note shows a time (held until, the hours' runs): the calendar then
+        names the zone once, under its cells."""
+        return any(day.held_until or day.parts for week in self.weeks for day in week)
+
+    @property
+    def zone(self) -> str:
+        return zone_name()
 
     def html(self, choices: Choices) -> SafeString:
         """The calendar (booking/_calendar.html) of these choices; rendered once for a kept
