@@ -115,9 +115,9 @@ class Month:
 
     @property
     def timed(self) -> bool:
-        """Whether a cell's note shows a time (held until, the hours' runs): the calendar then
-        names the zone once, under its cells."""
-        return any(day.held_until or day.parts for week in self.weeks for day in week)
+        """Whether a cell's note shows a time (held until, the hours sold out, their runs): the
+        calendar then names the zone once, under its cells."""
+        return any(day.held_until or day.hours or day.parts for week in self.weeks for day in week)
 
     @property
     def zone(self) -> str:
