@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib import messages
@@ -10,7 +11,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import ngettext, pgettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.access import login_required, signed_in_person
@@ -18,7 +19,7 @@ from booking.domain.rules import day_refusal, season_days, site_today
 from booking.engine.waits import Wait, wait_leave, waits_join
 from booking.slots.choice_check import Wanted, blocked_slots
 from booking.slots.room_read import rooms_read
-from booking.web import forms
+from booking.web import forms, pick_panel
 from strongroom.store import get_store
 
 MAX_WAITS_AT_ONCE = 10
@@ -27,6 +28,39 @@ MAX_WAITS_AT_ONCE = 10
 def _bookable_days() -> list[dt.date]:
     today = site_today()
     return [d for d in season_days() if not day_refusal(d, today)]
+
+
+@dataclass(frozen=True)
+class DayOption:
+    """A day of the form's day list: `mark` says why it cannot be had now ("" when it can)."""
+
+    date: dt.date
+    mark: str
+    selected: bool
+
+
+def _day_options(choices: forms.Choices, owner: str) -> list[DayOption]:
+    """The days one may wait for, the chosen one selected. With none chosen (the pickers' "A
+    day sold out?" link names none), the days of the month shown that cannot be had now are
+    marked (sold out, held: one read) and the first of them is selected; else none, and the
+    form asks for a day."""
+    marks: dict[dt.date, str] = {}
+    wanted = choices.cls and choices.room and (choices.cls == "A" or choices.hours)
+    if wanted and not choices.dates:
+        month = pick_panel.month_build(client=get_store(), choices=choices, owner_id=owner)
+        words = {
+            "sold_out": pgettext("a day to wait for", "sold out"),
+            "sold_for": pgettext("a day to wait for", "sold out"),
+            "held": pgettext("a day to wait for", "held by another buyer"),
+        }
+        marks = {
+            day.date: words[day.state]
+            for week in month.weeks
+            for day in week
+            if day.date is not None and day.state in words
+        }
+    chosen = set(choices.dates) or set(sorted(marks)[:1])
+    return [DayOption(day, marks.get(day, ""), day in chosen) for day in _bookable_days()]
 
 
 def _waits(choices: forms.Choices) -> list[Wait]:
@@ -72,13 +106,22 @@ def wait_page(request: HttpRequest) -> HttpResponse:
             problems = [*problems, _too_many()]  # said now, not once the form is sent
         owner = str(signed_in_person(request).id)
         free_now = choices.complete and not problems and _free_now(choices, owner)
+        days = _day_options(choices, owner)
         context = {
-            "choices": choices, "days": _bookable_days(), "problems": problems,
-            "free_now": free_now,
+            "choices": choices, "days": days, "problems": problems, "free_now": free_now,
+            "day_chosen": any(day.selected for day in days),
         }  # fmt: skip
         return render(request, "booking/wait.html", {**context, **_priority()})
-    choices, _request, problems = forms.posted_request(request.POST)
-    context = {"choices": choices, "days": _bookable_days(), "problems": problems, **_priority()}
+    # The day list's "Choose a day" sends an empty day: no day, not a malformed one.
+    posted = request.POST.copy()
+    posted.setlist("date", [day for day in posted.getlist("date") if day != ""])
+    choices, _request, problems = forms.posted_request(posted)
+    owner = str(signed_in_person(request).id)
+    days = _day_options(choices, owner)
+    context = {
+        "choices": choices, "days": days, "problems": problems, **_priority(),
+        "day_chosen": any(day.selected for day in days),
+    }  # fmt: skip
     waits = _waits(choices) if not problems and choices.complete else []
     # More days than a booking takes are more waits than one form takes too: the waiting
     # list's own limit is the one to name (the booking's would say 31 where 10 is the most).
@@ -89,7 +132,6 @@ def wait_page(request: HttpRequest) -> HttpResponse:
         elif not problems:
             problems = [_("Choose a class, a room, the hours (and a box) and one day to wait for.")]
         return render(request, "booking/wait.html", {**context, "problems": problems}, status=400)
-    owner = str(signed_in_person(request).id)
     outcomes = waits_join(client=get_store(), owner_id=owner, waits=waits)
     joined = outcomes.count("ok")
     if joined:

@@ -74,6 +74,7 @@ BUDGETS: dict[str, int] = {
     "calendar subscription": 3,  # the person's secret, the index, the records (no session)
     "my bookings with waits": 4,  # the waits' notices replace the (empty) records read
     "waiting-list page": 2,  # identity; the room, to say at once when it is free right now
+    "waiting-list page, no day": 2,  # identity; the room's month, to mark the sold-out days
     # identity, the buyer's own bookings from that day (nobody waits for their own slot), the
     # buyer's place (bounded in one call), the wait function, the rooms with waits
     "waiting-list POST": 5,
@@ -186,6 +187,7 @@ CLUSTER_BUDGETS: dict[str, int] = {
     "booking done page": 2,
     "pickup page": 0,
     "waiting-list page": 2,  # identity; the room (one primary), to say when it is free now
+    "waiting-list page, no day": 2,  # identity; the room's month (one primary)
     # identity; the buyer's own bookings from that day (their index with the marked rooms); the
     # buyer's place, the wait function, the rooms with waits: one tag each
     "waiting-list POST": 1 + INDEX_WITH_MARKS + 3,
@@ -422,6 +424,8 @@ def test_booking_pages_stay_within_their_round_trip_budgets(
     check("booking .ics", count(lambda: site.buyer.get(ics)))
     wait_page = "/book/wait/?cls=A&room=10&date=2026-12-05"
     check("waiting-list page", count(lambda: site.buyer.get(wait_page)))
+    no_day = "/book/wait/?cls=A&room=10&month=2026-12"
+    check("waiting-list page, no day", count(lambda: site.buyer.get(no_day)))
     check("pickup page", count(lambda: site.anonymous.get("/book/pickup/")))
 
     hours = iter(range(0, 24))

@@ -22,6 +22,13 @@ def frozen() -> Iterator[None]:
         yield
 
 
+def day_list(page: str) -> str:
+    """The form's day list (the page has the language list too)."""
+    found = re.search(r'<select id="wait-date".*?</select>', page)
+    assert found, page
+    return found.group(0)
+
+
 def wait_page(client: Any, query: str) -> str:
     response = client.get("/book/wait/" + query)
     assert response.status_code == 200, response.status_code
@@ -54,3 +61,22 @@ def test_a_day_that_cannot_be_booked_is_refused_at_once(client_for: Any, buyer: 
         page = wait_page(client_for(buyer), "?cls=A&room=200&date=2026-12-05")
     assert 'role="alert"' in page
     assert "free right now" not in page
+
+
+def test_the_pickers_link_names_no_day_and_the_form_offers_the_sold_out_one(
+    r: redis.Redis, client_for: Any, buyer: Any, second_buyer: Any
+) -> None:
+    """ "A day sold out? Join its waiting list." carries the choice but no day: the day list
+    opened on the first bookable day (free: joining it only said so), not the sold-out one."""
+    claim(
+        r, request("B", room=12, dates=(10,), hour_start=8, hour_end=12), owner=str(second_buyer.id)
+    )
+    page = wait_page(client_for(buyer), "?cls=B&room=12&start=8&end=12&month=2026-12")
+    chosen = re.findall(r'<option value="([^"]*)" selected>([^<]*)</option>', day_list(page))
+    assert chosen == [("2026-12-10", "Dec. 10, 2026 · sold out")]
+    # Nothing sold out in the month shown: no day is picked for the buyer.
+    free = wait_page(client_for(buyer), "?cls=B&room=13&start=8&end=12&month=2026-12")
+    assert re.findall(r'<option value="([^"]*)" selected>', day_list(free)) == [""]
+    sent = client_for(buyer).post("/book/wait/", {"cls": "B", "room": "13", "start": "8",
+                                                  "end": "12", "date": ""})  # fmt: skip
+    assert sent.status_code == 400 and "Choose at least one date." in sent.content.decode()
