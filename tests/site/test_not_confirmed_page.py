@@ -109,7 +109,7 @@ def test_a_staff_cancel_the_store_did_not_confirm_speaks_of_the_cancellation(
     ("language", "words"),
     [
         ("en", PICKUP),
-        ("zh-hans", "我们无法确定保险箱是否已打开。请再按一次按钮：用同一张表单再按一次是安全的"),
+        ("zh-hans", "我们无法确定保险柜是否已打开。请再按一次按钮：用同一张表单再按一次是安全的"),
     ],
 )
 def test_a_pickup_the_store_did_not_confirm_asks_whether_the_safe_opened(

@@ -347,6 +347,7 @@ def test_a_cancelled_or_collected_booking_page_shows_no_code_and_no_pickup_rules
         assert line in page and booking.id in page
         assert code_display(booking.pickup_code()) not in page
         assert "How to pick up" not in page and "Copy the code" not in page
+        assert "<title>Your booking" in page  # the tab said "Booked"
 
 
 def test_the_hold_countdown_is_a_timer_not_a_live_region_read_every_second(
@@ -1143,7 +1144,7 @@ def test_a_code_typed_again_after_its_safe_opened_says_when_it_opened(
     assert "already been collected" in soon
     assert "opened with this code today at 09:30:05 (Shanghai time)." in soon
     assert "that press opened it" in soon
-    assert "保险箱已于今天 09:30:05（上海时间）用此取件码打开过。" in chinese
+    assert "保险柜已于今天 09:30:05（上海时间）用此取件码打开过。" in chinese
     with time_machine.travel(opened_at + dt.timedelta(hours=1), tick=False):
         later = html(client.post("/book/pickup/", form))
     assert "today at 09:30:05" in later and "that press opened it" not in later
