@@ -63,7 +63,7 @@ class Day:
         if self.state == "sold_out":
             return _("Sold out")
         if self.state == "closed":
-            return _("Closed: %(reason)s") % {"reason": self.reason}
+            return _("Closed")  # the reason: under the calendar (`Month.closures`)
         if self.state == "sold_for":
             if self.hours:
                 start, end = self.hours
@@ -122,6 +122,17 @@ class Month:
     @property
     def zone(self) -> str:
         return zone_name()
+
+    @property
+    def closures(self) -> list[tuple[str, list[dt.date]]]:
+        """The staff's reasons for the month's closed days, each with its days, in order: told
+        under the calendar, as a phone's cell is too narrow for a reason."""
+        days: dict[str, list[dt.date]] = {}
+        for week in self.weeks:
+            for day in week:
+                if day.date is not None and day.state == "closed":
+                    days.setdefault(day.reason, []).append(day.date)
+        return list(days.items())
 
     def html(self, choices: Choices) -> SafeString:
         """The calendar (booking/_calendar.html) of these choices; rendered once for a kept

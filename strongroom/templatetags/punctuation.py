@@ -4,7 +4,11 @@ between two sentences (none after a Chinese full stop)."""
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Iterable
+
 from django import template
+from django.utils import formats
 from django.utils.translation import get_language
 
 register = template.Library()
@@ -36,3 +40,10 @@ def listed(items: object) -> str:
     if isinstance(items, str) or not hasattr(items, "__iter__"):
         return str(items)
     return comma().join(str(item) for item in items)
+
+
+@register.filter
+def days_listed(days: Iterable[dt.date]) -> str:
+    """`{{ days|days_listed }}`: days as a list in the reader's language, "December 22,
+    December 23" (12月22日、12月23日)."""
+    return listed([formats.date_format(day, "MONTH_DAY_FORMAT") for day in days])

@@ -95,15 +95,19 @@ def test_staff_see_the_bookings_inside_then_close_cancel_and_reopen(
     assert refused.status_code == 409 and "Closed: safe under repair" in text(refused)
     chinese = shop.post("/book/hold/", hold, HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert chinese.status_code == 409 and "已关闭：safe under repair" in text(chinese)
-    # The calendar, the pickers and the map say "closed" with the reason, not "sold out".
-    for language, word in (
-        ("en", "Closed: safe under repair"),
-        ("zh-hans", "已关闭：safe under repair"),
-    ):
+    # The calendar, the pickers and the map say "closed" with the reason, not "sold out" (the
+    # calendar's cell says "closed", and the reason is under the calendar, with the days).
+    for language, word, cell_word, under in (
+        ("en", "Closed: safe under repair", "<small>Closed</small>",
+         "Closed on December 10, December 11: safe under repair"),
+        ("zh-hans", "已关闭：safe under repair", "<small>不开放</small>",
+         "12月10日、12月11日不开放：safe under repair"),
+    ):  # fmt: skip
         calendar = text(shop.get("/book/parts/calendar/", {"cls": "A", "room": "7"},
                                  HTTP_ACCEPT_LANGUAGE=language))  # fmt: skip
         cell = calendar.split('value="2026-12-11"')[1].split("</button>")[0]
-        assert word in cell and "disabled" in cell and "day--closed" in cell
+        assert cell_word in cell and "disabled" in cell and "day--closed" in cell
+        assert f"<li>{under}</li>" in calendar
         assert "day--closed" not in calendar.split('value="2026-12-12"')[1].split("</button>")[0]
         found = text(shop.get("/book/find/", {"cls": "A", "date": "2026-12-11"},
                               HTTP_ACCEPT_LANGUAGE=language))  # fmt: skip
