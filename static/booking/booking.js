@@ -20,7 +20,8 @@
       var left = Math.max(0, Math.round((end - window.performance.now()) / 1000));
       clock.textContent = pad(Math.floor(left / 60)) + ":" + pad(left % 60);
       if (left === 0) {
-        box.hidden = true;
+        // "Held for you until ..." is no longer so: the whole line goes, the status says why.
+        (box.closest(".hold-timer") || box).hidden = true;
         status.textContent = status.getAttribute("data-expired-text");
         return;
       }
