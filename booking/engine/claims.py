@@ -50,6 +50,7 @@ from booking.engine.unsure import claim_unsure_mark, marked_from_start, unsure_f
 from booking.engine.waits import waits_forget
 from strongroom.calls import FunctionSpec
 from strongroom.clock import from_ms, to_ms
+from strongroom.decoders import text_hash
 from strongroom.durable import NotDurable, WritesPaused, durable_fcall
 from strongroom.outbox import sender_wake
 from strongroom.store import tags_may_mix
@@ -98,6 +99,18 @@ class ClaimResult:
     # Another buyer waits for a slot of it that a hold running out has just freed: the
     # waiting list has it first, for the few minutes the sweep takes to offer it.
     waited: bool = False
+
+
+def _made_already(client: redis.Redis, owner_id: str, record: str) -> Booking | None:
+    """The owner's booking of this id, made by an earlier press of the same form, where writes
+    are paused (its primary has no replica following: a read still answers). Raises NotDurable
+    for one the store never confirmed: it exists, so "nothing was booked" would be untrue."""
+    booking = booking_from_hash(text_hash(client.hgetall(record)))
+    if booking is None or booking.owner_id != owner_id:
+        return None
+    if booking.unsure:
+        raise NotDurable("the booking is there, and not confirmed yet")
+    return booking
 
 
 def booking_claim(
@@ -190,8 +203,11 @@ def booking_claim(
                 break
         else:
             raise RuntimeError("no free pickup code after several attempts")
-    except WritesPaused:  # nothing sent: the hour's allowance is not spent either
-        if paced_first:
+    except WritesPaused:  # nothing sent
+        made = _made_already(client, owner_id, keys["record"])
+        if made is not None:  # the same form pressed again: its booking, as a retry finds it
+            return ClaimResult(True, booking=made)
+        if paced_first:  # the hour's allowance is not spent either
             booking_pace_return(client=client, owner_id=owner_id, booking_id=booking_id)
         raise
     except NotDurable:

@@ -598,6 +598,41 @@ def test_a_primary_no_replica_follows_takes_no_booking_until_one_does_again(
     assert on_cluster.zscore(pace_of("51"), made_id) is not None  # counted once it booked
 
 
+def test_the_same_form_pressed_again_while_writes_are_paused_gets_its_booking(
+    cluster: LocalCluster, on_cluster: redis.Redis, monkeypatch: pytest.MonkeyPatch
+):
+    """A booking made, then its primary fails over and no replica follows the new one yet:
+    the buyer's second press of the same form (no answer seen, say) was told "Nothing was
+    done... nothing was booked", and to book elsewhere, while the booking was there. It gets
+    its booking; a new booking of that room is still refused, nothing sent."""
+    monkeypatch.setattr(durable, "REPLICA_CHECK_S", 0.0)
+    victim = cluster.primaries[1]
+    room = next(r for r in range(1, 301) if _port_of(on_cluster, RoomKeys(r).ledger) == victim.port)
+    asked = request("A", room=room)
+    made_id = booking_id(room, random.Random(7))
+
+    def book(made: str) -> Any:
+        return booking_claim(
+            client=on_cluster, owner_id="53", request=asked, booking_id=made, now=NOW,
+            paced=True,
+        )  # fmt: skip
+
+    first = book(made_id)
+    assert first.ok and first.booking is not None
+    replica = _cut_off(cluster, victim)
+    try:
+        assert durable.primaries_unfollowed(on_cluster) == 1
+        again = book(made_id)
+        assert again.ok and again.booking is not None and again.booking.id == made_id
+        assert on_cluster.zscore(pace_of("53"), made_id) is not None  # still counted, once
+        with pytest.raises(durable.WritesPaused):
+            book(booking_id(room, random.Random(8)))
+        assert on_cluster.scard(RoomKeys(room).ledger) == 1
+    finally:
+        _let_go(replica)
+    assert wait_for(lambda: durable.primaries_unfollowed(on_cluster) == 0, timeout=30)
+
+
 def test_a_plain_url_at_one_node_of_a_cluster_stops_start_up_with_advice(cluster: LocalCluster):
     from django.core.exceptions import ImproperlyConfigured
 
