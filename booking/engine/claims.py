@@ -12,6 +12,7 @@ import dataclasses
 import datetime as dt
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 from django.conf import settings
@@ -113,6 +114,18 @@ def _made_already(client: redis.Redis, owner_id: str, record: str) -> Booking | 
     return booking
 
 
+def _refusal_of(unconfirmed: NotDurable) -> dict[str, Any] | None:
+    """The claim's answer when the store refused it (the slots taken, the buyer paced...): the
+    function wrote nothing, so the wait that fell short confirmed nothing of it and the
+    refusal stands (it said "not confirmed yet" while a replica was stalled). None when it
+    booked, or may have (no reply known; a code or reference clash is tried again after)."""
+    reply = unconfirmed.results[0] if unconfirmed.results else None
+    if not isinstance(reply, list) or not reply:
+        return None
+    answer = CLAIM.answer_of(reply)
+    return None if answer["status"] in ("ok", "code_clash", "ref_clash") else answer
+
+
 def booking_claim(
     *,
     client: redis.Redis,
@@ -210,16 +223,19 @@ def booking_claim(
         if paced_first:  # the hour's allowance is not spent either
             booking_pace_return(client=client, owner_id=owner_id, booking_id=booking_id)
         raise
-    except NotDurable:
-        # The claim ran (perhaps) and the store could not say it is safe: no page shows it as
-        # confirmed until a durable call settles it (the buyer is asked to try again). On a
-        # cluster its record keeps the mark it was written with, and its indexes were not
-        # written: the list readers write them. On one server it is marked now.
-        if inline:
-            claim_unsure_mark(client=client, booking_id=booking_id, now=now)
-        else:
-            rooms_mark(client=client, rooms=[request.room])
-        raise
+    except NotDurable as unconfirmed:
+        refusal = _refusal_of(unconfirmed)
+        if refusal is None:
+            # The claim ran (perhaps) and the store could not say it is safe: no page shows it
+            # as confirmed until a durable call settles it (the buyer is asked to try again).
+            # On a cluster its record keeps the mark it was written with, and its indexes were
+            # not written: the list readers write them. On one server it is marked now.
+            if inline:
+                claim_unsure_mark(client=client, booking_id=booking_id, now=now)
+            else:
+                rooms_mark(client=client, rooms=[request.room])
+            raise
+        answer = refusal  # refused before any write: there is nothing to confirm
     status = answer["status"]
     if status != "ok" and paced_first:
         booking_pace_return(client=client, owner_id=owner_id, booking_id=booking_id)

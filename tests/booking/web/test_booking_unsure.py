@@ -227,3 +227,25 @@ def test_a_mark_whose_removal_was_lost_is_settled_by_the_next_drain(r: redis.Red
     (listed,) = bookings_of(client=r, owner_id="88")
     assert listed.id == made.booking.id and not listed.unsure
     assert not r.hexists(keys.record(made.booking.id), "unsure")
+
+
+def test_a_claim_refused_while_the_store_cannot_confirm_says_taken_not_unconfirmed(
+    r: redis.Redis,
+    settings: Any,
+    client_for: Callable[[Any], Client],
+    buyer: Any,
+    second_buyer: Any,
+) -> None:
+    """The slot was taken already: the function refused it and wrote nothing, so there is
+    nothing to confirm. The second buyer was told "could not be confirmed yet... once it is
+    confirmed you will see it" (a cluster probe, a replica stopped: 223 of 227 such answers
+    were refusals)."""
+    first = client_for(buyer).post("/book/claim/", book_form(32))
+    assert first.status_code == 302
+    settings.STRONGROOM_DURABILITY = "aof+replica"
+    late = book_form(32)
+    answer = client_for(second_buyer).post("/book/claim/", late)
+    assert answer.status_code == 409, answer.status_code
+    assert "could not be confirmed" not in answer.content.decode()
+    assert not r.exists(RoomKeys(32).record(late["booking_id"]))
+    assert r.scard(RoomKeys(32).ledger) == 1
