@@ -169,6 +169,11 @@ def _prepare(client: redis.Redis, members: list[str]) -> None:
             continue
         try:
             prepare(client, arguments)
+        except (*UNAVAILABLE, StoreUnavailable) as away:  # an outage: one line, no trace
+            logger.warning(
+                "mail of kind %s not read ahead (%s); each reads its own", kind,
+                type(away).__name__,
+            )  # fmt: skip
         except Exception:
             logger.warning(
                 "mail of kind %s not read ahead; each reads its own", kind, exc_info=True

@@ -278,3 +278,29 @@ def test_passes_over_outboxes_nobody_wrote_to_cost_the_server_no_errors(
     assert outbox_send(client=r).sent == 1  # the new outbox: its group made and read, one pass
     assert outbox_send(client=r).handled == 0
     assert _server_errors(r) == before
+
+
+def test_a_store_away_while_a_pass_reads_ahead_is_one_log_line(
+    r: redis.Redis,
+    buyer: Someone,
+    mail_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A failover while the sender read a batch's bookings ahead wrote a whole traceback to the
+    log (a cluster probe): the store going away is said in one line, and the messages are
+    sent all the same, each render reading its own."""
+    import booking.web.mail as booking_mail
+
+    with_address(r, buyer, "anna@example.test")
+    book(r, buyer)
+
+    def store_away(*args: Any, **kwargs: Any) -> None:
+        raise redis.ConnectionError("Error 111 connecting to 127.0.0.1:55261. Connection refused.")
+
+    monkeypatch.setattr(booking_mail, "read_together", store_away)
+    with caplog.at_level("WARNING", logger="strongroom.outbox_delivery"):
+        assert outbox_send(client=r).sent == 1
+    (line,) = [rec for rec in caplog.records if "not read ahead" in rec.getMessage()]
+    assert line.exc_info is None and "(ConnectionError)" in line.getMessage()
+    assert len(list(mail_dir.glob("*.eml"))) == 1
