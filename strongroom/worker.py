@@ -22,6 +22,7 @@ on gunicorn 27's gevent worker (`pyproject.toml` pins both).
 from __future__ import annotations
 
 import errno
+import select
 import socket
 from typing import Any
 
@@ -138,11 +139,27 @@ class WholeRequestWorker(GeventWorker):
 
 
 def _received(client: socket.socket, timeout: float | None) -> bytes:
-    with gevent.Timeout(timeout, _Gone):
-        chunk = client.recv(_READ_SIZE)
+    try:
+        with gevent.Timeout(timeout, _Gone):
+            chunk = client.recv(_READ_SIZE)
+    except _Gone:
+        # Under load the timer's greenlet may run late, after the client (reusing its idle
+        # connection near the end of `keepalive`) has sent the next request: closed with that
+        # request unread, the connection was reset, and the client could not tell whether its
+        # POST ran. What has arrived by now is served; nothing: closed as before.
+        late = _arrived_meanwhile(client)
+        if late is None:
+            raise
+        chunk = late
     if not chunk:  # the client went away
         raise _Gone
     return chunk
+
+
+def _arrived_meanwhile(client: socket.socket) -> bytes | None:
+    """What the client has sent and nobody read yet, without waiting (None: nothing)."""
+    readable, _, _ = select.select([client], [], [], 0)
+    return client.recv(_READ_SIZE) if readable else None
 
 
 def _linger(client: socket.socket) -> None:
