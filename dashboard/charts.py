@@ -76,8 +76,11 @@ def bar_chart(
     width: int = 720,
     height: int = 220,
     label_every: int = 0,
+    last_labelled: bool = False,
 ) -> BarChart:
-    """Lay out one bar per point (label, value) on a 0..nice maximum axis with whole ticks."""
+    """Lay out one bar per point (label, value) on a 0..nice maximum axis with whole ticks.
+    Every `label_every`-th bar is labelled, from the first, or with `last_labelled` from the
+    last (a chart that ends today: its last bar is the one looked for)."""
     left, right, top, bottom = 40, 8, 10, height - 28
     plot_width = width - left - right
     peak = max((value for _, value in points), default=0)
@@ -86,6 +89,7 @@ def bar_chart(
     every = label_every or max(1, -(-len(points) // 12))
     bars = []
     for index, (label, value) in enumerate(points):
+        place = len(points) - 1 - index if last_labelled else index
         bar_height = (bottom - top) * max(0, value) / axis_top
         x = left + index * slot + slot * 0.15
         bars.append(
@@ -97,8 +101,8 @@ def bar_chart(
                 width=round(slot * 0.7, 2),
                 height=round(bar_height, 2),
                 label_x=round(left + index * slot + slot / 2, 2),
-                show_label=index % every == 0,
-                minor_label=index % (2 * every) == every,
+                show_label=place % every == 0,
+                minor_label=place % (2 * every) == every,
             )
         )
     step = _tick_step(axis_top)

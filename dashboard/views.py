@@ -70,12 +70,14 @@ def _charts_html(data: Overview) -> SafeString:
         title=_("Page views per day"),
         value_label=_("Page views"),
         points=[(v.day.strftime("%m-%d"), v.views) for v in data.visits],
+        last_labelled=True,  # up to today
     )
     visitors_chart = charts.bar_chart(
         chart_id="chart-visitors",
         title=_("Unique visitors per day"),
         value_label=_("Unique visitors"),
         points=[(v.day.strftime("%m-%d"), v.visitors) for v in data.visits],
+        last_labelled=True,
     )
     html = mark_safe(  # noqa: S308 - rendered by the template engine
         "".join(

@@ -146,3 +146,15 @@ def test_a_staff_kind_filter_finds_entries_older_than_the_newest_page(r: redis.R
     grants = audit_log(client=r, kind="staff_grant", count=50)
     assert [(e.kind, e.subject) for e in grants] == [("staff_grant", "2")]
     assert len(audit_log(client=r, kind="staff_revoke", count=50)) == 50
+
+
+def test_a_chart_that_ends_today_labels_its_last_bar() -> None:
+    """The page views chart of 14 days labelled every other day from the first: today's bar,
+    the one staff look for, had no date under it."""
+    days = [(f"11-{d:02d}", d) for d in range(15, 29)]
+    ending = bar_chart(chart_id="v", title="t", value_label="v", points=days, last_labelled=True)
+    assert [b.label for b in ending.bars if b.show_label][-1] == "11-28"
+    assert sum(b.show_label for b in ending.bars) == 7
+    starting = bar_chart(chart_id="v", title="t", value_label="v", points=days)
+    assert next(b.label for b in starting.bars if b.show_label) == "11-15"
+    assert not starting.bars[-1].show_label
