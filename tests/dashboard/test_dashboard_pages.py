@@ -140,6 +140,9 @@ def test_the_overview_figures_equal_counts_from_the_booking_records(
     # The figures are not all zero: the world has something in every column.
     assert figure(html, "A", "cancelled") == "1" and figure(html, "B", "made_today") == "1"
     assert figure(html, "C", "booked") == str(2 * 3 + 24)
+    # The columns count over different days, and the page says which (a probe read "This
+    # season 3" beside "Booked slots 4" as a contradiction).
+    assert "occupancy count the season’s days, 2026-12-01 to 2026-12-31." in html
     per_day = chart_numbers(html, "chart-bookings")
     for n in range(1, 32):
         date = dt.date(2026, 12, n)
