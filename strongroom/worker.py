@@ -49,6 +49,11 @@ class _Gone(Exception):
     """The client went away, or did not send a whole request in time: closed, unanswered."""
 
 
+class _Idle(_Gone):
+    """A kept-alive connection sent no next request within `keepalive`: closed, lingering (a
+    request the client sends as it closes is drained, not answered with a reset)."""
+
+
 class WholeRequestWorker(GeventWorker):
     """gevent whose application only ever sees requests that have arrived (see the module)."""
 
@@ -98,6 +103,8 @@ class WholeRequestWorker(GeventWorker):
                 while req.body.read(_READ_SIZE):  # what the application left unread
                     pass
                 ahead = parser.unreader.take_buffered()
+        except _Idle:
+            pass  # closed lingering: see _Idle
         except (_Gone, StopIteration, http.errors.NoMoreData):
             linger = False
         except OSError as error:
@@ -140,13 +147,14 @@ class WholeRequestWorker(GeventWorker):
 
 def _received(client: socket.socket, timeout: float | None) -> bytes:
     try:
-        with gevent.Timeout(timeout, _Gone):
+        with gevent.Timeout(timeout, _Idle):  # (None: no timer; a request's deadline is _Gone)
             chunk = client.recv(_READ_SIZE)
-    except _Gone:
+    except _Idle:
         # Under load the timer's greenlet may run late, after the client (reusing its idle
         # connection near the end of `keepalive`) has sent the next request: closed with that
         # request unread, the connection was reset, and the client could not tell whether its
-        # POST ran. What has arrived by now is served; nothing: closed as before.
+        # POST ran. What has arrived by now is served; nothing: closed, lingering (_Idle), so that
+        # a request sent as it closes is drained, not reset.
         late = _arrived_meanwhile(client)
         if late is None:
             raise
