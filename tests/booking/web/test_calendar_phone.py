@@ -5,11 +5,14 @@ note is broken across lines."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import pytest
 import redis
 
+from booking.domain.closures import Closure
+from booking.engine.closures import closure_add, closure_new_id
 from tests.booking.web.test_booking_browser import DAY, booking_site, day_button, new_page, season
 from tests.booking.web.test_booking_map_browser import claim, hold
 from tests.conftest import browser_sign_in
@@ -65,3 +68,29 @@ def test_a_phone_calendar_cell_names_its_times_without_breaking_a_word(
     page.goto(f"/book/?cls=B&room=7&start=10&end=11&month={DAY.strftime('%Y-%m')}")
     assert "10:00–11:00" in cell.locator("small").inner_text()
     assert page.locator("#calendar").get_by_text(hint, exact=True).count() == 1
+
+
+# Each cell's note drawn wider than its cell (at 200% zoom a cell is about 25 px wide).
+OVERFLOWING = """() => [...document.querySelectorAll('#calendar .day > small')].filter(
+  (note) => note.getBoundingClientRect().right
+    > note.parentElement.getBoundingClientRect().right + 1
+).map((note) => note.textContent)"""
+
+
+def test_a_long_closure_reason_and_notes_at_200_percent_zoom_stay_inside_the_page(
+    new_page: Any, buyer: Any, staff: Any, r: redis.Redis
+) -> None:
+    """A staff reason that is one long word made the booking page 485 px wide on a 390 px
+    phone; at 200% zoom (195 px) "Closed" ran into the next cells."""
+    reason = "Supercalifragilistic-https://example.com/a/very/long/path/without/spaces/at/all"
+    last = DAY + dt.timedelta(days=1) if DAY.day < 28 else DAY
+    closure_add(client=r, actor_id=str(staff.id), closure=Closure(
+        closure_new_id(), (7,), DAY, last, None, reason,
+    ))  # fmt: skip
+    for width in (390, 195):
+        page = new_page(width=width)
+        browser_sign_in(page, buyer)
+        page.goto(f"/book/?cls=A&room=7&month={DAY.strftime('%Y-%m')}")
+        assert reason in page.locator("#calendar-closures").inner_text()
+        assert page.evaluate("document.documentElement.scrollWidth") <= width, width
+        assert page.evaluate(OVERFLOWING) == [], width
