@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
@@ -40,13 +41,11 @@ class DayOption:
 
 
 def _day_options(choices: forms.Choices, owner: str) -> list[DayOption]:
-    """The days one may wait for, the chosen one selected. With none chosen (the pickers' "A
-    day sold out?" link names none), the days of the month shown that cannot be had now are
-    marked (sold out, held: one read) and the first of them is selected; else none, and the
-    form asks for a day."""
+    """The days one may wait for: those of the month shown that cannot be had now marked
+    (sold out, held: one read), the chosen day selected, else (the pickers' "A day sold out?"
+    link names none) the first marked one; else none, and the form asks for a day."""
     marks: dict[dt.date, str] = {}
-    wanted = choices.cls and choices.room and (choices.cls == "A" or choices.hours)
-    if wanted and not choices.dates:
+    if choices.cls and choices.room and (choices.cls == "A" or choices.hours):
         month = pick_panel.month_build(client=get_store(), choices=choices, owner_id=owner)
         words = {
             "sold_out": pgettext("a day to wait for", "sold out"),
@@ -61,6 +60,14 @@ def _day_options(choices: forms.Choices, owner: str) -> list[DayOption]:
         }
     chosen = set(choices.dates) or set(sorted(marks)[:1])
     return [DayOption(day, marks.get(day, ""), day in chosen) for day in _bookable_days()]
+
+
+def _with_days(context: dict[str, Any], choices: forms.Choices, owner: str) -> dict[str, Any]:
+    """The form's context with its day list (one read of the room's month) and the page's
+    words on priority."""
+    days = _day_options(choices, owner)
+    return {**context, "days": days, "day_chosen": any(day.selected for day in days),
+            **_priority()}  # fmt: skip
 
 
 def _waits(choices: forms.Choices) -> list[Wait]:
@@ -106,22 +113,13 @@ def wait_page(request: HttpRequest) -> HttpResponse:
             problems = [*problems, _too_many()]  # said now, not once the form is sent
         owner = str(signed_in_person(request).id)
         free_now = choices.complete and not problems and _free_now(choices, owner)
-        days = _day_options(choices, owner)
-        context = {
-            "choices": choices, "days": days, "problems": problems, "free_now": free_now,
-            "day_chosen": any(day.selected for day in days),
-        }  # fmt: skip
-        return render(request, "booking/wait.html", {**context, **_priority()})
+        context = {"choices": choices, "problems": problems, "free_now": free_now}
+        return render(request, "booking/wait.html", _with_days(context, choices, owner))
     # The day list's "Choose a day" sends an empty day: no day, not a malformed one.
     posted = request.POST.copy()
     posted.setlist("date", [day for day in posted.getlist("date") if day != ""])
     choices, _request, problems = forms.posted_request(posted)
     owner = str(signed_in_person(request).id)
-    days = _day_options(choices, owner)
-    context = {
-        "choices": choices, "days": days, "problems": problems, **_priority(),
-        "day_chosen": any(day.selected for day in days),
-    }  # fmt: skip
     waits = _waits(choices) if not problems and choices.complete else []
     # More days than a booking takes are more waits than one form takes too: the waiting
     # list's own limit is the one to name (the booking's would say 31 where 10 is the most).
@@ -131,7 +129,8 @@ def wait_page(request: HttpRequest) -> HttpResponse:
             problems = [_too_many()]
         elif not problems:
             problems = [_("Choose a class, a room, the hours (and a box) and one day to wait for.")]
-        return render(request, "booking/wait.html", {**context, "problems": problems}, status=400)
+        context = _with_days({"choices": choices, "problems": problems}, choices, owner)
+        return render(request, "booking/wait.html", context, status=400)
     outcomes = waits_join(client=get_store(), owner_id=owner, waits=waits)
     joined = outcomes.count("ok")
     if joined:

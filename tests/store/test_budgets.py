@@ -73,8 +73,10 @@ BUDGETS: dict[str, int] = {
     "account email POST": 5,
     "calendar subscription": 3,  # the person's secret, the index, the records (no session)
     "my bookings with waits": 4,  # the waits' notices replace the (empty) records read
-    "waiting-list page": 2,  # identity; the room, to say at once when it is free right now
-    "waiting-list page, no day": 2,  # identity; the room's month, to mark the sold-out days
+    # identity; the room, to say at once when it is free right now; the room's month, to mark
+    # the days sold out or held in the day list
+    "waiting-list page": 3,
+    "waiting-list page, no day": 2,  # identity; the room's month
     # identity, the buyer's own bookings from that day (nobody waits for their own slot), the
     # buyer's place (bounded in one call), the wait function, the rooms with waits
     "waiting-list POST": 5,
@@ -186,7 +188,8 @@ CLUSTER_BUDGETS: dict[str, int] = {
     "my bookings (30)": 1 + INDEX_WITH_MARKS + EVERY + 1,
     "booking done page": 2,
     "pickup page": 0,
-    "waiting-list page": 2,  # identity; the room (one primary), to say when it is free now
+    # identity; the room (one primary), to say when it is free now; the room's month
+    "waiting-list page": 3,
     "waiting-list page, no day": 2,  # identity; the room's month (one primary)
     # identity; the buyer's own bookings from that day (their index with the marked rooms); the
     # buyer's place, the wait function, the rooms with waits: one tag each

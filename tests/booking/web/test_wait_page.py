@@ -80,3 +80,33 @@ def test_the_pickers_link_names_no_day_and_the_form_offers_the_sold_out_one(
     sent = client_for(buyer).post("/book/wait/", {"cls": "B", "room": "13", "start": "8",
                                                   "end": "12", "date": ""})  # fmt: skip
     assert sent.status_code == 400 and "Choose at least one date." in sent.content.decode()
+
+
+def test_a_chosen_day_keeps_the_sold_out_days_marked(
+    r: redis.Redis, client_for: Any, buyer: Any, second_buyer: Any
+) -> None:
+    """The link carries the day pressed on the booking page: that day is selected, and the
+    days sold out are still marked (they were not, once a day was chosen)."""
+    claim(r, request("A", room=14, dates=(10,)), owner=str(second_buyer.id))
+    page = wait_page(client_for(buyer), "?cls=A&room=14&date=2026-12-16&month=2026-12")
+    days = day_list(page)
+    assert re.findall(r'<option value="([^"]*)" selected>', days) == ["2026-12-16"]
+    assert '<option value="2026-12-10">Dec. 10, 2026 · sold out</option>' in days
+
+
+def test_the_pickers_offer_the_waiting_list_once_the_choice_can_be_waited_for(
+    client_for: Any, buyer: Any
+) -> None:
+    """Class B without hours, or C without a box, led to a waiting-list page with no way on:
+    its form has no place for them, and sending it said the hours were missing."""
+    shop = client_for(buyer)
+    link = "A day sold out? Join its waiting list."
+    for query, offered in (
+        ("?cls=A&room=7", True),
+        ("?cls=B&room=7", False),
+        ("?cls=B&room=7&start=8&end=10", True),
+        ("?cls=C&room=7&start=8&end=10", False),
+        ("?cls=C&room=7&start=8&end=10&box=5", True),
+    ):
+        page = shop.get("/book/" + query + "&month=2026-12").content.decode()
+        assert (link in page) is offered, query
