@@ -44,6 +44,16 @@ def listed(items: object) -> str:
 
 @register.filter
 def days_listed(days: Iterable[dt.date]) -> str:
-    """`{{ days|days_listed }}`: days as a list in the reader's language, "December 22,
-    December 23" (12月22日、12月23日)."""
-    return listed([formats.date_format(day, "MONTH_DAY_FORMAT") for day in days])
+    """`{{ days|days_listed }}`: days as a list in the reader's language, a run of days as its
+    first and last joined by an en dash: "December 10-December 12, December 20"."""
+    runs: list[list[dt.date]] = []
+    for day in sorted(days):
+        if runs and day - runs[-1][1] == dt.timedelta(days=1):
+            runs[-1][1] = day
+        else:
+            runs.append([day, day])
+
+    def named(day: dt.date) -> str:
+        return formats.date_format(day, "MONTH_DAY_FORMAT")
+
+    return listed([named(a) if a == b else f"{named(a)}–{named(b)}" for a, b in runs])

@@ -99,9 +99,9 @@ def test_staff_see_the_bookings_inside_then_close_cancel_and_reopen(
     # calendar's cell says "closed", and the reason is under the calendar, with the days).
     for language, word, cell_word, under in (
         ("en", "Closed: safe under repair", "<small>Closed</small>",
-         "Closed on December 10, December 11: safe under repair"),
+         "Closed on December 10–December 11: safe under repair"),
         ("zh-hans", "已关闭：safe under repair", "<small>不开放</small>",
-         "12月10日、12月11日不开放：safe under repair"),
+         "12月10日–12月11日不开放：safe under repair"),
     ):  # fmt: skip
         calendar = text(shop.get("/book/parts/calendar/", {"cls": "A", "room": "7"},
                                  HTTP_ACCEPT_LANGUAGE=language))  # fmt: skip
