@@ -63,7 +63,8 @@ class PanelState:
 class DayWords:
     """One bookable day for the chosen class, room (and hours, boxes).
 
-    state: available (nothing taken), partly (the choice is free, something else is taken),
+    state: available (nothing taken), partly (the choice is free, something else is taken:
+    `reason` is staff's when they closed some hours of the day),
     held (the choice is blocked only by another buyer's hold, until `held_until`), sold_for
     (the choice is taken, the day has other free slots), sold_out (nothing left that day),
     closed (staff closed the day, or the chosen hours: `reason` says why)."""
@@ -170,7 +171,9 @@ def day_words(
             return DayWords("held", until, runs)
         return DayWords("sold_for", None, runs)
     if any(taken):
-        return DayWords("partly")
+        # Hours staff closed (not the chosen ones): partly closed, with the reason.
+        why = next((why for _mask, why in days.closures.get(day, ())), "")
+        return DayWords("partly", reason=why)
     return DayWords("available")
 
 

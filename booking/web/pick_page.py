@@ -72,7 +72,7 @@ class Day:
         if self.state == "held" and self.held_until is not None:
             return _("Held until %(time)s") % {"time": clock_bare(self.held_until)}
         if self.state == "partly":
-            return _("Partly booked")
+            return _("Partly closed") if self.reason else _("Partly booked")
         if self.state == "not_bookable":
             # Outside the days on sale ("Closed" is the staff's word for a closure, above).
             reasons = {"past": _("Past"), "today": _("Today"), "outside_season": _("Not on sale")}
@@ -124,15 +124,16 @@ class Month:
         return zone_name()
 
     @property
-    def closures(self) -> list[tuple[str, list[dt.date]]]:
-        """The staff's reasons for the month's closed days, each with its days, in order: told
-        under the calendar, as a phone's cell is too narrow for a reason."""
-        days: dict[str, list[dt.date]] = {}
+    def closures(self) -> list[tuple[str, bool, list[dt.date]]]:
+        """The staff's reasons for the month's closed days, each with whether only some hours
+        of them are closed, and the days, in order: told under the calendar, as a phone's cell
+        is too narrow for a reason."""
+        days: dict[tuple[str, bool], list[dt.date]] = {}
         for week in self.weeks:
             for day in week:
-                if day.date is not None and day.state == "closed":
-                    days.setdefault(day.reason, []).append(day.date)
-        return list(days.items())
+                if day.date is not None and day.reason and day.state in ("closed", "partly"):
+                    days.setdefault((day.reason, day.state == "partly"), []).append(day.date)
+        return [(reason, some, dates) for (reason, some), dates in days.items()]
 
     def html(self, choices: Choices) -> SafeString:
         """The calendar (booking/_calendar.html) of these choices; rendered once for a kept

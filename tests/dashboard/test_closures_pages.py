@@ -214,3 +214,28 @@ def test_the_occupancy_map_marks_what_is_closed(
     assert part.split('<th scope="row">007</th>')[1].split("</tr>")[0].count("heat--closed") == 100
     other_day = text(desk.get("/staff/occupancy/", {"date": "2026-12-11", "cls": "A"}))
     assert "heat-0 heat--closed" not in other_day
+
+
+def test_some_hours_closed_read_partly_closed_with_the_reason_not_partly_booked(
+    staff: Someone, buyer: Someone, client_for: Callable[[Someone], Client], r: redis.Redis
+) -> None:
+    """Hours closed on a class B day: the calendar said "Partly booked" (nobody had booked) and
+    told no reason; with the closed hours chosen it says "Closed"."""
+    from booking.engine.closures import Closure, closure_add
+
+    closure_add(client=r, actor_id=str(staff.id), closure=Closure(
+        "closure-hours-1", (7,), dt.date(2026, 12, 10), dt.date(2026, 12, 11), (8, 10), "pipes",
+    ))  # fmt: skip
+    shop = client_for(buyer)
+    for query, word, line in (
+        ({}, "Partly closed", "Some hours closed on December 10–December 11: pipes"),
+        ({"start": "8", "end": "10"}, "Closed", "Closed on December 10–December 11: pipes"),
+        (
+            {"start": "12", "end": "14"},
+            "Partly closed",
+            "Some hours closed on December 10–December 11: pipes",
+        ),
+    ):
+        calendar = text(shop.get("/book/parts/calendar/", {"cls": "B", "room": "7", **query}))
+        cell = calendar.split('value="2026-12-10"')[1].split("</button>")[0]
+        assert f"<small>{word}</small>" in cell and f"<li>{line}</li>" in calendar, cell
