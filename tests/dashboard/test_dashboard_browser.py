@@ -119,3 +119,15 @@ def test_on_a_phone_the_staff_menu_is_one_row_and_an_empty_tables_words_stay_in_
     # "Nothing is waiting" spans a table wider than the screen: its words wrap inside the view.
     empty = page.locator(".table-empty > span").first.bounding_box()
     assert empty is not None and empty["x"] + empty["width"] <= 390, empty
+
+
+def test_on_a_wide_screen_the_header_lines_up_with_the_staff_pages(
+    page: Page, staff: Someone
+) -> None:
+    """At 1366 px the staff pages (96rem wide, for their tables) ran past the header's centred
+    72rem: the menu and the page's left edges did not line up."""
+    page.set_viewport_size({"width": 1366, "height": 900})
+    browser_sign_in(page, staff)
+    page.goto("/staff/bookings/")
+    nav, main = (page.locator(f"{s}").first.bounding_box() for s in (".site-nav", "main"))
+    assert nav and main and abs(nav["x"] - main["x"]) < 1 and abs(nav["width"] - main["width"]) < 1
