@@ -107,6 +107,7 @@ class Month:
     checked: bool  # availability known (class and room picked)
     previous_query: str = ""
     next_query: str = ""
+    wait_query: str = ""  # the waiting list's form for this choice and month ("": none yet)
 
     @property
     def rows(self) -> list[SafeString]:
@@ -230,7 +231,16 @@ def month_table(
         checked=checked,
         previous_query=choices.query(month=previous) if previous else "",
         next_query=choices.query(month=following) if following else "",
+        wait_query=choices.query(month=first) if _waitable(choices) else "",
     )
+
+
+def _waitable(choices: Choices) -> bool:
+    """Whether the waiting list can take these choices, but for the day: a room, and the hours
+    for class B, the hours and a box for class C."""
+    if choices.room is None:
+        return False
+    return choices.cls == "A" or bool(choices.hours and (choices.cls == "B" or choices.boxes))
 
 
 def calendar_of(start: dt.date, end: dt.date) -> list[dt.date]:

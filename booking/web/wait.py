@@ -42,15 +42,18 @@ class DayOption:
 
 def _day_options(choices: forms.Choices, owner: str) -> list[DayOption]:
     """The days one may wait for: those of the month shown that cannot be had now marked
-    (sold out, held: one read), the chosen day selected, else (the pickers' "A day sold out?"
-    link names none) the first marked one; else none, and the form asks for a day."""
+    (sold out, held, closed: one read), the chosen day selected, else (the pickers' "A day
+    sold out?" link names none) the first one sold out or held; else none, and the form asks
+    for a day."""
     marks: dict[dt.date, str] = {}
+    closed: set[dt.date] = set()
     if choices.cls and choices.room and (choices.cls == "A" or choices.hours):
         month = pick_panel.month_build(client=get_store(), choices=choices, owner_id=owner)
         words = {
             "sold_out": pgettext("a day to wait for", "sold out"),
             "sold_for": pgettext("a day to wait for", "sold out"),
             "held": pgettext("a day to wait for", "held by another buyer"),
+            "closed": pgettext("a day to wait for", "closed: nothing to wait for"),
         }
         marks = {
             day.date: words[day.state]
@@ -58,7 +61,8 @@ def _day_options(choices: forms.Choices, owner: str) -> list[DayOption]:
             for day in week
             if day.date is not None and day.state in words
         }
-    chosen = set(choices.dates) or set(sorted(marks)[:1])
+        closed = {d.date for week in month.weeks for d in week if d.date and d.state == "closed"}
+    chosen = set(choices.dates) or set(sorted(set(marks) - closed)[:1])
     return [DayOption(day, marks.get(day, ""), day in chosen) for day in _bookable_days()]
 
 
@@ -123,7 +127,7 @@ def wait_page(request: HttpRequest) -> HttpResponse:
     waits = _waits(choices) if not problems and choices.complete else []
     # More days than a booking takes are more waits than one form takes too: the waiting
     # list's own limit is the one to name (the booking's would say 31 where 10 is the most).
-    dates_sent = len(forms.query_values(request.POST, "date"))
+    dates_sent = len(forms.query_values(posted, "date"))
     if not waits or len(waits) > MAX_WAITS_AT_ONCE or dates_sent > MAX_WAITS_AT_ONCE:
         if len(waits) > MAX_WAITS_AT_ONCE or dates_sent > MAX_WAITS_AT_ONCE:
             problems = [_too_many()]

@@ -54,6 +54,7 @@ def test_a_booking_the_store_could_not_confirm_shows_no_code_until_confirmed(
     for page in (f"/book/done/{booking_id}/", "/book/mine/"):
         text = client.get(page).content.decode()
         assert "Not confirmed yet" in text and "Confirm it now" in text, page
+        assert "<title>Booked" not in text, page  # the tab says what the heading says
         assert code not in text, f"{page} shows the code of a booking not confirmed"
     staff_page = client_for(staff).get(f"/staff/bookings/{booking_id}/").content.decode()
     assert "not confirmed yet" in staff_page

@@ -110,3 +110,25 @@ def test_the_pickers_offer_the_waiting_list_once_the_choice_can_be_waited_for(
     ):
         page = shop.get("/book/" + query + "&month=2026-12").content.decode()
         assert (link in page) is offered, query
+
+
+def test_the_link_follows_the_month_shown_and_closed_days_are_marked(
+    r: redis.Redis, client_for: Any, buyer: Any, staff: Any
+) -> None:
+    """After "Next month" the link still named no month, so the page read the first month and
+    marked nothing; and a day staff closed was offered like any other (refused only once sent)."""
+    from booking.domain.closures import Closure
+    from booking.engine.closures import closure_add
+
+    closure_add(client=r, actor_id=str(staff.id), closure=Closure(
+        "closure-wait-1", (15,), dt.date(2026, 12, 9), dt.date(2026, 12, 9), None, "pipes",
+    ))  # fmt: skip
+    shop = client_for(buyer)
+    calendar = shop.get("/book/parts/calendar/", {"cls": "A", "room": "15", "month": "2026-12"})
+    link = re.search(r'href="(/book/wait/\?[^"]+)">A day sold out\?', calendar.content.decode())
+    assert link is not None and "month=2026-12" in link.group(1)
+    days = day_list(
+        wait_page(shop, link.group(1).removeprefix("/book/wait/").replace("&amp;", "&"))
+    )
+    assert '<option value="2026-12-09">Dec. 9, 2026 · closed: nothing to wait for</option>' in days
+    assert re.findall(r'<option value="([^"]*)" selected>', days) == [""]  # not a closed day
