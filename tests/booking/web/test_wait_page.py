@@ -132,3 +132,12 @@ def test_the_link_follows_the_month_shown_and_closed_days_are_marked(
     )
     assert '<option value="2026-12-09">Dec. 9, 2026 · closed: nothing to wait for</option>' in days
     assert re.findall(r'<option value="([^"]*)" selected>', days) == [""]  # not a closed day
+
+
+def test_empty_days_sent_are_no_days_not_too_many(client_for: Any, buyer: Any) -> None:
+    """Eleven empty days were refused as "At most 10 waiting lists at once"."""
+    form = {"cls": "A", "room": "16", "date": [""] * 11}
+    sent = client_for(buyer).post("/book/wait/", form)
+    page = sent.content.decode()
+    assert sent.status_code == 400 and "Choose at least one date." in page
+    assert "At most 10" not in page
