@@ -116,6 +116,7 @@ def choices_from(
     if long:
         problems.insert(0, _("Some values were far too long and were ignored."))
     month = _month(one["month"])
+    problems = list(dict.fromkeys(problems))  # a value sent three times is one message
     return Choices(**vars(picked), month=month if month in season_months(now) else None), problems
 
 

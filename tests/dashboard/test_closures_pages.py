@@ -241,3 +241,17 @@ def test_some_hours_closed_read_partly_closed_with_the_reason_not_partly_booked(
         calendar = text(shop.get("/book/parts/calendar/", {"cls": "B", "room": "7", **query}))
         cell = calendar.split('value="2026-12-10"')[1].split("</button>")[0]
         assert f"<small>{word}</small>" in cell and f"<li>{line}</li>" in calendar, cell
+
+
+@pytest.mark.parametrize(("start", "end"), [("-1", "5"), ("0", "0"), ("8", "")])
+def test_an_hour_refused_by_its_field_is_not_also_said_missing(
+    staff: Someone, client_for: Callable[[Someone], Client], r: redis.Redis, start: str, end: str
+) -> None:
+    """Both hours given, one out of range: the form also said "Give both hours, or neither",
+    as though one were missing. One given: that is still what it says."""
+    answer = client_for(staff).post(
+        "/staff/closures/check/", {**CLOSE, "hour_start": start, "hour_end": end}
+    )
+    page = text(answer)
+    assert answer.status_code == 400 and closures_list(client=r) == []
+    assert ("Give both hours, or neither" in page) is (end == "")

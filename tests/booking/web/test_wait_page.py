@@ -141,3 +141,8 @@ def test_empty_days_sent_are_no_days_not_too_many(client_for: Any, buyer: Any) -
     page = sent.content.decode()
     assert sent.status_code == 400 and "Choose at least one date." in page
     assert "At most 10" not in page
+
+
+def test_a_bad_day_sent_three_times_is_said_once(client_for: Any, buyer: Any) -> None:
+    page = client_for(buyer).get("/book/?cls=A&room=16&date=&date=&date=").content.decode()
+    assert page.count("is not a date") == 1
