@@ -385,8 +385,7 @@ class ClosureForm(forms.Form):
         elif first and first < site_today():
             self.add_error("first", _("A closure starts today or later: these days have begun."))
         start, end = data.get("hour_start"), data.get("hour_end")
-        # (An hour refused by its own field is missing here: its own message says why.)
-        refused = self.has_error("hour_start") or self.has_error("hour_end")
+        refused = self.has_error("hour_start") or self.has_error("hour_end")  # said by its field
         if (start is None) != (end is None) and not refused:
             self.add_error("hour_end", _("Give both hours, or neither for whole days."))
         elif start is not None and end is not None and end <= start:
