@@ -51,8 +51,11 @@ def _shown(booking: Booking, now: dt.datetime) -> dict[str, Any]:
 def booking_done(request: HttpRequest, booking_id: str) -> HttpResponse:
     """The confirmation: the booking and its pickup code, large, with the pickup rules."""
     booking = own_booking(request, booking_id)
+    shown = _shown(booking, local_now())
     context = {
-        **_shown(booking, local_now()),
+        **shown,
+        # Confirmed, with its code to pick up: the heading says "Booked", and so does the tab.
+        "booked": booking.status == "confirmed" and bool(shown["code"]) and not shown["missed"],
         "grace": settings.STRONGROOM_PICKUP_GRACE_MINUTES,
         "delay_ceiling": settings.STRONGROOM_PICKUP_DELAY_CEILING_SECONDS,
     }

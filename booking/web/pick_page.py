@@ -231,11 +231,11 @@ def month_table(
         checked=checked,
         previous_query=choices.query(month=previous) if previous else "",
         next_query=choices.query(month=following) if following else "",
-        wait_query=choices.query(month=first) if _waitable(choices) else "",
+        wait_query=choices.query(month=first) if waitable(choices) else "",
     )
 
 
-def _waitable(choices: Choices) -> bool:
+def waitable(choices: Choices) -> bool:
     """Whether the waiting list can take these choices, but for the day: a room, and the hours
     for class B, the hours and a box for class C."""
     if choices.room is None:

@@ -21,6 +21,7 @@ from booking.engine.waits import Wait, wait_leave, waits_join
 from booking.slots.choice_check import Wanted, blocked_slots
 from booking.slots.room_read import rooms_read
 from booking.web import forms, pick_panel
+from booking.web.pick_page import waitable
 from strongroom.store import get_store
 
 MAX_WAITS_AT_ONCE = 10
@@ -45,24 +46,19 @@ def _day_options(choices: forms.Choices, owner: str) -> list[DayOption]:
     (sold out, held, closed: one read), the chosen day selected, else (the pickers' "A day
     sold out?" link names none) the first one sold out or held; else none, and the form asks
     for a day."""
-    marks: dict[dt.date, str] = {}
-    closed: set[dt.date] = set()
-    if choices.cls and choices.room and (choices.cls == "A" or choices.hours):
+    states: dict[dt.date, str] = {}
+    if waitable(choices):
         month = pick_panel.month_build(client=get_store(), choices=choices, owner_id=owner)
-        words = {
-            "sold_out": pgettext("a day to wait for", "sold out"),
-            "sold_for": pgettext("a day to wait for", "sold out"),
-            "held": pgettext("a day to wait for", "held by another buyer"),
-            "closed": pgettext("a day to wait for", "closed: nothing to wait for"),
-        }
-        marks = {
-            day.date: words[day.state]
-            for week in month.weeks
-            for day in week
-            if day.date is not None and day.state in words
-        }
-        closed = {d.date for week in month.weeks for d in week if d.date and d.state == "closed"}
-    chosen = set(choices.dates) or set(sorted(set(marks) - closed)[:1])
+        states = {day.date: day.state for week in month.weeks for day in week if day.date}
+    words = {
+        "sold_out": pgettext("a day to wait for", "sold out"),
+        "sold_for": pgettext("a day to wait for", "sold out"),
+        "held": pgettext("a day to wait for", "held by another buyer"),
+        "closed": pgettext("a day to wait for", "closed: nothing to wait for"),
+    }
+    marks = {day: words[state] for day, state in states.items() if state in words}
+    worth = sorted(day for day in marks if states[day] != "closed")
+    chosen = set(choices.dates) or set(worth[:1])
     return [DayOption(day, marks.get(day, ""), day in chosen) for day in _bookable_days()]
 
 

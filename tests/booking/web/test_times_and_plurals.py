@@ -100,3 +100,14 @@ def test_one_box_is_labelled_box_on_the_booking_page(
         assert made.ok and made.booking is not None
         page = client_for(buyer).get(f"/book/done/{made.booking.id}/").content.decode()
     assert re.search(r"<dt>Box</dt><dd>5</dd>", page)
+
+
+def test_a_calendar_whose_only_time_is_hours_sold_out_names_the_zone() -> None:
+    """Class C, hours chosen and no box: a day sold out for those hours has no runs, only its
+    hours ("Sold out for 10:00-11:00"); the zone under the cells is still said."""
+    from booking.web.pick_page import Day, Month
+
+    day = Day(dt.date(2026, 12, 2), "sold_for", hours=(10, 11))
+    month = Month(dt.date(2026, 12, 1), [], [[day]], None, None, checked=True)
+    assert day.note == "Sold out for 10:00–11:00" and month.timed
+    assert not Month(dt.date(2026, 12, 1), [], [[Day(day.date, "partly")]], None, None, True).timed
